@@ -1,0 +1,8 @@
+// Package memory owns each user's long-term memory: Markdown files under
+// <dataDir>/<user>/{facts,episodes}/, reached only through an os.Root opened
+// on that user's own folder and a strict path grammar, written atomically
+// (temp file, fsync, rename, folder fsync), guarded against overwriting edits
+// a person made by hand, and indexed in memory by an fsnotify watcher so that
+// List is cheap and the next List after any edit sees it. It also provides the
+// five memory_* tools the agent and the reflector call.
+package memory

@@ -1,0 +1,80 @@
+package memory
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func newStore(t testing.TB, mod ...func(*Options)) *Store {
+	t.Helper()
+	opts := Options{Dir: filepath.Join(t.TempDir(), "memory"), EditWait: 100 * time.Millisecond, Watch: true, Clean: true}
+	for _, m := range mod {
+		m(&opts)
+	}
+	s, err := Open(opts)
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func mustUser(t testing.TB, s *Store, name string) *User {
+	t.Helper()
+	u, err := s.User(name)
+	if err != nil {
+		t.Fatalf("User(%q): %v", name, err)
+	}
+	return u
+}
+
+// writeFile writes a file the way a person with a shell would.
+func writeFile(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// eventually polls cond until it holds or a generous deadline passes: file
+// events arrive asynchronously, microseconds to milliseconds after an edit.
+func eventually(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+func listPaths(t testing.TB, u *User) string {
+	t.Helper()
+	files, err := u.List()
+	if err != nil {
+		t.Fatalf("List: %v", err)
+	}
+	var b []string
+	for _, f := range files {
+		b = append(b, f.Path+"="+f.Summary)
+	}
+	return strings.Join(b, ";")
+}
+
+const userFact = "# User Facts\n\n> Summary: user name, language\n\n- Name: Zhang San\n- Language: Chinese\n"

@@ -1,0 +1,75 @@
+package memory
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// DefaultIndexBudget is the default byte budget of the iteration-1 index.
+const DefaultIndexBudget = 4096
+
+const (
+	indexHeader = "Available memory:\n"
+	indexFooter = "\nUse memory_read to load relevant files before responding."
+	indexNone   = "Available memory: none yet."
+)
+
+// FormatSize renders a byte count as the index shows it: 320B, 1.2KB, 3MB.
+func FormatSize(n int64) string {
+	const k = 1024
+	switch {
+	case n < k:
+		return strconv.FormatInt(n, 10) + "B"
+	case n < k*k:
+		return trimZero(float64(n)/k) + "KB"
+	}
+	return trimZero(float64(n)/(k*k)) + "MB"
+}
+
+func trimZero(f float64) string {
+	return strings.TrimSuffix(strconv.FormatFloat(f, 'f', 1, 64), ".0")
+}
+
+// IndexLine is one file as the index shows it.
+func IndexLine(f FileInfo) string {
+	return fmt.Sprintf("- %s (%s): %s", f.Path, FormatSize(f.Size), oneLine(f.Summary, maxSummaryLen))
+}
+
+// RenderIndex renders the memory index injected at iteration 1, in the
+// order given (List's: facts first, then the newest episodes), within
+// budget bytes. Files past the budget are never dropped silently: a last
+// line says how many were left out.
+func RenderIndex(files []FileInfo, budget int) string {
+	if len(files) == 0 {
+		return indexNone
+	}
+	if budget <= 0 {
+		budget = DefaultIndexBudget
+	}
+	var b strings.Builder
+	b.WriteString(indexHeader)
+	for i, f := range files {
+		line := IndexLine(f) + "\n"
+		rest := len(files) - i - 1
+		room := budget - b.Len() - len(indexFooter)
+		if rest > 0 {
+			room -= len(omittedLine(rest + 1)) // keep space to say what is left out
+		}
+		if len(line) > room {
+			b.WriteString(omittedLine(len(files) - i))
+			break
+		}
+		b.WriteString(line)
+	}
+	b.WriteString(indexFooter)
+	return b.String()
+}
+
+func omittedLine(n int) string {
+	noun := "files"
+	if n == 1 {
+		noun = "file"
+	}
+	return fmt.Sprintf("- (%d more %s not shown; memory_list lists them all)\n", n, noun)
+}

@@ -1,0 +1,110 @@
+package memory
+
+import (
+	"fmt"
+	"sync"
+	"unicode/utf8"
+)
+
+// Session is one caller's view of a user's memory — a task or a reflection.
+// It remembers the version of each file it was given or read, which is what
+// its writes and patches are based on, so an edit a person saved in between
+// is detected instead of overwritten.
+type Session struct {
+	u    *User
+	mu   sync.Mutex
+	seen map[string]Version
+}
+
+// NewSession starts a session on u.
+func (u *User) NewSession() *Session {
+	return &Session{u: u, seen: map[string]Version{}}
+}
+
+// User is the memory the session works on.
+func (s *Session) User() *User { return s.u }
+
+func (s *Session) remember(p string, v Version) {
+	s.mu.Lock()
+	s.seen[p] = v
+	s.mu.Unlock()
+}
+
+func (s *Session) base(p string) *Version {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if v, ok := s.seen[p]; ok {
+		return &v
+	}
+	return nil
+}
+
+// Load reads a whole file and records its version, as a pre-load does.
+func (s *Session) Load(p string) (Doc, error) {
+	d, err := s.u.Read(p)
+	if err != nil {
+		return Doc{}, err
+	}
+	s.remember(p, d.Version)
+	return d, nil
+}
+
+// Read reads a file for a model: the text up to the store's read cap, cut
+// on a line or character boundary with a note saying how much was left out.
+func (s *Session) Read(p string) (string, error) {
+	d, err := s.Load(p)
+	if err != nil {
+		return "", err
+	}
+	return capText(d.Text, s.u.s.opts.ReadCap), nil
+}
+
+func capText(text string, max int) string {
+	if len(text) <= max {
+		return text
+	}
+	cut := max
+	for cut > 0 && !utf8.RuneStart(text[cut]) {
+		cut--
+	}
+	for i := cut; i > cut-1024 && i > 0; i-- { // prefer a whole line
+		if text[i-1] == '\n' {
+			cut = i
+			break
+		}
+	}
+	return fmt.Sprintf("%s\n[mnemo: the file is %d bytes; only the first %d are shown, %d bytes were left out]", text[:cut], len(text), cut, len(text)-cut)
+}
+
+// Write replaces or creates a fact file, based on the version last seen.
+func (s *Session) Write(p, content string) error {
+	v, err := s.u.Write(p, StripInvisible(content), s.base(p))
+	if err == nil {
+		s.remember(p, v)
+	}
+	return err
+}
+
+// Patch patches a file, based on the version last seen.
+func (s *Session) Patch(p string, patches []Patch) (int, error) {
+	clean := make([]Patch, len(patches))
+	for i, pt := range patches {
+		clean[i] = Patch{OldText: pt.OldText, NewText: StripInvisible(pt.NewText)}
+	}
+	v, err := s.u.Patch(p, clean, s.base(p))
+	if err != nil {
+		return 0, err
+	}
+	s.remember(p, v)
+	return len(patches), nil
+}
+
+// Append appends an episode entry. Appending needs no prior read: it never
+// changes what is already in the file apart from the summary line.
+func (s *Session) Append(p, entry, summary string) error {
+	v, err := s.u.Append(p, StripInvisible(entry), StripInvisible(summary))
+	if err == nil {
+		s.remember(p, v)
+	}
+	return err
+}

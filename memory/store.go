@@ -1,0 +1,313 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Options configures a Store. Zero values take the defaults noted.
+type Options struct {
+	Dir      string        // the memory root, e.g. data/memory (required)
+	ReadCap  int           // bytes memory_read returns before cutting; default 64 KiB
+	WriteCap int           // bytes a fact file or an episode entry may hold; default 32 KiB
+	EditWait time.Duration // how long a write waits for an editor's swap file to go; default 3s
+	Watch    bool          // keep the index current with fsnotify; false: rescan on every List
+	Clean    bool          // remove temp files left by a crash at Open
+	Logger   *slog.Logger  // nil: discard
+	Now      func() time.Time
+}
+
+// Store is the memory of every user under one folder. Open it once per
+// process; it is safe for concurrent use.
+type Store struct {
+	opts   Options
+	log    *slog.Logger
+	base   *os.Root // the memory root: only for finding user folders
+	sync   syncer
+	mu     sync.Mutex
+	users  map[string]*User
+	w      *fsnotify.Watcher
+	wg     sync.WaitGroup
+	closed chan struct{}
+}
+
+// Open opens (creating when missing) the memory root and, with
+// Options.Watch, starts the watcher that keeps every user's index current.
+func Open(opts Options) (*Store, error) {
+	if opts.Dir == "" {
+		return nil, errors.New("memory: no data folder given; set memory.dataDir or MNEMO_DATA_DIR")
+	}
+	if opts.ReadCap <= 0 {
+		opts.ReadCap = 64 << 10
+	}
+	if opts.WriteCap <= 0 {
+		opts.WriteCap = 32 << 10
+	}
+	if opts.EditWait <= 0 {
+		opts.EditWait = 3 * time.Second
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("memory: create data folder %s: %w", opts.Dir, err)
+	}
+	base, err := os.OpenRoot(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
+	}
+	s := &Store{opts: opts, log: log, base: base, sync: realSync, users: map[string]*User{}, closed: make(chan struct{})}
+	if opts.Clean {
+		s.removeLeftovers()
+	}
+	if opts.Watch {
+		if err := s.startWatch(); err != nil {
+			// Without events the index is rebuilt on every List: slower, never stale.
+			log.Warn("memory: file watching unavailable; rescanning on every list", "dir", opts.Dir, "err", err)
+		}
+	}
+	return s, nil
+}
+
+// Close stops the watcher, waits for it and closes every open folder.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	select {
+	case <-s.closed:
+		s.mu.Unlock()
+		return nil
+	default:
+	}
+	close(s.closed)
+	w := s.w
+	s.mu.Unlock()
+	var err error
+	if w != nil {
+		err = w.Close()
+	}
+	s.wg.Wait()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, u := range s.users {
+		u.closeRoot()
+	}
+	return errors.Join(err, s.base.Close())
+}
+
+// Dir is the memory root folder.
+func (s *Store) Dir() string { return s.opts.Dir }
+
+// Users lists the user folders, sorted. Anything else in the root (files,
+// symlinks, names outside the grammar) is skipped.
+func (s *Store) Users() ([]string, error) {
+	entries, err := os.ReadDir(s.opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("memory: list users in %s: %w", s.opts.Dir, err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsDir() && ValidateUser(e.Name()) == nil {
+			names = append(names, e.Name())
+		}
+	}
+	return names, nil
+}
+
+// User returns the handle for one user's memory. The folder is created on
+// the first write, not here, so asking about a new user leaves no trace.
+func (s *Store) User(name string) (*User, error) {
+	if err := ValidateUser(name); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u, ok := s.users[name]; ok {
+		return u, nil
+	}
+	u := &User{name: name, s: s, idx: newIndex()}
+	if s.w == nil {
+		u.idx.unwatched = true
+	}
+	s.users[name] = u
+	return u, nil
+}
+
+// removeLeftovers deletes temp files a crashed writer left behind.
+func (s *Store) removeLeftovers() {
+	users, err := s.Users()
+	if err != nil {
+		s.log.Warn("memory: cannot look for leftover temp files", "err", err)
+		return
+	}
+	for _, name := range users {
+		for _, sub := range []string{factsDir, episodesDir} {
+			dir := filepath.Join(s.opts.Dir, name, sub)
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if isTempName(e.Name()) && e.Type().IsRegular() {
+					err := os.Remove(filepath.Join(dir, e.Name()))
+					s.log.Info("memory: removed leftover temp file", "user", name, "file", sub+"/"+e.Name(), "err", err)
+				}
+			}
+		}
+	}
+}
+
+// startWatch watches the root, every user folder and their subfolders.
+func (s *Store) startWatch() error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return err
+	}
+	if err := w.Add(s.opts.Dir); err != nil {
+		w.Close()
+		return err
+	}
+	s.w = w
+	users, _ := s.Users()
+	for _, name := range users {
+		s.watchUser(name)
+	}
+	s.wg.Add(1)
+	go s.watchLoop()
+	return nil
+}
+
+// watchUser adds watches for a user folder and its subfolders; a folder
+// that cannot be watched makes that user's index rescan on every List.
+func (s *Store) watchUser(name string) {
+	dir := filepath.Join(s.opts.Dir, name)
+	err := s.w.Add(dir)
+	for _, sub := range []string{factsDir, episodesDir} {
+		if e := s.w.Add(filepath.Join(dir, sub)); e != nil && !errors.Is(e, fs.ErrNotExist) {
+			err = errors.Join(err, e)
+		}
+	}
+	u, uerr := s.User(name)
+	if uerr != nil {
+		return
+	}
+	if err != nil {
+		s.log.Warn("memory: cannot watch user folder; its index will rescan on every list", "user", name, "err", err)
+	}
+	u.idx.invalidateAll(err != nil)
+}
+
+func (s *Store) watchLoop() {
+	defer s.wg.Done()
+	for {
+		select {
+		case ev, ok := <-s.w.Events:
+			if !ok {
+				return
+			}
+			s.handleEvent(ev)
+		case err, ok := <-s.w.Errors:
+			if !ok {
+				return
+			}
+			// An overflow (or any watcher error) may have lost events: rescan everyone.
+			s.log.Warn("memory: watcher error; rescanning all users", "err", err)
+			s.invalidateAll()
+		}
+	}
+}
+
+func (s *Store) invalidateAll() {
+	s.mu.Lock()
+	users := make([]*User, 0, len(s.users))
+	for _, u := range s.users {
+		users = append(users, u)
+	}
+	s.mu.Unlock()
+	for _, u := range users {
+		u.idx.invalidateAll(false)
+	}
+}
+
+// handleEvent invalidates at once and leaves the recomputing to the next
+// List, so bursts of events from one save cost one re-read.
+func (s *Store) handleEvent(ev fsnotify.Event) {
+	if ev.Op == fsnotify.Chmod {
+		return
+	}
+	rel, err := filepath.Rel(s.opts.Dir, ev.Name)
+	if err != nil || rel == "." || strings.HasPrefix(rel, "..") {
+		return
+	}
+	parts := strings.Split(filepath.ToSlash(rel), "/")
+	if ValidateUser(parts[0]) != nil {
+		return
+	}
+	switch len(parts) {
+	case 1: // a user folder appeared or went
+		if ev.Has(fsnotify.Create) {
+			s.watchUser(parts[0])
+			return
+		}
+		s.forgetRoot(parts[0])
+	case 2: // facts/ or episodes/ appeared or went
+		u, _ := s.User(parts[0])
+		if ev.Has(fsnotify.Create) && (parts[1] == factsDir || parts[1] == episodesDir) {
+			if err := s.w.Add(ev.Name); err != nil {
+				s.log.Warn("memory: cannot watch folder; its user's index will rescan on every list", "dir", ev.Name, "err", err)
+				u.idx.invalidateAll(true)
+				return
+			}
+		}
+		u.idx.invalidateAll(false)
+	case 3:
+		p := parts[1] + "/" + parts[2]
+		if _, err := ParsePath(p); err != nil {
+			return // temp files, swap files, backups: not memory
+		}
+		u, _ := s.User(parts[0])
+		u.idx.invalidate(p)
+	}
+}
+
+// forgetRoot drops a user's cached folder handle (the folder was removed or
+// replaced) so the next operation opens the folder that is there now.
+func (s *Store) forgetRoot(name string) {
+	s.mu.Lock()
+	u := s.users[name]
+	s.mu.Unlock()
+	if u == nil {
+		return
+	}
+	u.wmu.Lock()
+	u.closeRoot()
+	u.wmu.Unlock()
+	u.idx.invalidateAll(false)
+}
+
+// sortFiles orders facts by name, then episodes newest first.
+func sortFiles(files []FileInfo) {
+	slices.SortFunc(files, func(a, b FileInfo) int {
+		ka, kb := strings.HasPrefix(a.Path, factsDir+"/"), strings.HasPrefix(b.Path, factsDir+"/")
+		switch {
+		case ka && !kb:
+			return -1
+		case kb && !ka:
+			return 1
+		case ka:
+			return strings.Compare(a.Path, b.Path)
+		}
+		return strings.Compare(b.Path, a.Path)
+	})
+}

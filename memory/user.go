@@ -1,0 +1,440 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Errors callers can tell apart with errors.Is.
+var (
+	// ErrConflict: the file changed on disk since the caller read it.
+	ErrConflict = errors.New("changed on disk since it was read")
+	// ErrNotRead: a write or patch to an existing file without a prior read.
+	ErrNotRead = errors.New("not read first")
+	// ErrEditing: a person has the file open in an editor.
+	ErrEditing = errors.New("open in an editor")
+	// ErrNotFound: the memory file does not exist.
+	ErrNotFound = errors.New("no such memory file")
+	// ErrTooLarge: content over the write cap.
+	ErrTooLarge = errors.New("too large")
+	// ErrInvalid: content that does not have the required shape.
+	ErrInvalid = errors.New("invalid content")
+	// ErrPatch: a patch whose oldText is empty, missing or ambiguous.
+	ErrPatch = errors.New("patch does not apply")
+)
+
+// conflictRetries bounds how often a write re-reads when the file keeps
+// changing between its read and its rename.
+const conflictRetries = 3
+
+// filePerm is the mode of new memory files: they hold personal data.
+const filePerm fs.FileMode = 0o600
+
+// User is one user's memory: an os.Root on the user's own folder, so no
+// path a tool gives can reach another user's files or leave the folder.
+type User struct {
+	name string
+	s    *Store
+	idx  *index
+	wmu  sync.Mutex // serialises this process's writes and root swaps
+	rmu  sync.Mutex // guards root
+	root *os.Root
+}
+
+// Name is the memory user name.
+func (u *User) Name() string { return u.name }
+
+func (u *User) closeRoot() {
+	u.rmu.Lock()
+	defer u.rmu.Unlock()
+	if u.root != nil {
+		u.root.Close()
+		u.root = nil
+	}
+}
+
+// openRoot returns the user's folder as an os.Root, or nil with no error
+// when the folder does not exist and create is false. The folder must be a
+// real directory (os.OpenRoot would follow a symlink such as alice -> bob),
+// and a cached handle is checked against the path so a folder removed and
+// recreated by a person is picked up.
+func (u *User) openRoot(create bool) (*os.Root, error) {
+	u.rmu.Lock()
+	defer u.rmu.Unlock()
+	base := u.s.base
+	li, err := base.Lstat(u.name)
+	if errors.Is(err, fs.ErrNotExist) {
+		if u.root != nil {
+			u.root.Close()
+			u.root = nil
+		}
+		if !create {
+			return nil, nil
+		}
+		if err = base.Mkdir(u.name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return nil, fmt.Errorf("create memory folder for %s: %w", u.name, err)
+		}
+		li, err = base.Lstat(u.name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("memory folder of %s: %w", u.name, err)
+	}
+	if !li.IsDir() {
+		return nil, fmt.Errorf("memory folder %s is a %s, not a folder; user folders must be real folders", path.Join(u.s.opts.Dir, u.name), describeMode(li.Mode()))
+	}
+	if u.root != nil {
+		if fi, err := u.root.Stat("."); err == nil && os.SameFile(fi, li) {
+			return u.root, nil
+		}
+		u.root.Close()
+		u.root = nil
+	}
+	r, err := base.OpenRoot(u.name)
+	if err != nil {
+		return nil, fmt.Errorf("open memory folder of %s: %w", u.name, err)
+	}
+	if fi, err := r.Stat("."); err != nil || !os.SameFile(fi, li) {
+		r.Close()
+		return nil, fmt.Errorf("memory folder of %s changed while being opened; try again", u.name)
+	}
+	u.root = r
+	return r, nil
+}
+
+// List returns the user's files: facts by name, then episodes newest first.
+func (u *User) List() ([]FileInfo, error) {
+	root, err := u.openRoot(false)
+	if err != nil {
+		return nil, err
+	}
+	return u.idx.list(root), nil
+}
+
+// Doc is a file as read: its whole text and the version it was read at.
+type Doc struct {
+	Path    string
+	Text    string
+	Version Version
+}
+
+// Read returns the whole text of a memory file and its version.
+func (u *User) Read(p string) (Doc, error) {
+	if _, err := ParsePath(p); err != nil {
+		return Doc{}, err
+	}
+	root, err := u.openRoot(false)
+	if err != nil {
+		return Doc{}, err
+	}
+	if root == nil {
+		return Doc{}, notFound(p)
+	}
+	data, v, err := readRegular(root, p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Doc{}, notFound(p)
+	}
+	if err != nil {
+		return Doc{}, err
+	}
+	return Doc{Path: p, Text: string(data), Version: v}, nil
+}
+
+func notFound(p string) error {
+	return fmt.Errorf("%s: %w; memory_list shows the files that exist", p, ErrNotFound)
+}
+
+// Write replaces (or creates) a fact file. base is the version the caller
+// read; it is required when the file exists and must still be current.
+func (u *User) Write(p, content string, base *Version) (Version, error) {
+	kind, err := ParsePath(p)
+	if err != nil {
+		return Version{}, err
+	}
+	if kind != KindFact {
+		return Version{}, fmt.Errorf("%w: memory_write writes facts/<name>.md files; add to %s with memory_append", ErrBadPath, p)
+	}
+	if len(content) > u.s.opts.WriteCap {
+		return Version{}, fmt.Errorf("%s: %w: %d bytes, the limit is %d; keep facts short or split them into several files", p, ErrTooLarge, len(content), u.s.opts.WriteCap)
+	}
+	if err := checkFact(content); err != nil {
+		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
+	}
+	return u.update(p, func(cur []byte, v Version) ([]byte, error) {
+		switch {
+		case v.Exists && base == nil:
+			return nil, fmt.Errorf("%s: %w: it already exists; memory_read it, then write the whole updated file (or use memory_patch)", p, ErrNotRead)
+		case base != nil && !v.Same(*base):
+			return nil, conflict(p, *base, v)
+		}
+		return []byte(content), nil
+	})
+}
+
+func conflict(p string, base, cur Version) error {
+	how := "was edited"
+	switch {
+	case !cur.Exists:
+		how = "was deleted"
+	case !base.Exists:
+		how = "was created"
+	}
+	return fmt.Errorf("%s %w (it %s, probably by a person, after you read it); memory_read it again and redo your change on what is there now", p, ErrConflict, how)
+}
+
+// Patch is one text replacement of memory_patch.
+type Patch struct {
+	OldText string `json:"oldText"`
+	NewText string `json:"newText"`
+}
+
+// applyPatches applies every patch in order, each oldText occurring exactly
+// once in the text at that point, or nothing at all.
+func applyPatches(p, text string, patches []Patch) (string, error) {
+	if len(patches) == 0 {
+		return "", fmt.Errorf("%s: %w: no patches given", p, ErrPatch)
+	}
+	for i, pt := range patches {
+		var why string
+		switch n := strings.Count(text, pt.OldText); {
+		case pt.OldText == "":
+			why = "oldText is empty"
+		case n == 0:
+			why = "oldText not found"
+		case n > 1:
+			why = fmt.Sprintf("oldText found %d times; include more surrounding text so it matches once", n)
+		}
+		if why != "" {
+			return "", fmt.Errorf("%s: %w: patch %d of %d: %s; nothing was applied", p, ErrPatch, i+1, len(patches), why)
+		}
+		text = strings.Replace(text, pt.OldText, pt.NewText, 1)
+	}
+	return text, nil
+}
+
+// Patch applies replacements to an existing file, all or nothing. When the
+// file changed since base, the patches are re-applied to the new text if
+// each oldText still matches once there; otherwise it is a conflict.
+func (u *User) Patch(p string, patches []Patch, base *Version) (Version, error) {
+	kind, err := ParsePath(p)
+	if err != nil {
+		return Version{}, err
+	}
+	return u.update(p, func(cur []byte, v Version) ([]byte, error) {
+		switch {
+		case !v.Exists:
+			if base != nil && base.Exists {
+				return nil, conflict(p, *base, v)
+			}
+			return nil, notFound(p)
+		case base == nil:
+			return nil, fmt.Errorf("%s: %w: memory_read it, then patch what you read", p, ErrNotRead)
+		}
+		out, err := applyPatches(p, string(cur), patches)
+		if err != nil {
+			if !v.Same(*base) {
+				return nil, fmt.Errorf("%w; also: %v", conflict(p, *base, v), err)
+			}
+			return nil, err
+		}
+		if len(out) > u.s.opts.WriteCap && len(out) > len(cur) {
+			return nil, fmt.Errorf("%s: %w: the patched file would be %d bytes, the limit is %d", p, ErrTooLarge, len(out), u.s.opts.WriteCap)
+		}
+		if kind == KindFact {
+			if err := checkFact(out); err != nil {
+				return nil, fmt.Errorf("%s: %w: after patching, %v", p, ErrInvalid, err)
+			}
+		}
+		return []byte(out), nil
+	})
+}
+
+// maxEpisodeFile bounds an episode file that memory_append grows.
+const maxEpisodeFile = 1 << 20
+
+// Append adds one entry at the end of a month's episode file, creating it
+// with its title when new, and sets the file-level summary: to summary when
+// given, else regenerated from the entries' own summaries.
+func (u *User) Append(p, entry, summary string) (Version, error) {
+	kind, err := ParsePath(p)
+	if err != nil {
+		return Version{}, err
+	}
+	if kind != KindEpisode {
+		return Version{}, fmt.Errorf("%w: memory_append adds to episodes/YYYY-MM.md files; change %s with memory_write or memory_patch", ErrBadPath, p)
+	}
+	if len(entry) > u.s.opts.WriteCap {
+		return Version{}, fmt.Errorf("%s: %w: the entry is %d bytes, the limit is %d; keep entries to the essentials", p, ErrTooLarge, len(entry), u.s.opts.WriteCap)
+	}
+	e, err := parseEntry(entry)
+	if err != nil {
+		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
+	}
+	month := strings.TrimSuffix(path.Base(p), ".md")
+	if !strings.HasPrefix(e.Date, month) {
+		return Version{}, fmt.Errorf("%s: %w: the entry is dated %s; append it to episodes/%s.md", p, ErrInvalid, e.Date, e.Date[:7])
+	}
+	summary = oneLine(summary, maxSummaryLen)
+	return u.update(p, func(cur []byte, v Version) ([]byte, error) {
+		text := string(cur)
+		if strings.TrimSpace(text) == "" {
+			text = "# " + month + " Episodes\n\n> Summary: \n"
+		}
+		text = strings.TrimRight(text, "\n") + "\n\n" + strings.Trim(entry, "\n") + "\n"
+		if len(text) > maxEpisodeFile {
+			return nil, fmt.Errorf("%s: %w: the file would pass %d bytes; ask an admin to split or trim it", p, ErrTooLarge, maxEpisodeFile)
+		}
+		s := summary
+		if s == "" {
+			_, entries, _ := parseEpisodes(text)
+			s = episodeSummary(entries)
+		}
+		return []byte(setSummary(text, s, month+" Episodes")), nil
+	})
+}
+
+// update is the one write path: wait out an editor, read the current
+// version, compute the new text, and rename it into place only if the file
+// is still what was read — re-reading a few times if it keeps changing.
+func (u *User) update(p string, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	root, err := u.openRoot(true)
+	if err != nil {
+		return Version{}, err
+	}
+	if err := u.waitForEditor(root, p); err != nil {
+		return Version{}, err
+	}
+	dir := path.Dir(p)
+	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return Version{}, fmt.Errorf("create %s folder: %w", dir, err)
+	}
+	for attempt := 1; ; attempt++ {
+		cur, v, err := currentVersion(root, p)
+		if err != nil {
+			return Version{}, err
+		}
+		out, err := compute(cur, v)
+		if err != nil {
+			return Version{}, err
+		}
+		perm := filePerm
+		if fi, err := root.Lstat(p); err == nil {
+			perm = fi.Mode().Perm()
+		}
+		raced := false
+		err = writeAtomic(root, u.s.sync, p, out, perm, func() error {
+			_, now, err := currentVersion(root, p)
+			if err != nil {
+				return err
+			}
+			if !now.Same(v) {
+				raced = true
+				return fmt.Errorf("%s %w during the write", p, ErrConflict)
+			}
+			return nil
+		})
+		if raced && attempt < conflictRetries {
+			continue // re-read and recompute on the new text
+		}
+		if err != nil {
+			return Version{}, err
+		}
+		u.idx.set(p, out)
+		nv := versionOf(out, 0)
+		if fi, err := root.Lstat(p); err == nil {
+			nv.Ino, _ = fileIno(fi)
+		}
+		u.s.log.Info("memory: wrote", "user", u.name, "path", p, "bytes", len(out), "version", nv.String(), "previous", v.String())
+		return nv, nil
+	}
+}
+
+// waitForEditor waits while vim's swap file for p exists, then refuses.
+func (u *User) waitForEditor(root *os.Root, p string) error {
+	dir, base := path.Split(p)
+	swaps := []string{dir + "." + base + ".swp", dir + "." + base + ".swo"}
+	deadline := u.s.opts.Now().Add(u.s.opts.EditWait)
+	for {
+		found := ""
+		for _, sw := range swaps {
+			if _, err := root.Lstat(sw); err == nil {
+				found = sw
+				break
+			}
+		}
+		if found == "" {
+			return nil
+		}
+		if !u.s.opts.Now().Before(deadline) {
+			return fmt.Errorf("%s is %w (the swap file %s exists); try again once the edit is saved and the editor closed; if nobody is editing it, delete the stale swap file", p, ErrEditing, found)
+		}
+		select {
+		case <-u.s.closed:
+			return fmt.Errorf("%s is %w and the store is closing", p, ErrEditing)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// Remove deletes one memory file.
+func (u *User) Remove(p string) error {
+	if _, err := ParsePath(p); err != nil {
+		return err
+	}
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	root, err := u.openRoot(false)
+	if err != nil {
+		return err
+	}
+	if root == nil {
+		return notFound(p)
+	}
+	li, err := root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(p)
+	}
+	if err != nil {
+		return err
+	}
+	if li.IsDir() {
+		return fmt.Errorf("%s: %w (it is a folder)", p, ErrNotRegular)
+	}
+	// A symlink, FIFO or hard link is removed as a name: nothing is followed.
+	if err := root.Remove(p); err != nil {
+		return fmt.Errorf("remove %s: %w", p, err)
+	}
+	u.idx.invalidate(p)
+	u.s.log.Info("memory: removed", "user", u.name, "path", p)
+	return syncDir(root, u.s.sync, path.Dir(p))
+}
+
+// RemoveAll deletes the user's whole memory folder.
+func (u *User) RemoveAll() error {
+	u.wmu.Lock()
+	defer u.wmu.Unlock()
+	u.closeRoot()
+	li, err := u.s.base.Lstat(u.name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("%s has no memory folder: %w", u.name, ErrNotFound)
+	}
+	if err != nil {
+		return err
+	}
+	if !li.IsDir() {
+		return fmt.Errorf("memory folder of %s is a %s; remove it by hand", u.name, describeMode(li.Mode()))
+	}
+	if err := u.s.base.RemoveAll(u.name); err != nil {
+		return fmt.Errorf("remove memory of %s: %w", u.name, err)
+	}
+	u.idx.invalidateAll(false)
+	u.s.log.Info("memory: removed user", "user", u.name)
+	return nil
+}
