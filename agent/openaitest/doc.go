@@ -1,0 +1,42 @@
+// Package openaitest is a scripted, in-process OpenAI-compatible server for
+// tests. It listens on 127.0.0.1 only, speaks the chat.completions wire
+// format (plain JSON, or server-sent events when the request says
+// "stream": true) and records every request it gets.
+//
+// A test queues the replies it wants, in order, points the code under test
+// at URL(), and afterwards inspects Requests():
+//
+//	srv := openaitest.New(t)
+//	srv.Enqueue(
+//		openaitest.Error(429, "rate_limit_exceeded", "slow down").WithRetryAfter("1"),
+//		openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`)),
+//		openaitest.Text("Hello again, Ada."),
+//	)
+//	cfg := openai.DefaultConfig("test-key")
+//	cfg.BaseURL = srv.URL()
+//	// ... run the code under test with cfg ...
+//	reqs := srv.Requests()
+//	if got := reqs[0].Header.Get("Authorization"); got != "Bearer test-key" { ... }
+//
+// Instead of (or in front of) the queue, a Handler can decide each reply
+// from the decoded request, for example to answer a background reflector
+// differently from the main conversation:
+//
+//	srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
+//		if strings.Contains(r.System(), "reflector") {
+//			return openaitest.Text("nothing to remember"), true
+//		}
+//		return openaitest.Reply{}, false // let the queue answer
+//	})
+//
+// When neither the handler nor the queue has a reply, the server answers
+// HTTP 500 with an OpenAI error whose message says the script ran out, so a
+// test that makes more calls than it scripted fails visibly.
+//
+// Replies are values: the With* methods return modified copies, so a Reply
+// can be kept in a variable and reused.
+//
+// Besides POST /v1/chat/completions the server answers GET /v1/models with
+// a model list (see SetModels), which is enough for liveness probes. Only
+// chat completion requests are recorded.
+package openaitest

@@ -1,0 +1,932 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// envMap returns a getenv reading from m.
+func envMap(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+var noEnv = envMap(nil)
+
+// loadString loads YAML text as if read from a file called mnemo.yaml.
+func loadString(yamlText string, env map[string]string) (*Config, error) {
+	return loadConfigBytes("mnemo.yaml", []byte(yamlText), envMap(env))
+}
+
+// wantErr fails unless err is non-nil and contains every part.
+func wantErr(t *testing.T, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want one containing %q", parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Errorf("error does not contain %q:\n%v", p, err)
+		}
+	}
+}
+
+func writeFile(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaultConfig(t *testing.T) {
+	c := DefaultConfig()
+	checks := []struct {
+		name      string
+		got, want any
+	}{
+		{"llm.baseURL", c.LLM.BaseURL, ""},
+		{"llm.apiKey", c.LLM.APIKey, ""},
+		{"llm.model", c.LLM.Model, "gpt-4o-mini"},
+		{"llm.reflectorModel", c.LLM.ReflectorModel, "gpt-4o-mini"},
+		{"llm.timeout", c.LLM.Timeout.Std(), 60 * time.Second},
+		{"llm.maxRetries", c.LLM.MaxRetries, 3},
+		{"memory.dataDir", c.Memory.DataDir, filepath.Join("data", "memory")},
+		{"memory.indexBudget", c.Memory.IndexBudget, 4096},
+		{"memory.readCap", c.Memory.ReadCap, 65536},
+		{"memory.writeCap", c.Memory.WriteCap, 32768},
+		{"state.dir", c.State.Dir, filepath.Join("data", "state")},
+		{"agent.maxSteps", c.Agent.MaxSteps, 8},
+		{"agent.historyTurns", c.Agent.HistoryTurns, 10},
+		{"agent.maxConcurrent", c.Agent.MaxConcurrent, 8},
+		{"reflector.idle", c.Reflector.Idle.Std(), 2 * time.Minute},
+		{"reflector.maxTurns", c.Reflector.MaxTurns, 20},
+		{"reflector.maxSteps", c.Reflector.MaxSteps, 12},
+		{"reflector.factsBudget", c.Reflector.FactsBudget, 16384},
+		{"slack.botToken", c.Slack.BotToken, ""},
+		{"slack.appToken", c.Slack.AppToken, ""},
+		{"slack.apiURL", c.Slack.APIURL, "https://slack.com/api/"},
+		{"slack.channelMemory", c.Slack.ChannelMemory, "read"},
+		{"discord.botToken", c.Discord.BotToken, ""},
+		{"discord.apiURL", c.Discord.APIURL, "https://discord.com/"},
+		{"discord.channelMemory", c.Discord.ChannelMemory, "read"},
+		{"identities", len(c.Identities), 0},
+		{"server.listen", c.Server.Listen, "127.0.0.1:9090"},
+		{"log.format", c.Log.Format, "text"},
+		{"log.level", c.Log.Level, "info"},
+	}
+	for _, ch := range checks {
+		if ch.got != ch.want {
+			t.Errorf("%s = %v, want %v", ch.name, ch.got, ch.want)
+		}
+	}
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults do not validate: %v", err)
+	}
+	if c.SlackEnabled() || c.DiscordEnabled() {
+		t.Error("adapters enabled without tokens")
+	}
+}
+
+func TestLoadConfigFiles(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+
+	// No ./mnemo.yaml and no --config: defaults only.
+	c, err := LoadConfig("", false, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, DefaultConfig()) {
+		t.Errorf("got %+v, want defaults", c)
+	}
+	// A default path given but absent, not explicit: defaults too.
+	if _, err := LoadConfig("elsewhere.yaml", false, noEnv); err != nil {
+		t.Fatal(err)
+	}
+
+	// --config naming a missing file.
+	_, err = LoadConfig("missing.yaml", true, noEnv)
+	wantErr(t, err, "missing.yaml", "does not exist")
+	_, err = LoadConfig("", true, noEnv)
+	wantErr(t, err, "--config needs a file name")
+
+	// ./mnemo.yaml present: read without --config.
+	writeFile(t, dir, "mnemo.yaml", "llm:\n  model: from-cwd\n")
+	c, err = LoadConfig("", false, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.Model != "from-cwd" {
+		t.Errorf("model = %q, want from-cwd", c.LLM.Model)
+	}
+
+	// Present but unreadable as a file.
+	if err := os.Mkdir(filepath.Join(dir, "adir.yaml"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadConfig("adir.yaml", false, noEnv)
+	wantErr(t, err, "adir.yaml")
+
+	// Too large.
+	big := writeFile(t, dir, "big.yaml", "# "+strings.Repeat("x", maxConfigSize)+"\n")
+	_, err = LoadConfig(big, true, noEnv)
+	wantErr(t, err, "big.yaml", "larger than")
+
+	// Errors name the file as given.
+	bad := writeFile(t, dir, "bad.yaml", "memory:\n  datadir: x\n")
+	_, err = LoadConfig(bad, true, noEnv)
+	wantErr(t, err, bad+`:2: unknown key "memory.datadir" (did you mean "memory.dataDir"?)`)
+
+	// nil getenv means os.Getenv.
+	t.Setenv("MNEMO_MODEL", "from-os-env")
+	c, err = LoadConfig("", false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.Model != "from-os-env" {
+		t.Errorf("model = %q, want from-os-env", c.LLM.Model)
+	}
+}
+
+func TestEmptyFiles(t *testing.T) {
+	for _, text := range []string{"", "\n", "# only a comment\n", "---\n", "~\n", "null\n", "llm:\n", "llm: ~\nmemory:\n  dataDir:\n", "llm:\n  model: \"\"\n"} {
+		c, err := loadString(text, nil)
+		if err != nil {
+			t.Errorf("%q: %v", text, err)
+			continue
+		}
+		if !reflect.DeepEqual(c, DefaultConfig()) {
+			t.Errorf("%q: got %+v, want defaults", text, c)
+		}
+	}
+}
+
+func TestFixtureFull(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("testdata", "config", "full.yaml"), true, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Config{
+		LLM: LLMConfig{
+			BaseURL: "http://llm.internal:8000/v1", APIKey: "sk-file-secret-1234", Model: "llama3.2",
+			ReflectorModel: "qwen2.5", Timeout: Duration(90 * time.Second), MaxRetries: 0,
+		},
+		Memory:    MemoryConfig{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
+		State:     StateConfig{Dir: "/srv/mnemo/state"},
+		Agent:     AgentConfig{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
+		Reflector: ReflectorConfig{Idle: Duration(5 * time.Minute), MaxTurns: 40, MaxSteps: 6, FactsBudget: 0},
+		Slack: SlackConfig{
+			BotToken: "xoxb-file-bot-secret", AppToken: "xapp-file-app-secret",
+			APIURL: "http://slack.internal/api/", ChannelMemory: "full",
+		},
+		Discord: DiscordConfig{BotToken: "discord.file.secret", APIURL: "http://discord.internal/", ChannelMemory: "off"},
+		Identities: map[string][]string{
+			"zhangsan": {"slack:T01ABC/U02DEF", "discord:80351110224678912"},
+			"li.si":    {"discord:1234"},
+		},
+		Server: ServerConfig{Listen: ":0"},
+		Log:    LogConfig{Format: "json", Level: "debug"},
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Errorf("got\n%#v\nwant\n%#v", *c, *want)
+		gb, _ := yaml.Marshal(c)
+		wb, _ := yaml.Marshal(want)
+		t.Errorf("got\n%s\nwant\n%s", gb, wb)
+	}
+	if !c.SlackEnabled() || !c.DiscordEnabled() {
+		t.Error("adapters not enabled with tokens")
+	}
+	idx := c.IdentityIndex()
+	wantIdx := map[string]string{
+		"slack:T01ABC/U02DEF":       "zhangsan",
+		"discord:80351110224678912": "zhangsan",
+		"discord:1234":              "li.si",
+	}
+	if !reflect.DeepEqual(idx, wantIdx) {
+		t.Errorf("IdentityIndex = %v, want %v", idx, wantIdx)
+	}
+}
+
+func TestFixtures(t *testing.T) {
+	tests := []struct {
+		file string
+		want []string // "" = must load
+	}{
+		{"anchors.yaml", nil},
+		{"bom.yaml", nil},
+		{"typo.yaml", []string{
+			`typo.yaml:2: unknown key "llm.Model" (did you mean "llm.model"?)`,
+			`typo.yaml:4: unknown key "memory.datadir" (did you mean "memory.dataDir"?)`,
+			`typo.yaml:6: reflector.maxTurns: expected an integer, got "lots"`,
+		}},
+		{"syntax.yaml", []string{"syntax.yaml:3: YAML syntax error: mapping values are not allowed in this context"}},
+		{"tabs.yaml", []string{"tabs.yaml:2: YAML syntax error: found character that cannot start any token (a tab: YAML is indented with spaces only)"}},
+		{"two-docs.yaml", []string{"two-docs.yaml:3: a second YAML document starts here"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			path := filepath.Join("testdata", "config", tt.file)
+			c, err := LoadConfig(path, true, noEnv)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			wantErr(t, err, tt.want...)
+			if c != nil {
+				t.Error("config returned with an error")
+			}
+			if n := strings.Count(err.Error(), "\n") + 1; n != len(tt.want) {
+				t.Errorf("%d problems reported, want %d:\n%v", n, len(tt.want), err)
+			}
+		})
+	}
+
+	c, err := LoadConfig(filepath.Join("testdata", "config", "anchors.yaml"), true, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.ReflectorModel != "llama3.2" || c.Discord.ChannelMemory != "full" {
+		t.Errorf("aliases not followed: %+v", c)
+	}
+	c, err = LoadConfig(filepath.Join("testdata", "config", "bom.yaml"), true, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Log.Level != "warn" {
+		t.Errorf("log.level = %q, want warn", c.Log.Level)
+	}
+}
+
+// TestDecodeErrors covers every problem found while reading the YAML.
+func TestDecodeErrors(t *testing.T) {
+	tests := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"wrong case", "memory:\n  datadir: x\n", []string{`mnemo.yaml:2: unknown key "memory.datadir" (did you mean "memory.dataDir"?)`}},
+		{"capitalised", "llm:\n  Model: x\n", []string{`mnemo.yaml:2: unknown key "llm.Model" (did you mean "llm.model"?)`}},
+		{"typo", "llm:\n  modle: x\n", []string{`mnemo.yaml:2: unknown key "llm.modle" (did you mean "llm.model"?)`}},
+		{"section typo", "slak:\n  botToken: x\n", []string{`mnemo.yaml:1: unknown key "slak" (did you mean "slack"?)`}},
+		{"wrong level", "dataDir: x\n", []string{`mnemo.yaml:1: unknown key "dataDir" (did you mean "memory.dataDir"?)`}},
+		{"wrong level, wrong case", "llm:\n  DATADIR: x\n", []string{`unknown key "llm.DATADIR" (did you mean "memory.dataDir"?)`}},
+		{"ambiguous level", "maxSteps: 3\n", []string{`unknown key "maxSteps" (did you mean "agent.maxSteps" or "reflector.maxSteps"?)`}},
+		{"flat key", "memory.dataDir: x\n", []string{`unknown key "memory.dataDir" (did you mean "memory.dataDir"?; write it nested, one section per level)`}},
+		{"unknown no hint", "llm:\n  frobnicate: 1\n", []string{`mnemo.yaml:2: unknown key "llm.frobnicate"` + "\n"}},
+		{"int word", "reflector:\n  maxTurns: lots\n", []string{`mnemo.yaml:2: reflector.maxTurns: expected an integer, got "lots"`}},
+		{"int list", "reflector:\n  maxTurns: [1]\n", []string{`mnemo.yaml:2: reflector.maxTurns: expected an integer, got a list`}},
+		{"int float", "llm:\n  maxRetries: 1.5\n", []string{`llm.maxRetries: expected an integer, got "1.5"`}},
+		{"int bad tag", "llm:\n  maxRetries: !!int x\n", []string{`llm.maxRetries: expected an integer, got "x"`}},
+		{"int bool", "llm:\n  maxRetries: true\n", []string{`llm.maxRetries: expected an integer, got "true"`}},
+		{"duration no unit", "reflector:\n  idle: 5\n", []string{`mnemo.yaml:2: reflector.idle: 5 has no unit; write it as a duration such as "5s" or "2m"`}},
+		{"duration word", "reflector:\n  idle: soon\n", []string{`reflector.idle: "soon" is not a duration; use a number with a unit`}},
+		{"duration map", "llm:\n  timeout: {s: 1}\n", []string{`llm.timeout: expected a duration such as "90s" or "2m", got a mapping`}},
+		{"string list", "llm:\n  model: [a]\n", []string{`mnemo.yaml:2: llm.model: expected a string, got a list`}},
+		{"section scalar", "llm: xoxb-1234\n", []string{`mnemo.yaml:1: llm: expected a section of keys (a mapping), got a single value`}},
+		{"top level list", "- a\n", []string{`mnemo.yaml:1: the top level must be a mapping of sections`}},
+		{"top level scalar", "hello\n", []string{`the top level must be a mapping of sections (llm:, memory:, slack:, ...), got a single value`}},
+		{"duplicate key", "llm:\n  model: a\n  model: b\n", []string{`mnemo.yaml:3: duplicate key "llm.model" (already set at line 2)`}},
+		{"duplicate section", "llm: {}\nllm: {}\n", []string{`mnemo.yaml:2: duplicate key "llm" (already set at line 1)`}},
+		{"syntax with line", "llm:\n  model: a\n   timeout: 60s\n", []string{"mnemo.yaml:3: YAML syntax error: mapping values are not allowed in this context"}},
+		{"syntax unclosed", "llm: {model: [\n", []string{"mnemo.yaml:", "YAML syntax error: "}},
+		{"syntax without line", "log:\n  level: info\nllm: a: b\n", []string{"mnemo.yaml:3: YAML syntax error: mapping values are not allowed in this context"}},
+		{"tab", "\tllm: x\n", []string{"mnemo.yaml:1: YAML syntax error: found character that cannot start any token (a tab: YAML is indented with spaces only)"}},
+		{"unknown anchor", "log:\n  level: *nope\n", []string{"mnemo.yaml:2: YAML syntax error: unknown anchor 'nope' referenced"}},
+		{"two documents", "llm:\n  model: a\n---\nllm:\n  model: b\n", []string{"mnemo.yaml:3: a second YAML document starts here; a config file holds one document"}},
+		{"trailing separator", "llm:\n  model: a\n---\n", []string{"mnemo.yaml:3: a second YAML document"}},
+		{"bad second document", "llm: {}\n---\nx: [\n", []string{"mnemo.yaml:", "YAML syntax error"}},
+		{"merge key", "base: &b {model: x}\n", []string{`unknown key "base"`}},
+		{"merge key in section", "llm:\n  <<: {model: x}\n", []string{`mnemo.yaml:2: merge keys ("<<") are not supported in "llm"; write the keys out`}},
+		{"merge key at top", "<<: {llm: {}}\n", []string{`merge keys ("<<") are not supported in the top level`}},
+		{"complex key", "? [a]\n: 1\n", []string{`mnemo.yaml:1: a key in the top level is a list; keys must be plain names`}},
+		{"alias to wrong section", "llm: &a\n  model: x\nmemory: *a\n", []string{`mnemo.yaml:2: unknown key "memory.model"`}},
+		{"identities list", "identities: [a]\n", []string{`mnemo.yaml:1: identities: expected a mapping of names to lists of accounts`}},
+		{"identities scalar value", "identities:\n  a: discord:1\n", []string{`mnemo.yaml:2: identities.a: expected a list of accounts such as`}},
+		{"identities nested list", "identities:\n  a: [[x]]\n", []string{`mnemo.yaml:2: identities.a[0]: expected an account such as "slack:T01ABC/U02DEF" or "discord:80351110224678912", got a list`}},
+		{"identities null item", "identities:\n  a:\n    - discord:1\n    - ~\n", []string{`mnemo.yaml:4: identities.a[1]: expected an account`}},
+		{"identities duplicate", "identities:\n  a: [\"discord:1\"]\n  a: [\"discord:2\"]\n", []string{`mnemo.yaml:3: duplicate name "identities.a" (already listed at line 2)`}},
+		{"identities complex key", "identities:\n  ? [x]\n  : [\"discord:1\"]\n", []string{`a key in "identities" is a list`}},
+		{"too many accounts", "identities:\n  a: &l [" + strings.Repeat("\"discord:1\",", 6000) + "]\n  b: *l\n", []string{`mnemo.yaml:3: identities.b: more than 10000 accounts in identities`}},
+		{"several", "llm:\n  Model: x\nmemory:\n  datadir: y\n", []string{"mnemo.yaml:2: ", "\nmnemo.yaml:4: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadString(tt.yaml, nil)
+			if c != nil {
+				t.Error("config returned with an error")
+			}
+			if err != nil {
+				err = errors.New(err.Error() + "\n") // lets a want end in "\n" to say "nothing more"
+			}
+			wantErr(t, err, tt.want...)
+		})
+	}
+}
+
+func TestTooManyProblems(t *testing.T) {
+	var b strings.Builder
+	for i := range 30 {
+		fmt.Fprintf(&b, "bogus%d: 1\n", i)
+	}
+	_, err := loadString(b.String(), nil)
+	wantErr(t, err, "bogus19", "... and 10 more problems")
+	if strings.Contains(err.Error(), "bogus20") {
+		t.Error("more than the limit reported")
+	}
+}
+
+// TestValidateErrors covers every check of Validate, each through the file
+// (named by file:line) or the environment (named by the variable).
+func TestValidateErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		yaml string
+		env  map[string]string
+		want []string
+	}{
+		{"channel memory", "slack:\n  channelMemory: public\n", nil,
+			[]string{`mnemo.yaml:2: slack.channelMemory: "public" is not one of full, read, off`}},
+		{"discord channel memory", "discord:\n  channelMemory: all\n", nil,
+			[]string{`mnemo.yaml:2: discord.channelMemory: "all" is not one of full, read, off`}},
+		{"identity account", "identities:\n  zhangsan:\n    - slack:T01ABC/U02DEF\n    - discord:abc\n", nil,
+			[]string{`mnemo.yaml:4: identities.zhangsan[1]: "discord:abc" must be "slack:TEAM_ID/USER_ID" or "discord:USER_ID" (digits)`}},
+		{"identity platform", "identities:\n  a: [\"telegram:1\"]\n", nil,
+			[]string{`identities.a[0]: "telegram:1" must be "slack:TEAM_ID/USER_ID" or "discord:USER_ID" (digits)`}},
+		{"identity slack shape", "identities:\n  a: [\"slack:U02DEF\"]\n", nil,
+			[]string{`identities.a[0]: "slack:U02DEF" must be`}},
+		{"identity slack case", "identities:\n  a: [\"slack:t01abc/U02DEF\"]\n", nil,
+			[]string{`identities.a[0]: "slack:t01abc/U02DEF": Slack IDs are upper case`}},
+		{"identity slack user case", "identities:\n  a: [\"slack:T01ABC/u02def\"]\n", nil,
+			[]string{`Slack IDs are upper case`}},
+		{"identity name dot", "identities:\n  .hidden: [\"discord:1\"]\n", nil,
+			[]string{`mnemo.yaml:2: identities..hidden: ".hidden" is not a valid user name; use 1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.'`}},
+		{"identity name space", "identities:\n  \"zhang san\": [\"discord:1\"]\n", nil,
+			[]string{`"zhang san" is not a valid user name`}},
+		{"identity name long", "identities:\n  " + strings.Repeat("a", 65) + ": [\"discord:1\"]\n", nil,
+			[]string{`is not a valid user name`}},
+		{"identity name unicode", "identities:\n  张三: [\"discord:1\"]\n", nil,
+			[]string{`"张三" is not a valid user name`}},
+		{"identity empty list", "identities:\n  a: []\n", nil,
+			[]string{`mnemo.yaml:2: identities.a: lists no accounts`}},
+		{"identity null list", "identities:\n  a:\n", nil,
+			[]string{`identities.a: lists no accounts`}},
+		{"identity linked twice", "identities:\n  zhangsan: [\"discord:1\"]\n  lisi: [\"slack:T1/U2\", \"discord:1\"]\n", nil,
+			[]string{`mnemo.yaml:3: identities.lisi[1]: "discord:1" is already linked at identities.zhangsan[0]; an account can belong to one name only`}},
+		{"identity listed twice", "identities:\n  a: [\"discord:1\", \"discord:1\"]\n", nil,
+			[]string{`identities.a[1]: "discord:1" is already linked at identities.a[0]`}},
+		{"log format", "log:\n  format: xml\n", nil, []string{`mnemo.yaml:2: log.format: "xml" is not one of text, json`}},
+		{"log level", "log:\n  level: trace\n", nil, []string{`log.level: "trace" is not one of debug, info, warn, error`}},
+		{"log level case", "log:\n  level: INFO\n", nil, []string{`log.level: "INFO" is not one of`}},
+		{"listen no port", "server:\n  listen: \"9090\"\n", nil, []string{`mnemo.yaml:2: server.listen: "9090" must be host:port, e.g. "127.0.0.1:9090" or ":9090"`}},
+		{"listen named port", "server:\n  listen: localhost:http\n", nil, []string{`server.listen: "localhost:http" must be host:port`}},
+		{"listen big port", "server:\n  listen: localhost:99999\n", nil, []string{`server.listen: "localhost:99999" must be host:port`}},
+		{"listen url", "server:\n  listen: http://localhost:9090\n", nil, []string{`server.listen: "http://localhost:9090" must be host:port`}},
+		{"base url scheme", "llm:\n  baseURL: ftp://example.com/v1\n", nil,
+			[]string{`mnemo.yaml:2: llm.baseURL: "ftp://example.com/v1" is not an absolute http(s) URL; use one such as "https://api.openai.com/v1"`}},
+		{"base url relative", "", map[string]string{"OPENAI_BASE_URL": "localhost:8080/v1"},
+			[]string{`OPENAI_BASE_URL: "localhost:8080/v1" is not an absolute http(s) URL`}},
+		{"base url unparsable", "llm:\n  baseURL: \"http://[::1\"\n", nil,
+			[]string{`llm.baseURL: is not a valid URL; use an absolute http(s) URL such as "https://api.openai.com/v1"`}},
+		{"slack url env", "", map[string]string{"SLACK_API_URL": "slack.com/api"},
+			[]string{`SLACK_API_URL: "slack.com/api/" is not an absolute http(s) URL; use one such as "https://slack.com/api/"`}},
+		{"discord url", "discord:\n  apiURL: \"https:///nohost\"\n", nil,
+			[]string{`discord.apiURL: "https:///nohost/" is not an absolute http(s) URL`}},
+		{"slack bot token is app token", "", map[string]string{"SLACK_BOT_TOKEN": "xapp-1-SECRET", "SLACK_APP_TOKEN": "xapp-1-SECRET2"},
+			[]string{"SLACK_BOT_TOKEN must start with xoxb-; use the Bot User OAuth Token from the app's OAuth & Permissions page (this is an app-level token; it belongs in SLACK_APP_TOKEN)"}},
+		{"slack app token is bot token", "", map[string]string{"SLACK_BOT_TOKEN": "xoxb-SECRET", "SLACK_APP_TOKEN": "xoxb-SECRET2"},
+			[]string{"SLACK_APP_TOKEN must start with xapp-; create an app-level token with connections:write on the app's Basic Information page (this is a bot token; it belongs in SLACK_BOT_TOKEN)"}},
+		{"slack user token", "", map[string]string{"SLACK_BOT_TOKEN": "xoxp-SECRET", "SLACK_APP_TOKEN": "xapp-SECRET"},
+			[]string{"SLACK_BOT_TOKEN must start with xoxb-", "(this is a user token; mnemo needs the bot token)"}},
+		{"slack app token garbage", "slack:\n  botToken: xoxb-SECRET\n  appToken: SECRET\n", nil,
+			[]string{"mnemo.yaml:3: slack.appToken must start with xapp-; create an app-level token with connections:write on the app's Basic Information page\n"}},
+		{"slack token space", "slack:\n  botToken: \"xoxb-SECRET SECRET\"\n  appToken: xapp-SECRET\n", nil,
+			[]string{`mnemo.yaml:2: slack.botToken contains spaces or control characters; give the token alone`}},
+		{"slack bot only", "", map[string]string{"SLACK_BOT_TOKEN": "xoxb-SECRET"},
+			[]string{"SLACK_BOT_TOKEN is set but slack.appToken (SLACK_APP_TOKEN) is not; Socket Mode needs both (or unset both to run without Slack)"}},
+		{"slack app only", "slack:\n  appToken: xapp-SECRET\n", nil,
+			[]string{"mnemo.yaml:2: slack.appToken is set but slack.botToken (SLACK_BOT_TOKEN) is not; Socket Mode needs both"}},
+		{"discord bot prefix", "", map[string]string{"DISCORD_BOT_TOKEN": "Bot SECRET"},
+			[]string{`DISCORD_BOT_TOKEN: give the token without the "Bot " prefix; mnemo adds it` + "\n"}},
+		{"discord token space", "discord:\n  botToken: \"SECRET\\tSECRET\"\n", nil,
+			[]string{`mnemo.yaml:2: discord.botToken contains spaces or control characters`}},
+		{"api key bearer", "", map[string]string{"OPENAI_API_KEY": "Bearer SECRET"},
+			[]string{`OPENAI_API_KEY contains spaces or control characters; give the token alone (no "Bearer " or "Bot " prefix, no quotes)`}},
+		{"max retries high", "llm:\n  maxRetries: 11\n", nil, []string{`mnemo.yaml:2: llm.maxRetries: 11 is out of range; use 0 to 10` + "\n"}},
+		{"max retries negative", "llm:\n  maxRetries: -1\n", nil, []string{`llm.maxRetries: -1 is out of range; use 0 to 10`}},
+		{"timeout zero", "llm:\n  timeout: 0s\n", nil, []string{`mnemo.yaml:2: llm.timeout: must be greater than 0, got 0s; write a duration such as "90s" or "2m"`}},
+		{"idle negative", "reflector:\n  idle: -1m\n", nil, []string{`reflector.idle: must be greater than 0, got -1m0s`}},
+		{"index budget", "memory:\n  indexBudget: 100\n", nil, []string{`memory.indexBudget: 100 is out of range; use 256 to 1048576 bytes`}},
+		{"read cap zero", "memory:\n  readCap: 0\n", nil, []string{`memory.readCap: 0 is out of range; use 1024 to 67108864 bytes`, `memory.writeCap: 32768 is larger than memory.readCap (0)`}},
+		{"write cap big", "memory:\n  writeCap: 100000\n", nil, []string{`mnemo.yaml:2: memory.writeCap: 100000 is larger than memory.readCap (65536), so written files could not be read back whole; lower it or raise memory.readCap`}},
+		{"agent steps", "agent:\n  maxSteps: 0\n", nil, []string{`agent.maxSteps: 0 is out of range; use 1 to 100`}},
+		{"history turns", "agent:\n  historyTurns: -1\n", nil, []string{`agent.historyTurns: -1 is out of range; use 0 to 1000`}},
+		{"max concurrent", "agent:\n  maxConcurrent: 0\n", nil, []string{`agent.maxConcurrent: 0 is out of range; use 1 to 1024`}},
+		{"reflector turns", "reflector:\n  maxTurns: 0\n", nil, []string{`reflector.maxTurns: 0 is out of range; use 1 to 1000`}},
+		{"reflector steps", "reflector:\n  maxSteps: 101\n", nil, []string{`reflector.maxSteps: 101 is out of range; use 1 to 100`}},
+		{"facts budget", "reflector:\n  factsBudget: -1\n", nil, []string{`reflector.factsBudget: -1 is out of range; use 0 to 16777216 bytes`}},
+		{"state inside memory", "memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil,
+			[]string{`mnemo.yaml:4: state.dir: "data/memory/state" is inside memory.dataDir "data/memory", where every folder is a user's memory; put it beside, e.g. "`}},
+		{"state is memory", "", map[string]string{"MNEMO_DATA_DIR": "/srv/m"}, nil},
+		{"memory is cwd", "memory:\n  dataDir: .\n", nil, []string{`state.dir: "state" is inside memory.dataDir "."`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadString(tt.yaml, tt.env)
+			if tt.want == nil {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if c != nil {
+				t.Error("config returned with an error")
+			}
+			if err != nil {
+				err = errors.New(err.Error() + "\n")
+				if strings.Contains(err.Error(), "SECRET") {
+					t.Errorf("error shows a secret: %v", err)
+				}
+			}
+			wantErr(t, err, tt.want...)
+		})
+	}
+}
+
+func TestValidateHandBuilt(t *testing.T) {
+	err := (&Config{}).Validate()
+	wantErr(t, err,
+		"llm.model (MNEMO_MODEL): must not be empty",
+		"memory.dataDir (MNEMO_DATA_DIR): must not be empty",
+		"state.dir: must not be empty",
+		"llm.timeout: must be greater than 0",
+		`slack.apiURL (SLACK_API_URL): must not be empty; the default is "https://slack.com/api/"`,
+		`slack.channelMemory: "" is not one of full, read, off`,
+		`server.listen: "" must be host:port`,
+	)
+
+	// Without a file, names are checked in name order.
+	c := DefaultConfig()
+	c.Identities = map[string][]string{"b": {"discord:1"}, "a": {"discord:1"}, "c": {"discord:2"}}
+	wantErr(t, c.Validate(), `identities.b[0]: "discord:1" is already linked at identities.a[0]`)
+
+	// A URL that does not parse is not shown.
+	c = DefaultConfig()
+	c.LLM.BaseURL = "http://[::1"
+	if !strings.Contains(c.Redacted(), "baseURL: (invalid URL)") {
+		t.Errorf("Redacted:\n%s", c.Redacted())
+	}
+
+	c = DefaultConfig()
+	c.Server.Listen = "0.0.0.0:8080" // as a --listen flag would
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	c.Log.Format = "yaml" // as a bad --log-format would
+	wantErr(t, c.Validate(), `log.format: "yaml" is not one of text, json`)
+}
+
+func TestEnvPrecedence(t *testing.T) {
+	file := "llm:\n  baseURL: http://file/v1\n  apiKey: file-key\n  model: file-model\nmemory:\n  dataDir: /file/memory\n" +
+		"slack:\n  botToken: xoxb-file\n  appToken: xapp-file\n  apiURL: http://file-slack/\n" +
+		"discord:\n  botToken: file-discord\n  apiURL: http://file-discord/\n"
+
+	// No environment: the file.
+	c, err := loadString(file, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.Model != "file-model" || c.LLM.ReflectorModel != "file-model" || c.State.Dir != "/file/state" {
+		t.Errorf("file values not used: %+v", c)
+	}
+
+	// Blank environment variables do not count.
+	c, err = loadString(file, map[string]string{"MNEMO_MODEL": "  ", "OPENAI_API_KEY": ""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.Model != "file-model" || c.LLM.APIKey != "file-key" {
+		t.Errorf("blank env won: %+v", c)
+	}
+
+	// Every variable wins over the file, trimmed.
+	env := map[string]string{
+		"OPENAI_BASE_URL":       "http://env/v1",
+		"OPENAI_API_KEY":        " env-key\n",
+		"MNEMO_MODEL":           "env-model",
+		"MNEMO_REFLECTOR_MODEL": "env-reflector",
+		"MNEMO_DATA_DIR":        "/env/mem/",
+		"SLACK_BOT_TOKEN":       "xoxb-env",
+		"SLACK_APP_TOKEN":       "xapp-env",
+		"SLACK_API_URL":         "http://env-slack/api",
+		"DISCORD_BOT_TOKEN":     "env-discord",
+		"DISCORD_API_URL":       "http://env-discord",
+	}
+	c, err = loadString(file, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{
+		"baseURL": c.LLM.BaseURL, "apiKey": c.LLM.APIKey, "model": c.LLM.Model, "reflectorModel": c.LLM.ReflectorModel,
+		"dataDir": c.Memory.DataDir, "state": c.State.Dir, "slackBot": c.Slack.BotToken, "slackApp": c.Slack.AppToken,
+		"slackURL": c.Slack.APIURL, "discordBot": c.Discord.BotToken, "discordURL": c.Discord.APIURL,
+	}
+	want := map[string]string{
+		"baseURL": "http://env/v1", "apiKey": "env-key", "model": "env-model", "reflectorModel": "env-reflector",
+		"dataDir": "/env/mem", "state": "/env/state", "slackBot": "xoxb-env", "slackApp": "xapp-env",
+		"slackURL": "http://env-slack/api/", "discordBot": "env-discord", "discordURL": "http://env-discord/",
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+	if len(envVars) != 10 {
+		t.Errorf("%d environment variables, this test covers 10", len(envVars))
+	}
+
+	// MNEMO_MODEL moves the reflector model when that is not set anywhere.
+	c, err = loadString("", map[string]string{"MNEMO_MODEL": "llama3.2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.ReflectorModel != "llama3.2" {
+		t.Errorf("reflectorModel = %q, want llama3.2", c.LLM.ReflectorModel)
+	}
+	// ... but not when the file sets it.
+	c, err = loadString("llm:\n  reflectorModel: big\n", map[string]string{"MNEMO_MODEL": "small"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.ReflectorModel != "big" || c.LLM.Model != "small" {
+		t.Errorf("models = %q, %q", c.LLM.Model, c.LLM.ReflectorModel)
+	}
+	// An explicit state.dir is kept when the data dir moves.
+	c, err = loadString("state:\n  dir: /var/state\n", map[string]string{"MNEMO_DATA_DIR": "/srv/memory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.State.Dir != "/var/state" {
+		t.Errorf("state.dir = %q", c.State.Dir)
+	}
+}
+
+func TestIntForms(t *testing.T) {
+	c, err := loadString("memory:\n  readCap: 0x20000\n  indexBudget: 8_192\n  writeCap: \"2048\"\nllm:\n  maxRetries: 0\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Memory.ReadCap != 0x20000 || c.Memory.IndexBudget != 8192 || c.Memory.WriteCap != 2048 || c.LLM.MaxRetries != 0 {
+		t.Errorf("got %+v %+v", c.Memory, c.LLM.MaxRetries)
+	}
+}
+
+// TestExampleFile keeps deploy/mnemo.yaml and the code in step: the example
+// loads, equals the defaults, names every key and every variable.
+func TestExampleFile(t *testing.T) {
+	path := filepath.Join("..", "..", "deploy", "mnemo.yaml")
+	c, err := LoadConfig(path, true, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(c, DefaultConfig()) {
+		t.Errorf("the example differs from the defaults:\n%s\nwant\n%s", c.Redacted(), DefaultConfig().Redacted())
+	}
+
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		t.Fatal(err)
+	}
+	var present []string
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k := joinKey(prefix, n.Content[i].Value)
+			present = append(present, k)
+			if k != "identities" && n.Content[i+1].Kind == yaml.MappingNode {
+				walk(n.Content[i+1], k)
+			}
+		}
+	}
+	walk(doc.Content[0], "")
+	if !slices.Equal(present, knownKeys) {
+		t.Errorf("keys of the example:\n%v\nkeys of Config, in order:\n%v", present, knownKeys)
+	}
+	for _, e := range envVars {
+		if !bytes.Contains(data, []byte("env "+e.name)) {
+			t.Errorf("the example does not mention env %s", e.name)
+		}
+	}
+}
+
+// TestSecretsNeverShown sets every secret to a marked value and looks for the
+// mark everywhere a config is shown.
+func TestSecretsNeverShown(t *testing.T) {
+	const mark = "S3CR3T"
+	env := map[string]string{
+		"OPENAI_API_KEY":    "sk-" + mark,
+		"SLACK_BOT_TOKEN":   "xoxb-" + mark,
+		"SLACK_APP_TOKEN":   "xapp-" + mark,
+		"DISCORD_BOT_TOKEN": "a." + mark + ".b",
+		"OPENAI_BASE_URL":   "https://user:" + mark + "@llm.example/v1",
+	}
+	c, err := loadString("", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	slog.New(slog.NewTextHandler(&logs, nil)).Info("start", "config", c, "llm", c.LLM, "slack", c.Slack, "discord", c.Discord)
+	slog.New(slog.NewJSONHandler(&logs, nil)).Info("start", "config", *c)
+	shown := []string{
+		c.Redacted(), c.String(), fmt.Sprint(c), fmt.Sprintf("%v %+v %#v %s", c, c, c, *c),
+		fmt.Sprintf("%v %+v %#v", c.LLM, c.Slack, c.Discord), fmt.Sprintf("%#v %#v %#v", c.LLM, c.Slack, c.Discord), logs.String(),
+	}
+	for _, s := range shown {
+		if strings.Contains(s, mark) {
+			t.Errorf("secret shown in:\n%s", s)
+		}
+	}
+	r := c.Redacted()
+	for _, want := range []string{"apiKey: set", "botToken: set", "appToken: set", "user:xxxxx@llm.example"} {
+		if !strings.Contains(r, want) {
+			t.Errorf("Redacted lacks %q:\n%s", want, r)
+		}
+	}
+	if !strings.Contains(DefaultConfig().Redacted(), "apiKey: unset") {
+		t.Error("unset secret not shown as unset")
+	}
+	if !strings.Contains(logs.String(), "config.llm.apiKey=set") || !strings.Contains(logs.String(), `"apiKey":"set"`) {
+		t.Errorf("logs do not show the redacted config:\n%s", logs.String())
+	}
+
+	// Invalid secrets are not shown either.
+	bad := map[string]string{
+		"OPENAI_API_KEY":    "sk " + mark,
+		"SLACK_BOT_TOKEN":   "xapp-" + mark,
+		"SLACK_APP_TOKEN":   mark,
+		"DISCORD_BOT_TOKEN": "Bot " + mark,
+	}
+	_, err = loadString("llm:\n  maxRetries: 99\n", bad)
+	wantErr(t, err, "OPENAI_API_KEY", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "DISCORD_BOT_TOKEN", "llm.maxRetries")
+	if strings.Contains(err.Error(), mark) {
+		t.Errorf("error shows a secret:\n%v", err)
+	}
+	// A secret given where a section belongs is not echoed.
+	_, err = loadString("slack: xoxb-"+mark+"\n", nil)
+	wantErr(t, err, "slack: expected a section")
+	if strings.Contains(err.Error(), mark) {
+		t.Errorf("error shows a secret:\n%v", err)
+	}
+}
+
+func TestLogValueShape(t *testing.T) {
+	c, err := LoadConfig(filepath.Join("testdata", "config", "full.yaml"), true, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "config", c)
+	var got struct {
+		Config struct {
+			LLM struct {
+				Timeout    string `json:"timeout"`
+				MaxRetries int    `json:"maxRetries"`
+				APIKey     string `json:"apiKey"`
+			} `json:"llm"`
+			Identities map[string][]string `json:"identities"`
+			Server     struct {
+				Listen string `json:"listen"`
+			} `json:"server"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	g := got.Config
+	if g.LLM.Timeout != "1m30s" || g.LLM.MaxRetries != 0 || g.LLM.APIKey != "set" || g.Server.Listen != ":0" ||
+		!reflect.DeepEqual(g.Identities["zhangsan"], c.Identities["zhangsan"]) {
+		t.Errorf("logged %s", buf.String())
+	}
+}
+
+func TestLogging(t *testing.T) {
+	for level, want := range map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError, "": slog.LevelInfo} {
+		c := &Config{Log: LogConfig{Level: level}}
+		if got := c.SlogLevel(); got != want {
+			t.Errorf("SlogLevel(%q) = %v, want %v", level, got, want)
+		}
+	}
+	var buf bytes.Buffer
+	c := DefaultConfig()
+	c.Log.Format = "json"
+	c.Log.Level = "warn"
+	l := slog.New(c.LogHandler(&buf))
+	l.Info("hidden")
+	l.Warn("shown")
+	if s := buf.String(); strings.Contains(s, "hidden") || !strings.HasPrefix(s, "{") {
+		t.Errorf("json handler wrote %q", s)
+	}
+	buf.Reset()
+	c.Log.Format, c.Log.Level = "text", "info"
+	slog.New(c.LogHandler(&buf)).Info("line")
+	if !strings.Contains(buf.String(), "msg=line") {
+		t.Errorf("text handler wrote %q", buf.String())
+	}
+}
+
+func TestDuration(t *testing.T) {
+	d := Duration(90 * time.Second)
+	if d.Std() != 90*time.Second || d.String() != "1m30s" {
+		t.Errorf("Std/String: %v %q", d.Std(), d.String())
+	}
+	out, err := yaml.Marshal(struct {
+		D Duration `yaml:"d"`
+	}{d})
+	if err != nil || string(out) != "d: 1m30s\n" {
+		t.Errorf("Marshal = %q, %v", out, err)
+	}
+	// Through the yaml package's own decoder too.
+	var v struct {
+		D Duration `yaml:"d"`
+	}
+	if err := yaml.Unmarshal([]byte("d: 1h30m\n"), &v); err != nil || v.D.Std() != 90*time.Minute {
+		t.Errorf("Unmarshal = %v, %v", v.D, err)
+	}
+	if err := yaml.Unmarshal([]byte("d: 90\n"), &v); err == nil || !strings.Contains(err.Error(), "90 has no unit") {
+		t.Errorf("Unmarshal of 90: %v", err)
+	}
+}
+
+func TestResolveLLM(t *testing.T) {
+	okProbe := func(calls *[]string) func(context.Context, string) error {
+		return func(ctx context.Context, u string) error {
+			if _, ok := ctx.Deadline(); !ok {
+				t.Error("probe without a deadline")
+			}
+			*calls = append(*calls, u)
+			return nil
+		}
+	}
+	failProbe := func(context.Context, string) error { return errors.New("connection refused") }
+
+	tests := []struct {
+		name      string
+		baseURL   string
+		apiKey    string
+		ollama    string
+		probe     func(*[]string) func(context.Context, string) error
+		wantURL   string
+		wantNote  string
+		wantCalls []string
+		wantErr   []string
+	}{
+		{name: "base url", baseURL: "http://vllm:8000/v1", probe: okProbe, wantURL: "http://vllm:8000/v1"},
+		{name: "base url and key", baseURL: "http://vllm:8000/v1", apiKey: "k", probe: okProbe, wantURL: "http://vllm:8000/v1"},
+		{name: "key only", apiKey: "k", probe: okProbe, wantURL: OpenAIBaseURL},
+		{name: "ollama", probe: okProbe, wantURL: DefaultOllamaURL, wantCalls: []string{DefaultOllamaURL},
+			wantNote: "no OPENAI_API_KEY or OPENAI_BASE_URL set; using local Ollama at " + DefaultOllamaURL + ` with model "gpt-4o-mini"`},
+		{name: "ollama elsewhere", ollama: "http://gpu:11434/v1", probe: okProbe, wantURL: "http://gpu:11434/v1",
+			wantCalls: []string{"http://gpu:11434/v1"}, wantNote: "using local Ollama at http://gpu:11434/v1"},
+		{name: "nothing", probe: func(*[]string) func(context.Context, string) error { return failProbe },
+			wantErr: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultOllamaURL, "connection refused", "ollama serve"}},
+		{name: "no probe", wantErr: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "no probe"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			c.LLM.BaseURL, c.LLM.APIKey = tt.baseURL, tt.apiKey
+			var calls []string
+			var probe func(context.Context, string) error
+			if tt.probe != nil {
+				probe = tt.probe(&calls)
+			}
+			u, note, err := ResolveLLM(t.Context(), c, probe, tt.ollama)
+			if tt.wantErr != nil {
+				wantErr(t, err, tt.wantErr...)
+				if !errors.Is(err, ErrNoLLM) {
+					t.Errorf("error does not wrap ErrNoLLM: %v", err)
+				}
+				if u != "" {
+					t.Errorf("url %q with an error", u)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if u != tt.wantURL {
+				t.Errorf("url = %q, want %q", u, tt.wantURL)
+			}
+			if !strings.Contains(note, tt.wantNote) || (tt.wantNote == "" && note != "") {
+				t.Errorf("note = %q, want %q", note, tt.wantNote)
+			}
+			if !slices.Equal(calls, tt.wantCalls) {
+				t.Errorf("probe calls = %v, want %v", calls, tt.wantCalls)
+			}
+			if c.LLM.BaseURL != tt.baseURL {
+				t.Error("cfg changed")
+			}
+		})
+	}
+}
+
+func TestEditDistanceAndSuggest(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"model", "modle", 1}, {"model", "model", 0}, {"kitten", "sitting", 3}, {"ab", "ba", 1}} {
+		if got := editDistance(tt.a, tt.b); got != tt.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
+		}
+	}
+	fields := yamlFields(reflect.TypeFor[LogConfig]())
+	for name, want := range map[string]string{
+		"levle":  ` (did you mean "log.level"?)`,
+		"FORMAT": ` (did you mean "log.format"?)`,
+		"lvl":    ` (did you mean "log.level"?)`,
+		"color":  "",
+		"x":      "",
+	} {
+		if got := suggest(name, "log", fields); got != want {
+			t.Errorf("suggest(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestFindErrorLine(t *testing.T) {
+	if got := findErrorLine([]byte("a: 1\nb: 2"), "yaml: something else"); got != 0 {
+		t.Errorf("unreproduced error found at line %d", got)
+	}
+	data := []byte("a: 1\nb: 2\nc: d: e")
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var n yaml.Node
+	err := dec.Decode(&n)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if got := findErrorLine(data, err.Error()); got != 3 {
+		t.Errorf("line %d, want 3 (%v)", got, err)
+	}
+}
+
+func TestValidUserName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"zhangsan": true, "li.si": true, "a_b-c": true, "0": true, "-x": true, strings.Repeat("a", 64): true,
+		"": false, ".x": false, "..": false, "a b": false, "a/b": false, strings.Repeat("a", 65): false, "é": false,
+	} {
+		if got := ValidUserName(name); got != want {
+			t.Errorf("ValidUserName(%q) = %v", name, got)
+		}
+	}
+}
+
+// The yaml package writes Config with the same keys it reads.
+func TestRedactedRoundTrip(t *testing.T) {
+	c := DefaultConfig()
+	c.Identities = map[string][]string{"a": {"discord:1"}}
+	text := c.Redacted()
+	if strings.Count(text, ": unset\n") != 4 {
+		t.Fatalf("want 4 unset secrets in\n%s", text)
+	}
+	back, err := loadString(strings.ReplaceAll(text, ": unset\n", ": \"\"\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, c) {
+		t.Errorf("round trip:\n%s\nwant\n%s", back.Redacted(), c.Redacted())
+	}
+}
+
+// Validation problems come in file order, those from the environment last.
+func TestValidateOrder(t *testing.T) {
+	text := "server:\n  listen: \"9090\"\nslack:\n  channelMemory: public\n  botToken: xapp-1\nlog:\n  level: loud\n"
+	_, err := loadString(text, map[string]string{"SLACK_APP_TOKEN": "nope"})
+	if err == nil {
+		t.Fatal("no error")
+	}
+	var prefixes []string
+	for _, line := range strings.Split(err.Error(), "\n") {
+		p, _, _ := strings.Cut(line, " ")
+		prefixes = append(prefixes, p)
+	}
+	want := []string{"mnemo.yaml:2:", "mnemo.yaml:4:", "mnemo.yaml:5:", "mnemo.yaml:7:", "SLACK_APP_TOKEN"}
+	if !slices.Equal(prefixes, want) {
+		t.Errorf("order %v, want %v:\n%v", prefixes, want, err)
+	}
+}

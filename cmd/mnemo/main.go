@@ -1,0 +1,4 @@
+package main
+
+// replaced by the real entry point
+func main() {}
