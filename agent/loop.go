@@ -1,0 +1,211 @@
+package agent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime/debug"
+	"sort"
+	"strings"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Model is what the loop needs from a model client; *LLM satisfies it.
+type Model interface {
+	Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
+}
+
+var _ Model = (*LLM)(nil)
+
+// DefaultMaxSteps bounds the model calls of one loop.
+const DefaultMaxSteps = 8
+
+// maxRepeats is how often the very same call (name and arguments) may run
+// in one loop; one more means the model is stuck.
+const maxRepeats = 2
+
+// LoopConfig configures one run of the tool loop.
+type LoopConfig struct {
+	Model     Model
+	ModelName string
+	Tools     []Tool
+	MaxSteps  int          // model calls at most; default DefaultMaxSteps
+	Logger    *slog.Logger // nil: discard
+	// Nudge is the user message that asks for a final answer without tools
+	// when the step cap or a repeated call stops the loop.
+	Nudge string
+}
+
+// Stop reasons of a loop that did not end with the model's own answer.
+const (
+	StopMaxSteps = "max_steps"
+	StopRepeated = "repeated_call"
+)
+
+// ToolCallRecord is one tool call the loop ran.
+type ToolCallRecord struct {
+	Name      string
+	Arguments string
+	Result    string
+	Failed    bool
+}
+
+// LoopResult is what a loop produced.
+type LoopResult struct {
+	Text     string                         // the final answer
+	Messages []openai.ChatCompletionMessage // every message, input included
+	Steps    int                            // model calls made
+	Calls    []ToolCallRecord
+	Stopped  string // "", StopMaxSteps or StopRepeated
+}
+
+const defaultNudge = "Stop calling tools now and give your final answer with what you have."
+
+// RunLoop runs the reason → act loop: it calls the model with the messages
+// and tools, runs the tool calls it asks for, feeds the results back, and
+// ends when the model answers in text. A bad tool call (unknown tool,
+// malformed arguments, a tool error or panic) goes back to the model as the
+// tool result. When the step cap or a repeated identical call stops the
+// loop, one more call without tools asks for the answer. Only a failed model
+// call is returned as an error (with whatever result there is so far).
+func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompletionMessage) (LoopResult, error) {
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Nudge == "" {
+		cfg.Nudge = defaultNudge
+	}
+	res := LoopResult{Messages: append([]openai.ChatCompletionMessage(nil), messages...)}
+	byName := make(map[string]Tool, len(cfg.Tools))
+	defs := make([]openai.Tool, 0, len(cfg.Tools))
+	for _, t := range cfg.Tools {
+		byName[t.Name] = t
+		defs = append(defs, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
+			Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+	}
+	seen := map[string]int{}
+	for res.Steps < cfg.MaxSteps {
+		req := openai.ChatCompletionRequest{Model: cfg.ModelName, Messages: res.Messages}
+		if len(defs) > 0 {
+			req.Tools = defs
+		}
+		res.Steps++
+		resp, err := cfg.Model.Complete(ctx, req)
+		truncated := errors.Is(err, ErrTruncated)
+		if err != nil && !truncated {
+			return res, err
+		}
+		if len(resp.Choices) == 0 {
+			return res, fmt.Errorf("%w: no choices in the reply", ErrBadResponse)
+		}
+		msg := resp.Choices[0].Message
+		if len(msg.ToolCalls) == 0 {
+			if truncated {
+				// The cut-off tool calls were dropped: say so, and let the model try again.
+				res.Messages = append(res.Messages, assistantText(msg.Content),
+					openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "Your last reply was cut off at the output limit and its tool calls were not run. Use shorter tool arguments, or answer directly."})
+				continue
+			}
+			res.Text = msg.Content
+			res.Messages = append(res.Messages, assistantText(msg.Content))
+			return res, nil
+		}
+		res.Messages = append(res.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: msg.Content, ToolCalls: msg.ToolCalls})
+		repeated := false
+		for _, call := range msg.ToolCalls {
+			key := call.Function.Name + "\x00" + canonicalJSON(call.Function.Arguments)
+			seen[key]++
+			rec := ToolCallRecord{Name: call.Function.Name, Arguments: call.Function.Arguments}
+			if seen[key] > maxRepeats {
+				repeated = true
+				rec.Result, rec.Failed = "error: this exact call was already made and answered; use the earlier result", true
+			} else {
+				rec.Result, rec.Failed = runTool(ctx, byName, call, cfg.Logger)
+			}
+			res.Calls = append(res.Calls, rec)
+			res.Messages = append(res.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: call.ID, Name: call.Function.Name, Content: rec.Result})
+		}
+		if repeated {
+			res.Stopped = StopRepeated
+			break
+		}
+	}
+	if res.Stopped == "" {
+		res.Stopped = StopMaxSteps
+	}
+	cfg.Logger.Warn("agent: tool loop stopped; asking for a final answer", "reason", res.Stopped, "steps", res.Steps)
+	res.Messages = append(res.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: cfg.Nudge})
+	res.Steps++
+	resp, err := cfg.Model.Complete(ctx, openai.ChatCompletionRequest{Model: cfg.ModelName, Messages: res.Messages})
+	if err != nil && !errors.Is(err, ErrTruncated) {
+		return res, err
+	}
+	if len(resp.Choices) == 0 {
+		return res, fmt.Errorf("%w: no choices in the reply", ErrBadResponse)
+	}
+	res.Text = resp.Choices[0].Message.Content
+	res.Messages = append(res.Messages, assistantText(res.Text))
+	return res, nil
+}
+
+// assistantText never sends an empty content: go-openai omits it and some
+// servers then reject the message.
+func assistantText(s string) openai.ChatCompletionMessage {
+	if strings.TrimSpace(s) == "" {
+		s = "(no answer)"
+	}
+	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: s}
+}
+
+// canonicalJSON makes {"a":1, "b":2} and {"b":2,"a":1} the same call.
+func canonicalJSON(s string) string {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return s
+	}
+	b, _ := json.Marshal(v) // re-encoding decoded JSON cannot fail
+	return string(b)
+}
+
+// runTool runs one call and turns every failure into a result text.
+func runTool(ctx context.Context, tools map[string]Tool, call openai.ToolCall, log *slog.Logger) (result string, failed bool) {
+	name := call.Function.Name
+	t, ok := tools[name]
+	if !ok {
+		names := make([]string, 0, len(tools))
+		for n := range tools {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return fmt.Sprintf("error: unknown tool %q; the tools are: %s", name, strings.Join(names, ", ")), true
+	}
+	args := strings.TrimSpace(call.Function.Arguments)
+	if args == "" {
+		args = "{}"
+	}
+	if !json.Valid([]byte(args)) {
+		return fmt.Sprintf("error: the arguments of %s are not valid JSON; send one JSON object matching its schema: %s", name, t.Parameters), true
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("agent: tool panicked", "tool", name, "panic", r, "stack", string(debug.Stack()))
+			result, failed = fmt.Sprintf("error: %s failed unexpectedly; try something else", name), true
+		}
+	}()
+	out, err := t.Call(ctx, json.RawMessage(args))
+	if err != nil {
+		log.Info("agent: tool error", "tool", name, "err", err)
+		return "error: " + err.Error(), true
+	}
+	if out == "" {
+		out = "(no output)"
+	}
+	return out, false
+}
