@@ -54,7 +54,7 @@ func RenderIndex(files []FileInfo, budget int) string {
 		rest := len(files) - i - 1
 		room := budget - b.Len() - len(indexFooter)
 		if rest > 0 {
-			room -= len(omittedLine(rest + 1)) // keep space to say what is left out
+			room -= len(omittedLine(rest)) // keep space to say what is left out
 		}
 		if len(line) > room {
 			b.WriteString(omittedLine(len(files) - i))

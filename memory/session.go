@@ -2,6 +2,7 @@ package memory
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"unicode/utf8"
 )
@@ -107,4 +108,51 @@ func (s *Session) Append(p, entry, summary string) error {
 		s.remember(p, v)
 	}
 	return err
+}
+
+// Preload gives a reflection what it starts from: the fact files in full
+// while they fit factsBudget bytes together (their versions recorded, so
+// the reflection may write them without reading again), else their index
+// lines; and the index of the episode files. Empty parts say "none yet".
+func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
+	files, err := s.u.List()
+	if err != nil {
+		return "", "", err
+	}
+	var factFiles, epLines []string
+	total := int64(0)
+	var factInfos []FileInfo
+	for _, f := range files {
+		if k, _ := ParsePath(f.Path); k == KindEpisode {
+			epLines = append(epLines, IndexLine(f))
+			continue
+		}
+		factInfos = append(factInfos, f)
+		total += f.Size
+	}
+	if total <= int64(factsBudget) {
+		for _, f := range factInfos {
+			d, err := s.Load(f.Path)
+			if err != nil {
+				continue // changed or vanished since the list: the model can still read it
+			}
+			factFiles = append(factFiles, "### "+f.Path+"\n"+d.Text)
+		}
+		facts = strings.Join(factFiles, "\n\n")
+	} else {
+		lines := make([]string, 0, len(factInfos)+1)
+		lines = append(lines, fmt.Sprintf("(The fact files hold %d bytes together, more than the %d pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", total, factsBudget))
+		for _, f := range factInfos {
+			lines = append(lines, IndexLine(f))
+		}
+		facts = strings.Join(lines, "\n")
+	}
+	if len(factInfos) == 0 {
+		facts = "none yet"
+	}
+	episodes = strings.Join(epLines, "\n")
+	if episodes == "" {
+		episodes = "none yet"
+	}
+	return facts, episodes, nil
 }

@@ -165,7 +165,7 @@ func (u *User) Write(p, content string, base *Version) (Version, error) {
 	if err := checkFact(content); err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
 	}
-	return u.update(p, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, true, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case v.Exists && base == nil:
 			return nil, fmt.Errorf("%s: %w: it already exists; memory_read it, then write the whole updated file (or use memory_patch)", p, ErrNotRead)
@@ -225,7 +225,7 @@ func (u *User) Patch(p string, patches []Patch, base *Version) (Version, error) 
 	if err != nil {
 		return Version{}, err
 	}
-	return u.update(p, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, false, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case !v.Exists:
 			if base != nil && base.Exists {
@@ -280,7 +280,7 @@ func (u *User) Append(p, entry, summary string) (Version, error) {
 		return Version{}, fmt.Errorf("%s: %w: the entry is dated %s; append it to episodes/%s.md", p, ErrInvalid, e.Date, e.Date[:7])
 	}
 	summary = oneLine(summary, maxSummaryLen)
-	return u.update(p, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, true, func(cur []byte, v Version) ([]byte, error) {
 		text := string(cur)
 		if strings.TrimSpace(text) == "" {
 			text = "# " + month + " Episodes\n\n> Summary: \n"
@@ -301,20 +301,21 @@ func (u *User) Append(p, entry, summary string) (Version, error) {
 // update is the one write path: wait out an editor, read the current
 // version, compute the new text, and rename it into place only if the file
 // is still what was read — re-reading a few times if it keeps changing.
-func (u *User) update(p string, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
+func (u *User) update(p string, create bool, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
-	root, err := u.openRoot(true)
+	root, err := u.openRoot(create)
 	if err != nil {
+		return Version{}, err
+	}
+	if root == nil { // no folder and nothing to create: the file is absent
+		_, err := compute(nil, Version{})
 		return Version{}, err
 	}
 	if err := u.waitForEditor(root, p); err != nil {
 		return Version{}, err
 	}
 	dir := path.Dir(p)
-	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-		return Version{}, fmt.Errorf("create %s folder: %w", dir, err)
-	}
 	for attempt := 1; ; attempt++ {
 		cur, v, err := currentVersion(root, p)
 		if err != nil {
@@ -327,6 +328,9 @@ func (u *User) update(p string, compute func(cur []byte, v Version) ([]byte, err
 		perm := filePerm
 		if fi, err := root.Lstat(p); err == nil {
 			perm = fi.Mode().Perm()
+		}
+		if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return Version{}, fmt.Errorf("create %s folder: %w", dir, err)
 		}
 		raced := false
 		err = writeAtomic(root, u.s.sync, p, out, perm, func() error {
