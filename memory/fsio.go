@@ -86,31 +86,42 @@ func describeMode(m fs.FileMode) string {
 // openRegular opens name for reading only when it is a plain file with one
 // link. os.Root follows a symlink in the last part when it stays inside, so
 // the file is Lstat-ed first and the open file must be that same inode;
-// O_NONBLOCK keeps a FIFO from hanging the open.
+// O_NONBLOCK keeps a FIFO from hanging the open. A file replaced between the
+// two (an editor saving by rename) is simply tried again.
 func openRegular(root *os.Root, name string) (*os.File, fs.FileInfo, error) {
+	for try := 0; ; try++ {
+		f, fi, again, err := openRegularOnce(root, name)
+		if !again || try == 4 {
+			return f, fi, err
+		}
+	}
+}
+
+func openRegularOnce(root *os.Root, name string) (f *os.File, fi fs.FileInfo, again bool, err error) {
 	li, err := root.Lstat(name)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
 	if err := checkRegular(name, li); err != nil {
-		return nil, nil, err
+		return nil, nil, false, err
 	}
-	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	f, err = root.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, nil, err
+		// Gone or replaced by a symlink since the Lstat: look again.
+		return nil, nil, true, err
 	}
-	fi, err := f.Stat()
+	fi, err = f.Stat()
 	if err == nil && !os.SameFile(li, fi) {
-		err = fmt.Errorf("%s changed while being opened; try again", name)
+		err, again = fmt.Errorf("%s keeps changing while being opened; try again", name), true
 	}
 	if err == nil {
 		err = checkRegular(name, fi)
 	}
 	if err != nil {
 		f.Close()
-		return nil, nil, err
+		return nil, nil, again, err
 	}
-	return f, fi, nil
+	return f, fi, false, nil
 }
 
 // readRegular reads a whole memory file and its version. A missing file is

@@ -58,7 +58,8 @@ func (x *index) set(p string, text []byte) {
 	x.mu.Unlock()
 }
 
-// list returns the current files; root may be nil when the user has no folder.
+// list returns the current files (read-only); root may be nil when the
+// user has no folder.
 func (x *index) list(root *os.Root) []FileInfo {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -77,7 +78,8 @@ func (x *index) list(root *os.Root) []FileInfo {
 		}
 		sortFiles(x.sorted)
 	}
-	return append([]FileInfo(nil), x.sorted...)
+	// Shared, never modified: a change builds a new slice.
+	return x.sorted
 }
 
 func (x *index) rescan(root *os.Root) {

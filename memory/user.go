@@ -108,6 +108,7 @@ func (u *User) openRoot(create bool) (*os.Root, error) {
 }
 
 // List returns the user's files: facts by name, then episodes newest first.
+// The slice is shared with the index: read it, never modify it.
 func (u *User) List() ([]FileInfo, error) {
 	root, err := u.openRoot(false)
 	if err != nil {

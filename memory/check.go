@@ -1,0 +1,317 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ProblemKind names one kind of thing `mnemo memory check` reports.
+type ProblemKind string
+
+// The kinds of problem Check reports.
+const (
+	// ProblemBadName: an entry whose name is outside the grammar (a user
+	// folder name, facts/ and episodes/, facts/<name>.md, episodes/YYYY-MM.md),
+	// so mnemo ignores it.
+	ProblemBadName ProblemKind = "bad-name"
+	// ProblemNotRegular: a symlink, FIFO, socket, device, folder or
+	// hard-linked file where a plain file (or a real folder) belongs; mnemo
+	// refuses to read it.
+	ProblemNotRegular ProblemKind = "not-regular"
+	// ProblemTooLarge: a file over the read cap (memory_read shows only its
+	// start) or over mnemo's hard limit (it cannot be read at all).
+	ProblemTooLarge ProblemKind = "too-large"
+	// ProblemNoSummary: a file without a file-level "> Summary:" line; it
+	// lists with a fallback summary.
+	ProblemNoSummary ProblemKind = "no-summary"
+	// ProblemNoTitle: a fact file without a "# Title" line; memory_write and
+	// memory_patch refuse to produce such a file, so the bot cannot change it.
+	ProblemNoTitle ProblemKind = "no-title"
+	// ProblemTorn: an episode entry without a "- Summary:" line or a valid
+	// "- Date: YYYY-MM-DD" line.
+	ProblemTorn ProblemKind = "torn-entry"
+	// ProblemLeftover: a temp file of an interrupted write, or an editor swap
+	// file, older than LeftoverAge.
+	ProblemLeftover ProblemKind = "leftover"
+	// ProblemUnreadable: a file that could not be read (permissions, I/O).
+	ProblemUnreadable ProblemKind = "unreadable"
+)
+
+// LeftoverAge is how old a temp file or an editor swap file must be before
+// Check reports it: younger ones belong to a write or an edit in progress.
+const LeftoverAge = 10 * time.Minute
+
+// Problem is one thing wrong in the memory folder.
+type Problem struct {
+	User   string // the user folder; "" for an entry of the memory root itself
+	Path   string // inside the user folder ("facts/x.md", "notes.txt"); "" for the folder itself
+	Kind   ProblemKind
+	Detail string // what is wrong and how to fix it
+}
+
+// Name is the entry the problem is about: "USER/PATH", "USER", or the name
+// of an entry of the memory root. Names with control, invisible or
+// non-UTF-8 characters are quoted so printing them cannot drive a terminal.
+func (p Problem) Name() string {
+	name := p.User
+	if p.Path != "" {
+		if name != "" {
+			name += "/"
+		}
+		name += p.Path
+	}
+	return displayName(name)
+}
+
+// String is the line `mnemo memory check` prints: "USER/PATH: detail".
+func (p Problem) String() string { return p.Name() + ": " + p.Detail }
+
+// displayName quotes a name that is not plain printable text.
+func displayName(name string) string {
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || r == utf8.RuneError || isInvisible(r) || (r >= 0x80 && r < 0xa0) {
+			return strconv.Quote(name)
+		}
+	}
+	if name == "" {
+		return `""`
+	}
+	return name
+}
+
+// CheckReport is the result of Check.
+type CheckReport struct {
+	Users    int       // user folders checked
+	Files    int       // memory files (names in the path grammar) checked
+	Problems []Problem // in folder order: users by name, facts, then episodes
+}
+
+// Check looks at one user's memory folder, or at every user folder and the
+// memory root itself when user is "", and reports what mnemo would ignore,
+// refuse or show badly: names outside the grammar, non-regular files,
+// files over the read cap, files without a summary (fact files also without
+// a title), torn episode entries, and old temp or swap files. It only reads:
+// nothing is changed or removed, so it is safe beside a running server.
+// A user with no folder is an error wrapping ErrNotFound.
+func (s *Store) Check(user string) (CheckReport, error) {
+	var r CheckReport
+	if user != "" {
+		if err := ValidateUser(user); err != nil {
+			return r, err
+		}
+		li, err := s.base.Lstat(user)
+		if errors.Is(err, fs.ErrNotExist) {
+			return r, fmt.Errorf("%s has no memory folder: %w", user, ErrNotFound)
+		}
+		if err != nil {
+			return r, fmt.Errorf("memory folder of %s: %w", user, err)
+		}
+		if err := s.checkUser(&r, user, li); err != nil {
+			return r, err
+		}
+		return r, nil
+	}
+	entries, err := os.ReadDir(s.opts.Dir)
+	if err != nil {
+		return r, fmt.Errorf("memory: list users in %s: %w", s.opts.Dir, err)
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if strings.HasPrefix(name, ".") || name == "lost+found" {
+			continue // .gitkeep and the like: never a user (names cannot start with '.')
+		}
+		if ValidateUser(name) != nil {
+			r.Problems = append(r.Problems, Problem{Path: name, Kind: ProblemBadName,
+				Detail: "not a user folder name, so mnemo ignores it: user names are 1-64 letters, digits, '.', '_' or '-', not starting with '.'"})
+			continue
+		}
+		li, err := s.base.Lstat(name)
+		if err != nil {
+			r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemUnreadable, Detail: err.Error()})
+			continue
+		}
+		if err := s.checkUser(&r, name, li); err != nil {
+			return r, err
+		}
+	}
+	return r, nil
+}
+
+// checkUser checks one user folder whose Lstat is li.
+func (s *Store) checkUser(r *CheckReport, name string, li fs.FileInfo) error {
+	r.Users++
+	if !li.IsDir() {
+		r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemNotRegular,
+			Detail: fmt.Sprintf("is a %s, not a folder; mnemo refuses to use it as %s's memory: put a real folder here", describeMode(li.Mode()), name)})
+		return nil
+	}
+	u, err := s.User(name)
+	if err != nil {
+		return err // unreachable: the name was validated
+	}
+	root, err := u.openRoot(false)
+	if err != nil {
+		r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemUnreadable, Detail: err.Error()})
+		return nil
+	}
+	if root == nil {
+		return nil // removed since it was listed
+	}
+	names := readDirNames(root, ".")
+	slices.Sort(names)
+	for _, top := range names {
+		if top != factsDir && top != episodesDir {
+			r.Problems = append(r.Problems, Problem{User: name, Path: top, Kind: ProblemBadName,
+				Detail: "not part of memory, so mnemo ignores it: a user folder holds only facts/ and episodes/"})
+		}
+	}
+	for _, sub := range []string{factsDir, episodesDir} {
+		if !slices.Contains(names, sub) {
+			continue
+		}
+		fi, err := root.Lstat(sub)
+		if err != nil {
+			r.Problems = append(r.Problems, Problem{User: name, Path: sub, Kind: ProblemUnreadable, Detail: err.Error()})
+			continue
+		}
+		if !fi.IsDir() {
+			r.Problems = append(r.Problems, Problem{User: name, Path: sub, Kind: ProblemNotRegular,
+				Detail: fmt.Sprintf("is a %s, not a folder; mnemo does not follow it: put a real folder here", describeMode(fi.Mode()))})
+			continue
+		}
+		files := readDirNames(root, sub)
+		slices.Sort(files)
+		for _, f := range files {
+			s.checkEntry(r, u, root, sub, f)
+		}
+	}
+	return nil
+}
+
+// checkEntry checks one entry of facts/ or episodes/.
+func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base string) {
+	p := sub + "/" + base
+	add := func(kind ProblemKind, format string, args ...any) {
+		r.Problems = append(r.Problems, Problem{User: u.name, Path: p, Kind: kind, Detail: fmt.Sprintf(format, args...)})
+	}
+	li, err := root.Lstat(p)
+	if err != nil {
+		add(ProblemUnreadable, "%v", err)
+		return
+	}
+	kind, perr := ParsePath(p)
+	if perr != nil {
+		s.checkStray(add, li, sub, base)
+		return
+	}
+	r.Files++
+	if !li.Mode().IsRegular() {
+		add(ProblemNotRegular, "is a %s, not a plain file; mnemo refuses to read it: replace it with a plain Markdown file", describeMode(li.Mode()))
+		return
+	}
+	if _, nlink := fileIno(li); nlink > 1 {
+		add(ProblemNotRegular, "has %d hard links, so it may also be a file outside this user's folder; mnemo refuses to read it: replace it with a copy of its own (cp %s x.tmp && mv x.tmp %s)", nlink, base, base)
+		return
+	}
+	if li.Size() > maxFileSize {
+		add(ProblemTooLarge, "is %s, over mnemo's %s limit for a memory file, so it cannot be read at all: split it into smaller files", FormatSize(li.Size()), FormatSize(maxFileSize))
+		return
+	}
+	data, _, err := readRegular(root, p)
+	if err != nil {
+		add(ProblemUnreadable, "%v", err)
+		return
+	}
+	if n := int64(len(data)); n > int64(s.opts.ReadCap) {
+		add(ProblemTooLarge, "is %s, over the %s read cap (memory.readCap): memory_read shows only its start; split or trim it", FormatSize(n), FormatSize(int64(s.opts.ReadCap)))
+	}
+	text := string(data)
+	header, _, problems := parseEpisodes(text)
+	title, summary := false, false
+	for _, line := range strings.Split(header, "\n") {
+		if t, ok := headingText(line, "#"); ok && t != "" {
+			title = true
+		}
+		if v, ok := summaryValue(line); ok && v != "" {
+			summary = true
+		}
+	}
+	if kind == KindFact {
+		// memory_write and memory_patch insist on a title anywhere in the file.
+		for _, line := range strings.Split(text, "\n") {
+			if t, ok := headingText(line, "#"); ok && t != "" {
+				title = true
+			}
+		}
+		if !title {
+			add(ProblemNoTitle, `has no "# Title" line; the bot cannot rewrite or patch it until it has one: add one at the top`)
+		}
+	}
+	if !summary {
+		add(ProblemNoSummary, `has no "> Summary: ..." line under its title; the index shows %q instead: add one`, FileSummary(text))
+	}
+	if kind == KindEpisode {
+		for _, pr := range problems {
+			add(ProblemTorn, "%s: add it, or remove the entry", pr)
+		}
+	}
+}
+
+// checkStray reports an entry of facts/ or episodes/ outside the grammar:
+// old temp and swap files as leftovers (recent ones are a write or an edit
+// in progress), everything else as a bad name.
+func (s *Store) checkStray(add func(ProblemKind, string, ...any), li fs.FileInfo, sub, base string) {
+	age := s.opts.Now().Sub(li.ModTime()).Truncate(time.Second)
+	switch {
+	case isTempName(base) && li.Mode().IsRegular():
+		if age >= LeftoverAge {
+			add(ProblemLeftover, "temp file of a write interrupted %s ago; safe to delete (mnemo serve removes these when it starts)", age)
+		}
+	case isSwapName(base):
+		if age >= LeftoverAge {
+			target := sub + "/" + strings.TrimPrefix(base[:len(base)-len(".swp")], ".")
+			add(ProblemLeftover, "editor swap file unchanged for %s; while it exists the bot cannot change %s: if nobody is editing that file, delete it", age, target)
+		}
+	case li.IsDir():
+		add(ProblemBadName, "is a folder inside %s/, so mnemo ignores it: memory has no subfolders", sub)
+	default:
+		add(ProblemBadName, "not a memory file name, so mnemo ignores it: %s", pathHelp)
+	}
+}
+
+// isSwapName reports vim's swap file names: ".NAME.swp", ".swo", ... ".swa".
+func isSwapName(base string) bool {
+	if len(base) < len("..swp")+1 || base[0] != '.' {
+		return false
+	}
+	ext := base[len(base)-4:]
+	return ext[:3] == ".sw" && ext[3] >= 'a' && ext[3] <= 'p'
+}
+
+// Stat describes one memory file without following a symlink: what
+// `mnemo memory forget` shows before deleting. A missing file is an error
+// wrapping ErrNotFound.
+func (u *User) Stat(p string) (fs.FileInfo, error) {
+	if _, err := ParsePath(p); err != nil {
+		return nil, err
+	}
+	root, err := u.openRoot(false)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil {
+		return nil, notFound(p)
+	}
+	fi, err := root.Lstat(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, notFound(p)
+	}
+	return fi, err
+}
