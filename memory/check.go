@@ -108,14 +108,12 @@ func (s *Store) Check(user string) (CheckReport, error) {
 		}
 		li, err := s.base.Lstat(user)
 		if errors.Is(err, fs.ErrNotExist) {
-			return r, fmt.Errorf("%s has no memory folder: %w", user, ErrNotFound)
+			err = fmt.Errorf("%s has no memory folder: %w", user, ErrNotFound)
 		}
 		if err != nil {
-			return r, fmt.Errorf("memory folder of %s: %w", user, err)
-		}
-		if err := s.checkUser(&r, user, li); err != nil {
 			return r, err
 		}
+		s.checkUser(&r, user, li.Mode())
 		return r, nil
 	}
 	entries, err := os.ReadDir(s.opts.Dir)
@@ -124,45 +122,41 @@ func (s *Store) Check(user string) (CheckReport, error) {
 	}
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || name == "lost+found" {
-			continue // .gitkeep and the like: never a user (names cannot start with '.')
-		}
-		if ValidateUser(name) != nil {
+		switch {
+		case strings.HasPrefix(name, ".") || name == "lost+found":
+			// .gitkeep and the like: never a user (names cannot start with '.')
+		case ValidateUser(name) != nil:
 			r.Problems = append(r.Problems, Problem{Path: name, Kind: ProblemBadName,
 				Detail: "not a user folder name, so mnemo ignores it: user names are 1-64 letters, digits, '.', '_' or '-', not starting with '.'"})
-			continue
-		}
-		li, err := s.base.Lstat(name)
-		if err != nil {
-			r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemUnreadable, Detail: err.Error()})
-			continue
-		}
-		if err := s.checkUser(&r, name, li); err != nil {
-			return r, err
+		default:
+			s.checkUser(&r, name, e.Type())
 		}
 	}
 	return r, nil
 }
 
-// checkUser checks one user folder whose Lstat is li.
-func (s *Store) checkUser(r *CheckReport, name string, li fs.FileInfo) error {
+// Seams for the tests: failures that only races or a non-root user produce.
+var (
+	checkOpenRoot = (*User).openRoot
+	checkRead     = readRegular
+)
+
+// checkUser checks one user folder whose type is mode.
+func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
 	r.Users++
-	if !li.IsDir() {
+	if !mode.IsDir() {
 		r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemNotRegular,
-			Detail: fmt.Sprintf("is a %s, not a folder; mnemo refuses to use it as %s's memory: put a real folder here", describeMode(li.Mode()), name)})
-		return nil
+			Detail: fmt.Sprintf("is a %s, not a folder; mnemo refuses to use it as %s's memory: put a real folder here", describeMode(mode), name)})
+		return
 	}
-	u, err := s.User(name)
-	if err != nil {
-		return err // unreachable: the name was validated
+	u, _ := s.User(name) // the name is valid
+	root, err := checkOpenRoot(u, false)
+	if err == nil && root == nil {
+		err = errors.New("the folder was removed during the check")
 	}
-	root, err := u.openRoot(false)
 	if err != nil {
 		r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemUnreadable, Detail: err.Error()})
-		return nil
-	}
-	if root == nil {
-		return nil // removed since it was listed
+		return
 	}
 	names := readDirNames(root, ".")
 	slices.Sort(names)
@@ -170,21 +164,19 @@ func (s *Store) checkUser(r *CheckReport, name string, li fs.FileInfo) error {
 		if top != factsDir && top != episodesDir {
 			r.Problems = append(r.Problems, Problem{User: name, Path: top, Kind: ProblemBadName,
 				Detail: "not part of memory, so mnemo ignores it: a user folder holds only facts/ and episodes/"})
+			continue
+		}
+		fi, err := root.Lstat(top)
+		if err == nil && !fi.IsDir() {
+			err = fmt.Errorf("is a %s, not a folder; mnemo does not follow it: put a real folder here", describeMode(fi.Mode()))
+		}
+		if err != nil {
+			r.Problems = append(r.Problems, Problem{User: name, Path: top, Kind: ProblemNotRegular, Detail: err.Error()})
 		}
 	}
 	for _, sub := range []string{factsDir, episodesDir} {
-		if !slices.Contains(names, sub) {
-			continue
-		}
-		fi, err := root.Lstat(sub)
-		if err != nil {
-			r.Problems = append(r.Problems, Problem{User: name, Path: sub, Kind: ProblemUnreadable, Detail: err.Error()})
-			continue
-		}
-		if !fi.IsDir() {
-			r.Problems = append(r.Problems, Problem{User: name, Path: sub, Kind: ProblemNotRegular,
-				Detail: fmt.Sprintf("is a %s, not a folder; mnemo does not follow it: put a real folder here", describeMode(fi.Mode()))})
-			continue
+		if fi, err := root.Lstat(sub); err != nil || !fi.IsDir() {
+			continue // missing, or reported above
 		}
 		files := readDirNames(root, sub)
 		slices.Sort(files)
@@ -192,7 +184,6 @@ func (s *Store) checkUser(r *CheckReport, name string, li fs.FileInfo) error {
 			s.checkEntry(r, u, root, sub, f)
 		}
 	}
-	return nil
 }
 
 // checkEntry checks one entry of facts/ or episodes/.
@@ -203,7 +194,7 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 	}
 	li, err := root.Lstat(p)
 	if err != nil {
-		add(ProblemUnreadable, "%v", err)
+		add(ProblemUnreadable, "%v", err) // removed since it was listed
 		return
 	}
 	kind, perr := ParsePath(p)
@@ -212,19 +203,19 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 		return
 	}
 	r.Files++
-	if !li.Mode().IsRegular() {
+	_, nlink := fileIno(li)
+	switch {
+	case !li.Mode().IsRegular():
 		add(ProblemNotRegular, "is a %s, not a plain file; mnemo refuses to read it: replace it with a plain Markdown file", describeMode(li.Mode()))
 		return
-	}
-	if _, nlink := fileIno(li); nlink > 1 {
+	case nlink > 1:
 		add(ProblemNotRegular, "has %d hard links, so it may also be a file outside this user's folder; mnemo refuses to read it: replace it with a copy of its own (cp %s x.tmp && mv x.tmp %s)", nlink, base, base)
 		return
-	}
-	if li.Size() > maxFileSize {
+	case li.Size() > maxFileSize:
 		add(ProblemTooLarge, "is %s, over mnemo's %s limit for a memory file, so it cannot be read at all: split it into smaller files", FormatSize(li.Size()), FormatSize(maxFileSize))
 		return
 	}
-	data, _, err := readRegular(root, p)
+	data, _, err := checkRead(root, p)
 	if err != nil {
 		add(ProblemUnreadable, "%v", err)
 		return
@@ -233,35 +224,34 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 		add(ProblemTooLarge, "is %s, over the %s read cap (memory.readCap): memory_read shows only its start; split or trim it", FormatSize(n), FormatSize(int64(s.opts.ReadCap)))
 	}
 	text := string(data)
-	header, _, problems := parseEpisodes(text)
-	title, summary := false, false
+	if kind == KindFact && !hasTitle(text) {
+		// memory_write and memory_patch insist on one, anywhere in the file.
+		add(ProblemNoTitle, `has no "# Title" line; the bot cannot rewrite or patch it until it has one: add one at the top`)
+	}
+	header, _, torn := parseEpisodes(text)
+	summary := false
 	for _, line := range strings.Split(header, "\n") {
-		if t, ok := headingText(line, "#"); ok && t != "" {
-			title = true
-		}
 		if v, ok := summaryValue(line); ok && v != "" {
 			summary = true
-		}
-	}
-	if kind == KindFact {
-		// memory_write and memory_patch insist on a title anywhere in the file.
-		for _, line := range strings.Split(text, "\n") {
-			if t, ok := headingText(line, "#"); ok && t != "" {
-				title = true
-			}
-		}
-		if !title {
-			add(ProblemNoTitle, `has no "# Title" line; the bot cannot rewrite or patch it until it has one: add one at the top`)
 		}
 	}
 	if !summary {
 		add(ProblemNoSummary, `has no "> Summary: ..." line under its title; the index shows %q instead: add one`, FileSummary(text))
 	}
 	if kind == KindEpisode {
-		for _, pr := range problems {
+		for _, pr := range torn {
 			add(ProblemTorn, "%s: add it, or remove the entry", pr)
 		}
 	}
+}
+
+func hasTitle(text string) bool {
+	for _, line := range strings.Split(text, "\n") {
+		if t, ok := headingText(line, "#"); ok && t != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // checkStray reports an entry of facts/ or episodes/ outside the grammar:
