@@ -106,6 +106,12 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompleti
 			return res, fmt.Errorf("%w: no choices in the reply", ErrBadResponse)
 		}
 		msg := resp.Choices[0].Message
+		if resp.Choices[0].FinishReason == openai.FinishReasonLength && len(msg.ToolCalls) > 0 {
+			// Calls cut off at the token limit are never run, even when the
+			// Model did not remove them itself (LLM does).
+			cfg.Logger.Info("agent: dropped tool calls cut off at the token limit", "calls", len(msg.ToolCalls))
+			msg.ToolCalls, truncated = nil, true
+		}
 		if len(msg.ToolCalls) == 0 {
 			if truncated {
 				// The cut-off tool calls were dropped: say so, and let the model try again.
@@ -165,7 +171,11 @@ func assistantText(s string) openai.ChatCompletionMessage {
 }
 
 // canonicalJSON makes {"a":1, "b":2} and {"b":2,"a":1} the same call.
+// Empty arguments are the same as {}.
 func canonicalJSON(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "{}"
+	}
 	var v any
 	if json.Unmarshal([]byte(s), &v) != nil {
 		return s
@@ -190,8 +200,8 @@ func runTool(ctx context.Context, tools map[string]Tool, call openai.ToolCall, l
 	if args == "" {
 		args = "{}"
 	}
-	if !json.Valid([]byte(args)) {
-		return fmt.Sprintf("error: the arguments of %s are not valid JSON; send one JSON object matching its schema: %s", name, t.Parameters), true
+	if !json.Valid([]byte(args)) || args[0] != '{' {
+		return fmt.Sprintf("error: the arguments of %s are not a valid JSON object; send one JSON object matching its schema: %s", name, t.Parameters), true
 	}
 	defer func() {
 		if r := recover(); r != nil {

@@ -103,6 +103,7 @@ func headingText(line string, level string) (string, bool) {
 // above the first "## " entry), falling back to its "# Title", then to its
 // first non-blank line, so a hand-written file without a summary still lists.
 func FileSummary(text string) string {
+	text = strings.TrimPrefix(text, "\ufeff") // a BOM some Windows editors add
 	title, first := "", ""
 	for _, line := range strings.Split(text, "\n") {
 		if _, ok := headingText(line, "##"); ok {

@@ -16,6 +16,7 @@ func TestFileSummary(t *testing.T) {
 		{"entries only", "## Fix logger\n- Summary: logger fix\n- Date: 2026-02-01\n", "logger fix"},
 		{"entries only, no summaries", "## Fix logger\n- Date: 2026-02-01\n", "Fix logger"},
 		{"empty", "", "(empty)"},
+		{"byte order mark", "\ufeff# Title\n\n- x\n", "Title"},
 		{"blank", "\n \n", "(empty)"},
 		{"empty summary falls back", "# Title\n> Summary:\n", "Title"},
 		{"invisible stripped", "# T\n> Summary: a\u200bb\U000E0041c\u202e\n", "abc"},
