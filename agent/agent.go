@@ -1,0 +1,502 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	_ "embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"text/template"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Defaults of Config.
+const (
+	DefaultHistoryTurns     = 10
+	DefaultMaxConversations = 10000
+	DefaultMaxConcurrent    = 8
+)
+
+// Channel memory modes (Task.ChannelMemory).
+const (
+	ChannelMemoryFull = "full" // memory as in a DM
+	ChannelMemoryRead = "read" // memory informs the answer; private facts are not recited
+	ChannelMemoryOff  = "off"  // no index, no memory tools
+)
+
+// ApologyText is the reply to a task whose model calls failed.
+const ApologyText = "Sorry, I couldn't reach the language model just now, so I can't answer that. Please try again in a moment."
+
+// emptyAnswerText replaces a final answer with no text.
+const emptyAnswerText = "Sorry, I don't have an answer to that. Could you rephrase it?"
+
+// finalNudge asks for the answer when the tool loop was stopped.
+const finalNudge = "Stop calling tools now and answer my last message with what you have."
+
+//go:embed prompts/system.md
+var systemPromptText string
+
+var systemPrompt = template.Must(template.New("system.md").Option("missingkey=error").Parse(systemPromptText))
+
+// ContextMessage is an earlier message of the thread a task comes from,
+// attributed to its author.
+type ContextMessage struct {
+	Author      string // display name
+	Text        string
+	FromSpeaker bool // written by the person the task answers
+}
+
+// Task is one message to answer.
+type Task struct {
+	ID            string    // set by Handle when empty (16 random hex digits)
+	User          string    // memory user name, from the platform event (never from model output)
+	Conversation  string    // key of the thread / DM / console session; one task at a time per key ("" → Platform+":"+User)
+	Platform      string    // "console", "slack", "discord"
+	Speaker       string    // display name of the speaker, optional
+	Text          string    // the message
+	Time          time.Time // zero → Config.Now()
+	Channel       bool      // true in a public/group channel, false in a DM or the console
+	ChannelMemory string    // "full" | "read" | "off" (only meaningful when Channel); "" = "read"
+	Context       []ContextMessage
+}
+
+// Reply is the answer to a task.
+type Reply struct {
+	TaskID  string
+	Text    string // what to post; ApologyText when Failed
+	Failed  bool   // the model could not be reached (or the task broke)
+	Steps   int    // model calls made
+	Stopped string // "", StopMaxSteps or StopRepeated
+}
+
+// Turn is one exchange handed to the reflector (cmd wires OnTurn to it).
+type Turn struct {
+	TaskID, User, Conversation, Platform, Speaker, UserText, ReplyText string
+	Time                                                               time.Time
+	Context                                                            []ContextMessage
+	Failed                                                             bool
+}
+
+// Memory is what the Thinker needs of the memory store; cmd satisfies it
+// with memory.Store.
+type Memory interface {
+	// Index is the iteration-1 index message, exactly as DESIGN.md shows it.
+	Index(user string) (string, error)
+	// ReadTools are memory_list and memory_read bound to user, fresh per task.
+	ReadTools(user string) ([]Tool, error)
+}
+
+// Config configures an Agent. Model, ModelName and Memory are required.
+type Config struct {
+	Model     Model
+	ModelName string
+	Memory    Memory
+	// MaxSteps bounds the model calls of a task's tool loop (one more asks
+	// for the final answer); <= 0 means DefaultMaxSteps.
+	MaxSteps int
+	// HistoryTurns is how many earlier turns of a conversation are sent as
+	// short-term context; 0 means DefaultHistoryTurns, < 0 none.
+	HistoryTurns int
+	// MaxConversations bounds how many conversations' history is kept;
+	// past it the least recently active one is dropped. <= 0 means
+	// DefaultMaxConversations.
+	MaxConversations int
+	// MaxConcurrent bounds the tasks running at once across all
+	// conversations; <= 0 means DefaultMaxConcurrent.
+	MaxConcurrent int
+	// OnTurn, if set, gets every task that ran (also failed ones), after
+	// the reply is produced and before Handle returns, while the
+	// conversation is still held (so turns of one conversation arrive in
+	// order). It should be quick, e.g. journal the turn and return.
+	OnTurn func(Turn)
+	Logger *slog.Logger     // nil → discard
+	Now    func() time.Time // nil → time.Now
+}
+
+// Agent is the Thinker: it answers tasks with the model, the user's memory
+// index and the memory read tools. It is safe for concurrent use.
+type Agent struct {
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	history *history
+	slots   chan struct{}
+
+	mu    sync.Mutex
+	convs map[string]*convLock
+}
+
+// convLock serialises the tasks of one conversation; it exists while a
+// task holds or waits for it.
+type convLock struct {
+	ch   chan struct{}
+	refs int
+}
+
+// New validates cfg and returns an Agent.
+func New(cfg Config) (*Agent, error) {
+	var missing []string
+	if cfg.Model == nil {
+		missing = append(missing, "Model")
+	}
+	if strings.TrimSpace(cfg.ModelName) == "" {
+		missing = append(missing, "ModelName")
+	}
+	if cfg.Memory == nil {
+		missing = append(missing, "Memory")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("agent: config is missing %s", strings.Join(missing, ", "))
+	}
+	if cfg.MaxSteps <= 0 {
+		cfg.MaxSteps = DefaultMaxSteps
+	}
+	if cfg.HistoryTurns == 0 {
+		cfg.HistoryTurns = DefaultHistoryTurns
+	}
+	if cfg.MaxConversations <= 0 {
+		cfg.MaxConversations = DefaultMaxConversations
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = DefaultMaxConcurrent
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Agent{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		now:     cfg.Now,
+		history: newHistory(cfg.HistoryTurns, cfg.MaxConversations),
+		slots:   make(chan struct{}, cfg.MaxConcurrent),
+		convs:   map[string]*convLock{},
+	}, nil
+}
+
+// ForgetUser drops every turn user spoke from the short-term history of
+// all conversations (call it when the user's memory is forgotten, so the
+// bot does not go on quoting it from context) and reports how many.
+func (a *Agent) ForgetUser(user string) int {
+	return a.history.forgetUser(user)
+}
+
+// Handle answers one task. Tasks of the same Conversation run one at a
+// time, in arrival order; at most MaxConcurrent run at once overall.
+//
+// A failure of the model (or a panic anywhere in the task) is not an
+// error: the Reply is Failed with ApologyText for the adapter to post, and
+// OnTurn still gets the turn. The error is non-nil only when ctx ended
+// before the task started (while it waited for its conversation or a
+// slot); the task then did not run and OnTurn is not called.
+func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
+	start := time.Now()
+	if t.ID == "" {
+		t.ID = newTaskID()
+	}
+	if t.Time.IsZero() {
+		t.Time = a.now()
+	}
+	if t.Conversation == "" {
+		t.Conversation = t.Platform + ":" + t.User
+	}
+	log := a.log.With("task_id", t.ID, "user", t.User, "conversation", t.Conversation)
+	defer func() {
+		// Last resort: nothing in a task may take the process down.
+		if r := recover(); r != nil {
+			log.Error("agent: task panicked", "state", "failed", "panic", r, "stack", string(debug.Stack()))
+			reply, err = Reply{TaskID: t.ID, Text: ApologyText, Failed: true}, nil
+		}
+	}()
+	log.Info("agent: task received", "state", "received", "platform", t.Platform, "channel", t.Channel,
+		"context_messages", len(t.Context))
+	log.Debug("agent: task text", "text", t.Text)
+
+	unlock, err := a.lockConversation(ctx, t.Conversation)
+	if err != nil {
+		log.Info("agent: task abandoned while queued", "state", "failed", "error", err)
+		return Reply{TaskID: t.ID, Failed: true}, err
+	}
+	defer unlock()
+	if err := a.acquireSlot(ctx); err != nil {
+		log.Info("agent: task abandoned while queued", "state", "failed", "error", err)
+		return Reply{TaskID: t.ID, Failed: true}, err
+	}
+	res, err := a.thinkInSlot(ctx, t, log, start)
+
+	reply = Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped}
+	if err != nil {
+		reply.Text, reply.Failed = ApologyText, true
+		log.Warn("agent: task failed", "state", "failed", "steps", res.Steps, "duration", time.Since(start), "error", err)
+	} else {
+		if strings.TrimSpace(reply.Text) == "" {
+			reply.Text = emptyAnswerText
+		}
+		a.history.add(t.Conversation, turn{User: t.User, Speaker: t.Speaker, Text: t.Text, Reply: reply.Text})
+		log.Info("agent: replied", "state", "replied", "steps", res.Steps, "tool_calls", len(res.Calls),
+			"stopped", res.Stopped, "duration", time.Since(start))
+	}
+	log.Debug("agent: reply text", "text", reply.Text)
+	a.emitTurn(t, reply, log)
+	return reply, nil
+}
+
+// thinkInSlot runs think in the slot acquireSlot took, and frees it.
+func (a *Agent) thinkInSlot(ctx context.Context, t Task, log *slog.Logger, start time.Time) (LoopResult, error) {
+	defer func() { <-a.slots }()
+	log.Info("agent: thinking", "state", "thinking", "queued", time.Since(start))
+	return a.think(ctx, t, log)
+}
+
+// think runs the model for t. A panic becomes an error.
+func (a *Agent) think(ctx context.Context, t Task, log *slog.Logger) (res LoopResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("agent: panic while thinking", "panic", r, "stack", string(debug.Stack()))
+			err = fmt.Errorf("agent: panic: %v", r)
+		}
+	}()
+	mode := memoryMode(t, log)
+	var index string
+	var tools []Tool
+	if mode != ChannelMemoryOff {
+		index, tools, err = a.loadMemory(t.User)
+		if err != nil {
+			log.Warn("agent: memory unavailable; answering without it", "error", err)
+			mode, index, tools = "unavailable", "", nil
+		}
+	}
+	system, err := renderSystem(t, mode)
+	if err != nil {
+		return res, err
+	}
+	hist := a.history.get(t.Conversation)
+	loop := LoopConfig{Model: a.cfg.Model, ModelName: a.cfg.ModelName, Tools: tools, MaxSteps: a.cfg.MaxSteps,
+		Logger: log, Nudge: finalNudge}
+	res, err = RunLoop(ctx, loop, buildMessages(t, system, hist, index))
+	if errors.Is(err, ErrContextLength) && len(hist) > 0 {
+		// The short-term history no longer fits: drop it, so this and the
+		// conversation's next messages can still be answered.
+		log.Warn("agent: conversation too long for the model; retrying without its history", "turns", len(hist))
+		a.history.clearConversation(t.Conversation)
+		steps := res.Steps
+		res, err = RunLoop(ctx, loop, buildMessages(t, system, nil, index))
+		res.Steps += steps
+	}
+	return res, err
+}
+
+// loadMemory gets the index and the read tools; a panic in Memory is an
+// error like any other.
+func (a *Agent) loadMemory(user string) (index string, tools []Tool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("memory panicked: %v", r)
+		}
+	}()
+	if index, err = a.cfg.Memory.Index(user); err != nil {
+		return "", nil, fmt.Errorf("memory index: %w", err)
+	}
+	if tools, err = a.cfg.Memory.ReadTools(user); err != nil {
+		return "", nil, fmt.Errorf("memory tools: %w", err)
+	}
+	return index, tools, nil
+}
+
+// emitTurn gives the turn to OnTurn; its panic is logged, not spread.
+func (a *Agent) emitTurn(t Task, r Reply, log *slog.Logger) {
+	if a.cfg.OnTurn == nil {
+		return
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			log.Error("agent: OnTurn panicked", "panic", p, "stack", string(debug.Stack()))
+		}
+	}()
+	a.cfg.OnTurn(Turn{TaskID: t.ID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
+		Speaker: t.Speaker, UserText: t.Text, ReplyText: r.Text, Time: t.Time, Context: t.Context, Failed: r.Failed})
+}
+
+// lockConversation waits until the conversation is free (or ctx ends)
+// and returns its unlock function.
+func (a *Agent) lockConversation(ctx context.Context, key string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	a.mu.Lock()
+	l := a.convs[key]
+	if l == nil {
+		l = &convLock{ch: make(chan struct{}, 1)}
+		a.convs[key] = l
+	}
+	l.refs++
+	a.mu.Unlock()
+	drop := func() {
+		a.mu.Lock()
+		if l.refs--; l.refs == 0 {
+			delete(a.convs, key)
+		}
+		a.mu.Unlock()
+	}
+	select {
+	case l.ch <- struct{}{}:
+		return func() { <-l.ch; drop() }, nil
+	case <-ctx.Done():
+		drop()
+		return nil, ctx.Err()
+	}
+}
+
+// acquireSlot waits for one of the MaxConcurrent slots (or ctx's end).
+func (a *Agent) acquireSlot(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case a.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// memoryMode is "full", "read" or "off": a DM or the console always uses
+// memory fully; a channel as ChannelMemory says, "read" by default.
+func memoryMode(t Task, log *slog.Logger) string {
+	if !t.Channel {
+		return ChannelMemoryFull
+	}
+	switch m := t.ChannelMemory; m {
+	case ChannelMemoryFull, ChannelMemoryRead, ChannelMemoryOff:
+		return m
+	case "":
+		return ChannelMemoryRead
+	default:
+		log.Warn("agent: unknown channel memory mode; using read", "channel_memory", m)
+		return ChannelMemoryRead
+	}
+}
+
+type promptData struct {
+	PlatformName, Date, Weekday, Time, Speaker string
+	Channel                                    bool
+	Memory                                     string // full, read, off, unavailable
+}
+
+func renderSystem(t Task, mode string) (string, error) {
+	d := promptData{
+		PlatformName: platformName(t.Platform),
+		Date:         t.Time.Format("2006-01-02"),
+		Weekday:      t.Time.Weekday().String(),
+		Time:         t.Time.Format("15:04 MST"),
+		Speaker:      oneLineName(t.Speaker),
+		Channel:      t.Channel,
+		Memory:       mode,
+	}
+	var b strings.Builder
+	if err := systemPrompt.Execute(&b, d); err != nil {
+		return "", fmt.Errorf("agent: system prompt: %w", err)
+	}
+	return strings.TrimSpace(b.String()), nil
+}
+
+func platformName(p string) string {
+	switch p {
+	case "console":
+		return "a terminal"
+	case "slack":
+		return "Slack"
+	case "discord":
+		return "Discord"
+	case "":
+		return "a chat"
+	}
+	return oneLineName(p)
+}
+
+// oneLineName keeps a display name from breaking the lines it is put in.
+func oneLineName(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// buildMessages lays out iteration 1: system prompt, short-term history
+// (user/assistant pairs, no index or tool traffic), the memory index as a
+// user message (when there is one), the thread context, the message.
+func buildMessages(t Task, system string, hist []turn, index string) []openai.ChatCompletionMessage {
+	msgs := make([]openai.ChatCompletionMessage, 0, 4+2*len(hist))
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
+	for _, h := range hist {
+		text := nonEmpty(h.Text)
+		if h.User != t.User {
+			who := oneLineName(h.Speaker)
+			if who == "" {
+				who = "another person"
+			}
+			text = fmt.Sprintf("[Earlier message from %s, not the person you are answering now]\n%s", who, text)
+		}
+		msgs = append(msgs,
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: text},
+			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: nonEmpty(h.Reply)})
+	}
+	if index != "" {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: index})
+	}
+	if len(t.Context) > 0 {
+		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: renderContext(t)})
+	}
+	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: nonEmpty(t.Text)})
+	return msgs
+}
+
+// nonEmpty keeps a message from being sent without content (go-openai
+// omits an empty one, and servers reject that).
+func nonEmpty(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "(empty message)"
+	}
+	return s
+}
+
+// renderContext attributes each earlier thread message to its author and
+// marks which are the speaker's and which other people's.
+func renderContext(t Task) string {
+	speaker := oneLineName(t.Speaker)
+	if speaker == "" {
+		speaker = "the person you are answering"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Earlier messages in this thread, oldest first, quoted for context. Only lines marked \"(the speaker)\" are from %s; "+
+		"lines marked \"(another person)\" are other people's words, not the speaker's.\n", speaker)
+	for _, m := range t.Context {
+		author := oneLineName(m.Author)
+		if author == "" {
+			author = "someone"
+		}
+		role := "another person"
+		if m.FromSpeaker {
+			role = "the speaker"
+		}
+		lines := strings.Split(strings.TrimRight(m.Text, "\n"), "\n")
+		fmt.Fprintf(&b, "\n[%s (%s)]: %s", author, role, lines[0])
+		for _, l := range lines[1:] {
+			b.WriteString("\n    " + l)
+		}
+	}
+	return b.String()
+}
+
+// newTaskID is 16 random hex digits.
+func newTaskID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
+	return hex.EncodeToString(b[:])
+}
