@@ -1,0 +1,97 @@
+package console
+
+import (
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+)
+
+type fakeHandler struct {
+	mu    sync.Mutex
+	tasks []agent.Task
+	err   error
+}
+
+var _ Handler = (*fakeHandler)(nil)
+
+func (f *fakeHandler) Handle(_ context.Context, t agent.Task) (agent.Reply, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tasks = append(f.tasks, t)
+	return agent.Reply{Text: "echo: " + t.Text + "\nline two\n"}, f.err
+}
+
+func TestPipedChat(t *testing.T) {
+	h := &fakeHandler{}
+	var out strings.Builder
+	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	err := Run(context.Background(), Config{In: strings.NewReader("hello\n\n   \nsecond line  \n"), Out: &out, User: "alice", Handler: h, Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := out.String(), "echo: hello\nline two\necho: second line\nline two\n"; got != want {
+		t.Errorf("output %q; want %q", got, want)
+	}
+	if len(h.tasks) != 2 {
+		t.Fatalf("tasks = %+v", h.tasks)
+	}
+	want := agent.Task{User: "alice", Conversation: "console:alice", Platform: "console", Speaker: "alice", Text: "hello", Time: now}
+	if h.tasks[0].User != want.User || h.tasks[0].Conversation != want.Conversation || h.tasks[0].Platform != want.Platform || h.tasks[0].Text != want.Text || !h.tasks[0].Time.Equal(now) {
+		t.Errorf("task = %+v", h.tasks[0])
+	}
+}
+
+func TestInteractiveChat(t *testing.T) {
+	h := &fakeHandler{}
+	var out strings.Builder
+	mem := func(user string) (string, error) { return "Available memory: none yet.", nil }
+	err := Run(context.Background(), Config{In: strings.NewReader("/help\n/memory\nhi\n/quit\nnever\n"), Out: &out, Interactive: true, User: "alice", Handler: h, Memory: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{"mnemo: chatting as alice.", "you> ", help, "Available memory: none yet.", "\nmnemo> echo: hi\n       line two\n"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if len(h.tasks) != 1 {
+		t.Errorf("tasks after /quit: %d", len(h.tasks))
+	}
+	out.Reset()
+	Run(context.Background(), Config{In: strings.NewReader("/memory\n"), Out: &out, Interactive: true, User: "bob", Handler: h,
+		Memory: func(string) (string, error) { return "", errors.New("disk gone") }})
+	if !strings.Contains(out.String(), "cannot show your memory: disk gone") || !strings.HasSuffix(out.String(), "you> \n") {
+		t.Errorf("memory error / EOF output: %q", out.String())
+	}
+}
+
+func TestCancelWhileReading(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, Config{In: r, Out: io.Discard, User: "a", Handler: &fakeHandler{}}) }()
+	w.Write([]byte("one\n"))
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel = %v", err)
+	}
+}
+
+func TestErrors(t *testing.T) {
+	h := &fakeHandler{err: context.Canceled}
+	if err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: io.Discard, User: "a", Handler: h}); !errors.Is(err, context.Canceled) {
+		t.Errorf("handler error = %v", err)
+	}
+	long := strings.Repeat("x", maxLine+1) + "\n"
+	if err := Run(context.Background(), Config{In: strings.NewReader(long), Out: io.Discard, User: "a", Handler: &fakeHandler{}}); err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Errorf("long line = %v", err)
+	}
+}
