@@ -1,0 +1,12 @@
+// Package reflector turns finished chat turns into long-term memory. Each
+// turn is journaled durably under <state>/reflector/<user>.jsonl the moment
+// it is added; once a user's conversation has been quiet for a while (or
+// enough turns have piled up, or at shutdown) one background run per user
+// pre-loads that user's facts and episode index, shows the model the whole
+// burst of chat as quoted data, and lets it call the memory tools in its own
+// agent.RunLoop to write, patch or append what is worth keeping — or nothing
+// at all. Runs of one user never overlap; different users reflect
+// concurrently. Covered turns leave the journal only after a successful run,
+// so a crash or restart loses no reflection, and a turn whose runs keep
+// failing is dropped after a bounded number of attempts.
+package reflector
