@@ -57,8 +57,9 @@ type Problem struct {
 }
 
 // Name is the entry the problem is about: "USER/PATH", "USER", or the name
-// of an entry of the memory root. Names with control, invisible or
-// non-UTF-8 characters are quoted so printing them cannot drive a terminal.
+// of an entry of the memory root. Names with spaces, control, invisible or
+// non-UTF-8 characters are quoted, so a line stays unambiguous and printing
+// it cannot drive a terminal.
 func (p Problem) Name() string {
 	name := p.User
 	if p.Path != "" {
@@ -76,7 +77,7 @@ func (p Problem) String() string { return p.Name() + ": " + p.Detail }
 // displayName quotes a name that is not plain printable text.
 func displayName(name string) string {
 	for _, r := range name {
-		if r < 0x20 || r == 0x7f || r == utf8.RuneError || isInvisible(r) || (r >= 0x80 && r < 0xa0) {
+		if r <= ' ' || r == 0x7f || r == utf8.RuneError || isInvisible(r) || (r >= 0x80 && r < 0xa0) {
 			return strconv.Quote(name)
 		}
 	}
@@ -138,6 +139,7 @@ func (s *Store) Check(user string) (CheckReport, error) {
 // Seams for the tests: failures that only races or a non-root user produce.
 var (
 	checkOpenRoot = (*User).openRoot
+	checkLstat    = (*os.Root).Lstat
 	checkRead     = readRegular
 )
 
@@ -146,7 +148,7 @@ func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
 	r.Users++
 	if !mode.IsDir() {
 		r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemNotRegular,
-			Detail: fmt.Sprintf("is a %s, not a folder; mnemo refuses to use it as %s's memory: put a real folder here", describeMode(mode), name)})
+			Detail: fmt.Sprintf("is a %s, not a folder; mnemo refuses to use it as %s's memory: put a real folder here", entryKind(mode), name)})
 		return
 	}
 	u, _ := s.User(name) // the name is valid
@@ -168,7 +170,7 @@ func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
 		}
 		fi, err := root.Lstat(top)
 		if err == nil && !fi.IsDir() {
-			err = fmt.Errorf("is a %s, not a folder; mnemo does not follow it: put a real folder here", describeMode(fi.Mode()))
+			err = fmt.Errorf("is a %s, not a folder; mnemo does not use it: put a real folder here", entryKind(fi.Mode()))
 		}
 		if err != nil {
 			r.Problems = append(r.Problems, Problem{User: name, Path: top, Kind: ProblemNotRegular, Detail: err.Error()})
@@ -192,7 +194,7 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 	add := func(kind ProblemKind, format string, args ...any) {
 		r.Problems = append(r.Problems, Problem{User: u.name, Path: p, Kind: kind, Detail: fmt.Sprintf(format, args...)})
 	}
-	li, err := root.Lstat(p)
+	li, err := checkLstat(root, p)
 	if err != nil {
 		add(ProblemUnreadable, "%v", err) // removed since it was listed
 		return
@@ -243,6 +245,14 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 			add(ProblemTorn, "%s: add it, or remove the entry", pr)
 		}
 	}
+}
+
+// entryKind names what an entry is, for messages.
+func entryKind(m fs.FileMode) string {
+	if m.IsRegular() {
+		return "file"
+	}
+	return describeMode(m)
 }
 
 func hasTitle(text string) bool {

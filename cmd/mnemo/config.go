@@ -911,7 +911,7 @@ func (c *Config) validate(origin map[string]string) error {
 	ch.positive("reflector.idle", c.Reflector.Idle)
 	ch.intRange("reflector.maxTurns", c.Reflector.MaxTurns, 1, 1000, "")
 	ch.intRange("reflector.maxSteps", c.Reflector.MaxSteps, 1, 100, "")
-	ch.intRange("reflector.factsBudget", c.Reflector.FactsBudget, 0, 16<<20, " bytes")
+	ch.intRange("reflector.factsBudget", c.Reflector.FactsBudget, 1, 16<<20, " bytes")
 
 	ch.token("slack.botToken", c.Slack.BotToken, "xoxb-", "use the Bot User OAuth Token from the app's OAuth & Permissions page")
 	ch.token("slack.appToken", c.Slack.AppToken, "xapp-", "create an app-level token with connections:write on the app's Basic Information page")

@@ -188,7 +188,7 @@ func TestFixtureFull(t *testing.T) {
 		Memory:    MemoryConfig{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
 		State:     StateConfig{Dir: "/srv/mnemo/state"},
 		Agent:     AgentConfig{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
-		Reflector: ReflectorConfig{Idle: Duration(5 * time.Minute), MaxTurns: 40, MaxSteps: 6, FactsBudget: 0},
+		Reflector: ReflectorConfig{Idle: Duration(5 * time.Minute), MaxTurns: 40, MaxSteps: 6, FactsBudget: 1},
 		Slack: SlackConfig{
 			BotToken: "xoxb-file-bot-secret", AppToken: "xapp-file-app-secret",
 			APIURL: "http://slack.internal/api/", ChannelMemory: "full",
@@ -438,7 +438,7 @@ func TestValidateErrors(t *testing.T) {
 		{"max concurrent", "agent:\n  maxConcurrent: 0\n", nil, []string{`agent.maxConcurrent: 0 is out of range; use 1 to 1024`}},
 		{"reflector turns", "reflector:\n  maxTurns: 0\n", nil, []string{`reflector.maxTurns: 0 is out of range; use 1 to 1000`}},
 		{"reflector steps", "reflector:\n  maxSteps: 101\n", nil, []string{`reflector.maxSteps: 101 is out of range; use 1 to 100`}},
-		{"facts budget", "reflector:\n  factsBudget: -1\n", nil, []string{`reflector.factsBudget: -1 is out of range; use 0 to 16777216 bytes`}},
+		{"facts budget", "reflector:\n  factsBudget: -1\n", nil, []string{`reflector.factsBudget: -1 is out of range; use 1 to 16777216 bytes`}},
 		{"state inside memory", "memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil,
 			[]string{`mnemo.yaml:4: state.dir: "data/memory/state" is inside memory.dataDir "data/memory", where every folder is a user's memory; put it beside, e.g. "`}},
 		{"state is memory", "", map[string]string{"MNEMO_DATA_DIR": "/srv/m"}, nil},

@@ -1,4 +1,361 @@
+// Command mnemo is a chat agent with long-term memory per user, kept as
+// Markdown files: `mnemo chat` in a terminal, `mnemo serve` for Slack and
+// Discord, `mnemo memory ...` for admins. Run `mnemo help` for the commands.
 package main
 
-// replaced by the real entry point
-func main() {}
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/debug"
+	"strings"
+	"syscall"
+)
+
+const usageText = `Usage: mnemo [global flags] COMMAND [flags] [arguments]
+
+mnemo is a chat agent with long-term memory per user, kept as Markdown files.
+
+Commands:
+  chat [--user NAME]               talk in the terminal: one line in, the reply out;
+                                   at end of input, waits for reflections and exits
+  serve                            run the Slack and/or Discord adapters that have
+                                   tokens, with /healthz, /readyz and /metrics
+  memory users                     list the users that have memory, one per line
+  memory ls USER                   list a user's files: path, size, summary
+  memory show USER PATH            print one memory file
+  memory check [USER]              report files without a summary, bad names, non-
+                                   regular files, torn entries; exit 1 if any
+  memory forget USER [PATH] --yes  delete a user's memory, or one file
+  memory export USER               write a tar.gz of a user's memory to stdout
+  version                          print the version
+  help                             print this help
+
+Global flags (before or after the command):
+  --config FILE        YAML configuration (default: ./mnemo.yaml when present)
+  --log-format FORMAT  log format: text or json (log.format)
+  --listen ADDR        address of /healthz, /readyz and /metrics for serve
+                       (server.listen, default 127.0.0.1:9090)
+  -h, --help           print this help
+
+Memory paths are facts/<name>.md or episodes/YYYY-MM.md. The memory folder is
+MNEMO_DATA_DIR or memory.dataDir (default data/memory); the memory commands
+need no LLM. Every setting, its YAML key and its environment variable are in
+deploy/mnemo.yaml.
+
+Exit status: 0 success; 1 failure, or problems found by memory check;
+2 usage or configuration error.
+`
+
+// cliEnv is the process as a subcommand sees it. run builds it once and
+// passes the same one to runChat, runServe and runMemory; no field is nil
+// then. Subcommands read and write only through it (never os.Getenv,
+// os.Stdin, os.Stdout, os.Stderr or slog.Default), so that tests drive the
+// real code path with a map, buffers and a temp folder.
+type cliEnv struct {
+	// getenv reads the environment (os.Getenv in the binary, a map in tests).
+	// The configuration has already applied the variables it knows.
+	getenv func(string) string
+	// stdin is the input: chat reads the user's lines from it.
+	stdin io.Reader
+	// stdout is the output for the person or the script running mnemo:
+	// chat replies, listings, archives. Never logs.
+	stdout io.Writer
+	// stderr is for diagnostics; logger writes here.
+	stderr io.Writer
+	// logger is built from the configuration (log.format, log.level,
+	// --log-format) and writes to stderr. Log the Config itself with
+	// logger.Info("config", "config", cfg): it redacts secrets.
+	logger *slog.Logger
+	// configFile is the configuration file that was read, or "" when mnemo
+	// runs on defaults and the environment only.
+	configFile string
+}
+
+// command is a subcommand that needs the configuration. args are what
+// follows the subcommand's name with the global flags taken out; a
+// subcommand parses its own flags with newFlagSet and parseArgs, which
+// return usage errors (exit 2). ctx is cancelled on SIGINT or SIGTERM.
+type command func(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
+
+// commands are the subcommands that load the configuration (a variable so
+// that tests can stand in for chat and serve).
+var commands = map[string]command{
+	"chat":   runChat,
+	"serve":  runServe,
+	"memory": runMemory,
+}
+
+// osExit is os.Exit; tests replace it to run main.
+var osExit = os.Exit
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr), os.Stderr)
+	stop()
+	osExit(code)
+}
+
+// exitError is an error with the exit status it calls for.
+type exitError struct {
+	code  int
+	err   error
+	usage bool // also print the usage text on stderr
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageError is a mistake on the command line: exit 2.
+func usageError(format string, args ...any) error {
+	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
+}
+
+// configError is a configuration that cannot be used: exit 2.
+func configError(err error) error { return &exitError{code: 2, err: err} }
+
+// failure is an error with exit status 1 (any error without a code is one).
+func failure(err error) error { return &exitError{code: 1, err: err} }
+
+// exitCode prints err on stderr as "mnemo: message" and returns the exit
+// status: 0 for nil; the code of an exitError; 2 for ErrNoLLM (no LLM
+// configured, a configuration error); 1 for anything else.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return 0
+	}
+	code := 1
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.code
+	case errors.Is(err, ErrNoLLM):
+		code = 2
+	}
+	fmt.Fprintf(stderr, "mnemo: %v\n", err)
+	if ee != nil && ee.usage {
+		fmt.Fprint(stderr, "\n"+usageText)
+	}
+	return code
+}
+
+// globalFlags are the flags accepted anywhere on the command line.
+type globalFlags struct {
+	config    *string
+	logFormat *string
+	listen    *string
+	help      bool
+}
+
+// splitGlobal takes the global flags out of args, wherever they are, and
+// returns the rest in order. "--flag value" and "--flag=value" both work,
+// with one dash or two; after "--" nothing is taken.
+func splitGlobal(args []string) (globalFlags, []string, error) {
+	var g globalFlags
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
+		if !strings.HasPrefix(a, "-") {
+			name = ""
+		}
+		var dst **string
+		switch name {
+		case "h", "help":
+			g.help = true
+			continue
+		case "config":
+			dst = &g.config
+		case "log-format":
+			dst = &g.logFormat
+		case "listen":
+			dst = &g.listen
+		default:
+			rest = append(rest, a)
+			continue
+		}
+		if !hasValue {
+			if i+1 == len(args) {
+				return g, nil, usageError("flag --%s needs a value", name)
+			}
+			i++
+			value = args[i]
+		}
+		*dst = &value
+	}
+	return g, rest, nil
+}
+
+// newFlagSet returns a flag set for a subcommand that reports mistakes as
+// errors instead of printing and exiting. name is the subcommand as typed
+// ("chat", "memory forget").
+func newFlagSet(name string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// parseArgs parses a subcommand's flags, which may come before, between or
+// after its arguments, and returns the arguments. "--" ends the flags. A
+// mistake is a usage error naming the flag and the subcommand.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, usageError("%s: %s", fs.Name(), flagMessage(err))
+		}
+		rest := fs.Args()
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// flagMessage rewords the flag package's errors.
+func flagMessage(err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		return "unknown flag --" + name
+	}
+	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		return "flag --" + name + " needs a value"
+	}
+	return msg
+}
+
+// run is the whole program but for the exit: main calls it with the real
+// process, tests with a map and buffers.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	g, rest, err := splitGlobal(args)
+	if err != nil {
+		return err
+	}
+	if g.help {
+		_, err := fmt.Fprint(stdout, usageText)
+		return err
+	}
+	if len(rest) == 0 {
+		return &exitError{code: 2, err: errors.New("no command given"), usage: true}
+	}
+	name, rest := rest[0], rest[1:]
+	switch name {
+	case "help":
+		_, err := fmt.Fprint(stdout, usageText)
+		return err
+	case "version":
+		pos, err := parseArgs(newFlagSet(name), rest)
+		if err != nil {
+			return err
+		}
+		if len(pos) > 0 {
+			return usageError("version takes no arguments")
+		}
+		info, _ := debug.ReadBuildInfo()
+		_, err = fmt.Fprintln(stdout, versionString(info))
+		return err
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		if strings.HasPrefix(name, "-") {
+			return usageError("unknown flag %s; the global flags are --config, --log-format, --listen and --help (run mnemo help)", name)
+		}
+		return &exitError{code: 2, err: fmt.Errorf("unknown command %q", name), usage: true}
+	}
+	cfg, file, err := loadConfig(g, getenv)
+	if err != nil {
+		return err
+	}
+	env := &cliEnv{
+		getenv:     getenv,
+		stdin:      stdin,
+		stdout:     stdout,
+		stderr:     stderr,
+		logger:     slog.New(cfg.LogHandler(stderr)),
+		configFile: file,
+	}
+	return cmd(ctx, env, cfg, rest)
+}
+
+// loadConfig reads --config (or ./mnemo.yaml when present) and the
+// environment, then applies --log-format and --listen. It returns the file
+// read ("" for none).
+func loadConfig(g globalFlags, getenv func(string) string) (*Config, string, error) {
+	path, explicit := "", g.config != nil
+	if explicit {
+		path = *g.config
+	}
+	cfg, err := LoadConfig(path, explicit, getenv)
+	if err != nil {
+		return nil, "", configError(err)
+	}
+	if !explicit {
+		if _, err := os.Stat(DefaultConfigFile); err == nil {
+			path = DefaultConfigFile
+		}
+	}
+	if g.logFormat == nil && g.listen == nil {
+		return cfg, path, nil
+	}
+	if g.logFormat != nil {
+		cfg.Log.Format = *g.logFormat
+	}
+	if g.listen != nil {
+		cfg.Server.Listen = *g.listen
+	}
+	if err := cfg.Validate(); err != nil {
+		msg := strings.NewReplacer("log.format", "--log-format", "server.listen", "--listen").Replace(err.Error())
+		return nil, "", usageError("%s", msg)
+	}
+	return cfg, path, nil
+}
+
+// version is set at build time: go build -ldflags "-X main.version=v1.2.3".
+var version = ""
+
+// versionString is the line `mnemo version` prints: the version (from the
+// build flag, else the module version), the VCS revision when known, the Go
+// version and the platform.
+func versionString(info *debug.BuildInfo) string {
+	v, rev, dirty := version, "", false
+	if info != nil {
+		if v == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
+			v = info.Main.Version
+		}
+		for _, s := range info.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value[:min(12, len(s.Value))]
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if v == "" {
+		v = "devel"
+	}
+	if rev != "" {
+		v += " (" + rev
+		if dirty {
+			v += ", modified"
+		}
+		v += ")"
+	}
+	return fmt.Sprintf("mnemo %s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/reflector"
+)
+
+// app is mnemo's core as every front end uses it: the memory store, the
+// model client, the Thinker and the reflector, wired together.
+type app struct {
+	env   *cliEnv
+	cfg   *Config
+	store *memory.Store
+	llm   *agent.LLM
+	agent *agent.Agent
+	refl  *reflector.Reflector
+}
+
+// memoryAdapter lets the agent and the reflector reach the store through
+// the small interfaces they define.
+type memoryAdapter struct {
+	store  *memory.Store
+	budget int
+}
+
+var (
+	_ agent.Memory     = memoryAdapter{}
+	_ reflector.Memory = memoryAdapter{}
+)
+
+func (m memoryAdapter) Index(user string) (string, error) {
+	u, err := m.store.User(user)
+	if err != nil {
+		return "", err
+	}
+	files, err := u.List()
+	if err != nil {
+		return "", err
+	}
+	return memory.RenderIndex(files, m.budget), nil
+}
+
+func (m memoryAdapter) ReadTools(user string) ([]agent.Tool, error) {
+	u, err := m.store.User(user)
+	if err != nil {
+		return nil, err
+	}
+	return memory.ReadTools(u.NewSession()), nil
+}
+
+func (m memoryAdapter) Prepare(user string, factsBudget int) (reflector.Prepared, error) {
+	u, err := m.store.User(user)
+	if err != nil {
+		return reflector.Prepared{}, err
+	}
+	s := u.NewSession()
+	facts, episodes, err := s.Preload(factsBudget)
+	if err != nil {
+		return reflector.Prepared{}, err
+	}
+	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: memory.AllTools(s)}, nil
+}
+
+// stateDir is state.dir, or "state" beside the memory folder.
+func stateDir(cfg *Config) string {
+	if cfg.State.Dir != "" {
+		return cfg.State.Dir
+	}
+	return filepath.Join(filepath.Dir(filepath.Clean(cfg.Memory.DataDir)), "state")
+}
+
+// openApp resolves the model server (falling back to a local Ollama),
+// opens the store and the reflector (which replays turns a crash left
+// journaled) and builds the Thinker.
+func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
+	httpClient := &http.Client{}
+	ollama := env.getenv("MNEMO_OLLAMA_URL")
+	probe := func(ctx context.Context, url string) error { return agent.ProbeModels(ctx, httpClient, url) }
+	baseURL, note, err := ResolveLLM(ctx, cfg, probe, ollama)
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintln(env.stderr, "mnemo: "+note)
+	}
+	store, err := memory.Open(memory.Options{
+		Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
+		Watch: true, Clean: true, Logger: env.logger,
+	})
+	if err != nil {
+		return nil, failure(err)
+	}
+	retries := cfg.LLM.MaxRetries
+	if retries == 0 {
+		retries = -1 // the client reads 0 as "default"; the configuration means none
+	}
+	llm := agent.NewLLM(agent.LLMConfig{
+		BaseURL: baseURL, APIKey: cfg.LLM.APIKey, HTTPClient: httpClient,
+		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, Logger: env.logger,
+	})
+	mem := memoryAdapter{store: store, budget: cfg.Memory.IndexBudget}
+	reflModel := cfg.LLM.ReflectorModel
+	if reflModel == "" {
+		reflModel = cfg.LLM.Model
+	}
+	refl, err := reflector.Open(reflector.Config{
+		Model: llm, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
+		Idle: cfg.Reflector.Idle.Std(), MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
+		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger,
+	})
+	if err != nil {
+		store.Close()
+		return nil, failure(fmt.Errorf("open the reflection journal in %s: %w", stateDir(cfg), err))
+	}
+	history := cfg.Agent.HistoryTurns
+	if history == 0 {
+		history = -1 // the agent reads 0 as "default"; the configuration means none
+	}
+	ag, err := agent.New(agent.Config{
+		Model: llm, ModelName: cfg.LLM.Model, Memory: mem,
+		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
+		Logger: env.logger,
+		OnTurn: func(t agent.Turn) {
+			if err := refl.Add(t); err != nil {
+				env.logger.Error("reflector: could not journal the turn; it will not be reflected", "task_id", t.TaskID, "user", t.User, "err", err)
+			}
+		},
+	})
+	if err != nil { // only a wiring mistake: every field above is set
+		refl.Close(ctx)
+		store.Close()
+		return nil, failure(err)
+	}
+	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", baseURL, "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
+	return &app{env: env, cfg: cfg, store: store, llm: llm, agent: ag, refl: refl}, nil
+}
+
+// closeGrace bounds how long a shutdown that was itself interrupted waits
+// for reflections; what does not finish stays journaled for the next start.
+const closeGrace = 30 * time.Second
+
+// Close reflects every pending turn and waits for running reflections
+// (bounded by ctx; when ctx is already done, by closeGrace), then closes
+// the store. Turns not reflected stay journaled: that is logged, not failed.
+func (a *app) Close(ctx context.Context) error {
+	if ctx.Err() != nil {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), closeGrace)
+		defer cancel()
+	}
+	if err := a.refl.Close(ctx); err != nil && !errors.Is(err, reflector.ErrClosed) {
+		a.env.logger.Warn("reflector: shutdown incomplete", "err", err)
+	}
+	u := a.llm.Usage()
+	a.env.logger.Info("mnemo: stopped", "llm_calls", u.Calls, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "retries", u.Retries, "failures", u.Failures)
+	return a.store.Close()
+}

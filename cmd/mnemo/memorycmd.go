@@ -1,0 +1,295 @@
+package main
+
+// `mnemo memory ...`: the admin commands. They need no LLM, only the memory
+// folder (MNEMO_DATA_DIR or memory.dataDir), and open it without the watcher
+// and without removing temp files, so they are safe beside a running server.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/mnemo-agent/mnemo/memory"
+)
+
+// memorySub describes one `mnemo memory` subcommand.
+type memorySub struct {
+	args     string // the arguments, as in the usage text
+	min, max int    // how many arguments it takes
+}
+
+var memorySubs = map[string]memorySub{
+	"users":  {"", 0, 0},
+	"ls":     {"USER", 1, 1},
+	"show":   {"USER PATH", 2, 2},
+	"check":  {"[USER]", 0, 1},
+	"forget": {"USER [PATH] --yes", 1, 2},
+	"export": {"USER", 1, 1},
+}
+
+const memorySubNames = "users, ls, show, check, forget, export"
+
+// runMemory is `mnemo memory SUBCOMMAND ...`.
+func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
+	if len(args) == 0 {
+		return usageError("memory needs a subcommand: %s (run mnemo help)", memorySubNames)
+	}
+	name, args := args[0], args[1:]
+	sub, ok := memorySubs[name]
+	if !ok {
+		return usageError("unknown memory subcommand %q; use one of %s (run mnemo help)", name, memorySubNames)
+	}
+	usage := strings.TrimSpace("mnemo memory " + name + " " + sub.args)
+	fs := newFlagSet("memory " + name)
+	yes := false
+	if name == "forget" {
+		fs.BoolVar(&yes, "yes", false, "really delete")
+	}
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return usageError("%v; usage: %s", err, usage)
+	}
+	if len(pos) < sub.min || len(pos) > sub.max {
+		return usageError("memory %s takes %s; usage: %s", name, argCount(sub), usage)
+	}
+	// Check the names before touching the disk: mistakes here are usage errors.
+	if len(pos) > 0 {
+		if err := memory.ValidateUser(pos[0]); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	if len(pos) > 1 {
+		if _, err := memory.ParsePath(pos[1]); err != nil {
+			return usageError("%v", err)
+		}
+	}
+	store, err := openAdminStore(cfg, env.logger)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	m := &memoryCmd{env: env, cfg: cfg, store: store}
+	switch name {
+	case "users":
+		return m.users()
+	case "ls":
+		return m.ls(pos[0])
+	case "show":
+		return m.show(pos[0], pos[1])
+	case "check":
+		return m.check(append(pos, "")[0])
+	case "forget":
+		return m.forget(pos[0], append(pos, "")[1], yes)
+	}
+	return m.export(pos[0])
+}
+
+func argCount(sub memorySub) string {
+	switch {
+	case sub.max == 0:
+		return "no arguments"
+	case sub.min == sub.max:
+		return fmt.Sprintf("%d argument%s", sub.min, plural(sub.min))
+	}
+	return fmt.Sprintf("%d or %d arguments", sub.min, sub.max)
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// openAdminStore opens the memory folder for the admin commands: no watcher,
+// no clean-up of a running server's temp files, and no folder created when
+// it is missing (that is most likely a wrong MNEMO_DATA_DIR).
+func openAdminStore(cfg *Config, logger *slog.Logger) (*memory.Store, error) {
+	dir := cfg.Memory.DataDir
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, failure(fmt.Errorf("memory folder %s does not exist: nobody has talked to mnemo yet, or it is elsewhere (set MNEMO_DATA_DIR or memory.dataDir)", dir))
+	case err != nil:
+		return nil, failure(fmt.Errorf("memory folder: %w", err))
+	case !fi.IsDir():
+		return nil, failure(fmt.Errorf("memory folder %s is not a folder; set MNEMO_DATA_DIR or memory.dataDir to the memory folder", dir))
+	}
+	return memory.Open(memory.Options{
+		Dir:      dir,
+		ReadCap:  cfg.Memory.ReadCap,
+		WriteCap: cfg.Memory.WriteCap,
+		Watch:    false,
+		Clean:    false,
+		Logger:   logger,
+	})
+}
+
+// memoryCmd is one run of a memory subcommand.
+type memoryCmd struct {
+	env   *cliEnv
+	cfg   *Config
+	store *memory.Store
+}
+
+// user returns a user's memory, or an error naming the fix when the user has
+// no folder.
+func (m *memoryCmd) user(name string) (*memory.User, error) {
+	if _, err := os.Lstat(filepath.Join(m.cfg.Memory.DataDir, name)); errors.Is(err, fs.ErrNotExist) {
+		return nil, noUser(name)
+	}
+	return m.store.User(name)
+}
+
+func noUser(name string) error {
+	return failure(fmt.Errorf("no memory for user %q; mnemo memory users lists them", name))
+}
+
+func (m *memoryCmd) users() error {
+	names, err := m.store.Users()
+	if err != nil {
+		return err
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(m.env.stderr, "no users have memory in %s yet\n", m.store.Dir())
+	}
+	for _, n := range names {
+		if _, err := fmt.Fprintln(m.env.stdout, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ls prints path, size and summary in aligned columns, sizes right-aligned.
+func (m *memoryCmd) ls(name string) error {
+	u, err := m.user(name)
+	if err != nil {
+		return err
+	}
+	files, err := u.List()
+	if err != nil {
+		return err
+	}
+	if len(files) == 0 {
+		fmt.Fprintf(m.env.stderr, "%s has no memory files\n", name)
+		return nil
+	}
+	pw, sw := 0, 0
+	for _, f := range files {
+		pw = max(pw, len(f.Path))
+		sw = max(sw, len(memory.FormatSize(f.Size)))
+	}
+	var b strings.Builder
+	for _, f := range files {
+		fmt.Fprintf(&b, "%-*s  %*s  %s\n", pw, f.Path, sw, memory.FormatSize(f.Size), f.Summary)
+	}
+	_, err = fmt.Fprint(m.env.stdout, b.String())
+	return err
+}
+
+func (m *memoryCmd) show(name, p string) error {
+	u, err := m.user(name)
+	if err != nil {
+		return err
+	}
+	doc, err := u.Read(p)
+	if errors.Is(err, memory.ErrNotFound) {
+		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, name))
+	}
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprint(m.env.stdout, doc.Text)
+	return err
+}
+
+func (m *memoryCmd) check(name string) error {
+	rep, err := m.store.Check(name)
+	if errors.Is(err, memory.ErrNotFound) {
+		return noUser(name)
+	}
+	if err != nil {
+		return err
+	}
+	counts := fmt.Sprintf("%d user%s, %d file%s checked", rep.Users, plural(rep.Users), rep.Files, plural(rep.Files))
+	var b strings.Builder
+	for _, p := range rep.Problems {
+		b.WriteString(p.String() + "\n")
+	}
+	if len(rep.Problems) == 0 {
+		b.WriteString("ok: " + counts + "\n")
+	}
+	if _, err := fmt.Fprint(m.env.stdout, b.String()); err != nil {
+		return err
+	}
+	if n := len(rep.Problems); n > 0 {
+		return failure(fmt.Errorf("memory check: %d problem%s (%s)", n, plural(n), counts))
+	}
+	return nil
+}
+
+func (m *memoryCmd) forget(name, p string, yes bool) error {
+	u, err := m.user(name)
+	if err != nil {
+		return err
+	}
+	if p == "" {
+		return m.forgetUser(u, yes)
+	}
+	fi, err := u.Stat(p)
+	if errors.Is(err, memory.ErrNotFound) {
+		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, name))
+	}
+	if err != nil {
+		return err
+	}
+	what := fmt.Sprintf("%s/%s (%s)", name, p, memory.FormatSize(fi.Size()))
+	if !yes {
+		return usageError("this would delete %s; add --yes to delete it", what)
+	}
+	if err := u.Remove(p); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(m.env.stdout, "deleted %s\n", what)
+	return err
+}
+
+func (m *memoryCmd) forgetUser(u *memory.User, yes bool) error {
+	files, err := u.List()
+	if err != nil {
+		return err
+	}
+	dir := filepath.Join(m.store.Dir(), u.Name())
+	what := fmt.Sprintf("all memory of %s: the folder %s and its %d memory file%s", u.Name(), dir, len(files), plural(len(files)))
+	if !yes {
+		return usageError("this would delete %s; add --yes to delete it", what)
+	}
+	if err := u.RemoveAll(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(m.env.stdout, "deleted %s\n", what)
+	return err
+}
+
+// export writes the archive to stdout and notes on stderr what was left out.
+func (m *memoryCmd) export(name string) error {
+	u, err := m.user(name)
+	if err != nil {
+		return err
+	}
+	rep, err := u.Export(m.env.stdout)
+	for _, p := range rep.Skipped {
+		fmt.Fprintf(m.env.stderr, "mnemo: export: skipped %s\n", p)
+	}
+	if err != nil {
+		return fmt.Errorf("export of %s failed, the archive is incomplete: %w", name, err)
+	}
+	m.env.logger.Debug("memory: exported", "user", name, "files", rep.Files, "bytes", rep.Bytes)
+	return nil
+}
