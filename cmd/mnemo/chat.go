@@ -2,12 +2,65 @@ package main
 
 import (
 	"context"
-	"errors"
+	"os"
+
+	"github.com/mnemo-agent/mnemo/bots/console"
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
-// runChat is `mnemo chat [--user NAME]`. Placeholder: the terminal chat
-// replaces it. args are the words after "chat" with the global flags taken
-// out; parse them with newFlagSet("chat") and parseArgs.
+// defaultChatUser is the memory user of `mnemo chat` without --user when
+// $USER is not a valid memory user name.
+const defaultChatUser = "console"
+
+// runChat is `mnemo chat [--user NAME]`: one line in, the reply out. At the
+// end of input it waits for the reflections, then returns (exit 0).
 func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
-	return errors.New("chat: not implemented yet")
+	fs := newFlagSet("chat")
+	user := fs.String("user", "", "")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME]", pos[0])
+	}
+	name := *user
+	if name == "" {
+		name = env.getenv("USER")
+		if memory.ValidateUser(name) != nil {
+			name = defaultChatUser
+		}
+	}
+	if err := memory.ValidateUser(name); err != nil {
+		return usageError("chat: --user: %v", err)
+	}
+	a, err := openApp(ctx, env, cfg)
+	if err != nil {
+		return err
+	}
+	interactive := isTerminal(env.stdin)
+	runErr := console.Run(ctx, console.Config{
+		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name, Handler: a.agent,
+		Memory: func(user string) (string, error) { return memoryAdapter{store: a.store, budget: 1 << 20}.Index(user) },
+	})
+	if interactive && ctx.Err() == nil {
+		env.stderr.Write([]byte("mnemo: saving what is worth remembering…\n"))
+	}
+	if err := a.Close(ctx); err != nil {
+		return failure(err)
+	}
+	if runErr != nil && ctx.Err() == nil {
+		return failure(runErr)
+	}
+	return nil // EOF, /quit, or Ctrl-C: all normal ends of a chat
+}
+
+// isTerminal reports whether r is a character device (a person typing).
+func isTerminal(r any) bool {
+	f, ok := r.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }

@@ -1,0 +1,353 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
+)
+
+// brain is a deterministic stand-in for a model: it decides what to call
+// and what to answer only from what it is sent, so an answer that names a
+// remembered fact proves the fact travelled through memory files.
+type brain struct {
+	mu          sync.Mutex
+	reflections []string // transcripts the reflector was given
+}
+
+var (
+	nameRe    = regexp.MustCompile(`I'm ([A-Z][a-z]+ [A-Z][a-z]+)`)
+	factRe    = regexp.MustCompile(`- Name: (.+)`)
+	entryRe   = regexp.MustCompile(`## (.+)`)
+	todayRe   = regexp.MustCompile(`Today's date: (\d{4}-\d{2})-\d{2}`)
+	episodeRe = regexp.MustCompile(`episodes/\d{4}-\d{2}\.md`)
+)
+
+func toolJSON(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+func (b *brain) handle(r openaitest.Request) (openaitest.Reply, bool) {
+	msgs := r.Chat.Messages
+	last := msgs[len(msgs)-1]
+	if strings.Contains(r.System(), "memory reflector") {
+		if last.Role == openai.ChatMessageRoleTool {
+			return openaitest.Text("saved"), true
+		}
+		tr := r.LastUser()
+		b.mu.Lock()
+		b.reflections = append(b.reflections, tr)
+		b.mu.Unlock()
+		if m := nameRe.FindStringSubmatch(tr); m != nil {
+			return openaitest.ToolCalls(openaitest.Call("memory_write", toolJSON(map[string]string{
+				"path": "facts/user.md", "content": "# User Facts\n\n> Summary: user name\n\n- Name: " + m[1] + "\n"}))), true
+		}
+		if strings.Contains(tr, "we fixed") {
+			month := todayRe.FindStringSubmatch(tr)[1]
+			return openaitest.ToolCalls(openaitest.Call("memory_append", toolJSON(map[string]string{
+				"path":  "episodes/" + month + ".md",
+				"entry": "## Logger stdout leak fix\n- Summary: pino leak → custom transport\n- Date: " + month + "-15\n- Solution: custom line transport\n"}))), true
+		}
+		return openaitest.Text("nothing to remember"), true
+	}
+	if last.Role == openai.ChatMessageRoleTool {
+		if m := factRe.FindStringSubmatch(last.Content); m != nil {
+			return openaitest.Text("Your name is " + m[1] + "."), true
+		}
+		if m := entryRe.FindAllStringSubmatch(last.Content, -1); m != nil {
+			return openaitest.Text("Last time we fixed: " + m[len(m)-1][1] + "."), true
+		}
+		return openaitest.Text("I found nothing useful."), true
+	}
+	index := ""
+	for _, m := range msgs {
+		if m.Role == openai.ChatMessageRoleUser && strings.HasPrefix(m.Content, "Available memory") {
+			index = m.Content
+		}
+	}
+	user := r.LastUser()
+	switch {
+	case strings.Contains(user, "my name") && strings.Contains(index, "facts/user.md"):
+		return openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`)), true
+	case strings.Contains(user, "bug") && episodeRe.MatchString(index):
+		return openaitest.ToolCalls(openaitest.Call("memory_read", toolJSON(map[string]string{"path": episodeRe.FindString(index)}))), true
+	case strings.Contains(user, "my name"):
+		return openaitest.Text("I don't know your name yet."), true
+	}
+	return openaitest.Text("Noted."), true
+}
+
+func (b *brain) transcripts() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.reflections...)
+}
+
+// chatWorld is a data folder and a model server for chat runs.
+type chatWorld struct {
+	dir   string
+	env   map[string]string
+	srv   *openaitest.Server
+	brain *brain
+}
+
+func newChatWorld(t *testing.T) *chatWorld {
+	t.Helper()
+	dir := inTempDir(t)
+	srv := openaitest.New(t)
+	b := &brain{}
+	srv.Handle(b.handle)
+	return &chatWorld{dir: dir, srv: srv, brain: b, env: map[string]string{
+		"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-test-key-123456",
+		"MNEMO_DATA_DIR": filepath.Join(dir, "data", "memory"),
+	}}
+}
+
+// chat runs `mnemo chat` with the given input and returns the result.
+func (w *chatWorld) chat(t *testing.T, input string, args ...string) cliResult {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(context.Background(), append([]string{"chat"}, args...), func(k string) string { return w.env[k] }, strings.NewReader(input), &out, &errOut)
+	return cliResult{exitCode(err, &errOut), out.String(), errOut.String()}
+}
+
+func (w *chatWorld) file(t *testing.T, rel string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.dir, "data", "memory", rel))
+	if err != nil {
+		t.Fatalf("memory file %s: %v", rel, err)
+	}
+	return string(b)
+}
+
+// Acceptance 1 and 3: a name told in one run is answered after a restart,
+// and the file it lives in reads well in an editor.
+func TestAcceptanceRemembersAcrossRestarts(t *testing.T) {
+	w := newChatWorld(t)
+	r := w.chat(t, "Hello, I'm Zhang San and I write Go.\n", "--user", "zhangsan")
+	r.want(t, 0, "Noted.\n", "")
+	if got := w.file(t, "zhangsan/facts/user.md"); got != "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n" {
+		t.Fatalf("facts/user.md = %q", got)
+	}
+	// A new process: nothing survives but the files.
+	r = w.chat(t, "What's my name?\n", "--user", "zhangsan")
+	r.want(t, 0, "Your name is Zhang San.\n", "")
+	// The index was a user message in the first request of the task, and
+	// appears once in the follow-up request after the tool call.
+	reqs := w.srv.Requests()
+	var thinker []openaitest.Request
+	for _, q := range reqs {
+		if !strings.Contains(q.System(), "memory reflector") && strings.Contains(q.LastUser(), "What's my name?") {
+			thinker = append(thinker, q)
+		}
+	}
+	if len(thinker) != 2 {
+		t.Fatalf("expected 2 model calls for the question, got %d", len(thinker))
+	}
+	for i, q := range thinker {
+		idx := 0
+		for _, m := range q.Chat.Messages {
+			if strings.HasPrefix(m.Content, "Available memory:") {
+				idx++
+				if m.Role != openai.ChatMessageRoleUser || !strings.Contains(m.Content, "- facts/user.md (") {
+					t.Errorf("call %d: index message %q with role %s", i, m.Content, m.Role)
+				}
+			}
+		}
+		if idx != 1 || strings.Contains(q.System(), "Available memory") {
+			t.Errorf("call %d: index appears %d times (system prompt has it: %v)", i, idx, strings.Contains(q.System(), "Available memory"))
+		}
+	}
+	// Acceptance 3: the admin check finds nothing to complain about.
+	cli(t, w.env, "memory", "check").want(t, 0, "", "")
+	cli(t, w.env, "memory", "show", "zhangsan", "facts/user.md").want(t, 0, "- Name: Zhang San", "")
+}
+
+// Acceptance 2: past work is recalled from the episode the reflector wrote.
+func TestAcceptanceRemembersPastWork(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "The logger leaked to stdout; we fixed it with a custom line transport.\n", "--user", "ada").want(t, 0, "Noted.", "")
+	month := time.Now().Format("2006-01")
+	ep := w.file(t, "ada/episodes/"+month+".md")
+	if !strings.HasPrefix(ep, "# "+month+" Episodes\n\n> Summary: pino leak → custom transport\n\n## Logger stdout leak fix\n") {
+		t.Fatalf("episode file:\n%s", ep)
+	}
+	w.chat(t, "What bug did we fix last time?\n", "--user", "ada").want(t, 0, "Last time we fixed: Logger stdout leak fix.", "")
+}
+
+// Acceptance 4: a hand edit made while mnemo runs is what the next answer uses.
+func TestAcceptanceHandEditUsedAtOnce(t *testing.T) {
+	w := newChatWorld(t)
+	p := filepath.Join(w.dir, "data", "memory", "zhangsan", "facts", "user.md")
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		err := run(context.Background(), []string{"chat", "--user", "zhangsan"}, func(k string) string { return w.env[k] }, inR, outW, io.Discard)
+		outW.Close()
+		done <- err
+	}()
+	lines := bufio.NewReader(outR)
+	ask := func() string {
+		fmt.Fprintln(inW, "What's my name?")
+		line, err := lines.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading the reply: %v", err)
+		}
+		return line
+	}
+	if got := ask(); got != "I don't know your name yet.\n" {
+		t.Fatalf("first answer %q", got)
+	}
+	// An admin writes the file by hand: the next index lists it.
+	putFile(t, p, "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n")
+	time.Sleep(50 * time.Millisecond) // the time it takes to type the next message, and more
+	if got := ask(); got != "Your name is Zhang San.\n" {
+		t.Fatalf("answer after the file was created %q", got)
+	}
+	// An admin fixes the name in vim: the file is replaced by a rename.
+	tmp := p + ".new"
+	putFile(t, tmp, "# User Facts\n\n> Summary: user name\n\n- Name: Zhang Wei\n")
+	if err := os.Rename(tmp, p); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the time it takes to type the next message, and more
+	if got := ask(); got != "Your name is Zhang Wei.\n" {
+		t.Fatalf("answer after the edit %q", got)
+	}
+	inW.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Casual chat still goes to the reflector (no keyword pre-filter) and the
+// model's judgement writes nothing.
+func TestCasualChatWritesNothing(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "hi there\nnice weather today\n", "--user", "bob").want(t, 0, "Noted.\nNoted.\n", "")
+	tr := w.brain.transcripts()
+	if len(tr) != 1 || !strings.Contains(tr[0], "hi there") || !strings.Contains(tr[0], "nice weather today") {
+		t.Fatalf("one reflection over both turns expected, got %q", tr)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "data", "memory", "bob")); !os.IsNotExist(err) {
+		t.Fatalf("casual chat created memory: %v", err)
+	}
+}
+
+func TestChatUsageAndLLMErrors(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "", "--user", "../bob").want(t, 2, "", "chat: --user: bad memory user name")
+	w.chat(t, "", "extra").want(t, 2, "", `unexpected argument "extra"`)
+	w.chat(t, "", "--nope").want(t, 2, "", "unknown flag")
+
+	noLLM := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": "http://127.0.0.1:1/v1"}
+	var errOut bytes.Buffer
+	err := run(context.Background(), []string{"chat"}, func(k string) string { return noLLM[k] }, strings.NewReader("hi\n"), io.Discard, &errOut)
+	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "OPENAI_API_KEY") || !strings.Contains(errOut.String(), "OPENAI_BASE_URL") {
+		t.Fatalf("no LLM: exit %d, %s", code, errOut.String())
+	}
+
+	// With neither variable set but a local Ollama answering, it is used.
+	ollama := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": w.srv.URL(), "USER": "ci-runner"}
+	var out bytes.Buffer
+	errOut.Reset()
+	err = run(context.Background(), []string{"chat"}, func(k string) string { return ollama[k] }, strings.NewReader("hello\n"), &out, &errOut)
+	if err != nil || out.String() != "Noted.\n" || !strings.Contains(errOut.String(), "using local Ollama at "+w.srv.URL()) {
+		t.Fatalf("ollama fallback: %v %q %q", err, out.String(), errOut.String())
+	}
+	// Without --user, $USER names the memory user.
+	last := w.srv.Requests()[len(w.srv.Requests())-1]
+	if !strings.Contains(last.LastUser(), "ci-runner") {
+		t.Errorf("$USER not used as the memory user: %q", last.LastUser())
+	}
+}
+
+func TestChatDefaultUserAndModelFailure(t *testing.T) {
+	w := newChatWorld(t)
+	w.env["USER"] = "not valid!"
+	w.srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
+		if strings.Contains(r.System(), "memory reflector") {
+			return openaitest.Text("nothing to remember"), true
+		}
+		return openaitest.Error(400, "invalid_request_error", "bad request"), true
+	})
+	r := w.chat(t, "hello\n")
+	r.want(t, 0, "Sorry, I couldn't reach the language model", "")
+	reqs := w.srv.Requests()
+	if !strings.Contains(reqs[len(reqs)-1].LastUser(), `USER ("console")`) {
+		t.Errorf("default user: %q", reqs[len(reqs)-1].LastUser())
+	}
+}
+
+func TestChatStateDirProblem(t *testing.T) {
+	w := newChatWorld(t)
+	putFile(t, filepath.Join(w.dir, "data", "state"), "a file where the state folder goes")
+	w.chat(t, "hi\n").want(t, 1, "", "reflection journal")
+	putFile(t, filepath.Join(w.dir, "blocked"), "x")
+	w.env["MNEMO_DATA_DIR"] = filepath.Join(w.dir, "blocked", "memory")
+	w.chat(t, "hi\n").want(t, 1, "", "data folder")
+}
+
+// A crash between the reply and the reflection loses nothing: the turn was
+// journaled before the reply was printed and is reflected at the next start.
+func TestCrashBetweenReplyAndReflection(t *testing.T) {
+	if os.Getenv("MNEMO_CHAT_CHILD") == "1" {
+		return
+	}
+	w := newChatWorld(t)
+	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 1h\n")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestChatChild$", "-test.count=1")
+	cmd.Dir = w.dir
+	cmd.Env = append(os.Environ(), "MNEMO_CHAT_CHILD=1")
+	for k, v := range w.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(stdin, "Hello, I'm Zhang San.")
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || line != "Noted.\n" {
+		t.Fatalf("child reply %q, %v\n%s", line, err, stderr.String())
+	}
+	cmd.Process.Signal(syscall.SIGKILL) // the reply is out; the reflection has not run
+	cmd.Wait()
+	if len(w.brain.transcripts()) != 0 {
+		t.Fatal("the reflection ran before the crash; the test proves nothing")
+	}
+	w.chat(t, "", "--user", "zhangsan").want(t, 0, "", "")
+	if got := w.file(t, "zhangsan/facts/user.md"); !strings.Contains(got, "- Name: Zhang San") {
+		t.Fatalf("journaled turn not reflected after restart: %q", got)
+	}
+}
+
+// TestChatChild is `mnemo chat --user zhangsan` as a separate process for
+// the crash test.
+func TestChatChild(t *testing.T) {
+	if os.Getenv("MNEMO_CHAT_CHILD") != "1" {
+		t.Skip("runs only as the crash test's child process")
+	}
+	err := run(context.Background(), []string{"chat", "--user", "zhangsan"}, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	os.Exit(exitCode(err, os.Stderr))
+}
