@@ -1,0 +1,323 @@
+package slacktest
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// Defaults used for the zero fields of Options.
+const (
+	DefaultBotToken          = "xoxb-test"
+	DefaultAppToken          = "xapp-test"
+	DefaultTeamID            = "T0TEAM"
+	DefaultTeamName          = "mnemo-test"
+	DefaultBotUserID         = "U0BOT"
+	DefaultBotID             = "B0BOT"
+	DefaultBotName           = "mnemo"
+	DefaultAppID             = "A0APP"
+	DefaultVerificationToken = "verification-token"
+	DefaultPingInterval      = 5 * time.Second
+	DefaultMaxRedeliveries   = 3
+	DefaultDisconnectGrace   = 500 * time.Millisecond
+)
+
+// Options configures a Server. Every zero field takes its Default value.
+type Options struct {
+	BotToken          string // xoxb- token accepted by the bot methods
+	AppToken          string // xapp- token accepted by apps.connections.open
+	TeamID            string
+	TeamName          string // also the workspace domain in auth.test's url
+	BotUserID         string // the bot's user id (auth.test user_id)
+	BotID             string // the bot's bot id (B…), set on the bot's own messages
+	BotName           string
+	AppID             string // api_app_id of every envelope
+	VerificationToken string // the deprecated "token" field of envelope payloads
+
+	// PingInterval is how often the server sends a WebSocket PING on each Socket
+	// Mode connection. slack-go drops a connection that has not seen a PING for
+	// its own interval (30 s by default), so keep this below the client's.
+	// A negative value disables pings.
+	PingInterval time.Duration
+
+	// RedeliverAfter makes the server redeliver an events_api envelope that has
+	// not been acked within this time, as Slack does (same event_id, a new
+	// envelope id, retry_attempt+1, retry_reason "timeout"), up to
+	// MaxRedeliveries times. Zero (the default) turns this off; see also
+	// SetRedeliverAfter.
+	RedeliverAfter  time.Duration
+	MaxRedeliveries int
+
+	// DisconnectGrace is how long Disconnect waits for the client to close the
+	// socket itself before the server closes it.
+	DisconnectGrace time.Duration
+
+	// EchoBotPosts makes chat.postMessage into a DM channel (an id starting with
+	// "D") come back over the socket as a message event with bot_id and user set
+	// to the bot, as real Slack does for message.im subscribers.
+	EchoBotPosts bool
+}
+
+func (o Options) withDefaults() Options {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&o.BotToken, DefaultBotToken)
+	def(&o.AppToken, DefaultAppToken)
+	def(&o.TeamID, DefaultTeamID)
+	def(&o.TeamName, DefaultTeamName)
+	def(&o.BotUserID, DefaultBotUserID)
+	def(&o.BotID, DefaultBotID)
+	def(&o.BotName, DefaultBotName)
+	def(&o.AppID, DefaultAppID)
+	def(&o.VerificationToken, DefaultVerificationToken)
+	if o.PingInterval == 0 {
+		o.PingInterval = DefaultPingInterval
+	}
+	if o.MaxRedeliveries == 0 {
+		o.MaxRedeliveries = DefaultMaxRedeliveries
+	}
+	if o.DisconnectGrace <= 0 {
+		o.DisconnectGrace = DefaultDisconnectGrace
+	}
+	return o
+}
+
+// Server is a fake Slack: Web API under APIURL() and Socket Mode WebSocket
+// connections handed out by apps.connections.open. All methods are safe for
+// concurrent use; accessors return copies.
+type Server struct {
+	opts     Options
+	http     *httptest.Server
+	upgrader websocket.Upgrader
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every recorded change
+	closed  bool
+	wg      sync.WaitGroup // goroutines owned by the server
+
+	seq       int // orders every record
+	tsCounter int
+	idCounter int
+
+	// Web API
+	calls       []Call
+	chats       []Post
+	reactions   []Reaction
+	reactionSet map[string]bool
+	statuses    []Status
+	responses   []Response
+	users       map[string]User
+	handlers    map[string]func(Call) any
+	faults      map[string][]Fault
+	channels    map[string][]Message
+
+	// Socket Mode
+	tickets        map[string]bool // issued tickets; true once used
+	rejectedDials  int
+	conns          []*wsConn
+	pending        []Envelope // waiting for a connection
+	sent           []Envelope
+	sentAt         map[string]sentInfo
+	acks           []Ack
+	redeliverAfter time.Duration
+	timers         map[*redeliveryTimer]struct{}
+}
+
+type sentInfo struct {
+	at  time.Time
+	env Envelope
+}
+
+// New starts a fake Slack on 127.0.0.1 and registers Close with tb.Cleanup.
+func New(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	opts = opts.withDefaults()
+	s := &Server{
+		opts:           opts,
+		changed:        make(chan struct{}),
+		reactionSet:    map[string]bool{},
+		users:          map[string]User{},
+		handlers:       map[string]func(Call) any{},
+		faults:         map[string][]Fault{},
+		channels:       map[string][]Message{},
+		tickets:        map[string]bool{},
+		sentAt:         map[string]sentInfo{},
+		timers:         map[*redeliveryTimer]struct{}{},
+		redeliverAfter: opts.RedeliverAfter,
+	}
+	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	s.users[opts.BotUserID] = User{ID: opts.BotUserID, TeamID: opts.TeamID, Name: opts.BotName,
+		RealName: opts.BotName, IsBot: true}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("slacktest: listen: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.serveAPI)
+	mux.HandleFunc("/link/", s.serveLink)
+	mux.HandleFunc("/commands/", s.serveResponseURL)
+	s.http = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
+	s.http.Start()
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// URL is the server's root, "http://127.0.0.1:PORT".
+func (s *Server) URL() string { return s.http.URL }
+
+// APIURL is the Web API base for slack.OptionAPIURL; it ends with "/".
+func (s *Server) APIURL() string { return s.http.URL + "/api/" }
+
+// Options returns the effective options (defaults filled in).
+func (s *Server) Options() Options { return s.opts }
+
+// Close closes every Socket Mode connection, stops timers and shuts the
+// server down. It is idempotent and registered with t.Cleanup by New. Stop
+// socketmode clients (cancel their context) before it runs, or they keep
+// trying to reconnect to a closed port.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	for rt := range s.timers {
+		if rt.t.Stop() {
+			s.wg.Done()
+		}
+	}
+	s.timers = map[*redeliveryTimer]struct{}{}
+	conns := append([]*wsConn(nil), s.conns...)
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	for _, c := range conns {
+		_ = c.ws.Close()
+	}
+	s.wg.Wait()
+	s.http.Close()
+}
+
+// NextTS returns a fresh message timestamp, "1700000000.000100" style,
+// unique and increasing for the life of the server.
+func (s *Server) NextTS() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nextTSLocked()
+}
+
+func (s *Server) nextTSLocked() string {
+	s.tsCounter++
+	n := s.tsCounter
+	return fmt.Sprintf("%d.%06d", 1700000000+n/10000, (n%10000)*100)
+}
+
+// observeTSLocked keeps NextTS after every timestamp the server has stored.
+func (s *Server) observeTSLocked(ts string) {
+	secStr, frac, _ := strings.Cut(ts, ".")
+	sec, err1 := strconv.ParseInt(secStr, 10, 64)
+	for len(frac) < 6 {
+		frac += "0"
+	}
+	micro, err2 := strconv.ParseInt(frac[:6], 10, 64)
+	if err1 != nil || err2 != nil || sec < 1700000000 {
+		return
+	}
+	if n := (sec-1700000000)*10000 + micro/100; n > int64(s.tsCounter) {
+		s.tsCounter = int(n)
+	}
+}
+
+func (s *Server) nextIDLocked() int {
+	s.idCounter++
+	return s.idCounter
+}
+
+func (s *Server) nextSeqLocked() int {
+	s.seq++
+	return s.seq
+}
+
+// notifyLocked wakes every waiter; s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// waitFor blocks until cond (called with s.mu held) is true or timeout.
+func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok := cond()
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			s.mu.Lock()
+			ok = cond()
+			s.mu.Unlock()
+			return ok
+		}
+	}
+}
+
+// ErrTimeout is returned (wrapped) by the Wait methods.
+var ErrTimeout = errors.New("slacktest: timed out")
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func randomUUID() string {
+	h := randomHex(16)
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+func cloneValues(v url.Values) url.Values {
+	out := make(url.Values, len(v))
+	for k, vs := range v {
+		out[k] = append([]string(nil), vs...)
+	}
+	return out
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// tsKey makes timestamps comparable as strings: "12.5" < "9.7" is false.
+func tsKey(ts string) string {
+	sec, frac, _ := strings.Cut(ts, ".")
+	for len(frac) < 6 {
+		frac += "0"
+	}
+	return fmt.Sprintf("%020s.%s", sec, frac)
+}

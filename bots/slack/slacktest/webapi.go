@@ -1,0 +1,803 @@
+package slacktest
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Slack's documented limits that the fake enforces.
+const (
+	MaxTextLength        = 40000 // chat.postMessage text, else "msg_too_long"
+	MaxSectionTextLength = 3000  // section block text, else "invalid_blocks"
+	MaxBlocks            = 50    // blocks per message, else "invalid_blocks"
+	MaxRepliesLimit      = 1000  // conversations.replies page size cap and default
+)
+
+// Call is one Web API request as the server saw it.
+type Call struct {
+	Seq           int    // position among every record of the server
+	Method        string // e.g. "chat.postMessage"
+	HTTPMethod    string // "POST" or "GET"
+	ContentType   string
+	Token         string     // from "Authorization: Bearer" or the token parameter
+	TokenInHeader bool       // the token came in the Authorization header
+	Params        url.Values // query + form fields, or top-level JSON fields (non-strings as JSON text)
+	Body          []byte     // the raw request body
+	Status        int        // HTTP status answered
+	OK            bool       // the "ok" answered
+	Error         string     // the "error" answered, if any
+	Time          time.Time
+}
+
+// Post is a successful chat.postMessage, chat.postEphemeral, chat.update or
+// chat.delete.
+type Post struct {
+	Seq            int
+	Method         string
+	Channel        string
+	Text           string
+	TS             string // ts of the new, updated or deleted message (message_ts for ephemerals)
+	ThreadTS       string
+	User           string          // chat.postEphemeral's target user
+	Blocks         json.RawMessage // nil when not sent
+	Attachments    json.RawMessage // nil when not sent
+	Mrkdwn         bool            // false only when the client sent mrkdwn=false
+	ReplyBroadcast bool
+	Params         url.Values
+}
+
+// Reaction is a successful reactions.add or reactions.remove.
+type Reaction struct {
+	Seq       int
+	Method    string // "reactions.add" or "reactions.remove"
+	Name      string
+	Channel   string
+	Timestamp string
+}
+
+// Status is an assistant.threads.setStatus call.
+type Status struct {
+	Seq             int
+	ChannelID       string
+	ThreadTS        string
+	Status          string // "" clears the status
+	LoadingMessages []string
+}
+
+// Response is a POST to a slash command's response_url.
+type Response struct {
+	Seq             int
+	Path            string
+	Text            string
+	ResponseType    string // "ephemeral" or "in_channel"
+	ReplaceOriginal bool
+	DeleteOriginal  bool
+	ThreadTS        string
+	Blocks          json.RawMessage
+	Body            []byte
+}
+
+// User is what users.info answers for a user id registered with SetUser.
+type User struct {
+	ID          string
+	TeamID      string
+	Name        string
+	RealName    string
+	DisplayName string
+	TZ          string
+	IsBot       bool
+	Deleted     bool
+}
+
+func (u User) wire() map[string]any {
+	return map[string]any{
+		"id": u.ID, "team_id": u.TeamID, "name": u.Name, "real_name": u.RealName,
+		"deleted": u.Deleted, "is_bot": u.IsBot, "tz": u.TZ,
+		"profile": map[string]any{
+			"real_name": u.RealName, "display_name": u.DisplayName, "team": u.TeamID,
+		},
+	}
+}
+
+// Message is a stored channel message, as conversations.replies returns it.
+type Message struct {
+	Type         string          `json:"type"`
+	SubType      string          `json:"subtype,omitempty"`
+	User         string          `json:"user,omitempty"`
+	BotID        string          `json:"bot_id,omitempty"`
+	AppID        string          `json:"app_id,omitempty"`
+	Text         string          `json:"text"`
+	TS           string          `json:"ts"`
+	ThreadTS     string          `json:"thread_ts,omitempty"`
+	ParentUserID string          `json:"parent_user_id,omitempty"`
+	ReplyCount   int             `json:"reply_count,omitempty"`
+	Team         string          `json:"team,omitempty"`
+	ClientMsgID  string          `json:"client_msg_id,omitempty"`
+	Blocks       json.RawMessage `json:"blocks,omitempty"`
+}
+
+// SetUser registers (or replaces) a user for users.info.
+func (s *Server) SetUser(u User) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if u.TeamID == "" {
+		u.TeamID = s.opts.TeamID
+	}
+	s.users[u.ID] = u
+}
+
+// SetThread replaces the thread rooted at ts in channel with msgs (the first
+// one normally being the parent, with TS == ts). Empty Type becomes
+// "message", empty TS a fresh NextTS (later than every ts given or stored so
+// far), empty ThreadTS ts.
+func (s *Server) SetThread(channel, ts string, msgs []Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	kept := s.channels[channel][:0:0]
+	for _, m := range s.channels[channel] {
+		if m.TS != ts && m.ThreadTS != ts {
+			kept = append(kept, m)
+		}
+	}
+	s.observeTSLocked(ts)
+	for _, m := range msgs {
+		s.observeTSLocked(m.TS)
+	}
+	for _, m := range msgs {
+		if m.ThreadTS == "" {
+			m.ThreadTS = ts
+		}
+		kept = append(kept, s.fillMessageLocked(m))
+	}
+	s.channels[channel] = kept
+}
+
+// AddMessage stores one message in channel (replacing one with the same ts)
+// and returns it with its defaults filled in.
+func (s *Server) AddMessage(channel string, m Message) Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m = s.fillMessageLocked(m)
+	s.storeLocked(channel, m)
+	return m
+}
+
+// ChannelMessages returns the messages stored for channel, in ts order.
+func (s *Server) ChannelMessages(channel string) []Message {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]Message(nil), s.channels[channel]...)
+	sortMessages(out)
+	return out
+}
+
+func (s *Server) fillMessageLocked(m Message) Message {
+	if m.Type == "" {
+		m.Type = "message"
+	}
+	if m.TS == "" {
+		m.TS = s.nextTSLocked()
+	}
+	m.Blocks = cloneBytes(m.Blocks)
+	return m
+}
+
+func (s *Server) storeLocked(channel string, m Message) {
+	s.observeTSLocked(m.TS)
+	msgs := s.channels[channel]
+	for i := range msgs {
+		if msgs[i].TS == m.TS {
+			msgs[i] = m
+			return
+		}
+	}
+	s.channels[channel] = append(msgs, m)
+}
+
+func sortMessages(msgs []Message) {
+	sort.SliceStable(msgs, func(i, j int) bool { return tsKey(msgs[i].TS) < tsKey(msgs[j].TS) })
+}
+
+// HandleMethod answers method (built-in or not) with fn's result, encoded as
+// JSON; a nil result answers {"ok":true}. The bot token is checked first and
+// faults still apply. fn runs without the server's lock held.
+func (s *Server) HandleMethod(method string, fn func(Call) any) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.handlers[method] = fn
+}
+
+// Calls returns the recorded Web API calls to method, or all calls for "".
+func (s *Server) Calls(method string) []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.callsLocked(method)
+}
+
+func (s *Server) callsLocked(method string) []Call {
+	var out []Call
+	for _, c := range s.calls {
+		if method == "" || c.Method == method {
+			c.Params = cloneValues(c.Params)
+			c.Body = cloneBytes(c.Body)
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// WaitCalls waits until at least n calls to method ("" for any) have been
+// recorded and returns them all.
+func (s *Server) WaitCalls(method string, n int, timeout time.Duration) ([]Call, error) {
+	var out []Call
+	ok := s.waitFor(timeout, func() bool { out = s.callsLocked(method); return len(out) >= n })
+	if !ok {
+		return out, fmt.Errorf("%w waiting for %d %q calls (got %d)", ErrTimeout, n, method, len(out))
+	}
+	return out, nil
+}
+
+// UnknownMethods returns, in order, the methods called that the server does
+// not implement (each answered {"ok":false,"error":"unknown_method"}).
+func (s *Server) UnknownMethods() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, c := range s.calls {
+		if c.Error == "unknown_method" {
+			out = append(out, c.Method)
+		}
+	}
+	return out
+}
+
+// Posts returns the successful chat.postMessage calls in order.
+func (s *Server) Posts() []Post { return s.Chat("chat.postMessage") }
+
+// Chat returns the successful chat.* writes to method (chat.postMessage,
+// chat.postEphemeral, chat.update, chat.delete), or all of them for "".
+func (s *Server) Chat(method string) []Post {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.chatLocked(method)
+}
+
+func (s *Server) chatLocked(method string) []Post {
+	var out []Post
+	for _, p := range s.chats {
+		if method == "" || p.Method == method {
+			p.Blocks = cloneBytes(p.Blocks)
+			p.Attachments = cloneBytes(p.Attachments)
+			p.Params = cloneValues(p.Params)
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// WaitPosts waits until at least n chat.postMessage calls succeeded and
+// returns them all.
+func (s *Server) WaitPosts(n int, timeout time.Duration) ([]Post, error) {
+	var out []Post
+	ok := s.waitFor(timeout, func() bool { out = s.chatLocked("chat.postMessage"); return len(out) >= n })
+	if !ok {
+		return out, fmt.Errorf("%w waiting for %d posts (got %d)", ErrTimeout, n, len(out))
+	}
+	return out, nil
+}
+
+// Reactions returns the successful reactions.add / reactions.remove calls.
+func (s *Server) Reactions() []Reaction {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Reaction(nil), s.reactions...)
+}
+
+// Statuses returns the assistant.threads.setStatus calls.
+func (s *Server) Statuses() []Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]Status(nil), s.statuses...)
+	for i := range out {
+		out[i].LoadingMessages = append([]string(nil), out[i].LoadingMessages...)
+	}
+	return out
+}
+
+// Responses returns the POSTs to response_url addresses.
+func (s *Server) Responses() []Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.responsesLocked()
+}
+
+func (s *Server) responsesLocked() []Response {
+	out := append([]Response(nil), s.responses...)
+	for i := range out {
+		out[i].Blocks = cloneBytes(out[i].Blocks)
+		out[i].Body = cloneBytes(out[i].Body)
+	}
+	return out
+}
+
+// WaitResponses waits until at least n response_url POSTs were recorded.
+func (s *Server) WaitResponses(n int, timeout time.Duration) ([]Response, error) {
+	var out []Response
+	ok := s.waitFor(timeout, func() bool { out = s.responsesLocked(); return len(out) >= n })
+	if !ok {
+		return out, fmt.Errorf("%w waiting for %d responses (got %d)", ErrTimeout, n, len(out))
+	}
+	return out, nil
+}
+
+// apiResult is what a method handler decides.
+type apiResult struct {
+	status int
+	header http.Header
+	body   any    // JSON-encoded, unless raw is set
+	raw    string // sent as text/html when status != 200
+	after  func() // run after the lock is released
+}
+
+func okResult(fields map[string]any) apiResult {
+	if fields == nil {
+		fields = map[string]any{}
+	}
+	fields["ok"] = true
+	return apiResult{status: http.StatusOK, body: fields}
+}
+
+func errResult(code string) apiResult {
+	return apiResult{status: http.StatusOK, body: map[string]any{"ok": false, "error": code}}
+}
+
+var builtinMethods = map[string]func(*Server, *Call) apiResult{
+	"auth.test":                   (*Server).authTest,
+	"apps.connections.open":       (*Server).connectionsOpen,
+	"chat.postMessage":            (*Server).chatPostMessage,
+	"chat.postEphemeral":          (*Server).chatPostEphemeral,
+	"chat.update":                 (*Server).chatUpdate,
+	"chat.delete":                 (*Server).chatDelete,
+	"conversations.replies":       (*Server).conversationsReplies,
+	"reactions.add":               (*Server).reactionsAdd,
+	"reactions.remove":            (*Server).reactionsRemove,
+	"assistant.threads.setStatus": (*Server).setStatus,
+	"users.info":                  (*Server).usersInfo,
+}
+
+func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	call := Call{
+		Method:      strings.TrimPrefix(r.URL.Path, "/api/"),
+		HTTPMethod:  r.Method,
+		ContentType: r.Header.Get("Content-Type"),
+		Body:        body,
+		Params:      parseParams(r, body),
+		Time:        time.Now(),
+	}
+	if tok, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok {
+		call.Token, call.TokenInHeader = tok, true
+	} else {
+		call.Token = call.Params.Get("token")
+	}
+
+	s.mu.Lock()
+	res, custom := s.decideLocked(&call)
+	s.mu.Unlock()
+	if custom != nil {
+		out := custom(call)
+		if out == nil {
+			out = map[string]any{"ok": true}
+		}
+		res = apiResult{status: http.StatusOK, body: out}
+	}
+	raw, _ := json.Marshal(res.body)
+	s.mu.Lock()
+	call.Status = res.status
+	var answer struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+	}
+	if res.status == http.StatusOK && json.Unmarshal(raw, &answer) == nil {
+		call.OK, call.Error = answer.OK, answer.Error
+	} else if m, ok := res.body.(map[string]any); ok {
+		call.Error, _ = m["error"].(string)
+	}
+	call.Seq = s.nextSeqLocked()
+	s.calls = append(s.calls, call)
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	for k, vs := range res.header {
+		w.Header()[k] = vs
+	}
+	if res.status != http.StatusOK && res.raw != "" {
+		w.Header().Set("Content-Type", "text/html")
+		w.WriteHeader(res.status)
+		_, _ = io.WriteString(w, res.raw)
+	} else {
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		w.WriteHeader(res.status)
+		_, _ = w.Write(raw)
+	}
+	if res.after != nil {
+		res.after()
+	}
+}
+
+// decideLocked applies faults, authentication and the method. It returns a
+// custom handler to run unlocked instead when one is registered.
+func (s *Server) decideLocked(call *Call) (apiResult, func(Call) any) {
+	if q := s.faults[call.Method]; len(q) > 0 {
+		f := q[0]
+		s.faults[call.Method] = q[1:]
+		return f.result(), nil
+	}
+	custom := s.handlers[call.Method]
+	builtin := builtinMethods[call.Method]
+	if custom == nil && builtin == nil {
+		return errResult("unknown_method"), nil
+	}
+	if code := s.authLocked(call); code != "" {
+		return errResult(code), nil
+	}
+	if custom != nil {
+		return apiResult{}, custom
+	}
+	return builtin(s, call), nil
+}
+
+// authLocked returns the error code for a bad token, or "".
+func (s *Server) authLocked(call *Call) string {
+	if call.Method == "apps.connections.open" {
+		// Slack wants the app-level token in the Authorization header here.
+		switch {
+		case call.TokenInHeader && call.Token == s.opts.AppToken:
+			return ""
+		case call.Token == "":
+			return "not_authed"
+		default:
+			return "invalid_auth"
+		}
+	}
+	switch call.Token {
+	case s.opts.BotToken:
+		return ""
+	case "":
+		return "not_authed"
+	default:
+		return "invalid_auth"
+	}
+}
+
+func parseParams(r *http.Request, body []byte) url.Values {
+	v := cloneValues(r.URL.Query())
+	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if ct == "application/json" {
+		var m map[string]json.RawMessage
+		if json.Unmarshal(body, &m) == nil {
+			for k, raw := range m {
+				var str string
+				if json.Unmarshal(raw, &str) == nil {
+					v.Add(k, str)
+				} else {
+					v.Add(k, string(raw))
+				}
+			}
+		}
+		return v
+	}
+	form, _ := url.ParseQuery(string(body))
+	for k, vs := range form {
+		v[k] = append(v[k], vs...)
+	}
+	return v
+}
+
+func (s *Server) authTest(*Call) apiResult {
+	return okResult(map[string]any{
+		"url":                   "https://" + s.opts.TeamName + ".slack.com/",
+		"team":                  s.opts.TeamName,
+		"user":                  s.opts.BotName,
+		"team_id":               s.opts.TeamID,
+		"user_id":               s.opts.BotUserID,
+		"bot_id":                s.opts.BotID,
+		"is_enterprise_install": false,
+	})
+}
+
+func (s *Server) connectionsOpen(*Call) apiResult {
+	ticket := randomHex(16)
+	s.tickets[ticket] = false
+	u := "ws://" + strings.TrimPrefix(s.http.URL, "http://") + "/link/?ticket=" + ticket + "&app_id=" + s.opts.AppID
+	return okResult(map[string]any{"url": u})
+}
+
+// checkContent validates text/blocks/attachments as chat.postMessage does.
+func checkContent(p url.Values) string {
+	text, blocks, atts := p.Get("text"), p.Get("blocks"), p.Get("attachments")
+	if utf8.RuneCountInString(text) > MaxTextLength {
+		return "msg_too_long"
+	}
+	var list []struct {
+		Type string `json:"type"`
+		Text *struct {
+			Text string `json:"text"`
+		} `json:"text"`
+	}
+	if blocks != "" {
+		if json.Unmarshal([]byte(blocks), &list) != nil || len(list) > MaxBlocks {
+			return "invalid_blocks"
+		}
+		for _, b := range list {
+			if b.Type == "section" && b.Text != nil && utf8.RuneCountInString(b.Text.Text) > MaxSectionTextLength {
+				return "invalid_blocks"
+			}
+		}
+	}
+	if text == "" && len(list) == 0 && (atts == "" || atts == "[]") {
+		return "no_text"
+	}
+	return ""
+}
+
+func rawOrNil(s string) json.RawMessage {
+	if s == "" {
+		return nil
+	}
+	return json.RawMessage(s)
+}
+
+func (s *Server) recordChatLocked(method string, c *Call, ts string) Post {
+	p := c.Params
+	post := Post{
+		Method:         method,
+		Channel:        p.Get("channel"),
+		Text:           p.Get("text"),
+		TS:             ts,
+		ThreadTS:       p.Get("thread_ts"),
+		User:           p.Get("user"),
+		Blocks:         rawOrNil(p.Get("blocks")),
+		Attachments:    rawOrNil(p.Get("attachments")),
+		Mrkdwn:         p.Get("mrkdwn") != "false",
+		ReplyBroadcast: p.Get("reply_broadcast") == "true",
+		Params:         cloneValues(p),
+	}
+	post.Seq = s.nextSeqLocked()
+	s.chats = append(s.chats, post)
+	return post
+}
+
+func (s *Server) chatPostMessage(c *Call) apiResult {
+	p := c.Params
+	channel := p.Get("channel")
+	if channel == "" {
+		return errResult("channel_not_found")
+	}
+	if code := checkContent(p); code != "" {
+		return errResult(code)
+	}
+	ts := s.nextTSLocked()
+	msg := Message{Type: "message", User: s.opts.BotUserID, BotID: s.opts.BotID, AppID: s.opts.AppID,
+		Text: p.Get("text"), TS: ts, ThreadTS: p.Get("thread_ts"), Team: s.opts.TeamID,
+		Blocks: rawOrNil(p.Get("blocks"))}
+	s.storeLocked(channel, msg)
+	s.recordChatLocked("chat.postMessage", c, ts)
+	res := okResult(map[string]any{"channel": channel, "ts": ts, "message": msg})
+	if s.opts.EchoBotPosts && strings.HasPrefix(channel, "D") {
+		echo := MessageEvent{Channel: channel, User: s.opts.BotUserID, BotID: s.opts.BotID,
+			AppID: s.opts.AppID, Text: msg.Text, TS: ts, ThreadTS: msg.ThreadTS, Blocks: msg.Blocks}
+		res.after = func() { s.EventsAPI(echo) }
+	}
+	return res
+}
+
+func (s *Server) chatPostEphemeral(c *Call) apiResult {
+	p := c.Params
+	if p.Get("channel") == "" {
+		return errResult("channel_not_found")
+	}
+	if p.Get("user") == "" {
+		return errResult("user_not_in_channel")
+	}
+	if code := checkContent(p); code != "" {
+		return errResult(code)
+	}
+	ts := s.nextTSLocked()
+	s.recordChatLocked("chat.postEphemeral", c, ts)
+	return okResult(map[string]any{"message_ts": ts})
+}
+
+func (s *Server) findLocked(channel, ts string) int {
+	for i, m := range s.channels[channel] {
+		if m.TS == ts {
+			return i
+		}
+	}
+	return -1
+}
+
+func (s *Server) chatUpdate(c *Call) apiResult {
+	p := c.Params
+	channel, ts := p.Get("channel"), p.Get("ts")
+	i := s.findLocked(channel, ts)
+	if i < 0 {
+		return errResult("message_not_found")
+	}
+	if code := checkContent(p); code != "" {
+		return errResult(code)
+	}
+	msg := &s.channels[channel][i]
+	msg.Text = p.Get("text")
+	if b := p.Get("blocks"); b != "" {
+		msg.Blocks = rawOrNil(b)
+	}
+	s.recordChatLocked("chat.update", c, ts)
+	return okResult(map[string]any{"channel": channel, "ts": ts, "text": msg.Text, "message": *msg})
+}
+
+func (s *Server) chatDelete(c *Call) apiResult {
+	p := c.Params
+	channel, ts := p.Get("channel"), p.Get("ts")
+	i := s.findLocked(channel, ts)
+	if i < 0 {
+		return errResult("message_not_found")
+	}
+	msgs := s.channels[channel]
+	s.channels[channel] = append(msgs[:i:i], msgs[i+1:]...)
+	s.recordChatLocked("chat.delete", c, ts)
+	return okResult(map[string]any{"channel": channel, "ts": ts})
+}
+
+func (s *Server) conversationsReplies(c *Call) apiResult {
+	p := c.Params
+	channel, ts := p.Get("channel"), p.Get("ts")
+	all, known := s.channels[channel]
+	if !known {
+		return errResult("channel_not_found")
+	}
+	var parent *Message
+	var thread []Message
+	for _, m := range all {
+		switch {
+		case m.TS == ts:
+			mm := m
+			parent = &mm
+		case m.ThreadTS == ts:
+			thread = append(thread, m)
+		}
+	}
+	if parent == nil && len(thread) == 0 {
+		return errResult("thread_not_found")
+	}
+	sortMessages(thread)
+	var msgs []Message
+	if parent != nil {
+		if len(thread) > 0 {
+			parent.ThreadTS = ts
+			if parent.ReplyCount == 0 {
+				parent.ReplyCount = len(thread)
+			}
+		}
+		msgs = append(msgs, *parent)
+		for i := range thread {
+			if thread[i].ParentUserID == "" {
+				thread[i].ParentUserID = parent.User
+			}
+		}
+	}
+	msgs = append(msgs, thread...)
+
+	limit := MaxRepliesLimit
+	if n, err := strconv.Atoi(p.Get("limit")); err == nil && n > 0 && n < limit {
+		limit = n
+	}
+	start := 0
+	if cur := p.Get("cursor"); cur != "" {
+		start = -1
+		if raw, err := base64.StdEncoding.DecodeString(cur); err == nil {
+			if next, ok := strings.CutPrefix(string(raw), "next_ts:"); ok {
+				for i, m := range msgs {
+					if m.TS == next {
+						start = i
+						break
+					}
+				}
+			}
+		}
+		if start < 0 {
+			return errResult("invalid_cursor")
+		}
+	}
+	end := min(start+limit, len(msgs))
+	nextCursor := ""
+	if end < len(msgs) {
+		nextCursor = base64.StdEncoding.EncodeToString([]byte("next_ts:" + msgs[end].TS))
+	}
+	return okResult(map[string]any{
+		"messages":          msgs[start:end],
+		"has_more":          nextCursor != "",
+		"response_metadata": map[string]any{"next_cursor": nextCursor},
+	})
+}
+
+func (s *Server) reaction(c *Call, add bool) apiResult {
+	p := c.Params
+	name, channel, ts := p.Get("name"), p.Get("channel"), p.Get("timestamp")
+	if channel == "" || ts == "" {
+		return errResult("no_item_specified")
+	}
+	if name == "" {
+		return errResult("invalid_name")
+	}
+	key := channel + "\x00" + ts + "\x00" + name
+	switch {
+	case add && s.reactionSet[key]:
+		return errResult("already_reacted")
+	case !add && !s.reactionSet[key]:
+		return errResult("no_reaction")
+	}
+	s.reactionSet[key] = add
+	s.reactions = append(s.reactions, Reaction{Seq: s.nextSeqLocked(), Method: c.Method, Name: name,
+		Channel: channel, Timestamp: ts})
+	return okResult(nil)
+}
+
+func (s *Server) reactionsAdd(c *Call) apiResult    { return s.reaction(c, true) }
+func (s *Server) reactionsRemove(c *Call) apiResult { return s.reaction(c, false) }
+
+func (s *Server) setStatus(c *Call) apiResult {
+	p := c.Params
+	if p.Get("channel_id") == "" {
+		return errResult("channel_not_found")
+	}
+	st := Status{Seq: s.nextSeqLocked(), ChannelID: p.Get("channel_id"), ThreadTS: p.Get("thread_ts"),
+		Status: p.Get("status")}
+	if lm := p.Get("loading_messages"); lm != "" {
+		st.LoadingMessages = strings.Split(lm, ",")
+	}
+	s.statuses = append(s.statuses, st)
+	return okResult(nil)
+}
+
+func (s *Server) usersInfo(c *Call) apiResult {
+	u, ok := s.users[c.Params.Get("user")]
+	if !ok {
+		return errResult("user_not_found")
+	}
+	return okResult(map[string]any{"user": u.wire()})
+}
+
+func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	var msg struct {
+		Text            string          `json:"text"`
+		ResponseType    string          `json:"response_type"`
+		ReplaceOriginal bool            `json:"replace_original"`
+		DeleteOriginal  bool            `json:"delete_original"`
+		ThreadTS        string          `json:"thread_ts"`
+		Blocks          json.RawMessage `json:"blocks"`
+	}
+	if err := json.Unmarshal(body, &msg); err != nil {
+		http.Error(w, "invalid_payload", http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	s.responses = append(s.responses, Response{Seq: s.nextSeqLocked(), Path: r.URL.Path, Text: msg.Text,
+		ResponseType: msg.ResponseType, ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal,
+		ThreadTS: msg.ThreadTS, Blocks: cloneBytes(msg.Blocks), Body: body})
+	s.notifyLocked()
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	_, _ = io.WriteString(w, `{"ok":true}`)
+}
