@@ -290,9 +290,10 @@ func (s *Store) forgetRoot(name string) {
 	if u == nil {
 		return
 	}
-	u.wmu.Lock()
+	// Not under wmu: the watcher must never wait for a write (which may be
+	// waiting for an editor). A write racing a folder removal fails, which
+	// is right for a folder that is going away.
 	u.closeRoot()
-	u.wmu.Unlock()
 	u.idx.invalidateAll(false)
 }
 
