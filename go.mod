@@ -4,7 +4,9 @@ go 1.26.5
 
 require (
 	github.com/fsnotify/fsnotify v1.10.1
+	github.com/gorilla/websocket v1.5.3
 	github.com/sashabaranov/go-openai v1.43.0
+	github.com/slack-go/slack v0.35.0
 	go.yaml.in/yaml/v3 v3.0.6
 )
 
