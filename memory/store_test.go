@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -535,5 +536,28 @@ func TestVersionString(t *testing.T) {
 	}
 	if got := versionOf([]byte("abc"), 1).String(); got != "3 bytes sha256:ba7816bf8f01" {
 		t.Errorf("version = %q", got)
+	}
+}
+
+func TestMoreRefusalsAndErrors(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	// A device node where a memory file belongs (needs root to make one).
+	dev := filepath.Join(s.Dir(), "alice/facts/dev.md")
+	os.MkdirAll(filepath.Dir(dev), 0o700)
+	if err := syscall.Mknod(dev, syscall.S_IFCHR|0o600, 0x0103); err == nil {
+		if _, err := u.Read("facts/dev.md"); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "device") {
+			t.Errorf("device read = %v", err)
+		}
+	}
+	// A writer that saw the file absent, while a person created it since.
+	writeFile(t, filepath.Join(s.Dir(), "alice/facts/new.md"), userFact)
+	if _, err := u.Write("facts/new.md", userFact, &Version{}); !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "was created") {
+		t.Errorf("write over a file created since = %v", err)
+	}
+	// The data folder disappears under a running store.
+	os.RemoveAll(s.Dir())
+	if _, err := s.Users(); err == nil || !strings.Contains(err.Error(), "list users") {
+		t.Errorf("Users on a removed root = %v", err)
 	}
 }
