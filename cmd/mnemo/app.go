@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -162,4 +163,61 @@ func (a *app) Close(ctx context.Context) error {
 	u := a.llm.Usage()
 	a.env.logger.Info("mnemo: stopped", "llm_calls", u.Calls, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "retries", u.Retries, "failures", u.Failures)
 	return a.store.Close()
+}
+
+// Show is what `/memory` answers: the user's fact files in full and the
+// index of their episodes.
+func (a *app) Show(user string) (string, error) {
+	u, err := a.store.User(user)
+	if err != nil {
+		return "", err
+	}
+	sess := u.NewSession()
+	files, err := u.List()
+	if err != nil {
+		return "", err
+	}
+	if len(files) == 0 {
+		return "I don't remember anything about you yet.", nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "What I remember about you (%d files):\n", len(files))
+	for _, f := range files {
+		b.WriteString("\n" + memory.IndexLine(f) + "\n")
+		if k, _ := memory.ParsePath(f.Path); k == memory.KindFact {
+			if d, err := sess.Load(f.Path); err == nil {
+				b.WriteString("```\n" + strings.TrimRight(d.Text, "\n") + "\n```\n")
+			}
+		}
+	}
+	b.WriteString("\nTo delete a file: /memory forget <path>. To delete everything: /memory forget all.")
+	return b.String(), nil
+}
+
+// forgetWait bounds how long a forget waits for a running reflection.
+const forgetWait = 30 * time.Second
+
+// Forget deletes one memory file (or, with path "", all of the user's
+// memory). Pending reflections of the user and the short-term history are
+// dropped first, so what is forgotten is not written back from them.
+func (a *app) Forget(user, path string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), forgetWait)
+	defer cancel()
+	if _, err := a.refl.Forget(ctx, user); err != nil {
+		return err
+	}
+	a.agent.ForgetUser(user)
+	u, err := a.store.User(user)
+	if err != nil {
+		return err
+	}
+	if path == "" {
+		err = u.RemoveAll()
+	} else {
+		err = u.Remove(path)
+	}
+	if err == nil {
+		a.env.logger.Info("memory: forgotten at the user's request", "user", user, "path", path)
+	}
+	return err
 }

@@ -3,11 +3,143 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 )
 
-// runServe is `mnemo serve`. Placeholder: the Slack and Discord adapters
-// replace it. args are the words after "serve" with the global flags
-// (--listen is already in cfg.Server.Listen) taken out.
+// adapter is a chat platform front end that serve runs.
+type adapter interface {
+	// Run serves until ctx is cancelled (then finishes the tasks it
+	// started and returns nil) or it cannot go on (an error).
+	Run(ctx context.Context) error
+	// Ready reports whether it is connected and taking messages.
+	Ready() bool
+}
+
+type namedAdapter struct {
+	name string
+	adapter
+}
+
+// buildAdapters makes the adapters that have tokens.
+type buildAdapters func(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error)
+
+// runServe is `mnemo serve`: it runs the adapters that have tokens, serves
+// /healthz and /readyz on server.listen, and on SIGTERM or SIGINT stops
+// taking messages, finishes running tasks and reflections, and returns nil.
 func runServe(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
-	return errors.New("serve: not implemented yet")
+	return serveWith(ctx, env, cfg, args, nil, platformAdapters)
+}
+
+func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln net.Listener, build buildAdapters) error {
+	pos, err := parseArgs(newFlagSet("serve"), args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("serve: unexpected argument %q; usage: mnemo serve", pos[0])
+	}
+	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
+		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see README, \"Slack\"); to chat in the terminal, use mnemo chat"))
+	}
+	if ln == nil {
+		if ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
+			return failure(fmt.Errorf("serve: cannot listen on %s for /healthz and /readyz: %w; set server.listen or --listen to a free address", cfg.Server.Listen, err))
+		}
+	}
+	defer ln.Close()
+	a, err := openApp(ctx, env, cfg)
+	if err != nil {
+		return err
+	}
+	adapters, err := build(env, cfg, a)
+	if err != nil {
+		a.Close(ctx)
+		return err
+	}
+	var stopping atomic.Bool
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
+		var down []string
+		for _, ad := range adapters {
+			if !ad.Ready() {
+				down = append(down, ad.name)
+			}
+		}
+		switch {
+		case stopping.Load():
+			http.Error(w, "stopping", http.StatusServiceUnavailable)
+		case len(down) > 0:
+			http.Error(w, "not connected: "+strings.Join(down, ", "), http.StatusServiceUnavailable)
+		default:
+			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.refl.Pending())
+		}
+	})
+	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go httpSrv.Serve(ln)
+	names := make([]string, len(adapters))
+	for i, ad := range adapters {
+		names[i] = ad.name
+	}
+	env.logger.Info("serve: running", "adapters", names, "listen", ln.Addr().String())
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, len(adapters))
+	for _, ad := range adapters {
+		go func() {
+			err := ad.Run(runCtx)
+			if err != nil {
+				err = fmt.Errorf("%s: %w", ad.name, err)
+			}
+			errs <- err
+		}()
+	}
+	var firstErr error
+	for range adapters {
+		if err := <-errs; err != nil && firstErr == nil {
+			firstErr = err
+			cancel() // one platform failing stops the others: a half-up bot is worse than a restart
+		}
+	}
+	stopping.Store(true)
+	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.refl.Pending())
+	closeErr := a.Close(ctx)
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelShutdown()
+	httpSrv.Shutdown(shutdownCtx)
+	if firstErr != nil {
+		return failure(firstErr)
+	}
+	if closeErr != nil {
+		return failure(closeErr)
+	}
+	env.logger.Info("serve: stopped")
+	return nil
+}
+
+// platformAdapters builds the Slack adapter when both its tokens are set.
+func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) {
+	if cfg.DiscordEnabled() {
+		env.logger.Warn("serve: DISCORD_BOT_TOKEN is set but this version has no Discord adapter yet; Discord is not served")
+	}
+	if !cfg.SlackEnabled() {
+		return nil, configError(errors.New("serve: the Discord adapter is not available in this version; set SLACK_BOT_TOKEN and SLACK_APP_TOKEN to run the Slack adapter"))
+	}
+	bot, err := slackbot.New(slackbot.Config{
+		BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
+		ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
+		Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"),
+	})
+	if err != nil {
+		return nil, configError(err)
+	}
+	return []namedAdapter{{"slack", bot}}, nil
 }

@@ -1,0 +1,281 @@
+package slack
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+)
+
+// press sends the block_actions envelope Slack sends when user presses
+// the button actionID carrying value.
+func press(hs *harness, user, actionID, value string) slacktest.Envelope {
+	payload, _ := json.Marshal(map[string]any{
+		"type":         "block_actions",
+		"user":         map[string]any{"id": user, "team_id": "T0TEAM", "username": "u"},
+		"team":         map[string]any{"id": "T0TEAM", "domain": "mnemo-test"},
+		"api_app_id":   "A0APP",
+		"response_url": hs.srv.URL() + "/commands/T0TEAM/1/" + actionID,
+		"container":    map[string]any{"type": "message", "is_ephemeral": true},
+		"channel":      map[string]any{"id": "D0DM"},
+		"actions": []map[string]any{{
+			"action_id": actionID, "block_id": "mnemo_memory_forget", "value": value, "type": "button", "action_ts": "1700000000.1",
+		}},
+	})
+	return hs.srv.Push(slacktest.Envelope{Type: "interactive", Payload: payload})
+}
+
+func TestMemoryShow(t *testing.T) {
+	hs := start(t, setup{})
+	hs.mem.show = "# Facts\n- facts/food.md (12B): likes **ramen**\n- note: @here <!channel>"
+	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{}))
+	if p.ResponseType != "ephemeral" || !strings.Contains(p.Text, "likes *ramen*") || !strings.HasPrefix(p.Text, "*Facts*\n• facts/food.md") {
+		t.Errorf("ack %+v", p)
+	}
+	checkNoPing(t, p.Text, true)
+	if hs.mem.shown[0] != "slack-T0TEAM-U0USER" {
+		t.Errorf("shown %v", hs.mem.shown)
+	}
+	for _, text := range []string{"show", "list", "  "} {
+		if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: text})); !strings.Contains(p.Text, "ramen") {
+			t.Errorf("/memory %s: %+v", text, p)
+		}
+	}
+	hs.mem.show = "  \n"
+	if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{})); !strings.Contains(p.Text, "don't remember anything") {
+		t.Errorf("empty: %+v", p)
+	}
+	hs.mem.showErr = errors.New("/secret/path: disk gone")
+	if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{})); !strings.Contains(p.Text, "couldn't read") ||
+		strings.Contains(p.Text, "secret") {
+		t.Errorf("error: %+v", p)
+	}
+	for _, text := range []string{"help", "bogus <@U1>", "forget"} {
+		p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: text}))
+		if !strings.Contains(p.Text, "/memory forget all") || p.ResponseType != "ephemeral" {
+			t.Errorf("/memory %s: %+v", text, p)
+		}
+		checkNoPing(t, p.Text, true)
+	}
+	if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{UserID: "../x"})); !strings.Contains(p.Text, "can't tell who you are") {
+		t.Errorf("bad user: %+v", p)
+	}
+	if len(hs.mem.forgotten()) != 0 || len(hs.srv.Posts()) != 0 {
+		t.Error("something was deleted or posted")
+	}
+}
+
+func TestMemoryShowLong(t *testing.T) {
+	hs := start(t, setup{})
+	var b strings.Builder
+	b.WriteString("```\n")
+	for range 2000 {
+		b.WriteString("- facts/x.md (1KB): <summary> & more \"quoted\" text\n")
+	}
+	hs.mem.show = b.String()
+	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{}))
+	if len(p.raw) >= 20*1024 || len(p.raw) > maxAckBytes {
+		t.Errorf("ack of %d bytes", len(p.raw))
+	}
+	if !strings.Contains(p.Text, "This list is cut here") || !strings.Contains(p.Text, "mnemo memory ls") ||
+		!strings.HasPrefix(p.Text, "```\n- facts/x.md") || strings.Count(p.Text, fence)%2 != 0 {
+		t.Errorf("cut listing: %.200q … %q", p.Text, p.Text[len(p.Text)-300:])
+	}
+
+	// Not a listing (an error text, say) is cut as well.
+	msg := fitAck(ephemeral(strings.Repeat("<>", 20000)))
+	if js, _ := json.Marshal(msg); len(js) >= maxAckBytes || !strings.Contains(msg.Text, "cut here") {
+		t.Errorf("fitAck: %d bytes", len(js))
+	}
+	if got := cutLines("short", 10); got != "short" {
+		t.Errorf("cutLines %q", got)
+	}
+}
+
+func TestMemorySlowAnswer(t *testing.T) {
+	hs := start(t, setup{bot: func(b *Bot) { b.ackBudget = 50 * time.Millisecond }})
+	hs.mem.show = "facts/a.md: slow"
+	hs.mem.delay = 300 * time.Millisecond
+	env := hs.srv.SlashCommand(slacktest.SlashCommand{})
+	ack, err := hs.srv.WaitAck(env.ID, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ack.Payload) != 0 || ack.Latency > 250*time.Millisecond {
+		t.Errorf("ack %+v", ack)
+	}
+	rs, err := hs.srv.WaitResponses(1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rs[0].ResponseType != "ephemeral" || !strings.Contains(rs[0].Text, "slow") || rs[0].Path != strings.TrimPrefix(env.ResponseURL, hs.srv.URL()) {
+		t.Errorf("response %+v", rs[0])
+	}
+}
+
+func TestMemoryForget(t *testing.T) {
+	hs := start(t, setup{config: func(c *Config) { c.Identities = map[string]string{"slack:T0TEAM/U0USER": "zhangsan"} }})
+	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget facts/food.md"}))
+	token := p.button(actionForgetConfirm)
+	if p.ResponseType != "ephemeral" || token == "" || p.button(actionForgetCancel) != token || !strings.Contains(p.Text, "facts/food.md") ||
+		!strings.Contains(p.Text, "linked") || !strings.Contains(string(p.raw), `"style":"danger"`) ||
+		!strings.Contains(p.Text, "within 10 minutes") {
+		t.Fatalf("confirmation %s", p.raw)
+	}
+	time.Sleep(100 * time.Millisecond)
+	if got := hs.mem.forgotten(); len(got) != 0 {
+		t.Fatalf("deleted before confirmation: %v", got)
+	}
+	// Someone else's click does nothing (and leaves the token usable).
+	other := press(hs, "U0OTHER", actionForgetConfirm, token)
+	rs, err := hs.srv.WaitResponses(1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rs[0].Text, "someone else") || rs[0].ReplaceOriginal {
+		t.Errorf("response %+v", rs[0])
+	}
+	if _, err := hs.srv.WaitAck(other.ID, wait); err != nil {
+		t.Error(err)
+	}
+	// The owner confirms: deleted once.
+	press(hs, "U0USER", actionForgetConfirm, token)
+	rs, _ = hs.srv.WaitResponses(2, wait)
+	if got := hs.mem.forgotten(); len(got) != 1 || got[0] != "zhangsan:facts/food.md" {
+		t.Errorf("forgotten %v", got)
+	}
+	if !strings.Contains(rs[1].Text, "Done") || !rs[1].ReplaceOriginal || rs[1].ResponseType != "ephemeral" {
+		t.Errorf("response %+v", rs[1])
+	}
+	// A second click (or a replayed envelope) deletes nothing more.
+	press(hs, "U0USER", actionForgetConfirm, token)
+	rs, _ = hs.srv.WaitResponses(3, wait)
+	if !strings.Contains(rs[2].Text, "expired or was already used") || len(hs.mem.forgotten()) != 1 {
+		t.Errorf("response %+v; forgotten %v", rs[2], hs.mem.forgotten())
+	}
+	// forget all, then Cancel.
+	p = hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget all"}))
+	if !strings.Contains(p.Text, "everything") {
+		t.Errorf("confirmation %q", p.Text)
+	}
+	press(hs, "U0USER", actionForgetCancel, p.button(actionForgetCancel))
+	rs, _ = hs.srv.WaitResponses(4, wait)
+	if !strings.Contains(rs[3].Text, "Cancelled") || len(hs.mem.forgotten()) != 1 {
+		t.Errorf("response %+v", rs[3])
+	}
+	// forget ALL, confirmed.
+	p = hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget `ALL`"}))
+	press(hs, "U0USER", actionForgetConfirm, p.button(actionForgetConfirm))
+	rs, _ = hs.srv.WaitResponses(5, wait)
+	if got := hs.mem.forgotten(); len(got) != 2 || got[1] != "zhangsan:" || !strings.Contains(rs[4].Text, "everything") {
+		t.Errorf("forgotten %v; response %+v", got, rs[4])
+	}
+	// Forget fails.
+	hs.mem.forgetErr = errors.New("facts/food.md: no such file")
+	p = hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget episodes/2026-02.md"}))
+	press(hs, "U0USER", actionForgetConfirm, p.button(actionForgetConfirm))
+	rs, _ = hs.srv.WaitResponses(6, wait)
+	if !strings.Contains(rs[5].Text, "couldn't delete") || !strings.Contains(rs[5].Text, "no such file") {
+		t.Errorf("response %+v", rs[5])
+	}
+	// An unknown token.
+	press(hs, "U0USER", actionForgetConfirm, "0123")
+	rs, _ = hs.srv.WaitResponses(7, wait)
+	if !strings.Contains(rs[6].Text, "expired") {
+		t.Errorf("response %+v", rs[6])
+	}
+}
+
+func TestMemoryForgetBadNames(t *testing.T) {
+	hs := start(t, setup{})
+	for _, name := range []string{"../bob/facts/x.md", "facts/x", "facts/a b.md", "/etc/passwd", "facts/x.md.bak",
+		"episodes/2026-13.md", "episodes/26-01.md", "facts/" + strings.Repeat("a", 65) + ".md", "facts/@here.md", "facts/%2e%2e.md"} {
+		p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget " + name}))
+		if !strings.Contains(p.Text, "is not a memory file") || !strings.Contains(p.Text, "facts/&lt;name&gt;.md") ||
+			!strings.Contains(p.Text, "Nothing was deleted") || len(p.Blocks) != 0 {
+			t.Errorf("forget %q: %+v", name, p)
+		}
+		checkNoPing(t, p.Text, true)
+	}
+	if got := hs.mem.forgotten(); len(got) != 0 {
+		t.Errorf("forgotten %v", got)
+	}
+}
+
+func TestMemoryExpiryAndNoMemory(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	hs := start(t, setup{config: func(c *Config) { c.Now = clock }})
+	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget facts/a.md"}))
+	mu.Lock()
+	now = now.Add(confirmTTL + time.Second)
+	mu.Unlock()
+	press(hs, "U0USER", actionForgetConfirm, p.button(actionForgetConfirm))
+	rs, err := hs.srv.WaitResponses(1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rs[0].Text, "expired") || len(hs.mem.forgotten()) != 0 {
+		t.Errorf("response %+v", rs[0])
+	}
+
+	hs2 := start(t, setup{config: func(c *Config) { c.Memory = nil }})
+	p = hs2.ackPayload(t, hs2.srv.SlashCommand(slacktest.SlashCommand{}))
+	if !strings.Contains(p.Text, "not available") {
+		t.Errorf("no memory: %+v", p)
+	}
+}
+
+func TestConfirmStore(t *testing.T) {
+	now := time.Now()
+	c := newConfirmStore(3, time.Minute)
+	var toks []string
+	for i := range 4 {
+		toks = append(toks, c.add(pendingForget{user: "u", slackUser: "U", path: string(rune('a' + i))}, now.Add(time.Duration(i)*time.Second)))
+	}
+	if len(c.m) != 3 {
+		t.Errorf("%d pending", len(c.m))
+	}
+	if _, res := c.take(toks[0], "U", now); res != confirmUnknown {
+		t.Error("the oldest was not dropped")
+	}
+	if p, res := c.take(toks[3], "U", now); res != confirmOK || p.path != "d" {
+		t.Errorf("take = %+v %v", p, res)
+	}
+	c.add(pendingForget{}, now.Add(2*time.Minute)) // expires the rest
+	if len(c.m) != 1 {
+		t.Errorf("%d pending after expiry", len(c.m))
+	}
+}
+
+func TestResponseURLs(t *testing.T) {
+	hs := start(t, setup{})
+	for u, ok := range map[string]bool{
+		"https://hooks.slack.com/commands/T/1/x": true,
+		"https://slack.com/x":                    true,
+		"http://hooks.slack.com/x":               false,
+		"https://evil.example/x":                 false,
+		"https://slack.com.evil.example/x":       false,
+		hs.srv.URL() + "/commands/x":             true,
+		"":                                       false,
+		"::":                                     false,
+	} {
+		if got := hs.bot.allowedResponseURL(u); got != ok {
+			t.Errorf("allowedResponseURL(%q) = %v", u, got)
+		}
+	}
+	hs.bot.respond(t.Context(), "https://evil.example/x", ephemeral("x"))
+	hs.bot.respond(t.Context(), hs.srv.URL()+"/commands/\x7f", ephemeral("x"))
+	hs.bot.respond(t.Context(), hs.srv.URL()+"/nowhere", ephemeral("x"))
+	if got := hostOf("::"); got != "" {
+		t.Errorf("hostOf = %q", got)
+	}
+	if !strings.Contains(hs.logs.String(), "unexpected response_url") || !strings.Contains(hs.logs.String(), "refused the answer") {
+		t.Error("refusals not logged")
+	}
+}

@@ -1,0 +1,452 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	slackgo "github.com/slack-go/slack"
+	"github.com/slack-go/slack/slackevents"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/mnemo-agent/mnemo/agent"
+)
+
+// innerEvent is the part of a message or app_mention event the adapter
+// reads (decoded from the raw event: slack-go's AppMentionEvent has no
+// client_msg_id or team).
+type innerEvent struct {
+	Type        string          `json:"type"`
+	SubType     string          `json:"subtype"`
+	User        string          `json:"user"`
+	BotID       string          `json:"bot_id"`
+	Text        string          `json:"text"`
+	TS          string          `json:"ts"`
+	ThreadTS    string          `json:"thread_ts"`
+	Channel     string          `json:"channel"`
+	ChannelType string          `json:"channel_type"`
+	Team        string          `json:"team"`
+	UserTeam    string          `json:"user_team"`
+	ClientMsgID string          `json:"client_msg_id"`
+	Edited      json.RawMessage `json:"edited"`
+	Hidden      bool            `json:"hidden"`
+}
+
+// incoming is a message the bot will answer.
+type incoming struct {
+	eventID      string
+	workspace    string // the team the event was delivered for
+	team, user   string // the author
+	channel, ts  string
+	threadTS     string // the thread it was written in, "" if none
+	replyTS      string // where to reply: a thread root, or "" for the channel itself
+	dm           bool
+	text         string
+	conversation string
+}
+
+// onEventsAPI filters an events_api envelope (already acked) and starts
+// the work for a message to answer.
+func (b *Bot) onEventsAPI(ctx, taskCtx context.Context, evt socketmode.Event) {
+	data, ok := evt.Data.(slackevents.EventsAPIEvent)
+	if !ok || data.Type != slackevents.CallbackEvent {
+		return
+	}
+	cb, ok := data.Data.(*slackevents.EventsAPICallbackEvent)
+	if !ok || cb.InnerEvent == nil {
+		return
+	}
+	var in innerEvent
+	if err := json.Unmarshal(*cb.InnerEvent, &in); err != nil {
+		b.log.Warn("slack: unreadable event", "event_id", cb.EventID, "error", err)
+		return
+	}
+	retry := 0
+	if evt.Request != nil {
+		retry = evt.Request.RetryAttempt
+	}
+	log := b.log.With("event_id", cb.EventID, "event", in.Type, "channel", in.Channel, "ts", in.TS)
+	m, why := b.accept(cb, in)
+	if m == nil {
+		log.Debug("slack: event ignored", "reason", why)
+		return
+	}
+	keys := []string{"event:" + cb.EventID, "msg:" + m.workspace + "/" + m.channel + "/" + m.ts}
+	if in.ClientMsgID != "" {
+		keys = append(keys, "client:"+in.ClientMsgID)
+	}
+	if cb.EventID == "" {
+		keys[0] = ""
+	}
+	if b.seen.seenOrAdd(b.now(), keys...) {
+		log.Info("slack: duplicate event ignored", "retry_attempt", retry)
+		return
+	}
+	log.Info("slack: message received", "user", m.user, "dm", m.dm, "retry_attempt", retry)
+	if !b.spawn(ctx, func() { b.answer(taskCtx, m, log) }) {
+		log.Warn("slack: shutting down; this message will not be answered", "user", m.user)
+	}
+}
+
+// accept decides whether an event is a message to answer.
+func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*incoming, string) {
+	switch {
+	case in.Type != "message" && in.Type != "app_mention":
+		return nil, "not a message"
+	case in.SubType != "":
+		return nil, "subtype " + in.SubType
+	case in.Hidden || len(in.Edited) > 0 && string(in.Edited) != "null":
+		return nil, "edited"
+	case in.BotID != "":
+		return nil, "from a bot"
+	case in.User == b.botUserID:
+		return nil, "from the bot itself"
+	case in.User == "":
+		return nil, "no user"
+	case in.Type == "message" && in.ChannelType != "im":
+		return nil, "not a direct message" // channel messages come as app_mention
+	}
+	workspace := cb.TeamID
+	if workspace == "" {
+		workspace = b.teamID
+	}
+	team := firstNonEmpty(in.Team, in.UserTeam, workspace)
+	if !validID(team) || !validID(in.User) || !validID(in.Channel) || !validTS(in.TS) ||
+		(in.ThreadTS != "" && !validTS(in.ThreadTS)) {
+		return nil, "malformed ids"
+	}
+	m := &incoming{
+		eventID: cb.EventID, workspace: workspace, team: team, user: in.User,
+		channel: in.Channel, ts: in.TS, threadTS: in.ThreadTS,
+		dm:   in.Type == "message" || strings.HasPrefix(in.Channel, "D"),
+		text: plainText(in.Text, b.botUserID, b.botName, true),
+	}
+	if m.dm {
+		m.replyTS = in.ThreadTS // where the user wrote
+	} else {
+		m.replyTS = firstNonEmpty(in.ThreadTS, in.TS) // always in a thread
+	}
+	m.conversation = "slack:" + workspace + ":" + m.channel + ":" + m.replyTS
+	return m, ""
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// validTS checks a message timestamp ("1700000000.000100").
+func validTS(ts string) bool {
+	sec, frac, ok := strings.Cut(ts, ".")
+	return ok && sec != "" && frac != "" && len(ts) <= 32 &&
+		strings.Trim(sec, "0123456789") == "" && strings.Trim(frac, "0123456789") == ""
+}
+
+// tsLess compares two valid timestamps numerically.
+func tsLess(a, b string) bool {
+	as, af, _ := strings.Cut(a, ".")
+	bs, bf, _ := strings.Cut(b, ".")
+	as, bs = strings.TrimLeft(as, "0"), strings.TrimLeft(bs, "0")
+	if len(as) != len(bs) {
+		return len(as) < len(bs)
+	}
+	if as != bs {
+		return as < bs
+	}
+	for len(af) < len(bf) {
+		af += "0"
+	}
+	for len(bf) < len(af) {
+		bf += "0"
+	}
+	return af < bf
+}
+
+// memoryUser is the memory user name of a Slack account.
+func (b *Bot) memoryUser(team, user string) string {
+	if name, ok := b.cfg.Identities["slack:"+team+"/"+user]; ok {
+		return name
+	}
+	return "slack-" + team + "-" + user
+}
+
+// answer runs one message through the handler and posts the reply.
+func (b *Bot) answer(ctx context.Context, m *incoming, log *slog.Logger) {
+	start := time.Now()
+	stopThinking := b.startThinking(ctx, m, log)
+	defer stopThinking()
+	text := ""
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("slack: task panicked", "panic", r, "stack", string(debug.Stack()))
+				text = errorReplyText
+			}
+		}()
+		task := agent.Task{
+			User:          b.memoryUser(m.team, m.user),
+			Conversation:  m.conversation,
+			Platform:      "slack",
+			Speaker:       b.userName(ctx, m.user),
+			Text:          m.text,
+			Time:          b.now(),
+			Channel:       !m.dm,
+			ChannelMemory: b.cfg.ChannelMemory,
+		}
+		if !task.Channel {
+			task.ChannelMemory = agent.ChannelMemoryFull // a DM is private: memory as is
+		}
+		if !m.dm && m.threadTS != "" && m.threadTS != m.ts {
+			task.Context = b.threadContext(ctx, m, task.Speaker, log)
+		}
+		reply, err := b.cfg.Handler.Handle(ctx, task)
+		switch {
+		case err != nil:
+			log.Warn("slack: the task did not run", "error", err)
+			text = errorReplyText
+		case strings.TrimSpace(reply.Text) == "":
+			text = agent.ApologyText
+		default:
+			text = reply.Text
+		}
+		if reply.Failed {
+			log.Warn("slack: answering with the agent's apology", "task_id", reply.TaskID)
+		}
+	}()
+	n, err := b.postReply(ctx, m.channel, m.replyTS, text)
+	if err != nil {
+		log.Error("slack: cannot post the reply", "error", err, "parts_posted", n)
+		return
+	}
+	log.Info("slack: replied", "parts", n, "duration", time.Since(start))
+}
+
+// postReply formats text and posts it in parts, in order; it stops at the
+// first part that cannot be posted.
+func (b *Bot) postReply(ctx context.Context, channel, threadTS, text string) (int, error) {
+	parts := formatReply(text)
+	if len(parts) == 0 {
+		parts = formatReply(agent.ApologyText)
+	}
+	for i, p := range parts {
+		if err := b.post(ctx, channel, threadTS, p); err != nil {
+			return i, fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+		}
+	}
+	return len(parts), nil
+}
+
+// post sends one chat.postMessage. A 429 is retried after its Retry-After
+// (Slack did not post the message); nothing else is, since a timeout or a
+// 5xx may have posted it already.
+func (b *Bot) post(ctx context.Context, channel, threadTS, text string) error {
+	opts := []slackgo.MsgOption{slackgo.MsgOptionText(text, false), slackgo.MsgOptionDisableLinkUnfurl()}
+	if threadTS != "" {
+		opts = append(opts, slackgo.MsgOptionTS(threadTS))
+	}
+	var err error
+	for attempt := 1; attempt <= postAttempts; attempt++ {
+		_, _, err = b.api.PostMessageContext(ctx, channel, opts...)
+		rl, limited := errors.AsType[*slackgo.RateLimitedError](err)
+		if !limited || attempt == postAttempts {
+			break
+		}
+		wait := min(max(rl.RetryAfter, time.Second), b.maxWaitFor)
+		b.log.Warn("slack: rate limited on chat.postMessage; waiting", "channel", channel, "retry_after", wait, "attempt", attempt)
+		_ = sleep(ctx, wait) // ctx outlives shutdown: the wait is short and bounded
+	}
+	return err
+}
+
+// startThinking shows that the bot is working: the assistant status in
+// the reply thread, or else a reaction on the message. It returns what
+// takes it away again.
+func (b *Bot) startThinking(ctx context.Context, m *incoming, log *slog.Logger) func() {
+	if m.replyTS != "" && !b.noStatus.Load() {
+		p := slackgo.AssistantThreadsSetStatusParameters{ChannelID: m.channel, ThreadTS: m.replyTS, Status: thinkingStatus}
+		err := b.api.SetAssistantThreadsStatusContext(ctx, p)
+		if err == nil {
+			return func() {
+				p.Status = ""
+				if err := b.api.SetAssistantThreadsStatusContext(ctx, p); err != nil {
+					log.Debug("slack: cannot clear the thread status", "error", err)
+				}
+			}
+		}
+		if refusedForGood(err) && b.noStatus.CompareAndSwap(false, true) {
+			log.Info("slack: assistant.threads.setStatus is not available to this app; showing a reaction while thinking instead",
+				"error", err)
+		} else {
+			log.Debug("slack: cannot set the thread status", "error", err)
+		}
+	}
+	if b.noReactions.Load() {
+		return func() {}
+	}
+	ref := slackgo.NewRefToMessage(m.channel, m.ts)
+	if err := b.api.AddReactionContext(ctx, thinkingReaction, ref); err != nil && apiErrorCode(err) != "already_reacted" {
+		if refusedForGood(err) && b.noReactions.CompareAndSwap(false, true) {
+			log.Warn("slack: cannot add reactions (is reactions:write granted?); no thinking indicator", "error", err)
+		} else {
+			log.Debug("slack: cannot add the thinking reaction", "error", err)
+		}
+		return func() {}
+	}
+	return func() {
+		if err := b.api.RemoveReactionContext(ctx, thinkingReaction, ref); err != nil {
+			log.Debug("slack: cannot remove the thinking reaction", "error", err)
+		}
+	}
+}
+
+// threadContext reads the thread a mention was written in: its root and
+// the last messages before the mention, at most maxContext, oldest first,
+// each attributed to its author.
+func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string, log *slog.Logger) []agent.ContextMessage {
+	params := &slackgo.GetConversationRepliesParameters{ChannelID: m.channel, Timestamp: m.threadTS, Latest: m.ts, Limit: 200}
+	var root *slackgo.Message
+	var last []slackgo.Message
+	for page := 0; page < repliesPages; page++ {
+		msgs, more, cursor, err := b.api.GetConversationRepliesContext(ctx, params)
+		if err != nil {
+			// missing_scope: channels:history / groups:history not granted
+			// (group DMs would need mpim:history, which the manifest leaves out).
+			log.Info("slack: cannot read the thread; answering without its earlier messages", "error", err)
+			break
+		}
+		for _, msg := range msgs {
+			if !validTS(msg.Timestamp) || !tsLess(msg.Timestamp, m.ts) || !contextSubtype(msg.SubType) {
+				continue
+			}
+			if msg.Timestamp == m.threadTS {
+				root = &msg
+				continue
+			}
+			last = append(last, msg)
+			if len(last) >= maxContext {
+				last = last[len(last)-maxContext+1:]
+			}
+		}
+		if !more || cursor == "" {
+			break
+		}
+		params.Cursor = cursor
+	}
+	if root != nil {
+		last = append([]slackgo.Message{*root}, last...)
+	}
+	out := make([]agent.ContextMessage, 0, len(last))
+	for _, msg := range last {
+		text := plainText(msg.Text, b.botUserID, b.botName, false)
+		if strings.TrimSpace(text) == "" {
+			continue
+		}
+		if utf8.RuneCountInString(text) > maxContextText {
+			text = string([]rune(text)[:maxContextText]) + " […]"
+		}
+		cm := agent.ContextMessage{Text: text}
+		switch {
+		case msg.BotID != "" && msg.BotID == b.botID || msg.User == b.botUserID:
+			cm.Author = b.botName + " (you, the assistant)"
+		case msg.BotID != "":
+			cm.Author = firstNonEmpty(msg.Username, "a bot") + " (a bot)"
+		case msg.User == m.user:
+			cm.Author, cm.FromSpeaker = firstNonEmpty(speakerName, "the speaker"), true
+		default:
+			cm.Author = firstNonEmpty(b.userName(ctx, msg.User), "user "+msg.User)
+		}
+		out = append(out, cm)
+	}
+	return out
+}
+
+// contextSubtype: messages people (or bots) wrote, not joins and the like.
+func contextSubtype(st string) bool {
+	switch st {
+	case "", "bot_message", "thread_broadcast", "file_share", "me_message":
+		return true
+	}
+	return false
+}
+
+// nameCache keeps display names from users.info.
+type nameCache struct {
+	mu    sync.Mutex
+	max   int
+	ttl   time.Duration
+	names map[string]cachedName
+}
+
+type cachedName struct {
+	name string
+	at   time.Time
+}
+
+func newNameCache(max int, ttl time.Duration) *nameCache {
+	return &nameCache{max: max, ttl: ttl, names: map[string]cachedName{}}
+}
+
+func (c *nameCache) get(id string, now time.Time) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n, ok := c.names[id]
+	if !ok || now.Sub(n.at) > c.ttl {
+		return "", false
+	}
+	return n.name, true
+}
+
+func (c *nameCache) put(id, name string, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.names) >= c.max {
+		clear(c.names)
+	}
+	c.names[id] = cachedName{name: name, at: now}
+}
+
+// userName is a display name for a Slack user (users.info, cached), or ""
+// when it cannot be had. It is only ever shown to the model, never used to
+// decide whose memory is whose.
+func (b *Bot) userName(ctx context.Context, id string) string {
+	if id == "" || b.noUsers.Load() {
+		return ""
+	}
+	if n, ok := b.users.get(id, b.now()); ok {
+		return n
+	}
+	u, err := b.api.GetUserInfoContext(ctx, id)
+	if err != nil {
+		if refusedForGood(err) && b.noUsers.CompareAndSwap(false, true) {
+			b.log.Info("slack: cannot read user names (is users:read granted?); using user ids", "error", err)
+			return ""
+		}
+		if apiErrorCode(err) == "user_not_found" {
+			b.users.put(id, "", b.now())
+		}
+		return ""
+	}
+	name := oneLine(firstNonEmpty(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
+	b.users.put(id, name, b.now())
+	return name
+}
+
+// oneLine keeps a name on one line and short.
+func oneLine(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 80 {
+		s = string([]rune(s)[:80])
+	}
+	return s
+}

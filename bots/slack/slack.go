@@ -1,0 +1,515 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/mnemo-agent/mnemo/agent"
+)
+
+// DefaultAPIURL is the Slack Web API base (SLACK_API_URL overrides it).
+const DefaultAPIURL = "https://slack.com/api/"
+
+// Limits and timings.
+const (
+	maxInFlight    = 256              // events being worked on at once
+	dedupeMax      = 5000             // keys remembered against redelivery
+	dedupeTTL      = 2 * time.Hour    // how long a key is remembered
+	maxContext     = 20               // thread messages given as context
+	maxContextText = 2000             // characters kept of one context message
+	repliesPages   = 5                // conversations.replies pages read at most
+	postAttempts   = 3                // chat.postMessage tries on 429
+	maxRetryAfter  = time.Minute      // longest Retry-After honoured as given
+	confirmTTL     = 10 * time.Minute // lifetime of a /memory forget button
+	maxConfirms    = 1000             // pending confirmations kept
+	userCacheTTL   = time.Hour        // users.info answers kept
+	maxUserCache   = 2000
+	httpTimeout    = 30 * time.Second // default HTTPClient timeout
+)
+
+// thinkingReaction is added to the message while the agent works when the
+// assistant status is unavailable.
+const thinkingReaction = "eyes"
+
+// thinkingStatus is the assistant.threads.setStatus text.
+const thinkingStatus = "is thinking…"
+
+// errorReplyText is posted when the handler returns an error instead of a
+// reply (the agent does so only when it never started the task).
+const errorReplyText = "Sorry, I couldn't answer that just now. Please try again in a moment."
+
+// Handler answers one task; *agent.Agent satisfies it.
+type Handler interface {
+	Handle(ctx context.Context, t agent.Task) (agent.Reply, error)
+}
+
+var _ Handler = (*agent.Agent)(nil)
+
+// Memory is what /memory needs of the memory store; cmd satisfies it.
+type Memory interface {
+	// Show is a readable (Markdown) account of what is remembered about
+	// user, shown to them as it is (converted to mrkdwn; cut with a note
+	// past what one Slack answer holds), so it should say what it is and
+	// how to forget (/memory forget <path> | all).
+	Show(user string) (string, error)
+	// Forget deletes one file of user's memory (path as facts/<name>.md
+	// or episodes/YYYY-MM.md), or all of it when path is "". cmd also
+	// drops the user's turns from the agent's short-term history
+	// (agent.Agent.ForgetUser).
+	Forget(user, path string) error
+}
+
+// Config configures a Bot. BotToken, AppToken and Handler are required.
+type Config struct {
+	BotToken string // SLACK_BOT_TOKEN, xoxb-…
+	AppToken string // SLACK_APP_TOKEN, xapp-… with connections:write
+	APIURL   string // SLACK_API_URL; "" → DefaultAPIURL; a missing final "/" is added
+
+	// ChannelMemory is slack.channelMemory: "full", "read" (default) or
+	// "off"; it applies to channels, never to DMs.
+	ChannelMemory string
+	// Identities links Slack accounts to memory user names:
+	// "slack:T01ABC/U02DEF" → "zhangsan".
+	Identities map[string]string
+
+	Handler Handler
+	Memory  Memory // nil: /memory answers that memory is not available
+
+	Logger     *slog.Logger     // nil → discard
+	HTTPClient *http.Client     // nil → a client with a 30 s timeout
+	Now        func() time.Time // nil → time.Now
+}
+
+// Bot is a running Slack adapter. Create it with New, start it with Run.
+type Bot struct {
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	api     *slackgo.Client
+	http    *http.Client
+	ownHTTP bool
+	apiURL  *url.URL
+
+	started atomic.Bool
+	ready   atomic.Bool
+	sm      *socketmode.Client
+
+	// From auth.test.
+	botUserID, botID, botName, teamID string
+
+	seen     *seenSet
+	slots    chan struct{}
+	wg       sync.WaitGroup
+	confirms *confirmStore
+	users    *nameCache
+
+	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
+	noReactions atomic.Bool // reactions refused for good
+	noUsers     atomic.Bool // users.info refused for good
+
+	// Timings, shortened by tests.
+	ackBudget  time.Duration // a slow /memory is acked empty after this, answered via response_url
+	retryBase  time.Duration // first backoff of a failed auth.test
+	authTries  int
+	maxWaitFor time.Duration // cap on a Retry-After wait
+}
+
+var memoryNameRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$`)
+
+// New validates cfg and returns a Bot. Errors name the environment
+// variable or setting at fault and say how to fix it.
+func New(cfg Config) (*Bot, error) {
+	var err error
+	if cfg.BotToken, err = checkToken("SLACK_BOT_TOKEN", cfg.BotToken, "xoxb-",
+		"copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page"); err != nil {
+		return nil, err
+	}
+	if cfg.AppToken, err = checkToken("SLACK_APP_TOKEN", cfg.AppToken, "xapp-",
+		"create an app-level token with the connections:write scope on the app's Basic Information page (App-Level Tokens) and use it"); err != nil {
+		return nil, err
+	}
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	u, perr := url.Parse(cfg.APIURL)
+	if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("slack: SLACK_API_URL %q is not an http(s) URL; leave it unset for %s", cfg.APIURL, DefaultAPIURL)
+	}
+	if !strings.HasSuffix(cfg.APIURL, "/") {
+		cfg.APIURL += "/" // slack-go appends the method name directly
+	}
+	switch cfg.ChannelMemory {
+	case "":
+		cfg.ChannelMemory = agent.ChannelMemoryRead
+	case agent.ChannelMemoryFull, agent.ChannelMemoryRead, agent.ChannelMemoryOff:
+	default:
+		return nil, fmt.Errorf("slack: slack.channelMemory is %q; use full, read or off", cfg.ChannelMemory)
+	}
+	for k, v := range cfg.Identities {
+		team, user, ok := parseIdentity(k)
+		if !ok || team == "" || user == "" {
+			return nil, fmt.Errorf("slack: identity %q is not of the form slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", k)
+		}
+		if !memoryNameRE.MatchString(v) || strings.HasPrefix(v, ".") {
+			return nil, fmt.Errorf("slack: identity %q links to %q, which is not a valid memory user name (letters, digits, '.', '_', '-'; 1-64; not starting with '.')", k, v)
+		}
+	}
+	if cfg.Handler == nil {
+		return nil, errors.New("slack: config is missing Handler")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	b := &Bot{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		now:        cfg.Now,
+		http:       cfg.HTTPClient,
+		apiURL:     u,
+		seen:       newSeenSet(dedupeMax, dedupeTTL),
+		slots:      make(chan struct{}, maxInFlight),
+		confirms:   newConfirmStore(maxConfirms, confirmTTL),
+		users:      newNameCache(maxUserCache, userCacheTTL),
+		ackBudget:  2 * time.Second,
+		retryBase:  time.Second,
+		authTries:  3,
+		maxWaitFor: maxRetryAfter,
+	}
+	if b.http == nil {
+		b.http = &http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		b.ownHTTP = true
+	}
+	logger := logAdapter{b.log}
+	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
+		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))
+	return b, nil
+}
+
+// parseIdentity splits "slack:TEAM/USER".
+func parseIdentity(k string) (team, user string, ok bool) {
+	rest, ok := strings.CutPrefix(k, "slack:")
+	if !ok {
+		return "", "", false
+	}
+	team, user, ok = strings.Cut(rest, "/")
+	return team, user, ok && alnum(team, 32) && alnum(user, 32)
+}
+
+// checkToken trims tok and checks its prefix; the error names the variable
+// and the fix, never the token.
+func checkToken(name, tok, prefix, fix string) (string, error) {
+	tok = strings.TrimSpace(tok)
+	switch {
+	case tok == "":
+		return "", fmt.Errorf("slack: %s is not set; %s", name, fix)
+	case !strings.HasPrefix(tok, prefix):
+		kind := "it"
+		for p, k := range map[string]string{"xoxb-": "a bot token", "xapp-": "an app-level token", "xoxp-": "a user token",
+			"xoxe": "a refresh or configuration token"} {
+			if strings.HasPrefix(tok, p) {
+				kind = "it is " + k + " and"
+			}
+		}
+		return "", fmt.Errorf("slack: %s must start with %s (%s does not); %s", name, prefix, kind, fix)
+	case strings.ContainsFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return "", fmt.Errorf("slack: %s contains spaces or control characters; %s", name, fix)
+	}
+	return tok, nil
+}
+
+// Ready reports whether the bot is connected to Socket Mode (for /readyz).
+func (b *Bot) Ready() bool { return b.ready.Load() }
+
+// Run checks the bot token with auth.test, connects to Socket Mode and
+// handles events until ctx is cancelled. It then stops taking events,
+// waits for the tasks it accepted to finish and their replies to be
+// posted, and returns nil. A token Slack refuses ends Run with an error
+// naming the variable. Run may be called once.
+func (b *Bot) Run(ctx context.Context) error {
+	if !b.started.CompareAndSwap(false, true) {
+		return errors.New("slack: Run was already called on this Bot")
+	}
+	defer func() {
+		if b.ownHTTP {
+			b.http.CloseIdleConnections()
+		}
+	}()
+	if err := b.authTest(ctx); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	b.log.Info("slack: authenticated", "team", b.teamID, "bot_user", b.botUserID, "api_url", b.cfg.APIURL)
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.sm = socketmode.New(b.api, socketmode.OptionLog(logAdapter{b.log}))
+	smDone := make(chan error, 1)
+	go func() { smDone <- b.sm.RunContext(runCtx) }()
+
+	// Tasks outlive ctx: a message that was acked is answered even when
+	// shutdown begins, as Slack will not deliver it again.
+	taskCtx := context.WithoutCancel(ctx)
+	var fatal error
+loop:
+	for {
+		select {
+		case <-runCtx.Done():
+			break loop
+		case err := <-smDone:
+			smDone = nil
+			if !errors.Is(err, context.Canceled) || ctx.Err() == nil {
+				fatal = b.socketError(err)
+			}
+			break loop
+		case evt := <-b.sm.Events:
+			if err := b.dispatch(runCtx, taskCtx, evt); err != nil {
+				fatal = err
+				break loop
+			}
+		}
+	}
+	b.ready.Store(false)
+	cancel()
+	if smDone != nil {
+		<-smDone
+	}
+	b.wg.Wait()
+	b.log.Info("slack: stopped")
+	return fatal
+}
+
+// authTest runs auth.test (retrying transient failures) and keeps who the
+// bot is.
+func (b *Bot) authTest(ctx context.Context) error {
+	var err error
+	for attempt := 1; attempt <= b.authTries; attempt++ {
+		var res *slackgo.AuthTestResponse
+		res, err = b.api.AuthTestContext(ctx)
+		if err == nil {
+			b.botUserID, b.botID, b.botName, b.teamID = res.UserID, res.BotID, firstNonEmpty(res.User, "mnemo"), res.TeamID
+			return nil
+		}
+		if code := apiErrorCode(err); code != "" && code != "ratelimited" && code != "internal_error" && code != "fatal_error" {
+			return fmt.Errorf("slack: SLACK_BOT_TOKEN was refused by Slack (%s); copy the Bot User OAuth Token (xoxb-…) from the app's OAuth & Permissions page (install or reinstall the app to the workspace first)", code)
+		}
+		if sc, ok := errors.AsType[slackgo.StatusCodeError](err); ok && sc.Code >= 400 && sc.Code < 500 && sc.Code != http.StatusTooManyRequests {
+			break // not transient: a wrong SLACK_API_URL
+		}
+		if attempt == b.authTries {
+			break
+		}
+		wait := b.retryBase << (attempt - 1)
+		if rl, ok := errors.AsType[*slackgo.RateLimitedError](err); ok {
+			wait = max(wait, min(rl.RetryAfter, b.maxWaitFor))
+		}
+		b.log.Warn("slack: auth.test failed; retrying", "error", err, "attempt", attempt, "wait", wait)
+		if sleep(ctx, wait) != nil {
+			return ctx.Err()
+		}
+	}
+	return fmt.Errorf("slack: cannot check SLACK_BOT_TOKEN: the Slack Web API at %s (SLACK_API_URL) did not answer auth.test: %w", b.cfg.APIURL, err)
+}
+
+// socketError explains why socketmode stopped for good.
+func (b *Bot) socketError(err error) error {
+	if err == nil {
+		return errors.New("slack: Socket Mode stopped")
+	}
+	if code := apiErrorCode(err); code != "" {
+		return appTokenError(code)
+	}
+	if sc, ok := errors.AsType[slackgo.StatusCodeError](err); ok {
+		return fmt.Errorf("slack: apps.connections.open at %s (SLACK_API_URL) answered HTTP %d; check SLACK_API_URL", b.cfg.APIURL, sc.Code)
+	}
+	return fmt.Errorf("slack: Socket Mode failed: %w", err)
+}
+
+func appTokenError(code string) error {
+	return fmt.Errorf("slack: SLACK_APP_TOKEN was refused by Slack (%s); create an app-level token (xapp-…) with the connections:write scope on the app's Basic Information page, and turn on Socket Mode for the app", code)
+}
+
+// fatalConnectCodes are apps.connections.open errors that no retry fixes.
+var fatalConnectCodes = map[string]bool{
+	"invalid_auth": true, "not_authed": true, "account_inactive": true, "token_revoked": true, "token_expired": true,
+	"not_allowed_token_type": true, "missing_scope": true, "no_permission": true,
+}
+
+// dispatch handles one socketmode event; an error stops Run.
+func (b *Bot) dispatch(ctx, taskCtx context.Context, evt socketmode.Event) error {
+	switch evt.Type {
+	case socketmode.EventTypeConnecting:
+		b.ready.Store(false)
+		b.log.Debug("slack: connecting to Socket Mode")
+	case socketmode.EventTypeConnected:
+		b.ready.Store(true)
+		n := 0
+		if c, ok := evt.Data.(*socketmode.ConnectedEvent); ok {
+			n = c.ConnectionCount
+		}
+		b.log.Info("slack: connected to Socket Mode", "connection", n+1)
+	case socketmode.EventTypeHello:
+		b.ready.Store(true)
+	case socketmode.EventTypeConnectionError:
+		b.ready.Store(false)
+		var cause error
+		if ce, ok := evt.Data.(*slackgo.ConnectionErrorEvent); ok {
+			cause = ce.ErrorObj
+		}
+		if code := apiErrorCode(cause); fatalConnectCodes[code] {
+			return appTokenError(code)
+		}
+		if ctx.Err() == nil {
+			b.log.Warn("slack: cannot connect to Socket Mode; retrying", "error", cause)
+		}
+	case socketmode.EventTypeInvalidAuth:
+		b.ready.Store(false)
+	case socketmode.EventTypeErrorBadMessage:
+		// Still acknowledge it, or Slack sends it again and again.
+		if bad, ok := evt.Data.(*socketmode.ErrorBadMessage); ok {
+			var env struct {
+				EnvelopeID string `json:"envelope_id"`
+			}
+			if json.Unmarshal(bad.Message, &env) == nil && env.EnvelopeID != "" {
+				b.ack(ctx, env.EnvelopeID, nil)
+			}
+			b.log.Warn("slack: unreadable Socket Mode message", "error", bad.Cause)
+		}
+	case socketmode.EventTypeEventsAPI:
+		b.ackRequest(ctx, evt.Request)
+		b.onEventsAPI(ctx, taskCtx, evt)
+	case socketmode.EventTypeSlashCommand:
+		b.onSlashCommand(ctx, taskCtx, evt)
+	case socketmode.EventTypeInteractive:
+		b.ackRequest(ctx, evt.Request)
+		b.onInteractive(ctx, taskCtx, evt)
+	default:
+		b.ackRequest(ctx, evt.Request)
+		b.log.Debug("slack: socket event", "type", string(evt.Type))
+	}
+	return nil
+}
+
+// ackRequest acknowledges req (if it is an envelope) with no payload.
+func (b *Bot) ackRequest(ctx context.Context, req *socketmode.Request) {
+	if req != nil && req.EnvelopeID != "" {
+		b.ack(ctx, req.EnvelopeID, nil)
+	}
+}
+
+// ack sends the acknowledgement of an envelope, with payload when not nil.
+func (b *Bot) ack(ctx context.Context, envelopeID string, payload any) error {
+	if err := ctx.Err(); err != nil {
+		return err // the socket is closing: an ack would be queued and lost
+	}
+	err := b.sm.AckCtx(ctx, envelopeID, payload)
+	if err != nil && ctx.Err() == nil {
+		b.log.Warn("slack: cannot acknowledge an envelope", "envelope_id", envelopeID, "error", err)
+	}
+	return err
+}
+
+// spawn runs fn in a goroutine, at most maxInFlight at a time; when all
+// slots are taken it logs and waits (Slack redelivers what is not acked in
+// time, and the deduplication absorbs that). It reports false when ctx
+// ended first.
+func (b *Bot) spawn(ctx context.Context, fn func()) bool {
+	select {
+	case b.slots <- struct{}{}:
+	default:
+		b.log.Warn("slack: too many messages in progress; waiting for one to finish", "limit", cap(b.slots))
+		select {
+		case b.slots <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() { <-b.slots }()
+		fn()
+	}()
+	return true
+}
+
+// apiErrorCode is the "error" of a Slack API error answer, or "".
+func apiErrorCode(err error) string {
+	if e, ok := errors.AsType[slackgo.SlackErrorResponse](err); ok {
+		return e.Err
+	}
+	return ""
+}
+
+// transientCodes are API errors that say nothing about the app's setup.
+var transientCodes = map[string]bool{
+	"ratelimited": true, "internal_error": true, "fatal_error": true, "request_timeout": true,
+	"service_unavailable": true, "channel_not_found": true, "thread_not_found": true, "invalid_thread_ts": true,
+	"message_not_found": true, "already_reacted": true, "no_reaction": true, "user_not_found": true,
+	"not_in_channel": true, "is_archived": true,
+}
+
+// refusedForGood reports whether err means the method will keep failing
+// for this app (a missing scope, a feature it cannot use), as opposed to a
+// failure of this one call.
+func refusedForGood(err error) bool {
+	code := apiErrorCode(err)
+	return code != "" && !transientCodes[code]
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// logAdapter sends slack-go's log lines (debug only; it is never put in
+// debug mode) to slog at debug level.
+type logAdapter struct{ log *slog.Logger }
+
+func (l logAdapter) Output(_ int, s string) error {
+	l.log.Debug("slack-go: " + strings.TrimSpace(s))
+	return nil
+}
+
+// validID checks a Slack id (team, user, channel) before it goes into a
+// memory user name or a key.
+func validID(s string) bool {
+	return alnum(s, 24) // so slack-TEAM-USER fits a 64-character memory user name
+}
+
+// alnum: 1 to max ASCII letters and digits.
+func alnum(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
+}

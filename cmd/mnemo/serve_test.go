@@ -1,0 +1,234 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+)
+
+// fakeAdapter stands in for a platform adapter in serve's tests.
+type fakeAdapter struct {
+	ready   atomic.Bool
+	started chan struct{}
+	err     error // returned at once when set
+	stopped atomic.Bool
+}
+
+var _ adapter = (*fakeAdapter)(nil)
+
+func (f *fakeAdapter) Run(ctx context.Context) error {
+	close(f.started)
+	if f.err != nil {
+		return f.err
+	}
+	f.ready.Store(true)
+	<-ctx.Done()
+	f.ready.Store(false)
+	f.stopped.Store(true)
+	return nil
+}
+
+func (f *fakeAdapter) Ready() bool { return f.ready.Load() }
+
+func serveEnv(w *chatWorld) (*cliEnv, *bytes.Buffer) {
+	var logs bytes.Buffer
+	return &cliEnv{getenv: func(k string) string { return w.env[k] }, stdin: strings.NewReader(""), stdout: io.Discard,
+		stderr: &logs, logger: slog.New(slog.NewTextHandler(&logs, nil))}, &logs
+}
+
+func slackConfig(t *testing.T, w *chatWorld) *Config {
+	t.Helper()
+	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
+	w.env["SLACK_APP_TOKEN"] = "xapp-test"
+	cfg, err := LoadConfig("", false, func(k string) string { return w.env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+func get(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+func TestServeHealthAndGracefulStop(t *testing.T) {
+	w := newChatWorld(t)
+	cfg := slackConfig(t, w)
+	env, logs := serveEnv(w)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	fa := &fakeAdapter{started: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+			return []namedAdapter{{"fake", fa}}, nil
+		})
+	}()
+	<-fa.started
+	for deadline := time.Now().Add(5 * time.Second); !fa.Ready(); time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("adapter never ready")
+		}
+	}
+	if code, body := get(t, base+"/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	if code, body := get(t, base+"/readyz"); code != 200 || !strings.HasPrefix(body, "ready") {
+		t.Errorf("/readyz = %d %q", code, body)
+	}
+	fa.ready.Store(false)
+	if code, body := get(t, base+"/readyz"); code != 503 || !strings.Contains(body, "not connected: fake") {
+		t.Errorf("/readyz while disconnected = %d %q", code, body)
+	}
+	cancel() // SIGTERM
+	if err := <-done; err != nil {
+		t.Fatalf("serve after SIGTERM = %v", err)
+	}
+	if !fa.stopped.Load() || !strings.Contains(logs.String(), "serve: stopped") {
+		t.Errorf("not a graceful stop:\n%s", logs.String())
+	}
+}
+
+func TestServeAdapterFailure(t *testing.T) {
+	w := newChatWorld(t)
+	cfg := slackConfig(t, w)
+	env, _ := serveEnv(w)
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	bad := &fakeAdapter{started: make(chan struct{}), err: errors.New("SLACK_BOT_TOKEN was refused")}
+	good := &fakeAdapter{started: make(chan struct{})}
+	err := serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+		return []namedAdapter{{"slack", bad}, {"other", good}}, nil
+	})
+	if code := exitCode(err, io.Discard); code != 1 || !strings.Contains(err.Error(), "slack: SLACK_BOT_TOKEN was refused") || !good.stopped.Load() {
+		t.Fatalf("serve with a failing adapter = %v (exit %d), other stopped: %v", err, code, good.stopped.Load())
+	}
+	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	err = serveWith(context.Background(), env, cfg, nil, ln2, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+		return nil, configError(errors.New("bad adapter config"))
+	})
+	if code := exitCode(err, io.Discard); code != 2 {
+		t.Fatalf("build error = %v (exit %d)", err, code)
+	}
+}
+
+func TestServeUsageAndConfig(t *testing.T) {
+	w := newChatWorld(t)
+	cli(t, w.env, "serve").want(t, 2, "", "no chat platform has tokens")
+	cli(t, w.env, "serve", "extra").want(t, 2, "", `unexpected argument "extra"`)
+	busy, _ := net.Listen("tcp", "127.0.0.1:0")
+	defer busy.Close()
+	env := map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1", "MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "OPENAI_BASE_URL": w.env["OPENAI_BASE_URL"]}
+	cli(t, env, "serve", "--listen", busy.Addr().String()).want(t, 1, "", "cannot listen on "+busy.Addr().String())
+	noLLM := map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1", "MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": "http://127.0.0.1:1/v1"}
+	cli(t, noLLM, "serve", "--listen", "127.0.0.1:0").want(t, 2, "", "OPENAI_API_KEY")
+}
+
+func TestMemoryShowAndForget(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan").want(t, 0, "", "")
+	cfg, _ := LoadConfig("", false, func(k string) string { return w.env[k] })
+	env, _ := serveEnv(w)
+	a, err := openApp(context.Background(), env, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	out, err := a.Show("zhangsan")
+	if err != nil || !strings.Contains(out, "- facts/user.md (") || !strings.Contains(out, "- Name: Zhang San") || !strings.Contains(out, "/memory forget all") {
+		t.Fatalf("Show = %q, %v", out, err)
+	}
+	if out, _ := a.Show("nobody"); !strings.Contains(out, "don't remember anything") {
+		t.Errorf("Show of a new user = %q", out)
+	}
+	if _, err := a.Show("../x"); err == nil {
+		t.Error("Show accepted a bad user")
+	}
+	if err := a.Forget("zhangsan", "facts/nope.md"); err == nil {
+		t.Error("forgetting a missing file succeeded")
+	}
+	if err := a.Forget("zhangsan", "facts/user.md"); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := a.Show("zhangsan"); !strings.Contains(out, "don't remember anything") {
+		t.Errorf("after forget: %q", out)
+	}
+	if err := a.Forget("zhangsan", ""); err != nil {
+		t.Errorf("forget all = %v", err)
+	}
+	if err := a.Forget("zhangsan", ""); err == nil {
+		t.Error("forget all with no memory folder should say there is nothing")
+	}
+	if err := a.Forget("../x", ""); err == nil {
+		t.Error("Forget accepted a bad user")
+	}
+}
+
+// `mnemo serve` end to end: the real binary's code path, the real
+// slack-go Socket Mode client against the fake Slack, the fake model. A
+// DM is answered; SIGTERM finishes the reflection and exits 0; the next
+// DM after a restart is answered from the memory the first one left.
+func TestServeSlackEndToEnd(t *testing.T) {
+	w := newChatWorld(t)
+	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
+	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
+	w.env["SLACK_APP_TOKEN"] = "xapp-test"
+	w.env["SLACK_API_URL"] = slk.APIURL()
+	serve := func(connections int, text string, posts int) []slacktest.Post {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		var errOut bytes.Buffer
+		done := make(chan int, 1)
+		go func() {
+			err := run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
+			done <- exitCode(err, &errOut)
+		}()
+		if err := slk.WaitConnected(connections, 10*time.Second); err != nil {
+			cancel()
+			t.Fatalf("no Socket Mode connection: %v\n%s", err, errOut.String())
+		}
+		slk.Message(slacktest.MessageEvent{Channel: "D0DM", ChannelType: "im", User: "U0ADA", Text: text})
+		got, err := slk.WaitPosts(posts, 10*time.Second)
+		if err != nil {
+			cancel()
+			t.Fatalf("no reply: %v\n%s", err, errOut.String())
+		}
+		cancel() // SIGTERM
+		if code := <-done; code != 0 {
+			t.Fatalf("serve exit %d after SIGTERM:\n%s", code, errOut.String())
+		}
+		return got
+	}
+	posts := serve(1, "Hello, I'm Ada Lovelace.", 1)
+	if posts[0].Channel != "D0DM" || posts[0].Text != "Noted." {
+		t.Fatalf("reply %+v", posts[0])
+	}
+	// SIGTERM waited for the reflection: the memory is on disk.
+	if got := w.file(t, "slack-T0TEAM-U0ADA/facts/user.md"); !strings.Contains(got, "- Name: Ada Lovelace") {
+		t.Fatalf("memory after serve stopped: %q", got)
+	}
+	posts = serve(2, "What's my name?", 2)
+	if posts[1].Text != "Your name is Ada Lovelace." {
+		t.Fatalf("reply after restart %+v", posts[1])
+	}
+}
