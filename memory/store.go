@@ -290,10 +290,9 @@ func (s *Store) forgetRoot(name string) {
 	if u == nil {
 		return
 	}
-	// Not under wmu: the watcher must never wait for a write (which may be
-	// waiting for an editor). A write racing a folder removal fails, which
-	// is right for a folder that is going away.
-	u.closeRoot()
+	// Dropped, not closed: a write or read may still hold it, and the
+	// event may even be late, the folder already recreated.
+	u.dropRoot()
 	u.idx.invalidateAll(false)
 }
 

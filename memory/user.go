@@ -59,6 +59,15 @@ func (u *User) closeRoot() {
 	}
 }
 
+// dropRoot forgets the cached folder handle without closing it: a reader
+// may still be using it, and os.Root closes its descriptor when the
+// handle is garbage collected.
+func (u *User) dropRoot() {
+	u.rmu.Lock()
+	u.root = nil
+	u.rmu.Unlock()
+}
+
 // openRoot returns the user's folder as an os.Root, or nil with no error
 // when the folder does not exist and create is false. The folder must be a
 // real directory (os.OpenRoot would follow a symlink such as alice -> bob),
@@ -70,10 +79,7 @@ func (u *User) openRoot(create bool) (*os.Root, error) {
 	base := u.s.base
 	li, err := base.Lstat(u.name)
 	if errors.Is(err, fs.ErrNotExist) {
-		if u.root != nil {
-			u.root.Close()
-			u.root = nil
-		}
+		u.root = nil // gone; never closed under a reader (see dropRoot)
 		if !create {
 			return nil, nil
 		}
@@ -92,8 +98,7 @@ func (u *User) openRoot(create bool) (*os.Root, error) {
 		if fi, err := u.root.Stat("."); err == nil && os.SameFile(fi, li) {
 			return u.root, nil
 		}
-		u.root.Close()
-		u.root = nil
+		u.root = nil // replaced on disk; see dropRoot
 	}
 	r, err := base.OpenRoot(u.name)
 	if err != nil {
@@ -425,7 +430,7 @@ func (u *User) Remove(p string) error {
 func (u *User) RemoveAll() error {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
-	u.closeRoot()
+	u.dropRoot()
 	li, err := u.s.base.Lstat(u.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s has no memory folder: %w", u.name, ErrNotFound)
