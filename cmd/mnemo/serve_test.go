@@ -232,3 +232,20 @@ func TestServeSlackEndToEnd(t *testing.T) {
 		t.Fatalf("reply after restart %+v", posts[1])
 	}
 }
+
+// A bot token Slack refuses stops serve with exit 1 and a message naming
+// the variable and the fix; nothing is left running.
+func TestServeSlackRefusedToken(t *testing.T) {
+	w := newChatWorld(t)
+	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-real", AppToken: "xapp-real", TeamID: "T0TEAM", BotUserID: "U0BOT"})
+	w.env["SLACK_BOT_TOKEN"] = "xoxb-revoked"
+	w.env["SLACK_APP_TOKEN"] = "xapp-real"
+	w.env["SLACK_API_URL"] = slk.APIURL()
+	r := cli(t, w.env, "serve", "--listen", "127.0.0.1:0")
+	r.want(t, 1, "", "SLACK_BOT_TOKEN was refused by Slack (invalid_auth)")
+	if strings.Contains(r.stderr, "xoxb-revoked") {
+		t.Error("the token appears in the output")
+	}
+	w.env["SLACK_APP_TOKEN"] = "xoxb-wrong-kind"
+	cli(t, w.env, "serve").want(t, 2, "", "SLACK_APP_TOKEN must start with xapp-")
+}
