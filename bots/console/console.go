@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
 	"time"
 
@@ -24,6 +25,7 @@ type Config struct {
 	In          io.Reader
 	Out         io.Writer
 	Interactive bool // a person at a terminal: show a prompt and a greeting
+	Color       bool // render **bold**, `code` and headings with ANSI styles
 	User        string
 	Handler     Handler
 	// Memory, when set, answers the /memory command with what is
@@ -105,9 +107,47 @@ func Run(ctx context.Context, cfg Config) error {
 			return err // only when ctx ended before the task ran
 		}
 		if cfg.Interactive {
-			fmt.Fprintf(cfg.Out, "\nmnemo> %s\n", strings.ReplaceAll(strings.TrimSpace(reply.Text), "\n", "\n       "))
+			text := strings.TrimSpace(reply.Text)
+			if cfg.Color {
+				text = style(text)
+			}
+			fmt.Fprintf(cfg.Out, "\nmnemo> %s\n", strings.ReplaceAll(text, "\n", "\n       "))
 		} else {
 			fmt.Fprintln(cfg.Out, strings.TrimSpace(reply.Text))
 		}
 	}
+}
+
+const (
+	ansiBold  = "\x1b[1m"
+	ansiCode  = "\x1b[36m"
+	ansiReset = "\x1b[0m"
+)
+
+var (
+	boldRE = regexp.MustCompile(`\*\*([^*\n]+)\*\*`)
+	codeRE = regexp.MustCompile("`([^`\n]+)`")
+)
+
+// style renders the Markdown a model commonly writes for a terminal:
+// headings and **bold** in bold, `code` in cyan; fenced blocks untouched.
+func style(text string) string {
+	lines := strings.Split(text, "\n")
+	fenced := false
+	for i, l := range lines {
+		if strings.HasPrefix(strings.TrimSpace(l), "```") {
+			fenced = !fenced
+			continue
+		}
+		if fenced {
+			continue
+		}
+		if h := strings.TrimLeft(l, "#"); len(h) < len(l) && strings.HasPrefix(h, " ") {
+			lines[i] = ansiBold + strings.TrimSpace(h) + ansiReset
+			continue
+		}
+		l = boldRE.ReplaceAllString(l, ansiBold+"$1"+ansiReset)
+		lines[i] = codeRE.ReplaceAllString(l, ansiCode+"$1"+ansiReset)
+	}
+	return strings.Join(lines, "\n")
 }

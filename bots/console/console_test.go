@@ -95,3 +95,16 @@ func TestErrors(t *testing.T) {
 		t.Errorf("long line = %v", err)
 	}
 }
+
+func TestStyle(t *testing.T) {
+	in := "# Title\nSome **bold** and `code`.\n```\n**not bold** in a fence\n```\n#nohash"
+	want := ansiBold + "Title" + ansiReset + "\nSome " + ansiBold + "bold" + ansiReset + " and " + ansiCode + "code" + ansiReset + ".\n```\n**not bold** in a fence\n```\n#nohash"
+	if got := style(in); got != want {
+		t.Errorf("style = %q\nwant    %q", got, want)
+	}
+	var out strings.Builder
+	Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, Interactive: true, Color: true, User: "a", Handler: &fakeHandler{}})
+	if !strings.Contains(out.String(), "mnemo> echo: hi") {
+		t.Errorf("colored output: %q", out.String())
+	}
+}

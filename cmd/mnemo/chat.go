@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"log/slog"
 	"os"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
@@ -34,13 +35,23 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	if err := memory.ValidateUser(name); err != nil {
 		return usageError("chat: --user: %v", err)
 	}
+	interactive := isTerminal(env.stdin)
+	if interactive && isTerminal(env.stderr) && cfg.Log.Level == "info" {
+		// Info lines would interleave with the conversation on the same
+		// screen: at a terminal, chat logs warnings only (debug still works).
+		quiet := *cfg
+		quiet.Log.Level = "warn"
+		e := *env
+		e.logger = slog.New(quiet.LogHandler(env.stderr))
+		env = &e
+	}
 	a, err := openApp(ctx, env, cfg)
 	if err != nil {
 		return err
 	}
-	interactive := isTerminal(env.stdin)
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name, Handler: a.agent,
+		Color:  interactive && isTerminal(env.stdout) && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
 		Memory: func(user string) (string, error) { return memoryAdapter{store: a.store, budget: 1 << 20}.Index(user) },
 	})
 	if interactive && ctx.Err() == nil {
