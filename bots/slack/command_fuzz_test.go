@@ -1,0 +1,42 @@
+package slack
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	slackgo "github.com/slack-go/slack"
+	"github.com/slack-go/slack/socketmode"
+)
+
+// FuzzMemoryCommand: whatever follows /memory, the answer fits an ack, is
+// private, and nothing is deleted without the confirmation button.
+func FuzzMemoryCommand(f *testing.F) {
+	for _, s := range []string{"", "show", "forget", "forget all", "forget facts/user.md", "forget ../../etc/passwd", "help", "forget `facts/x.md`", "&lt;!channel&gt;", "forget " + strings.Repeat("x", 5000)} {
+		f.Add(s)
+	}
+	mem := &fakeMemory{show: strings.Repeat("- facts/user.md (1KB): a line\n", 2000)}
+	b := &Bot{cfg: Config{Memory: mem}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), now: time.Now,
+		confirms: newConfirmStore(1000, 10*time.Minute), teamID: "T0TEAM"}
+	f.Fuzz(func(t *testing.T, text string) {
+		msg := fitAck(b.memoryCommand(slackgo.SlashCommand{Command: "/memory", Text: text, TeamID: "T0TEAM", UserID: "U0ADA"}))
+		if js, _ := json.Marshal(socketmode.Response{EnvelopeID: strings.Repeat("0", 36), Payload: msg}); len(js) >= maxAckBytes {
+			t.Fatalf("/memory %q: an ack of %d bytes", text, len(js))
+		}
+		if msg.ResponseType != "ephemeral" {
+			t.Fatalf("/memory %q answered publicly: %+v", text, msg)
+		}
+		if len(msg.Text) == 0 {
+			t.Fatalf("/memory %q: empty answer", text)
+		}
+		mem.mu.Lock()
+		forgets := len(mem.forgets)
+		mem.mu.Unlock()
+		if forgets != 0 {
+			t.Fatalf("/memory %q deleted without confirmation", text)
+		}
+	})
+}
