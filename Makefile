@@ -4,7 +4,7 @@ BIN      ?= bin/mnemo
 COVERMIN ?= 95
 FUZZTIME ?= 20s
 
-.PHONY: build test coverage lint bench fuzz run clean
+.PHONY: build test coverage lint bench load fuzz run clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/mnemo
@@ -25,6 +25,11 @@ coverage:
 
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./memory/
+
+# The load tool: the real store, model client, Thinker and reflector against
+# a fake model on 127.0.0.1. LOADFLAGS="-users 200 -messages 10" and so on.
+load:
+	$(GO) run ./cmd/mnemo-load $(LOADFLAGS)
 
 # Runs every fuzz target for $(FUZZTIME) each.
 fuzz:

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -25,51 +26,6 @@ type app struct {
 	refl  *reflector.Reflector
 }
 
-// memoryAdapter lets the agent and the reflector reach the store through
-// the small interfaces they define.
-type memoryAdapter struct {
-	store  *memory.Store
-	budget int
-}
-
-var (
-	_ agent.Memory     = memoryAdapter{}
-	_ reflector.Memory = memoryAdapter{}
-)
-
-func (m memoryAdapter) Index(user string) (string, error) {
-	u, err := m.store.User(user)
-	if err != nil {
-		return "", err
-	}
-	files, err := u.List()
-	if err != nil {
-		return "", err
-	}
-	return memory.RenderIndex(files, m.budget), nil
-}
-
-func (m memoryAdapter) ReadTools(user string) ([]agent.Tool, error) {
-	u, err := m.store.User(user)
-	if err != nil {
-		return nil, err
-	}
-	return memory.ReadTools(u.NewSession()), nil
-}
-
-func (m memoryAdapter) Prepare(user string, factsBudget int) (reflector.Prepared, error) {
-	u, err := m.store.User(user)
-	if err != nil {
-		return reflector.Prepared{}, err
-	}
-	s := u.NewSession()
-	facts, episodes, err := s.Preload(factsBudget)
-	if err != nil {
-		return reflector.Prepared{}, err
-	}
-	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: memory.AllTools(s)}, nil
-}
-
 // stateDir is state.dir, or "state" beside the memory folder.
 func stateDir(cfg *Config) string {
 	if cfg.State.Dir != "" {
@@ -82,7 +38,7 @@ func stateDir(cfg *Config) string {
 // opens the store and the reflector (which replays turns a crash left
 // journaled) and builds the Thinker.
 func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
-	httpClient := &http.Client{}
+	httpClient := &http.Client{Transport: wiring.ModelTransport(cfg.Agent.MaxConcurrent)}
 	ollama := env.getenv("MNEMO_OLLAMA_URL")
 	probe := func(ctx context.Context, url string) error { return agent.ProbeModels(ctx, httpClient, url) }
 	baseURL, note, err := ResolveLLM(ctx, cfg, probe, ollama)
@@ -107,7 +63,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		BaseURL: baseURL, APIKey: cfg.LLM.APIKey, HTTPClient: httpClient,
 		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, Logger: env.logger,
 	})
-	mem := memoryAdapter{store: store, budget: cfg.Memory.IndexBudget}
+	mem := wiring.Memory{Store: store, IndexBudget: cfg.Memory.IndexBudget}
 	reflModel := cfg.LLM.ReflectorModel
 	if reflModel == "" {
 		reflModel = cfg.LLM.Model

@@ -6,6 +6,7 @@ import (
 	"os"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -51,8 +52,10 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	}
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name, Handler: a.agent,
-		Color:  interactive && isTerminal(env.stdout) && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
-		Memory: func(user string) (string, error) { return memoryAdapter{store: a.store, budget: 1 << 20}.Index(user) },
+		Color: interactive && isTerminal(env.stdout) && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
+		Memory: func(user string) (string, error) {
+			return wiring.Memory{Store: a.store, IndexBudget: 1 << 20}.Index(user)
+		},
 	})
 	if interactive && ctx.Err() == nil {
 		env.stderr.Write([]byte("mnemo: saving what is worth remembering…\n"))

@@ -1,0 +1,69 @@
+// Package wiring connects the memory store to the small interfaces the
+// agent and the reflector define, for the commands that assemble mnemo
+// (cmd/mnemo and the load tool), so both run the same code.
+package wiring
+
+import (
+	"net/http"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/reflector"
+)
+
+// Memory satisfies agent.Memory and reflector.Memory with a store.
+type Memory struct {
+	Store       *memory.Store
+	IndexBudget int // bytes of the iteration-1 index; 0: memory.DefaultIndexBudget
+}
+
+var (
+	_ agent.Memory     = Memory{}
+	_ reflector.Memory = Memory{}
+)
+
+// Index is the user's memory index as the Thinker injects it.
+func (m Memory) Index(user string) (string, error) {
+	u, err := m.Store.User(user)
+	if err != nil {
+		return "", err
+	}
+	files, err := u.List()
+	if err != nil {
+		return "", err
+	}
+	return memory.RenderIndex(files, m.IndexBudget), nil
+}
+
+// ReadTools are the Thinker's tools, on a fresh session of the user.
+func (m Memory) ReadTools(user string) ([]agent.Tool, error) {
+	u, err := m.Store.User(user)
+	if err != nil {
+		return nil, err
+	}
+	return memory.ReadTools(u.NewSession()), nil
+}
+
+// Prepare opens a reflection session: pre-loaded facts, the episode index
+// and all five tools bound to that session.
+func (m Memory) Prepare(user string, factsBudget int) (reflector.Prepared, error) {
+	u, err := m.Store.User(user)
+	if err != nil {
+		return reflector.Prepared{}, err
+	}
+	s := u.NewSession()
+	facts, episodes, err := s.Preload(factsBudget)
+	if err != nil {
+		return reflector.Prepared{}, err
+	}
+	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: memory.AllTools(s)}, nil
+}
+
+// ModelTransport is the HTTP transport for the model server: enough idle
+// connections per host for the tasks that run at once (Go's default of 2
+// would make most model calls open a new connection, and a TLS handshake).
+func ModelTransport(maxConcurrent int) *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = max(maxConcurrent*2, 16)
+	return t
+}

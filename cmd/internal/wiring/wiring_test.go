@@ -1,0 +1,73 @@
+package wiring
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/memory"
+)
+
+func TestAdapterErrors(t *testing.T) {
+	dir := t.TempDir()
+	store, err := memory.Open(memory.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	m := Memory{Store: store}
+	if _, err := m.Index("../x"); err == nil {
+		t.Error("Index of a bad user name: no error")
+	}
+	if _, err := m.ReadTools("../x"); err == nil {
+		t.Error("ReadTools of a bad user name: no error")
+	}
+	if _, err := m.Prepare("../x", 100); err == nil {
+		t.Error("Prepare of a bad user name: no error")
+	}
+	// A user "folder" that is a file cannot be listed or pre-loaded.
+	if err := os.WriteFile(filepath.Join(dir, "bob"), []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Index("bob"); err == nil {
+		t.Error("Index of a user folder that is a file: no error")
+	}
+	if _, err := m.Prepare("bob", 100); err == nil {
+		t.Error("Prepare of a user folder that is a file: no error")
+	}
+}
+
+func TestAdapterHappyPath(t *testing.T) {
+	dir := t.TempDir()
+	store, err := memory.Open(memory.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	m := Memory{Store: store}
+	if idx, err := m.Index("alice"); err != nil || idx != "Available memory: none yet." {
+		t.Fatalf("Index of a new user = %q, %v", idx, err)
+	}
+	os.MkdirAll(filepath.Join(dir, "alice", "facts"), 0o700)
+	os.WriteFile(filepath.Join(dir, "alice", "facts", "user.md"), []byte("# User\n\n> Summary: name\n\n- Name: Ada\n"), 0o600)
+	if idx, _ := m.Index("alice"); !strings.Contains(idx, "- facts/user.md (") {
+		t.Errorf("Index = %q", idx)
+	}
+	if tools, err := m.ReadTools("alice"); err != nil || len(tools) != 2 {
+		t.Errorf("ReadTools = %d tools, %v", len(tools), err)
+	}
+	p, err := m.Prepare("alice", 1000)
+	if err != nil || !strings.Contains(p.Facts, "- Name: Ada") || p.Episodes != "none yet" || len(p.Tools) != 5 {
+		t.Errorf("Prepare = %+v, %v", p, err)
+	}
+}
+
+func TestModelTransport(t *testing.T) {
+	if got := ModelTransport(4).MaxIdleConnsPerHost; got != 16 {
+		t.Errorf("4 tasks: %d idle connections per host", got)
+	}
+	if got := ModelTransport(64).MaxIdleConnsPerHost; got != 128 {
+		t.Errorf("64 tasks: %d idle connections per host", got)
+	}
+}

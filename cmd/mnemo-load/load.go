@@ -1,0 +1,629 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
+	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/reflector"
+)
+
+// testHookSeeded, when set by a test, sees the memory folder once it is
+// seeded, before the store opens.
+var testHookSeeded func(memDir string)
+
+// sampleEvery is how often the heap is sampled for its peak.
+const sampleEvery = 50 * time.Millisecond
+
+type config struct {
+	users, messages, files, concurrency, reflectTurns int
+	latency, reflectIdle, timeout                     time.Duration
+	dir                                               string
+	keep, json                                        bool
+}
+
+// usageError is a bad command line: exit status 2.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+const usageHead = `Usage: mnemo-load [flags]
+
+Measures mnemo's core (memory store with its watcher, model client, Thinker,
+reflector) under load, against a fake OpenAI-compatible model on 127.0.0.1.
+
+Each user's messages go in order on the user's own conversation; -concurrency
+tasks, of as many users, run at once (the Thinker's own concurrency limit is
+set to the same number), and users take turns: after a reply the user queues
+up behind the others for the next message. The reflector runs while the load
+goes on, every -reflect-turns turns of a user, and reflects the rest at the
+end; at the end every episode entry it appended is looked up in the files.
+By default no idle time ends a burst, so the number of reflections does not
+depend on the machine's speed: -reflect-idle sets one.
+
+Exit status: 0 success, 1 failure or failed checks, 2 usage error.
+
+Flags:
+`
+
+func parseFlags(args []string, stdout io.Writer) (config, error) {
+	var c config
+	fs := flag.NewFlagSet("mnemo-load", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.IntVar(&c.users, "users", 50, "simulated users, each with its own memory and conversation")
+	fs.IntVar(&c.messages, "messages", 20, "messages per user, sent in order")
+	fs.IntVar(&c.files, "files", 20, "memory files pre-created per user: half facts, half episode months")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "tasks at once, each of a different user")
+	fs.DurationVar(&c.latency, "model-latency", 0, "simulated latency of each model call, e.g. 200ms")
+	fs.IntVar(&c.reflectTurns, "reflect-turns", 5, "reflect a user's turns once this many wait (reflector.maxTurns)")
+	fs.DurationVar(&c.reflectIdle, "reflect-idle", 0, "reflect once a user has been quiet this long (reflector.idle);\n0: never during the run")
+	fs.StringVar(&c.dir, "dir", "", "folder for memory/ and state/ (must be empty or missing; kept)\n(default: a fresh temp folder, removed at the end unless -keep)")
+	fs.BoolVar(&c.keep, "keep", false, "keep the temp folder")
+	fs.BoolVar(&c.json, "json", false, "print the result as JSON")
+	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "end the run with an error after this long")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageHead)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return c, err
+		}
+		return c, usageError{fmt.Errorf("%w (see -h)", err)}
+	}
+	switch {
+	case fs.NArg() > 0:
+		return c, usageError{fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))}
+	case c.users < 1:
+		return c, usageError{errors.New("-users must be at least 1")}
+	case c.messages < 1:
+		return c, usageError{errors.New("-messages must be at least 1")}
+	case c.files < 0:
+		return c, usageError{errors.New("-files must not be negative")}
+	case c.concurrency < 1:
+		return c, usageError{errors.New("-concurrency must be at least 1")}
+	case c.latency < 0:
+		return c, usageError{errors.New("-model-latency must not be negative")}
+	case c.reflectTurns < 1:
+		return c, usageError{errors.New("-reflect-turns must be at least 1")}
+	case c.reflectIdle < 0:
+		return c, usageError{errors.New("-reflect-idle must not be negative")}
+	case c.timeout <= 0:
+		return c, usageError{errors.New("-timeout must be positive")}
+	}
+	return c, nil
+}
+
+// exitCode prints err (unless it is a help request) and maps it to the
+// exit status.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	fmt.Fprintln(stderr, "mnemo-load:", err)
+	if errors.As(err, new(usageError)) {
+		return 2
+	}
+	return 1
+}
+
+// Latency is a distribution of task latencies, in milliseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P90  float64 `json:"p90"`
+	P99  float64 `json:"p99"`
+	Max  float64 `json:"max"`
+	Mean float64 `json:"mean"`
+}
+
+// Report is the result of a run; -json prints it as is.
+type Report struct {
+	Users           int     `json:"users"`
+	MessagesPerUser int     `json:"messages_per_user"`
+	FilesPerUser    int     `json:"files_per_user"`
+	Concurrency     int     `json:"concurrency"`
+	Conversations   int     `json:"conversations_at_once"` // min(concurrency, users)
+	ModelLatencyMS  float64 `json:"model_latency_ms"`
+	ReflectTurns    int     `json:"reflect_turns"`
+	ReflectIdleMS   float64 `json:"reflect_idle_ms"` // 0: none during the run
+	GOMAXPROCS      int     `json:"gomaxprocs"`
+
+	Tasks          int     `json:"tasks"`
+	FailedTasks    int64   `json:"failed_tasks"`
+	WallSeconds    float64 `json:"wall_seconds"`  // first task sent → last reply
+	DrainSeconds   float64 `json:"drain_seconds"` // reflector Close: the reflections left at the end
+	TasksPerSecond float64 `json:"tasks_per_second"`
+	LatencyMS      Latency `json:"latency_ms"`
+
+	ModelCalls     int64 `json:"model_calls"` // Complete calls of the client
+	ThinkerCalls   int64 `json:"thinker_calls"`
+	ReflectorCalls int64 `json:"reflector_calls"`
+	Retries        int64 `json:"retries"`
+	ModelFailures  int64 `json:"model_failures"`
+	Connections    int64 `json:"connections_opened"` // TCP connections the client dialled
+
+	MemoryReads    int64   `json:"memory_reads"`    // Thinker memory_read calls
+	RepliesQuoting int64   `json:"replies_quoting"` // replies that quote what was read
+	Reflections    int64   `json:"reflections"`     // reflector runs
+	TurnsReflected int64   `json:"turns_reflected"` // turns those runs covered
+	EntriesWritten int     `json:"entries_written"` // reflector entries found in the files
+	AppendErrors   int64   `json:"append_errors"`   // memory_append calls that failed
+	Files          int     `json:"files"`           // memory files at the end, all users
+	MemoryBytes    int64   `json:"memory_bytes"`    // their total size
+	HeapPeak       int64   `json:"heap_inuse_peak"` // bytes, sampled
+	HeapLive       int64   `json:"heap_live_after"` // bytes live after the load (after a GC)
+	MaxRSS         int64   `json:"max_rss"`         // bytes
+	CPUUserSeconds float64 `json:"cpu_user_seconds"`
+	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
+
+	Dir      string   `json:"dir"`
+	Kept     bool     `json:"kept"`
+	Problems []string `json:"problems"`
+}
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, fmt.Errorf("timed out after %v (-timeout)", cfg.timeout))
+	defer cancel()
+
+	dir, kept := cfg.dir, true
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "mnemo-load-"); err != nil {
+			return err
+		}
+		kept = cfg.keep
+		if !kept {
+			defer os.RemoveAll(dir)
+		}
+	} else if err := emptyDir(dir); err != nil {
+		return err
+	}
+	rep, err := load(ctx, cfg, dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		if cause := context.Cause(ctx); cause != nil {
+			return fmt.Errorf("load run stopped: %w", cause)
+		}
+		return err
+	}
+	rep.Dir, rep.Kept = dir, kept
+	if cfg.json {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else if err := writeText(stdout, rep); err != nil {
+		return err
+	}
+	if len(rep.Problems) > 0 {
+		return fmt.Errorf("%d check(s) failed:\n  %s", len(rep.Problems), strings.Join(rep.Problems, "\n  "))
+	}
+	return nil
+}
+
+// emptyDir makes sure dir exists and holds nothing.
+func emptyDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	if len(entries) > 0 {
+		return fmt.Errorf("-dir %s is not empty: give an empty or missing folder", dir)
+	}
+	return nil
+}
+
+// load sets up the fake model and mnemo's core in dir, drives the tasks,
+// closes everything and checks the result.
+func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Report, error) {
+	memDir, stateDir := filepath.Join(dir, "memory"), filepath.Join(dir, "state")
+	if err := seed(ctx, memDir, cfg.users, cfg.files, time.Now()); err != nil {
+		return nil, err
+	}
+	if testHookSeeded != nil {
+		testHookSeeded(memDir)
+	}
+
+	srv := openaitest.NewServer()
+	defer srv.Close()
+	fake := newFakeModel(srv, cfg.latency)
+	srv.Handle(fake.reply)
+
+	// The client as cmd/mnemo wires it, counting the connections it opens.
+	var dials atomic.Int64
+	transport := wiring.ModelTransport(cfg.concurrency)
+	dial := transport.DialContext
+	transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		dials.Add(1)
+		return dial(ctx, network, addr)
+	}
+	defer transport.CloseIdleConnections()
+	llm := agent.NewLLM(agent.LLMConfig{BaseURL: srv.URL(), APIKey: "mnemo-load", HTTPClient: &http.Client{Transport: transport}, Logger: log})
+
+	store, err := memory.Open(memory.Options{Dir: memDir, Watch: true, Clean: true, Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	defer store.Close()
+	mem := wiring.Memory{Store: store}
+	idle := cfg.reflectIdle
+	if idle == 0 { // longer than the run: only -reflect-turns and the end start a reflection
+		idle = cfg.timeout + time.Hour
+	}
+	refl, err := reflector.Open(reflector.Config{
+		Model: llm, ModelName: "mnemo-load", Memory: mem, StateDir: stateDir,
+		Idle: idle, MaxTurns: cfg.reflectTurns, Logger: log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	reflOpen := true
+	defer func() {
+		if reflOpen {
+			_ = refl.Close(ctx)
+		}
+	}()
+	var journalErrs atomic.Int64
+	ag, err := agent.New(agent.Config{
+		Model: llm, ModelName: "mnemo-load", Memory: mem, MaxConcurrent: cfg.concurrency, Logger: log,
+		OnTurn: func(t agent.Turn) {
+			if err := refl.Add(t); err != nil {
+				journalErrs.Add(1)
+				log.Error("reflector: could not journal the turn", "task_id", t.TaskID, "err", err)
+			}
+		},
+	})
+	if err != nil { // only a wiring mistake
+		return nil, err
+	}
+
+	sampler := startSampler()
+	cpu0 := cpuTime()
+	d := drive(ctx, cfg, ag)
+	heapPeak := sampler.stop()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+
+	drainStart := time.Now()
+	reflOpen = false
+	if err := refl.Close(ctx); err != nil {
+		return nil, fmt.Errorf("reflector: %w", err)
+	}
+	drain := time.Since(drainStart)
+	cpu1 := cpuTime()
+
+	rep := &Report{
+		Users: cfg.users, MessagesPerUser: cfg.messages, FilesPerUser: cfg.files, Concurrency: cfg.concurrency,
+		Conversations: min(cfg.concurrency, cfg.users), ModelLatencyMS: ms64(cfg.latency), GOMAXPROCS: runtime.GOMAXPROCS(0),
+		ReflectTurns: cfg.reflectTurns, ReflectIdleMS: ms64(cfg.reflectIdle),
+		Tasks: len(d.latencies), FailedTasks: d.failed.Load(),
+		WallSeconds: d.wall.Seconds(), DrainSeconds: drain.Seconds(),
+		TasksPerSecond: float64(len(d.latencies)) / d.wall.Seconds(),
+		LatencyMS:      distribution(d.latencies),
+		ThinkerCalls:   fake.thinkerCalls.Load(), ReflectorCalls: fake.reflectorCalls.Load(),
+		Connections: dials.Load(),
+		MemoryReads: fake.reads.Load(), RepliesQuoting: d.quoting.Load(),
+		Reflections: fake.reflections.Load(), TurnsReflected: fake.turns.Load(), AppendErrors: fake.appendErrors.Load(),
+		HeapPeak: max(heapPeak, int64(ms.HeapInuse)), HeapLive: int64(ms.HeapAlloc),
+		MaxRSS:         maxRSS(),
+		CPUUserSeconds: (cpu1.user - cpu0.user).Seconds(), CPUSysSeconds: (cpu1.sys - cpu0.sys).Seconds(),
+		Problems: []string{},
+	}
+	u := llm.Usage()
+	rep.ModelCalls, rep.Retries, rep.ModelFailures = u.Calls, u.Retries, u.Failures
+	if rep.Files, rep.MemoryBytes, err = countFiles(store); err != nil {
+		return nil, err
+	}
+	found, problems, err := verifyEntries(memDir, fake.issuedEntries())
+	if err != nil {
+		return nil, err
+	}
+	rep.EntriesWritten = found
+	rep.Problems = append(rep.Problems, problems...)
+	rep.check(fake.unexpected.Load(), journalErrs.Load())
+	return rep, nil
+}
+
+// check adds the problems the counters show.
+func (r *Report) check(unexpected, journalErrs int64) {
+	add := func(format string, args ...any) { r.Problems = append(r.Problems, fmt.Sprintf(format, args...)) }
+	if r.FailedTasks > 0 {
+		add("%d task(s) failed (the reply was the apology)", r.FailedTasks)
+	}
+	if r.RepliesQuoting != r.MemoryReads {
+		add("%d replies quote facts/user.md, but the Thinker read it %d times", r.RepliesQuoting, r.MemoryReads)
+	}
+	if int64(r.EntriesWritten) != r.Reflections {
+		add("%d reflections appended an entry each, but %d such entries are in the files", r.Reflections, r.EntriesWritten)
+	}
+	if r.TurnsReflected != int64(r.Tasks) {
+		add("reflections covered %d turns, want one per task (%d)", r.TurnsReflected, r.Tasks)
+	}
+	if r.AppendErrors > 0 {
+		add("%d memory_append call(s) failed", r.AppendErrors)
+	}
+	if r.ModelCalls != r.ThinkerCalls+r.ReflectorCalls {
+		add("the client made %d model calls, the fake model answered %d", r.ModelCalls, r.ThinkerCalls+r.ReflectorCalls)
+	}
+	if unexpected > 0 {
+		add("the fake model got %d request(s) it could not make sense of", unexpected)
+	}
+	if journalErrs > 0 {
+		add("%d turn(s) could not be journaled for the reflector", journalErrs)
+	}
+}
+
+// driven is what drive measured.
+type driven struct {
+	latencies []time.Duration // of the tasks that ran
+	wall      time.Duration
+	failed    atomic.Int64
+	quoting   atomic.Int64
+}
+
+// drive sends every user's messages in order on the user's conversation,
+// cfg.concurrency tasks (of as many users) at a time, until all are
+// answered or ctx ends. Users take turns: once a user's message is
+// answered, the user queues up behind the others for the next one, so the
+// load stays at cfg.concurrency until the last round instead of trailing
+// off with the users that happened to start last.
+func drive(ctx context.Context, cfg config, ag *agent.Agent) *driven {
+	d := &driven{}
+	lat := make([]time.Duration, cfg.users*cfg.messages)
+	ran := make([]bool, len(lat))
+	sent := make([]int, cfg.users) // messages sent per user; only the worker holding the user touches it
+	ready := make(chan int, cfg.users)
+	for u := range cfg.users {
+		ready <- u
+	}
+	var left atomic.Int64
+	left.Store(int64(cfg.users))
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range min(cfg.concurrency, cfg.users) {
+		wg.Go(func() {
+			for {
+				var u int
+				select {
+				case <-ctx.Done():
+					return
+				case next, ok := <-ready:
+					if !ok {
+						return
+					}
+					u = next
+				}
+				m := sent[u]
+				t0 := time.Now()
+				reply, err := ag.Handle(ctx, agent.Task{
+					ID: fmt.Sprintf("%s-%03d", userName(u), m+1), User: userName(u), Platform: "console",
+					Speaker: displayName(u),
+					Text:    fmt.Sprintf("Message %d of %d: what is step %d of the deploy checklist for me?", m+1, cfg.messages, m+1),
+				})
+				if err != nil { // ctx ended before the task started
+					return
+				}
+				i := u*cfg.messages + m
+				lat[i], ran[i] = time.Since(t0), true
+				if reply.Failed {
+					d.failed.Add(1)
+				}
+				if strings.Contains(reply.Text, "- Name: "+displayName(u)) {
+					d.quoting.Add(1)
+				}
+				if sent[u] = m + 1; sent[u] < cfg.messages {
+					ready <- u // never blocks: each user is queued at most once
+				} else if left.Add(-1) == 0 {
+					close(ready)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	d.wall = time.Since(start)
+	for i, ok := range ran {
+		if ok {
+			d.latencies = append(d.latencies, lat[i])
+		}
+	}
+	return d
+}
+
+// distribution is the nearest-rank percentiles and the mean of ds.
+func distribution(ds []time.Duration) Latency {
+	if len(ds) == 0 {
+		return Latency{}
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	at := func(q float64) float64 {
+		return ms64(s[max(int(math.Ceil(q*float64(len(s))))-1, 0)])
+	}
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return Latency{P50: at(0.50), P90: at(0.90), P99: at(0.99), Max: ms64(s[len(s)-1]), Mean: ms64(sum / time.Duration(len(s)))}
+}
+
+func ms64(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// countFiles counts every user's memory files and their bytes, as the
+// store lists them.
+func countFiles(store *memory.Store) (files int, bytes int64, err error) {
+	users, err := store.Users()
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, name := range users {
+		u, err := store.User(name)
+		if err != nil {
+			return 0, 0, err
+		}
+		list, err := u.List()
+		if err != nil {
+			return 0, 0, err
+		}
+		files += len(list)
+		for _, f := range list {
+			bytes += f.Size
+		}
+	}
+	return files, bytes, nil
+}
+
+// sampler records the peak of the Go heap in use while the load runs.
+type sampler struct {
+	stopc chan struct{}
+	done  chan int64
+}
+
+func startSampler() *sampler {
+	s := &sampler{stopc: make(chan struct{}), done: make(chan int64)}
+	go func() {
+		var peak int64
+		var ms runtime.MemStats
+		t := time.NewTicker(sampleEvery)
+		defer t.Stop()
+		for {
+			runtime.ReadMemStats(&ms)
+			peak = max(peak, int64(ms.HeapInuse))
+			select {
+			case <-t.C:
+			case <-s.stopc:
+				s.done <- peak
+				return
+			}
+		}
+	}()
+	return s
+}
+
+func (s *sampler) stop() int64 {
+	close(s.stopc)
+	return <-s.done
+}
+
+type cpu struct{ user, sys time.Duration }
+
+func cpuTime() cpu {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return cpu{time.Duration(ru.Utime.Nano()), time.Duration(ru.Stime.Nano())}
+}
+
+// maxRSS is the process's peak resident set size in bytes.
+func maxRSS() int64 {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return rssBytes(int64(ru.Maxrss), runtime.GOOS)
+}
+
+// rssBytes converts getrusage's ru_maxrss to bytes: it is in bytes on
+// macOS, in kilobytes on Linux and the BSDs.
+func rssBytes(maxrss int64, goos string) int64 {
+	if goos == "darwin" || goos == "ios" {
+		return maxrss
+	}
+	return maxrss * 1024
+}
+
+func writeText(w io.Writer, r *Report) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	concurrency := fmt.Sprint(r.Concurrency)
+	if r.Conversations < r.Concurrency {
+		concurrency += fmt.Sprintf(" (%d at most: one conversation per user)", r.Conversations)
+	}
+	p("mnemo-load: %d users × %d messages, %d memory files each, concurrency %s, model latency %v, GOMAXPROCS %d\n",
+		r.Users, r.MessagesPerUser, r.FilesPerUser, concurrency, time.Duration(r.ModelLatencyMS*float64(time.Millisecond)), r.GOMAXPROCS)
+	p("tasks          %d in %.2fs: %.1f tasks/s (%d failed)\n", r.Tasks, r.WallSeconds, r.TasksPerSecond, r.FailedTasks)
+	l := r.LatencyMS
+	p("latency        p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n", msText(l.P50), msText(l.P90), msText(l.P99), msText(l.Max), msText(l.Mean))
+	p("model calls    %d (Thinker %d, reflector %d), %d retries, %d failures, %d connections opened\n",
+		r.ModelCalls, r.ThinkerCalls, r.ReflectorCalls, r.Retries, r.ModelFailures, r.Connections)
+	p("memory reads   %d by the Thinker, %d replies quote them\n", r.MemoryReads, r.RepliesQuoting)
+	idle := "no idle"
+	if r.ReflectIdleMS > 0 {
+		idle = "idle " + msText(r.ReflectIdleMS)
+	}
+	p("reflections    %d runs over %d turns (every %d turns of a user, %s); %d episode entries written, all found in the files: %s\n",
+		r.Reflections, r.TurnsReflected, r.ReflectTurns, idle, r.EntriesWritten, yesNo(int64(r.EntriesWritten) == r.Reflections))
+	p("               the rest took %v after the load\n", time.Duration(r.DrainSeconds*float64(time.Second)).Round(time.Millisecond))
+	p("memory files   %d (%s) for %d users at the end\n", r.Files, sizeText(r.MemoryBytes), r.Users)
+	p("Go heap        %s in use at peak, %s live after the load\n", sizeText(r.HeapPeak), sizeText(r.HeapLive))
+	p("max RSS        %s\n", sizeText(r.MaxRSS))
+	perTask := 0.0
+	if r.Tasks > 0 {
+		perTask = (r.CPUUserSeconds + r.CPUSysSeconds) / float64(r.Tasks) * 1000
+	}
+	p("CPU            %.2fs user, %.2fs sys (%.2f ms per task, fake model included)\n", r.CPUUserSeconds, r.CPUSysSeconds, perTask)
+	if r.Kept {
+		p("data           %s\n", r.Dir)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func msText(ms float64) string {
+	return time.Duration(ms * float64(time.Millisecond)).Round(roundTo(ms)).String()
+}
+
+// roundTo keeps three significant digits or so.
+func roundTo(ms float64) time.Duration {
+	switch {
+	case ms >= 1000:
+		return 10 * time.Millisecond
+	case ms >= 100:
+		return time.Millisecond
+	case ms >= 10:
+		return 100 * time.Microsecond
+	case ms >= 1:
+		return 10 * time.Microsecond
+	}
+	return time.Microsecond
+}
+
+func sizeText(n int64) string {
+	const mib = 1 << 20
+	if n >= mib {
+		return fmt.Sprintf("%.1f MiB", float64(n)/mib)
+	}
+	return fmt.Sprintf("%.1f KiB", float64(n)/1024)
+}
+
+func yesNo(ok bool) string {
+	if ok {
+		return "yes"
+	}
+	return "NO"
+}
