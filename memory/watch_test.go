@@ -147,6 +147,9 @@ func TestHandleEventIgnoresNoise(t *testing.T) {
 	s := newStore(t)
 	u := mustUser(t, s, "alice")
 	writeFile(t, filepath.Join(s.Dir(), "alice/facts/user.md"), userFact)
+	// Stop the real watcher first, so only the events below reach the index.
+	s.w.Close()
+	s.wg.Wait()
 	listPaths(t, u)
 	for _, ev := range []fsnotify.Event{
 		{Name: filepath.Join(s.Dir(), "alice/facts/user.md"), Op: fsnotify.Chmod},
