@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -129,6 +130,8 @@ func TestWatcherOverflowRescans(t *testing.T) {
 	if got := listPaths(t, u); got != "facts/user.md=user name, language" {
 		t.Fatalf("List = %q", got)
 	}
+	time.Sleep(100 * time.Millisecond) // let the write's own events arrive and be consumed
+	listPaths(t, u)
 	// Change the file behind the watcher's back, as if its events were lost.
 	u.idx.mu.Lock()
 	f := u.idx.files["facts/user.md"]
