@@ -217,7 +217,7 @@ func TestAcceptanceHandEditUsedAtOnce(t *testing.T) {
 	}
 	// An admin writes the file by hand: the next index lists it.
 	putFile(t, p, "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n")
-	time.Sleep(50 * time.Millisecond) // the time it takes to type the next message, and more
+	time.Sleep(300 * time.Millisecond) // the time it takes to type the next message, and more
 	if got := ask(); got != "Your name is Zhang San.\n" {
 		t.Fatalf("answer after the file was created %q", got)
 	}
@@ -227,7 +227,7 @@ func TestAcceptanceHandEditUsedAtOnce(t *testing.T) {
 	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(50 * time.Millisecond) // the time it takes to type the next message, and more
+	time.Sleep(300 * time.Millisecond) // the time it takes to type the next message, and more
 	if got := ask(); got != "Your name is Zhang Wei.\n" {
 		t.Fatalf("answer after the edit %q", got)
 	}
