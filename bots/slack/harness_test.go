@@ -7,7 +7,6 @@ import (
 	"errors"
 	"log/slog"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -22,30 +21,7 @@ const wait = 10 * time.Second
 // TestMain fails the run if the adapter's or socketmode's goroutines
 // outlive the tests.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		var leaked string
-		for range 100 {
-			buf := make([]byte, 1<<20)
-			stacks := string(buf[:runtime.Stack(buf, true)])
-			leaked = ""
-			for _, g := range strings.Split(stacks, "\n\n") {
-				if strings.Contains(g, "bots/slack.(*") || strings.Contains(g, "slack/socketmode") ||
-					strings.Contains(g, "net/http.(*persistConn)") {
-					leaked += g + "\n\n"
-				}
-			}
-			if leaked == "" {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		if leaked != "" {
-			println("leaked goroutines:\n" + leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(slacktest.CheckGoroutines(m.Run(), 5*time.Second, "bots/slack.(*", "slack/socketmode", "net/http.(*persistConn)"))
 }
 
 // fakeHandler records tasks and answers with reply (default: echo).

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"regexp"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -26,29 +25,7 @@ const wait = 5 * time.Second
 
 // TestMain fails the run if server or socketmode goroutines outlive the tests.
 func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		var leaked string
-		for range 50 {
-			buf := make([]byte, 1<<20)
-			stacks := string(buf[:runtime.Stack(buf, true)])
-			leaked = ""
-			for _, g := range strings.Split(stacks, "\n\n") {
-				if strings.Contains(g, "slacktest.(*Server)") || strings.Contains(g, "slack/socketmode") {
-					leaked += g + "\n\n"
-				}
-			}
-			if leaked == "" {
-				break
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-		if leaked != "" {
-			println("leaked goroutines:\n" + leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
+	os.Exit(CheckGoroutines(m.Run(), 5*time.Second, "slacktest.(*Server)", "slack/socketmode"))
 }
 
 func newServer(t *testing.T, opts Options) (*Server, *slack.Client) {
@@ -1140,5 +1117,20 @@ func TestHelpers(t *testing.T) {
 	}
 	if opts := srv.Options(); opts.PingInterval != DefaultPingInterval || opts.MaxRedeliveries != DefaultMaxRedeliveries {
 		t.Fatalf("opts %+v", opts)
+	}
+}
+
+func TestCheckGoroutines(t *testing.T) {
+	if got := CheckGoroutines(3, time.Millisecond, "anything"); got != 3 {
+		t.Errorf("a failed run's code changed to %d", got)
+	}
+	stop := make(chan struct{})
+	go func() { <-stop }() // a goroutine whose stack names this test
+	if got := CheckGoroutines(0, 60*time.Millisecond, "TestCheckGoroutines.func"); got != 1 {
+		t.Errorf("a live goroutine was not reported: %d", got)
+	}
+	close(stop)
+	if got := CheckGoroutines(0, time.Second, "TestCheckGoroutines.func"); got != 0 {
+		t.Errorf("an ended goroutine was reported: %d", got)
 	}
 }
