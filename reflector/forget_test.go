@@ -44,11 +44,7 @@ func TestForgetDropsPendingTurns(t *testing.T) {
 
 func TestForgetWaitsForARunningReflection(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
-	release := make(chan struct{})
-	e.srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
-		<-release
-		return openaitest.Text("nothing to remember"), true
-	})
+	_, release := e.gateModel("nothing to remember")
 	e.add(turn("alice", "t1", "I'm Ada"))
 	waitFor(t, "the run to start", func() bool { return e.running("alice") })
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)

@@ -337,3 +337,15 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// gateModel makes every model call signal arrived (buffered) and then wait
+// until release is sent to or closed, before answering text.
+func (e *env) gateModel(text string) (arrived chan struct{}, release chan struct{}) {
+	arrived, release = make(chan struct{}, 8), make(chan struct{})
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
+		arrived <- struct{}{}
+		<-release
+		return openaitest.Text(text), true
+	})
+	return arrived, release
+}

@@ -484,12 +484,7 @@ func TestTornJournalLineSkipped(t *testing.T) {
 
 func TestCloseWaitsForRunningReflection(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
-	arrived, release := make(chan struct{}), make(chan struct{})
-	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
-		close(arrived)
-		<-release
-		return openaitest.Text("nothing to remember"), true
-	})
+	arrived, release := e.gateModel("nothing to remember")
 	e.add(turn("alice", "t1", "hi"))
 	<-arrived
 	closed := make(chan error, 1)
@@ -516,12 +511,7 @@ func TestCloseWaitsForRunningReflection(t *testing.T) {
 
 func TestCloseReflectsTurnsAddedDuringARun(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
-	arrived, release := make(chan struct{}, 2), make(chan struct{})
-	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
-		arrived <- struct{}{}
-		<-release
-		return openaitest.Text("ok"), true
-	})
+	arrived, release := e.gateModel("ok")
 	e.add(turn("alice", "t1", "one"))
 	<-arrived
 	e.r.mu.Lock()
@@ -692,12 +682,7 @@ func TestStaleTimerCallbacksDoNothing(t *testing.T) {
 
 func TestTimerFiringDuringRunStartsNextRunAfterIt(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
-	arrived, release := make(chan struct{}, 2), make(chan struct{})
-	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
-		arrived <- struct{}{}
-		<-release
-		return openaitest.Text("ok"), true
-	})
+	arrived, release := e.gateModel("ok")
 	e.add(turn("alice", "t1", "one"))
 	<-arrived
 	e.r.mu.Lock()
