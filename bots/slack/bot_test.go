@@ -596,13 +596,7 @@ func TestShutdownFinishesTasks(t *testing.T) {
 }
 
 func TestBoundedConcurrency(t *testing.T) {
-	gate := make(chan struct{})
-	hs := start(t, setup{bot: func(b *Bot) { b.slots = make(chan struct{}, 1) }})
-	hs.h.gate = gate
-	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "one"})
-	hs.h.waitTasks(t, 1)
-	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "two"})
-	waitFor(t, "the busy log", func() bool { return strings.Contains(hs.logs.String(), "too many messages in progress") })
+	hs, gate := busyBot(t)
 	if n := len(hs.h.all()); n != 1 {
 		t.Errorf("%d tasks running with one slot", n)
 	}
@@ -613,13 +607,7 @@ func TestBoundedConcurrency(t *testing.T) {
 }
 
 func TestShutdownWhileBusy(t *testing.T) {
-	gate := make(chan struct{})
-	hs := start(t, setup{bot: func(b *Bot) { b.slots = make(chan struct{}, 1) }})
-	hs.h.gate = gate
-	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "one"})
-	hs.h.waitTasks(t, 1)
-	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "two"})
-	waitFor(t, "the busy log", func() bool { return strings.Contains(hs.logs.String(), "too many messages in progress") })
+	hs, gate := busyBot(t)
 	// A slash command waiting for a slot when shutdown starts: nothing
 	// breaks.
 	hs.srv.SlashCommand(slacktest.SlashCommand{})
@@ -812,4 +800,18 @@ func TestConnectRetries(t *testing.T) {
 	if errors.Is(ctx.Err(), context.Canceled) && len(srv.Calls("apps.connections.open")) != 2 {
 		t.Errorf("%d apps.connections.open calls", len(srv.Calls("apps.connections.open")))
 	}
+}
+
+// busyBot starts a Bot with one task slot, held by a first message whose
+// handler waits for gate, and a second message already turned away.
+func busyBot(t *testing.T) (*harness, chan struct{}) {
+	t.Helper()
+	gate := make(chan struct{})
+	hs := start(t, setup{bot: func(b *Bot) { b.slots = make(chan struct{}, 1) }})
+	hs.h.gate = gate
+	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "one"})
+	hs.h.waitTasks(t, 1)
+	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "two"})
+	waitFor(t, "the busy log", func() bool { return strings.Contains(hs.logs.String(), "too many messages in progress") })
+	return hs, gate
 }
