@@ -3,13 +3,15 @@ package memory
 import (
 	"errors"
 	"fmt"
+
+	"github.com/mnemo-agent/mnemo/agent"
 )
 
 // ErrBadPath is wrapped by every error about a path outside the grammar.
 var ErrBadPath = errors.New("bad memory path")
 
 // ErrBadUser is wrapped by every error about a user name outside the grammar.
-var ErrBadUser = errors.New("bad memory user name")
+var ErrBadUser = agent.ErrBadUser
 
 // Kind tells fact files from episode files.
 type Kind int
@@ -85,16 +87,5 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// ValidateUser checks a memory user name: 1–64 ASCII letters, digits, '.',
-// '_' or '-', not starting with '.' (so never ".", ".." or a hidden folder).
-func ValidateUser(name string) error {
-	ok := len(name) > 0 && len(name) <= maxNameLen && name[0] != '.'
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		ok = isAlnum(c) || c == '.' || c == '_' || c == '-'
-	}
-	if !ok {
-		return fmt.Errorf("%w %q: use 1-64 letters, digits, '.', '_' or '-', not starting with '.'", ErrBadUser, name)
-	}
-	return nil
-}
+// ValidateUser checks a memory user name; the grammar is agent.ValidateUser's.
+func ValidateUser(name string) error { return agent.ValidateUser(name) }

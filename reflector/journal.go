@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
 )
 
 // The journal keeps the turns that have not been reflected yet, one file per
@@ -33,7 +35,6 @@ import (
 const (
 	journalExt = ".jsonl"
 	tempMark   = ".tmp-"
-	maxUserLen = 64
 )
 
 // entry is one journaled turn.
@@ -65,13 +66,8 @@ type wireTurn struct {
 // validUser checks a memory user name before it becomes a file name: 1–64
 // ASCII letters, digits, '.', '_' or '-', not starting with '.'.
 func validUser(name string) error {
-	ok := len(name) > 0 && len(name) <= maxUserLen && name[0] != '.'
-	for i := 0; ok && i < len(name); i++ {
-		c := name[i]
-		ok = c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
-	}
-	if !ok {
-		return fmt.Errorf("reflector: bad user name %q: use 1-64 letters, digits, '.', '_' or '-', not starting with '.'", name)
+	if err := agent.ValidateUser(name); err != nil {
+		return fmt.Errorf("reflector: %w", err)
 	}
 	return nil
 }

@@ -571,7 +571,7 @@ func TestCloseWithExpiredContextKeepsJournal(t *testing.T) {
 func TestAddRefusesBadUserNames(t *testing.T) {
 	e := newEnv(t, nil)
 	for _, name := range []string{"", ".", "..", ".hidden", "../bob", "a/b", "a b", "ä", strings.Repeat("x", 65), "a\x00"} {
-		if err := e.r.Add(turn(name, "t", "x")); err == nil || !strings.Contains(err.Error(), "bad user name") {
+		if err := e.r.Add(turn(name, "t", "x")); err == nil || !strings.Contains(err.Error(), "bad memory user name") {
 			t.Errorf("Add(%q) = %v", name, err)
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -127,8 +126,6 @@ type Bot struct {
 	maxWaitFor time.Duration // cap on a Retry-After wait
 }
 
-var memoryNameRE = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}$`)
-
 // New validates cfg and returns a Bot. Errors name the environment
 // variable or setting at fault and say how to fix it.
 func New(cfg Config) (*Bot, error) {
@@ -163,7 +160,7 @@ func New(cfg Config) (*Bot, error) {
 		if !ok || team == "" || user == "" {
 			return nil, fmt.Errorf("slack: identity %q is not of the form slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", k)
 		}
-		if !memoryNameRE.MatchString(v) || strings.HasPrefix(v, ".") {
+		if agent.ValidateUser(v) != nil {
 			return nil, fmt.Errorf("slack: identity %q links to %q, which is not a valid memory user name (letters, digits, '.', '_', '-'; 1-64; not starting with '.')", k, v)
 		}
 	}

@@ -37,6 +37,8 @@ import (
 	"unicode"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/mnemo-agent/mnemo/agent"
 )
 
 const (
@@ -976,14 +978,13 @@ func inside(dir, root string) bool {
 }
 
 var (
-	userNameRe       = regexp.MustCompile(`^[A-Za-z0-9_\-][A-Za-z0-9._\-]{0,63}$`)
 	slackAccountRe   = regexp.MustCompile(`^slack:([A-Za-z0-9]{1,32})/([A-Za-z0-9]{1,32})$`)
 	discordAccountRe = regexp.MustCompile(`^discord:[0-9]{1,20}$`)
 )
 
 // ValidUserName reports whether name follows the memory user-name grammar:
 // ASCII letters, digits, '.', '_', '-'; 1 to 64 of them; not starting with '.'.
-func ValidUserName(name string) bool { return userNameRe.MatchString(name) }
+func ValidUserName(name string) bool { return agent.ValidateUser(name) == nil }
 
 func (c *Config) validateIdentities(ch *checker) {
 	names := make([]string, 0, len(c.Identities))
