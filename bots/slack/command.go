@@ -11,7 +11,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"regexp"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -39,8 +38,6 @@ const memoryUsage = "*/memory* shows what I remember about you (only you can see
 
 const pathGrammar = "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
 	"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`); `/memory` lists yours. Nothing was deleted."
-
-var memoryPathRE = regexp.MustCompile(`^(?:facts/[A-Za-z0-9_-]{1,64}|episodes/[0-9]{4}-(?:0[1-9]|1[0-2]))\.md$`)
 
 // responseMessage is a slash command or response_url answer.
 type responseMessage struct {
@@ -131,7 +128,7 @@ func (b *Bot) askForget(cmd slackgo.SlashCommand, user, target string, log *slog
 	path, what := target, "`"+escapeText(target)+"`"
 	if strings.EqualFold(target, "all") {
 		path, what = "", "*everything* I remember about you (every fact and episode file)"
-	} else if !memoryPathRE.MatchString(target) {
+	} else if b.cfg.Memory.CheckPath(target) != nil {
 		return ephemeral("`" + escapeText(neutralize(target)) + "` is not a memory file. " + pathGrammar)
 	}
 	token := b.confirms.add(pendingForget{user: user, slackUser: cmd.UserID, path: path}, b.now())

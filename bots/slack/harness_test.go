@@ -14,6 +14,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 const wait = 10 * time.Second
@@ -100,6 +101,12 @@ func (m *fakeMemory) Show(user string) (string, error) {
 	m.mu.Unlock()
 	time.Sleep(delay)
 	return show, err
+}
+
+// CheckPath is the real grammar: the adapter must not keep its own copy.
+func (m *fakeMemory) CheckPath(path string) error {
+	_, err := memory.ParsePath(path)
+	return err
 }
 
 func (m *fakeMemory) Forget(user, path string) error {

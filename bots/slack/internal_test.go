@@ -144,6 +144,7 @@ type panicMemory struct{}
 
 func (panicMemory) Show(string) (string, error) { panic("show broke") }
 func (panicMemory) Forget(string, string) error { panic("forget broke") }
+func (panicMemory) CheckPath(string) error      { panic("check broke") }
 
 func TestMemoryPanics(t *testing.T) {
 	hs := start(t, setup{config: func(c *Config) { c.Memory = panicMemory{} }})

@@ -69,6 +69,9 @@ type Memory interface {
 	// drops the user's turns from the agent's short-term history
 	// (agent.Agent.ForgetUser).
 	Forget(user, path string) error
+	// CheckPath says whether path is a memory file name at all, so that
+	// /memory forget can answer with the rules before asking to confirm.
+	CheckPath(path string) error
 }
 
 // Config configures a Bot. BotToken, AppToken and Handler are required.

@@ -150,6 +150,13 @@ func (a *app) Show(user string) (string, error) {
 	return b.String(), nil
 }
 
+// CheckPath says whether p is a memory file name (facts/<name>.md or
+// episodes/YYYY-MM.md).
+func (a *app) CheckPath(p string) error {
+	_, err := memory.ParsePath(p)
+	return err
+}
+
 // forgetWait bounds how long a forget waits for a running reflection.
 const forgetWait = 30 * time.Second
 

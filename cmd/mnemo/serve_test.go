@@ -164,6 +164,9 @@ func TestMemoryShowAndForget(t *testing.T) {
 	if _, err := a.Show("../x"); err == nil {
 		t.Error("Show accepted a bad user")
 	}
+	if a.CheckPath("facts/user.md") != nil || a.CheckPath("../bob/facts/user.md") == nil {
+		t.Error("CheckPath does not apply the memory path grammar")
+	}
 	if err := a.Forget("zhangsan", "facts/nope.md"); err == nil {
 		t.Error("forgetting a missing file succeeded")
 	}
