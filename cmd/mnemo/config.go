@@ -54,6 +54,8 @@ const (
 	maxConfigSize       = 1 << 20 // a config file larger than this is refused
 	maxReportedErrors   = 20      // more problems than this are summarised
 	maxIdentityAccounts = 10000   // bounds the work aliases can multiply
+	maxDiscordGuilds    = 100     // discord.guildIDs: more guilds, register /memory globally
+	maxDiscordShards    = 1024    // discord.shardCount: 2.5 million guilds at Discord's 2500 per shard
 	ollamaProbeTimeout  = 3 * time.Second
 )
 
@@ -124,9 +126,13 @@ type SlackConfig struct {
 
 // DiscordConfig is the "discord:" section.
 type DiscordConfig struct {
-	BotToken      string `yaml:"botToken"`      // env DISCORD_BOT_TOKEN; secret
-	APIURL        string `yaml:"apiURL"`        // env DISCORD_API_URL; default https://discord.com/ (always ends in "/")
-	ChannelMemory string `yaml:"channelMemory"` // full|read|off; default read
+	BotToken      string   `yaml:"botToken"`      // env DISCORD_BOT_TOKEN; secret
+	APIURL        string   `yaml:"apiURL"`        // env DISCORD_API_URL; default https://discord.com/ (always ends in "/")
+	ChannelMemory string   `yaml:"channelMemory"` // full|read|off; default read
+	GuildIDs      []string `yaml:"guildIDs"`      // guilds where /memory is registered (at once); default none = globally; ≤ 100 snowflakes
+	ShardID       int      `yaml:"shardID"`       // this process's shard; default 0; 0 ≤ shardID < shardCount
+	ShardCount    int      `yaml:"shardCount"`    // processes the guilds are split across; default 1, 1..1024
+	ReplyMention  bool     `yaml:"replyMention"`  // whether a reply pings the author it answers; default false
 }
 
 // ServerConfig is the "server:" section.
@@ -229,6 +235,9 @@ func baseDefaults() *Config {
 	c.Slack.ChannelMemory = "read"
 	c.Discord.APIURL = "https://discord.com/"
 	c.Discord.ChannelMemory = "read"
+	c.Discord.ShardID = 0
+	c.Discord.ShardCount = 1
+	c.Discord.ReplyMention = false
 	c.Server.Listen = "127.0.0.1:9090"
 	c.Log.Format = "text"
 	c.Log.Level = "info"
@@ -560,7 +569,10 @@ func (l *loader) decodeStruct(n *yaml.Node, v reflect.Value, prefix string) {
 	}
 }
 
-var durationType = reflect.TypeFor[Duration]()
+var (
+	durationType    = reflect.TypeFor[Duration]()
+	stringSliceType = reflect.TypeFor[[]string]()
+)
 
 func (l *loader) decodeValue(n *yaml.Node, v reflect.Value, key string) {
 	line := n.Line
@@ -597,9 +609,78 @@ func (l *loader) decodeValue(n *yaml.Node, v reflect.Value, key string) {
 			return
 		}
 		v.SetInt(int64(i))
+	case v.Kind() == reflect.Bool:
+		b, ok := scalarBool(n)
+		if !ok {
+			got := describe(n)
+			if n.Kind == yaml.ScalarNode {
+				got = quote(n.Value)
+			}
+			l.errorf(line, "%s: expected true or false, got %s", key, got)
+			return
+		}
+		v.SetBool(b)
+	case v.Type() == stringSliceType:
+		l.decodeStringList(n, v, key, line)
 	default: // map[string][]string: identities
 		l.decodeIdentities(n, v, key)
 	}
+}
+
+// scalarBool reads a boolean: a YAML bool (true, false, True, FALSE) or a
+// quoted "true" or "false". YAML 1.1's yes, no, on and off are refused: YAML
+// 1.2 reads them as strings, and "off" is also a channelMemory value.
+func scalarBool(n *yaml.Node) (bool, bool) {
+	if n.Kind != yaml.ScalarNode {
+		return false, false
+	}
+	switch n.Tag {
+	case "!!bool":
+		var b bool
+		return b, n.Decode(&b) == nil
+	case "!!str":
+		switch strings.TrimSpace(n.Value) {
+		case "true":
+			return true, true
+		case "false":
+			return false, true
+		}
+	}
+	return false, false
+}
+
+// listExamples shows a list of each []string key, for "expected a list";
+// TestListExamples keeps it complete.
+var listExamples = map[string]string{
+	"discord.guildIDs": `["80351110224678912", "41771983423143937"]`,
+}
+
+// decodeStringList reads a list of single values, each kept as written
+// (unquoted numbers too, so that a 20-digit id is not rounded). An empty list
+// is nil, as the default is. Each item's line is recorded for Validate.
+func (l *loader) decodeStringList(n *yaml.Node, v reflect.Value, key string, line int) {
+	if n.Kind != yaml.SequenceNode {
+		l.errorf(line, "%s: expected a list such as %s, got %s; write even one item as a list (in brackets, or on its own line after \"- \")",
+			key, listExamples[key], describe(n))
+		return
+	}
+	var list []string
+	for i, item := range n.Content {
+		ikey := fmt.Sprintf("%s[%d]", key, i)
+		iline := item.Line
+		item = deref(item)
+		switch {
+		case isNull(item):
+			l.errorf(iline, "%s: the item is empty; give a value or remove the \"-\"", ikey)
+			continue
+		case item.Kind != yaml.ScalarNode:
+			l.errorf(iline, "%s: expected a single value, got %s", ikey, describe(item))
+			continue
+		}
+		l.origin[ikey] = fmt.Sprintf("%s:%d", l.file, iline)
+		list = append(list, item.Value)
+	}
+	v.Set(reflect.ValueOf(list))
 }
 
 // scalarInt reads an integer: a YAML int (1000, 1_000, 0x400) or a quoted
@@ -933,6 +1014,14 @@ func (c *Config) validate(origin map[string]string) error {
 	}
 	ch.httpURL("discord.apiURL", c.Discord.APIURL, true, "https://discord.com/")
 	ch.oneOf("discord.channelMemory", c.Discord.ChannelMemory, "full", "read", "off")
+	c.validateGuildIDs(ch)
+	ch.intRange("discord.shardCount", c.Discord.ShardCount, 1, maxDiscordShards, " (1 = one process serves every guild)")
+	switch n := c.Discord.ShardCount; {
+	case c.Discord.ShardID < 0:
+		ch.add("discord.shardID", "%s: %d is out of range; shard ids count from 0 to discord.shardCount-1, one per process", c.Discord.ShardID)
+	case n >= 1 && c.Discord.ShardID >= n:
+		ch.add("discord.shardID", "%s: %d is out of range; with discord.shardCount %d use 0 to %d, a different one in each process", c.Discord.ShardID, n, n-1)
+	}
 
 	c.validateIdentities(ch)
 
@@ -981,6 +1070,30 @@ var (
 	slackAccountRe   = regexp.MustCompile(`^slack:([A-Za-z0-9]{1,32})/([A-Za-z0-9]{1,32})$`)
 	discordAccountRe = regexp.MustCompile(`^discord:[0-9]{1,20}$`)
 )
+
+// guildIDRe is a Discord snowflake as Copy Server ID shows it.
+var guildIDRe = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
+
+func (c *Config) validateGuildIDs(ch *checker) {
+	const key = "discord.guildIDs"
+	ids := c.Discord.GuildIDs
+	if len(ids) > maxDiscordGuilds {
+		ch.add(key, "%s: %d guild ids, at most %d; for more guilds leave the list empty to register /memory globally", len(ids), maxDiscordGuilds)
+	}
+	first := map[string]string{} // id → key where first listed
+	for i, id := range ids {
+		ikey := fmt.Sprintf("%s[%d]", key, i)
+		if _, err := strconv.ParseUint(id, 10, 64); err != nil || !guildIDRe.MatchString(id) {
+			ch.add(ikey, "%s: %s is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on", quote(id))
+			continue
+		}
+		if at, dup := first[id]; dup {
+			ch.add(ikey, "%s: %s is already listed at %s; list each guild once", quote(id), at)
+			continue
+		}
+		first[id] = ikey
+	}
+}
 
 // ValidUserName reports whether name follows the memory user-name grammar:
 // ASCII letters, digits, '.', '_', '-'; 1 to 64 of them; not starting with '.'.
@@ -1141,7 +1254,7 @@ func (c DiscordConfig) GoString() string     { return c.String() }
 func (c DiscordConfig) LogValue() slog.Value { return logValue(reflect.ValueOf(c.redacted())) }
 
 // sectionYAML renders v as YAML indented like deploy/mnemo.yaml. Plain
-// strings, ints and maps cannot fail to encode.
+// strings, ints, bools, lists and maps cannot fail to encode.
 func sectionYAML(v any) string {
 	var b strings.Builder
 	enc := yaml.NewEncoder(&b)
@@ -1163,6 +1276,10 @@ func logValue(v reflect.Value) slog.Value {
 			attrs = append(attrs, slog.String(name, f))
 		case int:
 			attrs = append(attrs, slog.Int(name, f))
+		case bool:
+			attrs = append(attrs, slog.Bool(name, f))
+		case []string:
+			attrs = append(attrs, slog.Any(name, f))
 		case map[string][]string:
 			names := make([]string, 0, len(f))
 			for n := range f {

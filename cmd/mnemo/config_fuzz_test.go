@@ -38,6 +38,9 @@ func FuzzLoadConfig(f *testing.F) {
 		"---\n---\n",
 		"slack:\n  botToken: xoxb-S3CR3T\n  appToken: xapp-S3CR3T\n",
 		"log: {level: info}\r\nserver: {listen: \"[::1]:0\"}\r\n",
+		"discord:\n  guildIDs: [80351110224678912, \"41771983423143937\"]\n  shardID: 1\n  shardCount: 2\n  replyMention: true\n",
+		"discord: {guildIDs: [\"1\", ~, [2], 0x10, 1, \"a\"], shardID: -1, shardCount: \"two\", replyMention: yes}\n",
+		"discord: {guildIDs: 123, shardCount: 0, replyMention: \"false\"}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -76,6 +79,9 @@ func FuzzLoadConfig(f *testing.F) {
 		back.LLM.BaseURL, back.Slack.APIURL, back.Discord.APIURL = c.LLM.BaseURL, c.Slack.APIURL, c.Discord.APIURL
 		if len(back.Identities) == 0 && len(c.Identities) == 0 {
 			back.Identities = c.Identities
+		}
+		if len(back.Discord.GuildIDs) == 0 && len(c.Discord.GuildIDs) == 0 {
+			back.Discord.GuildIDs = c.Discord.GuildIDs // [] and nil
 		}
 		if !reflect.DeepEqual(&back, c) {
 			t.Fatalf("Redacted does not render the config:\n%s", text)

@@ -83,6 +83,10 @@ func TestDefaultConfig(t *testing.T) {
 		{"discord.botToken", c.Discord.BotToken, ""},
 		{"discord.apiURL", c.Discord.APIURL, "https://discord.com/"},
 		{"discord.channelMemory", c.Discord.ChannelMemory, "read"},
+		{"discord.guildIDs", c.Discord.GuildIDs == nil, true},
+		{"discord.shardID", c.Discord.ShardID, 0},
+		{"discord.shardCount", c.Discord.ShardCount, 1},
+		{"discord.replyMention", c.Discord.ReplyMention, false},
 		{"identities", len(c.Identities), 0},
 		{"server.listen", c.Server.Listen, "127.0.0.1:9090"},
 		{"log.format", c.Log.Format, "text"},
@@ -193,7 +197,10 @@ func TestFixtureFull(t *testing.T) {
 			BotToken: "xoxb-file-bot-secret", AppToken: "xapp-file-app-secret",
 			APIURL: "http://slack.internal/api/", ChannelMemory: "full",
 		},
-		Discord: DiscordConfig{BotToken: "discord.file.secret", APIURL: "http://discord.internal/", ChannelMemory: "off"},
+		Discord: DiscordConfig{
+			BotToken: "discord.file.secret", APIURL: "http://discord.internal/", ChannelMemory: "off",
+			GuildIDs: []string{"80351110224678912", "18446744073709551615"}, ShardID: 2, ShardCount: 3, ReplyMention: true,
+		},
 		Identities: map[string][]string{
 			"zhangsan": {"slack:T01ABC/U02DEF", "discord:80351110224678912"},
 			"li.si":    {"discord:1234"},
@@ -323,6 +330,34 @@ func TestDecodeErrors(t *testing.T) {
 		{"identities complex key", "identities:\n  ? [x]\n  : [\"discord:1\"]\n", []string{`a key in "identities" is a list`}},
 		{"too many accounts", "identities:\n  a: &l [" + strings.Repeat("\"discord:1\",", 6000) + "]\n  b: *l\n", []string{`mnemo.yaml:3: identities.b: more than 10000 accounts in identities`}},
 		{"several", "llm:\n  Model: x\nmemory:\n  datadir: y\n", []string{"mnemo.yaml:2: ", "\nmnemo.yaml:4: "}},
+		// discord: lists, ints and bools.
+		{"guild ids scalar", "discord:\n  guildIDs: 123\n", []string{`mnemo.yaml:2: discord.guildIDs: expected a list such as ["80351110224678912", "41771983423143937"], got a single value; write even one item as a list (in brackets, or on its own line after "- ")` + "\n"}},
+		{"guild ids string", "discord:\n  guildIDs: \"80351110224678912, 41771983423143937\"\n", []string{`mnemo.yaml:2: discord.guildIDs: expected a list such as`, `got a single value`}},
+		{"guild ids mapping", "discord:\n  guildIDs: {a: 1}\n", []string{`mnemo.yaml:2: discord.guildIDs: expected a list such as`, `got a mapping (keys and values)`}},
+		{"guild ids nested list", "discord:\n  guildIDs:\n    - \"1\"\n    - [2]\n", []string{`mnemo.yaml:4: discord.guildIDs[1]: expected a single value, got a list` + "\n"}},
+		{"guild ids mapping item", "discord:\n  guildIDs: [{id: 1}]\n", []string{`mnemo.yaml:2: discord.guildIDs[0]: expected a single value, got a mapping`}},
+		{"guild ids null item", "discord:\n  guildIDs:\n    - 1\n    -\n    - ~\n", []string{
+			`mnemo.yaml:4: discord.guildIDs[1]: the item is empty; give a value or remove the "-"`,
+			`mnemo.yaml:5: discord.guildIDs[2]: the item is empty`}},
+		{"guild ids wrong case", "discord:\n  guildIds: [\"1\"]\n", []string{`mnemo.yaml:2: unknown key "discord.guildIds" (did you mean "discord.guildIDs"?)`}},
+		{"guild ids wrong level", "guildIDs: [\"1\"]\n", []string{`mnemo.yaml:1: unknown key "guildIDs" (did you mean "discord.guildIDs"?)`}},
+		{"guild ids duplicate key", "discord:\n  guildIDs: [\"1\"]\n  guildIDs: [\"2\"]\n", []string{`mnemo.yaml:3: duplicate key "discord.guildIDs" (already set at line 2)`}},
+		{"shard count word", "discord:\n  shardCount: \"two\"\n", []string{`mnemo.yaml:2: discord.shardCount: expected an integer, got "two"` + "\n"}},
+		{"shard count plain word", "discord:\n  shardCount: two\n", []string{`discord.shardCount: expected an integer, got "two"`}},
+		{"shard count list", "discord:\n  shardCount: [2]\n", []string{`discord.shardCount: expected an integer, got a list`}},
+		{"shard id float", "discord:\n  shardID: 0.5\n", []string{`mnemo.yaml:2: discord.shardID: expected an integer, got "0.5"`}},
+		{"shard id too big", "discord:\n  shardID: 99999999999999999999\n", []string{`discord.shardID: expected an integer, got "99999999999999999999"`}},
+		{"shard id wrong case", "discord:\n  shardId: 1\n", []string{`unknown key "discord.shardId" (did you mean "discord.shardID"?)`}},
+		{"shard count wrong case", "discord:\n  ShardCount: 2\n", []string{`unknown key "discord.ShardCount" (did you mean "discord.shardCount"?)`}},
+		{"reply mention yes", "discord:\n  replyMention: yes\n", []string{`mnemo.yaml:2: discord.replyMention: expected true or false, got "yes"` + "\n"}},
+		{"reply mention on", "discord:\n  replyMention: on\n", []string{`discord.replyMention: expected true or false, got "on"`}},
+		{"reply mention number", "discord:\n  replyMention: 1\n", []string{`discord.replyMention: expected true or false, got "1"`}},
+		{"reply mention quoted word", "discord:\n  replyMention: \"sometimes\"\n", []string{`discord.replyMention: expected true or false, got "sometimes"`}},
+		{"reply mention bad tag", "discord:\n  replyMention: !!bool maybe\n", []string{`discord.replyMention: expected true or false, got "maybe"`}},
+		{"reply mention list", "discord:\n  replyMention: [true]\n", []string{`mnemo.yaml:2: discord.replyMention: expected true or false, got a list`}},
+		{"reply mention wrong case", "discord:\n  replymention: true\n", []string{`unknown key "discord.replymention" (did you mean "discord.replyMention"?)`}},
+		{"discord several", "discord:\n  guildIDs: 1\n  shardID: x\n  shardCount: y\n  replyMention: z\n", []string{
+			"mnemo.yaml:2: discord.guildIDs: ", "\nmnemo.yaml:3: discord.shardID: ", "\nmnemo.yaml:4: discord.shardCount: ", "\nmnemo.yaml:5: discord.replyMention: "}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,6 +424,41 @@ func TestValidateErrors(t *testing.T) {
 			[]string{`mnemo.yaml:3: identities.lisi[1]: "discord:1" is already linked at identities.zhangsan[0]; an account can belong to one name only`}},
 		{"identity listed twice", "identities:\n  a: [\"discord:1\", \"discord:1\"]\n", nil,
 			[]string{`identities.a[1]: "discord:1" is already linked at identities.a[0]`}},
+		{"guild id word", "discord:\n  guildIDs:\n    - \"80351110224678912\"\n    - abc\n", nil,
+			[]string{`mnemo.yaml:4: discord.guildIDs[1]: "abc" is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on` + "\n"}},
+		{"guild id empty string", "discord:\n  guildIDs: [\"\"]\n", nil, []string{`mnemo.yaml:2: discord.guildIDs[0]: "" is not a guild id`}},
+		{"guild id 21 digits", "discord:\n  guildIDs: [\"123456789012345678901\"]\n", nil, []string{`discord.guildIDs[0]: "123456789012345678901" is not a guild id`}},
+		{"guild id over uint64", "discord:\n  guildIDs: [18446744073709551616]\n", nil, []string{`discord.guildIDs[0]: "18446744073709551616" is not a guild id`}},
+		{"guild id negative", "discord:\n  guildIDs: [-1]\n", nil, []string{`discord.guildIDs[0]: "-1" is not a guild id`}},
+		{"guild id hex", "discord:\n  guildIDs: [0x10]\n", nil, []string{`discord.guildIDs[0]: "0x10" is not a guild id`}},
+		{"guild id underscores", "discord:\n  guildIDs: [1_000]\n", nil, []string{`discord.guildIDs[0]: "1_000" is not a guild id`}},
+		{"guild id float", "discord:\n  guildIDs: [1e5]\n", nil, []string{`discord.guildIDs[0]: "1e5" is not a guild id`}},
+		{"guild id leading zero", "discord:\n  guildIDs: [\"0123\"]\n", nil, []string{`discord.guildIDs[0]: "0123" is not a guild id`}},
+		{"guild id zero", "discord:\n  guildIDs: [0]\n", nil, []string{`discord.guildIDs[0]: "0" is not a guild id`}},
+		{"guild id spaces", "discord:\n  guildIDs: [\" 123\"]\n", nil, []string{`discord.guildIDs[0]: " 123" is not a guild id`}},
+		{"guild id with prefix", "discord:\n  guildIDs: [\"discord:123\"]\n", nil, []string{`discord.guildIDs[0]: "discord:123" is not a guild id`}},
+		{"guild id bool", "discord:\n  guildIDs: [true]\n", nil, []string{`discord.guildIDs[0]: "true" is not a guild id`}},
+		{"guild id duplicate", "discord:\n  guildIDs:\n    - 123\n    - 456\n    - \"123\"\n", nil,
+			[]string{`mnemo.yaml:5: discord.guildIDs[2]: "123" is already listed at discord.guildIDs[0]; list each guild once` + "\n"}},
+		{"guild id duplicate by alias", "discord:\n  guildIDs: [&g 123, *g]\n", nil, []string{`discord.guildIDs[1]: "123" is already listed at discord.guildIDs[0]`}},
+		{"guild ids too many", "discord:\n  guildIDs: [" + strings.Repeat("1,", 50) + strings.Repeat("2,", 50) + "3]\n", nil, []string{
+			`mnemo.yaml:2: discord.guildIDs: 101 guild ids, at most 100; for more guilds leave the list empty to register /memory globally`,
+			`discord.guildIDs[1]: "1" is already listed at discord.guildIDs[0]`}},
+		{"shard count zero", "discord:\n  shardCount: 0\n", nil,
+			[]string{`mnemo.yaml:2: discord.shardCount: 0 is out of range; use 1 to 1024 (1 = one process serves every guild)` + "\n"}},
+		{"shard count negative", "discord:\n  shardCount: -2\n  shardID: 0\n", nil, []string{`discord.shardCount: -2 is out of range; use 1 to 1024`}},
+		{"shard count big", "discord:\n  shardCount: 1025\n", nil, []string{`discord.shardCount: 1025 is out of range; use 1 to 1024`}},
+		{"shard count quoted big", "discord:\n  shardCount: \"100000\"\n", nil, []string{`discord.shardCount: 100000 is out of range`}},
+		{"shard id negative", "discord:\n  shardID: -1\n", nil,
+			[]string{`mnemo.yaml:2: discord.shardID: -1 is out of range; shard ids count from 0 to discord.shardCount-1, one per process` + "\n"}},
+		{"shard id is count", "discord:\n  shardID: 2\n  shardCount: 2\n", nil,
+			[]string{`mnemo.yaml:2: discord.shardID: 2 is out of range; with discord.shardCount 2 use 0 to 1, a different one in each process` + "\n"}},
+		{"shard id without count", "discord:\n  shardID: 1\n", nil,
+			[]string{`mnemo.yaml:2: discord.shardID: 1 is out of range; with discord.shardCount 1 use 0 to 0, a different one in each process`}},
+		{"shard id and bad count", "discord:\n  shardCount: 0\n  shardID: 3\n", nil,
+			[]string{`mnemo.yaml:2: discord.shardCount: 0 is out of range; use 1 to 1024 (1 = one process serves every guild)` + "\n"}}, // nothing about shardID: its bound is unknown
+		{"shard both negative", "discord:\n  shardCount: -1\n  shardID: -1\n", nil,
+			[]string{"mnemo.yaml:2: discord.shardCount: -1 is out of range", "\nmnemo.yaml:3: discord.shardID: -1 is out of range"}},
 		{"log format", "log:\n  format: xml\n", nil, []string{`mnemo.yaml:2: log.format: "xml" is not one of text, json`}},
 		{"log level", "log:\n  level: trace\n", nil, []string{`log.level: "trace" is not one of debug, info, warn, error`}},
 		{"log level case", "log:\n  level: INFO\n", nil, []string{`log.level: "INFO" is not one of`}},
@@ -477,7 +547,30 @@ func TestValidateHandBuilt(t *testing.T) {
 		`slack.apiURL (SLACK_API_URL): must not be empty; the default is "https://slack.com/api/"`,
 		`slack.channelMemory: "" is not one of full, read, off`,
 		`server.listen: "" must be host:port`,
+		"discord.shardCount: 0 is out of range; use 1 to 1024",
 	)
+
+	// Discord keys set by the caller, as serve flags or tests might.
+	c0 := DefaultConfig()
+	c0.Discord.GuildIDs = []string{"abc", "7", "7"}
+	for i := range 99 {
+		c0.Discord.GuildIDs = append(c0.Discord.GuildIDs, fmt.Sprint(1000+i))
+	}
+	c0.Discord.ShardID, c0.Discord.ShardCount = 4, 4
+	err = c0.Validate()
+	wantErr(t, err,
+		"discord.guildIDs: 102 guild ids, at most 100",
+		`discord.guildIDs[0]: "abc" is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on`,
+		`discord.guildIDs[2]: "7" is already listed at discord.guildIDs[1]`,
+		"discord.shardID: 4 is out of range; with discord.shardCount 4 use 0 to 3",
+	)
+	if strings.Contains(err.Error(), "mnemo.yaml") {
+		t.Errorf("a hand-built config named a file: %v", err)
+	}
+	c0.Discord.GuildIDs, c0.Discord.ShardID = []string{"80351110224678912"}, 3
+	if err := c0.Validate(); err != nil {
+		t.Error(err)
+	}
 
 	// Without a file, names are checked in name order.
 	c := DefaultConfig()
@@ -580,6 +673,178 @@ func TestEnvPrecedence(t *testing.T) {
 	}
 	if c.State.Dir != "/var/state" {
 		t.Errorf("state.dir = %q", c.State.Dir)
+	}
+}
+
+// TestDiscordValid covers the accepted forms of the discord keys.
+func TestDiscordValid(t *testing.T) {
+	var hundred []string
+	for i := range 100 {
+		hundred = append(hundred, fmt.Sprint(80351110224678912+i))
+	}
+	tests := []struct {
+		name, yaml string
+		want       DiscordConfig // compared on guildIDs, shardID, shardCount, replyMention
+	}{
+		{"defaults", "", DiscordConfig{ShardCount: 1}},
+		{"all empty", "discord:\n  guildIDs:\n  shardID:\n  shardCount:\n  replyMention:\n", DiscordConfig{ShardCount: 1}},
+		{"empty list", "discord:\n  guildIDs: []\n", DiscordConfig{ShardCount: 1}},
+		{"block list, unquoted and quoted", "discord:\n  guildIDs:\n    - 80351110224678912\n    - \"41771983423143937\"\n",
+			DiscordConfig{GuildIDs: []string{"80351110224678912", "41771983423143937"}, ShardCount: 1}},
+		{"flow list", "discord: {guildIDs: [1, '22', \"333\"]}\n", DiscordConfig{GuildIDs: []string{"1", "22", "333"}, ShardCount: 1}},
+		{"largest snowflake", "discord:\n  guildIDs: [18446744073709551615]\n", DiscordConfig{GuildIDs: []string{"18446744073709551615"}, ShardCount: 1}},
+		{"one guild", "discord:\n  guildIDs: [1]\n", DiscordConfig{GuildIDs: []string{"1"}, ShardCount: 1}},
+		{"a hundred guilds", "discord:\n  guildIDs: [" + strings.Join(hundred, ", ") + "]\n", DiscordConfig{GuildIDs: hundred, ShardCount: 1}},
+		{"aliased item", "discord:\n  shardID: &one 1\n  shardCount: 2\n  guildIDs: [*one, 9]\n",
+			DiscordConfig{GuildIDs: []string{"1", "9"}, ShardID: 1, ShardCount: 2}},
+		{"aliased section", "slack: &s {channelMemory: full}\ndiscord: *s\n", DiscordConfig{ShardCount: 1}},
+		{"first shard", "discord:\n  shardID: 0\n  shardCount: 2\n", DiscordConfig{ShardID: 0, ShardCount: 2}},
+		{"last shard", "discord:\n  shardID: 1023\n  shardCount: 1024\n", DiscordConfig{ShardID: 1023, ShardCount: 1024}},
+		{"quoted ints", "discord:\n  shardID: \"2\"\n  shardCount: ' 3 '\n", DiscordConfig{ShardID: 2, ShardCount: 3}},
+		{"hex ints", "discord:\n  shardID: 0x1\n  shardCount: 0x10\n", DiscordConfig{ShardID: 1, ShardCount: 16}},
+		{"reply mention true", "discord:\n  replyMention: true\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
+		{"reply mention True", "discord:\n  replyMention: True\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
+		{"reply mention TRUE", "discord:\n  replyMention: TRUE\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
+		{"reply mention quoted", "discord:\n  replyMention: \"true\"\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
+		{"reply mention false", "discord:\n  replyMention: false\n", DiscordConfig{ShardCount: 1}},
+		{"reply mention quoted false", "discord:\n  replyMention: 'false'\n", DiscordConfig{ShardCount: 1}},
+		{"reply mention tagged", "discord:\n  replyMention: !!bool true\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := loadString(tt.yaml, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			d := c.Discord
+			if !slices.Equal(d.GuildIDs, tt.want.GuildIDs) || (d.GuildIDs == nil) != (tt.want.GuildIDs == nil) ||
+				d.ShardID != tt.want.ShardID || d.ShardCount != tt.want.ShardCount || d.ReplyMention != tt.want.ReplyMention {
+				t.Errorf("got guildIDs=%#v shardID=%d shardCount=%d replyMention=%v, want %#v %d %d %v",
+					d.GuildIDs, d.ShardID, d.ShardCount, d.ReplyMention,
+					tt.want.GuildIDs, tt.want.ShardID, tt.want.ShardCount, tt.want.ReplyMention)
+			}
+			if err := c.Validate(); err != nil {
+				t.Errorf("Validate after load: %v", err)
+			}
+		})
+	}
+}
+
+// IdentityIndex maps "discord:USER_ID" to the linked name, as the Discord
+// adapter looks it up; an unlinked account is absent.
+func TestIdentityIndexDiscord(t *testing.T) {
+	c, err := loadString("identities:\n  zhangsan:\n    - discord:80351110224678912\n    - slack:T01ABC/U02DEF\n  lisi: [\"discord:41771983423143937\"]\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idx := c.IdentityIndex()
+	for account, want := range map[string]string{
+		"discord:80351110224678912": "zhangsan",
+		"discord:41771983423143937": "lisi",
+		"slack:T01ABC/U02DEF":       "zhangsan",
+		"discord:1":                 "",
+		"80351110224678912":         "", // the platform prefix is part of the key
+	} {
+		if got, ok := idx[account]; ok != (want != "") || got != want {
+			t.Errorf("IdentityIndex()[%q] = %q, %v; want %q", account, got, ok, want)
+		}
+	}
+	if len(idx) != 3 {
+		t.Errorf("IdentityIndex has %d entries, want 3: %v", len(idx), idx)
+	}
+	if len(DefaultConfig().IdentityIndex()) != 0 {
+		t.Error("IdentityIndex of the defaults is not empty")
+	}
+}
+
+// The new discord keys show in String, Redacted and LogValue; the token does
+// not.
+func TestDiscordShown(t *testing.T) {
+	const mark = "S3CR3T"
+	c, err := loadString("discord:\n  guildIDs: [\"80351110224678912\", \"41771983423143937\"]\n  shardID: 1\n  shardCount: 2\n  replyMention: true\n",
+		map[string]string{"DISCORD_BOT_TOKEN": "a." + mark + ".b"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{c.Discord.String(), fmt.Sprintf("%#v", c.Discord), c.Redacted()} {
+		for _, want := range []string{"botToken: set", "guildIDs:", `- "80351110224678912"`, "shardID: 1", "shardCount: 2", "replyMention: true"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("lacks %q:\n%s", want, text)
+			}
+		}
+		if strings.Contains(text, mark) {
+			t.Errorf("shows the token:\n%s", text)
+		}
+	}
+
+	var buf bytes.Buffer
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("start", "discord", c.Discord, "config", c)
+	var got struct {
+		Discord struct {
+			BotToken     string   `json:"botToken"`
+			GuildIDs     []string `json:"guildIDs"`
+			ShardID      int      `json:"shardID"`
+			ShardCount   int      `json:"shardCount"`
+			ReplyMention bool     `json:"replyMention"`
+		} `json:"discord"`
+		Config struct {
+			Discord struct {
+				GuildIDs     []string `json:"guildIDs"`
+				ReplyMention bool     `json:"replyMention"`
+			} `json:"discord"`
+		} `json:"config"`
+	}
+	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatalf("%v\n%s", err, buf.String())
+	}
+	d := got.Discord
+	if d.BotToken != "set" || !slices.Equal(d.GuildIDs, c.Discord.GuildIDs) || d.ShardID != 1 || d.ShardCount != 2 || !d.ReplyMention ||
+		!slices.Equal(got.Config.Discord.GuildIDs, c.Discord.GuildIDs) || !got.Config.Discord.ReplyMention {
+		t.Errorf("logged %s", buf.String())
+	}
+	buf.Reset()
+	slog.New(slog.NewTextHandler(&buf, nil)).Info("start", "discord", DefaultConfig().Discord)
+	for _, want := range []string{"discord.botToken=unset", "discord.guildIDs=[]", "discord.shardID=0", "discord.shardCount=1", "discord.replyMention=false"} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("text log lacks %q: %s", want, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), mark) {
+		t.Errorf("log shows the token: %s", buf.String())
+	}
+}
+
+// Every list key has an example for its "expected a list" message, and the
+// example is a valid value.
+func TestListExamples(t *testing.T) {
+	var lists []string
+	var walk func(t reflect.Type, prefix string)
+	walk = func(t reflect.Type, prefix string) {
+		for i := range t.NumField() {
+			f := t.Field(i)
+			key := joinKey(prefix, yamlName(f))
+			switch {
+			case f.Type == stringSliceType:
+				lists = append(lists, key)
+			case f.Type.Kind() == reflect.Struct && f.Type != durationType:
+				walk(f.Type, key)
+			}
+		}
+	}
+	walk(reflect.TypeFor[Config](), "")
+	if len(lists) != len(listExamples) {
+		t.Errorf("list keys %v, examples for %d", lists, len(listExamples))
+	}
+	for _, key := range lists {
+		ex, ok := listExamples[key]
+		if !ok {
+			t.Errorf("no listExamples entry for %s", key)
+			continue
+		}
+		section, name, _ := strings.Cut(key, ".")
+		if _, err := loadString(section+":\n  "+name+": "+ex+"\n", nil); err != nil {
+			t.Errorf("the example of %s does not load: %v", key, err)
+		}
 	}
 }
 
