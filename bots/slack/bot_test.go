@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -179,7 +180,7 @@ func TestThreadContext(t *testing.T) {
 		t.Errorf("task %+v", task)
 	}
 
-	// A long thread: the root and the last messages, at most maxContext,
+	// A long thread: the root and the last messages, at most core.MaxContext,
 	// read over several pages.
 	root2 := hs.srv.NextTS()
 	long := []slacktest.Message{{User: "U2", Text: "root", TS: root2}}
@@ -190,9 +191,9 @@ func TestThreadContext(t *testing.T) {
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", ThreadTS: root2})
 	tasks := hs.h.waitTasks(t, 2)
 	ctx := tasks[1].Context
-	if len(ctx) != maxContext || ctx[0].Text != "root" || !strings.HasPrefix(ctx[1].Text, "reply 281 ") ||
-		!strings.HasPrefix(ctx[maxContext-1].Text, "reply 299 ") || ctx[1].Author != "user U4" ||
-		utf8.RuneCountInString(ctx[5].Text) > maxContextText+4 || !strings.HasSuffix(ctx[5].Text, "[…]") {
+	if len(ctx) != core.MaxContext || ctx[0].Text != "root" || !strings.HasPrefix(ctx[1].Text, "reply 281 ") ||
+		!strings.HasPrefix(ctx[core.MaxContext-1].Text, "reply 299 ") || ctx[1].Author != "user U4" ||
+		utf8.RuneCountInString(ctx[5].Text) > core.MaxContextText+4 || !strings.HasSuffix(ctx[5].Text, "[…]") {
 		t.Errorf("long context: %d messages, first %.20q, second %.20q, last %.20q", len(ctx), ctx[0].Text, ctx[1].Text, ctx[len(ctx)-1].Text)
 	}
 	if n := len(hs.srv.Calls("conversations.replies")); n != 3 {
@@ -478,8 +479,8 @@ func TestFailedAndBrokenReplies(t *testing.T) {
 	for i, c := range []struct{ text, want string }{
 		{"failed", agent.ApologyText},
 		{"empty", agent.ApologyText},
-		{"error", errorReplyText},
-		{"panic", errorReplyText},
+		{"error", core.ErrorReplyText},
+		{"panic", core.ErrorReplyText},
 	} {
 		env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> " + c.text})
 		posts, err := hs.srv.WaitPosts(i+1, wait)
@@ -601,8 +602,12 @@ func TestBoundedConcurrency(t *testing.T) {
 		t.Errorf("%d tasks running with one slot", n)
 	}
 	close(gate)
-	if _, err := hs.srv.WaitPosts(2, wait); err != nil {
+	posts, err := hs.srv.WaitPosts(2, wait)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if posts[0].Text != "echo: one" || posts[1].Text != "echo: two" {
+		t.Errorf("posts %+v", posts)
 	}
 }
 
@@ -610,7 +615,9 @@ func TestShutdownWhileBusy(t *testing.T) {
 	hs, gate := busyBot(t)
 	// A slash command waiting for a slot when shutdown starts: nothing
 	// breaks.
+	hs.bot.slots <- struct{}{}
 	hs.srv.SlashCommand(slacktest.SlashCommand{})
+	waitFor(t, "the busy log", func() bool { return strings.Contains(hs.logs.String(), "too many commands in progress") })
 	stopped := make(chan error, 1)
 	go func() { stopped <- hs.stop() }()
 	time.Sleep(100 * time.Millisecond)
@@ -618,8 +625,87 @@ func TestShutdownWhileBusy(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
+	<-hs.bot.slots
+	// The message waiting for a slot was acked: it is answered before Run
+	// returns.
+	if n := len(hs.h.all()); n != 2 {
+		t.Errorf("%d tasks; the one waiting for a slot at shutdown should run", n)
+	}
+	if posts := hs.srv.Posts(); len(posts) != 2 || posts[1].Text != "echo: two" {
+		t.Errorf("posts %+v", posts)
+	}
+	if rs := hs.srv.Responses(); len(rs) != 0 {
+		t.Errorf("the command waiting at shutdown was answered: %+v", rs)
+	}
+}
+
+// TestBusyConversation: a conversation holds at most core.PerConversation
+// messages; one more is answered at once that the bot is busy, and the
+// others in order.
+func TestBusyConversation(t *testing.T) {
+	gate := make(chan struct{})
+	hs := start(t, setup{})
+	hs.h.gate = gate
+	var envs []slacktest.Envelope
+	for i := range core.PerConversation + 1 {
+		envs = append(envs, hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)}))
+	}
+	// The last one is refused while the first waits for its answer.
+	posts, err := hs.srv.WaitPosts(1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if posts[0].Text != escapeText(core.BusyReplyText) || posts[0].Channel != "D1" || posts[0].ThreadTS != "" {
+		t.Errorf("busy post %+v", posts[0])
+	}
 	if n := len(hs.h.all()); n != 1 {
-		t.Errorf("%d tasks; the one waiting for a slot at shutdown should not start", n)
+		t.Errorf("%d tasks started in one conversation", n)
+	}
+	if !strings.Contains(hs.logs.String(), "answering that the bot is busy") {
+		t.Error("the busy reply was not logged")
+	}
+	close(gate)
+	posts, err = hs.srv.WaitPosts(core.PerConversation+1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.quiet(t, core.PerConversation+1)
+	for i, p := range posts[1:] {
+		if want := fmt.Sprint("echo: m", i); p.Text != want || p.Channel != "D1" {
+			t.Errorf("post %d: %q; want %q", i+1, p.Text, want)
+		}
+	}
+	tasks := hs.h.all()
+	if len(tasks) != core.PerConversation {
+		t.Fatalf("%d tasks", len(tasks))
+	}
+	for i, tk := range tasks {
+		if tk.Text != fmt.Sprint("m", i) {
+			t.Errorf("task %d: %q", i, tk.Text)
+		}
+	}
+	for _, e := range envs {
+		if _, err := hs.srv.WaitAck(e.ID, wait); err != nil {
+			t.Error(err)
+		}
+	}
+
+	// A busy reply that cannot be posted is logged.
+	gate = make(chan struct{})
+	hs.h.mu.Lock()
+	hs.h.gate = gate
+	hs.h.mu.Unlock()
+	for i := range core.PerConversation {
+		hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: fmt.Sprint("n", i)})
+	}
+	hs.h.waitTasks(t, core.PerConversation+1)
+	waitFor(t, "the queue", func() bool { return hs.bot.queue.Len() == core.PerConversation })
+	hs.srv.FailNext("chat.postMessage", slacktest.APIError("channel_not_found"))
+	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: "one too many"})
+	waitFor(t, "the error log", func() bool { return strings.Contains(hs.logs.String(), "cannot post the busy reply") })
+	close(gate)
+	if _, err := hs.srv.WaitPosts(2*core.PerConversation+1, wait); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -666,7 +752,6 @@ func TestTokenShapes(t *testing.T) {
 		{Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: h, APIURL: "::"}, []string{"SLACK_API_URL"}},
 		{Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: h, ChannelMemory: "all"}, []string{"slack.channelMemory", "full, read or off"}},
 		{Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: h, Identities: map[string]string{"slack:T1": "x"}}, []string{"slack:TEAM_ID/USER_ID"}},
-		{Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: h, Identities: map[string]string{"discord:T1/U1": "x"}}, []string{"slack:TEAM_ID/USER_ID"}},
 		{Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: h, Identities: map[string]string{"slack:T1/U1": "../x"}}, []string{"not a valid memory user name"}},
 		{Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: h, Identities: map[string]string{"slack:T1/U1": ".x"}}, []string{"not a valid memory user name"}},
 		{Config{BotToken: "xoxb-1", AppToken: "xapp-1"}, []string{"Handler"}},
@@ -688,7 +773,8 @@ func TestTokenShapes(t *testing.T) {
 		}
 	}
 	b, err := New(Config{BotToken: " xoxb-1\n", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api", Handler: h,
-		Identities: map[string]string{"slack:T1/U1": "zhangsan"}})
+		// The config's identities hold every platform's accounts: Slack uses its own.
+		Identities: map[string]string{"slack:T1/U1": "zhangsan", "discord:80351110224678912": "zhangsan"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -802,16 +888,23 @@ func TestConnectRetries(t *testing.T) {
 	}
 }
 
-// busyBot starts a Bot with one task slot, held by a first message whose
-// handler waits for gate, and a second message already turned away.
+// busyBot starts a Bot with one task slot (and one command slot), held by
+// a first message whose handler waits for gate, and a second message (of
+// another conversation) waiting for the slot.
 func busyBot(t *testing.T) (*harness, chan struct{}) {
 	t.Helper()
 	gate := make(chan struct{})
-	hs := start(t, setup{bot: func(b *Bot) { b.slots = make(chan struct{}, 1) }})
+	hs := start(t, setup{bot: func(b *Bot) {
+		b.queue = core.NewQueue(1, core.PerConversation)
+		b.slots = make(chan struct{}, 1)
+	}})
 	hs.h.gate = gate
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "one"})
 	hs.h.waitTasks(t, 1)
-	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "two"})
-	waitFor(t, "the busy log", func() bool { return strings.Contains(hs.logs.String(), "too many messages in progress") })
+	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "two"})
+	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second message", func() bool { return hs.bot.queue.Len() == 2 })
 	return hs, gate
 }

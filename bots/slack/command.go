@@ -3,22 +3,18 @@ package slack
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // Block Kit action ids of the /memory forget confirmation.
@@ -30,14 +26,6 @@ const (
 // maxAckBytes bounds an acknowledgement with a payload; Slack drops those
 // of 20 KB or more.
 const maxAckBytes = 15000
-
-const memoryUsage = "*/memory* shows what I remember about you (only you can see the answer).\n" +
-	"*/memory forget facts/&lt;name&gt;.md* or *episodes/YYYY-MM.md* deletes one file, e.g. `/memory forget facts/food.md`.\n" +
-	"*/memory forget all* deletes everything I remember about you.\n" +
-	"Nothing is deleted until you confirm with a button."
-
-const pathGrammar = "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
-	"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`); `/memory` lists yours. Nothing was deleted."
 
 // responseMessage is a slash command or response_url answer.
 type responseMessage struct {
@@ -77,74 +65,25 @@ func (b *Bot) onSlashCommand(ctx, taskCtx context.Context, evt socketmode.Event)
 	}
 }
 
-// memoryCommand works out the answer to a /memory command.
-func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) (msg responseMessage) {
-	log := b.log.With("command", cmd.Command, "user", cmd.UserID)
-	defer func() {
-		if r := recover(); r != nil {
-			log.Error("slack: /memory panicked", "panic", r, "stack", string(debug.Stack()))
-			msg = ephemeral("Sorry, something went wrong. Please try again later.")
-		}
-	}()
+// memoryCommand works out the answer to a /memory command (core.MemoryFlow,
+// its Markdown converted to mrkdwn; a confirmation gets Delete and Cancel
+// buttons).
+func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
 	if !validID(cmd.TeamID) || !validID(cmd.UserID) {
 		return ephemeral("Sorry, I can't tell who you are from this command.")
 	}
-	if b.cfg.Memory == nil {
-		return ephemeral("Memory is not available on this server.")
-	}
-	user := b.memoryUser(cmd.TeamID, cmd.UserID)
-	var args []string
-	for _, a := range strings.Fields(textUnescaper.Replace(cmd.Text)) {
-		args = append(args, strings.Trim(a, "`'\"“”‘’"))
-	}
-	switch {
-	case len(args) == 0 || len(args) == 1 && (args[0] == "show" || args[0] == "list" || args[0] == "ls"):
-		return b.showMemory(user, log)
-	case args[0] == "forget" && len(args) >= 2:
-		return b.askForget(cmd, user, strings.Join(args[1:], " "), log)
-	case args[0] == "forget":
-		return ephemeral("Say which file to forget, or `all`.\n\n" + memoryUsage)
-	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
-		return ephemeral(memoryUsage)
-	}
-	return ephemeral("I don't know `/memory " + escapeText(strings.Join(args, " ")) + "`.\n\n" + memoryUsage)
-}
-
-// showMemory lists what is remembered about user.
-func (b *Bot) showMemory(user string, log *slog.Logger) responseMessage {
-	text, err := b.cfg.Memory.Show(user)
-	if err != nil {
-		log.Warn("slack: /memory cannot read the memory", "memory_user", user, "error", err)
-		return ephemeral("Sorry, I couldn't read what I remember about you just now. Please try again later.")
-	}
-	if strings.TrimSpace(text) == "" {
-		return ephemeral("I don't remember anything about you yet.")
-	}
-	return ephemeral(toMrkdwn(text))
-}
-
-// askForget answers /memory forget with a confirmation, or the grammar.
-func (b *Bot) askForget(cmd slackgo.SlashCommand, user, target string, log *slog.Logger) responseMessage {
-	path, what := target, "`"+escapeText(target)+"`"
-	if strings.EqualFold(target, "all") {
-		path, what = "", "*everything* I remember about you (every fact and episode file)"
-	} else if b.cfg.Memory.CheckPath(target) != nil {
-		return ephemeral("`" + escapeText(neutralize(target)) + "` is not a memory file. " + pathGrammar)
-	}
-	token := b.confirms.add(pendingForget{user: user, slackUser: cmd.UserID, path: path}, b.now())
-	log.Info("slack: /memory forget asks for confirmation", "memory_user", user, "path", path)
-	note := ""
-	if user != "slack-"+cmd.TeamID+"-"+cmd.UserID {
-		note = "\nYour Slack account is linked to the memory user `" + escapeText(user) + "`, so this also deletes what was learned through your other linked accounts."
-	}
-	text := "This deletes " + what + ". It cannot be undone." + note +
-		fmt.Sprintf("\nPress *Delete* to confirm (within %d minutes), or *Cancel*.", int(confirmTTL.Minutes()))
-	section := slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false), nil, nil)
-	del := slackgo.NewButtonBlockElement(actionForgetConfirm, token,
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, "Delete", false, false)).WithStyle(slackgo.StyleDanger)
-	cancel := slackgo.NewButtonBlockElement(actionForgetCancel, token,
-		slackgo.NewTextBlockObject(slackgo.PlainTextType, "Cancel", false, false))
+	own := "slack-" + cmd.TeamID + "-" + cmd.UserID
+	ans := b.flow.Handle(core.ParseCommand(textUnescaper.Replace(cmd.Text)), b.memoryUser(cmd.TeamID, cmd.UserID), cmd.UserID, own)
+	text := toMrkdwn(ans.Text)
 	msg := ephemeral(text)
+	if ans.Confirm == "" {
+		return msg
+	}
+	section := slackgo.NewSectionBlock(slackgo.NewTextBlockObject(slackgo.MarkdownType, text, false, false), nil, nil)
+	del := slackgo.NewButtonBlockElement(actionForgetConfirm, ans.Confirm,
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, "Delete", false, false)).WithStyle(slackgo.StyleDanger)
+	cancel := slackgo.NewButtonBlockElement(actionForgetCancel, ans.Confirm,
+		slackgo.NewTextBlockObject(slackgo.PlainTextType, "Cancel", false, false))
 	msg.Blocks = []slackgo.Block{section, slackgo.NewActionBlock("mnemo_memory_forget", del, cancel)}
 	return msg
 }
@@ -166,42 +105,11 @@ func (b *Bot) onInteractive(ctx, taskCtx context.Context, evt socketmode.Event) 
 
 // forgetButton carries out a pressed Delete or Cancel button.
 func (b *Bot) forgetButton(ctx context.Context, cb slackgo.InteractionCallback, action, token string) {
-	log := b.log.With("user", cb.User.ID, "action", action)
-	p, res := b.confirms.take(token, cb.User.ID, b.now())
-	msg := responseMessage{ResponseType: slackgo.ResponseTypeEphemeral, ReplaceOriginal: true}
-	switch {
-	case res == confirmWrongUser:
-		msg.ReplaceOriginal = false
-		msg.Text = "This confirmation belongs to someone else; nothing was deleted."
-	case res == confirmUnknown:
-		msg.Text = "This confirmation has expired or was already used; nothing was deleted. Run `/memory forget …` again if you still want to."
-	case action == actionForgetCancel:
-		msg.Text = "Cancelled: nothing was deleted."
-	default:
-		what := "`" + escapeText(p.path) + "`"
-		if p.path == "" {
-			what = "everything I remembered about you"
-		}
-		if err := b.forget(p); err != nil {
-			log.Warn("slack: /memory forget failed", "memory_user", p.user, "path", p.path, "error", err)
-			msg.Text = "Sorry, I couldn't delete " + what + ": " + escapeText(neutralize(err.Error()))
-		} else {
-			log.Info("slack: memory forgotten at the user's request", "memory_user", p.user, "path", p.path)
-			msg.Text = "Done: I deleted " + what + "."
-		}
-	}
+	text, wrongUser := b.flow.Button(token, cb.User.ID, action == actionForgetConfirm)
+	// Someone else's press is answered to them alone, leaving the
+	// original confirmation in place.
+	msg := responseMessage{ResponseType: slackgo.ResponseTypeEphemeral, ReplaceOriginal: !wrongUser, Text: toMrkdwn(text)}
 	b.respond(ctx, cb.ResponseURL, msg)
-}
-
-// forget calls Memory.Forget; a panic is an error.
-func (b *Bot) forget(p pendingForget) (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("internal error")
-			b.log.Error("slack: Memory.Forget panicked", "panic", r, "stack", string(debug.Stack()))
-		}
-	}()
-	return b.cfg.Memory.Forget(p.user, p.path)
 }
 
 // fitAck cuts a long answer (a listing) so the acknowledgement stays well
@@ -287,76 +195,4 @@ func hostOf(s string) string {
 		return u.Host
 	}
 	return ""
-}
-
-// pendingForget is a /memory forget waiting for its button.
-type pendingForget struct {
-	user      string // memory user
-	slackUser string // who asked; only they may confirm
-	path      string // "" = all
-	expires   time.Time
-}
-
-type confirmResult int
-
-const (
-	confirmOK confirmResult = iota
-	confirmUnknown
-	confirmWrongUser
-)
-
-// confirmStore keeps pending confirmations under random single-use
-// tokens, at most max of them, each for ttl.
-type confirmStore struct {
-	mu  sync.Mutex
-	max int
-	ttl time.Duration
-	m   map[string]pendingForget
-}
-
-func newConfirmStore(max int, ttl time.Duration) *confirmStore {
-	return &confirmStore{max: max, ttl: ttl, m: map[string]pendingForget{}}
-}
-
-// add stores p and returns its token.
-func (c *confirmStore) add(p pendingForget, now time.Time) string {
-	var raw [16]byte
-	_, _ = rand.Read(raw[:])
-	token := hex.EncodeToString(raw[:])
-	p.expires = now.Add(c.ttl)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for k, v := range c.m {
-		if now.After(v.expires) {
-			delete(c.m, k)
-		}
-	}
-	if len(c.m) >= c.max { // drop the one closest to expiry
-		oldest := ""
-		for k, v := range c.m {
-			if oldest == "" || v.expires.Before(c.m[oldest].expires) {
-				oldest = k
-			}
-		}
-		delete(c.m, oldest)
-	}
-	c.m[token] = p
-	return token
-}
-
-// take returns and removes the confirmation of token when slackUser may
-// use it; a token of someone else's is left in place.
-func (c *confirmStore) take(token, slackUser string, now time.Time) (pendingForget, confirmResult) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	p, ok := c.m[token]
-	switch {
-	case !ok || now.After(p.expires):
-		delete(c.m, token)
-		return pendingForget{}, confirmUnknown
-	case p.slackUser != slackUser:
-		return pendingForget{}, confirmWrongUser
-	}
-	delete(c.m, token)
-	return p, confirmOK
 }

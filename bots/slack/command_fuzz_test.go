@@ -10,6 +10,8 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // FuzzMemoryCommand: whatever follows /memory, the answer fits an ack, is
@@ -19,8 +21,9 @@ func FuzzMemoryCommand(f *testing.F) {
 		f.Add(s)
 	}
 	mem := &fakeMemory{show: strings.Repeat("- facts/user.md (1KB): a line\n", 2000)}
-	b := &Bot{cfg: Config{Memory: mem}, log: slog.New(slog.NewTextHandler(io.Discard, nil)), now: time.Now,
-		confirms: newConfirmStore(1000, 10*time.Minute), teamID: "T0TEAM"}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	b := &Bot{cfg: Config{Memory: mem}, log: log, now: time.Now, teamID: "T0TEAM",
+		flow: &core.MemoryFlow{Memory: mem, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: log, Platform: "Slack"}}
 	f.Fuzz(func(t *testing.T, text string) {
 		msg := fitAck(b.memoryCommand(slackgo.SlashCommand{Command: "/memory", Text: text, TeamID: "T0TEAM", UserID: "U0ADA"}))
 		if js, _ := json.Marshal(socketmode.Response{EnvelopeID: strings.Repeat("0", 36), Payload: msg}); len(js) >= maxAckBytes {

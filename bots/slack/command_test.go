@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -213,7 +214,7 @@ func TestMemoryExpiryAndNoMemory(t *testing.T) {
 	hs := start(t, setup{config: func(c *Config) { c.Now = clock }})
 	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget facts/a.md"}))
 	mu.Lock()
-	now = now.Add(confirmTTL + time.Second)
+	now = now.Add(core.ConfirmTTL + time.Second)
 	mu.Unlock()
 	press(hs, "U0USER", actionForgetConfirm, p.button(actionForgetConfirm))
 	rs, err := hs.srv.WaitResponses(1, wait)
@@ -228,28 +229,6 @@ func TestMemoryExpiryAndNoMemory(t *testing.T) {
 	p = hs2.ackPayload(t, hs2.srv.SlashCommand(slacktest.SlashCommand{}))
 	if !strings.Contains(p.Text, "not available") {
 		t.Errorf("no memory: %+v", p)
-	}
-}
-
-func TestConfirmStore(t *testing.T) {
-	now := time.Now()
-	c := newConfirmStore(3, time.Minute)
-	var toks []string
-	for i := range 4 {
-		toks = append(toks, c.add(pendingForget{user: "u", slackUser: "U", path: string(rune('a' + i))}, now.Add(time.Duration(i)*time.Second)))
-	}
-	if len(c.m) != 3 {
-		t.Errorf("%d pending", len(c.m))
-	}
-	if _, res := c.take(toks[0], "U", now); res != confirmUnknown {
-		t.Error("the oldest was not dropped")
-	}
-	if p, res := c.take(toks[3], "U", now); res != confirmOK || p.path != "d" {
-		t.Errorf("take = %+v %v", p, res)
-	}
-	c.add(pendingForget{}, now.Add(2*time.Minute)) // expires the rest
-	if len(c.m) != 1 {
-		t.Errorf("%d pending after expiry", len(c.m))
 	}
 }
 
@@ -277,5 +256,44 @@ func TestResponseURLs(t *testing.T) {
 	}
 	if !strings.Contains(hs.logs.String(), "unexpected response_url") || !strings.Contains(hs.logs.String(), "refused the answer") {
 		t.Error("refusals not logged")
+	}
+}
+
+// TestMemoryTextsUnchanged: core's Markdown texts read on Slack exactly as
+// the adapter's own mrkdwn texts did.
+func TestMemoryTextsUnchanged(t *testing.T) {
+	for _, c := range []struct{ md, want string }{
+		{core.MemoryUsage, "*/memory* shows what I remember about you (only you can see the answer).\n" +
+			"*/memory forget facts/&lt;name&gt;.md* or *episodes/YYYY-MM.md* deletes one file, e.g. `/memory forget facts/food.md`.\n" +
+			"*/memory forget all* deletes everything I remember about you.\n" +
+			"Nothing is deleted until you confirm with a button."},
+		{core.PathGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
+			"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`); `/memory` lists yours. Nothing was deleted."},
+		{core.ExpiredText, "This confirmation has expired or was already used; nothing was deleted. Run `/memory forget …` again if you still want to."},
+		{core.WrongUserText, "This confirmation belongs to someone else; nothing was deleted."},
+		{core.CancelledText, "Cancelled: nothing was deleted."},
+		{core.ForgetWhichText, "Say which file to forget, or `all`."},
+		{"This deletes **everything** I remember about you (every fact and episode file). It cannot be undone.\n" +
+			"Your Slack account is linked to the memory user `zhangsan`, so this also deletes what was learned through your other linked accounts.\n" +
+			"Press **Delete** to confirm (within 10 minutes), or **Cancel**.",
+			"This deletes *everything* I remember about you (every fact and episode file). It cannot be undone.\n" +
+				"Your Slack account is linked to the memory user `zhangsan`, so this also deletes what was learned through your other linked accounts.\n" +
+				"Press *Delete* to confirm (within 10 minutes), or *Cancel*."},
+		{"Done: I deleted `facts/food.md`.", "Done: I deleted `facts/food.md`."},
+		{"I don't know `/memory bogus &lt;@U1&gt;`.", "I don't know `/memory bogus &amp;lt;@U1&amp;gt;`."},
+		{"I don't know `/memory bogus <@U1>`.", "I don't know `/memory bogus &lt;@U1&gt;`."},
+	} {
+		if got := toMrkdwn(c.md); got != c.want {
+			t.Errorf("toMrkdwn(%q)\n got %q\nwant %q", c.md, got, c.want)
+		}
+	}
+	// The whole confirmation as Slack shows it.
+	hs := start(t, setup{config: func(c *Config) { c.Identities = map[string]string{"slack:T0TEAM/U0USER": "zhangsan"} }})
+	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget all"}))
+	want := "This deletes *everything* I remember about you (every fact and episode file). It cannot be undone.\n" +
+		"Your Slack account is linked to the memory user `zhangsan`, so this also deletes what was learned through your other linked accounts.\n" +
+		"Press *Delete* to confirm (within 10 minutes), or *Cancel*."
+	if p.Text != want {
+		t.Errorf("confirmation\n got %q\nwant %q", p.Text, want)
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // maxPartRunes is the length (in characters) past which a reply is split
@@ -29,9 +30,10 @@ const (
 )
 
 // formatReply converts the model's Markdown to Slack mrkdwn and splits it
-// into messages of at most maxPartRunes characters, in order.
+// into messages of at most maxPartRunes characters, in order (core.Split:
+// toMrkdwn's fences are bare "```" lines, and no other line holds ```).
 func formatReply(md string) []string {
-	return splitMessage(toMrkdwn(md), maxPartRunes)
+	return core.Split(toMrkdwn(md), maxPartRunes)
 }
 
 // outLine is one line of converted text; fence lines are exactly "```".
@@ -406,133 +408,6 @@ func breakFences(s string) string {
 		s = strings.ReplaceAll(s, fence, "``"+zwsp+"`")
 	}
 	return s
-}
-
-// splitMessage splits mrkdwn text (as toMrkdwn makes it) into parts of at
-// most limit characters: at a blank line when one is in the second half
-// of the part, else at a line break, and inside a single overlong line at
-// a space. A code block cut by a split is closed at the end of the part
-// and reopened at the start of the next.
-func splitMessage(text string, limit int) []string {
-	const overhead = len(fence) + 1 // "```\n" or "\n```"
-	if limit < 4*overhead {
-		limit = 4 * overhead
-	}
-	var lines []string
-	for _, l := range strings.Split(text, "\n") {
-		lines = append(lines, wrapLine(l, limit-2*overhead)...)
-	}
-	n := len(lines)
-	// inCode[i]: inside a code block just before line i.
-	inCode := make([]bool, n+1)
-	for i, l := range lines {
-		inCode[i+1] = inCode[i] != (l == fence)
-	}
-	sum := make([]int, n+1) // sum[i]: characters in lines[:i]
-	for i, l := range lines {
-		sum[i+1] = sum[i] + utf8.RuneCountInString(l)
-	}
-	opens := func(i int) bool { return lines[i] == fence && !inCode[i] }
-	size := func(i, j int) int { // the rendered length of lines[i:j]
-		s := j - i - 1 + sum[j] - sum[i]
-		if inCode[i] && lines[i] != fence {
-			s += overhead
-		}
-		if inCode[j] {
-			s += overhead
-		}
-		return s
-	}
-	var parts []string
-	for i := 0; i < n; {
-		j := i + 1
-		for j < n && size(i, j+1) <= limit {
-			j++
-		}
-		if j < n {
-			best := j
-			for k := j; k > i+1; k-- {
-				if size(i, k) < limit/2 {
-					break
-				}
-				if !inCode[k-1] && strings.TrimSpace(lines[k-1]) == "" {
-					best = k
-					break
-				}
-			}
-			if best == j && opens(j-1) && j-1 > i {
-				best = j - 1 // do not end a part with an opening fence
-			}
-			j = best
-		}
-		// A part never starts with a closing fence: it fits wherever the
-		// closing fence added at a split would.
-		start := i
-		var b strings.Builder
-		if start < j && inCode[start] && lines[start] != fence {
-			b.WriteString(fence + "\n")
-		}
-		b.WriteString(strings.Join(lines[start:j], "\n"))
-		if inCode[j] {
-			b.WriteString("\n" + fence)
-		}
-		if p := strings.Trim(b.String(), "\n"); strings.TrimSpace(strings.ReplaceAll(p, fence, "")) != "" {
-			parts = append(parts, p)
-		}
-		i = j
-	}
-	return parts
-}
-
-// wrapLine cuts a line longer than max characters into pieces, at a space
-// when there is one in the second half of a piece, never inside a
-// <…> sequence or an &…; entity when it can be helped.
-func wrapLine(l string, max int) []string {
-	if utf8.RuneCountInString(l) <= max {
-		return []string{l}
-	}
-	var out []string
-	r := []rune(l)
-	for len(r) > max {
-		cut := max
-		for k := max; k > max/2; k-- {
-			if r[k] == ' ' {
-				cut = k
-				break
-			}
-		}
-		cut = safeCut(r, cut, max/2)
-		out = append(out, strings.TrimRight(string(r[:cut]), " "))
-		r = r[cut:]
-		for len(r) > 0 && r[0] == ' ' {
-			r = r[1:]
-		}
-	}
-	return append(out, string(r))
-}
-
-// safeCut moves cut back (not below min) so it is not inside a <…>
-// sequence or an entity.
-func safeCut(r []rune, cut, min int) int {
-	for k := cut - 1; k > min && k >= cut-8; k-- { // entities are short: &amp; &lt; &gt;
-		if r[k] == ';' {
-			break
-		}
-		if r[k] == '&' {
-			cut = k
-			break
-		}
-	}
-	for k := cut - 1; k > min; k-- {
-		if r[k] == '>' {
-			break
-		}
-		if r[k] == '<' {
-			cut = k
-			break
-		}
-	}
-	return cut
 }
 
 // slackTokenRE matches Slack's <…> sequences in message text.

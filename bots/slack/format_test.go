@@ -6,6 +6,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 func TestToMrkdwn(t *testing.T) {
@@ -172,7 +174,7 @@ func TestSplitMessage(t *testing.T) {
 		}
 	}
 	text := toMrkdwn(b.String())
-	parts := splitMessage(text, maxPartRunes)
+	parts := core.Split(text, maxPartRunes)
 	checkParts(t, parts, maxPartRunes)
 	if len(parts) < 3 {
 		t.Fatalf("%d parts", len(parts))
@@ -222,11 +224,11 @@ func TestSplitMessage(t *testing.T) {
 		t.Errorf("%d parts", len(parts))
 	}
 	// Entities and links are not cut in half when it can be helped.
-	parts = splitMessage(strings.Repeat("x", 90)+"&amp;"+strings.Repeat("y", 100), 100)
+	parts = core.Split(strings.Repeat("x", 90)+"&amp;"+strings.Repeat("y", 100), 100)
 	if !strings.HasSuffix(parts[0], "x") || !strings.HasPrefix(parts[1], "&amp;") {
 		t.Errorf("entity cut: %q", parts)
 	}
-	parts = splitMessage(strings.Repeat("x", 70)+"<https://x.io/aaaaaaaaaa|label>"+strings.Repeat("y", 100), 100)
+	parts = core.Split(strings.Repeat("x", 70)+"<https://x.io/aaaaaaaaaa|label>"+strings.Repeat("y", 100), 100)
 	if !strings.HasPrefix(parts[1], "<https://") {
 		t.Errorf("link cut: %q", parts)
 	}
@@ -234,15 +236,15 @@ func TestSplitMessage(t *testing.T) {
 	// An opening fence does not end a part; blank and fence-only parts
 	// are dropped; a tiny limit still makes progress.
 	text = strings.Repeat("a", 80) + "\n```\n" + strings.Repeat("b", 80) + "\n```"
-	parts = splitMessage(text, 100)
+	parts = core.Split(text, 100)
 	checkParts(t, parts, 100)
 	if parts[0] != strings.Repeat("a", 80) {
 		t.Errorf("parts %q", parts)
 	}
-	if got := splitMessage("\n\n```\n\n```\n\n", 100); len(got) != 0 {
+	if got := core.Split("\n\n```\n\n```\n\n", 100); len(got) != 0 {
 		t.Errorf("blank parts: %q", got)
 	}
-	parts = splitMessage(strings.Repeat("z", 50), 1)
+	parts = core.Split(strings.Repeat("z", 50), 1)
 	checkParts(t, parts, 16)
 	if len(formatReply("")) != 0 {
 		t.Error("empty text has parts")
@@ -270,7 +272,7 @@ func FuzzFormat(f *testing.F) {
 			t.Fatalf("split lost text of %q", md)
 		}
 		limit := 16 + (small&0xff)*3 // small limits stress the splitter
-		checkParts(t, splitMessage(out, limit), limit)
+		checkParts(t, core.Split(out, limit), limit)
 	})
 }
 

@@ -22,7 +22,7 @@ const wait = 10 * time.Second
 // TestMain fails the run if the adapter's or socketmode's goroutines
 // outlive the tests.
 func TestMain(m *testing.M) {
-	os.Exit(slacktest.CheckGoroutines(m.Run(), 5*time.Second, "bots/slack.(*", "slack/socketmode", "net/http.(*persistConn)"))
+	os.Exit(slacktest.CheckGoroutines(m.Run(), 5*time.Second, "bots/slack.(*", "bots/internal/core.(*", "slack/socketmode", "net/http.(*persistConn)"))
 }
 
 // fakeHandler records tasks and answers with reply (default: echo).

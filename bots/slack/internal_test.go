@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"testing"
@@ -15,34 +14,6 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
-
-func TestSeenSet(t *testing.T) {
-	now := time.Now()
-	s := newSeenSet(100, time.Minute)
-	if s.seenOrAdd(now, "a", "", "b") {
-		t.Fatal("new keys seen")
-	}
-	if !s.seenOrAdd(now, "x", "b") || s.seenOrAdd(now, "x") {
-		t.Fatal("a known key not seen, or a key of a duplicate remembered")
-	}
-	if s.len() != 3 {
-		t.Errorf("len %d", s.len())
-	}
-	// Bounded: the oldest keys go first.
-	for i := range 1000 {
-		s.seenOrAdd(now, fmt.Sprint("k", i))
-	}
-	if s.len() != 100 || s.seenOrAdd(now, "a") || !s.seenOrAdd(now, "k999") {
-		t.Errorf("len %d after 1000 keys", s.len())
-	}
-	if len(s.order)-s.head != 100 || len(s.order) > 300 {
-		t.Errorf("order %d head %d", len(s.order), s.head)
-	}
-	// Expired keys are forgotten.
-	if s.seenOrAdd(now.Add(2*time.Minute), "k999") || s.len() != 1 {
-		t.Errorf("after the TTL: len %d", s.len())
-	}
-}
 
 func TestTimestamps(t *testing.T) {
 	for _, c := range []struct {
@@ -72,21 +43,7 @@ func TestTimestamps(t *testing.T) {
 	}
 }
 
-func TestNameCacheAndLogAdapter(t *testing.T) {
-	now := time.Now()
-	c := newNameCache(2, time.Minute)
-	c.put("a", "A", now)
-	c.put("b", "B", now)
-	c.put("c", "C", now) // full: starts over
-	if _, ok := c.get("a", now); ok {
-		t.Error("kept past max")
-	}
-	if n, ok := c.get("c", now); !ok || n != "C" {
-		t.Error("lost the new one")
-	}
-	if _, ok := c.get("c", now.Add(2*time.Minute)); ok {
-		t.Error("kept past the TTL")
-	}
+func TestLogAdapter(t *testing.T) {
 	var buf bytes.Buffer
 	logAdapter{slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}.Output(2, "hello\n")
 	if !strings.Contains(buf.String(), "slack-go: hello") {
@@ -121,22 +78,6 @@ func TestSocketErrors(t *testing.T) {
 		Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
 	b2.respond(t.Context(), "http://127.0.0.1:1/commands/x", ephemeral("x"))
 	b2.http.CloseIdleConnections()
-}
-
-func TestSafeCut(t *testing.T) {
-	r := []rune("aaaa<x>bbbbbbbbbb&amp;cc")
-	if got := safeCut(r, 20, 2); got != 17 { // before the entity
-		t.Errorf("cut %d", got)
-	}
-	if got := safeCut(r, 12, 2); got != 12 { // after a closed sequence
-		t.Errorf("cut %d", got)
-	}
-	if got := safeCut(r, 6, 2); got != 4 { // before an open sequence
-		t.Errorf("cut %d", got)
-	}
-	if got := safeCut(r, 6, 5); got != 6 { // not below min
-		t.Errorf("cut %d", got)
-	}
 }
 
 // panicMemory panics, as a broken store might.

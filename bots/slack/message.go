@@ -6,17 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"runtime/debug"
 	"strings"
-	"sync"
 	"time"
-	"unicode/utf8"
 
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // innerEvent is the part of a message or app_mention event the adapter
@@ -85,14 +83,23 @@ func (b *Bot) onEventsAPI(ctx, taskCtx context.Context, evt socketmode.Event) {
 	if cb.EventID == "" {
 		keys[0] = ""
 	}
-	if b.seen.seenOrAdd(b.now(), keys...) {
+	if b.seen.SeenOrAdd(b.now(), keys...) {
 		log.Info("slack: duplicate event ignored", "retry_attempt", retry)
 		return
 	}
 	log.Info("slack: message received", "user", m.user, "dm", m.dm, "retry_attempt", retry)
-	if !b.spawn(ctx, func() { b.answer(taskCtx, m, log) }) {
-		log.Warn("slack: shutting down; this message will not be answered", "user", m.user)
+	if b.queue.Submit(m.conversation, func() { b.answer(taskCtx, m, log) }) {
+		return
 	}
+	// The conversation already holds core.PerConversation messages: say
+	// so rather than leave this one unanswered.
+	log.Warn("slack: too many messages waiting in this conversation; answering that the bot is busy",
+		"user", m.user, "conversation", m.conversation, "limit", core.PerConversation)
+	b.spawn(ctx, func() {
+		if n, err := b.postReply(taskCtx, m.channel, m.replyTS, core.BusyReplyText); err != nil {
+			log.Error("slack: cannot post the busy reply", "error", err, "parts_posted", n)
+		}
+	})
 }
 
 // accept decides whether an event is a message to answer.
@@ -186,44 +193,25 @@ func (b *Bot) answer(ctx context.Context, m *incoming, log *slog.Logger) {
 	start := time.Now()
 	stopThinking := b.startThinking(ctx, m, log)
 	defer stopThinking()
-	text := ""
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				log.Error("slack: task panicked", "panic", r, "stack", string(debug.Stack()))
-				text = errorReplyText
-			}
-		}()
-		task := agent.Task{
-			User:          b.memoryUser(m.team, m.user),
-			Conversation:  m.conversation,
-			Platform:      "slack",
-			Speaker:       b.userName(ctx, m.user),
-			Text:          m.text,
-			Time:          b.now(),
-			Channel:       !m.dm,
-			ChannelMemory: b.cfg.ChannelMemory,
-		}
-		if !task.Channel {
-			task.ChannelMemory = agent.ChannelMemoryFull // a DM is private: memory as is
-		}
+	task := agent.Task{
+		User:          b.memoryUser(m.team, m.user),
+		Conversation:  m.conversation,
+		Platform:      "slack",
+		Text:          m.text,
+		Time:          b.now(),
+		Channel:       !m.dm,
+		ChannelMemory: core.TaskMemory(m.dm, b.cfg.ChannelMemory),
+	}
+	// The speaker's name and the thread are read inside core.Answer, so a
+	// panic there too is answered with core.ErrorReplyText.
+	h := handlerFunc(func(ctx context.Context, task agent.Task) (agent.Reply, error) {
+		task.Speaker = b.userName(ctx, m.user)
 		if !m.dm && m.threadTS != "" && m.threadTS != m.ts {
 			task.Context = b.threadContext(ctx, m, task.Speaker, log)
 		}
-		reply, err := b.cfg.Handler.Handle(ctx, task)
-		switch {
-		case err != nil:
-			log.Warn("slack: the task did not run", "error", err)
-			text = errorReplyText
-		case strings.TrimSpace(reply.Text) == "":
-			text = agent.ApologyText
-		default:
-			text = reply.Text
-		}
-		if reply.Failed {
-			log.Warn("slack: answering with the agent's apology", "task_id", reply.TaskID)
-		}
-	}()
+		return b.cfg.Handler.Handle(ctx, task)
+	})
+	text, _ := core.Answer(ctx, h, task, log)
 	n, err := b.postReply(ctx, m.channel, m.replyTS, text)
 	if err != nil {
 		log.Error("slack: cannot post the reply", "error", err, "parts_posted", n)
@@ -231,6 +219,11 @@ func (b *Bot) answer(ctx context.Context, m *incoming, log *slog.Logger) {
 	}
 	log.Info("slack: replied", "parts", n, "duration", time.Since(start))
 }
+
+// handlerFunc adapts a function to core.Handler.
+type handlerFunc func(context.Context, agent.Task) (agent.Reply, error)
+
+func (f handlerFunc) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) { return f(ctx, t) }
 
 // postReply formats text and posts it in parts, in order; it stops at the
 // first part that cannot be posted.
@@ -311,8 +304,8 @@ func (b *Bot) startThinking(ctx context.Context, m *incoming, log *slog.Logger) 
 }
 
 // threadContext reads the thread a mention was written in: its root and
-// the last messages before the mention, at most maxContext, oldest first,
-// each attributed to its author.
+// the last messages before the mention, at most core.MaxContext, oldest
+// first, each attributed to its author (core.ThreadContext).
 func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string, log *slog.Logger) []agent.ContextMessage {
 	params := &slackgo.GetConversationRepliesParameters{ChannelID: m.channel, Timestamp: m.threadTS, Latest: m.ts, Limit: 200}
 	var root *slackgo.Message
@@ -334,8 +327,8 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 				continue
 			}
 			last = append(last, msg)
-			if len(last) >= maxContext {
-				last = last[len(last)-maxContext+1:]
+			if len(last) >= core.MaxContext {
+				last = last[len(last)-core.MaxContext+1:]
 			}
 		}
 		if !more || cursor == "" {
@@ -346,29 +339,23 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 	if root != nil {
 		last = append([]slackgo.Message{*root}, last...)
 	}
-	out := make([]agent.ContextMessage, 0, len(last))
+	thread := make([]core.ThreadMessage, 0, len(last))
 	for _, msg := range last {
-		text := plainText(msg.Text, b.botUserID, b.botName, false)
-		if strings.TrimSpace(text) == "" {
-			continue
+		tm := core.ThreadMessage{
+			AuthorID: msg.User,
+			Bot:      msg.BotID != "",
+			Self:     msg.BotID != "" && msg.BotID == b.botID || msg.User == b.botUserID,
+			Text:     plainText(msg.Text, b.botUserID, b.botName, false),
 		}
-		if utf8.RuneCountInString(text) > maxContextText {
-			text = string([]rune(text)[:maxContextText]) + " […]"
-		}
-		cm := agent.ContextMessage{Text: text}
 		switch {
-		case msg.BotID != "" && msg.BotID == b.botID || msg.User == b.botUserID:
-			cm.Author = b.botName + " (you, the assistant)"
-		case msg.BotID != "":
-			cm.Author = firstNonEmpty(msg.Username, "a bot") + " (a bot)"
-		case msg.User == m.user:
-			cm.Author, cm.FromSpeaker = firstNonEmpty(speakerName, "the speaker"), true
-		default:
-			cm.Author = firstNonEmpty(b.userName(ctx, msg.User), "user "+msg.User)
+		case tm.Bot:
+			tm.AuthorName = msg.Username
+		case !tm.Self && msg.User != m.user && strings.TrimSpace(tm.Text) != "":
+			tm.AuthorName = b.userName(ctx, msg.User) // only for messages given as context
 		}
-		out = append(out, cm)
+		thread = append(thread, tm)
 	}
-	return out
+	return core.ThreadContext(thread, m.user, speakerName, b.botName, core.MaxContext, core.MaxContextText)
 }
 
 // contextSubtype: messages people (or bots) wrote, not joins and the like.
@@ -380,42 +367,6 @@ func contextSubtype(st string) bool {
 	return false
 }
 
-// nameCache keeps display names from users.info.
-type nameCache struct {
-	mu    sync.Mutex
-	max   int
-	ttl   time.Duration
-	names map[string]cachedName
-}
-
-type cachedName struct {
-	name string
-	at   time.Time
-}
-
-func newNameCache(max int, ttl time.Duration) *nameCache {
-	return &nameCache{max: max, ttl: ttl, names: map[string]cachedName{}}
-}
-
-func (c *nameCache) get(id string, now time.Time) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n, ok := c.names[id]
-	if !ok || now.Sub(n.at) > c.ttl {
-		return "", false
-	}
-	return n.name, true
-}
-
-func (c *nameCache) put(id, name string, now time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.names) >= c.max {
-		clear(c.names)
-	}
-	c.names[id] = cachedName{name: name, at: now}
-}
-
 // userName is a display name for a Slack user (users.info, cached), or ""
 // when it cannot be had. It is only ever shown to the model, never used to
 // decide whose memory is whose.
@@ -423,7 +374,7 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 	if id == "" || b.noUsers.Load() {
 		return ""
 	}
-	if n, ok := b.users.get(id, b.now()); ok {
+	if n, ok := b.users.Get(id, b.now()); ok {
 		return n
 	}
 	u, err := b.api.GetUserInfoContext(ctx, id)
@@ -433,20 +384,11 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 			return ""
 		}
 		if apiErrorCode(err) == "user_not_found" {
-			b.users.put(id, "", b.now())
+			b.users.Put(id, "", b.now())
 		}
 		return ""
 	}
-	name := oneLine(firstNonEmpty(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
-	b.users.put(id, name, b.now())
+	name := core.CleanName(firstNonEmpty(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
+	b.users.Put(id, name, b.now())
 	return name
-}
-
-// oneLine keeps a name on one line and short.
-func oneLine(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) > 80 {
-		s = string([]rune(s)[:80])
-	}
-	return s
 }

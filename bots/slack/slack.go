@@ -17,26 +17,18 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // DefaultAPIURL is the Slack Web API base (SLACK_API_URL overrides it).
 const DefaultAPIURL = "https://slack.com/api/"
 
-// Limits and timings.
+// Limits and timings of Slack's own (the shared ones are in core).
 const (
-	maxInFlight    = 256              // events being worked on at once
-	dedupeMax      = 5000             // keys remembered against redelivery
-	dedupeTTL      = 2 * time.Hour    // how long a key is remembered
-	maxContext     = 20               // thread messages given as context
-	maxContextText = 2000             // characters kept of one context message
-	repliesPages   = 5                // conversations.replies pages read at most
-	postAttempts   = 3                // chat.postMessage tries on 429
-	maxRetryAfter  = time.Minute      // longest Retry-After honoured as given
-	confirmTTL     = 10 * time.Minute // lifetime of a /memory forget button
-	maxConfirms    = 1000             // pending confirmations kept
-	userCacheTTL   = time.Hour        // users.info answers kept
-	maxUserCache   = 2000
-	httpTimeout    = 30 * time.Second // default HTTPClient timeout
+	repliesPages  = 5                // conversations.replies pages read at most
+	postAttempts  = 3                // chat.postMessage tries on 429
+	maxRetryAfter = time.Minute      // longest Retry-After honoured as given
+	httpTimeout   = 30 * time.Second // default HTTPClient timeout
 )
 
 // thinkingReaction is added to the message while the agent works when the
@@ -46,33 +38,13 @@ const thinkingReaction = "eyes"
 // thinkingStatus is the assistant.threads.setStatus text.
 const thinkingStatus = "is thinking…"
 
-// errorReplyText is posted when the handler returns an error instead of a
-// reply (the agent does so only when it never started the task).
-const errorReplyText = "Sorry, I couldn't answer that just now. Please try again in a moment."
-
 // Handler answers one task; *agent.Agent satisfies it.
-type Handler interface {
-	Handle(ctx context.Context, t agent.Task) (agent.Reply, error)
-}
-
-var _ Handler = (*agent.Agent)(nil)
+type Handler = core.Handler
 
 // Memory is what /memory needs of the memory store; cmd satisfies it.
-type Memory interface {
-	// Show is a readable (Markdown) account of what is remembered about
-	// user, shown to them as it is (converted to mrkdwn; cut with a note
-	// past what one Slack answer holds), so it should say what it is and
-	// how to forget (/memory forget <path> | all).
-	Show(user string) (string, error)
-	// Forget deletes one file of user's memory (path as facts/<name>.md
-	// or episodes/YYYY-MM.md), or all of it when path is "". cmd also
-	// drops the user's turns from the agent's short-term history
-	// (agent.Agent.ForgetUser).
-	Forget(user, path string) error
-	// CheckPath says whether path is a memory file name at all, so that
-	// /memory forget can answer with the rules before asking to confirm.
-	CheckPath(path string) error
-}
+// Show's Markdown is converted to mrkdwn and cut with a note past what one
+// Slack answer holds.
+type Memory = core.Memory
 
 // Config configures a Bot. BotToken, AppToken and Handler are required.
 type Config struct {
@@ -112,11 +84,12 @@ type Bot struct {
 	// From auth.test.
 	botUserID, botID, botName, teamID string
 
-	seen     *seenSet
-	slots    chan struct{}
-	wg       sync.WaitGroup
-	confirms *confirmStore
-	users    *nameCache
+	seen  *core.Seen
+	queue *core.Queue   // messages, in order per conversation
+	slots chan struct{} // slash commands and buttons (spawn)
+	wg    sync.WaitGroup
+	flow  *core.MemoryFlow
+	users *core.NameCache
 
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
@@ -151,14 +124,13 @@ func New(cfg Config) (*Bot, error) {
 	if !strings.HasSuffix(cfg.APIURL, "/") {
 		cfg.APIURL += "/" // slack-go appends the method name directly
 	}
-	switch cfg.ChannelMemory {
-	case "":
-		cfg.ChannelMemory = agent.ChannelMemoryRead
-	case agent.ChannelMemoryFull, agent.ChannelMemoryRead, agent.ChannelMemoryOff:
-	default:
-		return nil, fmt.Errorf("slack: slack.channelMemory is %q; use full, read or off", cfg.ChannelMemory)
+	if cfg.ChannelMemory, err = core.ChannelMemory("slack.channelMemory", cfg.ChannelMemory); err != nil {
+		return nil, fmt.Errorf("slack: %w", err)
 	}
 	for k, v := range cfg.Identities {
+		if !strings.HasPrefix(k, "slack:") {
+			continue // another platform's account (the config's identities hold them all)
+		}
 		team, user, ok := parseIdentity(k)
 		if !ok || team == "" || user == "" {
 			return nil, fmt.Errorf("slack: identity %q is not of the form slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", k)
@@ -182,15 +154,17 @@ func New(cfg Config) (*Bot, error) {
 		now:        cfg.Now,
 		http:       cfg.HTTPClient,
 		apiURL:     u,
-		seen:       newSeenSet(dedupeMax, dedupeTTL),
-		slots:      make(chan struct{}, maxInFlight),
-		confirms:   newConfirmStore(maxConfirms, confirmTTL),
-		users:      newNameCache(maxUserCache, userCacheTTL),
+		seen:       core.NewSeen(core.DedupeMax, core.DedupeTTL),
+		queue:      core.NewQueue(core.MaxInFlight, core.PerConversation),
+		slots:      make(chan struct{}, core.MaxInFlight),
+		users:      core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
 		ackBudget:  2 * time.Second,
 		retryBase:  time.Second,
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
 	}
+	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL),
+		Log: b.log.With("platform", "slack"), Now: cfg.Now, Platform: "Slack"}
 	if b.http == nil {
 		b.http = &http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
 		b.ownHTTP = true
@@ -291,6 +265,7 @@ loop:
 	if smDone != nil {
 		<-smDone
 	}
+	_ = b.queue.Close(context.Background()) // acked messages are answered: no deadline
 	b.wg.Wait()
 	b.log.Info("slack: stopped")
 	return fatal
@@ -426,15 +401,15 @@ func (b *Bot) ack(ctx context.Context, envelopeID string, payload any) error {
 	return err
 }
 
-// spawn runs fn in a goroutine, at most maxInFlight at a time; when all
-// slots are taken it logs and waits (Slack redelivers what is not acked in
-// time, and the deduplication absorbs that). It reports false when ctx
-// ended first.
+// spawn runs fn (a slash command or a button, which must not wait behind
+// a conversation's messages) in a goroutine, at most core.MaxInFlight at a
+// time; when all slots are taken it logs and waits. It reports false when
+// ctx ended first.
 func (b *Bot) spawn(ctx context.Context, fn func()) bool {
 	select {
 	case b.slots <- struct{}{}:
 	default:
-		b.log.Warn("slack: too many messages in progress; waiting for one to finish", "limit", cap(b.slots))
+		b.log.Warn("slack: too many commands in progress; waiting for one to finish", "limit", cap(b.slots))
 		select {
 		case b.slots <- struct{}{}:
 		case <-ctx.Done():

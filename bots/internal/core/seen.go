@@ -1,14 +1,15 @@
-package slack
+package core
 
 import (
 	"sync"
 	"time"
 )
 
-// seenSet remembers keys (event ids, channel+ts, client_msg_id) for a
+// Seen remembers keys (event ids, message ids, client message ids) for a
 // while, so a retried or replayed event is answered once. Memory is
 // bounded: at most max keys, each kept at most ttl, oldest dropped first.
-type seenSet struct {
+// It is safe for concurrent use.
+type Seen struct {
 	mu    sync.Mutex
 	max   int
 	ttl   time.Duration
@@ -17,13 +18,19 @@ type seenSet struct {
 	head  int
 }
 
-func newSeenSet(max int, ttl time.Duration) *seenSet {
-	return &seenSet{max: max, ttl: ttl, at: make(map[string]time.Time, max)}
+// NewSeen returns a Seen of at most max keys (at least 1), each kept for
+// ttl.
+func NewSeen(max int, ttl time.Duration) *Seen {
+	n := 1
+	if max > n {
+		n = max
+	}
+	return &Seen{max: n, ttl: ttl, at: make(map[string]time.Time)}
 }
 
-// seenOrAdd reports whether any of keys (empty ones ignored) was seen
-// within ttl; if none was, it remembers them all.
-func (s *seenSet) seenOrAdd(now time.Time, keys ...string) bool {
+// SeenOrAdd reports whether any of keys (empty ones ignored) was seen
+// within ttl before now; if none was, it remembers them all.
+func (s *Seen) SeenOrAdd(now time.Time, keys ...string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.expireLocked(now)
@@ -33,8 +40,8 @@ func (s *seenSet) seenOrAdd(now time.Time, keys ...string) bool {
 		}
 	}
 	for _, k := range keys {
-		if k == "" {
-			continue
+		if _, ok := s.at[k]; ok || k == "" {
+			continue // a key given twice is remembered once
 		}
 		if len(s.at) >= s.max {
 			s.dropOldestLocked()
@@ -45,13 +52,13 @@ func (s *seenSet) seenOrAdd(now time.Time, keys ...string) bool {
 	return false
 }
 
-func (s *seenSet) expireLocked(now time.Time) {
+func (s *Seen) expireLocked(now time.Time) {
 	for s.head < len(s.order) && now.Sub(s.at[s.order[s.head]]) > s.ttl {
 		s.dropOldestLocked()
 	}
 }
 
-func (s *seenSet) dropOldestLocked() {
+func (s *Seen) dropOldestLocked() {
 	delete(s.at, s.order[s.head])
 	s.order[s.head] = ""
 	s.head++
@@ -61,8 +68,8 @@ func (s *seenSet) dropOldestLocked() {
 	}
 }
 
-// len is the number of keys remembered.
-func (s *seenSet) len() int {
+// Len is the number of keys remembered.
+func (s *Seen) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.at)
