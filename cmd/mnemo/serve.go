@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 )
 
@@ -46,7 +47,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 		return usageError("serve: unexpected argument %q; usage: mnemo serve", pos[0])
 	}
 	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
-		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see README, \"Slack\"); to chat in the terminal, use mnemo chat"))
+		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see README, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see README, \"Discord\"); to chat in the terminal, use mnemo chat"))
 	}
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
@@ -125,21 +126,33 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	return nil
 }
 
-// platformAdapters builds the Slack adapter when both its tokens are set.
+// platformAdapters builds the Slack adapter when both its tokens are set
+// and the Discord adapter when its token is; both run in this process and
+// share the agent, so linked identities share one memory.
 func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) {
+	var out []namedAdapter
+	if cfg.SlackEnabled() {
+		bot, err := slackbot.New(slackbot.Config{
+			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
+			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
+			Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"),
+		})
+		if err != nil {
+			return nil, configError(err)
+		}
+		out = append(out, namedAdapter{"slack", bot})
+	}
 	if cfg.DiscordEnabled() {
-		env.logger.Warn("serve: DISCORD_BOT_TOKEN is set but this version has no Discord adapter yet; Discord is not served")
+		d := cfg.Discord
+		bot, err := discordbot.New(discordbot.Config{
+			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
+			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
+			Identities: cfg.IdentityIndex(), Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "discord"),
+		})
+		if err != nil {
+			return nil, configError(err)
+		}
+		out = append(out, namedAdapter{"discord", bot})
 	}
-	if !cfg.SlackEnabled() {
-		return nil, configError(errors.New("serve: the Discord adapter is not available in this version; set SLACK_BOT_TOKEN and SLACK_APP_TOKEN to run the Slack adapter"))
-	}
-	bot, err := slackbot.New(slackbot.Config{
-		BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
-		ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-		Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"),
-	})
-	if err != nil {
-		return nil, configError(err)
-	}
-	return []namedAdapter{{"slack", bot}}, nil
+	return out, nil
 }

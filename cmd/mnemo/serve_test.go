@@ -8,11 +8,17 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -251,4 +257,113 @@ func TestServeSlackRefusedToken(t *testing.T) {
 	}
 	w.env["SLACK_APP_TOKEN"] = "xoxb-wrong-kind"
 	cli(t, w.env, "serve").want(t, 2, "", "SLACK_APP_TOKEN must start with xapp-")
+}
+
+// Slack and Discord in one `mnemo serve`, against both fakes, with one
+// person linked on both: what mnemo learns from her in Slack is known when
+// she asks in Discord, in the same running process.
+func TestServeSlackAndDiscordTogether(t *testing.T) {
+	w := newChatWorld(t)
+	const adaDiscord = "80351110224678912"
+	cfgFile := "reflector:\n  idle: 1ms\nidentities:\n  ada: [\"slack:T0TEAM/U0ADA\", \"discord:" + adaDiscord + "\"]\n"
+	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte(cfgFile), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
+	dsc := discordtest.New(t, discordtest.Options{})
+	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
+	w.env["SLACK_APP_TOKEN"] = "xapp-test"
+	w.env["SLACK_API_URL"] = slk.APIURL()
+	w.env["DISCORD_BOT_TOKEN"] = dsc.Options().Token
+	w.env["DISCORD_API_URL"] = dsc.URL()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var errOut syncWriter
+	done := make(chan int, 1)
+	go func() {
+		err := run(ctx, []string{"serve", "--listen", addr}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
+		done <- exitCode(err, &errOut)
+	}()
+	if err := slk.WaitConnected(1, 10*time.Second); err != nil {
+		t.Fatalf("no Socket Mode connection: %v\n%s", err, errOut.String())
+	}
+	if err := dsc.WaitReady(1, 10*time.Second); err != nil {
+		t.Fatalf("no Discord session: %v\n%s", err, errOut.String())
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if code, _ := get(t, "http://"+addr+"/readyz"); code == 200 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("/readyz never ready\n%s", errOut.String())
+		}
+	}
+
+	slk.Message(slacktest.MessageEvent{Channel: "D0DM", ChannelType: "im", User: "U0ADA", Text: "Hello, I'm Ada Lovelace."})
+	if posts, err := slk.WaitPosts(1, 10*time.Second); err != nil || posts[0].Text != "Noted." {
+		t.Fatalf("Slack reply %+v, %v\n%s", posts, err, errOut.String())
+	}
+	// The reflection (idle 1ms) writes the fact to the shared memory user.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		if b, _ := os.ReadFile(filepath.Join(w.dir, "data", "memory", "ada", "facts", "user.md")); strings.Contains(string(b), "Ada Lovelace") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the Slack fact was never written\n%s", errOut.String())
+		}
+	}
+	dsc.MessageCreate(discordgo.Message{ChannelID: "300000000000000004", Author: &discordgo.User{ID: adaDiscord, Username: "ada"}, Content: "What's my name?"})
+	posts, err := dsc.WaitPosts(1, 10*time.Second)
+	if err != nil || posts[0].Body.Content != "Your name is Ada Lovelace." {
+		t.Fatalf("Discord reply %+v, %v\n%s", posts, err, errOut.String())
+	}
+	cancel() // SIGTERM
+	if code := <-done; code != 0 {
+		t.Fatalf("serve exit %d after SIGTERM:\n%s", code, errOut.String())
+	}
+	if dsc.OpenConnections() != 0 {
+		t.Error("the gateway connection is still open")
+	}
+}
+
+// A Discord token the gateway refuses, and a missing intent, stop serve
+// with exit 1 and the fix.
+func TestServeDiscordFatal(t *testing.T) {
+	w := newChatWorld(t)
+	no := false
+	dsc := discordtest.New(t, discordtest.Options{MessageContentAllowed: &no})
+	w.env["DISCORD_BOT_TOKEN"] = dsc.Options().Token
+	w.env["DISCORD_API_URL"] = dsc.URL()
+	cli(t, w.env, "serve", "--listen", "127.0.0.1:0").want(t, 1, "", "Message Content Intent")
+	w.env["DISCORD_BOT_TOKEN"] = "revoked-token"
+	r := cli(t, w.env, "serve", "--listen", "127.0.0.1:0")
+	r.want(t, 1, "", "DISCORD_BOT_TOKEN was refused")
+	if strings.Contains(r.stderr, "revoked-token") {
+		t.Error("the token appears in the output")
+	}
+}
+
+// syncWriter is a bytes.Buffer safe for the serve goroutine's writes.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -1,0 +1,202 @@
+package discord
+
+import (
+	"context"
+	"log/slog"
+	"runtime/debug"
+	"strings"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+)
+
+// Custom ids of the /memory forget buttons: prefix + token.
+const (
+	buttonConfirm = "mnemo_forget_confirm:"
+	buttonCancel  = "mnemo_forget_cancel:"
+)
+
+// memoryCommand is the /memory application command.
+var memoryCommand = discordgo.ApplicationCommand{
+	Name:        "memory",
+	Description: "See what mnemo remembers about you, or make it forget",
+	Options: []*discordgo.ApplicationCommandOption{
+		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "show", Description: "Show what mnemo remembers about you (only you see the answer)"},
+		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "forget", Description: "Delete one memory file, or all of it (asks you to confirm)",
+			Options: []*discordgo.ApplicationCommandOption{{
+				Type: discordgo.ApplicationCommandOptionString, Name: "file", Required: true, MaxLength: 100,
+				Description: "facts/<name>.md, episodes/YYYY-MM.md, or all",
+			}}},
+		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "help", Description: "How /memory works"},
+	},
+}
+
+// registerCommands registers /memory once per process (by shard 0 only,
+// so several shards do not overwrite each other), per listed guild or
+// globally. A failure is logged: chat still works without /memory.
+func (b *Bot) registerCommands(ctx context.Context) {
+	_, _, appID := b.self()
+	b.mu.Lock()
+	done := b.commands
+	b.commands = true
+	b.mu.Unlock()
+	if done || b.cfg.ShardID != 0 || appID == "" {
+		return
+	}
+	cmd := memoryCommand
+	guilds := b.cfg.GuildIDs
+	if len(guilds) == 0 {
+		guilds = []string{""}
+	}
+	for _, g := range guilds {
+		if _, err := b.s.ApplicationCommandBulkOverwrite(appID, g, []*discordgo.ApplicationCommand{&cmd}, discordgo.WithContext(ctx)); err != nil {
+			b.log.Error("discord: cannot register /memory; is the bot invited with the applications.commands scope?", "guild", g, "error", err)
+			continue
+		}
+		where := "globally (it can take up to an hour to appear)"
+		if g != "" {
+			where = "in guild " + g
+		}
+		b.log.Info("discord: /memory registered " + where)
+	}
+}
+
+// onInteraction answers /memory and its buttons. It acknowledges at once
+// (deferred) and does the work in a goroutine, so Discord's 3-second
+// window is kept whatever the memory store does.
+func (b *Bot) onInteraction(_ *discordgo.Session, e *discordgo.InteractionCreate) {
+	i := e.Interaction
+	if i == nil {
+		return
+	}
+	asker := ""
+	switch {
+	case i.Member != nil && i.Member.User != nil:
+		asker = i.Member.User.ID
+	case i.User != nil:
+		asker = i.User.ID
+	}
+	log := b.log.With("interaction_id", i.ID, "user", asker, "platform", "discord")
+	switch i.Type {
+	case discordgo.InteractionApplicationCommand:
+		if i.ApplicationCommandData().Name != memoryCommand.Name {
+			return
+		}
+	case discordgo.InteractionMessageComponent:
+		id := i.MessageComponentData().CustomID
+		if !strings.HasPrefix(id, buttonConfirm) && !strings.HasPrefix(id, buttonCancel) {
+			return
+		}
+	default:
+		return
+	}
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("discord: /memory panicked", "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
+		if !snowflake(asker) {
+			log.Warn("discord: interaction without a user; ignored")
+			return
+		}
+		if i.Type == discordgo.InteractionApplicationCommand {
+			b.slashCommand(i, asker, log)
+		} else {
+			b.button(i, asker, log)
+		}
+	}()
+}
+
+// slashCommand answers /memory: deferred (ephemeral), then edited.
+func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Logger) {
+	ctx := context.Background()
+	err := b.s.InteractionRespond(i, &discordgo.InteractionResponse{
+		Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
+		Data: &discordgo.InteractionResponseData{Flags: discordgo.MessageFlagsEphemeral},
+	}, discordgo.WithContext(ctx))
+	if err != nil {
+		log.Warn("discord: cannot acknowledge /memory", "error", err)
+		return
+	}
+	cmd := core.Command{Kind: core.CmdShow}
+	data := i.ApplicationCommandData()
+	if len(data.Options) > 0 {
+		sub := data.Options[0]
+		switch sub.Name {
+		case "forget":
+			cmd.Kind = core.CmdForget
+			for _, o := range sub.Options {
+				if v, ok := o.Value.(string); ok && o.Name == "file" {
+					cmd.Target = strings.TrimSpace(v)
+				}
+			}
+		case "help":
+			cmd.Kind = core.CmdHelp
+		}
+	}
+	ans := b.flow.Handle(cmd, b.memoryUser(asker), asker, "discord-"+asker)
+	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(cleanText(ans.Text))), AllowedMentions: noMentions()}
+	if ans.Confirm != "" {
+		edit.Components = &[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
+			discordgo.Button{Label: "Delete", Style: discordgo.DangerButton, CustomID: buttonConfirm + ans.Confirm},
+			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: buttonCancel + ans.Confirm},
+		}}}
+	}
+	if _, err := b.s.InteractionResponseEdit(i, edit, discordgo.WithContext(ctx)); err != nil {
+		log.Warn("discord: cannot answer /memory", "error", err)
+		return
+	}
+	log.Info("discord: /memory answered", "forget", cmd.Kind == core.CmdForget, "confirm", ans.Confirm != "")
+}
+
+// button carries out Delete or Cancel: the original message is replaced
+// by the outcome; someone else's press gets a private note instead.
+func (b *Bot) button(i *discordgo.Interaction, asker string, log *slog.Logger) {
+	ctx := context.Background()
+	id := i.MessageComponentData().CustomID
+	confirm := strings.HasPrefix(id, buttonConfirm)
+	token := strings.TrimPrefix(strings.TrimPrefix(id, buttonConfirm), buttonCancel)
+	err := b.s.InteractionRespond(i, &discordgo.InteractionResponse{Type: discordgo.InteractionResponseDeferredMessageUpdate},
+		discordgo.WithContext(ctx))
+	if err != nil {
+		log.Warn("discord: cannot acknowledge a /memory button", "error", err)
+		return
+	}
+	text, wrongUser := b.flow.Button(token, asker, confirm)
+	text = fitMessage(cleanText(text))
+	if wrongUser {
+		_, err = b.s.FollowupMessageCreate(i, true, &discordgo.WebhookParams{
+			Content: text, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),
+		}, discordgo.WithContext(ctx))
+	} else {
+		_, err = b.s.InteractionResponseEdit(i, &discordgo.WebhookEdit{
+			Content: &text, Components: &[]discordgo.MessageComponent{}, AllowedMentions: noMentions(),
+		}, discordgo.WithContext(ctx))
+	}
+	if err != nil {
+		log.Warn("discord: cannot answer a /memory button", "error", err)
+		return
+	}
+	log.Info("discord: /memory button", "confirm", confirm, "wrong_user", wrongUser)
+}
+
+// fitMessage keeps an answer within one Discord message, saying so at the
+// cut.
+func fitMessage(s string) string {
+	const note = "\n\n*(This list is cut here: it is too long for one Discord message. An admin can see all of it with `mnemo memory ls`.)*"
+	if len([]rune(s)) <= maxMessageRunes {
+		return s
+	}
+	parts := core.Split(s, maxMessageRunes-len([]rune(note)))
+	return parts[0] + note
+}
+
+func noMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}}
+}
+
+func ptr[T any](v T) *T { return &v }

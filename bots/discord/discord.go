@@ -1,0 +1,558 @@
+package discord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+)
+
+// DefaultAPIURL is Discord's address (DISCORD_API_URL overrides it).
+const DefaultAPIURL = "https://discord.com/"
+
+// Intents are the gateway intents the adapter asks for. MESSAGE_CONTENT is
+// privileged: it must also be enabled in the Developer Portal.
+const Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages |
+	discordgo.IntentsDirectMessages | discordgo.IntentMessageContent
+
+// Limits and timings.
+const (
+	maxMessageRunes = 2000             // Discord's limit per message
+	maxParts        = 5                // messages per reply at most
+	typingEvery     = 8 * time.Second  // a typing indicator lasts ~10 s
+	httpTimeout     = 30 * time.Second // default HTTPClient timeout
+	maxBackoff      = time.Minute      // longest wait between connection attempts
+	msgCacheMax     = 5000             // recent messages kept for reply chains
+	chanCacheMax    = 5000             // channel kinds kept
+)
+
+// cutNote ends the last message of a reply that was too long.
+const cutNote = "\n\n*(The reply was too long for Discord and is cut here.)*"
+
+// Config configures a Bot. Token and Handler are required.
+type Config struct {
+	Token  string // DISCORD_BOT_TOKEN, without "Bot "
+	APIURL string // DISCORD_API_URL; "" → DefaultAPIURL
+
+	// ChannelMemory is discord.channelMemory: "full", "read" (default) or
+	// "off"; it applies to guild channels, never to DMs.
+	ChannelMemory string
+	// GuildIDs lists the guilds where /memory is registered (at once);
+	// empty registers it globally.
+	GuildIDs []string
+	// ShardID and ShardCount split guilds between processes; DMs arrive
+	// on shard 0. ShardCount 0 means 1.
+	ShardID, ShardCount int
+	// ReplyMention pings the author of the message a reply answers.
+	ReplyMention bool
+	// Identities links accounts to memory user names:
+	// "discord:80351110224678912" → "zhangsan" (other platforms' keys are
+	// ignored).
+	Identities map[string]string
+
+	Handler core.Handler
+	Memory  core.Memory // nil: /memory answers that memory is not available
+
+	Logger     *slog.Logger     // nil → discard
+	HTTPClient *http.Client     // nil → a client with a 30 s timeout
+	Now        func() time.Time // nil → time.Now
+}
+
+// Bot is a running Discord adapter. Create it with New, start it with Run.
+type Bot struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	apiURL *url.URL
+	http   *http.Client
+	ownHTT bool
+	s      *discordgo.Session
+
+	started  atomic.Bool
+	ready    atomic.Bool
+	stopping atomic.Bool
+	lost     chan struct{} // a disconnect was seen (buffered 1)
+
+	// From READY.
+	mu       sync.Mutex
+	botID    string
+	botName  string
+	appID    string
+	commands bool // /memory registered
+
+	seen     *core.Seen
+	queue    *core.Queue
+	flow     *core.MemoryFlow
+	names    *core.NameCache
+	recent   *msgCache
+	channels *kindCache
+	wg       sync.WaitGroup // interactions and busy replies
+
+	connMu    sync.Mutex
+	conns     map[net.Conn]struct{} // gateway connections open
+	killTimer atomic.Pointer[time.Timer]
+
+	// Timings, shortened by tests.
+	typingEvery time.Duration
+	retryBase   time.Duration
+	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
+	stableAfter time.Duration // a session that lasted this long reconnects at once
+}
+
+// New validates cfg and returns a Bot. Errors name the environment
+// variable or setting at fault and say how to fix it.
+func New(cfg Config) (*Bot, error) {
+	tok := strings.TrimSpace(cfg.Token)
+	tok = strings.TrimPrefix(tok, "Bot ")
+	switch {
+	case tok == "":
+		return nil, errors.New("discord: DISCORD_BOT_TOKEN is not set; copy the token from the Bot page of your application in the Discord Developer Portal (Reset Token)")
+	case strings.ContainsFunc(tok, func(r rune) bool { return r <= ' ' || r == 0x7f }):
+		return nil, errors.New("discord: DISCORD_BOT_TOKEN contains spaces or control characters; copy the token again from the Bot page of your application in the Discord Developer Portal")
+	}
+	cfg.Token = tok
+	if cfg.APIURL == "" {
+		cfg.APIURL = DefaultAPIURL
+	}
+	u, err := url.Parse(cfg.APIURL)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("discord: DISCORD_API_URL %q is not an http(s) URL; leave it unset for %s", redactURL(cfg.APIURL), DefaultAPIURL)
+	}
+	if !strings.HasSuffix(u.Path, "/") {
+		u.Path += "/"
+	}
+	if cfg.ChannelMemory, err = core.ChannelMemory("discord.channelMemory", cfg.ChannelMemory); err != nil {
+		return nil, fmt.Errorf("discord: %w", err)
+	}
+	if cfg.ShardCount == 0 {
+		cfg.ShardCount = 1
+	}
+	if cfg.ShardCount < 1 || cfg.ShardID < 0 || cfg.ShardID >= cfg.ShardCount {
+		return nil, fmt.Errorf("discord: discord.shardID %d is not below discord.shardCount %d; number shards from 0 to shardCount-1", cfg.ShardID, cfg.ShardCount)
+	}
+	for _, g := range cfg.GuildIDs {
+		if !snowflake(g) {
+			return nil, fmt.Errorf("discord: discord.guildIDs has %q, which is not a guild id; use the number Copy Server ID gives with Developer Mode on", g)
+		}
+	}
+	for k, v := range cfg.Identities {
+		id, ok := strings.CutPrefix(k, "discord:")
+		if !ok {
+			continue
+		}
+		if !snowflake(id) {
+			return nil, fmt.Errorf("discord: identity %q is not of the form discord:USER_ID (digits)", k)
+		}
+		if agent.ValidateUser(v) != nil {
+			return nil, fmt.Errorf("discord: identity %q links to %q, which is not a valid memory user name (letters, digits, '.', '_', '-'; 1-64; not starting with '.')", k, v)
+		}
+	}
+	if cfg.Handler == nil {
+		return nil, errors.New("discord: config is missing Handler")
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	b := &Bot{
+		cfg:         cfg,
+		log:         cfg.Logger,
+		now:         cfg.Now,
+		apiURL:      u,
+		http:        cfg.HTTPClient,
+		lost:        make(chan struct{}, 1),
+		seen:        core.NewSeen(core.DedupeMax, core.DedupeTTL),
+		queue:       core.NewQueue(core.MaxInFlight, core.PerConversation),
+		names:       core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
+		recent:      newMsgCache(msgCacheMax),
+		channels:    newKindCache(chanCacheMax),
+		typingEvery: typingEvery,
+		retryBase:   time.Second,
+		killAfter:   5 * time.Second,
+		stableAfter: 30 * time.Second,
+		conns:       map[net.Conn]struct{}{},
+	}
+	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now}
+	if b.http == nil {
+		b.http = &http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		b.ownHTT = true
+	}
+	b.s = b.newSession()
+	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
+		return b.s.Channel(id, discordgo.WithContext(ctx))
+	}
+	return b, nil
+}
+
+// newSession makes the discordgo session: its HTTP client aimed at
+// APIURL, the intents, the shard, and events handled in gateway order.
+func (b *Bot) newSession() *discordgo.Session {
+	s, _ := discordgo.New("Bot " + b.cfg.Token) // New never fails
+	base := b.http.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	client := *b.http
+	client.Transport = &rewriteTransport{base: base, to: b.apiURL}
+	s.Client = &client
+	s.Identify.Intents = Intents
+	s.ShardID, s.ShardCount = b.cfg.ShardID, b.cfg.ShardCount
+	s.SyncEvents = true              // gateway order; handlers never block
+	s.ShouldReconnectOnError = false // supervised by Run, which stops on fatal close codes
+	s.StateEnabled = false           // nothing here reads the state cache
+	s.LogLevel = -1                  // discordgo would log with the standard logger; Run logs instead
+	s.Dialer = &websocket.Dialer{Proxy: http.ProxyFromEnvironment, HandshakeTimeout: 45 * time.Second, NetDialContext: b.dial}
+	s.AddHandler(b.onReady)
+	s.AddHandler(b.onResumed)
+	s.AddHandler(b.onDisconnect)
+	s.AddHandler(b.onMessage)
+	s.AddHandler(b.onInteraction)
+	return s
+}
+
+// rewriteTransport sends requests for discord.com to the configured API.
+type rewriteTransport struct {
+	base http.RoundTripper
+	to   *url.URL
+}
+
+func (t *rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == "discord.com" && t.to.Host != "discord.com" {
+		r := req.Clone(req.Context())
+		r.URL.Scheme, r.URL.Host, r.Host = t.to.Scheme, t.to.Host, t.to.Host
+		r.URL.Path = strings.TrimSuffix(t.to.Path, "/") + req.URL.Path
+		if req.URL.RawPath != "" {
+			r.URL.RawPath = strings.TrimSuffix(t.to.EscapedPath(), "/") + req.URL.RawPath
+		}
+		req = r
+	}
+	return t.base.RoundTrip(req)
+}
+
+// dial opens a gateway connection and keeps it in conns until it closes.
+func (b *Bot) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	c, err := (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second}).DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	tc := &trackedConn{Conn: c, b: b}
+	b.connMu.Lock()
+	b.conns[tc] = struct{}{}
+	b.connMu.Unlock()
+	return tc, nil
+}
+
+// closeConns closes every gateway connection still open.
+func (b *Bot) closeConns() {
+	b.connMu.Lock()
+	conns := make([]net.Conn, 0, len(b.conns))
+	for c := range b.conns {
+		conns = append(conns, c)
+	}
+	b.connMu.Unlock()
+	for _, c := range conns {
+		c.Close()
+	}
+}
+
+type trackedConn struct {
+	net.Conn
+	b    *Bot
+	once sync.Once
+}
+
+func (c *trackedConn) Close() error {
+	c.once.Do(func() {
+		c.b.connMu.Lock()
+		delete(c.b.conns, c)
+		c.b.connMu.Unlock()
+	})
+	return c.Conn.Close()
+}
+
+// Ready reports whether the gateway session is up (for /readyz).
+func (b *Bot) Ready() bool { return b.ready.Load() }
+
+// Run checks the token, connects to the gateway, registers /memory and
+// handles events until ctx is cancelled. It then closes the gateway
+// cleanly (no more messages are taken), waits for the tasks it accepted
+// to be answered, and returns nil. A close code no reconnect can fix ends
+// Run with an error that says what to change. Run may be called once.
+func (b *Bot) Run(ctx context.Context) error {
+	if !b.started.CompareAndSwap(false, true) {
+		return errors.New("discord: Run was already called on this Bot")
+	}
+	defer func() {
+		if b.ownHTT {
+			b.http.CloseIdleConnections()
+		}
+	}()
+	// Open cannot be cancelled: when it hangs in a handshake at shutdown,
+	// its connection is closed under it.
+	stopKill := context.AfterFunc(ctx, func() {
+		b.killTimer.Store(time.AfterFunc(b.killAfter, b.closeConns))
+	})
+	defer func() {
+		stopKill()
+		if t := b.killTimer.Load(); t != nil {
+			t.Stop()
+		}
+	}()
+	err := b.checkToken(ctx)
+	if err == nil {
+		err = b.connect(ctx)
+	}
+	b.stopping.Store(true)
+	b.ready.Store(false)
+	b.s.Close() // a clean close (1000); harmless when not open
+	// Tasks outlive ctx: a message that was taken is answered.
+	qerr := b.queue.Close(context.WithoutCancel(ctx))
+	b.wg.Wait()
+	if qerr != nil {
+		b.log.Warn("discord: some tasks did not finish", "error", qerr)
+	}
+	b.log.Info("discord: stopped")
+	if ctx.Err() != nil && err == ctx.Err() {
+		return nil
+	}
+	return err
+}
+
+// checkToken asks for the bot's own user, so that a wrong token or
+// address is reported before the gateway is tried.
+func (b *Bot) checkToken(ctx context.Context) error {
+	var err error
+	for attempt := 1; ; attempt++ {
+		var u *discordgo.User
+		u, err = b.s.User("@me", discordgo.WithContext(ctx))
+		if err == nil {
+			b.setSelf(u, "")
+			b.log.Info("discord: authenticated", "bot_user", u.ID, "name", u.Username, "api_url", redactURL(b.apiURL.String()))
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if isUnauthorized(err) {
+			return errTokenRefused
+		}
+		if re, ok := errors.AsType[*discordgo.RESTError](err); ok && re.Response != nil && re.Response.StatusCode/100 == 4 {
+			return fmt.Errorf("discord: %s (DISCORD_API_URL) answered HTTP %d to GET users/@me; check DISCORD_API_URL", redactURL(b.apiURL.String()), re.Response.StatusCode)
+		}
+		if attempt == 3 {
+			return fmt.Errorf("discord: cannot check DISCORD_BOT_TOKEN: the Discord API at %s (DISCORD_API_URL) did not answer: %s", redactURL(b.apiURL.String()), redactErr(err))
+		}
+		wait := b.retryBase << (attempt - 1)
+		b.log.Warn("discord: GET users/@me failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
+		if sleep(ctx, wait) != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+var errTokenRefused = errors.New("discord: DISCORD_BOT_TOKEN was refused by Discord (401 Unauthorized); copy the token from the Bot page of your application in the Discord Developer Portal (Reset Token)")
+
+func isUnauthorized(err error) bool {
+	re, ok := errors.AsType[*discordgo.RESTError](err)
+	return ok && re.Response != nil && re.Response.StatusCode == http.StatusUnauthorized
+}
+
+// connect opens the gateway session and keeps it open until ctx ends:
+// after every disconnect it opens it again (which resumes the session),
+// and it stops on close codes that no reconnect fixes. Failed attempts,
+// and sessions that end soon after they began, wait longer each time:
+// discordgo's Open succeeds before a close code sent after op 9 arrives,
+// so a refused session would otherwise reconnect in a tight loop.
+func (b *Bot) connect(ctx context.Context) error {
+	wait := time.Duration(0)
+	backoff := func(attempt int, err error) bool {
+		wait = min(max(wait*2, b.retryBase), maxBackoff)
+		b.log.Warn("discord: cannot connect to the gateway; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
+		return sleep(ctx, wait) == nil
+	}
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		err := b.s.Open()
+		if err != nil && !errors.Is(err, discordgo.ErrWSAlreadyOpen) {
+			if fatal := fatalClose(err); fatal != nil {
+				return fatal
+			}
+			b.ready.Store(false)
+			if !backoff(attempt, err) {
+				break
+			}
+			continue
+		}
+		b.drainLost()
+		b.ready.Store(true)
+		since := time.Now()
+		b.log.Info("discord: connected to the gateway", "shard", b.cfg.ShardID, "shard_count", b.cfg.ShardCount)
+		b.registerCommands(ctx)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-b.lost:
+		}
+		b.ready.Store(false)
+		b.log.Info("discord: disconnected from the gateway; reconnecting")
+		// A token reset while running ends the session for good (4004),
+		// which discordgo does not report: ask REST.
+		if _, err := b.s.User("@me", discordgo.WithContext(ctx)); isUnauthorized(err) {
+			return errTokenRefused
+		}
+		if time.Since(since) >= b.stableAfter {
+			wait, attempt = 0, 0
+		} else if !backoff(attempt, errors.New("the session ended right after it began")) {
+			break
+		}
+	}
+	return ctx.Err()
+}
+
+func (b *Bot) drainLost() {
+	select {
+	case <-b.lost:
+	default:
+	}
+}
+
+// fatalClose explains a gateway close code that no reconnect can fix, or
+// returns nil.
+func fatalClose(err error) error {
+	ce, ok := errors.AsType[*websocket.CloseError](err)
+	if !ok {
+		return nil
+	}
+	switch ce.Code {
+	case 4004:
+		return errors.New("discord: DISCORD_BOT_TOKEN was refused by the gateway (close 4004: authentication failed); copy the token from the Bot page of your application in the Discord Developer Portal (Reset Token)")
+	case 4014:
+		return errors.New("discord: the gateway refused the Message Content intent (close 4014: disallowed intents); enable it in the Discord Developer Portal: Applications → your application → Bot → Privileged Gateway Intents → Message Content Intent, save, and start mnemo again")
+	case 4013:
+		return errors.New("discord: the gateway refused the intents mnemo asks for (close 4013: invalid intents); this is a bug in mnemo, please report it")
+	case 4010:
+		return errors.New("discord: the gateway refused the shard (close 4010: invalid shard); set discord.shardID below discord.shardCount")
+	case 4011:
+		return errors.New("discord: the gateway wants more shards (close 4011: sharding required); raise discord.shardCount and run one mnemo per shard (discord.shardID 0 to shardCount-1)")
+	case 4012:
+		return errors.New("discord: the gateway refused the API version (close 4012); update mnemo")
+	}
+	return nil
+}
+
+// onReady keeps who the bot is and which application it belongs to.
+func (b *Bot) onReady(_ *discordgo.Session, r *discordgo.Ready) {
+	appID := ""
+	if r.Application != nil {
+		appID = r.Application.ID
+	}
+	b.setSelf(r.User, appID)
+	b.log.Debug("discord: READY", "session_id", r.SessionID)
+}
+
+func (b *Bot) onResumed(_ *discordgo.Session, _ *discordgo.Resumed) {
+	b.log.Debug("discord: RESUMED")
+}
+
+// onDisconnect tells connect to open the session again (never blocks:
+// discordgo calls it with the session's lock released but on its own
+// goroutines).
+func (b *Bot) onDisconnect(_ *discordgo.Session, _ *discordgo.Disconnect) {
+	b.ready.Store(false)
+	select {
+	case b.lost <- struct{}{}:
+	default:
+	}
+}
+
+func (b *Bot) setSelf(u *discordgo.User, appID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if u != nil && u.ID != "" {
+		b.botID = u.ID
+		b.botName = core.CleanName(firstNonEmpty(u.GlobalName, u.Username, "mnemo"))
+	}
+	if appID != "" {
+		b.appID = appID
+	}
+}
+
+func (b *Bot) self() (id, name, appID string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.botID, b.botName, b.appID
+}
+
+// memoryUser is the memory user name of a Discord account.
+func (b *Bot) memoryUser(id string) string {
+	if name, ok := b.cfg.Identities["discord:"+id]; ok {
+		return name
+	}
+	return "discord-" + id
+}
+
+// snowflake: 1 to 20 digits.
+func snowflake(s string) bool {
+	return s != "" && len(s) <= 20 && strings.Trim(s, "0123456789") == ""
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// redactURL drops the user and password of a URL for logs and errors.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if i := strings.LastIndex(s, "@"); i >= 0 {
+			if j := strings.Index(s, "://"); j >= 0 && j < i {
+				return s[:j+3] + "…@" + s[i+1:]
+			}
+		}
+		return s
+	}
+	if u.User != nil {
+		u.User = url.User("…")
+	}
+	return u.String()
+}
+
+// redactErr is err's text with any URL credentials removed (a *url.Error
+// names the URL it failed on).
+func redactErr(err error) string {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		return strings.ReplaceAll(err.Error(), ue.URL, redactURL(ue.URL))
+	}
+	return err.Error()
+}

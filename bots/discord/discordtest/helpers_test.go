@@ -1,0 +1,196 @@
+package discordtest_test
+
+import (
+	"net/http"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"go.uber.org/goleak"
+
+	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
+)
+
+const wait = 10 * time.Second
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// rewriteTransport sends discord.com requests to the fake.
+type rewriteTransport struct {
+	base   http.RoundTripper
+	target *url.URL
+}
+
+func (r rewriteTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.URL.Host == "discord.com" {
+		req = req.Clone(req.Context())
+		req.URL.Scheme, req.URL.Host, req.Host = r.target.Scheme, r.target.Host, r.target.Host
+	}
+	return r.base.RoundTrip(req)
+}
+
+// client is a real discordgo session pointed at the fake, recording what its
+// handlers see.
+type client struct {
+	t  *testing.T
+	dg *discordgo.Session
+
+	mu           sync.Mutex
+	changed      chan struct{}
+	messages     []*discordgo.MessageCreate
+	interactions []*discordgo.InteractionCreate
+	readies      []*discordgo.Ready
+	resumed      int
+	connects     int
+	disconnects  int
+	seqs         []int64 // "s" of every dispatch, in order
+}
+
+const allIntents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsDirectMessages |
+	discordgo.IntentMessageContent
+
+// newClient makes a session for srv (token: the server's unless given) and
+// closes it when the test ends. It does not open it.
+func newClient(t *testing.T, srv *discordtest.Server, token string) *client {
+	t.Helper()
+	if token == "" {
+		token = srv.Options().Token
+	}
+	dg, err := discordgo.New("Bot " + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target, _ := url.Parse(srv.URL())
+	tr := &http.Transport{}
+	dg.Client = &http.Client{Transport: rewriteTransport{base: tr, target: target}, Timeout: wait}
+	dg.Identify.Intents = allIntents
+	dg.SyncEvents = true
+	dg.LogLevel = -1
+	c := &client{t: t, dg: dg, changed: make(chan struct{})}
+	dg.AddHandler(func(_ *discordgo.Session, e *discordgo.MessageCreate) {
+		c.record(func() { c.messages = append(c.messages, e) })
+	})
+	dg.AddHandler(func(_ *discordgo.Session, e *discordgo.InteractionCreate) {
+		c.record(func() { c.interactions = append(c.interactions, e) })
+	})
+	dg.AddHandler(func(_ *discordgo.Session, e *discordgo.Ready) {
+		c.record(func() { c.readies = append(c.readies, e) })
+	})
+	dg.AddHandler(func(_ *discordgo.Session, _ *discordgo.Resumed) { c.record(func() { c.resumed++ }) })
+	dg.AddHandler(func(_ *discordgo.Session, _ *discordgo.Connect) { c.record(func() { c.connects++ }) })
+	dg.AddHandler(func(_ *discordgo.Session, _ *discordgo.Disconnect) { c.record(func() { c.disconnects++ }) })
+	dg.AddHandler(func(_ *discordgo.Session, e *discordgo.Event) {
+		c.record(func() { c.seqs = append(c.seqs, e.Sequence) })
+	})
+	t.Cleanup(func() {
+		// discordgo's heartbeat goroutine reconnects when it finds the socket
+		// closed under it, even after Close; stop that first.
+		dg.ShouldReconnectOnError = false
+		_ = dg.Close()
+		tr.CloseIdleConnections()
+	})
+	return c
+}
+
+// open opens a client and waits for its first heartbeat. Until discordgo's
+// heartbeat goroutine has sent it, a connection that dies makes that goroutine
+// start a second, concurrent reconnect (it finds the socket closed under it).
+func open(t *testing.T, srv *discordtest.Server) *client {
+	t.Helper()
+	c := newClient(t, srv, "")
+	before := srv.Heartbeats()
+	if err := c.dg.Open(); err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	if err := srv.WaitHeartbeats(before+1, wait); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func (c *client) record(f func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f()
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// waitFor waits until cond (called with c.mu held) holds.
+func (c *client) waitFor(what string, cond func() bool) {
+	c.t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		ok, ch := cond(), c.changed
+		c.mu.Unlock()
+		if ok {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			c.t.Fatalf("client: timed out waiting for %s", what)
+		}
+	}
+}
+
+func (c *client) waitMessages(n int) []*discordgo.MessageCreate {
+	c.t.Helper()
+	c.waitFor("messages", func() bool { return len(c.messages) >= n })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*discordgo.MessageCreate(nil), c.messages...)
+}
+
+func (c *client) waitInteractions(n int) []*discordgo.InteractionCreate {
+	c.t.Helper()
+	c.waitFor("interactions", func() bool { return len(c.interactions) >= n })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*discordgo.InteractionCreate(nil), c.interactions...)
+}
+
+func (c *client) waitReadies(n int) []*discordgo.Ready {
+	c.t.Helper()
+	c.waitFor("readies", func() bool { return len(c.readies) >= n })
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]*discordgo.Ready(nil), c.readies...)
+}
+
+func (c *client) waitResumed(n int) {
+	c.t.Helper()
+	c.waitFor("resumed", func() bool { return c.resumed >= n })
+}
+
+func (c *client) contents() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, m := range c.messages {
+		out = append(out, m.Content)
+	}
+	return out
+}
+
+func (c *client) counts() (connects, disconnects int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.connects, c.disconnects
+}
+
+func must[T any](t *testing.T) func(T, error) T {
+	return func(v T, err error) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+}

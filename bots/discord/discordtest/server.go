@@ -1,0 +1,394 @@
+package discordtest
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+	"github.com/gorilla/websocket"
+)
+
+// Defaults used for the zero fields of Options.
+const (
+	DefaultToken               = "test-token"
+	DefaultBotID               = "1000000000000000001"
+	DefaultBotName             = "mnemo"
+	DefaultHeartbeatInterval   = 41250 * time.Millisecond
+	DefaultShards              = 1
+	DefaultInteractionWindow   = 3 * time.Second
+	DefaultInteractionTokenTTL = 15 * time.Minute
+	DefaultReplayBuffer        = 1000
+	DefaultCloseGrace          = 2 * time.Second
+
+	// DefaultUserID and DefaultUserName describe the author given to messages
+	// and interactions that come without one.
+	DefaultUserID   = "1000000000000000002"
+	DefaultUserName = "user"
+)
+
+// Options configures a Server. Every zero field takes its Default value.
+type Options struct {
+	// Token is the bot token without "Bot ". REST calls need
+	// "Authorization: Bot <Token>"; IDENTIFY and RESUME accept "Bot <Token>"
+	// (what discordgo sends: Session.Token, created as "Bot "+token) or the
+	// bare token, as Discord does.
+	Token         string
+	BotID         string // the bot user's id (a snowflake)
+	BotName       string
+	ApplicationID string // defaults to BotID, as for every modern bot
+
+	// HeartbeatInterval is sent in HELLO (whole milliseconds, at least 1).
+	// discordgo reconnects when it has seen no heartbeat ACK for five
+	// intervals; see SetHeartbeatACKs.
+	HeartbeatInterval time.Duration
+
+	// MessageContentAllowed models the "Message Content Intent" switch of the
+	// developer portal. nil or true: an IDENTIFY may ask for the privileged
+	// MESSAGE_CONTENT intent (1<<15). false: such an IDENTIFY is closed with
+	// 4014 "Disallowed intent(s).", and REST answers carry empty content for
+	// other users' guild messages that do not mention the bot.
+	MessageContentAllowed *bool
+
+	// Shards is the "shards" count GET /gateway/bot recommends.
+	Shards int
+
+	// Now is the server's clock: timestamps, snowflakes, the interaction
+	// window and token lifetime, latencies and record times all use it.
+	// Tests can move it forward to expire an interaction without sleeping.
+	Now func() time.Time
+
+	// InteractionWindow is how long after INTERACTION_CREATE was written the
+	// callback is accepted (Discord: 3 s). InteractionTokenTTL is how long the
+	// interaction token works for webhook edits and followups (15 min).
+	InteractionWindow   time.Duration
+	InteractionTokenTTL time.Duration
+
+	// ReplayBuffer is how many dispatched events a session keeps for RESUME.
+	// A RESUME from a sequence number that has fallen out of it is answered
+	// with op 9 (not resumable).
+	ReplayBuffer int
+
+	// CloseGrace is how long the server waits, after sending a close frame,
+	// for the client to close the TCP connection before closing it itself.
+	CloseGrace time.Duration
+}
+
+func (o Options) withDefaults() Options {
+	def := func(p *string, v string) {
+		if *p == "" {
+			*p = v
+		}
+	}
+	def(&o.Token, DefaultToken)
+	def(&o.BotID, DefaultBotID)
+	def(&o.BotName, DefaultBotName)
+	def(&o.ApplicationID, o.BotID)
+	if o.HeartbeatInterval <= 0 {
+		o.HeartbeatInterval = DefaultHeartbeatInterval
+	}
+	if o.Shards <= 0 {
+		o.Shards = DefaultShards
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.InteractionWindow <= 0 {
+		o.InteractionWindow = DefaultInteractionWindow
+	}
+	if o.InteractionTokenTTL <= 0 {
+		o.InteractionTokenTTL = DefaultInteractionTokenTTL
+	}
+	if o.ReplayBuffer <= 0 {
+		o.ReplayBuffer = DefaultReplayBuffer
+	}
+	if o.CloseGrace <= 0 {
+		o.CloseGrace = DefaultCloseGrace
+	}
+	return o
+}
+
+func (o Options) contentAllowed() bool {
+	return o.MessageContentAllowed == nil || *o.MessageContentAllowed
+}
+
+// Server is a fake Discord: REST API v9 under URL()+"api/v9/" and Gateway v9
+// (JSON encoding) WebSocket connections at GatewayURL(). All methods are safe
+// for concurrent use; accessors return copies.
+type Server struct {
+	opts       Options
+	http       *httptest.Server
+	upgrader   websocket.Upgrader
+	gatewayURL string
+
+	mu      sync.Mutex
+	changed chan struct{} // closed and replaced on every recorded change
+	closed  bool
+	wg      sync.WaitGroup // goroutines owned by the server
+
+	seq    int    // orders every record
+	lastID uint64 // last snowflake handed out
+	ids    map[uint64]struct{}
+
+	// REST state
+	users        map[string]discordgo.User
+	channels     map[string]discordgo.Channel
+	history      map[string][]discordgo.Message // by channel, ascending id
+	faults       map[string][]Fault
+	commands     map[string][]discordgo.ApplicationCommand // app + "/" + guild
+	interactions map[string]*interactionState              // by interaction id
+	tokens       map[string]*interactionState              // by interaction token
+
+	calls       []Call
+	posts       []Post
+	typings     []Typing
+	responses   []InteractionResponse
+	edits       []WebhookEdit
+	commandSets []CommandSet
+
+	// Gateway state
+	conns          []*conn
+	sessions       []*session // in the order they were created
+	pending        []pendingEvent
+	identifyFaults []closeFault
+	replayOnResume int
+	noACKs         bool
+	heartbeats     int
+	readies        int
+	dropped        int
+
+	identifies  []Identify
+	resumes     []Resume
+	events      []Event
+	disconnects []Disconnect
+}
+
+// New starts a fake Discord on 127.0.0.1 and registers Close with tb.Cleanup.
+func New(tb testing.TB, opts Options) *Server {
+	tb.Helper()
+	opts = opts.withDefaults()
+	s := &Server{
+		opts:         opts,
+		changed:      make(chan struct{}),
+		ids:          map[uint64]struct{}{},
+		users:        map[string]discordgo.User{},
+		channels:     map[string]discordgo.Channel{},
+		history:      map[string][]discordgo.Message{},
+		faults:       map[string][]Fault{},
+		commands:     map[string][]discordgo.ApplicationCommand{},
+		interactions: map[string]*interactionState{},
+		tokens:       map[string]*interactionState{},
+	}
+	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	s.users[opts.BotID] = s.botUser()
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatalf("discordtest: listen: %v", err)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.serveAPI)
+	mux.HandleFunc("/gateway", s.serveGateway)
+	mux.HandleFunc("/gateway/", s.serveGateway)
+	s.http = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
+	s.http.Start()
+	s.gatewayURL = "ws://" + ln.Addr().String() + "/gateway"
+	tb.Cleanup(s.Close)
+	return s
+}
+
+// URL is the server's root, "http://127.0.0.1:PORT/" (what DISCORD_API_URL
+// is set to). The REST API lives under URL()+"api/v9/".
+func (s *Server) URL() string { return s.http.URL + "/" }
+
+// APIURL is URL()+"api/v9/", the fake's equivalent of discordgo.EndpointAPI.
+func (s *Server) APIURL() string { return s.URL() + "api/v9/" }
+
+// GatewayURL is what GET /gateway answers: "ws://127.0.0.1:PORT/gateway".
+func (s *Server) GatewayURL() string { return s.gatewayURL }
+
+// Options returns the effective options (defaults filled in).
+func (s *Server) Options() Options { return s.opts }
+
+// Close closes every gateway connection without a close frame and shuts the
+// server down. It is idempotent and registered with t.Cleanup by New. Close
+// discordgo sessions (registered with t.Cleanup after New, so they run
+// first) before it, or they keep trying to reconnect to a closed port.
+func (s *Server) Close() {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	s.closed = true
+	conns := append([]*conn(nil), s.conns...)
+	for _, c := range conns {
+		c.stopLocked()
+	}
+	s.notifyLocked()
+	s.mu.Unlock()
+
+	for _, c := range conns {
+		_ = c.ws.Close()
+	}
+	s.wg.Wait()
+	s.http.Close()
+}
+
+func (s *Server) now() time.Time { return s.opts.Now().UTC() }
+
+func (s *Server) botUser() discordgo.User {
+	return discordgo.User{ID: s.opts.BotID, Username: s.opts.BotName, GlobalName: s.opts.BotName,
+		Discriminator: "0", Bot: true, Verified: true}
+}
+
+func (s *Server) nextSeqLocked() int {
+	s.seq++
+	return s.seq
+}
+
+// notifyLocked wakes every waiter; s.mu must be held.
+func (s *Server) notifyLocked() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// waitFor blocks until cond (called with s.mu held) is true or timeout.
+func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		ok := cond()
+		ch := s.changed
+		s.mu.Unlock()
+		if ok {
+			return true
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			s.mu.Lock()
+			ok = cond()
+			s.mu.Unlock()
+			return ok
+		}
+	}
+}
+
+// ErrTimeout is returned (wrapped) by the Wait methods.
+var ErrTimeout = errors.New("discordtest: timed out")
+
+// Snowflakes
+
+// discordEpoch is the first millisecond of 2015, in Unix milliseconds.
+const discordEpoch = 1420070400000
+
+// workerBits is the worker (1) and process (1) part of the snowflakes the
+// server makes.
+const workerBits = 1<<17 | 1<<12
+
+func parseSnowflake(id string) (uint64, bool) {
+	n, err := strconv.ParseUint(id, 10, 64)
+	return n, err == nil
+}
+
+// SnowflakeTime is the creation time encoded in a snowflake id (zero time
+// for a malformed id).
+func SnowflakeTime(id string) time.Time {
+	n, ok := parseSnowflake(id)
+	if !ok {
+		return time.Time{}
+	}
+	return time.UnixMilli(int64(n>>22) + discordEpoch).UTC()
+}
+
+func snowflakeAt(t time.Time) uint64 {
+	ms := t.UnixMilli() - discordEpoch
+	if ms < 0 {
+		ms = 0
+	}
+	return uint64(ms)<<22 | workerBits
+}
+
+// newIDLocked returns a fresh snowflake for "now", larger than every id the
+// server has made or seen.
+func (s *Server) newIDLocked() string {
+	id := snowflakeAt(s.now())
+	if id <= s.lastID {
+		id = s.lastID + 1
+	}
+	s.lastID = id
+	s.ids[id] = struct{}{}
+	return strconv.FormatUint(id, 10)
+}
+
+// newMessageIDLocked returns a fresh snowflake and the creation time it
+// encodes (the message's timestamp).
+func (s *Server) newMessageIDLocked() (string, time.Time) {
+	id := s.newIDLocked()
+	return id, SnowflakeTime(id)
+}
+
+// idAtLocked returns an unused snowflake for time t (for seeded history).
+func (s *Server) idAtLocked(t time.Time) string {
+	id := snowflakeAt(t)
+	for {
+		if _, used := s.ids[id]; !used {
+			break
+		}
+		id++
+	}
+	s.observeIDLocked(id)
+	return strconv.FormatUint(id, 10)
+}
+
+func (s *Server) observeIDLocked(id uint64) {
+	s.ids[id] = struct{}{}
+	if id > s.lastID {
+		s.lastID = id
+	}
+}
+
+func snowflakeLess(a, b string) bool {
+	x, okx := parseSnowflake(a)
+	y, oky := parseSnowflake(b)
+	if okx && oky {
+		return x < y
+	}
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// interactionToken looks like Discord's: base64 of "interaction:<id>:<random>".
+func interactionToken(id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("interaction:" + id + ":" + randomHex(48)))
+}
+
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+func timeoutError(what string, got, want int) error {
+	return fmt.Errorf("%w: %d of %d %s", ErrTimeout, got, want, what)
+}

@@ -1,0 +1,49 @@
+// Package discord is the Discord adapter: it connects to the Discord
+// gateway with discordgo, turns direct messages, mentions of the bot and
+// replies to its messages into agent tasks, answers them as replies, and
+// serves the /memory application command. Everything that is not
+// Discord's (deduplication, per-conversation ordering, splitting, the
+// /memory flow, thread context) comes from bots/internal/core, shared
+// with the Slack adapter.
+//
+// # Connection
+//
+// DISCORD_API_URL (Config.APIURL) replaces https://discord.com/: the
+// session's HTTP client rewrites every request for discord.com to it, and
+// the gateway address is whatever that API's gateway endpoint returns.
+// The adapter supervises the gateway itself (discordgo's own reconnect
+// loop retries forever, even on close codes no retry can fix): after a
+// RECONNECT (op 7), a dropped socket or missed heartbeat ACKs it opens the
+// session again, which resumes it (op 6), and after INVALID_SESSION
+// discordgo identifies anew. Close codes 4004 (bad token), 4014
+// (Message Content intent not enabled), 4013, 4010, 4011 and 4012 stop
+// Run with an error that says what to change. Events are handled in
+// gateway order (discordgo's SyncEvents) and never block the gateway: a
+// message is deduplicated by id (a RESUME replay or a duplicate dispatch
+// is answered once) and queued per conversation.
+//
+// # Messages
+//
+// Answered: DMs, and guild messages that mention the bot or reply to one
+// of its messages, in channels and threads. Ignored: the bot itself,
+// other bots, webhooks and system messages. The memory user is
+// "discord-<USER_ID>" unless Config.Identities links "discord:<USER_ID>"
+// to a name. The reply is a Discord reply to the message (no ping of the
+// author unless Config.ReplyMention), with AllowedMentions that parse
+// nothing, so model text can never ping @everyone, @here, a role or a
+// user. Long replies are split at 2,000 characters on paragraph, line and
+// code-fence boundaries, at most 5 messages (the last one says the reply
+// was cut). A typing indicator is shown while the agent works, refreshed
+// every 8 s. Earlier messages of a thread, or of a reply chain (from the
+// adapter's recent-message cache, else through REST), are given as
+// context, attributed. In guild channels Config.ChannelMemory applies.
+//
+// # /memory
+//
+// Registered at start by bulk overwrite, per guild of Config.GuildIDs
+// (instant) or globally. "/memory show" answers privately with what is
+// remembered; "/memory forget file:<path>|all" asks for confirmation with
+// Delete and Cancel buttons that only the invoking user can use, valid for
+// 10 minutes. Every interaction is acknowledged at once (deferred) and
+// then edited, well within Discord's 3-second window.
+package discord

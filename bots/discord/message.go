@@ -1,0 +1,439 @@
+package discord
+
+import (
+	"context"
+	"log/slog"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+)
+
+// incoming is a message the bot will answer.
+type incoming struct {
+	msg          *discordgo.Message
+	dm           bool
+	thread       bool // written in a thread channel
+	user         string
+	speaker      string
+	text         string
+	conversation string
+}
+
+// onMessage filters a MESSAGE_CREATE and queues the answer. It runs on
+// discordgo's event goroutine, in gateway order, and must not block:
+// everything that talks to Discord happens in the queued work.
+func (b *Bot) onMessage(_ *discordgo.Session, e *discordgo.MessageCreate) {
+	m := e.Message
+	if m == nil {
+		return
+	}
+	b.recent.put(m)
+	botID, botName, _ := b.self()
+	log := b.log.With("message_id", m.ID, "channel", m.ChannelID, "guild", m.GuildID)
+	in, why := b.accept(m, botID, botName)
+	if in == nil {
+		log.Debug("discord: message ignored", "reason", why)
+		return
+	}
+	if b.seen.SeenOrAdd(b.now(), "msg:"+m.ID) {
+		log.Info("discord: duplicate message ignored")
+		return
+	}
+	if b.stopping.Load() {
+		log.Warn("discord: shutting down; this message will not be answered", "user", m.Author.ID)
+		return
+	}
+	log = log.With("memory_user", in.user, "platform", "discord")
+	log.Info("discord: message received", "dm", in.dm)
+	if !b.queue.Submit(in.conversation, func() { b.answer(in, log) }) {
+		log.Warn("discord: conversation busy; answering that", "conversation", in.conversation)
+		b.wg.Add(1)
+		go func() {
+			defer b.wg.Done()
+			if _, err := b.postReply(context.Background(), m, core.BusyReplyText); err != nil {
+				log.Error("discord: cannot post the busy reply", "error", err)
+			}
+		}()
+	}
+}
+
+// accept decides whether a message is one to answer.
+func (b *Bot) accept(m *discordgo.Message, botID, botName string) (*incoming, string) {
+	switch {
+	case m.Author == nil || m.Author.ID == "":
+		return nil, "no author"
+	case m.Author.ID == botID:
+		return nil, "from the bot itself"
+	case m.Author.Bot || m.Author.System:
+		return nil, "from a bot"
+	case m.WebhookID != "":
+		return nil, "from a webhook"
+	case m.Type != discordgo.MessageTypeDefault && m.Type != discordgo.MessageTypeReply:
+		return nil, "not a user message"
+	case !snowflake(m.Author.ID) || !snowflake(m.ChannelID) || !snowflake(m.ID) || (m.GuildID != "" && !snowflake(m.GuildID)):
+		return nil, "malformed ids"
+	}
+	dm := m.GuildID == ""
+	if !dm && !mentions(m, botID) && !(m.ReferencedMessage != nil && m.ReferencedMessage.Author != nil && m.ReferencedMessage.Author.ID == botID) {
+		return nil, "neither a mention of the bot nor a reply to it"
+	}
+	in := &incoming{
+		msg:     m,
+		dm:      dm,
+		user:    b.memoryUser(m.Author.ID),
+		speaker: displayName(m.Author, m.Member),
+		text:    plainText(m, botID, botName, true),
+	}
+	if dm {
+		in.conversation = "discord:dm:" + m.ChannelID
+	} else {
+		// Until answer knows whether the channel is a thread: one person's
+		// mentions in one channel are answered in order.
+		in.conversation = "discord:" + m.GuildID + ":" + m.ChannelID + ":" + m.Author.ID
+	}
+	return in, ""
+}
+
+func mentions(m *discordgo.Message, id string) bool {
+	for _, u := range m.Mentions {
+		if u != nil && u.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// displayName is what a person is called: the guild nickname, the
+// display name, else the user name, neutralised for a prompt.
+func displayName(u *discordgo.User, member *discordgo.Member) string {
+	nick := ""
+	if member != nil {
+		nick = member.Nick
+	}
+	if u == nil {
+		return core.CleanName(nick)
+	}
+	return core.CleanName(firstNonEmpty(nick, u.GlobalName, u.Username))
+}
+
+// answer runs one message through the handler and posts the reply.
+func (b *Bot) answer(in *incoming, log *slog.Logger) {
+	ctx := context.Background() // a message taken is answered, even during shutdown
+	start := time.Now()
+	stopTyping := b.startTyping(ctx, in.msg.ChannelID, log)
+	if !in.dm && b.channels.isThread(ctx, in.msg.ChannelID) {
+		// A thread is one conversation, whoever speaks in it.
+		in.thread = true
+		in.conversation = "discord:" + in.msg.GuildID + ":" + in.msg.ChannelID
+	}
+	task := agent.Task{
+		User:          in.user,
+		Conversation:  in.conversation,
+		Platform:      "discord",
+		Speaker:       in.speaker,
+		Text:          in.text,
+		Time:          b.now(),
+		Channel:       !in.dm,
+		ChannelMemory: core.TaskMemory(in.dm, b.cfg.ChannelMemory),
+	}
+	if !in.dm {
+		task.Context = b.context(ctx, in, log)
+	}
+	text, failed := core.Answer(ctx, b.cfg.Handler, task, log)
+	stopTyping()
+	if failed {
+		log.Warn("discord: answering with an apology")
+	}
+	n, err := b.postReply(ctx, in.msg, text)
+	if err != nil {
+		log.Error("discord: cannot post the reply", "error", err, "parts_posted", n)
+		return
+	}
+	log.Info("discord: replied", "parts", n, "duration", time.Since(start))
+}
+
+// startTyping shows the typing indicator now and every typingEvery until
+// the returned function is called.
+func (b *Bot) startTyping(ctx context.Context, channelID string, log *slog.Logger) func() {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(b.typingEvery)
+		defer t.Stop()
+		for {
+			if err := b.s.ChannelTyping(channelID, discordgo.WithContext(ctx)); err != nil {
+				log.Debug("discord: cannot show typing", "error", err)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// postReply posts text as a reply to m, split into at most maxParts
+// messages; only the first is a Discord reply. It stops at the first part
+// that cannot be posted and says how many were.
+func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string) (int, error) {
+	parts := replyParts(text)
+	noFail := false
+	for i, p := range parts {
+		send := &discordgo.MessageSend{
+			Content: p,
+			// An empty, non-nil Parse: nothing in the text pings anyone.
+			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: b.cfg.ReplyMention},
+		}
+		if i == 0 {
+			send.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &noFail}
+		}
+		posted, err := b.s.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx))
+		if err != nil {
+			return i, err
+		}
+		b.recent.put(posted)
+	}
+	return len(parts), nil
+}
+
+// replyParts cleans the model's text and splits it into at most maxParts
+// messages of at most maxMessageRunes characters.
+func replyParts(text string) []string {
+	text = cleanText(text)
+	if strings.TrimSpace(text) == "" {
+		text = agent.ApologyText
+	}
+	parts := core.Split(text, maxMessageRunes)
+	if len(parts) > maxParts {
+		parts = parts[:maxParts]
+		last := []rune(parts[maxParts-1])
+		room := maxMessageRunes - utf8.RuneCountInString(cutNote) - 4
+		if len(last) > room {
+			last = last[:room]
+		}
+		s := string(last)
+		if strings.Count(s, "```")%2 == 1 {
+			s += "\n```"
+		}
+		parts[maxParts-1] = s + cutNote
+	}
+	return parts
+}
+
+// cleanText removes what must not reach a chat from model output: control
+// characters (but newline and tab), bidi controls, zero-width characters
+// and Unicode tags; invalid UTF-8 becomes U+FFFD.
+func cleanText(s string) string {
+	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\r\n", "\n"), "\uFFFD")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n' || r == '\t':
+			return r
+		case unicode.IsControl(r), invisible(r):
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// invisible: bidi controls, zero-width characters, Unicode tags.
+func invisible(r rune) bool {
+	return r >= 0x200B && r <= 0x200F || r >= 0x202A && r <= 0x202E || r >= 0x2060 && r <= 0x2069 ||
+		r == 0xFEFF || r >= 0xE0000 && r <= 0xE007F || r == 0x061C
+}
+
+// tokenRE matches Discord's <…> markup: users, roles, channels, emoji,
+// timestamps.
+var tokenRE = regexp.MustCompile(`<(@!?|@&|#|a?:[A-Za-z0-9_~]+:|t:)([0-9]+)(?::[tTdDfFR])?>`)
+
+// plainText is a message's text for the model: a mention of the bot is
+// dropped when stripBot (else written @botName), other user mentions are
+// written @name, roles @role, channels #channel, custom emoji :name:.
+func plainText(m *discordgo.Message, botID, botName string, stripBot bool) string {
+	names := map[string]string{}
+	for _, u := range m.Mentions {
+		if u != nil {
+			names[u.ID] = firstNonEmpty(core.CleanName(firstNonEmpty(u.GlobalName, u.Username)), u.ID)
+		}
+	}
+	s := tokenRE.ReplaceAllStringFunc(m.Content, func(tok string) string {
+		sub := tokenRE.FindStringSubmatch(tok)
+		kind, id := sub[1], sub[2]
+		switch {
+		case kind == "@" || kind == "@!":
+			if id == botID {
+				if stripBot {
+					return ""
+				}
+				return "@" + botName
+			}
+			if n, ok := names[id]; ok {
+				return "@" + n
+			}
+			return "@user"
+		case kind == "@&":
+			return "@role"
+		case kind == "#":
+			return "#channel"
+		case kind == "t:":
+			return tok
+		}
+		return kind[strings.Index(kind, ":"):] // custom emoji → :name:
+	})
+	return strings.TrimSpace(s)
+}
+
+// context is what came before the message: the thread's last messages in
+// a thread, else the chain of replies it answers.
+func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []agent.ContextMessage {
+	botID, botName, _ := b.self()
+	var earlier []*discordgo.Message
+	switch {
+	case in.thread:
+		msgs, err := b.s.ChannelMessages(in.msg.ChannelID, core.MaxContext, in.msg.ID, "", "", discordgo.WithContext(ctx))
+		if err != nil {
+			log.Info("discord: cannot read the thread; answering without its earlier messages", "error", err)
+			break
+		}
+		for i := len(msgs) - 1; i >= 0; i-- { // Discord answers newest first
+			earlier = append(earlier, msgs[i])
+		}
+	case in.msg.MessageReference != nil:
+		earlier = b.replyChain(ctx, in.msg, log)
+	}
+	tm := make([]core.ThreadMessage, 0, len(earlier))
+	for _, m := range earlier {
+		if m == nil || m.Author == nil {
+			continue
+		}
+		tm = append(tm, core.ThreadMessage{
+			AuthorID:   m.Author.ID,
+			AuthorName: displayName(m.Author, m.Member),
+			Bot:        m.Author.Bot,
+			Self:       m.Author.ID == botID,
+			Text:       plainText(m, botID, botName, false),
+		})
+	}
+	return core.ThreadContext(tm, in.msg.Author.ID, in.speaker, botName, core.MaxContext, core.MaxContextText)
+}
+
+// replyChain follows the message references from m back, at most
+// MaxContext messages, from the recent-message cache or else through REST,
+// and returns them oldest first.
+func (b *Bot) replyChain(ctx context.Context, m *discordgo.Message, log *slog.Logger) []*discordgo.Message {
+	var chain []*discordgo.Message
+	cur := m
+	for len(chain) < core.MaxContext && cur.MessageReference != nil && cur.MessageReference.MessageID != "" {
+		ref := cur.MessageReference
+		ch := firstNonEmpty(ref.ChannelID, cur.ChannelID)
+		var next *discordgo.Message
+		if cur.ReferencedMessage != nil && cur.ReferencedMessage.ID == ref.MessageID {
+			next = cur.ReferencedMessage
+		} else if next = b.recent.get(ref.MessageID); next == nil {
+			got, err := b.s.ChannelMessage(ch, ref.MessageID, discordgo.WithContext(ctx))
+			if err != nil {
+				log.Info("discord: cannot read an earlier message of the reply chain", "message_id", ref.MessageID, "error", err)
+				break
+			}
+			next = got
+			b.recent.put(next)
+		}
+		chain = append(chain, next)
+		cur = next
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain
+}
+
+// msgCache keeps the last messages seen (received and posted), so a reply
+// chain is mostly walked without REST calls.
+type msgCache struct {
+	mu    sync.Mutex
+	max   int
+	m     map[string]*discordgo.Message
+	order []string
+}
+
+func newMsgCache(max int) *msgCache {
+	return &msgCache{max: max, m: make(map[string]*discordgo.Message)}
+}
+
+func (c *msgCache) put(m *discordgo.Message) {
+	if m == nil || m.ID == "" {
+		return
+	}
+	// Keep what a chain needs, not the referenced message's own chain.
+	cp := *m
+	if cp.ReferencedMessage != nil {
+		rm := *cp.ReferencedMessage
+		rm.ReferencedMessage = nil
+		cp.ReferencedMessage = &rm
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.m[m.ID]; !ok {
+		c.order = append(c.order, m.ID)
+	}
+	c.m[m.ID] = &cp
+	for len(c.order) > c.max {
+		delete(c.m, c.order[0])
+		c.order = c.order[1:]
+	}
+}
+
+func (c *msgCache) get(id string) *discordgo.Message {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.m[id]
+}
+
+// kindCache remembers which channels are threads (from the REST channel
+// object, asked for once per channel).
+type kindCache struct {
+	mu     sync.Mutex
+	max    int
+	thread map[string]bool
+	lookup func(ctx context.Context, id string) (*discordgo.Channel, error)
+}
+
+func newKindCache(max int) *kindCache {
+	return &kindCache{max: max, thread: map[string]bool{}}
+}
+
+func (c *kindCache) isThread(ctx context.Context, id string) bool {
+	c.mu.Lock()
+	t, ok := c.thread[id]
+	c.mu.Unlock()
+	if ok || c.lookup == nil {
+		return t
+	}
+	ch, err := c.lookup(ctx, id)
+	if err != nil {
+		return false // not cached: asked again next time
+	}
+	t = ch.IsThread()
+	c.mu.Lock()
+	if len(c.thread) >= c.max {
+		clear(c.thread)
+	}
+	c.thread[id] = t
+	c.mu.Unlock()
+	return t
+}

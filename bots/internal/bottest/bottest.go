@@ -1,0 +1,172 @@
+// Package bottest holds the fakes every chat adapter's tests use: a
+// Handler that records tasks (and can hold them back), a Memory for
+// /memory, and a log buffer safe for concurrent writers.
+package bottest
+
+import (
+	"bytes"
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+)
+
+var (
+	_ core.Handler = (*Handler)(nil)
+	_ core.Memory  = (*Memory)(nil)
+)
+
+// Handler records tasks and answers with Reply (default: "echo: "+text).
+// While Gate is set (SetGate), Handle waits for it to be closed.
+type Handler struct {
+	mu      sync.Mutex
+	tasks   []agent.Task
+	changed chan struct{}
+	reply   func(agent.Task) (agent.Reply, error)
+	gate    chan struct{}
+}
+
+// NewHandler returns an echoing Handler.
+func NewHandler() *Handler { return &Handler{changed: make(chan struct{})} }
+
+// Handle records t, waits for the gate, and answers.
+func (h *Handler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
+	h.mu.Lock()
+	h.tasks = append(h.tasks, t)
+	close(h.changed)
+	h.changed = make(chan struct{})
+	reply, gate := h.reply, h.gate
+	h.mu.Unlock()
+	if gate != nil {
+		<-gate
+	}
+	if reply != nil {
+		return reply(t)
+	}
+	return agent.Reply{TaskID: "task", Text: "echo: " + t.Text}, nil
+}
+
+// SetReply sets how Handle answers.
+func (h *Handler) SetReply(f func(agent.Task) (agent.Reply, error)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reply = f
+}
+
+// Hold makes the next tasks wait until the returned function is called.
+func (h *Handler) Hold() (release func()) {
+	gate := make(chan struct{})
+	h.mu.Lock()
+	h.gate = gate
+	h.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			h.mu.Lock()
+			if h.gate == gate {
+				h.gate = nil
+			}
+			h.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// Tasks is every task so far.
+func (h *Handler) Tasks() []agent.Task {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]agent.Task(nil), h.tasks...)
+}
+
+// WaitTasks waits up to timeout for at least n tasks.
+func (h *Handler) WaitTasks(t testing.TB, n int, timeout time.Duration) []agent.Task {
+	t.Helper()
+	deadline := time.After(timeout)
+	for {
+		h.mu.Lock()
+		got, ch := append([]agent.Task(nil), h.tasks...), h.changed
+		h.mu.Unlock()
+		if len(got) >= n {
+			return got
+		}
+		select {
+		case <-ch:
+		case <-deadline:
+			t.Fatalf("waited for %d tasks, got %d", n, len(got))
+		}
+	}
+}
+
+// Memory is a /memory backend that records what it was asked.
+type Memory struct {
+	mu        sync.Mutex
+	ShowText  string
+	ShowErr   error
+	ForgetErr error
+	Check     func(path string) error // the path grammar; nil accepts all
+	shown     []string
+	forgets   []string // "user:path"
+}
+
+// Show returns ShowText or ShowErr.
+func (m *Memory) Show(user string) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.shown = append(m.shown, user)
+	return m.ShowText, m.ShowErr
+}
+
+// CheckPath applies Check.
+func (m *Memory) CheckPath(path string) error {
+	if m.Check == nil {
+		return nil
+	}
+	return m.Check(path)
+}
+
+// Forget records "user:path" unless ForgetErr is set.
+func (m *Memory) Forget(user, path string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.ForgetErr != nil {
+		return m.ForgetErr
+	}
+	m.forgets = append(m.forgets, user+":"+path)
+	return nil
+}
+
+// Shown lists the users Show was asked about.
+func (m *Memory) Shown() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.shown...)
+}
+
+// Forgotten lists the forgets carried out, as "user:path".
+func (m *Memory) Forgotten() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.forgets...)
+}
+
+// LogBuffer collects log output from several goroutines.
+type LogBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *LogBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *LogBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
