@@ -16,7 +16,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
-	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -148,17 +147,8 @@ func New(cfg Config) (*Bot, error) {
 			return nil, fmt.Errorf("discord: discord.guildIDs has %q, which is not a guild id; use the number Copy Server ID gives with Developer Mode on", g)
 		}
 	}
-	for k, v := range cfg.Identities {
-		id, ok := strings.CutPrefix(k, "discord:")
-		if !ok {
-			continue
-		}
-		if !snowflake(id) {
-			return nil, fmt.Errorf("discord: identity %q is not of the form discord:USER_ID (digits)", k)
-		}
-		if agent.ValidateUser(v) != nil {
-			return nil, fmt.Errorf("discord: identity %q links to %q, which is not a valid memory user name (letters, digits, '.', '_', '-'; 1-64; not starting with '.')", k, v)
-		}
+	if err := core.CheckIdentities("discord", "discord:USER_ID (digits)", cfg.Identities, snowflake); err != nil {
+		return nil, err
 	}
 	if cfg.Handler == nil {
 		return nil, errors.New("discord: config is missing Handler")

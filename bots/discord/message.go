@@ -214,11 +214,10 @@ func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string) 
 // replyParts cleans the model's text and splits it into at most maxParts
 // messages of at most maxMessageRunes characters.
 func replyParts(text string) []string {
-	text = cleanText(text)
-	if strings.TrimSpace(text) == "" {
-		text = agent.ApologyText
+	parts := core.Split(cleanText(text), maxMessageRunes)
+	if len(parts) == 0 { // nothing to show (blank, or only empty code blocks)
+		parts = []string{agent.ApologyText}
 	}
-	parts := core.Split(text, maxMessageRunes)
 	if len(parts) > maxParts {
 		parts = parts[:maxParts]
 		last := []rune(parts[maxParts-1])

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
@@ -37,7 +38,7 @@ func TestDirectMessage(t *testing.T) {
 	if p.Params.Get("unfurl_links") != "false" {
 		t.Errorf("link unfurls not disabled: %v", p.Params)
 	}
-	tasks := hs.h.all()
+	tasks := hs.h.Tasks()
 	if len(tasks) != 1 {
 		t.Fatalf("tasks %+v", tasks)
 	}
@@ -79,7 +80,7 @@ func TestDirectMessageInThread(t *testing.T) {
 	if posts[1].ThreadTS != root.TS || posts[1].Text != "echo: in the thread" {
 		t.Errorf("post %+v", posts[1])
 	}
-	tasks := hs.h.all()
+	tasks := hs.h.Tasks()
 	if tasks[1].Conversation != "slack:T0TEAM:D1:"+root.TS || len(tasks[1].Context) != 0 || tasks[1].Channel {
 		t.Errorf("task %+v", tasks[1])
 	}
@@ -102,7 +103,7 @@ func TestMention(t *testing.T) {
 	if posts[0].Channel != "C1" || posts[0].ThreadTS != env.TS || posts[0].Text != "echo: what's new?" {
 		t.Errorf("post %+v", posts[0])
 	}
-	task := hs.h.all()[0]
+	task := hs.h.Tasks()[0]
 	if !task.Channel || task.ChannelMemory != agent.ChannelMemoryRead || task.User != "slack-T0TEAM-U1" ||
 		task.Conversation != "slack:T0TEAM:C1:"+env.TS || task.Speaker != "" {
 		t.Errorf("task %+v", task)
@@ -125,7 +126,7 @@ func TestChannelMemoryAndIdentities(t *testing.T) {
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "G1", User: "U1"})
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "hi"})
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Team: "T0OTHER"})
-	tasks := hs.h.waitTasks(t, 3)
+	tasks := hs.h.WaitTasks(t, 3, wait)
 	byUser := map[string]agent.Task{}
 	for _, tk := range tasks {
 		byUser[tk.User] = tk
@@ -166,7 +167,7 @@ func TestThreadContext(t *testing.T) {
 	if posts[0].ThreadTS != root {
 		t.Errorf("post %+v", posts[0])
 	}
-	task := hs.h.all()[0]
+	task := hs.h.Tasks()[0]
 	want := []agent.ContextMessage{
 		{Author: "Bob", Text: "Where do we deploy @mnemo?"},
 		{Author: "Alice", Text: "I think <staging>", FromSpeaker: true},
@@ -189,7 +190,7 @@ func TestThreadContext(t *testing.T) {
 	}
 	hs.srv.SetThread("C1", root2, long)
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", ThreadTS: root2})
-	tasks := hs.h.waitTasks(t, 2)
+	tasks := hs.h.WaitTasks(t, 2, wait)
 	ctx := tasks[1].Context
 	if len(ctx) != core.MaxContext || ctx[0].Text != "root" || !strings.HasPrefix(ctx[1].Text, "reply 281 ") ||
 		!strings.HasPrefix(ctx[core.MaxContext-1].Text, "reply 299 ") || ctx[1].Author != "user U4" ||
@@ -215,7 +216,7 @@ func TestThreadContextUnavailable(t *testing.T) {
 	hs.srv.WaitPosts(3, wait)
 	// Answered without context while the thread cannot be read; the
 	// next mention reads it again.
-	for i, tk := range hs.h.all() {
+	for i, tk := range hs.h.Tasks() {
 		if (len(tk.Context) != 0) != (i == 2) {
 			t.Errorf("task %d context %+v", i, tk.Context)
 		}
@@ -276,7 +277,7 @@ func TestIgnoredEvents(t *testing.T) {
 	if posts[1].Text != "echo: answer me" {
 		t.Errorf("posts %+v", posts)
 	}
-	if tasks := hs.h.all(); len(tasks) != 2 {
+	if tasks := hs.h.Tasks(); len(tasks) != 2 {
 		t.Errorf("tasks %+v", tasks)
 	}
 }
@@ -290,7 +291,7 @@ func TestRedelivery(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs.quiet(t, 1)
-	if n := len(hs.h.all()); n != 1 {
+	if n := len(hs.h.Tasks()); n != 1 {
 		t.Errorf("%d tasks", n)
 	}
 	if n := len(hs.srv.Acks()); n != 3 {
@@ -423,7 +424,7 @@ func TestLongReplySplit(t *testing.T) {
 		fmt.Fprintf(&md, "fmt.Println(%d, \"<x>\") // a line of code\n", i)
 	}
 	md.WriteString("```\n\nThe end.")
-	hs.h.setReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: md.String()}, nil })
+	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: md.String()}, nil })
 	env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
 	want := formatReply(md.String())
 	if len(want) < 3 {
@@ -449,7 +450,7 @@ func TestLongReplySplit(t *testing.T) {
 
 func TestRepliesCannotPing(t *testing.T) {
 	hs := start(t, setup{})
-	hs.h.setReply(func(agent.Task) (agent.Reply, error) {
+	hs.h.SetReply(func(agent.Task) (agent.Reply, error) {
 		return agent.Reply{Text: "Hey @here and @channel, <!everyone> <!subteam^S1|@devs> <@U1> [x](<!here>)"}, nil
 	})
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
@@ -465,7 +466,7 @@ func TestRepliesCannotPing(t *testing.T) {
 
 func TestFailedAndBrokenReplies(t *testing.T) {
 	hs := start(t, setup{})
-	hs.h.setReply(func(t agent.Task) (agent.Reply, error) {
+	hs.h.SetReply(func(t agent.Task) (agent.Reply, error) {
 		switch t.Text {
 		case "failed":
 			return agent.Reply{Text: agent.ApologyText, Failed: true}, nil
@@ -492,7 +493,7 @@ func TestFailedAndBrokenReplies(t *testing.T) {
 		}
 	}
 	// A reply Slack refuses for good is logged, not retried.
-	hs.h.setReply(nil)
+	hs.h.SetReply(nil)
 	hs.srv.FailNext("chat.postMessage", slacktest.APIError("channel_not_found"))
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
 	waitFor(t, "the error log", func() bool { return strings.Contains(hs.logs.String(), "channel_not_found") })
@@ -558,7 +559,7 @@ func TestUserNames(t *testing.T) {
 	hs.srv.WaitPosts(3, wait)
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U3"})
 	hs.srv.WaitPosts(4, wait)
-	tasks := hs.h.all()
+	tasks := hs.h.Tasks()
 	if tasks[0].Speaker != "" || utf8.RuneCountInString(tasks[1].Speaker) != 80 || !strings.HasPrefix(tasks[1].Speaker, "Long Name Long") ||
 		tasks[2].Speaker != "" || tasks[3].Speaker != "" {
 		t.Errorf("speakers %q %q %q %q", tasks[0].Speaker, tasks[1].Speaker, tasks[2].Speaker, tasks[3].Speaker)
@@ -569,11 +570,10 @@ func TestUserNames(t *testing.T) {
 }
 
 func TestShutdownFinishesTasks(t *testing.T) {
-	gate := make(chan struct{})
 	hs := start(t, setup{})
-	hs.h.gate = gate
+	release := hs.h.Hold()
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "slow"})
-	hs.h.waitTasks(t, 1)
+	hs.h.WaitTasks(t, 1, wait)
 	stopped := make(chan error, 1)
 	go func() { stopped <- hs.stop() }()
 	select {
@@ -581,7 +581,7 @@ func TestShutdownFinishesTasks(t *testing.T) {
 		t.Fatalf("Run returned before the task finished: %v", err)
 	case <-time.After(300 * time.Millisecond):
 	}
-	close(gate)
+	release()
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
@@ -597,11 +597,11 @@ func TestShutdownFinishesTasks(t *testing.T) {
 }
 
 func TestBoundedConcurrency(t *testing.T) {
-	hs, gate := busyBot(t)
-	if n := len(hs.h.all()); n != 1 {
+	hs, release := busyBot(t)
+	if n := len(hs.h.Tasks()); n != 1 {
 		t.Errorf("%d tasks running with one slot", n)
 	}
-	close(gate)
+	release()
 	posts, err := hs.srv.WaitPosts(2, wait)
 	if err != nil {
 		t.Fatal(err)
@@ -612,7 +612,7 @@ func TestBoundedConcurrency(t *testing.T) {
 }
 
 func TestShutdownWhileBusy(t *testing.T) {
-	hs, gate := busyBot(t)
+	hs, release := busyBot(t)
 	// A slash command waiting for a slot when shutdown starts: nothing
 	// breaks.
 	hs.bot.slots <- struct{}{}
@@ -621,14 +621,14 @@ func TestShutdownWhileBusy(t *testing.T) {
 	stopped := make(chan error, 1)
 	go func() { stopped <- hs.stop() }()
 	time.Sleep(100 * time.Millisecond)
-	close(gate)
+	release()
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
 	<-hs.bot.slots
 	// The message waiting for a slot was acked: it is answered before Run
 	// returns.
-	if n := len(hs.h.all()); n != 2 {
+	if n := len(hs.h.Tasks()); n != 2 {
 		t.Errorf("%d tasks; the one waiting for a slot at shutdown should run", n)
 	}
 	if posts := hs.srv.Posts(); len(posts) != 2 || posts[1].Text != "echo: two" {
@@ -643,9 +643,8 @@ func TestShutdownWhileBusy(t *testing.T) {
 // messages; one more is answered at once that the bot is busy, and the
 // others in order.
 func TestBusyConversation(t *testing.T) {
-	gate := make(chan struct{})
 	hs := start(t, setup{})
-	hs.h.gate = gate
+	release := hs.h.Hold()
 	var envs []slacktest.Envelope
 	for i := range core.PerConversation + 1 {
 		envs = append(envs, hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)}))
@@ -658,13 +657,14 @@ func TestBusyConversation(t *testing.T) {
 	if posts[0].Text != escapeText(core.BusyReplyText) || posts[0].Channel != "D1" || posts[0].ThreadTS != "" {
 		t.Errorf("busy post %+v", posts[0])
 	}
-	if n := len(hs.h.all()); n != 1 {
+	// The first is being answered; no other of its conversation starts.
+	if n := len(hs.h.WaitTasks(t, 1, wait)); n != 1 {
 		t.Errorf("%d tasks started in one conversation", n)
 	}
 	if !strings.Contains(hs.logs.String(), "answering that the bot is busy") {
 		t.Error("the busy reply was not logged")
 	}
-	close(gate)
+	release()
 	posts, err = hs.srv.WaitPosts(core.PerConversation+1, wait)
 	if err != nil {
 		t.Fatal(err)
@@ -675,7 +675,7 @@ func TestBusyConversation(t *testing.T) {
 			t.Errorf("post %d: %q; want %q", i+1, p.Text, want)
 		}
 	}
-	tasks := hs.h.all()
+	tasks := hs.h.Tasks()
 	if len(tasks) != core.PerConversation {
 		t.Fatalf("%d tasks", len(tasks))
 	}
@@ -691,19 +691,16 @@ func TestBusyConversation(t *testing.T) {
 	}
 
 	// A busy reply that cannot be posted is logged.
-	gate = make(chan struct{})
-	hs.h.mu.Lock()
-	hs.h.gate = gate
-	hs.h.mu.Unlock()
+	release = hs.h.Hold()
 	for i := range core.PerConversation {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: fmt.Sprint("n", i)})
 	}
-	hs.h.waitTasks(t, core.PerConversation+1)
+	hs.h.WaitTasks(t, core.PerConversation+1, wait)
 	waitFor(t, "the queue", func() bool { return hs.bot.queue.Len() == core.PerConversation })
 	hs.srv.FailNext("chat.postMessage", slacktest.APIError("channel_not_found"))
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: "one too many"})
 	waitFor(t, "the error log", func() bool { return strings.Contains(hs.logs.String(), "cannot post the busy reply") })
-	close(gate)
+	release()
 	if _, err := hs.srv.WaitPosts(2*core.PerConversation+1, wait); err != nil {
 		t.Fatal(err)
 	}
@@ -736,7 +733,7 @@ func TestBadFrames(t *testing.T) {
 }
 
 func TestTokenShapes(t *testing.T) {
-	h := newHandler()
+	h := bottest.NewHandler()
 	for _, c := range []struct {
 		cfg  Config
 		want []string
@@ -790,14 +787,14 @@ func TestTokenShapes(t *testing.T) {
 func TestRefusedTokens(t *testing.T) {
 	// The bot token is refused by auth.test.
 	srv := slacktest.New(t, slacktest.Options{})
-	b, _ := New(Config{BotToken: "xoxb-wrong", AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: newHandler()})
+	b, _ := New(Config{BotToken: "xoxb-wrong", AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: bottest.NewHandler()})
 	err := b.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "SLACK_BOT_TOKEN was refused by Slack (invalid_auth)") ||
 		!strings.Contains(err.Error(), "OAuth & Permissions") || strings.Contains(err.Error(), "xoxb-wrong") {
 		t.Errorf("Run = %v", err)
 	}
 	// The app token is refused by apps.connections.open.
-	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: "xapp-wrong", APIURL: srv.APIURL(), Handler: newHandler()})
+	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: "xapp-wrong", APIURL: srv.APIURL(), Handler: bottest.NewHandler()})
 	err = b.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "SLACK_APP_TOKEN was refused by Slack (invalid_auth)") ||
 		!strings.Contains(err.Error(), "connections:write") {
@@ -806,21 +803,21 @@ func TestRefusedTokens(t *testing.T) {
 	// An app token without the scope: socketmode would retry forever;
 	// the adapter stops with the fix.
 	srv.FailNext("apps.connections.open", slacktest.APIError("missing_scope"))
-	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: newHandler()})
+	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: bottest.NewHandler()})
 	err = b.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "SLACK_APP_TOKEN was refused by Slack (missing_scope)") {
 		t.Errorf("Run = %v", err)
 	}
 	// A wrong SLACK_API_URL (404 from apps.connections.open).
 	srv.FailNext("apps.connections.open", slacktest.HTTPError(404))
-	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: newHandler()})
+	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: bottest.NewHandler()})
 	err = b.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "HTTP 404; check SLACK_API_URL") {
 		t.Errorf("Run = %v", err)
 	}
 	// A wrong SLACK_API_URL (404 from auth.test) is not retried.
 	srv.FailNext("auth.test", slacktest.HTTPError(404))
-	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: newHandler()})
+	b, _ = New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: bottest.NewHandler()})
 	err = b.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "SLACK_API_URL") || len(srv.Calls("auth.test")) != 5 {
 		t.Errorf("Run = %v; %d auth.test calls", err, len(srv.Calls("auth.test")))
@@ -832,7 +829,7 @@ func TestAuthTestRetries(t *testing.T) {
 	srv := slacktest.New(t, slacktest.Options{})
 	srv.FailNext("auth.test", slacktest.HTTPError(500))
 	srv.FailNext("auth.test", slacktest.RateLimited(time.Millisecond))
-	b, _ := New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: newHandler()})
+	b, _ := New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: bottest.NewHandler()})
 	b.retryBase, b.maxWaitFor = time.Millisecond, 5*time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -849,14 +846,14 @@ func TestAuthTestRetries(t *testing.T) {
 	}
 
 	// Nobody answers: the error names the variable and the URL.
-	b, _ = New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: newHandler()})
+	b, _ = New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler()})
 	b.retryBase = time.Millisecond
 	err := b.Run(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "SLACK_API_URL") || !strings.Contains(err.Error(), "http://127.0.0.1:1/api/") {
 		t.Errorf("Run = %v", err)
 	}
 	// Cancelled while checking the token: nil.
-	b, _ = New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: newHandler()})
+	b, _ = New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler()})
 	b.retryBase = time.Hour
 	ctx, cancel = context.WithCancel(context.Background())
 	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
@@ -869,7 +866,7 @@ func TestConnectRetries(t *testing.T) {
 	// A passing apps.connections.open failure is retried by socketmode.
 	srv := slacktest.New(t, slacktest.Options{})
 	srv.FailNext("apps.connections.open", slacktest.HTTPError(500))
-	b, _ := New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: newHandler()})
+	b, _ := New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(), Handler: bottest.NewHandler()})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- b.Run(ctx) }()
@@ -889,22 +886,21 @@ func TestConnectRetries(t *testing.T) {
 }
 
 // busyBot starts a Bot with one task slot (and one command slot), held by
-// a first message whose handler waits for gate, and a second message (of
+// a first message whose handler is held until release is called, and a second message (of
 // another conversation) waiting for the slot.
-func busyBot(t *testing.T) (*harness, chan struct{}) {
+func busyBot(t *testing.T) (*harness, func()) {
 	t.Helper()
-	gate := make(chan struct{})
 	hs := start(t, setup{bot: func(b *Bot) {
 		b.queue = core.NewQueue(1, core.PerConversation)
 		b.slots = make(chan struct{}, 1)
 	}})
-	hs.h.gate = gate
+	release := hs.h.Hold()
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "one"})
-	hs.h.waitTasks(t, 1)
+	hs.h.WaitTasks(t, 1, wait)
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "two"})
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the second message", func() bool { return hs.bot.queue.Len() == 2 })
-	return hs, gate
+	return hs, release
 }

@@ -11,6 +11,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -20,7 +21,7 @@ func FuzzMemoryCommand(f *testing.F) {
 	for _, s := range []string{"", "show", "forget", "forget all", "forget facts/user.md", "forget ../../etc/passwd", "help", "forget `facts/x.md`", "&lt;!channel&gt;", "forget " + strings.Repeat("x", 5000)} {
 		f.Add(s)
 	}
-	mem := &fakeMemory{show: strings.Repeat("- facts/user.md (1KB): a line\n", 2000)}
+	mem := &bottest.Memory{ShowText: strings.Repeat("- facts/user.md (1KB): a line\n", 2000)}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := &Bot{cfg: Config{Memory: mem}, log: log, now: time.Now, teamID: "T0TEAM",
 		flow: &core.MemoryFlow{Memory: mem, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: log, Platform: "Slack"}}
@@ -35,10 +36,7 @@ func FuzzMemoryCommand(f *testing.F) {
 		if len(msg.Text) == 0 {
 			t.Fatalf("/memory %q: empty answer", text)
 		}
-		mem.mu.Lock()
-		forgets := len(mem.forgets)
-		mem.mu.Unlock()
-		if forgets != 0 {
+		if len(mem.Forgotten()) != 0 {
 			t.Fatalf("/memory %q deleted without confirmation", text)
 		}
 	})

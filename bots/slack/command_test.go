@@ -32,25 +32,25 @@ func press(hs *harness, user, actionID, value string) slacktest.Envelope {
 
 func TestMemoryShow(t *testing.T) {
 	hs := start(t, setup{})
-	hs.mem.show = "# Facts\n- facts/food.md (12B): likes **ramen**\n- note: @here <!channel>"
+	hs.mem.ShowText = "# Facts\n- facts/food.md (12B): likes **ramen**\n- note: @here <!channel>"
 	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{}))
 	if p.ResponseType != "ephemeral" || !strings.Contains(p.Text, "likes *ramen*") || !strings.HasPrefix(p.Text, "*Facts*\n• facts/food.md") {
 		t.Errorf("ack %+v", p)
 	}
 	checkNoPing(t, p.Text, true)
-	if hs.mem.shown[0] != "slack-T0TEAM-U0USER" {
-		t.Errorf("shown %v", hs.mem.shown)
+	if hs.mem.Shown()[0] != "slack-T0TEAM-U0USER" {
+		t.Errorf("shown %v", hs.mem.Shown())
 	}
 	for _, text := range []string{"show", "list", "  "} {
 		if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: text})); !strings.Contains(p.Text, "ramen") {
 			t.Errorf("/memory %s: %+v", text, p)
 		}
 	}
-	hs.mem.show = "  \n"
+	hs.mem.ShowText = "  \n"
 	if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{})); !strings.Contains(p.Text, "don't remember anything") {
 		t.Errorf("empty: %+v", p)
 	}
-	hs.mem.showErr = errors.New("/secret/path: disk gone")
+	hs.mem.ShowErr = errors.New("/secret/path: disk gone")
 	if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{})); !strings.Contains(p.Text, "couldn't read") ||
 		strings.Contains(p.Text, "secret") {
 		t.Errorf("error: %+v", p)
@@ -65,7 +65,7 @@ func TestMemoryShow(t *testing.T) {
 	if p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{UserID: "../x"})); !strings.Contains(p.Text, "can't tell who you are") {
 		t.Errorf("bad user: %+v", p)
 	}
-	if len(hs.mem.forgotten()) != 0 || len(hs.srv.Posts()) != 0 {
+	if len(hs.mem.Forgotten()) != 0 || len(hs.srv.Posts()) != 0 {
 		t.Error("something was deleted or posted")
 	}
 }
@@ -77,7 +77,7 @@ func TestMemoryShowLong(t *testing.T) {
 	for range 2000 {
 		b.WriteString("- facts/x.md (1KB): <summary> & more \"quoted\" text\n")
 	}
-	hs.mem.show = b.String()
+	hs.mem.ShowText = b.String()
 	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{}))
 	if len(p.raw) >= 20*1024 || len(p.raw) > maxAckBytes {
 		t.Errorf("ack of %d bytes", len(p.raw))
@@ -99,8 +99,8 @@ func TestMemoryShowLong(t *testing.T) {
 
 func TestMemorySlowAnswer(t *testing.T) {
 	hs := start(t, setup{bot: func(b *Bot) { b.ackBudget = 50 * time.Millisecond }})
-	hs.mem.show = "facts/a.md: slow"
-	hs.mem.delay = 300 * time.Millisecond
+	hs.mem.ShowText = "facts/a.md: slow"
+	hs.mem.Delay = 300 * time.Millisecond
 	env := hs.srv.SlashCommand(slacktest.SlashCommand{})
 	ack, err := hs.srv.WaitAck(env.ID, wait)
 	if err != nil {
@@ -128,7 +128,7 @@ func TestMemoryForget(t *testing.T) {
 		t.Fatalf("confirmation %s", p.raw)
 	}
 	time.Sleep(100 * time.Millisecond)
-	if got := hs.mem.forgotten(); len(got) != 0 {
+	if got := hs.mem.Forgotten(); len(got) != 0 {
 		t.Fatalf("deleted before confirmation: %v", got)
 	}
 	// Someone else's click does nothing (and leaves the token usable).
@@ -146,7 +146,7 @@ func TestMemoryForget(t *testing.T) {
 	// The owner confirms: deleted once.
 	press(hs, "U0USER", actionForgetConfirm, token)
 	rs, _ = hs.srv.WaitResponses(2, wait)
-	if got := hs.mem.forgotten(); len(got) != 1 || got[0] != "zhangsan:facts/food.md" {
+	if got := hs.mem.Forgotten(); len(got) != 1 || got[0] != "zhangsan:facts/food.md" {
 		t.Errorf("forgotten %v", got)
 	}
 	if !strings.Contains(rs[1].Text, "Done") || !rs[1].ReplaceOriginal || rs[1].ResponseType != "ephemeral" {
@@ -155,8 +155,8 @@ func TestMemoryForget(t *testing.T) {
 	// A second click (or a replayed envelope) deletes nothing more.
 	press(hs, "U0USER", actionForgetConfirm, token)
 	rs, _ = hs.srv.WaitResponses(3, wait)
-	if !strings.Contains(rs[2].Text, "expired or was already used") || len(hs.mem.forgotten()) != 1 {
-		t.Errorf("response %+v; forgotten %v", rs[2], hs.mem.forgotten())
+	if !strings.Contains(rs[2].Text, "expired or was already used") || len(hs.mem.Forgotten()) != 1 {
+		t.Errorf("response %+v; forgotten %v", rs[2], hs.mem.Forgotten())
 	}
 	// forget all, then Cancel.
 	p = hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget all"}))
@@ -165,18 +165,18 @@ func TestMemoryForget(t *testing.T) {
 	}
 	press(hs, "U0USER", actionForgetCancel, p.button(actionForgetCancel))
 	rs, _ = hs.srv.WaitResponses(4, wait)
-	if !strings.Contains(rs[3].Text, "Cancelled") || len(hs.mem.forgotten()) != 1 {
+	if !strings.Contains(rs[3].Text, "Cancelled") || len(hs.mem.Forgotten()) != 1 {
 		t.Errorf("response %+v", rs[3])
 	}
 	// forget ALL, confirmed.
 	p = hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget `ALL`"}))
 	press(hs, "U0USER", actionForgetConfirm, p.button(actionForgetConfirm))
 	rs, _ = hs.srv.WaitResponses(5, wait)
-	if got := hs.mem.forgotten(); len(got) != 2 || got[1] != "zhangsan:" || !strings.Contains(rs[4].Text, "everything") {
+	if got := hs.mem.Forgotten(); len(got) != 2 || got[1] != "zhangsan:" || !strings.Contains(rs[4].Text, "everything") {
 		t.Errorf("forgotten %v; response %+v", got, rs[4])
 	}
 	// Forget fails.
-	hs.mem.forgetErr = errors.New("facts/food.md: no such file")
+	hs.mem.ForgetErr = errors.New("facts/food.md: no such file")
 	p = hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget episodes/2026-02.md"}))
 	press(hs, "U0USER", actionForgetConfirm, p.button(actionForgetConfirm))
 	rs, _ = hs.srv.WaitResponses(6, wait)
@@ -202,7 +202,7 @@ func TestMemoryForgetBadNames(t *testing.T) {
 		}
 		checkNoPing(t, p.Text, true)
 	}
-	if got := hs.mem.forgotten(); len(got) != 0 {
+	if got := hs.mem.Forgotten(); len(got) != 0 {
 		t.Errorf("forgotten %v", got)
 	}
 }
@@ -221,7 +221,7 @@ func TestMemoryExpiryAndNoMemory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(rs[0].Text, "expired") || len(hs.mem.forgotten()) != 0 {
+	if !strings.Contains(rs[0].Text, "expired") || len(hs.mem.Forgotten()) != 0 {
 		t.Errorf("response %+v", rs[0])
 	}
 

@@ -1,7 +1,6 @@
 package slack
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -25,131 +24,13 @@ func TestMain(m *testing.M) {
 	os.Exit(slacktest.CheckGoroutines(m.Run(), 5*time.Second, "bots/slack.(*", "bots/internal/core.(*", "slack/socketmode", "net/http.(*persistConn)"))
 }
 
-// fakeHandler records tasks and answers with reply (default: echo).
-type fakeHandler struct {
-	mu      sync.Mutex
-	tasks   []agent.Task
-	changed chan struct{}
-	reply   func(agent.Task) (agent.Reply, error)
-	gate    chan struct{} // when set, Handle waits for it to close
-}
-
-func newHandler() *fakeHandler { return &fakeHandler{changed: make(chan struct{})} }
-
-func (h *fakeHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
-	h.mu.Lock()
-	h.tasks = append(h.tasks, t)
-	close(h.changed)
-	h.changed = make(chan struct{})
-	reply, gate := h.reply, h.gate
-	h.mu.Unlock()
-	if gate != nil {
-		<-gate
-	}
-	if reply != nil {
-		return reply(t)
-	}
-	return agent.Reply{TaskID: "task", Text: "echo: " + t.Text}, nil
-}
-
-func (h *fakeHandler) setReply(f func(agent.Task) (agent.Reply, error)) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.reply = f
-}
-
-func (h *fakeHandler) all() []agent.Task {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]agent.Task(nil), h.tasks...)
-}
-
-// waitTasks waits for at least n tasks.
-func (h *fakeHandler) waitTasks(t *testing.T, n int) []agent.Task {
-	t.Helper()
-	deadline := time.After(wait)
-	for {
-		h.mu.Lock()
-		got, ch := append([]agent.Task(nil), h.tasks...), h.changed
-		h.mu.Unlock()
-		if len(got) >= n {
-			return got
-		}
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("waited for %d tasks, got %d", n, len(got))
-		}
-	}
-}
-
-// fakeMemory is the /memory backend.
-type fakeMemory struct {
-	mu        sync.Mutex
-	show      string
-	showErr   error
-	delay     time.Duration
-	shown     []string
-	forgets   []string // "user:path"
-	forgetErr error
-}
-
-func (m *fakeMemory) Show(user string) (string, error) {
-	m.mu.Lock()
-	m.shown = append(m.shown, user)
-	show, err, delay := m.show, m.showErr, m.delay
-	m.mu.Unlock()
-	time.Sleep(delay)
-	return show, err
-}
-
-// CheckPath is the real grammar: the adapter must not keep its own copy.
-func (m *fakeMemory) CheckPath(path string) error {
-	_, err := memory.ParsePath(path)
-	return err
-}
-
-func (m *fakeMemory) Forget(user, path string) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.forgetErr != nil {
-		return m.forgetErr
-	}
-	m.forgets = append(m.forgets, user+":"+path)
-	return nil
-}
-
-func (m *fakeMemory) forgotten() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.forgets...)
-}
-
-// syncBuffer collects log output from several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // harness runs a Bot against a fake Slack until the test ends.
 type harness struct {
 	srv  *slacktest.Server
 	bot  *Bot
-	h    *fakeHandler
-	mem  *fakeMemory
-	logs *syncBuffer
+	h    *bottest.Handler
+	mem  *bottest.Memory
+	logs *bottest.LogBuffer
 	stop func() error // cancels Run and returns its result
 }
 
@@ -163,7 +44,9 @@ type setup struct {
 func start(t *testing.T, s setup) *harness {
 	t.Helper()
 	srv := slacktest.New(t, s.opts)
-	hs := &harness{srv: srv, h: newHandler(), mem: &fakeMemory{}, logs: &syncBuffer{}}
+	hs := &harness{srv: srv, h: bottest.NewHandler(), logs: &bottest.LogBuffer{},
+		// The real grammar: the adapter must not keep its own copy.
+		mem: &bottest.Memory{Check: func(p string) error { _, err := memory.ParsePath(p); return err }}}
 	cfg := Config{
 		BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(),
 		Handler: hs.h, Memory: hs.mem,

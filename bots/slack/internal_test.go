@@ -12,6 +12,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -52,7 +53,7 @@ func TestLogAdapter(t *testing.T) {
 }
 
 func TestSocketErrors(t *testing.T) {
-	b, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: newHandler()})
+	b, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: bottest.NewHandler()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestSocketErrors(t *testing.T) {
 		t.Error("refusedForGood")
 	}
 	// A response_url that does not answer.
-	b2, _ := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: newHandler(),
+	b2, _ := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler(),
 		Logger: slog.New(slog.NewTextHandler(&bytes.Buffer{}, nil))})
 	b2.respond(t.Context(), "http://127.0.0.1:1/commands/x", ephemeral("x"))
 	b2.http.CloseIdleConnections()
@@ -115,10 +116,10 @@ func TestAckFailures(t *testing.T) {
 	}
 	// Shutdown while /memory works: the ack cannot go out any more, so
 	// the answer goes to the response_url.
-	hs.mem.show = "facts/a.md: a"
-	hs.mem.delay = 300 * time.Millisecond
+	hs.mem.ShowText = "facts/a.md: a"
+	hs.mem.Delay = 300 * time.Millisecond
 	hs.srv.SlashCommand(slacktest.SlashCommand{})
-	waitFor(t, "Show", func() bool { hs.mem.mu.Lock(); defer hs.mem.mu.Unlock(); return len(hs.mem.shown) == 1 })
+	waitFor(t, "Show", func() bool { return len(hs.mem.Shown()) == 1 })
 	if err := hs.stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -150,14 +151,14 @@ func TestOddEnvelopes(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs.quiet(t, 1)
-	if task := hs.h.all()[0]; task.User != "slack-T0TEAM-U1" || posts[0].Text != "echo: no ids" {
+	if task := hs.h.Tasks()[0]; task.User != "slack-T0TEAM-U1" || posts[0].Text != "echo: no ids" {
 		t.Errorf("task %+v", task)
 	}
 }
 
 func TestEmptyFormattedReplyAndIndicatorErrors(t *testing.T) {
 	hs := start(t, setup{})
-	hs.h.setReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: "#"}, nil })
+	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: "#"}, nil })
 	hs.srv.FailNext("reactions.remove", slacktest.HTTPError(500))
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1"})
 	posts, err := hs.srv.WaitPosts(1, wait)

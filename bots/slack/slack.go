@@ -16,7 +16,6 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -127,17 +126,8 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.ChannelMemory, err = core.ChannelMemory("slack.channelMemory", cfg.ChannelMemory); err != nil {
 		return nil, fmt.Errorf("slack: %w", err)
 	}
-	for k, v := range cfg.Identities {
-		if !strings.HasPrefix(k, "slack:") {
-			continue // another platform's account (the config's identities hold them all)
-		}
-		team, user, ok := parseIdentity(k)
-		if !ok || team == "" || user == "" {
-			return nil, fmt.Errorf("slack: identity %q is not of the form slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", k)
-		}
-		if agent.ValidateUser(v) != nil {
-			return nil, fmt.Errorf("slack: identity %q links to %q, which is not a valid memory user name (letters, digits, '.', '_', '-'; 1-64; not starting with '.')", k, v)
-		}
+	if err := core.CheckIdentities("slack", "slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", cfg.Identities, validAccount); err != nil {
+		return nil, err
 	}
 	if cfg.Handler == nil {
 		return nil, errors.New("slack: config is missing Handler")
@@ -175,14 +165,10 @@ func New(cfg Config) (*Bot, error) {
 	return b, nil
 }
 
-// parseIdentity splits "slack:TEAM/USER".
-func parseIdentity(k string) (team, user string, ok bool) {
-	rest, ok := strings.CutPrefix(k, "slack:")
-	if !ok {
-		return "", "", false
-	}
-	team, user, ok = strings.Cut(rest, "/")
-	return team, user, ok && alnum(team, 32) && alnum(user, 32)
+// validAccount checks the "TEAM/USER" of an identity "slack:TEAM/USER".
+func validAccount(account string) bool {
+	team, user, ok := strings.Cut(account, "/")
+	return ok && alnum(team, 32) && alnum(user, 32)
 }
 
 // checkToken trims tok and checks its prefix; the error names the variable

@@ -107,17 +107,20 @@ type Memory struct {
 	ShowText  string
 	ShowErr   error
 	ForgetErr error
+	Delay     time.Duration           // Show takes this long (a slow store)
 	Check     func(path string) error // the path grammar; nil accepts all
 	shown     []string
 	forgets   []string // "user:path"
 }
 
-// Show returns ShowText or ShowErr.
+// Show returns ShowText or ShowErr, after Delay.
 func (m *Memory) Show(user string) (string, error) {
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	m.shown = append(m.shown, user)
-	return m.ShowText, m.ShowErr
+	text, err, delay := m.ShowText, m.ShowErr, m.Delay
+	m.mu.Unlock()
+	time.Sleep(delay)
+	return text, err
 }
 
 // CheckPath applies Check.
