@@ -16,6 +16,8 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
 
 // Defaults used for the zero fields of Options.
@@ -131,7 +133,7 @@ type Server struct {
 	gatewayURL string
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every recorded change
+	changes fakewait.Changes // wakes the Wait methods on every recorded change
 	closed  bool
 	wg      sync.WaitGroup // goroutines owned by the server
 
@@ -178,7 +180,6 @@ func New(tb testing.TB, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
 		opts:         opts,
-		changed:      make(chan struct{}),
 		ids:          map[uint64]struct{}{},
 		users:        map[string]discordgo.User{},
 		channels:     map[string]discordgo.Channel{},
@@ -257,32 +258,11 @@ func (s *Server) nextSeqLocked() int {
 }
 
 // notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) notifyLocked() { s.changes.NotifyLocked() }
 
 // waitFor blocks until cond (called with s.mu held) is true or timeout.
 func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		ok := cond()
-		ch := s.changed
-		s.mu.Unlock()
-		if ok {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			s.mu.Lock()
-			ok = cond()
-			s.mu.Unlock()
-			return ok
-		}
-	}
+	return s.changes.Wait(&s.mu, timeout, cond)
 }
 
 // ErrTimeout is returned (wrapped) by the Wait methods.

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
 
 // Defaults used for the zero fields of Options.
@@ -106,7 +108,7 @@ type Server struct {
 	upgrader websocket.Upgrader
 
 	mu      sync.Mutex
-	changed chan struct{} // closed and replaced on every recorded change
+	changes fakewait.Changes // wakes the Wait methods on every recorded change
 	closed  bool
 	wg      sync.WaitGroup // goroutines owned by the server
 
@@ -149,7 +151,6 @@ func New(tb testing.TB, opts Options) *Server {
 	opts = opts.withDefaults()
 	s := &Server{
 		opts:           opts,
-		changed:        make(chan struct{}),
 		reactionSet:    map[string]bool{},
 		users:          map[string]User{},
 		handlers:       map[string]func(Call) any{},
@@ -256,32 +257,11 @@ func (s *Server) nextSeqLocked() int {
 }
 
 // notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() {
-	close(s.changed)
-	s.changed = make(chan struct{})
-}
+func (s *Server) notifyLocked() { s.changes.NotifyLocked() }
 
 // waitFor blocks until cond (called with s.mu held) is true or timeout.
 func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		s.mu.Lock()
-		ok := cond()
-		ch := s.changed
-		s.mu.Unlock()
-		if ok {
-			return true
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			s.mu.Lock()
-			ok = cond()
-			s.mu.Unlock()
-			return ok
-		}
-	}
+	return s.changes.Wait(&s.mu, timeout, cond)
 }
 
 // ErrTimeout is returned (wrapped) by the Wait methods.

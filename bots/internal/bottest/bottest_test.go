@@ -1,0 +1,68 @@
+package bottest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+)
+
+func TestHandlerHoldAndReply(t *testing.T) {
+	h := NewHandler()
+	release := h.Hold()
+	done := make(chan agent.Reply, 1)
+	go func() {
+		r, _ := h.Handle(context.Background(), agent.Task{Text: "hi"})
+		done <- r
+	}()
+	if got := h.WaitTasks(t, 1, time.Minute); got[0].Text != "hi" {
+		t.Fatalf("tasks %+v", got)
+	}
+	select {
+	case r := <-done:
+		t.Fatalf("answered while held: %+v", r)
+	default:
+	}
+	release()
+	release() // twice is harmless
+	if r := <-done; r.Text != "echo: hi" {
+		t.Errorf("reply %+v", r)
+	}
+	h.SetReply(func(t agent.Task) (agent.Reply, error) { return agent.Reply{}, errors.New("down") })
+	if _, err := h.Handle(context.Background(), agent.Task{}); err == nil || len(h.Tasks()) != 2 {
+		t.Errorf("err %v, tasks %d", err, len(h.Tasks()))
+	}
+}
+
+func TestMemory(t *testing.T) {
+	m := &Memory{ShowText: "facts", Check: func(p string) error {
+		if !strings.HasPrefix(p, "facts/") {
+			return fmt.Errorf("bad %q", p)
+		}
+		return nil
+	}}
+	if s, err := m.Show("ada"); s != "facts" || err != nil || m.Shown()[0] != "ada" {
+		t.Errorf("Show %q %v %v", s, err, m.Shown())
+	}
+	if m.CheckPath("facts/a.md") != nil || m.CheckPath("x") == nil || (&Memory{}).CheckPath("x") != nil {
+		t.Error("CheckPath")
+	}
+	m.Forget("ada", "facts/a.md")
+	m.ForgetErr = errors.New("no")
+	if m.Forget("ada", "") == nil || len(m.Forgotten()) != 1 || m.Forgotten()[0] != "ada:facts/a.md" {
+		t.Errorf("forgotten %v", m.Forgotten())
+	}
+}
+
+func TestLogBuffer(t *testing.T) {
+	var b LogBuffer
+	slog.New(slog.NewTextHandler(&b, nil)).Info("hello")
+	if !strings.Contains(b.String(), "msg=hello") {
+		t.Errorf("%q", b.String())
+	}
+}
