@@ -37,11 +37,14 @@ var memoryCommand = discordgo.ApplicationCommand{
 // globally. A failure is logged: chat still works without /memory.
 func (b *Bot) registerCommands(ctx context.Context) {
 	_, _, appID := b.self()
+	if b.cfg.ShardID != 0 || appID == "" { // no application id yet: the next READY brings it
+		return
+	}
 	b.mu.Lock()
 	done := b.commands
 	b.commands = true
 	b.mu.Unlock()
-	if done || b.cfg.ShardID != 0 || appID == "" {
+	if done {
 		return
 	}
 	cmd := memoryCommand
