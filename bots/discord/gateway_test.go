@@ -174,10 +174,11 @@ func TestFatalCloseCodes(t *testing.T) {
 		{"4011", discordtest.Options{}, 4011, []string{"discord.shardCount"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			hs := start(t, setup{opts: tc.opts, noConnect: true})
-			if tc.fail != 0 {
-				hs.srv.FailNextIdentify(tc.fail, "refused")
-			}
+			hs := start(t, setup{opts: tc.opts, noConnect: true, before: func(s *discordtest.Server) {
+				if tc.fail != 0 {
+					s.FailNextIdentify(tc.fail, "refused")
+				}
+			}})
 			var err error
 			select {
 			case err = <-hs.done:
@@ -265,12 +266,9 @@ func TestGuildCommands(t *testing.T) {
 }
 
 func TestCommandRegistrationFails(t *testing.T) {
-	srvOpts := discordtest.Options{}
-	hs := start(t, setup{opts: srvOpts, noConnect: true})
-	hs.srv.FailNext("PUT /api/v9/applications/", discordtest.HTTPError(403, 50001, "Missing Access"))
-	if err := hs.srv.WaitReady(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs := start(t, setup{before: func(s *discordtest.Server) {
+		s.FailNext("PUT /api/v9/applications/", discordtest.HTTPError(403, 50001, "Missing Access"))
+	}})
 	waitFor(t, "the error log", func() bool { return strings.Contains(hs.logs.String(), "cannot register /memory") })
 	hs.dm(alice, "chat still works")
 	hs.posts(t, 1)
@@ -341,8 +339,7 @@ func TestNewValidates(t *testing.T) {
 }
 
 func TestTransientIdentifyCloseRetried(t *testing.T) {
-	hs := start(t, setup{noConnect: true})
-	hs.srv.FailNextIdentify(4000, "Unknown error.")
+	hs := start(t, setup{noConnect: true, before: func(s *discordtest.Server) { s.FailNextIdentify(4000, "Unknown error.") }})
 	if err := hs.srv.WaitReady(1, wait); err != nil {
 		t.Fatal(err)
 	}

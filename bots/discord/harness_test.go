@@ -49,7 +49,8 @@ type harness struct {
 type setup struct {
 	opts      discordtest.Options
 	config    func(*Config)
-	noConnect bool // do not wait for READY
+	before    func(*discordtest.Server) // runs before the bot starts
+	noConnect bool                      // do not wait for READY
 }
 
 var (
@@ -74,6 +75,9 @@ func start(t *testing.T, s setup) *harness {
 	}
 	if s.config != nil {
 		s.config(&cfg)
+	}
+	if s.before != nil {
+		s.before(srv)
 	}
 	bot, err := New(cfg)
 	if err != nil {
