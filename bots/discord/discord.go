@@ -77,7 +77,7 @@ type Bot struct {
 	now    func() time.Time
 	apiURL *url.URL
 	http   *http.Client
-	ownHTT bool
+	ownHTTP bool
 	s      *discordgo.Session
 
 	started  atomic.Bool
@@ -180,7 +180,7 @@ func New(cfg Config) (*Bot, error) {
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now}
 	if b.http == nil {
 		b.http = &http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
-		b.ownHTT = true
+		b.ownHTTP = true
 	}
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
@@ -288,7 +288,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		return errors.New("discord: Run was already called on this Bot")
 	}
 	defer func() {
-		if b.ownHTT {
+		if b.ownHTTP {
 			b.http.CloseIdleConnections()
 		}
 	}()
@@ -310,12 +310,10 @@ func (b *Bot) Run(ctx context.Context) error {
 	b.stopping.Store(true)
 	b.ready.Store(false)
 	b.s.Close() // a clean close (1000); harmless when not open
-	// Tasks outlive ctx: a message that was taken is answered.
-	qerr := b.queue.Close(context.WithoutCancel(ctx))
+	// Tasks outlive ctx: a message that was taken is answered (the wait
+	// cannot time out, so there is no error to report).
+	_ = b.queue.Close(context.WithoutCancel(ctx))
 	b.wg.Wait()
-	if qerr != nil {
-		b.log.Warn("discord: some tasks did not finish", "error", qerr)
-	}
 	b.log.Info("discord: stopped")
 	if ctx.Err() != nil && err == ctx.Err() {
 		return nil
