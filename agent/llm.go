@@ -89,7 +89,7 @@ func (e *LLMError) Error() string {
 	if model == "" {
 		model = "(no model)"
 	}
-	fmt.Fprintf(&b, "llm %s at %s: %v", model, e.BaseURL, e.Kind)
+	fmt.Fprintf(&b, "llm %s at %s: %v", model, RedactURLs(e.BaseURL), e.Kind)
 	var facts []string
 	if e.StatusCode != 0 {
 		facts = append(facts, "HTTP "+strconv.Itoa(e.StatusCode))
@@ -109,7 +109,7 @@ func (e *LLMError) Error() string {
 	if e.Err != nil {
 		b.WriteString(": " + describe(e.Err))
 	}
-	return b.String()
+	return RedactURLs(b.String()) // the cause may name the URL too
 }
 
 // Unwrap gives Kind and Err to errors.Is and errors.As.

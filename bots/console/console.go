@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // Handler answers one task; *agent.Agent satisfies it.
@@ -106,14 +107,16 @@ func Run(ctx context.Context, cfg Config) error {
 		if err != nil {
 			return err // only when ctx ended before the task ran
 		}
+		// The model's text never drives the terminal: no escape sequences,
+		// no bidi or zero-width tricks.
+		text = strings.TrimSpace(core.CleanText(reply.Text))
 		if cfg.Interactive {
-			text := strings.TrimSpace(reply.Text)
 			if cfg.Color {
 				text = style(text)
 			}
 			fmt.Fprintf(cfg.Out, "\nmnemo> %s\n", strings.ReplaceAll(text, "\n", "\n       "))
 		} else {
-			fmt.Fprintln(cfg.Out, strings.TrimSpace(reply.Text))
+			fmt.Fprintln(cfg.Out, text)
 		}
 	}
 }

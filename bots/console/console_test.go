@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 )
 
 type fakeHandler struct {
@@ -106,5 +107,25 @@ func TestStyle(t *testing.T) {
 	Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, Interactive: true, Color: true, User: "a", Handler: &fakeHandler{}})
 	if !strings.Contains(out.String(), "mnemo> echo: hi") {
 		t.Errorf("colored output: %q", out.String())
+	}
+}
+
+// What the model writes cannot drive the terminal: escape sequences,
+// C1 controls, bidi overrides and zero-width characters are removed,
+// piped or interactive.
+func TestModelTextCannotDriveTheTerminal(t *testing.T) {
+	h := bottest.NewHandler()
+	h.SetReply(func(agent.Task) (agent.Reply, error) {
+		return agent.Reply{Text: "\x1b]0;pwned\x07\x1b[2Jhi\u009b31m \u202eevil\u200b!"}, nil
+	})
+	for _, interactive := range []bool{false, true} {
+		var out strings.Builder
+		err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: &out, User: "alice", Handler: h, Interactive: interactive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.ContainsAny(out.String(), "\x1b\x07\u009b\u202e\u200b") || !strings.Contains(out.String(), "]0;pwned[2Jhi31m evil!") {
+			t.Errorf("interactive=%v: %q", interactive, out.String())
+		}
 	}
 }

@@ -238,7 +238,7 @@ func TestReplyParts(t *testing.T) {
 	if got := replyParts(" \u200b "); len(got) != 1 || got[0] != agent.ApologyText {
 		t.Errorf("empty reply → %q", got)
 	}
-	if got := cleanText("a\x1b[31mred\u202e\u200bb\r\nc\td\U000E0041"); got != "a[31mredb\nc\td" {
+	if got := core.CleanText("a\x1b[31mred\u202e\u200bb\r\nc\td\U000E0041"); got != "a[31mredb\nc\td" {
 		t.Errorf("cleanText %q", got)
 	}
 }

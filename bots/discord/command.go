@@ -142,7 +142,7 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		}
 	}
 	ans := b.flow.Handle(cmd, b.memoryUser(asker), asker, "discord-"+asker)
-	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(cleanText(ans.Text))), AllowedMentions: noMentions()}
+	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(core.CleanText(ans.Text))), AllowedMentions: noMentions()}
 	if ans.Confirm != "" {
 		edit.Components = &[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 			discordgo.Button{Label: "Delete", Style: discordgo.DangerButton, CustomID: buttonConfirm + ans.Confirm},
@@ -170,7 +170,7 @@ func (b *Bot) button(i *discordgo.Interaction, asker string, log *slog.Logger) {
 		return
 	}
 	text, wrongUser := b.flow.Button(token, asker, confirm)
-	text = fitMessage(cleanText(text))
+	text = fitMessage(core.CleanText(text))
 	if wrongUser {
 		_, err = b.s.FollowupMessageCreate(i, true, &discordgo.WebhookParams{
 			Content: text, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),

@@ -16,6 +16,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -72,13 +73,13 @@ type Config struct {
 
 // Bot is a running Discord adapter. Create it with New, start it with Run.
 type Bot struct {
-	cfg    Config
-	log    *slog.Logger
-	now    func() time.Time
-	apiURL *url.URL
-	http   *http.Client
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	apiURL  *url.URL
+	http    *http.Client
 	ownHTTP bool
-	s      *discordgo.Session
+	s       *discordgo.Session
 
 	started  atomic.Bool
 	ready    atomic.Bool
@@ -128,7 +129,7 @@ func New(cfg Config) (*Bot, error) {
 	}
 	u, err := url.Parse(cfg.APIURL)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("discord: DISCORD_API_URL %q is not an http(s) URL; leave it unset for %s", redactURL(cfg.APIURL), DefaultAPIURL)
+		return nil, fmt.Errorf("discord: DISCORD_API_URL %q is not an http(s) URL; leave it unset for %s", agent.RedactURLs(cfg.APIURL), DefaultAPIURL)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
@@ -330,7 +331,7 @@ func (b *Bot) checkToken(ctx context.Context) error {
 		u, err = b.s.User("@me", discordgo.WithContext(ctx))
 		if err == nil {
 			b.setSelf(u, "")
-			b.log.Info("discord: authenticated", "bot_user", u.ID, "name", u.Username, "api_url", redactURL(b.apiURL.String()))
+			b.log.Info("discord: authenticated", "bot_user", u.ID, "name", u.Username, "api_url", agent.RedactURLs(b.apiURL.String()))
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -340,10 +341,10 @@ func (b *Bot) checkToken(ctx context.Context) error {
 			return errTokenRefused
 		}
 		if re, ok := errors.AsType[*discordgo.RESTError](err); ok && re.Response != nil && re.Response.StatusCode/100 == 4 {
-			return fmt.Errorf("discord: %s (DISCORD_API_URL) answered HTTP %d to GET users/@me; check DISCORD_API_URL", redactURL(b.apiURL.String()), re.Response.StatusCode)
+			return fmt.Errorf("discord: %s (DISCORD_API_URL) answered HTTP %d to GET users/@me; check DISCORD_API_URL", agent.RedactURLs(b.apiURL.String()), re.Response.StatusCode)
 		}
 		if attempt == 3 {
-			return fmt.Errorf("discord: cannot check DISCORD_BOT_TOKEN: the Discord API at %s (DISCORD_API_URL) did not answer: %s", redactURL(b.apiURL.String()), redactErr(err))
+			return fmt.Errorf("discord: cannot check DISCORD_BOT_TOKEN: the Discord API at %s (DISCORD_API_URL) did not answer: %s", agent.RedactURLs(b.apiURL.String()), redactErr(err))
 		}
 		wait := b.retryBase << (attempt - 1)
 		b.log.Warn("discord: GET users/@me failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
@@ -519,28 +520,6 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// redactURL drops the user and password of a URL for logs and errors.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		if i := strings.LastIndex(s, "@"); i >= 0 {
-			if j := strings.Index(s, "://"); j >= 0 && j < i {
-				return s[:j+3] + "…@" + s[i+1:]
-			}
-		}
-		return s
-	}
-	if u.User != nil {
-		u.User = url.User("…")
-	}
-	return u.String()
-}
-
-// redactErr is err's text with any URL credentials removed (a *url.Error
-// names the URL it failed on).
-func redactErr(err error) string {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		return strings.ReplaceAll(err.Error(), ue.URL, redactURL(ue.URL))
-	}
-	return err.Error()
-}
+// redactErr is err's text without URL credentials (a *url.Error names
+// the URL it failed on).
+func redactErr(err error) string { return agent.RedactURLs(err.Error()) }

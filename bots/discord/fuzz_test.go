@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // FuzzReplyParts: whatever the model writes, Discord gets 1 to 5 messages
@@ -29,7 +31,7 @@ func FuzzReplyParts(f *testing.F) {
 				t.Fatalf("invalid UTF-8: %q", p)
 			}
 			for _, r := range p {
-				if r != '\n' && r != '\t' && (unicode.IsControl(r) || invisible(r)) {
+				if r != '\n' && r != '\t' && (unicode.IsControl(r) || core.Invisible(r)) {
 					t.Fatalf("%U in %q", r, p)
 				}
 			}

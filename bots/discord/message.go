@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
@@ -214,7 +213,7 @@ func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string) 
 // replyParts cleans the model's text and splits it into at most maxParts
 // messages of at most maxMessageRunes characters.
 func replyParts(text string) []string {
-	parts := core.Split(cleanText(text), maxMessageRunes)
+	parts := core.Split(core.CleanText(text), maxMessageRunes)
 	if len(parts) == 0 { // nothing to show (blank, or only empty code blocks)
 		parts = []string{agent.ApologyText}
 	}
@@ -232,28 +231,6 @@ func replyParts(text string) []string {
 		parts[maxParts-1] = s + cutNote
 	}
 	return parts
-}
-
-// cleanText removes what must not reach a chat from model output: control
-// characters (but newline and tab), bidi controls, zero-width characters
-// and Unicode tags; invalid UTF-8 becomes U+FFFD.
-func cleanText(s string) string {
-	s = strings.ToValidUTF8(strings.ReplaceAll(s, "\r\n", "\n"), "\uFFFD")
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
-			return r
-		case unicode.IsControl(r), invisible(r):
-			return -1
-		}
-		return r
-	}, s)
-}
-
-// invisible: bidi controls, zero-width characters, Unicode tags.
-func invisible(r rune) bool {
-	return r >= 0x200B && r <= 0x200F || r >= 0x202A && r <= 0x202E || r >= 0x2060 && r <= 0x2069 ||
-		r == 0xFEFF || r >= 0xE0000 && r <= 0xE007F || r == 0x061C
 }
 
 // tokenRE matches Discord's <…> markup: users, roles, channels, emoji,

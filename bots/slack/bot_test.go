@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -903,4 +904,25 @@ func busyBot(t *testing.T) (*harness, func()) {
 	}
 	waitFor(t, "the second message", func() bool { return hs.bot.queue.Len() == 2 })
 	return hs, release
+}
+
+// Credentials written into SLACK_API_URL never reach a log or an error.
+func TestAPIURLCredentialsNotShown(t *testing.T) {
+	logs := &bottest.LogBuffer{}
+	b, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://user:secret@127.0.0.1:1/api/",
+		Handler: bottest.NewHandler(), Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.retryBase = time.Millisecond
+	err = b.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "SLACK_API_URL") {
+		t.Fatalf("Run: %v", err)
+	}
+	if strings.Contains(err.Error()+logs.String(), "secret") {
+		t.Errorf("the password was shown:\n%v\n%s", err, logs)
+	}
+	if _, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "ftp://user:secret@host/", Handler: bottest.NewHandler()}); err == nil || strings.Contains(err.Error(), "secret") {
+		t.Errorf("New: %v", err)
+	}
 }

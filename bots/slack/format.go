@@ -105,24 +105,16 @@ func toMrkdwn(md string) string {
 	return strings.Join(lines, "\n")
 }
 
-// sanitize makes md valid UTF-8 with "\n" line ends and no control
-// characters other than tab, and removes the placeholder runes.
+// sanitize makes md valid UTF-8 with "\n" line ends, without control
+// characters other than tab or invisible ones (core.CleanText), and
+// replaces the placeholder runes.
 func sanitize(md string) string {
-	md = strings.ToValidUTF8(md, "\uFFFD")
-	md = strings.ReplaceAll(md, "\r\n", "\n")
 	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '\r':
-			return '\n'
-		case r == '\n' || r == '\t':
-			return r
-		case r < 0x20 || r == 0x7f:
-			return -1
-		case r >= phOpen && r <= phBold:
+		if r >= phOpen && r <= phBold {
 			return '\uFFFD'
 		}
 		return r
-	}, md)
+	}, core.CleanText(md))
 }
 
 // closesFence reports whether l closes a block opened with mark: the same

@@ -16,6 +16,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -118,7 +119,7 @@ func New(cfg Config) (*Bot, error) {
 	}
 	u, perr := url.Parse(cfg.APIURL)
 	if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("slack: SLACK_API_URL %q is not an http(s) URL; leave it unset for %s", cfg.APIURL, DefaultAPIURL)
+		return nil, fmt.Errorf("slack: SLACK_API_URL %q is not an http(s) URL; leave it unset for %s", agent.RedactURLs(cfg.APIURL), DefaultAPIURL)
 	}
 	if !strings.HasSuffix(cfg.APIURL, "/") {
 		cfg.APIURL += "/" // slack-go appends the method name directly
@@ -216,7 +217,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	b.log.Info("slack: authenticated", "team", b.teamID, "bot_user", b.botUserID, "api_url", b.cfg.APIURL)
+	b.log.Info("slack: authenticated", "team", b.teamID, "bot_user", b.botUserID, "api_url", agent.RedactURLs(b.cfg.APIURL))
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -281,12 +282,12 @@ func (b *Bot) authTest(ctx context.Context) error {
 		if rl, ok := errors.AsType[*slackgo.RateLimitedError](err); ok {
 			wait = max(wait, min(rl.RetryAfter, b.maxWaitFor))
 		}
-		b.log.Warn("slack: auth.test failed; retrying", "error", err, "attempt", attempt, "wait", wait)
+		b.log.Warn("slack: auth.test failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
 		if sleep(ctx, wait) != nil {
 			return ctx.Err()
 		}
 	}
-	return fmt.Errorf("slack: cannot check SLACK_BOT_TOKEN: the Slack Web API at %s (SLACK_API_URL) did not answer auth.test: %w", b.cfg.APIURL, err)
+	return fmt.Errorf("slack: cannot check SLACK_BOT_TOKEN: the Slack Web API at %s (SLACK_API_URL) did not answer auth.test: %s", agent.RedactURLs(b.cfg.APIURL), redactErr(err))
 }
 
 // socketError explains why socketmode stopped for good.
@@ -298,7 +299,7 @@ func (b *Bot) socketError(err error) error {
 		return appTokenError(code)
 	}
 	if sc, ok := errors.AsType[slackgo.StatusCodeError](err); ok {
-		return fmt.Errorf("slack: apps.connections.open at %s (SLACK_API_URL) answered HTTP %d; check SLACK_API_URL", b.cfg.APIURL, sc.Code)
+		return fmt.Errorf("slack: apps.connections.open at %s (SLACK_API_URL) answered HTTP %d; check SLACK_API_URL", agent.RedactURLs(b.cfg.APIURL), sc.Code)
 	}
 	return fmt.Errorf("slack: Socket Mode failed: %w", err)
 }
@@ -338,7 +339,7 @@ func (b *Bot) dispatch(ctx, taskCtx context.Context, evt socketmode.Event) error
 			return appTokenError(code)
 		}
 		if ctx.Err() == nil {
-			b.log.Warn("slack: cannot connect to Socket Mode; retrying", "error", cause)
+			b.log.Warn("slack: cannot connect to Socket Mode; retrying", "error", redactErr(cause))
 		}
 	case socketmode.EventTypeInvalidAuth:
 		b.ready.Store(false)
@@ -409,6 +410,14 @@ func (b *Bot) spawn(ctx context.Context, fn func()) bool {
 		fn()
 	}()
 	return true
+}
+
+// redactErr is err's text without URL credentials ("" for nil).
+func redactErr(err error) string {
+	if err == nil {
+		return ""
+	}
+	return agent.RedactURLs(err.Error())
 }
 
 // apiErrorCode is the "error" of a Slack API error answer, or "".

@@ -96,7 +96,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		store.Close()
 		return nil, failure(err)
 	}
-	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", baseURL, "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
+	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
 	return &app{env: env, cfg: cfg, store: store, llm: llm, agent: ag, refl: refl}, nil
 }
 
