@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -42,6 +43,10 @@ const (
 	ProblemLeftover ProblemKind = "leftover"
 	// ProblemUnreadable: a file that could not be read (permissions, I/O).
 	ProblemUnreadable ProblemKind = "unreadable"
+	// ProblemBadText: a file with NUL bytes, invalid UTF-8 or control
+	// characters: not the Markdown text a person or the model can read
+	// (often a binary pasted in, or an editor's wrong encoding).
+	ProblemBadText ProblemKind = "bad-text"
 )
 
 // LeftoverAge is how old a temp file or an editor swap file must be before
@@ -226,6 +231,9 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 		add(ProblemTooLarge, "is %s, over the %s read cap (memory.readCap): memory_read shows only its start; split or trim it", FormatSize(n), FormatSize(int64(s.opts.ReadCap)))
 	}
 	text := string(data)
+	if why := badText(data); why != "" {
+		add(ProblemBadText, "%s; the bot reads memory as UTF-8 Markdown text: save it as plain UTF-8 text, or delete it", why)
+	}
 	if kind == KindFact && !hasTitle(text) {
 		// memory_write and memory_patch insist on one, anywhere in the file.
 		add(ProblemNoTitle, `has no "# Title" line; the bot cannot rewrite or patch it until it has one: add one at the top`)
@@ -245,6 +253,28 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 			add(ProblemTorn, "%s: add it, or remove the entry", pr)
 		}
 	}
+}
+
+// badText says what makes data not plain UTF-8 text (NUL bytes, invalid
+// UTF-8, control characters other than tab, newline and carriage return),
+// with where it first happens, or "".
+func badText(data []byte) string {
+	line := 1
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			return fmt.Sprintf("has invalid UTF-8 (line %d, byte %d)", line, i+1)
+		case r == 0:
+			return fmt.Sprintf("has a NUL byte (line %d, byte %d)", line, i+1)
+		case r == '\n':
+			line++
+		case r != '\t' && r != '\r' && unicode.IsControl(r):
+			return fmt.Sprintf("has the control character %U (line %d, byte %d)", r, line, i+1)
+		}
+		i += size
+	}
+	return ""
 }
 
 // entryKind names what an entry is, for messages.

@@ -63,10 +63,8 @@ func aged(rel string, d time.Duration) func(t *testing.T, root string) {
 
 func sized(rel string, n int64) func(t *testing.T, root string) {
 	return func(t *testing.T, root string) {
-		writeFile(t, filepath.Join(root, rel), userFact)
-		if err := os.Truncate(filepath.Join(root, rel), n); err != nil {
-			t.Fatal(err)
-		}
+		// Text all the way (a truncate would pad with NUL bytes).
+		writeFile(t, filepath.Join(root, rel), userFact+strings.Repeat("x", int(n)-len(userFact)))
 	}
 }
 
@@ -185,6 +183,23 @@ func TestCheck(t *testing.T) {
 				`alice/episodes/2026-02.md: no-summary: has no "> Summary: ..." line under its title; the index shows "fixed a bug" instead`,
 			},
 			users: 1, files: 8,
+		},
+		{
+			name: "not plain text",
+			layout: []step{
+				put("alice/facts/nul.md", "# A\n\n> Summary: a\n\nx\x00y\n"),
+				put("alice/facts/latin1.md", "# A\n\n> Summary: caf\xe9\n"),
+				put("alice/facts/esc.md", "# A\n\n> Summary: a\n\n\x1b[31mred\n"),
+				put("alice/facts/c1.md", "# A\n\n> Summary: a \u0085\n"),
+				put("alice/facts/ok.md", "# A\r\n\r\n> Summary: a\tb é ✓\r\n"),
+			},
+			want: []string{
+				"alice/facts/c1.md: bad-text: has the control character U+0085 (line 3, byte 19); the bot reads memory as UTF-8 Markdown text",
+				"alice/facts/esc.md: bad-text: has the control character U+001B (line 5, byte 20)",
+				"alice/facts/latin1.md: bad-text: has invalid UTF-8 (line 3, byte 20)",
+				"alice/facts/nul.md: bad-text: has a NUL byte (line 5, byte 21)",
+			},
+			users: 1, files: 5,
 		},
 		{
 			name:   "sizes",
