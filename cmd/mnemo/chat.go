@@ -46,6 +46,12 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 		e.logger = slog.New(quiet.LogHandler(env.stderr))
 		env = &e
 	}
+	// One owner per data folder, taken before the reflector replays the journal.
+	lock, err := lockData(cfg, "mnemo chat")
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	a, err := openApp(ctx, env, cfg)
 	if err != nil {
 		return err

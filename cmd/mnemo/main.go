@@ -46,8 +46,10 @@ Global flags (before or after the command):
 
 Memory paths are facts/<name>.md or episodes/YYYY-MM.md. The memory folder is
 MNEMO_DATA_DIR or memory.dataDir (default data/memory); the memory commands
-need no LLM. Every setting, its YAML key and its environment variable are in
-deploy/mnemo.yaml.
+need no LLM. chat, serve and memory forget own the data folder while they run
+(a lock in the state folder): a second one exits 1 naming the process that
+holds it; the other memory commands only read and work meanwhile. Every
+setting, its YAML key and its environment variable are in deploy/mnemo.yaml.
 
 Exit status: 0 success; 1 failure, or problems found by memory check;
 2 usage or configuration error.

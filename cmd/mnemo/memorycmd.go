@@ -2,7 +2,9 @@ package main
 
 // `mnemo memory ...`: the admin commands. They need no LLM, only the memory
 // folder (MNEMO_DATA_DIR or memory.dataDir), and open it without the watcher
-// and without removing temp files, so they are safe beside a running server.
+// and without removing temp files, so the read-only ones are safe beside a
+// running server; forget takes the data folder's lock (lock.go) and is
+// refused while a chat or server runs.
 
 import (
 	"context"
@@ -234,6 +236,14 @@ func (m *memoryCmd) check(name string) error {
 	return nil
 }
 
+// lock takes the data folder's lock before a change, as chat and serve do:
+// a running chat or server would write back what is deleted under it (its
+// short-term history and journaled turns still hold it), so a writing
+// admin command is refused while one runs. The read-only ones take no lock.
+func (m *memoryCmd) lock() (*dataLock, error) {
+	return lockData(m.cfg, "mnemo memory forget")
+}
+
 func (m *memoryCmd) forget(name, p string, yes bool) error {
 	u, err := m.user(name)
 	if err != nil {
@@ -253,6 +263,11 @@ func (m *memoryCmd) forget(name, p string, yes bool) error {
 	if !yes {
 		return usageError("this would delete %s; add --yes to delete it", what)
 	}
+	lock, err := m.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	if err := u.Remove(p); err != nil {
 		return err
 	}
@@ -270,6 +285,11 @@ func (m *memoryCmd) forgetUser(u *memory.User, yes bool) error {
 	if !yes {
 		return usageError("this would delete %s; add --yes to delete it", what)
 	}
+	lock, err := m.lock()
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	if err := u.RemoveAll(); err != nil {
 		return err
 	}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -14,6 +16,10 @@ func TestBaseURLCredentialsNotShown(t *testing.T) {
 	r.want(t, 0, "Noted.\n", "mnemo: ready")
 	if strings.Contains(r.stderr, "s3cr3t") {
 		t.Errorf("the password was logged:\n%s", r.stderr)
+	}
+	// Nothing answers there; no retries, so the test stays quick.
+	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte("llm:\n  maxRetries: 0\n"), 0o600); err != nil {
+		t.Fatal(err)
 	}
 	w.env["OPENAI_BASE_URL"] = "http://user:s3cr3t@127.0.0.1:1/v1"
 	r = w.chat(t, "Hello again.\n", "--user", "zhangsan")

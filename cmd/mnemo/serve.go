@@ -49,6 +49,14 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
 		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see README, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see README, \"Discord\"); to chat in the terminal, use mnemo chat"))
 	}
+	// One owner per data folder, taken before the address (a second serve
+	// is told who runs, not that the port is busy) and before the reflector
+	// replays the journal.
+	lock, err := lockData(cfg, "mnemo serve")
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	if ln == nil {
 		if ln, err = net.Listen("tcp", cfg.Server.Listen); err != nil {
 			return failure(fmt.Errorf("serve: cannot listen on %s for /healthz and /readyz: %w; set server.listen or --listen to a free address", cfg.Server.Listen, err))
