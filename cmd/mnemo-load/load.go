@@ -38,9 +38,16 @@ const sampleEvery = 50 * time.Millisecond
 type config struct {
 	users, messages, files, concurrency, reflectTurns int
 	latency, reflectIdle, timeout                     time.Duration
-	dir                                               string
+	dir, platform                                     string
 	keep, json                                        bool
 }
+
+// Platforms (-platform).
+const (
+	platformDirect  = "direct"  // tasks straight to the agent
+	platformDiscord = "discord" // DMs through the real Discord adapter and a fake Discord
+	platformBoth    = "both"    // direct, then discord, in one process, and the difference
+)
 
 // usageError is a bad command line: exit status 2.
 type usageError struct{ error }
@@ -61,6 +68,15 @@ end; at the end every episode entry it appended is looked up in the files.
 By default no idle time ends a burst, so the number of reflections does not
 depend on the machine's speed: -reflect-idle sets one.
 
+-platform discord sends the same messages as Discord DMs (MESSAGE_CREATE over
+the gateway, each user in its own DM channel) to the real Discord adapter, in
+front of the same agent, against a fake Discord on 127.0.0.1, waits for every
+reply post and checks that each message got exactly one reply. -platform both
+runs direct, then discord, in one process and prints the difference: the
+Discord path's CPU per message, against a baseline measured in the same run.
+The fakes run in this process; a CPU profile labelled by side tells their
+share of the CPU time (the "by side" line).
+
 Exit status: 0 success, 1 failure or failed checks, 2 usage error.
 
 Flags:
@@ -77,10 +93,11 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.DurationVar(&c.latency, "model-latency", 0, "simulated latency of each model call, e.g. 200ms")
 	fs.IntVar(&c.reflectTurns, "reflect-turns", 5, "reflect a user's turns once this many wait (reflector.maxTurns)")
 	fs.DurationVar(&c.reflectIdle, "reflect-idle", 0, "reflect once a user has been quiet this long (reflector.idle);\n0: never during the run")
-	fs.StringVar(&c.dir, "dir", "", "folder for memory/ and state/ (must be empty or missing; kept)\n(default: a fresh temp folder, removed at the end unless -keep)")
+	fs.StringVar(&c.dir, "dir", "", "folder for memory/ and state/ (must be empty or missing; kept; with -platform both\ndirect/ and discord/ in it, one per run)\n(default: a fresh temp folder, removed at the end unless -keep)")
 	fs.BoolVar(&c.keep, "keep", false, "keep the temp folder")
 	fs.BoolVar(&c.json, "json", false, "print the result as JSON")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "end the run with an error after this long")
+	fs.StringVar(&c.platform, "platform", platformDirect, "direct: tasks straight to the agent; discord: DMs through the Discord adapter\nand a fake Discord; both: direct, then discord, and the difference")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(stdout, usageHead)
@@ -109,6 +126,8 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		return c, usageError{errors.New("-reflect-idle must not be negative")}
 	case c.timeout <= 0:
 		return c, usageError{errors.New("-timeout must be positive")}
+	case c.platform != platformDirect && c.platform != platformDiscord && c.platform != platformBoth:
+		return c, usageError{fmt.Errorf("-platform %q: want direct, discord or both", c.platform)}
 	}
 	return c, nil
 }
@@ -126,6 +145,59 @@ func exitCode(err error, stderr io.Writer) int {
 	return 1
 }
 
+// DiscordFigures is what a Discord run adds to the report.
+type DiscordFigures struct {
+	Messages        int   `json:"messages_sent"`           // MESSAGE_CREATE dispatched, one per task
+	Replies         int   `json:"replies"`                 // posts replying to a message of the run
+	PostFailures    int64 `json:"post_failures"`           // reply posts Discord refused
+	Typings         int   `json:"typing_indicators"`       // POST typing
+	RESTCalls       int   `json:"rest_calls"`              // every REST request the fake answered, start-up included
+	RESTConnections int64 `json:"rest_connections_opened"` // TCP connections the adapter's HTTP client dialled
+	GatewayConns    int   `json:"gateway_connections"`
+	GatewayEvents   int   `json:"gateway_events"` // dispatches written: the messages, the bot's own posts echoed back, READY
+	// FakeHeapLive is the part of the live heap after the load (HeapLive)
+	// that the fake Discord's records held: measured by closing it.
+	FakeHeapLive int64 `json:"fake_discord_heap_live"`
+}
+
+// Comparison is -platform both: the same load, direct and through Discord,
+// in one process.
+type Comparison struct {
+	Direct  *Report `json:"direct"`
+	Discord *Report `json:"discord"`
+	// DiscordPathCPUMS is (process CPU of the Discord run − process CPU of
+	// the direct run) / messages: what the Discord path costs per message,
+	// fake Discord included.
+	DiscordPathCPUMS float64 `json:"discord_path_cpu_ms_per_message"`
+	// FakeDiscordCPUMS is the fake Discord's share of it, per message (the
+	// CPU profile's fake-discord label in the Discord run), and
+	// MnemoSideCPUMS the rest, DiscordPathCPUMS − FakeDiscordCPUMS: the
+	// adapter, discordgo, its REST and gateway clients, and the Go
+	// runtime's work for all of it (GC, scheduler, network poller), the
+	// fake's GC included. The fake model and the load tool do the same work
+	// in both runs, so they are taken to cancel out: subtracting their
+	// sampled shares too would only add the profile's sampling noise.
+	// Absent without a CPU profile.
+	FakeDiscordCPUMS *float64 `json:"fake_discord_cpu_ms_per_message,omitempty"`
+	MnemoSideCPUMS   *float64 `json:"mnemo_side_cpu_ms_per_message,omitempty"`
+}
+
+// compare computes the differences between a direct and a Discord run of
+// the same load.
+func compare(direct, discord *Report) *Comparison {
+	c := &Comparison{Direct: direct, Discord: discord}
+	n := float64(max(discord.Tasks, 1))
+	c.DiscordPathCPUMS = (cpuSeconds(discord) - cpuSeconds(direct)) / n * 1000
+	if discord.CPUBySide != nil {
+		fake := discord.CPUBySide[sideFakeDiscord] / n * 1000
+		own := c.DiscordPathCPUMS - fake
+		c.FakeDiscordCPUMS, c.MnemoSideCPUMS = &fake, &own
+	}
+	return c
+}
+
+func cpuSeconds(r *Report) float64 { return r.CPUUserSeconds + r.CPUSysSeconds }
+
 // Latency is a distribution of task latencies, in milliseconds.
 type Latency struct {
 	P50  float64 `json:"p50"`
@@ -137,6 +209,7 @@ type Latency struct {
 
 // Report is the result of a run; -json prints it as is.
 type Report struct {
+	Platform        string  `json:"platform"` // direct or discord
 	Users           int     `json:"users"`
 	MessagesPerUser int     `json:"messages_per_user"`
 	FilesPerUser    int     `json:"files_per_user"`
@@ -174,6 +247,13 @@ type Report struct {
 	MaxRSS         int64   `json:"max_rss"`         // bytes
 	CPUUserSeconds float64 `json:"cpu_user_seconds"`
 	CPUSysSeconds  float64 `json:"cpu_sys_seconds"`
+	// CPUBySide splits the CPU time above (user + sys) by the CPU profile's
+	// labels: mnemo (unlabelled: mnemo's goroutines and the Go runtime's
+	// own, GC included), fake-model, fake-discord, load-tool. Absent when
+	// no CPU profile could be taken.
+	CPUBySide map[string]float64 `json:"cpu_seconds_by_side,omitempty"`
+
+	Discord *DiscordFigures `json:"discord,omitempty"` // -platform discord
 
 	Dir      string   `json:"dir"`
 	Kept     bool     `json:"kept"`
@@ -200,25 +280,56 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	} else if err := emptyDir(dir); err != nil {
 		return err
 	}
-	rep, err := load(ctx, cfg, dir, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
-	if err != nil {
-		if cause := context.Cause(ctx); cause != nil {
-			return fmt.Errorf("load run stopped: %w", cause)
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	loadIn := func(platform, dir string) (*Report, error) {
+		c := cfg
+		c.platform = platform
+		rep, err := load(ctx, c, dir, log)
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil {
+				return nil, fmt.Errorf("load run stopped: %w", cause)
+			}
+			return nil, err
 		}
-		return err
+		rep.Dir, rep.Kept = dir, kept
+		return rep, nil
 	}
-	rep.Dir, rep.Kept = dir, kept
+	var out any
+	var problems []string
+	if cfg.platform == platformBoth {
+		// The same load twice, each in its own folder, direct first.
+		direct, err := loadIn(platformDirect, filepath.Join(dir, platformDirect))
+		if err != nil {
+			return err
+		}
+		discord, err := loadIn(platformDiscord, filepath.Join(dir, platformDiscord))
+		if err != nil {
+			return err
+		}
+		out = compare(direct, discord)
+		for _, r := range []*Report{direct, discord} {
+			for _, p := range r.Problems {
+				problems = append(problems, r.Platform+": "+p)
+			}
+		}
+	} else {
+		rep, err := loadIn(cfg.platform, dir)
+		if err != nil {
+			return err
+		}
+		out, problems = rep, rep.Problems
+	}
 	if cfg.json {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := enc.Encode(out); err != nil {
 			return err
 		}
-	} else if err := writeText(stdout, rep); err != nil {
+	} else if err := writeOut(stdout, out); err != nil {
 		return err
 	}
-	if len(rep.Problems) > 0 {
-		return fmt.Errorf("%d check(s) failed:\n  %s", len(rep.Problems), strings.Join(rep.Problems, "\n  "))
+	if len(problems) > 0 {
+		return fmt.Errorf("%d check(s) failed:\n  %s", len(problems), strings.Join(problems, "\n  "))
 	}
 	return nil
 }
@@ -238,9 +349,14 @@ func emptyDir(dir string) error {
 	return nil
 }
 
-// load sets up the fake model and mnemo's core in dir, drives the tasks,
-// closes everything and checks the result.
+// load sets up the fake model and mnemo's core in dir, drives the tasks
+// (straight to the agent, or through the Discord adapter and a fake
+// Discord for cfg.platform "discord"), closes everything and checks the
+// result.
 func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Report, error) {
+	if cfg.platform == "" {
+		cfg.platform = platformDirect
+	}
 	memDir, stateDir := filepath.Join(dir, "memory"), filepath.Join(dir, "state")
 	if err := seed(ctx, memDir, cfg.users, cfg.files, time.Now()); err != nil {
 		return nil, err
@@ -249,7 +365,8 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 		testHookSeeded(memDir)
 	}
 
-	srv := openaitest.NewServer()
+	var srv *openaitest.Server
+	asSide(sideFakeModel, func() { srv = openaitest.NewServer() }) // its goroutines carry the label
 	defer srv.Close()
 	fake := newFakeModel(srv, cfg.latency)
 	srv.Handle(fake.reply)
@@ -301,12 +418,26 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 	if err != nil { // only a wiring mistake
 		return nil, err
 	}
+	turn := directTurn(cfg, ag)
+	var disc *discordRun
+	if cfg.platform == platformDiscord {
+		// Connected, READY and /memory registered before anything is measured.
+		if disc, err = startDiscord(ctx, cfg, ag, log); err != nil {
+			return nil, err
+		}
+		defer disc.close()
+		turn = disc.turn
+	}
 
-	sampler := startSampler()
+	runtime.GC() // what setting up left is not the load's
+	prof := startProfile()
+	var sampler *sampler
+	asSide(sideTool, func() { sampler = startSampler() })
 	cpu0 := cpuTime()
-	d := drive(ctx, cfg, ag)
+	d := drive(ctx, cfg, turn)
 	heapPeak := sampler.stop()
 	if err := ctx.Err(); err != nil {
+		prof.stop()
 		return nil, err
 	}
 	runtime.GC()
@@ -316,13 +447,16 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 	drainStart := time.Now()
 	reflOpen = false
 	if err := refl.Close(ctx); err != nil {
+		prof.stop()
 		return nil, fmt.Errorf("reflector: %w", err)
 	}
 	drain := time.Since(drainStart)
 	cpu1 := cpuTime()
+	sides, profErr := prof.stop()
 
 	rep := &Report{
-		Users: cfg.users, MessagesPerUser: cfg.messages, FilesPerUser: cfg.files, Concurrency: cfg.concurrency,
+		Platform: cfg.platform,
+		Users:    cfg.users, MessagesPerUser: cfg.messages, FilesPerUser: cfg.files, Concurrency: cfg.concurrency,
 		Conversations: min(cfg.concurrency, cfg.users), ModelLatencyMS: ms64(cfg.latency), GOMAXPROCS: runtime.GOMAXPROCS(0),
 		ReflectTurns: cfg.reflectTurns, ReflectIdleMS: ms64(cfg.reflectIdle),
 		Tasks: len(d.latencies), FailedTasks: d.failed.Load(),
@@ -336,10 +470,25 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 		HeapPeak: max(heapPeak, int64(ms.HeapInuse)), HeapLive: int64(ms.HeapAlloc),
 		MaxRSS:         maxRSS(),
 		CPUUserSeconds: (cpu1.user - cpu0.user).Seconds(), CPUSysSeconds: (cpu1.sys - cpu0.sys).Seconds(),
-		Problems: []string{},
+		CPUBySide: bySide(sides, (cpu1.user + cpu1.sys - cpu0.user - cpu0.sys).Seconds(), cfg.platform),
+		Problems:  []string{},
+	}
+	if profErr != nil { // runtime/pprof wrote something this reader does not know
+		rep.Problems = append(rep.Problems, profErr.Error())
 	}
 	u := llm.Usage()
 	rep.ModelCalls, rep.Retries, rep.ModelFailures = u.Calls, u.Retries, u.Failures
+	if disc != nil {
+		// Every task was answered (the reply posted) before the adapter
+		// stops; stopping it first makes sure that no late post is missed.
+		if err := disc.stop(); err != nil {
+			return nil, fmt.Errorf("discord adapter: %w", err)
+		}
+		var problems []string
+		rep.Discord, rep.FailedTasks, rep.RepliesQuoting, problems = disc.results()
+		rep.Problems = append(rep.Problems, problems...)
+		rep.Discord.FakeHeapLive = disc.releaseFake()
+	}
 	if rep.Files, rep.MemoryBytes, err = countFiles(store); err != nil {
 		return nil, err
 	}
@@ -351,6 +500,28 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 	rep.Problems = append(rep.Problems, problems...)
 	rep.check(fake.unexpected.Load(), journalErrs.Load())
 	return rep, nil
+}
+
+// bySide turns the CPU nanoseconds sampled per side into shares of total
+// (the process's CPU seconds, measured by getrusage), so that the sides add
+// up to it; nil without samples. Every side of the platform is there, if
+// only with 0.
+func bySide(sampled map[string]int64, total float64, platform string) map[string]float64 {
+	var sum int64
+	for _, ns := range sampled {
+		sum += ns
+	}
+	if sum <= 0 {
+		return nil
+	}
+	out := map[string]float64{sideMnemo: 0, sideFakeModel: 0, sideTool: 0}
+	if platform == platformDiscord {
+		out[sideFakeDiscord] = 0
+	}
+	for side, ns := range sampled {
+		out[side] = total * float64(ns) / float64(sum)
+	}
+	return out
 }
 
 // check adds the problems the counters show.
@@ -390,13 +561,46 @@ type driven struct {
 	quoting   atomic.Int64
 }
 
+// turnFunc sends message m (from 0) of user u and waits for the answer,
+// counting in d what it sees. It returns false when ctx ended before the
+// message was answered.
+type turnFunc func(ctx context.Context, d *driven, u, m int) bool
+
+// messageText is the text of message m (from 0) of n.
+func messageText(m, n int) string {
+	return fmt.Sprintf("Message %d of %d: what is step %d of the deploy checklist for me?", m+1, n, m+1)
+}
+
+// directTurn gives the message to the agent as a task.
+func directTurn(cfg config, ag *agent.Agent) turnFunc {
+	return func(ctx context.Context, d *driven, u, m int) bool {
+		reply, err := ag.Handle(ctx, agent.Task{
+			ID: fmt.Sprintf("%s-%03d", userName(u), m+1), User: userName(u), Platform: "console",
+			Speaker: displayName(u), Text: messageText(m, cfg.messages),
+		})
+		if err != nil { // ctx ended before the task started
+			return false
+		}
+		if reply.Failed {
+			d.failed.Add(1)
+		}
+		if quotes(reply.Text, u) {
+			d.quoting.Add(1)
+		}
+		return true
+	}
+}
+
+// quotes reports whether a reply quotes user u's facts/user.md.
+func quotes(text string, u int) bool { return strings.Contains(text, "- Name: "+displayName(u)) }
+
 // drive sends every user's messages in order on the user's conversation,
 // cfg.concurrency tasks (of as many users) at a time, until all are
 // answered or ctx ends. Users take turns: once a user's message is
 // answered, the user queues up behind the others for the next one, so the
 // load stays at cfg.concurrency until the last round instead of trailing
 // off with the users that happened to start last.
-func drive(ctx context.Context, cfg config, ag *agent.Agent) *driven {
+func drive(ctx context.Context, cfg config, turn turnFunc) *driven {
 	d := &driven{}
 	lat := make([]time.Duration, cfg.users*cfg.messages)
 	ran := make([]bool, len(lat))
@@ -424,22 +628,11 @@ func drive(ctx context.Context, cfg config, ag *agent.Agent) *driven {
 				}
 				m := sent[u]
 				t0 := time.Now()
-				reply, err := ag.Handle(ctx, agent.Task{
-					ID: fmt.Sprintf("%s-%03d", userName(u), m+1), User: userName(u), Platform: "console",
-					Speaker: displayName(u),
-					Text:    fmt.Sprintf("Message %d of %d: what is step %d of the deploy checklist for me?", m+1, cfg.messages, m+1),
-				})
-				if err != nil { // ctx ended before the task started
+				if !turn(ctx, d, u, m) {
 					return
 				}
 				i := u*cfg.messages + m
 				lat[i], ran[i] = time.Since(t0), true
-				if reply.Failed {
-					d.failed.Add(1)
-				}
-				if strings.Contains(reply.Text, "- Name: "+displayName(u)) {
-					d.quoting.Add(1)
-				}
 				if sent[u] = m + 1; sent[u] < cfg.messages {
 					ready <- u // never blocks: each user is queued at most once
 				} else if left.Add(-1) == 0 {
@@ -557,7 +750,48 @@ func rssBytes(maxrss int64, goos string) int64 {
 	return maxrss * 1024
 }
 
+// writeOut prints a *Report or a *Comparison as text.
+func writeOut(w io.Writer, out any) error {
+	if c, ok := out.(*Comparison); ok {
+		return writeComparison(w, c)
+	}
+	return writeText(w, out.(*Report))
+}
+
 func writeText(w io.Writer, r *Report) error {
+	_, err := io.WriteString(w, reportText(r))
+	return err
+}
+
+func writeComparison(w io.Writer, c *Comparison) error {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	b.WriteString(reportText(c.Direct))
+	b.WriteString("\n")
+	b.WriteString(reportText(c.Discord))
+	d, x := c.Direct, c.Discord
+	p("\nDiscord path against the direct path, the same load in this process (%d and %d tasks):\n", d.Tasks, x.Tasks)
+	p("  CPU per message  %+.2f ms (%.2f ms through Discord, %.2f ms direct; whole process, fakes included)\n",
+		c.DiscordPathCPUMS, perTaskMS(cpuSeconds(x), x.Tasks), perTaskMS(cpuSeconds(d), d.Tasks))
+	if c.FakeDiscordCPUMS != nil {
+		p("                   of which the fake Discord %.2f ms (CPU profile labels), mnemo's side %+.2f ms (adapter, discordgo, REST and gateway clients, runtime)\n",
+			*c.FakeDiscordCPUMS, *c.MnemoSideCPUMS)
+	}
+	p("  latency          p50 %s → %s, p99 %s → %s\n", msText(d.LatencyMS.P50), msText(x.LatencyMS.P50), msText(d.LatencyMS.P99), msText(x.LatencyMS.P99))
+	p("  tasks/s          %.1f → %.1f\n", d.TasksPerSecond, x.TasksPerSecond)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// perTaskMS is seconds per task in milliseconds (0 without tasks).
+func perTaskMS(seconds float64, tasks int) float64 {
+	if tasks == 0 {
+		return 0
+	}
+	return seconds / float64(tasks) * 1000
+}
+
+func reportText(r *Report) string {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
 	concurrency := fmt.Sprint(r.Concurrency)
@@ -566,6 +800,11 @@ func writeText(w io.Writer, r *Report) error {
 	}
 	p("mnemo-load: %d users × %d messages, %d memory files each, concurrency %s, model latency %v, GOMAXPROCS %d\n",
 		r.Users, r.MessagesPerUser, r.FilesPerUser, concurrency, time.Duration(r.ModelLatencyMS*float64(time.Millisecond)), r.GOMAXPROCS)
+	if r.Discord != nil {
+		p("platform       discord: each message a DM to the Discord adapter (MESSAGE_CREATE over the gateway of a fake Discord), answered by a reply post\n")
+	} else {
+		p("platform       direct: each message a task given to the agent\n")
+	}
 	p("tasks          %d in %.2fs: %.1f tasks/s (%d failed)\n", r.Tasks, r.WallSeconds, r.TasksPerSecond, r.FailedTasks)
 	l := r.LatencyMS
 	p("latency        p50 %s  p90 %s  p99 %s  max %s  (mean %s)\n", msText(l.P50), msText(l.P90), msText(l.P99), msText(l.Max), msText(l.Mean))
@@ -580,18 +819,32 @@ func writeText(w io.Writer, r *Report) error {
 		r.Reflections, r.TurnsReflected, r.ReflectTurns, idle, r.EntriesWritten, yesNo(int64(r.EntriesWritten) == r.Reflections))
 	p("               the rest took %v after the load\n", time.Duration(r.DrainSeconds*float64(time.Second)).Round(time.Millisecond))
 	p("memory files   %d (%s) for %d users at the end\n", r.Files, sizeText(r.MemoryBytes), r.Users)
-	p("Go heap        %s in use at peak, %s live after the load\n", sizeText(r.HeapPeak), sizeText(r.HeapLive))
-	p("max RSS        %s\n", sizeText(r.MaxRSS))
-	perTask := 0.0
-	if r.Tasks > 0 {
-		perTask = (r.CPUUserSeconds + r.CPUSysSeconds) / float64(r.Tasks) * 1000
+	p("Go heap        %s in use at peak, %s live after the load", sizeText(r.HeapPeak), sizeText(r.HeapLive))
+	if r.Discord != nil {
+		p(" (%s of it the fake Discord's records)", sizeText(r.Discord.FakeHeapLive))
 	}
-	p("CPU            %.2fs user, %.2fs sys (%.2f ms per task, fake model included)\n", r.CPUUserSeconds, r.CPUSysSeconds, perTask)
+	p("\n")
+	p("max RSS        %s (the process's peak so far)\n", sizeText(r.MaxRSS))
+	fakes := "fake model included"
+	if d := r.Discord; d != nil {
+		fakes = "fake model and fake Discord included"
+		p("discord        %d messages, %d replies, %d reply posts refused, %d typing indicators\n",
+			d.Messages, d.Replies, d.PostFailures, d.Typings)
+		p("               %d REST calls over %d connections, %d gateway connection(s), %d gateway events\n",
+			d.RESTCalls, d.RESTConnections, d.GatewayConns, d.GatewayEvents)
+	}
+	p("CPU            %.2fs user, %.2fs sys (%.2f ms per task, %s)\n", r.CPUUserSeconds, r.CPUSysSeconds, perTaskMS(cpuSeconds(r), r.Tasks), fakes)
+	if s := r.CPUBySide; s != nil {
+		p("  by side      mnemo %.2f ms, fake model %.2f ms", perTaskMS(s[sideMnemo], r.Tasks), perTaskMS(s[sideFakeModel], r.Tasks))
+		if r.Discord != nil {
+			p(", fake Discord %.2f ms", perTaskMS(s[sideFakeDiscord], r.Tasks))
+		}
+		p(", load tool %.2f ms per task (CPU profile labels; mnemo includes the Go runtime's GC)\n", perTaskMS(s[sideTool], r.Tasks))
+	}
 	if r.Kept {
 		p("data           %s\n", r.Dir)
 	}
-	_, err := io.WriteString(w, b.String())
-	return err
+	return b.String()
 }
 
 func msText(ms float64) string {

@@ -5,6 +5,7 @@
 //	go run ./cmd/mnemo-load                        # 50 users × 20 messages, concurrency 16
 //	go run ./cmd/mnemo-load -users 200 -messages 10
 //	go run ./cmd/mnemo-load -model-latency 200ms -concurrency 64 -json
+//	go run ./cmd/mnemo-load -platform both          # direct, then through the Discord adapter
 //
 // It runs the real memory store (with its fsnotify watcher), the real model
 // client over HTTP, the real Thinker and the real reflector, against an
@@ -15,7 +16,17 @@
 // users) at once, the users taking turns.
 // At the end it checks that every episode entry the reflector was told to
 // append is in the user's files, and reports tasks/s, latency percentiles,
-// model calls, reflections, heap and RSS. Run `mnemo-load -h` for the flags.
+// model calls, reflections, heap, RSS and CPU. Run `mnemo-load -h` for the
+// flags.
+//
+// With -platform discord the messages go as Discord DMs (MESSAGE_CREATE
+// over the gateway) to the real Discord adapter (bots/discord) in front of
+// the same agent, against a fake Discord on 127.0.0.1
+// (bots/discord/discordtest); every message must get exactly one reply
+// post. -platform both runs the direct load, then the Discord one, in one
+// process and prints what the Discord path adds per message. The fakes run
+// in this process: a CPU profile labelled by side (runtime/pprof labels)
+// tells their share of the CPU time.
 //
 // Exit status: 0 success; 1 failure (also a run whose checks failed: the
 // report is printed, then the problems); 2 usage error.

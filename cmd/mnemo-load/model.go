@@ -25,6 +25,19 @@ var (
 	turnsRe = regexp.MustCompile(`(\d+) turn\(s\)\.`)
 )
 
+// The fake model's answers: after reading facts/user.md, rememberPrefix and
+// the name line; with no memory, nothingText.
+const (
+	rememberPrefix = "Here is what I remember: "
+	nothingText    = "Noted. I have nothing about you in memory yet."
+)
+
+// modelAnswer reports whether text is one of the fake model's answers (not
+// an apology or the adapter's busy reply).
+func modelAnswer(text string) bool {
+	return strings.HasPrefix(text, rememberPrefix) || text == nothingText
+}
+
 // fakeModel answers the fake server's requests like a model that uses
 // memory, and counts what it was asked and what it asked for.
 type fakeModel struct {
@@ -74,9 +87,9 @@ func (f *fakeModel) think(msgs []openai.ChatCompletionMessage) openaitest.Reply 
 			f.reads.Add(1)
 			return openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`))
 		}
-		return openaitest.Text("Noted. I have nothing about you in memory yet.")
+		return openaitest.Text(nothingText)
 	case n >= 2 && msgs[n-1].Role == openai.ChatMessageRoleTool:
-		return openaitest.Text("Here is what I remember: " + nameLine(msgs[n-1].Content) + ". Let's go on.")
+		return openaitest.Text(rememberPrefix + nameLine(msgs[n-1].Content) + ". Let's go on.")
 	}
 	f.unexpected.Add(1)
 	return openaitest.Text("?")
