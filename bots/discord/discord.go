@@ -180,7 +180,7 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now}
 	if b.http == nil {
-		b.http = &http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		b.http = DefaultHTTPClient()
 		b.ownHTTP = true
 	}
 	b.s = b.newSession()
@@ -189,6 +189,10 @@ func New(cfg Config) (*Bot, error) {
 	}
 	return b, nil
 }
+
+// DefaultHTTPClient is the client a Bot makes when Config.HTTPClient is
+// nil: a 30 s timeout per request, and idle connections kept for reuse.
+func DefaultHTTPClient() *http.Client { return core.NewHTTPClient(httpTimeout) }
 
 // newSession makes the discordgo session: its HTTP client aimed at
 // APIURL, the intents, the shard, and events handled in gateway order.

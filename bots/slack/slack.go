@@ -157,7 +157,7 @@ func New(cfg Config) (*Bot, error) {
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: cfg.Now, Platform: "Slack"}
 	if b.http == nil {
-		b.http = &http.Client{Timeout: httpTimeout, Transport: http.DefaultTransport.(*http.Transport).Clone()}
+		b.http = core.NewHTTPClient(httpTimeout)
 		b.ownHTTP = true
 	}
 	logger := logAdapter{b.log}

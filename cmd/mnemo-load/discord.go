@@ -103,10 +103,10 @@ func startDiscord(ctx context.Context, cfg config, ag *agent.Agent, log *slog.Lo
 		r.replies[u] = make(chan bool, cfg.messages+1)
 	}
 
-	// The HTTP client the adapter makes for itself (a clone of the default
-	// transport, 30 s timeout), counting its connections and seeing which
-	// reply posts were answered.
-	r.transport = http.DefaultTransport.(*http.Transport).Clone()
+	// The HTTP client the adapter makes for itself, counting its
+	// connections and seeing which reply posts were answered.
+	client := discord.DefaultHTTPClient()
+	r.transport = client.Transport.(*http.Transport)
 	dial := r.transport.DialContext
 	r.transport.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		r.dials.Add(1)
@@ -115,7 +115,7 @@ func startDiscord(ctx context.Context, cfg config, ag *agent.Agent, log *slog.Lo
 	dc := discord.Config{
 		Token: r.srv.Options().Token, APIURL: r.srv.URL(), Identities: identities,
 		Handler: ag, Logger: log.With("adapter", "discord"),
-		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: &replyObserver{base: r.transport, r: r}},
+		HTTPClient: &http.Client{Timeout: client.Timeout, Transport: &replyObserver{base: r.transport, r: r}},
 	}
 	if testHookDiscordConfig != nil {
 		testHookDiscordConfig(r.srv, &dc)
