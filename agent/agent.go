@@ -13,6 +13,7 @@ import (
 	"sync"
 	"text/template"
 	"time"
+	"unicode/utf8"
 
 	openai "github.com/sashabaranov/go-openai"
 )
@@ -22,6 +23,10 @@ const (
 	DefaultHistoryTurns     = 10
 	DefaultMaxConversations = 10000
 	DefaultMaxConcurrent    = 8
+	DefaultMaxReplyChars    = 16000
+	// MinMaxReplyChars is the smallest MaxReplyChars honoured (a smaller
+	// one is raised to it), so the cut note always fits with some text.
+	MinMaxReplyChars = 100
 )
 
 // Channel memory modes (Task.ChannelMemory).
@@ -111,6 +116,12 @@ type Config struct {
 	// MaxConcurrent bounds the tasks running at once across all
 	// conversations; <= 0 means DefaultMaxConcurrent.
 	MaxConcurrent int
+	// MaxReplyChars bounds a reply's length in characters (runes); a
+	// longer answer is cut at a line or word break, an open code block is
+	// closed, and a note says the reply was cut (all within the bound).
+	// <= 0 means DefaultMaxReplyChars; below MinMaxReplyChars is raised to
+	// it.
+	MaxReplyChars int
 	// OnTurn, if set, gets every task that ran (also failed ones), after
 	// the reply is produced and before Handle returns, while the
 	// conversation is still held (so turns of one conversation arrive in
@@ -167,6 +178,10 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.MaxConcurrent <= 0 {
 		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
+	if cfg.MaxReplyChars <= 0 {
+		cfg.MaxReplyChars = DefaultMaxReplyChars
+	}
+	cfg.MaxReplyChars = max(cfg.MaxReplyChars, MinMaxReplyChars)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -240,6 +255,11 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 	} else {
 		if strings.TrimSpace(reply.Text) == "" {
 			reply.Text = emptyAnswerText
+		}
+		if cut, ok := cutReply(reply.Text, a.cfg.MaxReplyChars); ok {
+			log.Warn("agent: reply cut: it was longer than maxReplyChars", "chars", utf8.RuneCountInString(reply.Text),
+				"max_reply_chars", a.cfg.MaxReplyChars)
+			reply.Text = cut
 		}
 		a.history.add(t.Conversation, turn{User: t.User, Speaker: t.Speaker, Text: t.Text, Reply: reply.Text})
 		log.Info("agent: replied", "state", "replied", "steps", res.Steps, "tool_calls", len(res.Calls),
@@ -499,4 +519,84 @@ func newTaskID() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
 	return hex.EncodeToString(b[:])
+}
+
+// cutNote ends a reply cut by cutReply.
+func cutNote(limit int) string {
+	return fmt.Sprintf("\n\n*(reply cut: it was longer than maxReplyChars, %d characters)*", limit)
+}
+
+// cutReply shortens text to at most limit characters (runes) when it is
+// longer, and reports whether it did: the text is cut at the last line
+// break in the second half of what fits, else the last space there, else
+// anywhere; a code block left open is closed; cutNote follows.
+func cutReply(text string, limit int) (string, bool) {
+	if utf8.RuneCountInString(text) <= limit {
+		return text, false
+	}
+	r := []rune(text)
+	note := cutNote(limit)
+	room := limit - utf8.RuneCountInString(note)
+	for {
+		head := cutRunes(r, room)
+		if mark := openFence(head); mark != "" {
+			head += "\n" + mark
+		}
+		over := utf8.RuneCountInString(head) + utf8.RuneCountInString(note) - limit
+		if over <= 0 {
+			return head + note, true
+		}
+		room -= over // the closing fence did not fit: cut earlier
+	}
+}
+
+// cutRunes is at most n runes of r (n < len(r)), cut at a line break or a
+// space in the second half when there is one, without trailing space.
+func cutRunes(r []rune, n int) string {
+	if n <= 0 {
+		return ""
+	}
+	cut := n
+	for _, sep := range []rune{'\n', ' '} {
+		if k := lastIndex(r[n/2:n+1], sep); k >= 0 { // a break just past n is fine: it is not kept
+			cut = n/2 + k
+			break
+		}
+	}
+	return strings.TrimRight(string(r[:cut]), " \t\n")
+}
+
+func lastIndex(r []rune, c rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		if r[i] == c {
+			return i
+		}
+	}
+	return -1
+}
+
+// openFence returns the fence ("```", "~~~~", ...) of a Markdown code
+// block that md leaves open, or "".
+func openFence(md string) string {
+	mark := ""
+	for _, l := range strings.Split(md, "\n") {
+		t := strings.TrimLeft(l, " \t")
+		switch {
+		case mark == "":
+			if run := fenceRun(t); len(run) >= 3 && !(run[0] == '`' && strings.Contains(t[len(run):], "`")) {
+				mark = run
+			}
+		case len(fenceRun(t)) >= len(mark) && t[0] == mark[0] && strings.TrimSpace(t[len(fenceRun(t)):]) == "":
+			mark = ""
+		}
+	}
+	return mark
+}
+
+// fenceRun is the run of backticks or tildes l starts with.
+func fenceRun(l string) string {
+	if l == "" || (l[0] != '`' && l[0] != '~') {
+		return ""
+	}
+	return l[:len(l)-len(strings.TrimLeft(l, l[:1]))]
 }

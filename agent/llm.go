@@ -27,9 +27,12 @@ const (
 	defaultLLMTimeout    = 60 * time.Second
 	defaultMaxRetries    = 3
 	defaultMaxRetryAfter = 60 * time.Second
-	backoffBase          = time.Second
-	backoffMax           = 20 * time.Second
-	probeTimeout         = 3 * time.Second
+	// DefaultMaxResponseBytes is LLMConfig.MaxResponseBytes when unset
+	// (llm.maxResponseBytes).
+	DefaultMaxResponseBytes = 4 << 20
+	backoffBase             = time.Second
+	backoffMax              = 20 * time.Second
+	probeTimeout            = 3 * time.Second
 	// minRedactLen: API keys at least this long are scrubbed from error
 	// texts; shorter ones are placeholders ("ollama"), not secrets, and
 	// replacing them would mangle messages.
@@ -66,6 +69,10 @@ var (
 	// with those tool calls removed so they are never run; the text, if
 	// any, is kept.
 	ErrTruncated = errors.New("the model's reply was cut off at the token limit in the middle of tool calls")
+	// ErrResponseTooLarge: the response body (a success or an error page)
+	// is longer than LLMConfig.MaxResponseBytes; the client stops reading
+	// there. Not retried: it would not get smaller.
+	ErrResponseTooLarge = errors.New("the model server's response is too large")
 )
 
 // LLMError is the error Complete returns. Kind is one of the Err* sentinels
@@ -174,6 +181,10 @@ type LLMConfig struct {
 	// (Retry-After); a longer wait ends the call with an error instead.
 	// Default 60s.
 	MaxRetryAfter time.Duration
+	// MaxResponseBytes bounds how much of a response body is read (a
+	// success or an error page); past it the call fails with
+	// ErrResponseTooLarge. <= 0 means DefaultMaxResponseBytes (4 MiB).
+	MaxResponseBytes int64
 	// Logger nil → discard.
 	Logger *slog.Logger
 	// Sleep waits between attempts; it must return early with ctx.Err()
@@ -206,6 +217,7 @@ type LLM struct {
 	timeout       time.Duration
 	maxRetries    int
 	maxRetryAfter time.Duration
+	maxResponse   int64
 	log           *slog.Logger
 	sleep         func(context.Context, time.Duration) error
 	rand          func() float64
@@ -222,6 +234,7 @@ func NewLLM(cfg LLMConfig) *LLM {
 		timeout:       cfg.Timeout,
 		maxRetries:    cfg.MaxRetries,
 		maxRetryAfter: cfg.MaxRetryAfter,
+		maxResponse:   cfg.MaxResponseBytes,
 		log:           cfg.Logger,
 		sleep:         cfg.Sleep,
 		rand:          cfg.Rand,
@@ -243,6 +256,9 @@ func NewLLM(cfg LLMConfig) *LLM {
 	if c.maxRetryAfter <= 0 {
 		c.maxRetryAfter = defaultMaxRetryAfter
 	}
+	if c.maxResponse <= 0 {
+		c.maxResponse = DefaultMaxResponseBytes
+	}
 	if c.log == nil {
 		c.log = slog.New(slog.DiscardHandler)
 	}
@@ -256,9 +272,13 @@ func NewLLM(cfg LLMConfig) *LLM {
 	if hc == nil {
 		hc = defaultHTTPClient()
 	}
+	// A copy, so the caller's client (shared with ProbeModels, say) is left
+	// as it was.
+	limited := *hc
+	limited.Transport = &limitTransport{base: hc.Transport, limit: c.maxResponse}
 	oc := openai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = c.baseURL
-	oc.HTTPClient = hc
+	oc.HTTPClient = &limited
 	c.client = openai.NewClientWithConfig(oc)
 	return c
 }
@@ -274,6 +294,68 @@ func defaultHTTPClient() *http.Client {
 		TLSHandshakeTimeout:   10 * time.Second,
 		ExpectContinueTimeout: time.Second,
 	}}
+}
+
+// limitTransport hands go-openai response bodies that end with
+// ErrResponseTooLarge once more than limit bytes are read, so a runaway
+// server cannot make the client buffer gigabytes.
+type limitTransport struct {
+	base  http.RoundTripper // nil → http.DefaultTransport
+	limit int64
+}
+
+func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	res, err := base.RoundTrip(req)
+	if err != nil {
+		return res, err
+	}
+	res.Body = &limitedBody{rc: res.Body, left: t.limit, limit: t.limit, tooLong: res.ContentLength > t.limit}
+	return res, nil
+}
+
+// limitedBody reads at most limit bytes of rc; reading past them (or any
+// of a body whose Content-Length already says it is longer) fails with
+// ErrResponseTooLarge.
+type limitedBody struct {
+	rc          io.ReadCloser
+	left, limit int64
+	tooLong     bool
+}
+
+func (b *limitedBody) Read(p []byte) (int, error) {
+	if b.tooLong {
+		return 0, b.tooLarge()
+	}
+	if b.left <= 0 {
+		// At the limit: the body may end here, or go on.
+		var one [1]byte
+		n, err := b.rc.Read(one[:])
+		if n > 0 {
+			b.tooLong = true
+			return 0, b.tooLarge()
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.rc.Read(p)
+	b.left -= int64(n)
+	return n, err
+}
+
+func (b *limitedBody) Close() error { return b.rc.Close() }
+
+func (b *limitedBody) tooLarge() error { return tooLargeError(b.limit) }
+
+// tooLargeError is what a response over limit bytes fails with.
+func tooLargeError(limit int64) error {
+	return fmt.Errorf("%w: it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL",
+		ErrResponseTooLarge, limit)
 }
 
 // displayURL is raw without user info, query and fragment.
@@ -335,7 +417,8 @@ type failure struct {
 //
 // On failure the error is an *LLMError wrapping one of ErrRateLimited,
 // ErrQuota, ErrAuth, ErrUnavailable, ErrContextLength, ErrBadRequest,
-// ErrBadResponse (zero choices), or ctx's error.
+// ErrBadResponse (zero choices), ErrResponseTooLarge (a body longer than
+// MaxResponseBytes, of which no more is read), or ctx's error.
 //
 // When a choice has finish_reason "length" and tool calls, those calls were
 // cut short: Complete removes them from the response (so they can never be
@@ -441,7 +524,7 @@ func (c *LLM) fail(req openai.ChatCompletionRequest, f failure, attempts int, er
 	c.failures.Add(1)
 	e := &LLMError{Kind: f.kind, Model: req.Model, BaseURL: c.shownURL, StatusCode: f.status, Code: f.code,
 		Attempts: attempts, Detail: f.detail}
-	if err != nil {
+	if err != nil && f.kind != ErrResponseTooLarge { // its Detail says all the cause would, and no more
 		e.Err = c.redact(err)
 	}
 	c.log.Debug("llm: call failed", "model", req.Model, "base_url", c.shownURL, "attempts", attempts, "error", e.Error())
@@ -463,6 +546,9 @@ func (c *LLM) classify(err error) failure {
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
+	case errors.Is(err, ErrResponseTooLarge): // before the transport errors: go-openai may wrap it
+		return failure{kind: ErrResponseTooLarge, detail: fmt.Sprintf(
+			"it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL", c.maxResponse)}
 	case errors.As(err, &reqErr): // a non-JSON error body (it may wrap a partial APIError)
 		code := ""
 		if errors.As(err, &apiErr) {

@@ -71,5 +71,5 @@ func omittedLine(n int) string {
 	if n == 1 {
 		noun = "file"
 	}
-	return fmt.Sprintf("- (%d more %s not shown; memory_list lists them all)\n", n, noun)
+	return fmt.Sprintf("- (%d more %s not shown; see memory_list)\n", n, noun)
 }

@@ -62,7 +62,7 @@ func TestRenderIndexBudget(t *testing.T) {
 				shown++
 			}
 		}
-		want := fmt.Sprintf("- (%d more files not shown; memory_list lists them all)", len(files)-shown)
+		want := fmt.Sprintf("- (%d more files not shown; see memory_list)", len(files)-shown)
 		if !strings.Contains(got, want) {
 			t.Errorf("budget %d: no count of left-out files (%q):\n%s", budget, want, got)
 		}

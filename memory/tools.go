@@ -106,11 +106,80 @@ func listTool(s *Session) agent.Tool {
 			if err != nil {
 				return "", err
 			}
-			if files == nil {
-				files = []FileInfo{}
-			}
-			return jsonResult(files)
+			return listResult(files, listBudget), nil
 		}}
+}
+
+// listBudget bounds the bytes of a memory_list result (about 200 files).
+const listBudget = 16 << 10
+
+// listOmitted is the last element of a memory_list result that had to
+// leave files out: path "" and size 0, so it reads as one more
+// {path, summary, size}, with the count in omitted too.
+type listOmitted struct {
+	Path    string `json:"path"`
+	Summary string `json:"summary"`
+	Size    int64  `json:"size"`
+	Omitted int    `json:"omitted"`
+}
+
+// listResult renders files (List's order: facts first, then episodes,
+// newest first) as the JSON array [{path, summary, size}, ...] within
+// budget bytes. Files past the budget are never dropped silently: a last
+// element (listOmitted) says how many were left out.
+func listResult(files []FileInfo, budget int) string {
+	facts := 0
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, factsDir+"/") {
+			facts++
+		}
+	}
+	var b bytes.Buffer
+	b.WriteByte('[')
+	for i, f := range files {
+		entry, _ := json.Marshal(f) // strings and an int: cannot fail
+		room := budget - b.Len() - len("]")
+		if i > 0 {
+			room-- // the comma
+		}
+		if rest := len(files) - i - 1; rest > 0 {
+			room -= len(",") + len(omittedEntry(rest, max(facts-i-1, 0), budget)) // keep space to say what is left out
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if len(entry) > room {
+			b.Write(omittedEntry(len(files)-i, max(facts-i, 0), budget))
+			break
+		}
+		b.Write(entry)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// omittedEntry is the JSON of the listOmitted for n files left out, facts
+// of them fact files.
+func omittedEntry(n, facts, budget int) []byte {
+	var what []string
+	if facts > 0 {
+		what = append(what, plural(facts, "fact file"))
+	}
+	if eps := n - facts; eps > 0 {
+		what = append(what, plural(eps, "older episode file")+" (episodes/YYYY-MM.md)")
+	}
+	e, _ := json.Marshal(listOmitted{Omitted: n, Summary: fmt.Sprintf(
+		"(%s not listed: the list is limited to %d bytes. Left out: %s. memory_read reads any file by its path.)",
+		plural(n, "more file"), budget, strings.Join(what, " and "))})
+	return e
+}
+
+// plural is "1 fact file" or "2 fact files".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 func readTool(s *Session) agent.Tool {

@@ -417,7 +417,8 @@ func TestLongReplySplit(t *testing.T) {
 	hs := start(t, setup{})
 	var md strings.Builder
 	md.WriteString("# Report\n\n")
-	for i := range 8 {
+	// Long enough for several parts, short enough for the 5-part cap.
+	for i := range 6 {
 		fmt.Fprintf(&md, "Paragraph %d: %s\n\n", i, strings.Repeat("words and **more** words ", 40))
 	}
 	md.WriteString("```go\n")
@@ -428,8 +429,8 @@ func TestLongReplySplit(t *testing.T) {
 	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: md.String()}, nil })
 	env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
 	want := formatReply(md.String())
-	if len(want) < 3 {
-		t.Fatalf("only %d parts", len(want))
+	if len(want) < 3 || len(want) > maxParts {
+		t.Fatalf("%d parts", len(want))
 	}
 	posts, err := hs.srv.WaitPosts(len(want), wait)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
@@ -225,12 +226,24 @@ type handlerFunc func(context.Context, agent.Task) (agent.Reply, error)
 
 func (f handlerFunc) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) { return f(ctx, t) }
 
-// postReply formats text and posts it in parts, in order; it stops at the
-// first part that cannot be posted.
+// maxParts bounds the messages of one reply.
+const maxParts = 5
+
+// cutNote ends the last message of a reply that needed more than maxParts.
+const cutNote = "\n\n_(The reply was too long for Slack and is cut here.)_"
+
+// postReply formats text and posts it in parts, in order, at most
+// maxParts of them (limitParts); it stops at the first part that cannot
+// be posted.
 func (b *Bot) postReply(ctx context.Context, channel, threadTS, text string) (int, error) {
 	parts := formatReply(text)
 	if len(parts) == 0 {
 		parts = formatReply(agent.ApologyText)
+	}
+	if len(parts) > maxParts {
+		b.log.Warn("slack: reply cut: it needs more messages than a reply may have", "channel", channel,
+			"parts", len(parts), "max_parts", maxParts)
+		parts = limitParts(parts)
 	}
 	for i, p := range parts {
 		if err := b.post(ctx, channel, threadTS, p); err != nil {
@@ -238,6 +251,16 @@ func (b *Bot) postReply(ctx context.Context, channel, threadTS, text string) (in
 		}
 	}
 	return len(parts), nil
+}
+
+// limitParts keeps the first maxParts parts; the last one is shortened
+// (by core.Split, so its code fences stay balanced) to leave room for
+// cutNote after it.
+func limitParts(parts []string) []string {
+	parts = parts[:maxParts:maxParts]
+	room := maxPartRunes - utf8.RuneCountInString(cutNote)
+	parts[maxParts-1] = core.Split(parts[maxParts-1], room)[0] + cutNote
+	return parts
 }
 
 // post sends one chat.postMessage. A 429 is retried after its Retry-After

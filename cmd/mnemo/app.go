@@ -61,7 +61,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	}
 	llm := agent.NewLLM(agent.LLMConfig{
 		BaseURL: baseURL, APIKey: cfg.LLM.APIKey, HTTPClient: httpClient,
-		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, Logger: env.logger,
+		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
+		Logger: env.logger,
 	})
 	mem := wiring.Memory{Store: store, IndexBudget: cfg.Memory.IndexBudget}
 	reflModel := cfg.LLM.ReflectorModel
@@ -84,7 +85,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	ag, err := agent.New(agent.Config{
 		Model: llm, ModelName: cfg.LLM.Model, Memory: mem,
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
-		Logger: env.logger,
+		MaxReplyChars: cfg.MaxReplyChars, Logger: env.logger,
 		OnTurn: func(t agent.Turn) {
 			if err := refl.Add(t); err != nil {
 				env.logger.Error("reflector: could not journal the turn; it will not be reflected", "task_id", t.TaskID, "user", t.User, "err", err)

@@ -57,6 +57,9 @@ const (
 	maxDiscordGuilds    = 100     // discord.guildIDs: more guilds, register /memory globally
 	maxDiscordShards    = 1024    // discord.shardCount: 2.5 million guilds at Discord's 2500 per shard
 	ollamaProbeTimeout  = 3 * time.Second
+	// Upper bounds of llm.maxResponseBytes and maxReplyChars.
+	maxResponseBytesLimit = 1 << 30
+	maxReplyCharsLimit    = 1 << 20
 )
 
 // ErrNoLLM is wrapped by ResolveLLM when no LLM endpoint is configured and no
@@ -66,26 +69,28 @@ var ErrNoLLM = errors.New("no LLM configured")
 // Config is the whole configuration. YAML keys are camelCase exactly as in
 // the tags; unknown keys, wrong case included, are refused.
 type Config struct {
-	LLM        LLMConfig           `yaml:"llm"`
-	Memory     MemoryConfig        `yaml:"memory"`
-	State      StateConfig         `yaml:"state"`
-	Agent      AgentConfig         `yaml:"agent"`
-	Reflector  ReflectorConfig     `yaml:"reflector"`
-	Slack      SlackConfig         `yaml:"slack"`
-	Discord    DiscordConfig       `yaml:"discord"`
-	Identities map[string][]string `yaml:"identities"` // name → ["slack:T01ABC/U02DEF", "discord:80351110224678912"]
-	Server     ServerConfig        `yaml:"server"`
-	Log        LogConfig           `yaml:"log"`
+	LLM           LLMConfig           `yaml:"llm"`
+	Memory        MemoryConfig        `yaml:"memory"`
+	State         StateConfig         `yaml:"state"`
+	Agent         AgentConfig         `yaml:"agent"`
+	MaxReplyChars int                 `yaml:"maxReplyChars"` // top level, as it bounds every platform's replies; default 16000, 100..1048576
+	Reflector     ReflectorConfig     `yaml:"reflector"`
+	Slack         SlackConfig         `yaml:"slack"`
+	Discord       DiscordConfig       `yaml:"discord"`
+	Identities    map[string][]string `yaml:"identities"` // name → ["slack:T01ABC/U02DEF", "discord:80351110224678912"]
+	Server        ServerConfig        `yaml:"server"`
+	Log           LogConfig           `yaml:"log"`
 }
 
 // LLMConfig is the "llm:" section.
 type LLMConfig struct {
-	BaseURL        string   `yaml:"baseURL"`        // env OPENAI_BASE_URL; "" = not set (see ResolveLLM)
-	APIKey         string   `yaml:"apiKey"`         // env OPENAI_API_KEY; secret
-	Model          string   `yaml:"model"`          // env MNEMO_MODEL; default gpt-4o-mini
-	ReflectorModel string   `yaml:"reflectorModel"` // env MNEMO_REFLECTOR_MODEL; default = Model
-	Timeout        Duration `yaml:"timeout"`        // default 60s
-	MaxRetries     int      `yaml:"maxRetries"`     // default 3, 0..10
+	BaseURL          string   `yaml:"baseURL"`          // env OPENAI_BASE_URL; "" = not set (see ResolveLLM)
+	APIKey           string   `yaml:"apiKey"`           // env OPENAI_API_KEY; secret
+	Model            string   `yaml:"model"`            // env MNEMO_MODEL; default gpt-4o-mini
+	ReflectorModel   string   `yaml:"reflectorModel"`   // env MNEMO_REFLECTOR_MODEL; default = Model
+	Timeout          Duration `yaml:"timeout"`          // default 60s
+	MaxRetries       int      `yaml:"maxRetries"`       // default 3, 0..10
+	MaxResponseBytes int      `yaml:"maxResponseBytes"` // bytes of one response read at most; default 4 MiB, 1024..1 GiB
 }
 
 // MemoryConfig is the "memory:" section.
@@ -220,6 +225,7 @@ func baseDefaults() *Config {
 	c.LLM.Model = "gpt-4o-mini"
 	c.LLM.Timeout = Duration(60 * time.Second)
 	c.LLM.MaxRetries = 3
+	c.LLM.MaxResponseBytes = agent.DefaultMaxResponseBytes
 	c.Memory.DataDir = "data/memory"
 	c.Memory.IndexBudget = 4096
 	c.Memory.ReadCap = 65536
@@ -227,6 +233,7 @@ func baseDefaults() *Config {
 	c.Agent.MaxSteps = 8
 	c.Agent.HistoryTurns = 10
 	c.Agent.MaxConcurrent = 8
+	c.MaxReplyChars = agent.DefaultMaxReplyChars
 	c.Reflector.Idle = Duration(2 * time.Minute)
 	c.Reflector.MaxTurns = 20
 	c.Reflector.MaxSteps = 12
@@ -972,6 +979,8 @@ func (c *Config) validate(origin map[string]string) error {
 	ch.notEmpty("llm.reflectorModel", c.LLM.ReflectorModel)
 	ch.positive("llm.timeout", c.LLM.Timeout)
 	ch.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10, "")
+	ch.intRange("llm.maxResponseBytes", c.LLM.MaxResponseBytes, 1024, maxResponseBytesLimit,
+		" bytes (default 4194304)")
 
 	dataOK := ch.notEmpty("memory.dataDir", c.Memory.DataDir)
 	stateOK := ch.notEmpty("state.dir", c.State.Dir)
@@ -990,6 +999,8 @@ func (c *Config) validate(origin map[string]string) error {
 	ch.intRange("agent.maxSteps", c.Agent.MaxSteps, 1, 100, "")
 	ch.intRange("agent.historyTurns", c.Agent.HistoryTurns, 0, 1000, "")
 	ch.intRange("agent.maxConcurrent", c.Agent.MaxConcurrent, 1, 1024, "")
+	ch.intRange("maxReplyChars", c.MaxReplyChars, agent.MinMaxReplyChars, maxReplyCharsLimit,
+		" characters (default 16000)")
 
 	ch.positive("reflector.idle", c.Reflector.Idle)
 	ch.intRange("reflector.maxTurns", c.Reflector.MaxTurns, 1, 1000, "")

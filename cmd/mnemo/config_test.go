@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -15,7 +16,11 @@ import (
 	"testing"
 	"time"
 
+	openai "github.com/sashabaranov/go-openai"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 // envMap returns a getenv reading from m.
@@ -64,6 +69,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"llm.reflectorModel", c.LLM.ReflectorModel, "gpt-4o-mini"},
 		{"llm.timeout", c.LLM.Timeout.Std(), 60 * time.Second},
 		{"llm.maxRetries", c.LLM.MaxRetries, 3},
+		{"llm.maxResponseBytes", c.LLM.MaxResponseBytes, 4 << 20},
 		{"memory.dataDir", c.Memory.DataDir, filepath.Join("data", "memory")},
 		{"memory.indexBudget", c.Memory.IndexBudget, 4096},
 		{"memory.readCap", c.Memory.ReadCap, 65536},
@@ -72,6 +78,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"agent.maxSteps", c.Agent.MaxSteps, 8},
 		{"agent.historyTurns", c.Agent.HistoryTurns, 10},
 		{"agent.maxConcurrent", c.Agent.MaxConcurrent, 8},
+		{"maxReplyChars", c.MaxReplyChars, 16000},
 		{"reflector.idle", c.Reflector.Idle.Std(), 2 * time.Minute},
 		{"reflector.maxTurns", c.Reflector.MaxTurns, 20},
 		{"reflector.maxSteps", c.Reflector.MaxSteps, 12},
@@ -188,11 +195,13 @@ func TestFixtureFull(t *testing.T) {
 		LLM: LLMConfig{
 			BaseURL: "http://llm.internal:8000/v1", APIKey: "sk-file-secret-1234", Model: "llama3.2",
 			ReflectorModel: "qwen2.5", Timeout: Duration(90 * time.Second), MaxRetries: 0,
+			MaxResponseBytes: 4194304, // not in the file: the default
 		},
-		Memory:    MemoryConfig{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
-		State:     StateConfig{Dir: "/srv/mnemo/state"},
-		Agent:     AgentConfig{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
-		Reflector: ReflectorConfig{Idle: Duration(5 * time.Minute), MaxTurns: 40, MaxSteps: 6, FactsBudget: 1},
+		Memory:        MemoryConfig{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
+		State:         StateConfig{Dir: "/srv/mnemo/state"},
+		Agent:         AgentConfig{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
+		MaxReplyChars: 16000, // not in the file: the default
+		Reflector:     ReflectorConfig{Idle: Duration(5 * time.Minute), MaxTurns: 40, MaxSteps: 6, FactsBudget: 1},
 		Slack: SlackConfig{
 			BotToken: "xoxb-file-bot-secret", AppToken: "xapp-file-app-secret",
 			APIURL: "http://slack.internal/api/", ChannelMemory: "full",
@@ -546,9 +555,13 @@ func TestValidateHandBuilt(t *testing.T) {
 		"llm.timeout: must be greater than 0",
 		`slack.apiURL (SLACK_API_URL): must not be empty; the default is "https://slack.com/api/"`,
 		`slack.channelMemory: "" is not one of full, read, off`,
-		`server.listen: "" must be host:port`,
-		"discord.shardCount: 0 is out of range; use 1 to 1024",
+		"llm.maxResponseBytes: 0 is out of range; use 1024 to 1073741824 bytes",
+		"maxReplyChars: 0 is out of range; use 100 to 1048576 characters",
+		"... and ", // more than maxReportedErrors problems
 	)
+	c1 := DefaultConfig()
+	c1.Discord.ShardCount, c1.Server.Listen = 0, ""
+	wantErr(t, c1.Validate(), "discord.shardCount: 0 is out of range; use 1 to 1024", `server.listen: "" must be host:port`)
 
 	// Discord keys set by the caller, as serve flags or tests might.
 	c0 := DefaultConfig()
@@ -1193,5 +1206,62 @@ func TestValidateOrder(t *testing.T) {
 	want := []string{"mnemo.yaml:2:", "mnemo.yaml:4:", "mnemo.yaml:5:", "mnemo.yaml:7:", "SLACK_APP_TOKEN"}
 	if !slices.Equal(prefixes, want) {
 		t.Errorf("order %v, want %v:\n%v", prefixes, want, err)
+	}
+}
+
+// llm.maxResponseBytes and maxReplyChars: where they are written, their
+// checks, and that openApp hands them to the model client and the agent.
+func TestBoundsConfig(t *testing.T) {
+	c, err := loadString("llm:\n  maxResponseBytes: 2048\nmaxReplyChars: 100\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.LLM.MaxResponseBytes != 2048 || c.MaxReplyChars != 100 {
+		t.Errorf("got %d, %d", c.LLM.MaxResponseBytes, c.MaxReplyChars)
+	}
+	tests := []struct{ yaml, want string }{
+		{"llm:\n  maxResponseBytes: 1023\n", "mnemo.yaml:2: llm.maxResponseBytes: 1023 is out of range; use 1024 to 1073741824 bytes (default 4194304)"},
+		{"llm:\n  maxResponseBytes: 2147483648\n", "llm.maxResponseBytes: 2147483648 is out of range"},
+		{"maxReplyChars: 99\n", "mnemo.yaml:1: maxReplyChars: 99 is out of range; use 100 to 1048576 characters (default 16000)"},
+		{"maxReplyChars: 0\n", "mnemo.yaml:1: maxReplyChars: 0 is out of range"},
+		{"maxReplyChars: lots\n", `mnemo.yaml:1: maxReplyChars: expected an integer, got "lots"`},
+		{"agent:\n  maxReplyChars: 500\n", `mnemo.yaml:2: unknown key "agent.maxReplyChars" (did you mean "maxReplyChars"?)`},
+		{"maxResponseBytes: 5000\n", `mnemo.yaml:1: unknown key "maxResponseBytes" (did you mean "llm.maxResponseBytes"?)`},
+	}
+	for _, tt := range tests {
+		_, err := loadString(tt.yaml, nil)
+		wantErr(t, err, tt.want)
+	}
+
+	srv := openaitest.New(t)
+	srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
+		switch r.LastUser() {
+		case "long":
+			return openaitest.Text(strings.Repeat("word ", 80)), true // a 400-character reply in a body under 1 KiB
+		case "huge":
+			return openaitest.Text(strings.Repeat("x", 4000)), true
+		}
+		return openaitest.Text("nothing to remember"), true // the reflector, at Close
+	})
+	c, err = loadString("llm:\n  maxResponseBytes: 1024\n  maxRetries: 0\nmaxReplyChars: 100\n",
+		map[string]string{"OPENAI_BASE_URL": srv.URL(), "MNEMO_DATA_DIR": filepath.Join(t.TempDir(), "memory")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &cliEnv{getenv: func(string) string { return "" }, stdin: strings.NewReader(""), stdout: io.Discard,
+		stderr: io.Discard, logger: slog.New(slog.DiscardHandler)}
+	a, err := openApp(context.Background(), env, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(context.Background())
+	r, err := a.agent.Handle(context.Background(), agent.Task{User: "alice", Platform: "console", Text: "long"})
+	if err != nil || r.Failed || len([]rune(r.Text)) > 100 || !strings.Contains(r.Text, "reply cut") {
+		t.Errorf("maxReplyChars 100: reply %q, %v", r.Text, err)
+	}
+	_, err = a.llm.Complete(context.Background(), openai.ChatCompletionRequest{Model: c.LLM.Model,
+		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "huge"}}})
+	if !errors.Is(err, agent.ErrResponseTooLarge) || !strings.Contains(err.Error(), "(1024 bytes)") {
+		t.Errorf("llm.maxResponseBytes 1024: %v", err)
 	}
 }

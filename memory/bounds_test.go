@@ -1,0 +1,126 @@
+package memory
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// listEntry is an element of a memory_list result, the last one's
+// omitted count included.
+type listEntry struct {
+	Path    string `json:"path"`
+	Summary string `json:"summary"`
+	Size    int64  `json:"size"`
+	Omitted int    `json:"omitted"`
+}
+
+func decodeList(t *testing.T, out string) []listEntry {
+	t.Helper()
+	var got []listEntry
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("memory_list result is not a JSON array of entries: %v\n%.300s", err, out)
+	}
+	return got
+}
+
+// memory_list of a user with 10,000 files stays within listBudget: facts
+// first, then the newest episodes, then an entry saying how many files
+// were left out.
+func TestMemoryListBudget(t *testing.T) {
+	const facts, episodes = 100, 9900
+	s := newStore(t, func(o *Options) { o.Watch = false })
+	dir := filepath.Join(s.Dir(), "alice")
+	for i := range facts {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("facts/topic%03d.md", i)), fmt.Sprintf("# Topic %d\n\n> Summary: what the user said about topic %d\n\n- a fact\n", i, i))
+	}
+	for i := range episodes {
+		writeFile(t, filepath.Join(dir, fmt.Sprintf("episodes/%04d-%02d.md", 1000+i/12, i%12+1)), fmt.Sprintf("# Month %d\n\n> Summary: what happened in month %d\n\n## Something\n", i, i))
+	}
+	tools := toolMap(ReadTools(mustUser(t, s, "alice").NewSession()))
+	out, err := call(t, tools, "memory_list", `{}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) > listBudget {
+		t.Fatalf("memory_list returned %d bytes, budget %d", len(out), listBudget)
+	}
+	if len(out) < listBudget-500 {
+		t.Errorf("memory_list returned %d bytes: the budget of %d is not used", len(out), listBudget)
+	}
+	got := decodeList(t, out)
+	shown, last := got[:len(got)-1], got[len(got)-1]
+	if len(shown) < facts+10 {
+		t.Fatalf("only %d files shown", len(shown))
+	}
+	for i, e := range shown {
+		want := fmt.Sprintf("facts/topic%03d.md", i)
+		if i >= facts {
+			j := episodes - 1 - (i - facts) // newest first
+			want = fmt.Sprintf("episodes/%04d-%02d.md", 1000+j/12, j%12+1)
+		}
+		if e.Path != want || e.Summary == "" || e.Size == 0 || e.Omitted != 0 {
+			t.Fatalf("entry %d = %+v; want %s", i, e, want)
+		}
+	}
+	left := facts + episodes - len(shown)
+	if last.Path != "" || last.Size != 0 || last.Omitted != left ||
+		!strings.Contains(last.Summary, fmt.Sprintf("(%d more files not listed", left)) ||
+		!strings.Contains(last.Summary, fmt.Sprintf("Left out: %d older episode files", left)) {
+		t.Errorf("last entry %+v; want one saying %d files were left out", last, left)
+	}
+}
+
+// Within the budget the result is what it always was: the plain array.
+func TestMemoryListSmall(t *testing.T) {
+	files := []FileInfo{
+		{Path: "facts/a.md", Summary: "a <b> & c", Size: 10},
+		{Path: "episodes/2026-02.md", Summary: "feb", Size: 20},
+	}
+	want, _ := json.Marshal(files)
+	if got := listResult(files, listBudget); got != string(want) {
+		t.Errorf("got %s\nwant %s", got, want)
+	}
+	if got := listResult(nil, listBudget); got != "[]" {
+		t.Errorf("no files: %s", got)
+	}
+}
+
+// Facts are left out too when they alone pass the budget; the counts say
+// which kinds; every cut stays within the budget.
+func TestMemoryListOmittedCounts(t *testing.T) {
+	var files []FileInfo
+	for i := range 50 {
+		files = append(files, FileInfo{Path: fmt.Sprintf("facts/f%02d.md", i), Summary: strings.Repeat("s", 100), Size: 100})
+	}
+	files = append(files, FileInfo{Path: "episodes/2026-01.md", Summary: strings.Repeat("e", 200), Size: 5})
+	seen := map[int]bool{} // omitted counts met
+	for budget := 300; ; budget += 11 {
+		out := listResult(files, budget)
+		if len(out) > budget {
+			t.Fatalf("budget %d: %d bytes", budget, len(out))
+		}
+		got := decodeList(t, out)
+		last := got[len(got)-1]
+		if len(got) == len(files) && last.Omitted == 0 {
+			break // all fit
+		}
+		if last.Omitted != len(files)-(len(got)-1) {
+			t.Fatalf("budget %d: %d shown, omitted %d", budget, len(got)-1, last.Omitted)
+		}
+		seen[last.Omitted] = true
+		want := fmt.Sprintf("(%d more files not listed: the list is limited to %d bytes. Left out: %s and 1 older episode file (episodes/YYYY-MM.md). memory_read",
+			last.Omitted, budget, plural(last.Omitted-1, "fact file"))
+		if last.Omitted == 1 {
+			want = fmt.Sprintf("(1 more file not listed: the list is limited to %d bytes. Left out: 1 older episode file (episodes/YYYY-MM.md). memory_read", budget)
+		}
+		if !strings.HasPrefix(last.Summary, want) {
+			t.Errorf("budget %d: %s\nwant %s", budget, last.Summary, want)
+		}
+	}
+	if !seen[1] || !seen[2] || !seen[len(files)] {
+		t.Errorf("omitted counts met: %v", seen)
+	}
+}
