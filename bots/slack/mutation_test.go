@@ -1,0 +1,278 @@
+package slack
+
+// Tests added after mutation testing (make mutation): each pins a
+// behaviour that a surviving mutant showed no test noticed breaking.
+// .gremlins-equivalent.md lists the mutants that cannot be killed.
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+)
+
+// ackSize is the size of the acknowledgement that carries m.
+func ackSize(m responseMessage) int {
+	js, _ := json.Marshal(socketmode.Response{EnvelopeID: strings.Repeat("0", 36), Payload: m})
+	return len(js)
+}
+
+// TestFitAckBounds: an acknowledgement is always below maxAckBytes (an
+// answer of exactly maxAckBytes is cut too), it is cut near the limit
+// rather than far below it, and text that JSON makes heavier (< is
+// \u003c) is cut again until it fits.
+func TestFitAckBounds(t *testing.T) {
+	empty := ackSize(ephemeral(""))
+	for _, c := range []struct {
+		name string
+		text string
+		cut  bool
+	}{
+		{"one byte below", strings.Repeat("a", maxAckBytes-1-empty), false},
+		{"exactly the limit", strings.Repeat("a", maxAckBytes-empty), true},
+		{"long plain text", strings.Repeat("line of a memory listing\n", 3000), true},
+		{"heavy text", strings.Repeat("<", 3000) + strings.Repeat("a", 20000), true},
+		// Its first cut comes out at exactly maxAckBytes: cut once more.
+		{"first cut at the limit", strings.Repeat("<", 2075) + strings.Repeat("a", 2997), true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			msg := ephemeral(c.text)
+			got := fitAck(msg)
+			n := ackSize(got)
+			if n >= maxAckBytes {
+				t.Errorf("acknowledgement of %d bytes", n)
+			}
+			if !c.cut {
+				if got.Text != c.text {
+					t.Error("cut though it fitted")
+				}
+				return
+			}
+			if !strings.Contains(got.Text, "mnemo memory ls") || !strings.HasPrefix(c.text, strings.TrimSuffix(got.Text[:20], "\n")) {
+				t.Errorf("not cut with the note: %.60q…", got.Text)
+			}
+			if n < maxAckBytes/2 {
+				t.Errorf("cut to %d bytes: far more than needed", n)
+			}
+		})
+	}
+}
+
+// TestCutLines: text of exactly max characters is kept whole; a longer
+// one is cut at its last line break (not at one that starts the text),
+// and an open code block is closed.
+func TestCutLines(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		max  int
+		want string
+	}{
+		{"ab\ncd", 5, "ab\ncd"},
+		{"ab\ncde", 5, "ab"},
+		{"\nabcdef", 4, "\nabc"},
+		{"```\ncode\nmore", 9, "```\ncode\n```"},
+		{"plain", 3, "pla"},
+	} {
+		if got := cutLines(c.s, c.max); got != c.want {
+			t.Errorf("cutLines(%q, %d) = %q; want %q", c.s, c.max, got, c.want)
+		}
+	}
+}
+
+// TestRespondStatusLogged: an answer the response_url refuses is logged;
+// one it takes is not.
+func TestRespondStatusLogged(t *testing.T) {
+	var status atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(int(status.Load())) }))
+	defer srv.Close()
+	logs := &bottest.LogBuffer{}
+	b, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: srv.URL + "/api/", Handler: bottest.NewHandler(),
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.http.CloseIdleConnections()
+	for _, s := range []int{http.StatusOK, http.StatusNoContent} {
+		status.Store(int32(s))
+		b.respond(t.Context(), srv.URL+"/commands/x", ephemeral("x"))
+	}
+	if strings.Contains(logs.String(), "refused") {
+		t.Errorf("a 2xx logged as refused:\n%s", logs)
+	}
+	status.Store(http.StatusInternalServerError)
+	b.respond(t.Context(), srv.URL+"/commands/x", ephemeral("x"))
+	if !strings.Contains(logs.String(), "the response_url refused the answer") || !strings.Contains(logs.String(), "status=500") {
+		t.Errorf("a 500 not logged:\n%s", logs)
+	}
+}
+
+// TestToMrkdwnEdges: block quotes (up to three spaces of indentation, with
+// or without a space after >) keep converting what they quote; a ```
+// info string cannot hold a backtick (a ~~~ one can); the bold
+// placeholder rune cannot be smuggled in; brackets ending the line are
+// text.
+func TestToMrkdwnEdges(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{">quote", "&gt; quote"},
+		{">\ttabbed", "&gt; tabbed"},
+		{"> - item", "&gt; • item"},
+		{"> # Title", "&gt; *Title*"},
+		{">> twice", "&gt; &gt; twice"},
+		{"   > three spaces", "&gt; three spaces"},
+		{"    > four spaces", "    &gt; four spaces"},
+		{"```js`x\ncode", "``\u200b`js`x\ncode"},
+		{"~~~ a`b\ncode\n~~~", "```\ncode\n```"},
+		{"a \uE002b\uE002 c", "a \uFFFDb\uFFFD c"},
+		{"[just brackets]", "[just brackets]"},
+		{"[a](b", "[a](b"},
+	} {
+		if got := toMrkdwn(c.in); got != c.want {
+			t.Errorf("toMrkdwn(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestIsWordByte: ASCII letters, digits and _ are word bytes (a URL right
+// after one is not linked); nothing else is, the neighbours of each range
+// included.
+func TestIsWordByte(t *testing.T) {
+	const word = "_0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	for c := 0; c < 256; c++ {
+		if got, want := isWordByte(byte(c)), strings.IndexByte(word, byte(c)) >= 0; got != want {
+			t.Errorf("isWordByte(%q) = %v", rune(c), got)
+		}
+	}
+	for _, c := range []struct{ in, want string }{
+		{"see https://x.io", "see https://x.io"},
+		{"(https://x.io)", "(https://x.io)"},
+		{"xhttps://x.io/a_b_", "xhttps://x.io/a_b_"},
+		{"_https://x.io/*a*", "_https://x.io/_a_"},
+	} {
+		if got := toMrkdwn(c.in); got != c.want {
+			t.Errorf("toMrkdwn(%q) = %q; want %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestRedeliveryLogged: a duplicate is logged with Slack's retry attempt.
+func TestRedeliveryLogged(t *testing.T) {
+	hs := start(t, setup{})
+	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "once"})
+	hs.srv.Redeliver(env, 2)
+	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the duplicate's log", func() bool {
+		for _, l := range strings.Split(hs.logs.String(), "\n") {
+			if strings.Contains(l, "duplicate event ignored") && strings.Contains(l, "retry_attempt=2") {
+				return true
+			}
+		}
+		return false
+	})
+	if n := len(hs.h.Tasks()); n != 1 {
+		t.Errorf("%d tasks for one message", n)
+	}
+}
+
+// TestDedupeKeys: events without an event_id, or without a
+// client_msg_id, are told apart by their message; two deliveries of one
+// client message (same client_msg_id, new event and ts) are answered
+// once.
+func TestDedupeKeys(t *testing.T) {
+	hs := start(t, setup{})
+	push := func(eventID, clientID, ts, text string) {
+		ev := map[string]any{"type": "message", "user": "U1", "text": text, "channel": "D1", "channel_type": "im", "ts": ts}
+		if clientID != "" {
+			ev["client_msg_id"] = clientID
+		}
+		payload := map[string]any{"type": "event_callback", "token": "t", "team_id": "T0TEAM", "event": ev}
+		if eventID != "" {
+			payload["event_id"] = eventID
+		}
+		js, _ := json.Marshal(payload)
+		hs.srv.Push(slacktest.Envelope{Type: "events_api", Payload: js})
+	}
+	push("", "", "1700000001.000100", "a")
+	push("", "", "1700000002.000100", "b")
+	push("Ev3", "", "1700000003.000100", "c")
+	push("Ev4", "", "1700000004.000100", "d")
+	push("Ev5", "client-x", "1700000005.000100", "e")
+	push("Ev6", "client-x", "1700000006.000100", "e again")
+	push("Ev7", "client-y", "1700000007.000100", "last")
+	// One DM conversation: answered in order, so once "last" is answered
+	// everything before it was.
+	posts, err := hs.srv.WaitPosts(6, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range posts {
+		got = append(got, strings.TrimPrefix(p.Text, "echo: "))
+	}
+	if strings.Join(got, ",") != "a,b,c,d,e,last" {
+		t.Errorf("answered %q", got)
+	}
+}
+
+// TestBusyReplyLogged: the busy reply is logged as such, and not as a
+// failure when it was posted.
+func TestBusyReplyLogged(t *testing.T) {
+	hs := start(t, setup{})
+	release := hs.h.Hold()
+	for i := range core.PerConversation + 1 {
+		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
+	}
+	posts, err := hs.srv.WaitPosts(1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if posts[0].Text != escapeText(core.BusyReplyText) {
+		t.Errorf("first post %q", posts[0].Text)
+	}
+	release()
+	if _, err := hs.srv.WaitPosts(core.PerConversation+1, wait); err != nil {
+		t.Fatal(err)
+	}
+	if err := hs.stop(); err != nil { // every task and busy reply is done
+		t.Fatal(err)
+	}
+	logs := hs.logs.String()
+	if !strings.Contains(logs, "answering that the bot is busy") || strings.Contains(logs, "cannot post the busy reply") {
+		t.Errorf("logs:\n%s", logs)
+	}
+}
+
+// TestTimestampLength: a timestamp is at most 32 characters.
+func TestTimestampLength(t *testing.T) {
+	ts := "1700000000." + strings.Repeat("1", 21) // 32
+	if !validTS(ts) || validTS(ts+"1") {
+		t.Errorf("validTS: %d characters accepted or one more refused", len(ts))
+	}
+}
+
+// TestFailedPostLogged: a reply that cannot be posted is logged with the
+// part that failed, counted from 1.
+func TestFailedPostLogged(t *testing.T) {
+	hs := start(t, setup{})
+	hs.srv.FailNext("chat.postMessage", slacktest.APIError("channel_not_found"))
+	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
+	waitFor(t, "the error log", func() bool {
+		for _, l := range strings.Split(hs.logs.String(), "\n") {
+			if strings.Contains(l, "cannot post the reply") && strings.Contains(l, "part 1 of 1") && strings.Contains(l, "parts_posted=0") {
+				return true
+			}
+		}
+		return false
+	})
+}
