@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack/socketmode"
 
@@ -275,4 +276,72 @@ func TestFailedPostLogged(t *testing.T) {
 		}
 		return false
 	})
+}
+
+// TestThreadContextLimits: at most repliesPages pages of a thread are
+// read, and a message the bot posted without a user (only its bot_id) is
+// the bot's own.
+func TestThreadContextLimits(t *testing.T) {
+	hs := start(t, setup{})
+	root := hs.srv.NextTS()
+	msgs := []slacktest.Message{
+		{User: "U2", Text: "root", TS: root},
+		{BotID: "B0BOT", SubType: "bot_message", Text: "said by the bot", TS: hs.srv.NextTS()},
+	}
+	hs.srv.SetThread("C1", root, msgs)
+	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", ThreadTS: root})
+	ctx := hs.h.WaitTasks(t, 1, wait)[0].Context
+	if len(ctx) != 2 || ctx[1].Author != "mnemo (you, the assistant)" {
+		t.Errorf("context %+v", ctx)
+	}
+
+	root2 := hs.srv.NextTS()
+	long := []slacktest.Message{{User: "U2", Text: "root", TS: root2}}
+	for i := range 1300 { // 7 pages of 200
+		long = append(long, slacktest.Message{User: "U4", Text: fmt.Sprint("reply ", i), TS: hs.srv.NextTS()})
+	}
+	hs.srv.SetThread("C1", root2, long)
+	before := len(hs.srv.Calls("conversations.replies"))
+	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", ThreadTS: root2})
+	hs.h.WaitTasks(t, 2, wait)
+	if n := len(hs.srv.Calls("conversations.replies")) - before; n != repliesPages {
+		t.Errorf("%d pages read; want %d", n, repliesPages)
+	}
+}
+
+// TestAuthTestBackoff: auth.test failures that may pass are retried after
+// retryBase, then twice that; a 4xx (400 included) is not retried.
+func TestAuthTestBackoff(t *testing.T) {
+	srv := slacktest.New(t, slacktest.Options{})
+	newBot := func(logs *bottest.LogBuffer) *Bot {
+		b, err := New(Config{BotToken: srv.Options().BotToken, AppToken: srv.Options().AppToken, APIURL: srv.APIURL(),
+			Handler: bottest.NewHandler(), Logger: slog.New(slog.NewTextHandler(logs, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.retryBase = time.Millisecond
+		t.Cleanup(b.http.CloseIdleConnections)
+		return b
+	}
+	srv.FailNext("auth.test", slacktest.HTTPError(500))
+	srv.FailNext("auth.test", slacktest.HTTPError(502))
+	logs := &bottest.LogBuffer{}
+	b := newBot(logs)
+	if err := b.authTest(t.Context()); err != nil {
+		t.Fatalf("authTest after two passing failures: %v", err)
+	}
+	for _, want := range []string{"attempt=1 wait=1ms", "attempt=2 wait=2ms"} {
+		if !strings.Contains(logs.String(), want) {
+			t.Errorf("no %q in the logs:\n%s", want, logs)
+		}
+	}
+	before := len(srv.Calls("auth.test"))
+	srv.FailNext("auth.test", slacktest.HTTPError(400))
+	b = newBot(&bottest.LogBuffer{})
+	if err := b.authTest(t.Context()); err == nil || !strings.Contains(err.Error(), "SLACK_API_URL") {
+		t.Errorf("authTest after a 400: %v", err)
+	}
+	if n := len(srv.Calls("auth.test")) - before; n != 1 {
+		t.Errorf("a 400 was tried %d times", n)
+	}
 }
