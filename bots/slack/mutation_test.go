@@ -5,7 +5,9 @@ package slack
 // .gremlins-equivalent.md lists the mutants that cannot be killed.
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -15,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
@@ -343,5 +346,54 @@ func TestAuthTestBackoff(t *testing.T) {
 	}
 	if n := len(srv.Calls("auth.test")) - before; n != 1 {
 		t.Errorf("a 400 was tried %d times", n)
+	}
+}
+
+// TestDispatchConnectionEvents: connections are logged counted from 1; a
+// connection error is logged, with its cause, while running but not
+// while shutting down.
+func TestDispatchConnectionEvents(t *testing.T) {
+	logs := &bottest.LogBuffer{}
+	b, err := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", Handler: bottest.NewHandler(),
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := t.Context()
+	b.dispatch(ctx, ctx, socketmode.Event{Type: socketmode.EventTypeConnected, Data: &socketmode.ConnectedEvent{ConnectionCount: 0}})
+	if !b.Ready() || !strings.Contains(logs.String(), "connection=1") {
+		t.Errorf("ready %v, logs:\n%s", b.Ready(), logs)
+	}
+	connErr := socketmode.Event{Type: socketmode.EventTypeConnectionError,
+		Data: &slackgo.ConnectionErrorEvent{ErrorObj: errors.New("dial https://u:secret@wss.example/: refused")}}
+	b.dispatch(ctx, ctx, connErr)
+	if l := logs.String(); !strings.Contains(l, "cannot connect to Socket Mode; retrying") || !strings.Contains(l, "refused") ||
+		strings.Contains(l, "secret") || b.Ready() {
+		t.Errorf("connection error: ready %v, logs:\n%s", b.Ready(), l)
+	}
+	stopped, cancel := context.WithCancel(ctx)
+	cancel()
+	n := strings.Count(logs.String(), "retrying")
+	b.dispatch(stopped, stopped, connErr)
+	if strings.Count(logs.String(), "retrying") != n {
+		t.Errorf("a connection error while stopping was logged:\n%s", logs)
+	}
+	if redactErr(nil) != "" {
+		t.Error("redactErr(nil)")
+	}
+}
+
+// TestAlnum: ASCII letters and digits, the ends of each range included
+// and their neighbours excluded.
+func TestAlnum(t *testing.T) {
+	for _, s := range []string{"AZaz09", "Z", "z", "a", "A", "0", "9"} {
+		if !alnum(s, 24) {
+			t.Errorf("alnum(%q) = false", s)
+		}
+	}
+	for _, s := range []string{"@", "[", "`", "{", "/", ":", "é", "A-B", ""} {
+		if alnum(s, 24) {
+			t.Errorf("alnum(%q) = true", s)
+		}
 	}
 }
