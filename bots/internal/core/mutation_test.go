@@ -51,12 +51,12 @@ func TestQueuePerKeyBoundIsExact(t *testing.T) {
 	if q.Submit("k", func() { t.Error("a refused task ran") }) {
 		t.Fatal("a fourth task accepted for a key of three")
 	}
-	if !q.Submit("other", rec.task("other", nil)) {
+	if !q.Submit("other", rec.task("other", release)) {
 		t.Fatal("another key refused")
 	}
-	if q.Len() != 4 {
+	if n := q.Len(); n != 4 {
 		close(release)
-		t.Fatalf("Len %d; want 4", q.Len()) // Close might never return
+		t.Fatalf("Len %d; want 4", n) // Close might never return
 	}
 	close(release)
 	if err := q.Close(t.Context()); err != nil {
