@@ -1,12 +1,8 @@
 package discord
 
 import (
-	"context"
-	"errors"
 	"io"
 	"log/slog"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -66,7 +62,7 @@ func start(t *testing.T, s setup) *harness {
 	srv.AddChannel(discordgo.Channel{ID: channelID, GuildID: guildID, Type: discordgo.ChannelTypeGuildText, Name: "general"})
 	srv.AddChannel(discordgo.Channel{ID: threadID, GuildID: guildID, Type: discordgo.ChannelTypeGuildPublicThread, ParentID: channelID, Name: "a thread"})
 	srv.AddChannel(discordgo.Channel{ID: dmID, Type: discordgo.ChannelTypeDM})
-	hs := &harness{srv: srv, h: bottest.NewHandler(), logs: &bottest.LogBuffer{}, done: make(chan error, 1)}
+	hs := &harness{srv: srv, h: bottest.NewHandler(), logs: &bottest.LogBuffer{}}
 	hs.mem = &bottest.Memory{Check: func(p string) error { _, err := memory.ParsePath(p); return err }}
 	cfg := Config{
 		Token: srv.Options().Token, APIURL: srv.URL(),
@@ -86,35 +82,9 @@ func start(t *testing.T, s setup) *harness {
 	bot.retryBase = 10 * time.Millisecond
 	bot.typingEvery = time.Hour
 	hs.bot = bot
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { hs.done <- bot.Run(ctx) }()
-	var once sync.Once
-	var result error
-	hs.stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case result = <-hs.done:
-			case <-time.After(wait):
-				result = errors.New("Run did not return after cancel")
-			}
-		})
-		return result
-	}
-	t.Cleanup(func() {
-		if err := hs.stop(); err != nil && !s.noConnect {
-			t.Errorf("Run: %v", err)
-		}
-		if bot.Ready() {
-			t.Error("Ready after Run returned")
-		}
-		if strings.Contains(hs.logs.String(), cfg.Token) {
-			t.Errorf("the token was logged:\n%s", hs.logs.String())
-		}
-		if t.Failed() {
-			t.Logf("logs:\n%s", hs.logs.String())
-		}
-	})
+	run := bottest.Start(t, bot.Run, bottest.RunOptions{Ready: bot.Ready, Logs: hs.logs, Secrets: []string{cfg.Token},
+		AllowErr: s.noConnect, Timeout: wait})
+	hs.stop, hs.done = run.Stop, run.Done
 	if !s.noConnect {
 		if err := srv.WaitReady(1, wait); err != nil {
 			t.Fatal(err)
@@ -131,13 +101,7 @@ func newLogger(w io.Writer) *slog.Logger {
 // waitFor polls cond until it holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	bottest.WaitFor(t, what, wait, cond)
 }
 
 // posts waits for n posts by the bot.

@@ -1,13 +1,9 @@
 package slack
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"os"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -64,38 +60,8 @@ func start(t *testing.T, s setup) *harness {
 		s.bot(bot)
 	}
 	hs.bot = bot
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- bot.Run(ctx) }()
-	var once sync.Once
-	var result error
-	hs.stop = func() error {
-		once.Do(func() {
-			cancel()
-			select {
-			case result = <-done:
-			case <-time.After(wait):
-				result = errors.New("Run did not return after cancel")
-			}
-		})
-		return result
-	}
-	t.Cleanup(func() {
-		if err := hs.stop(); err != nil {
-			t.Errorf("Run: %v", err)
-		}
-		if bot.Ready() {
-			t.Error("Ready after Run returned")
-		}
-		for _, tok := range []string{cfg.BotToken, cfg.AppToken} {
-			if strings.Contains(hs.logs.String(), tok) {
-				t.Errorf("a token was logged:\n%s", hs.logs.String())
-			}
-		}
-		if t.Failed() {
-			t.Logf("logs:\n%s", hs.logs.String())
-		}
-	})
+	hs.stop = bottest.Start(t, bot.Run, bottest.RunOptions{Ready: bot.Ready, Logs: hs.logs,
+		Secrets: []string{cfg.BotToken, cfg.AppToken}, Timeout: wait}).Stop
 	if !s.noConnect {
 		if err := srv.WaitConnected(1, wait); err != nil {
 			t.Fatal(err)
@@ -108,13 +74,7 @@ func start(t *testing.T, s setup) *harness {
 // waitFor polls cond until it holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	bottest.WaitFor(t, what, wait, cond)
 }
 
 // quiet waits a little and checks that nothing more was posted.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,5 +65,35 @@ func TestLogBuffer(t *testing.T) {
 	slog.New(slog.NewTextHandler(&b, nil)).Info("hello")
 	if !strings.Contains(b.String(), "msg=hello") {
 		t.Errorf("%q", b.String())
+	}
+}
+
+func TestStartStops(t *testing.T) {
+	var r *Run
+	var ready atomic.Bool
+	t.Run("inner", func(t *testing.T) {
+		r = Start(t, func(ctx context.Context) error {
+			ready.Store(true)
+			<-ctx.Done()
+			ready.Store(false)
+			return nil
+		}, RunOptions{Ready: ready.Load, Logs: &LogBuffer{}, Secrets: []string{"tok"}, Timeout: time.Minute})
+		WaitFor(t, "ready", time.Minute, ready.Load)
+	})
+	// The inner test's cleanup stopped Run: Stop returns its result again.
+	if err := r.Stop(); err != nil || ready.Load() {
+		t.Errorf("Stop %v, ready %v", err, ready.Load())
+	}
+}
+
+func TestStartReportsAnError(t *testing.T) {
+	var r *Run
+	t.Run("fatal", func(t *testing.T) {
+		r = Start(t, func(context.Context) error { return errors.New("refused") }, RunOptions{AllowErr: true, Timeout: time.Minute})
+		err := <-r.Done
+		r.Done <- err // for Stop
+	})
+	if err := r.Stop(); err == nil || err.Error() != "refused" {
+		t.Errorf("Stop %v", err)
 	}
 }
