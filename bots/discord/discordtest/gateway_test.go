@@ -410,6 +410,9 @@ func TestRedispatchAndReplayOnResume(t *testing.T) {
 	if len(res) != 1 || res[0].ClientSeq != 3 || res[0].Replayed != 2 {
 		t.Fatalf("resumes %+v", res)
 	}
+	// discordgo hands the raw event (which records the seq) to handlers
+	// after the typed one that waitResumed saw: wait for it.
+	c.waitFor("six dispatch seqs", func() bool { return len(c.seqs) >= 6 })
 	c.mu.Lock()
 	seqs := append([]int64(nil), c.seqs...)
 	c.mu.Unlock()
