@@ -12,6 +12,8 @@ import (
 	"path"
 	"strings"
 	"syscall"
+
+	"github.com/mnemo-agent/mnemo/agent"
 )
 
 // maxFileSize bounds what mnemo reads of any memory file, so a stray huge
@@ -156,14 +158,32 @@ func currentVersion(root *os.Root, name string) ([]byte, Version, error) {
 	return data, v, err
 }
 
-// syncer is the fsync seam: tests swap it to prove an fsync failure fails
-// the write.
-type syncer struct {
-	file func(*os.File) error
-	dir  func(*os.File) error
+// Disk operations, as the Options.Faults hook names them: it is called
+// before each one with the path inside the user's folder.
+const (
+	OpCreate   = "create"   // a temp file
+	OpWrite    = "write"    // its content
+	OpFsync    = "fsync"    // the temp file
+	OpRename   = "rename"   // the temp file over the target
+	OpFsyncDir = "fsyncdir" // the folder, after a rename or removal
+	OpRemove   = "remove"
+)
+
+// faultHook is Options.Faults; a nil hook injects nothing.
+type faultHook func(op, name string) error
+
+func (f faultHook) at(op, name string) error {
+	if f == nil {
+		return nil
+	}
+	return f(op, name)
 }
 
-var realSync = syncer{file: (*os.File).Sync, dir: (*os.File).Sync}
+// diskError marks a failure of the disk (not of the caller's request) with
+// agent.ErrStorage, so the reflector keeps the turns and retries.
+func diskError(op, name string, err error) error {
+	return fmt.Errorf("%w: %s %s: %w", agent.ErrStorage, op, name, err)
+}
 
 func randomSuffix() string {
 	var b [8]byte
@@ -174,51 +194,67 @@ func randomSuffix() string {
 // writeAtomic replaces name with data: a temp file in the same folder
 // (O_EXCL), written, fsynced, renamed over name, then the folder fsynced, so
 // a crash leaves the old file or the new one and never a torn one. check
-// runs just before the rename; an error from it aborts the write.
-func writeAtomic(root *os.Root, sync syncer, name string, data []byte, perm fs.FileMode, check func() error) (err error) {
+// runs just before the rename; an error from it aborts the write. Every
+// failure of the disk itself is wrapped with agent.ErrStorage.
+func writeAtomic(root *os.Root, fault faultHook, name string, data []byte, perm fs.FileMode, check func() error) (err error) {
 	dir, base := path.Split(name)
 	dir = strings.TrimSuffix(dir, "/")
 	tmp := path.Join(dir, "."+base+tempMarker+randomSuffix())
-	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	var f *os.File
+	if err = fault.at(OpCreate, tmp); err == nil {
+		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	}
 	if err != nil {
-		return fmt.Errorf("create temp file for %s: %w", name, err)
+		return diskError("create temp file for", name, err)
 	}
 	defer func() {
 		if err != nil {
 			_ = root.Remove(tmp)
 		}
 	}()
-	if _, err = f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write %s: %w", name, err)
+	if err = fault.at(OpWrite, tmp); err == nil {
+		_, err = f.Write(data)
 	}
-	if err = sync.file(f); err != nil {
+	if err != nil {
 		f.Close()
-		return fmt.Errorf("fsync %s: %w", name, err)
+		return diskError("write", name, err)
+	}
+	if err = fault.at(OpFsync, tmp); err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		f.Close()
+		return diskError("fsync", name, err)
 	}
 	if err = f.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", name, err)
+		return diskError("close", name, err)
 	}
 	if check != nil {
 		if err = check(); err != nil {
 			return err
 		}
 	}
-	if err = root.Rename(tmp, name); err != nil {
-		return fmt.Errorf("rename into %s: %w", name, err)
+	if err = fault.at(OpRename, name); err == nil {
+		err = root.Rename(tmp, name)
 	}
-	return syncDir(root, sync, dir)
+	if err != nil {
+		return diskError("rename into", name, err)
+	}
+	return syncDir(root, fault, dir)
 }
 
 // syncDir makes a rename or removal in dir durable.
-func syncDir(root *os.Root, sync syncer, dir string) error {
+func syncDir(root *os.Root, fault faultHook, dir string) error {
 	d, err := root.Open(dir)
 	if err != nil {
-		return fmt.Errorf("open folder %s for fsync: %w", dir, err)
+		return diskError("open folder for fsync", dir, err)
 	}
 	defer d.Close()
-	if err := sync.dir(d); err != nil {
-		return fmt.Errorf("fsync folder %s: %w", dir, err)
+	if err = fault.at(OpFsyncDir, dir); err == nil {
+		err = d.Sync()
+	}
+	if err != nil {
+		return diskError("fsync folder", dir, err)
 	}
 	return nil
 }

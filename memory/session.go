@@ -12,15 +12,20 @@ import (
 // its writes and patches are based on, so an edit a person saved in between
 // is detected instead of overwritten.
 type Session struct {
-	u    *User
-	mu   sync.Mutex
-	seen map[string]Version
+	u      *User
+	commit CommitHook
+	mu     sync.Mutex
+	seen   map[string]Version
 }
 
 // NewSession starts a session on u.
 func (u *User) NewSession() *Session {
 	return &Session{u: u, seen: map[string]Version{}}
 }
+
+// OnCommit sets the hook told of each change the session's writes make,
+// just before it is made (see CommitHook). Set it before the first write.
+func (s *Session) OnCommit(h CommitHook) { s.commit = h }
 
 // User is the memory the session works on.
 func (s *Session) User() *User { return s.u }
@@ -79,7 +84,7 @@ func capText(text string, max int) string {
 
 // Write replaces or creates a fact file, based on the version last seen.
 func (s *Session) Write(p, content string) error {
-	v, err := s.u.Write(p, StripInvisible(content), s.base(p))
+	v, err := s.u.Write(p, StripInvisible(content), s.base(p), s.commit)
 	if err == nil {
 		s.remember(p, v)
 	}
@@ -92,7 +97,7 @@ func (s *Session) Patch(p string, patches []Patch) (int, error) {
 	for i, pt := range patches {
 		clean[i] = Patch{OldText: pt.OldText, NewText: StripInvisible(pt.NewText)}
 	}
-	v, err := s.u.Patch(p, clean, s.base(p))
+	v, err := s.u.Patch(p, clean, s.base(p), s.commit)
 	if err != nil {
 		return 0, err
 	}
@@ -103,7 +108,7 @@ func (s *Session) Patch(p string, patches []Patch) (int, error) {
 // Append appends an episode entry. Appending needs no prior read: it never
 // changes what is already in the file apart from the summary line.
 func (s *Session) Append(p, entry, summary string) error {
-	v, err := s.u.Append(p, StripInvisible(entry), StripInvisible(summary))
+	v, err := s.u.Append(p, StripInvisible(entry), StripInvisible(summary), s.commit)
 	if err == nil {
 		s.remember(p, v)
 	}

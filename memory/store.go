@@ -26,6 +26,12 @@ type Options struct {
 	Clean    bool          // remove temp files left by a crash at Open
 	Logger   *slog.Logger  // nil: discard
 	Now      func() time.Time
+	// Faults, when set, is called before each change memory makes on disk
+	// (op one of OpCreate, OpWrite, OpFsync, OpRename, OpFsyncDir,
+	// OpRemove; name the path in the user's folder); an error it returns
+	// is that operation's failure. Tests inject full disks, I/O errors and
+	// crashes with it; production leaves it nil.
+	Faults func(op, name string) error
 }
 
 // Store is the memory of every user under one folder. Open it once per
@@ -34,7 +40,7 @@ type Store struct {
 	opts   Options
 	log    *slog.Logger
 	base   *os.Root // the memory root: only for finding user folders
-	sync   syncer
+	fault  faultHook
 	mu     sync.Mutex
 	users  map[string]*User
 	w      *fsnotify.Watcher
@@ -71,7 +77,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, log: log, base: base, sync: realSync, users: map[string]*User{}, closed: make(chan struct{})}
+	s := &Store{opts: opts, log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{})}
 	if opts.Clean {
 		s.removeLeftovers()
 	}

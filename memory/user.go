@@ -122,6 +122,19 @@ func (u *User) List() ([]FileInfo, error) {
 	return u.idx.list(root), nil
 }
 
+// Version is the current version of a memory file (absent when missing).
+func (u *User) Version(p string) (Version, error) {
+	if _, err := ParsePath(p); err != nil {
+		return Version{}, err
+	}
+	root, err := u.openRoot(false)
+	if err != nil || root == nil {
+		return Version{}, err
+	}
+	_, v, err := currentVersion(root, p)
+	return v, err
+}
+
 // Doc is a file as read: its whole text and the version it was read at.
 type Doc struct {
 	Path    string
@@ -157,7 +170,7 @@ func notFound(p string) error {
 
 // Write replaces (or creates) a fact file. base is the version the caller
 // read; it is required when the file exists and must still be current.
-func (u *User) Write(p, content string, base *Version) (Version, error) {
+func (u *User) Write(p, content string, base *Version, commit CommitHook) (Version, error) {
 	kind, err := ParsePath(p)
 	if err != nil {
 		return Version{}, err
@@ -171,7 +184,7 @@ func (u *User) Write(p, content string, base *Version) (Version, error) {
 	if err := checkFact(content); err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
 	}
-	return u.update(p, true, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, true, commit, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case v.Exists && base == nil:
 			return nil, fmt.Errorf("%s: %w: it already exists; memory_read it, then write the whole updated file (or use memory_patch)", p, ErrNotRead)
@@ -226,12 +239,12 @@ func applyPatches(p, text string, patches []Patch) (string, error) {
 // Patch applies replacements to an existing file, all or nothing. When the
 // file changed since base, the patches are re-applied to the new text if
 // each oldText still matches once there; otherwise it is a conflict.
-func (u *User) Patch(p string, patches []Patch, base *Version) (Version, error) {
+func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook) (Version, error) {
 	kind, err := ParsePath(p)
 	if err != nil {
 		return Version{}, err
 	}
-	return u.update(p, false, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, false, commit, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case !v.Exists:
 			if base != nil && base.Exists {
@@ -266,7 +279,7 @@ const maxEpisodeFile = 1 << 20
 // Append adds one entry at the end of a month's episode file, creating it
 // with its title when new, and sets the file-level summary: to summary when
 // given, else regenerated from the entries' own summaries.
-func (u *User) Append(p, entry, summary string) (Version, error) {
+func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, error) {
 	kind, err := ParsePath(p)
 	if err != nil {
 		return Version{}, err
@@ -286,7 +299,7 @@ func (u *User) Append(p, entry, summary string) (Version, error) {
 		return Version{}, fmt.Errorf("%s: %w: the entry is dated %s; append it to episodes/%s.md", p, ErrInvalid, e.Date, e.Date[:7])
 	}
 	summary = oneLine(summary, maxSummaryLen)
-	return u.update(p, true, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, true, commit, func(cur []byte, v Version) ([]byte, error) {
 		text := string(cur)
 		if strings.TrimSpace(text) == "" {
 			text = "# " + month + " Episodes\n\n> Summary: \n"
@@ -304,10 +317,24 @@ func (u *User) Append(p, entry, summary string) (Version, error) {
 	})
 }
 
+// Commit is one change about to be made to a memory file: the version it
+// replaces and the version it makes.
+type Commit struct {
+	Path          string
+	Before, After Version
+}
+
+// CommitHook is told of a change after its new text is safely in a temp
+// file and just before the rename makes it the file; an error aborts the
+// change. The reflector journals the change there, so a replay after a
+// crash can tell whether it was made. nil: nobody is told.
+type CommitHook func(Commit) error
+
 // update is the one write path: wait out an editor, read the current
 // version, compute the new text, and rename it into place only if the file
 // is still what was read — re-reading a few times if it keeps changing.
-func (u *User) update(p string, create bool, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
+// commit (when set) is told just before the rename.
+func (u *User) update(p string, create bool, commit CommitHook, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
 	root, err := u.openRoot(create)
@@ -339,7 +366,7 @@ func (u *User) update(p string, create bool, compute func(cur []byte, v Version)
 			return Version{}, fmt.Errorf("create %s folder: %w", dir, err)
 		}
 		raced := false
-		err = writeAtomic(root, u.s.sync, p, out, perm, func() error {
+		err = writeAtomic(root, u.s.fault, p, out, perm, func() error {
 			_, now, err := currentVersion(root, p)
 			if err != nil {
 				return err
@@ -347,6 +374,9 @@ func (u *User) update(p string, create bool, compute func(cur []byte, v Version)
 			if !now.Same(v) {
 				raced = true
 				return fmt.Errorf("%s %w during the write", p, ErrConflict)
+			}
+			if commit != nil {
+				return commit(Commit{Path: p, Before: v, After: versionOf(out, 0)})
 			}
 			return nil
 		})
@@ -418,12 +448,15 @@ func (u *User) Remove(p string) error {
 		return fmt.Errorf("%s: %w (it is a folder)", p, ErrNotRegular)
 	}
 	// A symlink, FIFO or hard link is removed as a name: nothing is followed.
-	if err := root.Remove(p); err != nil {
-		return fmt.Errorf("remove %s: %w", p, err)
+	if err = u.s.fault.at(OpRemove, p); err == nil {
+		err = root.Remove(p)
+	}
+	if err != nil {
+		return diskError("remove", p, err)
 	}
 	u.idx.invalidate(p)
 	u.s.log.Info("memory: removed", "user", u.name, "path", p)
-	return syncDir(root, u.s.sync, path.Dir(p))
+	return syncDir(root, u.s.fault, path.Dir(p))
 }
 
 // RemoveAll deletes the user's whole memory folder.

@@ -42,21 +42,52 @@ func TestForgetDropsPendingTurns(t *testing.T) {
 	}
 }
 
-func TestForgetWaitsForARunningReflection(t *testing.T) {
+// TestForgetStopsARunningReflection: a forget cancels the user's running
+// reflection and returns once it has ended, so nothing of it is written
+// after the forget.
+func TestForgetStopsARunningReflection(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
-	_, release := e.gateModel("nothing to remember")
+	arrived, release := e.gateModel("nothing to remember")
+	defer close(release)
 	e.add(turn("alice", "t1", "I'm Ada"))
-	waitFor(t, "the run to start", func() bool { return e.running("alice") })
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	<-arrived
+	n, err := e.r.Forget(context.Background(), "alice")
+	if err != nil || n != 1 {
+		t.Fatalf("Forget during a run = %d, %v; want 1 turn dropped", n, err)
+	}
+	if e.running("alice") {
+		t.Fatal("Forget returned while the run was still going")
+	}
+	if e.r.Pending() != 0 || e.journalLines("alice") != nil {
+		t.Fatalf("after Forget: pending %d, journal %q", e.r.Pending(), e.journalLines("alice"))
+	}
+	if !strings.Contains(e.logs.String(), "the user's memory was forgotten") {
+		t.Errorf("logs:\n%s", e.logs.String())
+	}
+}
+
+// TestForgetWaitsForARunThatIgnoresCancel: a tool that does not heed the
+// cancel keeps the run going; Forget waits for it, bounded by its ctx, and
+// the write the tool was making is refused by the journal afterwards.
+func TestForgetWaitsForARunThatIgnoresCancel(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e.mem.block = make(chan struct{})
+	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
+	e.srv.Enqueue(openaitest.Text("saved"))
+	e.add(turn("alice", "t1", "I'm Ada"))
+	waitFor(t, "the write to start", func() bool { return len(e.mem.Calls()) == 1 })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := e.r.Forget(ctx, "alice"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("Forget during a run = %v; want it to wait and time out", err)
+		t.Fatalf("Forget during a stuck run = %v; want it to wait and time out", err)
 	}
-	done := make(chan error, 1)
-	go func() { _, err := e.r.Forget(context.Background(), "alice"); done <- err }()
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	close(e.mem.block)
+	waitFor(t, "the run to end", func() bool { return !e.running("alice") })
+	if v := e.mem.version("alice", "facts/user.md"); v != "" {
+		t.Fatalf("the write of a forgotten run was made: %q", v)
+	}
+	if e.journalLines("alice") != nil || e.r.Pending() != 0 {
+		t.Fatalf("after the forgotten run: journal %q, pending %d", e.journalLines("alice"), e.r.Pending())
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -106,6 +107,15 @@ type fakeMemory struct {
 	prepareErr error
 	prepared   map[string]int
 	calls      []toolCall
+	versions   map[string]string // path → version, moved by the write tools
+	toolErr    error             // returned by the write tools instead of writing
+	block      chan struct{}     // when set, write tools wait for it to close (ignoring ctx)
+}
+
+func (m *fakeMemory) version(user, p string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.versions[user+"/"+p]
 }
 
 var _ Memory = (*fakeMemory)(nil)
@@ -115,10 +125,11 @@ func newFakeMemory() *fakeMemory {
 		facts:    "### facts/user.md\n# User Facts\n\n> Summary: name, language\n\n- Name: Ada\n- Language: English",
 		episodes: "- episodes/2026-02.md (1.2KB): logger fix, short ID",
 		prepared: map[string]int{},
+		versions: map[string]string{},
 	}
 }
 
-func (m *fakeMemory) Prepare(user string, factsBudget int) (Prepared, error) {
+func (m *fakeMemory) Prepare(user string, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.prepareErr != nil {
@@ -129,18 +140,48 @@ func (m *fakeMemory) Prepare(user string, factsBudget int) (Prepared, error) {
 		return agent.Tool{Name: name, Description: name + " (fake)", Parameters: json.RawMessage(`{"type":"object"}`),
 			Call: func(_ context.Context, args json.RawMessage) (string, error) {
 				m.mu.Lock()
-				defer m.mu.Unlock()
 				m.calls = append(m.calls, toolCall{User: user, Name: name, Args: string(args)})
+				n, toolErr, block := len(m.calls), m.toolErr, m.block
+				m.mu.Unlock()
 				if strings.Contains(string(args), "refuse") {
 					return "", errors.New("refused")
 				}
-				if name == "memory_read" {
+				switch name {
+				case "memory_read":
 					return "# User Facts\n> Summary: name\n- Name: Ada", nil
+				case "memory_list":
+					return `[]`, nil
 				}
+				if toolErr != nil {
+					return "", toolErr
+				}
+				if block != nil {
+					<-block
+				}
+				var a struct {
+					Path string `json:"path"`
+				}
+				_ = json.Unmarshal(args, &a)
+				key := user + "/" + a.Path
+				m.mu.Lock()
+				before := m.versions[key]
+				m.mu.Unlock()
+				after := fmt.Sprintf("%s#%d", name, n)
+				if err := onCommit(Commit{Path: a.Path, Before: before, After: after}); err != nil {
+					return "", err
+				}
+				m.mu.Lock()
+				m.versions[key] = after
+				m.mu.Unlock()
 				return `{"success":true}`, nil
 			}}
 	}
-	return Prepared{Facts: m.facts, Episodes: m.episodes, Tools: []agent.Tool{
+	version := func(p string) (string, error) {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		return m.versions[user+"/"+p], nil
+	}
+	return Prepared{Facts: m.facts, Episodes: m.episodes, Version: version, Tools: []agent.Tool{
 		tool("memory_list"), tool("memory_read"), tool("memory_write"), tool("memory_patch"), tool("memory_append"),
 	}}, nil
 }
@@ -185,6 +226,35 @@ type env struct {
 	logs  *logBuf
 	cfg   Config
 	r     *Reflector
+
+	faultMu sync.Mutex
+	fault   func(op, name string) error // injected disk faults; nil: none
+}
+
+// failOp makes every disk operation op fail with err (op "" clears it).
+func (e *env) failOp(op string, err error) {
+	e.faultMu.Lock()
+	defer e.faultMu.Unlock()
+	if op == "" {
+		e.fault = nil
+		return
+	}
+	e.fault = func(o, _ string) error {
+		if o == op {
+			return err
+		}
+		return nil
+	}
+}
+
+func (e *env) faults(op, name string) error {
+	e.faultMu.Lock()
+	f := e.fault
+	e.faultMu.Unlock()
+	if f == nil {
+		return nil
+	}
+	return f(op, name)
 }
 
 func newEnv(t *testing.T, tweak func(*Config)) *env {
@@ -199,6 +269,7 @@ func newEnv(t *testing.T, tweak func(*Config)) *env {
 		Logger:    slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		Now:       e.clock.Now,
 		afterFunc: e.clock.AfterFunc,
+		Faults:    e.faults,
 	}
 	if tweak != nil {
 		tweak(&e.cfg)

@@ -95,7 +95,7 @@ func FuzzJournal(f *testing.F) {
 
 func TestJournalFileErrors(t *testing.T) {
 	dir := t.TempDir()
-	j := newJournal(dir)
+	j := newJournal(dir, nil)
 	// A journal name that resolves to something other than a file.
 	if err := os.Symlink(os.DevNull, filepath.Join(dir, "alice.jsonl")); err != nil {
 		t.Skip("no symlinks:", err)
@@ -105,15 +105,15 @@ func TestJournalFileErrors(t *testing.T) {
 	}
 	// Removing a journal that is a non-empty folder fails.
 	must(t, os.MkdirAll(filepath.Join(dir, "bob.jsonl", "x"), 0o700))
-	if err := j.rewrite("bob", nil); err == nil || !strings.Contains(err.Error(), "remove journal") {
+	if err := j.rewrite("bob", nil, nil); err == nil || !strings.Contains(err.Error(), "remove journal") {
 		t.Errorf("rewrite = %v", err)
 	}
 	// A folder that is gone.
-	gone := newJournal(filepath.Join(dir, "gone"))
-	if err := gone.rewrite("alice", nil); err == nil || !strings.Contains(err.Error(), "for fsync") {
+	gone := newJournal(filepath.Join(dir, "gone"), nil)
+	if err := gone.rewrite("alice", nil, nil); err == nil || !strings.Contains(err.Error(), "for fsync") {
 		t.Errorf("rewrite in a missing folder = %v", err)
 	}
-	if err := gone.rewrite("alice", []entry{{turn: turn("alice", "t1", "x")}}); err == nil || !strings.Contains(err.Error(), "rewrite journal") {
+	if err := gone.rewrite("alice", []entry{{turn: turn("alice", "t1", "x")}}, nil); err == nil || !strings.Contains(err.Error(), "rewrite journal") {
 		t.Errorf("rewrite in a missing folder = %v", err)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "gone")); !errors.Is(err, os.ErrNotExist) {

@@ -54,8 +54,17 @@ type Memory interface {
 	// Prepare opens a reflection session on user: Facts is the pre-load
 	// text (fact files in full up to the budget, or their index past it),
 	// Episodes the episode index, Tools the five memory tools (list, read,
-	// write, patch, append) bound to that session.
-	Prepare(user string, factsBudget int) (Prepared, error)
+	// write, patch, append) bound to that session. The session's writes
+	// call onCommit just before each change is made; an error from it
+	// aborts the change.
+	Prepare(user string, factsBudget int, onCommit func(Commit) error) (Prepared, error)
+}
+
+// Commit is one change a memory tool is about to make. Versions are
+// opaque strings that differ when content differs ("" for no file).
+type Commit struct {
+	Path          string
+	Before, After string
 }
 
 // Prepared is what one reflection starts from.
@@ -63,6 +72,9 @@ type Prepared struct {
 	Facts    string
 	Episodes string
 	Tools    []agent.Tool
+	// Version is a file's current version as Commit writes it; a resumed
+	// run asks it whether a change it was making when cut short was made.
+	Version func(path string) (string, error)
 }
 
 // Config configures a Reflector. Model, Memory and StateDir are required.
@@ -86,6 +98,12 @@ type Config struct {
 	FactsBudget int
 	Logger      *slog.Logger     // nil: discard
 	Now         func() time.Time // nil: time.Now; gives "today" and the time of turns without one
+	// Faults, when set, is called before each change the journal makes on
+	// disk (op create, write, fsync, rename, fsyncdir or remove; name the
+	// file) and an error it returns is that operation's failure: tests
+	// inject full disks and crashes with it. The memory store takes the
+	// same hook.
+	Faults func(op, name string) error
 
 	// afterFunc runs f after d and returns a stop function like
 	// (*time.Timer).Stop; nil means time.AfterFunc. Tests inject a fake clock.
@@ -119,6 +137,9 @@ type userState struct {
 
 	queued   []entry // journaled, waiting for the next run
 	running  []entry // covered by the run in progress
+	run      *runLog // the open run: running, or cut short and to be resumed first
+	cancel   context.CancelFunc
+	done     chan struct{} // closed when the running run ends
 	busy     bool
 	due      bool        // a trigger came while busy: run again as soon as the run ends
 	stop     func() bool // the armed timer, or nil
@@ -164,7 +185,7 @@ func Open(cfg Config) (*Reflector, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("reflector: create the journal folder: %w", err)
 	}
-	r := &Reflector{cfg: cfg, log: cfg.Logger, j: newJournal(dir), users: map[string]*userState{}}
+	r := &Reflector{cfg: cfg, log: cfg.Logger, j: newJournal(dir, cfg.Faults), users: map[string]*userState{}}
 	replayed, err := r.j.replay(r.log)
 	if err != nil {
 		return nil, err
@@ -172,11 +193,19 @@ func Open(cfg Config) (*Reflector, error) {
 	r.ctx, r.cancel = context.WithCancel(context.Background())
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for name, entries := range replayed {
+	for name, p := range replayed {
 		u := r.user(name)
-		u.queued = entries
-		r.pending += len(entries)
-		r.log.Info("reflector: turns pending from an earlier run", "user", name, "turns", len(entries), "tasks", taskIDs(entries))
+		u.queued, u.run = p.entries, p.run
+		r.pending += len(p.entries)
+		r.log.Info("reflector: turns pending from an earlier run", "user", name, "turns", len(p.entries), "tasks", taskIDs(p.entries))
+		if p.run != nil {
+			// A run cut short is resumed first, at once: it may have
+			// changed memory half-way.
+			r.log.Info("reflector: resuming a reflection cut short", "user", name, "run", p.run.id,
+				"replies", len(p.run.steps), "changes", len(p.run.done))
+			r.trigger(u)
+			continue
+		}
 		r.schedule(u)
 	}
 	return r, nil
@@ -343,26 +372,47 @@ func (r *Reflector) disarm(u *userState) {
 	}
 }
 
-// start launches a run over all of u's queued turns. r.mu held.
+// start launches a run: the open run over its turns, or a new one over all
+// of u's queued turns. r.mu held.
 func (r *Reflector) start(u *userState) {
-	batch := u.queued
-	u.queued, u.running, u.busy, u.due = nil, batch, true, false
+	if u.run == nil {
+		u.run = newRunLog(len(u.queued))
+	}
+	n := min(u.run.turns, len(u.queued))
+	batch := u.queued[:n:n]
+	u.queued = append([]entry(nil), u.queued[n:]...)
+	u.running, u.busy, u.due = batch, true, false
+	ctx, cancel := context.WithCancel(r.ctx)
+	done := make(chan struct{})
+	u.cancel, u.done = cancel, done
 	r.wg.Add(1)
-	go r.run(u, batch)
+	go func() {
+		defer r.wg.Done()
+		defer close(done)
+		defer cancel()
+		r.run(ctx, u, u.run, batch)
+	}()
 }
 
 // run reflects one batch and records the outcome.
-func (r *Reflector) run(u *userState, batch []entry) {
-	defer r.wg.Done()
+func (r *Reflector) run(ctx context.Context, u *userState, run *runLog, batch []entry) {
 	tasks := taskIDs(batch)
-	r.log.Info("reflection: reflecting", "user", u.name, "tasks", tasks, "turns", len(batch))
+	r.log.Info("reflection: reflecting", "user", u.name, "tasks", tasks, "turns", len(batch), "run", run.id)
 	start := time.Now()
-	err := r.reflect(u.name, batch, tasks)
+	err := r.reflect(ctx, u, run, batch, tasks)
 	u.jmu.Lock()
 	defer u.jmu.Unlock()
+	r.mu.Lock()
+	forgotten := u.run != run
+	r.mu.Unlock()
+	var split *splitError
 	switch {
+	case forgotten:
+		r.forgotten(u, batch)
 	case err == nil:
 		r.succeeded(u, batch, tasks, start)
+	case errors.As(err, &split):
+		r.split(u, batch, split)
 	case r.ctx.Err() != nil:
 		r.interrupted(u, batch, tasks)
 	default:
@@ -370,20 +420,26 @@ func (r *Reflector) run(u *userState, batch []entry) {
 	}
 }
 
-// succeeded removes the covered turns from the journal. u.jmu held.
+// ended marks u's run over. r.mu held.
+func (u *userState) ended() {
+	u.running, u.busy = nil, false
+}
+
+// succeeded removes the covered turns and the run from the journal. u.jmu held.
 func (r *Reflector) succeeded(u *userState, batch []entry, tasks []string, start time.Time) {
 	r.mu.Lock()
 	remaining := append([]entry(nil), u.queued...) // Adds wait on u.jmu: queued cannot change
 	r.mu.Unlock()
-	if err := r.j.rewrite(u.name, remaining); err != nil {
-		r.log.Error("reflection: could not remove reflected turns from the journal; they may be reflected again at the next start",
+	if err := r.j.rewrite(u.name, remaining, nil); err != nil {
+		r.log.Error("reflection: could not remove reflected turns from the journal; the run is resumed at the next start and changes nothing twice",
 			"user", u.name, "tasks", tasks, "err", err)
 	}
 	r.log.Info("reflection: done", "user", u.name, "tasks", tasks, "duration", time.Since(start).Round(time.Millisecond))
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.pending -= len(batch)
-	u.running, u.busy, u.failures = nil, false, 0
+	u.run, u.failures = nil, 0
+	u.ended()
 	if len(u.queued) > 0 && (u.due || r.closing || len(u.queued) >= r.cfg.MaxTurns) {
 		r.start(u)
 		return
@@ -391,32 +447,66 @@ func (r *Reflector) succeeded(u *userState, batch []entry, tasks []string, start
 	r.forget(u)
 }
 
-// interrupted keeps the turns of a run Close cancelled. u.jmu held.
+// forgotten ends a run whose user's memory was forgotten meanwhile: Forget
+// already emptied the journal. u.jmu held.
+func (r *Reflector) forgotten(u *userState, batch []entry) {
+	r.log.Info("reflection: stopped, the user's memory was forgotten", "user", u.name)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.pending -= len(batch)
+	u.ended()
+	if len(u.queued) > 0 {
+		r.schedule(u)
+		return
+	}
+	r.forget(u)
+}
+
+// interrupted keeps the turns and the run Close cancelled. u.jmu held.
 func (r *Reflector) interrupted(u *userState, batch []entry, tasks []string) {
-	r.log.Warn("reflection: interrupted by shutdown; the turns stay journaled", "user", u.name, "tasks", tasks)
+	r.log.Warn("reflection: interrupted by shutdown; the turns stay journaled and the run is resumed at the next start", "user", u.name, "tasks", tasks)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	u.queued = append(append([]entry(nil), batch...), u.queued...)
-	u.running, u.busy = nil, false
+	u.ended()
 }
 
-// failed counts the attempt on each covered turn, drops the turns that
-// reached MaxAttempts, and schedules a retry of the others. u.jmu held.
+// failed counts the attempt on each covered turn and schedules a retry.
+// A run that journaled nothing is retried afresh, over newer turns too, and
+// a turn that reaches MaxAttempts moves to the failed folder; a run that
+// journaled replies or changes is resumed as it is, and its turns move
+// together, since they changed memory together. u.jmu held.
 func (r *Reflector) failed(u *userState, batch []entry, tasks []string, err error) {
-	var kept []entry
-	var dropped []string
-	for _, e := range batch {
-		e.attempts++
-		if e.attempts >= MaxAttempts {
-			dropped = append(dropped, e.turn.TaskID)
-			continue
-		}
-		kept = append(kept, e)
-	}
 	r.mu.Lock()
-	all := append(kept, u.queued...)
+	run := u.run
+	rest := append([]entry(nil), u.queued...)
 	r.mu.Unlock()
-	if werr := r.j.rewrite(u.name, all); werr != nil {
+	all := make([]entry, len(batch))
+	var kept, gaveUp []entry
+	for i, e := range batch {
+		e.attempts++
+		all[i] = e
+		if e.attempts >= MaxAttempts {
+			gaveUp = append(gaveUp, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	if !run.journaled {
+		run = nil
+	} else if len(gaveUp) > 0 {
+		kept, gaveUp = nil, all
+	}
+	if len(gaveUp) > 0 {
+		if ferr := r.j.moveFailed(u.name, gaveUp, run, err, r.cfg.Now()); ferr != nil {
+			r.log.Error("reflection: could not move the failed turns to the failed folder; they stay journaled", "user", u.name, "err", ferr)
+			kept, gaveUp = all, nil
+		} else {
+			run = nil
+		}
+	}
+	keep := append(kept, rest...)
+	if werr := r.j.rewrite(u.name, keep, run); werr != nil {
 		r.log.Error("reflection: could not record the failed attempt in the journal", "user", u.name, "err", werr)
 	}
 	r.mu.Lock()
@@ -428,16 +518,17 @@ func (r *Reflector) failed(u *userState, batch []entry, tasks []string, err erro
 	} else {
 		r.log.Error("reflection: failed; will retry", "user", u.name, "tasks", tasks, "err", err, "retry_in", retry)
 	}
-	if len(dropped) > 0 {
-		r.log.Error(fmt.Sprintf("reflection: dropped %d turn(s) after %d failed attempts", len(dropped), MaxAttempts),
-			"user", u.name, "count", len(dropped), "tasks", dropped)
+	if len(gaveUp) > 0 {
+		r.log.Error(fmt.Sprintf("reflection: gave up on %d turn(s) after %d failed attempts; they are kept in %s and mnemo memory check lists them", len(gaveUp), MaxAttempts, r.j.failedDir()),
+			"user", u.name, "count", len(gaveUp), "tasks", taskIDs(gaveUp), "err", err)
+		r.pending -= len(gaveUp)
 	}
-	r.pending -= len(dropped)
-	u.queued = all
-	u.running, u.busy, u.due = nil, false, false
+	u.queued, u.run = keep, run
+	u.ended()
+	u.due = false
 	switch {
 	case r.closing:
-	case len(all) == 0:
+	case len(keep) == 0:
 		r.forget(u)
 	default:
 		r.arm(u, retry)
@@ -454,40 +545,47 @@ func taskIDs(batch []entry) []string {
 
 const nudge = `Stop calling tools now. Answer with one short line: what you saved, or "nothing to remember".`
 
-// reflect runs the model over one batch with the user's memory tools.
-func (r *Reflector) reflect(user string, batch []entry, tasks []string) error {
-	if err := r.ctx.Err(); err != nil {
-		return err // Close gave up: leave the turns for the next start
+// reflect runs the model over one batch with the user's memory tools,
+// resuming what an earlier go at the same run did.
+func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batch []entry, tasks []string) error {
+	if err := ctx.Err(); err != nil {
+		return err // Close gave up or the user was forgotten: leave the turns
 	}
-	p, err := r.cfg.Memory.Prepare(user, r.cfg.FactsBudget)
+	x := &execution{r: r, u: u, run: run, model: r.cfg.Model}
+	p, err := r.cfg.Memory.Prepare(u.name, r.cfg.FactsBudget, x.commit)
 	if err != nil {
 		return fmt.Errorf("prepare memory: %w", err)
 	}
+	tools := make([]agent.Tool, len(p.Tools))
+	for i, t := range p.Tools {
+		tools[i] = x.wrap(t, p.Version)
+	}
 	msgs := []openai.ChatCompletionMessage{
 		{Role: openai.ChatMessageRoleSystem, Content: systemPrompt},
-		{Role: openai.ChatMessageRoleUser, Content: r.userMessage(user, batch, p)},
+		{Role: openai.ChatMessageRoleUser, Content: r.userMessage(u.name, batch, p)},
 	}
-	res, err := agent.RunLoop(r.ctx, agent.LoopConfig{Model: r.cfg.Model, ModelName: r.cfg.ModelName,
-		Tools: p.Tools, MaxSteps: r.cfg.MaxSteps, Logger: r.log, Nudge: nudge}, msgs)
-	if err != nil {
-		return err
-	}
-	var written []string
-	for _, c := range res.Calls {
-		switch c.Name {
-		case "memory_write", "memory_patch", "memory_append":
-			if !c.Failed {
-				written = append(written, c.Name)
-			}
+	res, err := agent.RunLoop(ctx, agent.LoopConfig{Model: x, ModelName: r.cfg.ModelName,
+		Tools: tools, MaxSteps: r.cfg.MaxSteps, Logger: r.log, Nudge: nudge}, msgs)
+	switch {
+	case errors.Is(err, agent.ErrContextLength) && len(run.steps) == 0:
+		if s := splitFor(batch); s != nil {
+			return s
 		}
+		return err
+	case err != nil:
+		return err
+	case x.storageErr != nil:
+		// The model was told, but its account of the run cannot be trusted:
+		// the run is resumed later, and changes nothing twice.
+		return fmt.Errorf("a memory write failed: %w", x.storageErr)
 	}
-	if len(written) == 0 {
-		r.log.Info("reflection: nothing to remember", "user", user, "tasks", tasks, "tool_calls", len(res.Calls),
+	if len(x.changed) == 0 {
+		r.log.Info("reflection: nothing to remember", "user", u.name, "tasks", tasks, "tool_calls", len(res.Calls),
 			"answer", oneLine(res.Text, 200))
 		return nil
 	}
-	r.log.Info("reflection: memory updated", "user", user, "tasks", tasks, "writes", written, "steps", res.Steps,
-		"answer", oneLine(res.Text, 200))
+	r.log.Info("reflection: memory updated", "user", u.name, "tasks", tasks, "changed", x.changed, "steps", res.Steps,
+		"resumed_calls", x.replayed, "answer", oneLine(res.Text, 200))
 	return nil
 }
 

@@ -253,7 +253,7 @@ func TestModelWritesThroughTools(t *testing.T) {
 		t.Fatalf("%d model calls, want 2", len(reqs))
 	}
 	logs := e.logs.String()
-	if !strings.Contains(logs, "reflection: memory updated") || !strings.Contains(logs, "writes=[memory_write]") {
+	if !strings.Contains(logs, "reflection: memory updated") || !strings.Contains(logs, "changed=[facts/user.md]") {
 		t.Errorf("logs:\n%s", logs)
 	}
 	if strings.Contains(logs, "nothing to remember") {
@@ -325,7 +325,7 @@ func TestModelErrorRetriesThenDrops(t *testing.T) {
 		t.Fatalf("journal after the drop: %q", lines)
 	}
 	logs := e.logs.String()
-	if !regexp.MustCompile(`level=ERROR msg="reflection: dropped 1 turn\(s\) after 3 failed attempts" user=alice count=1 tasks=\[t1\]`).MatchString(logs) {
+	if !regexp.MustCompile(`level=ERROR msg="reflection: gave up on 1 turn\(s\) after 3 failed attempts; they are kept in \S+ and mnemo memory check lists them" user=alice count=1 tasks=\[t1\]`).MatchString(logs) {
 		t.Errorf("drop not logged:\n%s", logs)
 	}
 	// The next attempt (backoff 4·Idle) succeeds and empties the journal.
@@ -350,7 +350,7 @@ func TestPoisonTurnDroppedAcrossRestarts(t *testing.T) {
 	if lines := e.journalLines("alice"); lines != nil {
 		t.Errorf("journal left: %q", lines)
 	}
-	if !strings.Contains(e.logs.String(), "dropped 1 turn(s)") {
+	if !strings.Contains(e.logs.String(), "gave up on 1 turn(s)") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
 	if err := e.r.Close(context.Background()); err != nil {
@@ -608,19 +608,18 @@ func TestAddFillsTimeAndFailsWithoutLosingState(t *testing.T) {
 		t.Fatalf("Add = %v", err)
 	}
 	// fsync failures fail Add and leave no partial line.
-	e.r.j.syncFile = func(*os.File) error { return errors.New("fsync failed") }
+	e.failOp(opFsync, errors.New("fsync failed"))
 	if err := e.r.Add(turn("alice", "t2", "x")); err == nil || !strings.Contains(err.Error(), "fsync failed") {
 		t.Fatalf("Add = %v", err)
 	}
 	if lines := e.journalLines("alice"); len(lines) != 1 {
 		t.Fatalf("a failed append left %d lines", len(lines))
 	}
-	e.r.j.syncFile = (*os.File).Sync
-	e.r.j.syncDir = func(*os.File) error { return errors.New("dir fsync failed") }
+	e.failOp(opFsyncDir, errors.New("dir fsync failed"))
 	if err := e.r.Add(turn("dave", "d1", "x")); err == nil || !strings.Contains(err.Error(), "dir fsync failed") {
 		t.Fatalf("Add = %v", err)
 	}
-	e.r.j.syncDir = (*os.File).Sync
+	e.failOp("", nil)
 	if _, err := os.Stat(filepath.Join(e.dir, "reflector", "dave.jsonl")); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a journal whose creation was not made durable stays: %v", err)
 	}
@@ -643,15 +642,14 @@ func TestJournalRewriteFailureIsLogged(t *testing.T) {
 	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	// Now the rewrites fail: a failure cannot record its attempt, a success cannot remove its turns.
-	e.r.j.syncFile = func(*os.File) error { return errors.New("disk full") }
+	e.failOp(opFsync, errors.New("disk full"))
 	e.clock.Advance(2 * time.Minute)
 	waitFor(t, "the second failure", func() bool {
 		return strings.Contains(e.logs.String(), "could not record the failed attempt")
 	})
 	e.settle()
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
-	e.r.j.syncFile = (*os.File).Sync
-	e.r.j.syncDir = func(*os.File) error { return errors.New("dir fsync failed") }
+	e.failOp(opFsyncDir, errors.New("dir fsync failed"))
 	e.clock.Advance(4 * time.Minute)
 	waitFor(t, "the success", func() bool { return e.r.Pending() == 0 })
 	e.settle()
@@ -739,12 +737,16 @@ func TestOpenErrors(t *testing.T) {
 	// A journal that cannot be cleaned up fails the start with a clear error.
 	e.r.crash()
 	e.writeJournal("alice.jsonl", "torn")
-	bad := newJournal(filepath.Join(e.dir, "reflector"))
-	bad.syncDir = func(*os.File) error { return errors.New("dir fsync failed") }
+	bad := newJournal(filepath.Join(e.dir, "reflector"), func(op, _ string) error {
+		if op == opFsyncDir {
+			return errors.New("dir fsync failed")
+		}
+		return nil
+	})
 	if _, err := bad.replay(e.cfg.Logger); err == nil || !strings.Contains(err.Error(), "dir fsync failed") {
 		t.Errorf("replay = %v", err)
 	}
-	if _, err := newJournal(file).replay(e.cfg.Logger); err == nil || !strings.Contains(err.Error(), "read journal folder") {
+	if _, err := newJournal(file, nil).replay(e.cfg.Logger); err == nil || !strings.Contains(err.Error(), "read journal folder") {
 		t.Errorf("replay of a file = %v", err)
 	}
 }

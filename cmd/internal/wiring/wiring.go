@@ -4,6 +4,7 @@
 package wiring
 
 import (
+	"fmt"
 	"net/http"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -45,18 +46,36 @@ func (m Memory) ReadTools(user string) ([]agent.Tool, error) {
 }
 
 // Prepare opens a reflection session: pre-loaded facts, the episode index
-// and all five tools bound to that session.
-func (m Memory) Prepare(user string, factsBudget int) (reflector.Prepared, error) {
+// and all five tools bound to that session, whose changes are told to
+// onCommit just before they are made.
+func (m Memory) Prepare(user string, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
 	u, err := m.Store.User(user)
 	if err != nil {
 		return reflector.Prepared{}, err
 	}
 	s := u.NewSession()
+	if onCommit != nil {
+		s.OnCommit(func(c memory.Commit) error {
+			return onCommit(reflector.Commit{Path: c.Path, Before: versionID(c.Before), After: versionID(c.After)})
+		})
+	}
 	facts, episodes, err := s.Preload(factsBudget)
 	if err != nil {
 		return reflector.Prepared{}, err
 	}
-	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: memory.AllTools(s)}, nil
+	version := func(p string) (string, error) {
+		v, err := u.Version(p)
+		return versionID(v), err
+	}
+	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: memory.AllTools(s), Version: version}, nil
+}
+
+// versionID names a content: its size and SHA-256, "" for no file.
+func versionID(v memory.Version) string {
+	if !v.Exists {
+		return ""
+	}
+	return fmt.Sprintf("%d:%x", v.Size, v.Hash)
 }
 
 // ModelTransport is the HTTP transport for the model server: enough idle

@@ -23,7 +23,7 @@ func TestAdapterErrors(t *testing.T) {
 	if _, err := m.ReadTools("../x"); err == nil {
 		t.Error("ReadTools of a bad user name: no error")
 	}
-	if _, err := m.Prepare("../x", 100); err == nil {
+	if _, err := m.Prepare("../x", 100, nil); err == nil {
 		t.Error("Prepare of a bad user name: no error")
 	}
 	// A user "folder" that is a file cannot be listed or pre-loaded.
@@ -33,7 +33,7 @@ func TestAdapterErrors(t *testing.T) {
 	if _, err := m.Index("bob"); err == nil {
 		t.Error("Index of a user folder that is a file: no error")
 	}
-	if _, err := m.Prepare("bob", 100); err == nil {
+	if _, err := m.Prepare("bob", 100, nil); err == nil {
 		t.Error("Prepare of a user folder that is a file: no error")
 	}
 }
@@ -57,7 +57,7 @@ func TestAdapterHappyPath(t *testing.T) {
 	if tools, err := m.ReadTools("alice"); err != nil || len(tools) != 2 {
 		t.Errorf("ReadTools = %d tools, %v", len(tools), err)
 	}
-	p, err := m.Prepare("alice", 1000)
+	p, err := m.Prepare("alice", 1000, nil)
 	if err != nil || !strings.Contains(p.Facts, "- Name: Ada") || p.Episodes != "none yet" || len(p.Tools) != 5 {
 		t.Errorf("Prepare = %+v, %v", p, err)
 	}

@@ -1,0 +1,175 @@
+package reflector
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/agent"
+)
+
+// cutLimit is the bytes each text of a turn keeps when the turn alone does
+// not fit the model's context.
+const cutLimit = 4000
+
+// splitError asks for a batch too long for the model's context to be
+// reflected in smaller parts: the first keep turns first, or (keep 0) the
+// one turn cut down.
+type splitError struct {
+	keep int
+}
+
+func (e *splitError) Error() string {
+	if e.keep == 0 {
+		return "the turn is too long for the model's context: it is cut and reflected again"
+	}
+	return fmt.Sprintf("the turns are too long for the model's context together: reflecting the first %d first", e.keep)
+}
+
+// splitFor is how to make batch fit: halve it, cut its one turn, or nil
+// when the turn was cut already (then it fails as any run does).
+func splitFor(batch []entry) *splitError {
+	switch {
+	case len(batch) > 1:
+		return &splitError{keep: len(batch) / 2}
+	case !batch[0].cut:
+		return &splitError{}
+	}
+	return nil
+}
+
+// split reflects a part of the batch now: the first half, or the turn cut
+// down (journaled, so a restart does not try the whole turn again). u.jmu
+// held.
+func (r *Reflector) split(u *userState, batch []entry, s *splitError) {
+	if s.keep == 0 {
+		batch = []entry{{turn: cutTurn(batch[0].turn), attempts: batch[0].attempts, cut: true}}
+		r.log.Warn("reflection: a turn is too long for the model's context; reflecting it cut down", "user", u.name, "task", batch[0].turn.TaskID)
+	} else {
+		r.log.Warn("reflection: the turns are too long for the model's context together; reflecting them in parts", "user", u.name, "turns", len(batch), "first", s.keep)
+	}
+	r.mu.Lock()
+	all := append(append([]entry(nil), batch...), u.queued...)
+	r.mu.Unlock()
+	if s.keep == 0 {
+		if err := r.j.rewrite(u.name, all, nil); err != nil {
+			r.log.Error("reflection: could not journal the cut turn; the whole turn is tried again at the next start", "user", u.name, "err", err)
+		}
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	u.queued = all
+	u.run = newRunLog(max(s.keep, 1))
+	u.ended()
+	if r.ctx.Err() == nil {
+		r.start(u)
+		u.due = true // the rest of the batch was due already: it follows at once
+	}
+}
+
+// cutTurn keeps the start of each text of t, each marked as cut.
+func cutTurn(t Turn) Turn {
+	t.UserText = cutText(t.UserText)
+	t.ReplyText = cutText(t.ReplyText)
+	ctx := t.Context
+	if len(ctx) > 3 {
+		ctx = ctx[len(ctx)-3:] // the latest earlier messages matter most
+	}
+	t.Context = make([]ContextMessage, len(ctx))
+	for i, c := range ctx {
+		c.Text = cutText(c.Text)
+		t.Context[i] = c
+	}
+	return t
+}
+
+func cutText(s string) string {
+	if len(s) <= cutLimit {
+		return s
+	}
+	cut := cutLimit
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf("\n[mnemo: cut here; the message was %d bytes, too long for the model's context]", len(s))
+}
+
+// failedDir holds the turns the reflector gave up on.
+func (j *journal) failedDir() string { return filepath.Join(j.dir, "failed") }
+
+// failedRecord is the last line of a failed file: why it was given up.
+type failedRecord struct {
+	Kind  string    `json:"kind"`
+	User  string    `json:"user"`
+	Error string    `json:"error"`
+	Time  time.Time `json:"time"`
+}
+
+// moveFailed writes the turns (and the run's records) of a run that failed
+// MaxAttempts times to failed/<user>-<time>-<run>.jsonl, atomically, for an
+// admin to look at: `mnemo memory check` lists them.
+func (j *journal) moveFailed(user string, entries []entry, run *runLog, cause error, now time.Time) error {
+	dir := j.failedDir()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("%w: create %s: %w", agent.ErrStorage, dir, err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		line, err := encodeLine(e)
+		if err != nil {
+			return err
+		}
+		b.Write(line)
+	}
+	for _, rec := range run.records() {
+		line, _ := json.Marshal(rec) // cannot fail: see rewrite
+		b.Write(append(line, '\n'))
+	}
+	last, _ := json.Marshal(failedRecord{Kind: "failed", User: user, Error: cause.Error(), Time: now.UTC()})
+	b.Write(append(last, '\n'))
+	id := "x"
+	if run != nil {
+		id = run.id
+	}
+	name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s%s", user, now.UTC().Format("20060102T150405Z"), id, journalExt))
+	tmp := filepath.Join(dir, "."+filepath.Base(name)+tempMark+"0")
+	err := j.writeFile(tmp, []byte(b.String()))
+	if err == nil {
+		if err = j.fault.at(opRename, name); err == nil {
+			err = os.Rename(tmp, name)
+		}
+	}
+	if err == nil {
+		if err = fsyncFolder(dir, j.fault); err != nil {
+			_ = os.Remove(name) // not durable: the turns stay journaled instead
+		}
+	}
+	if err != nil {
+		_ = os.Remove(tmp)
+		return fmt.Errorf("%w: write %s: %w", agent.ErrStorage, name, err)
+	}
+	return nil
+}
+
+// FailedTurns lists the files of turns the reflector gave up on, in
+// stateDir; none is not an error.
+func FailedTurns(stateDir string) ([]string, error) {
+	des, err := os.ReadDir(filepath.Join(stateDir, "reflector", "failed"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, de := range des {
+		if strings.HasSuffix(de.Name(), journalExt) && !strings.HasPrefix(de.Name(), ".") {
+			out = append(out, filepath.Join(stateDir, "reflector", "failed", de.Name()))
+		}
+	}
+	return out, nil
+}
