@@ -21,7 +21,7 @@ func (r *Reflector) Forget(ctx context.Context, user string) (int, error) {
 		r.mu.Unlock()
 		return 0, nil
 	}
-	u.refs++ // keep the state while the journal is rewritten
+	u.refs++    // keep the state while the journal is rewritten
 	u.run = nil // a running run sees it is forgotten; a run cut short is not resumed
 	var running <-chan struct{}
 	if u.busy {
