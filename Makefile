@@ -4,7 +4,7 @@ BIN      ?= bin/mnemo
 COVERMIN ?= 95
 FUZZTIME ?= 20s
 
-.PHONY: build test coverage lint bench load fuzz mutation run clean
+.PHONY: build test coverage lint bench load fuzz mutation crash run clean
 
 build:
 	$(GO) build -o $(BIN) ./cmd/mnemo
@@ -30,6 +30,14 @@ bench:
 # a fake model on 127.0.0.1. LOADFLAGS="-users 200 -messages 10" and so on.
 load:
 	$(GO) run ./cmd/mnemo-load $(LOADFLAGS)
+
+# The crash test's long form: a child `mnemo chat` killed with SIGKILL
+# before each disk operation of a reflection (as in `make test`) and at
+# CRASH_KILLS random moments, restarted each time; the memory must hold
+# every intended change exactly once.
+CRASH_KILLS ?= 300
+crash:
+	MNEMO_CRASH_RANDOM=$(CRASH_KILLS) $(GO) test -count=1 -timeout 30m -run '^TestCrashAtEveryWriteBoundary$$' ./cmd/mnemo
 
 # Runs every fuzz target for $(FUZZTIME) each.
 fuzz:

@@ -50,7 +50,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	}
 	store, err := memory.Open(memory.Options{
 		Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
-		Watch: true, Clean: true, Logger: env.logger,
+		Watch: true, Clean: true, Logger: env.logger, Faults: env.faults,
 	})
 	if err != nil {
 		return nil, failure(err)
@@ -72,7 +72,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	refl, err := reflector.Open(reflector.Config{
 		Model: llm, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
 		Idle: cfg.Reflector.Idle.Std(), MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger,
+		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults,
 	})
 	if err != nil {
 		store.Close()

@@ -78,6 +78,11 @@ type cliEnv struct {
 	// configFile is the configuration file that was read, or "" when mnemo
 	// runs on defaults and the environment only.
 	configFile string
+	// faults, when set, is called before each change the memory store and
+	// the reflection journal make on disk (see memory.Options.Faults): the
+	// crash and disk-fault tests kill or fail the process there. nil in the
+	// binary.
+	faults func(op, name string) error
 }
 
 // command is a subcommand that needs the configuration. args are what
@@ -245,6 +250,13 @@ func flagMessage(err error) string {
 // run is the whole program but for the exit: main calls it with the real
 // process, tests with a map and buffers.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, cliEnv{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// runWith is run on a process whose getenv, stdin, stdout, stderr (and,
+// in tests, faults) are set; it fills in the rest.
+func runWith(ctx context.Context, args []string, proc cliEnv) error {
+	getenv, stdout, stderr := proc.getenv, proc.stdout, proc.stderr
 	g, rest, err := splitGlobal(args)
 	if err != nil {
 		return err
@@ -284,15 +296,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 	if err != nil {
 		return err
 	}
-	env := &cliEnv{
-		getenv:     getenv,
-		stdin:      stdin,
-		stdout:     stdout,
-		stderr:     stderr,
-		logger:     slog.New(cfg.LogHandler(stderr)),
-		configFile: file,
-	}
-	return cmd(ctx, env, cfg, rest)
+	env := proc
+	env.logger = slog.New(cfg.LogHandler(stderr))
+	env.configFile = file
+	return cmd(ctx, &env, cfg, rest)
 }
 
 // loadConfig reads --config (or ./mnemo.yaml when present) and the
