@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -24,6 +25,23 @@ type app struct {
 	llm   *agent.LLM
 	agent *agent.Agent
 	refl  *reflector.Reflector
+
+	lost       atomic.Int64 // turns that could not be journaled
+	reflectErr error        // what Close's reflector shutdown left undone
+}
+
+// saveError says what a chat could not save: turns never journaled (they
+// are lost) and reflections that failed at the end (they stay journaled).
+// nil when everything said was made durable and reflected.
+func (a *app) saveError() error {
+	var errs []error
+	if n := a.lost.Load(); n > 0 {
+		errs = append(errs, fmt.Errorf("%d turn(s) could not be saved to the reflection journal in %s and will not be remembered (the errors above say why: a full or read-only disk?)", n, stateDir(a.cfg)))
+	}
+	if a.reflectErr != nil && !errors.Is(a.reflectErr, context.Canceled) && !errors.Is(a.reflectErr, context.DeadlineExceeded) {
+		errs = append(errs, a.reflectErr) // an interrupted shutdown is not a failure: the turns wait in the journal
+	}
+	return errors.Join(errs...)
 }
 
 // stateDir is state.dir, or "state" beside the memory folder.
@@ -82,12 +100,14 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	if history == 0 {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
+	a := &app{env: env, cfg: cfg, store: store, llm: llm, refl: refl}
 	ag, err := agent.New(agent.Config{
 		Model: llm, ModelName: cfg.LLM.Model, Memory: mem,
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 		MaxReplyChars: cfg.MaxReplyChars, Logger: env.logger,
 		OnTurn: func(t agent.Turn) {
 			if err := refl.Add(t); err != nil {
+				a.lost.Add(1)
 				env.logger.Error("reflector: could not journal the turn; it will not be reflected", "task_id", t.TaskID, "user", t.User, "err", err)
 			}
 		},
@@ -98,7 +118,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		return nil, failure(err)
 	}
 	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
-	return &app{env: env, cfg: cfg, store: store, llm: llm, agent: ag, refl: refl}, nil
+	a.agent = ag
+	return a, nil
 }
 
 // closeGrace bounds how long a shutdown that was itself interrupted waits
@@ -115,6 +136,7 @@ func (a *app) Close(ctx context.Context) error {
 		defer cancel()
 	}
 	if err := a.refl.Close(ctx); err != nil && !errors.Is(err, reflector.ErrClosed) {
+		a.reflectErr = err
 		a.env.logger.Warn("reflector: shutdown incomplete", "err", err)
 	}
 	u := a.llm.Usage()

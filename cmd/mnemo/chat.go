@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 
@@ -68,6 +69,9 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	}
 	if err := a.Close(ctx); err != nil {
 		return failure(err)
+	}
+	if err := a.saveError(); err != nil {
+		return failure(fmt.Errorf("not everything was saved: %w", err))
 	}
 	if runErr != nil && ctx.Err() == nil {
 		return failure(runErr)
