@@ -366,6 +366,9 @@ func (j *journal) load(user string, log *slog.Logger) ([]entry, *runLog, error) 
 			Kind string `json:"kind"`
 		}
 		err := json.Unmarshal(line, &probe)
+		if err == nil && probe.Kind == "failed" {
+			continue // a failed file moved back by an admin: its note on why
+		}
 		if err == nil && probe.Kind != "" {
 			var rec record
 			if rec, err = parseRecord(line); err == nil {

@@ -330,10 +330,10 @@ func TestCutTurnThatStillFailsGivesUp(t *testing.T) {
 	}
 	waitFor(t, "the give-up", func() bool { return e.r.Pending() == 0 })
 	files, err := FailedTurns(e.dir)
-	if err != nil || len(files) != 1 {
+	if err != nil || len(files) != 1 || files[0].User != "alice" {
 		t.Fatalf("FailedTurns = %v, %v", files, err)
 	}
-	data, err := os.ReadFile(files[0])
+	data, err := os.ReadFile(files[0].Path)
 	must(t, err)
 	if !strings.Contains(string(data), `"cut":true`) || !strings.Contains(string(data), `"kind":"failed"`) ||
 		!strings.Contains(string(data), "context window") || strings.Contains(string(data), `"author":"a"`) {
@@ -363,7 +363,7 @@ func TestGiveUpOnAResumedRunMovesItsRecords(t *testing.T) {
 	if len(files) != 1 {
 		t.Fatalf("failed files: %v", files)
 	}
-	data, _ := os.ReadFile(files[0])
+	data, _ := os.ReadFile(files[0].Path)
 	for _, want := range []string{`"taskId":"t1"`, `"kind":"run"`, `"kind":"done"`, "broken"} {
 		if !strings.Contains(string(data), want) {
 			t.Errorf("failed file lacks %s:\n%s", want, data)
@@ -424,5 +424,21 @@ func TestMoveFailedFaults(t *testing.T) {
 	must(t, os.WriteFile(filepath.Join(e.dir, "reflector", "failed"), nil, 0o600))
 	if err := e.r.j.moveFailed("alice", nil, nil, errors.New("x"), time.Now()); err == nil || !errors.Is(err, agent.ErrStorage) {
 		t.Fatalf("moveFailed into a file = %v", err)
+	}
+}
+
+// TestFailedFileMovedBack: a failed file an admin moves back as the journal
+// is reflected again; its note line is not an error.
+func TestFailedFileMovedBack(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e.r.crash()
+	e.writeJournal("alice.jsonl", mustLine(t, turn("alice", "t1", "I'm Ada"), MaxAttempts)+`{"kind":"failed","user":"alice","error":"x"}`+"\n")
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	e.r = e.open()
+	e.clock.Advance(time.Hour)
+	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.settle()
+	if strings.Contains(e.logs.String(), "unreadable") || len(e.srv.Requests()) != 1 {
+		t.Fatalf("logs:\n%s", e.logs.String())
 	}
 }

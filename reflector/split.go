@@ -155,21 +155,37 @@ func (j *journal) moveFailed(user string, entries []entry, run *runLog, cause er
 	return nil
 }
 
+// Failed is a file of turns the reflector gave up on.
+type Failed struct {
+	Path string // the file
+	User string // whose turns
+}
+
 // FailedTurns lists the files of turns the reflector gave up on, in
 // stateDir; none is not an error.
-func FailedTurns(stateDir string) ([]string, error) {
-	des, err := os.ReadDir(filepath.Join(stateDir, "reflector", "failed"))
+func FailedTurns(stateDir string) ([]Failed, error) {
+	dir := filepath.Join(stateDir, "reflector", "failed")
+	des, err := os.ReadDir(dir)
 	if os.IsNotExist(err) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	var out []string
+	var out []Failed
 	for _, de := range des {
-		if strings.HasSuffix(de.Name(), journalExt) && !strings.HasPrefix(de.Name(), ".") {
-			out = append(out, filepath.Join(stateDir, "reflector", "failed", de.Name()))
+		name, ok := strings.CutSuffix(de.Name(), journalExt)
+		if !ok || strings.HasPrefix(name, ".") {
+			continue
 		}
+		// <user>-<time>-<run>: user names may hold '-' themselves.
+		user := name
+		for range 2 {
+			if i := strings.LastIndexByte(user, '-'); i > 0 {
+				user = user[:i]
+			}
+		}
+		out = append(out, Failed{Path: filepath.Join(dir, de.Name()), User: user})
 	}
 	return out, nil
 }

@@ -80,3 +80,24 @@ func TestChatJournalFaultIsAFailure(t *testing.T) {
 		t.Errorf("stderr does not say why:\n%s", r.stderr)
 	}
 }
+
+// TestCheckReportsFailedReflections: turns the reflector gave up on are a
+// problem `memory check` reports (exit 1), by user.
+func TestCheckReportsFailedReflections(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan").want(t, 0, "Noted.\n", "")
+	cli(t, w.env, "memory", "check").want(t, 0, "ok: 1 user, 1 file checked", "")
+	failed := filepath.Join(w.dir, "data", "state", "reflector", "failed")
+	putFile(t, filepath.Join(failed, "slack-T1-U2-20260305T150000Z-0a1b2c.jsonl"), `{"kind":"failed"}`+"\n")
+	putFile(t, filepath.Join(failed, ".tmp"), "")
+	r := cli(t, w.env, "memory", "check")
+	r.want(t, 1, "reflection of slack-T1-U2's turns failed 3 times", "1 problem")
+	if !strings.Contains(r.stdout, filepath.Join("reflector", "slack-T1-U2.jsonl")) {
+		t.Errorf("no way to retry given:\n%s", r.stdout)
+	}
+	cli(t, w.env, "memory", "check", "zhangsan").want(t, 0, "ok: 1 user, 1 file checked", "")
+	putFile(t, filepath.Join(w.dir, "data", "state", "reflector", "failed2"), "")
+	os.RemoveAll(failed)
+	putFile(t, failed, "not a folder")
+	cli(t, w.env, "memory", "check").want(t, 1, "", "read the failed reflections")
+}

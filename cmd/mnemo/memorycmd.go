@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/reflector"
 )
 
 // memorySub describes one `mnemo memory` subcommand.
@@ -224,13 +225,27 @@ func (m *memoryCmd) check(name string) error {
 	for _, p := range rep.Problems {
 		b.WriteString(p.String() + "\n")
 	}
-	if len(rep.Problems) == 0 {
+	failed, err := reflector.FailedTurns(stateDir(m.cfg))
+	if err != nil {
+		return failure(fmt.Errorf("memory check: read the failed reflections: %w", err))
+	}
+	problems := len(rep.Problems)
+	for _, f := range failed {
+		if name != "" && f.User != name {
+			continue
+		}
+		problems++
+		fmt.Fprintf(&b, "%s: reflection of %s's turns failed %d times and was given up (its last line says why); "+
+			"to try again, stop mnemo and move the file to %s (when no file of that name exists), or delete it\n",
+			f.Path, f.User, reflector.MaxAttempts, filepath.Join(stateDir(m.cfg), "reflector", f.User+".jsonl"))
+	}
+	if problems == 0 {
 		b.WriteString("ok: " + counts + "\n")
 	}
 	if _, err := fmt.Fprint(m.env.stdout, b.String()); err != nil {
 		return err
 	}
-	if n := len(rep.Problems); n > 0 {
+	if n := problems; n > 0 {
 		return failure(fmt.Errorf("memory check: %d problem%s (%s)", n, plural(n), counts))
 	}
 	return nil
