@@ -37,7 +37,8 @@ load:
 # every intended change exactly once.
 CRASH_KILLS ?= 300
 crash:
-	MNEMO_CRASH_RANDOM=$(CRASH_KILLS) $(GO) test -count=1 -timeout 30m -run '^TestCrashAtEveryWriteBoundary$$' ./cmd/mnemo
+	@MNEMO_CRASH_RANDOM=$(CRASH_KILLS) $(GO) test -count=1 -timeout 30m -v -run '^TestCrashAtEveryWriteBoundary$$' ./cmd/mnemo > crash.out 2>&1; rc=$$?; \
+	  grep -E '^(ok|FAIL|--- FAIL)|random kills|write boundaries|crash_test' crash.out; rm -f crash.out; exit $$rc
 
 # Runs every fuzz target for $(FUZZTIME) each.
 fuzz:

@@ -197,16 +197,28 @@ func TestCrashAtEveryWriteBoundary(t *testing.T) {
 	wg.Wait()
 
 	random, _ := strconv.Atoi(os.Getenv("MNEMO_CRASH_RANDOM"))
+	kills, midRun := 0, 0
 	for i := range random {
 		w := newCrashWorld(t)
 		// Kill at a random moment of a run, then possibly again while it
 		// recovers, before letting it finish.
-		w.child(crashMessage+"\n", 0, time.Duration(rand.IntN(60_000))*time.Microsecond)
+		attempts := []string{crashMessage + "\n"}
 		if rand.IntN(2) == 0 {
-			w.child("", 0, time.Duration(rand.IntN(30_000))*time.Microsecond)
+			attempts = append(attempts, "")
+		}
+		for _, input := range attempts {
+			if _, killed := w.child(input, 0, time.Duration(rand.IntN(60_000))*time.Microsecond); killed {
+				kills++
+				if j, _ := os.ReadFile(w.path("state/reflector/ada.jsonl")); strings.Contains(string(j), `"kind":"run"`) {
+					midRun++
+				}
+			}
 		}
 		w.recover()
 		w.check(fmt.Sprintf("random kill %d", i+1))
+	}
+	if random > 0 {
+		t.Logf("random kills: %d landed (%d of them in the middle of a reflection run) in %d rounds", kills, midRun, random)
 	}
 }
 
