@@ -266,21 +266,31 @@ func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
 		line, _ := json.Marshal(rec) // strings, ints and a decoded message: cannot fail
 		buf.Write(append(line, '\n'))
 	}
+	if err := j.install(p, buf.Bytes()); err != nil {
+		return fmt.Errorf("reflector: rewrite journal of %s: %w", user, err)
+	}
+	return nil
+}
+
+// install puts data at name atomically: a temp file beside it (its name
+// starts with '.', apart from every journal name), fsynced, renamed over
+// name, and the folder fsynced. A failure before the rename leaves name
+// as it was; disk failures are wrapped with agent.ErrStorage.
+func (j *journal) install(name string, data []byte) error {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:]) // crypto/rand.Read does not fail on supported platforms
-	// A leading '.' keeps temp names apart from every journal name.
-	tmp := filepath.Join(j.dir, "."+user+journalExt+tempMark+hex.EncodeToString(rnd[:]))
-	err := j.writeFile(tmp, buf.Bytes())
+	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+tempMark+hex.EncodeToString(rnd[:]))
+	err := j.writeFile(tmp, data)
 	if err == nil {
-		if err = j.fault.at(opRename, p); err == nil {
-			err = os.Rename(tmp, p)
+		if err = j.fault.at(opRename, name); err == nil {
+			err = os.Rename(tmp, name)
 		}
 	}
 	if err != nil {
 		_ = os.Remove(tmp)
-		return fmt.Errorf("reflector: rewrite journal of %s: %w: %w", user, agent.ErrStorage, err)
+		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
 	}
-	return j.fsyncDir()
+	return fsyncFolder(filepath.Dir(name), j.fault)
 }
 
 // writeFile creates name (O_EXCL) with data, fsynced.

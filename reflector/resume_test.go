@@ -323,12 +323,7 @@ func TestCutTurnThatStillFailsGivesUp(t *testing.T) {
 	tr := turn("alice", "t1", strings.Repeat("x", 5000))
 	tr.Context = []ContextMessage{{Author: "a", Text: "1"}, {Author: "b", Text: "2"}, {Author: "c", Text: "3"}, {Author: "d", Text: strings.Repeat("y", 5000)}}
 	e.add(tr)
-	for i := 0; i < MaxAttempts; i++ {
-		waitFor(t, "a failure", func() bool { return strings.Count(e.logs.String(), "will retry") == i+1 })
-		e.settle()
-		e.clock.Advance(time.Hour)
-	}
-	waitFor(t, "the give-up", func() bool { return e.r.Pending() == 0 })
+	e.failUntilGiveUp()
 	files, err := FailedTurns(e.dir)
 	if err != nil || len(files) != 1 || files[0].User != "alice" {
 		t.Fatalf("FailedTurns = %v, %v", files, err)
@@ -353,12 +348,7 @@ func TestGiveUpOnAResumedRunMovesItsRecords(t *testing.T) {
 	e.journalRun("v-after", true)
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Error(400, "", "broken"), true })
 	e.r = e.open()
-	for i := 0; i < MaxAttempts; i++ {
-		waitFor(t, "a failure", func() bool { return strings.Count(e.logs.String(), "will retry") == i+1 })
-		e.settle()
-		e.clock.Advance(time.Hour)
-	}
-	waitFor(t, "the give-up", func() bool { return e.r.Pending() == 0 })
+	e.failUntilGiveUp()
 	files, _ := FailedTurns(e.dir)
 	if len(files) != 1 {
 		t.Fatalf("failed files: %v", files)
@@ -441,4 +431,16 @@ func TestFailedFileMovedBack(t *testing.T) {
 	if strings.Contains(e.logs.String(), "unreadable") || len(e.srv.Requests()) != 1 {
 		t.Fatalf("logs:\n%s", e.logs.String())
 	}
+}
+
+// failUntilGiveUp lets the runs fail MaxAttempts times, then waits for the
+// turns to be given up.
+func (e *env) failUntilGiveUp() {
+	e.t.Helper()
+	for i := 0; i < MaxAttempts; i++ {
+		waitFor(e.t, "a failure", func() bool { return strings.Count(e.logs.String(), "will retry") == i+1 })
+		e.settle()
+		e.clock.Advance(time.Hour)
+	}
+	waitFor(e.t, "the give-up", func() bool { return e.r.Pending() == 0 })
 }

@@ -136,21 +136,9 @@ func (j *journal) moveFailed(user string, entries []entry, run *runLog, cause er
 		id = run.id
 	}
 	name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s%s", user, now.UTC().Format("20060102T150405Z"), id, journalExt))
-	tmp := filepath.Join(dir, "."+filepath.Base(name)+tempMark+"0")
-	err := j.writeFile(tmp, []byte(b.String()))
-	if err == nil {
-		if err = j.fault.at(opRename, name); err == nil {
-			err = os.Rename(tmp, name)
-		}
-	}
-	if err == nil {
-		if err = fsyncFolder(dir, j.fault); err != nil {
-			_ = os.Remove(name) // not durable: the turns stay journaled instead
-		}
-	}
-	if err != nil {
-		_ = os.Remove(tmp)
-		return fmt.Errorf("%w: write %s: %w", agent.ErrStorage, name, err)
+	if err := j.install(name, []byte(b.String())); err != nil {
+		_ = os.Remove(name) // renamed but not durable: the turns stay journaled instead
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
 }
