@@ -215,8 +215,9 @@ func TestFixtureFull(t *testing.T) {
 			"zhangsan": {"slack:T01ABC/U02DEF", "discord:80351110224678912"},
 			"li.si":    {"discord:1234"},
 		},
-		Server: ServerConfig{Listen: ":0"},
-		Log:    LogConfig{Format: "json", Level: "debug"},
+		Server:   ServerConfig{Listen: ":0"},
+		Shutdown: ShutdownConfig{Grace: Duration(45 * time.Second)},
+		Log:      LogConfig{Format: "json", Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%#v\nwant\n%#v", *c, *want)

@@ -54,7 +54,7 @@ func lockData(cfg *Config, command string) (*dataLock, error) {
 		if !ok {
 			holder = "another mnemo process"
 		}
-		return nil, failure(fmt.Errorf("data folder %s is in use by %s; stop it or point --config / MNEMO_DATA_DIR elsewhere", cfg.Memory.DataDir, holder))
+		return nil, failure(&lockHeldError{dataDir: cfg.Memory.DataDir, holder: holder})
 	}
 	if err != nil {
 		f.Close()
@@ -73,6 +73,14 @@ func lockData(cfg *Config, command string) (*dataLock, error) {
 		return nil, lockError(cfg, path, err)
 	}
 	return &dataLock{f: f}, nil
+}
+
+// lockHeldError is the refusal of a lock another process holds; holder is
+// "process PID (COMMAND)" or "another mnemo process".
+type lockHeldError struct{ dataDir, holder string }
+
+func (e *lockHeldError) Error() string {
+	return fmt.Sprintf("data folder %s is in use by %s; stop it or point --config / MNEMO_DATA_DIR elsewhere", e.dataDir, e.holder)
 }
 
 // lockHolder reads "PID COMMAND" from the lock file and returns it as

@@ -251,9 +251,25 @@ func (s *Server) Close(ctx context.Context) error {
 	return err
 }
 
-// ErrNoServer is wrapped by Call when nothing answers at the socket: no
-// socket file, or nobody listening on it.
+// ErrNoServer matches (errors.Is) the error of Call when nothing answers
+// at the socket: no socket file, or nobody listening on it.
 var ErrNoServer = errors.New("nothing answers on the control socket")
+
+// NoServerError is Call's error when nothing answers at Path; Err is the
+// system's reason ("connect: connection refused").
+type NoServerError struct {
+	Path string
+	Err  error
+}
+
+func (e *NoServerError) Error() string {
+	return fmt.Sprintf("nothing answers on the control socket %s: %v", e.Path, e.Err)
+}
+
+func (e *NoServerError) Unwrap() error { return e.Err }
+
+// Is makes errors.Is(err, ErrNoServer) true.
+func (e *NoServerError) Is(target error) bool { return target == ErrNoServer }
 
 // Call sends req to the server at path and waits for its answer, that is,
 // until the server has done the work. It returns the server's message; an
@@ -266,7 +282,11 @@ func Call(ctx context.Context, path string, req Request) (string, error) {
 		if ctx.Err() != nil {
 			return "", ctx.Err()
 		}
-		return "", fmt.Errorf("%w (%s): %w", ErrNoServer, path, err)
+		var sys *os.SyscallError
+		if errors.As(err, &sys) {
+			err = sys // the dialer's error repeats the path
+		}
+		return "", &NoServerError{Path: path, Err: err}
 	}
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })

@@ -285,7 +285,11 @@ func fakeServer(t *testing.T, path string, answer func(c net.Conn)) {
 
 func TestCallFailures(t *testing.T) {
 	dir := shortDir(t)
-	if _, err := Call(context.Background(), filepath.Join(dir, "none.sock"), Request{Op: "x"}); !errors.Is(err, ErrNoServer) {
+	none := filepath.Join(dir, "none.sock")
+	_, err := Call(context.Background(), none, Request{Op: "x"})
+	var ns *NoServerError
+	if !errors.Is(err, ErrNoServer) || !errors.As(err, &ns) || ns.Path != none || ns.Err.Error() != "connect: no such file or directory" ||
+		err.Error() != "nothing answers on the control socket "+none+": connect: no such file or directory" {
 		t.Errorf("Call without a socket = %v", err)
 	}
 
