@@ -149,7 +149,7 @@ func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
 	}
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode().Type() != fs.ModeSocket {
-			return nil, fmt.Errorf("control socket %s: something else is in the way (%s); remove it", path, fi.Mode().Type())
+			return nil, fmt.Errorf("control socket %s: %s is in the way; remove it", path, kind(fi.Mode()))
 		}
 		if err := os.Remove(path); err != nil {
 			return nil, fmt.Errorf("control socket %s: remove the one a stopped process left: %w", path, err)
@@ -174,6 +174,19 @@ func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
 	s.wg.Add(1)
 	go s.accept()
 	return s, nil
+}
+
+// kind names what a file is, for a message.
+func kind(m fs.FileMode) string {
+	switch {
+	case m.IsRegular():
+		return "a file"
+	case m.IsDir():
+		return "a folder"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "a special file (" + m.Type().String() + ")"
 }
 
 // Path is the socket's path.

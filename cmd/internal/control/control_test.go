@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -129,8 +130,15 @@ func TestListenReplacesAStaleSocketOnly(t *testing.T) {
 	if err := os.WriteFile(file, []byte("keep"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Listen(file, nil, nil); err == nil || !strings.Contains(err.Error(), "something else is in the way") || !strings.Contains(err.Error(), "remove it") {
-		t.Errorf("Listen over a file = %v", err)
+	os.Mkdir(filepath.Join(dir, "dir.sock"), 0o700)
+	os.Symlink(path, filepath.Join(dir, "link.sock"))
+	if err := syscall.Mkfifo(filepath.Join(dir, "fifo.sock"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"file.sock": "a file", "dir.sock": "a folder", "link.sock": "a symbolic link", "fifo.sock": "a special file (p---------)"} {
+		if _, err := Listen(filepath.Join(dir, name), nil, nil); err == nil || err.Error() != "control socket "+filepath.Join(dir, name)+": "+want+" is in the way; remove it" {
+			t.Errorf("Listen over %s = %v", want, err)
+		}
 	}
 	if b, _ := os.ReadFile(file); string(b) != "keep" {
 		t.Error("the file in the way was changed")
