@@ -106,61 +106,66 @@ var (
 // done when the grace is over or at the second signal, and is what running
 // work is bounded by.
 type shutdown struct {
-	grace    time.Duration
-	log      *slog.Logger
-	hard     context.Context
-	cancel   context.CancelCauseFunc
-	once     sync.Once
-	begun    atomic.Bool
-	mu       sync.Mutex
+	grace  time.Duration
+	log    *slog.Logger
+	onHard func(cause error)
+	hard   context.Context
+	cancel context.CancelCauseFunc
+	begun  atomic.Bool
+	stopW  func() bool // stops watching the first signal
+
+	mu       sync.Mutex // orders begin, end and release
 	timer    *time.Timer
 	released bool
-	stops    []func() bool
 }
 
 // newShutdown starts watching sig: stop begins the grace, abort ends it.
-// onHard runs once with the cause when hard ends before release (cancel the
-// model calls then). Call release when the command is done.
+// When hard ends before release, onHard runs first with the cause (cancel
+// the model calls then). Call release when the command is done.
 func newShutdown(sig signals, grace time.Duration, log *slog.Logger, onHard func(cause error)) *shutdown {
-	s := &shutdown{grace: grace, log: log}
+	s := &shutdown{grace: grace, log: log, onHard: onHard}
 	s.hard, s.cancel = context.WithCancelCause(context.Background())
-	s.stops = append(s.stops, context.AfterFunc(sig.stop, s.begin))
+	s.stopW = context.AfterFunc(sig.stop, s.begin)
 	if sig.abort != nil {
 		go func() {
 			select {
 			case <-sig.abort:
-				s.cancel(errSecondSignal)
+				s.end(errSecondSignal)
 			case <-s.hard.Done():
 			}
 		}()
 	}
-	s.stops = append(s.stops, context.AfterFunc(s.hard, func() {
-		cause := context.Cause(s.hard)
-		switch cause {
-		case errGraceOver:
-			s.log.Warn(fmt.Sprintf("mnemo: shutdown.grace (%s) is over: cancelling the model calls still running; unfinished reflections stay journaled for the next start", s.grace))
-		case errSecondSignal:
-			s.log.Warn("mnemo: second signal: cancelling running work now; unfinished reflections stay journaled for the next start")
-		default:
-			return
-		}
-		onHard(cause)
-	}))
 	return s
 }
 
-// begin starts the grace (once): from now running work has s.grace.
+// begin starts the grace: from now running work has s.grace. Only the
+// first call counts.
 func (s *shutdown) begin() {
-	s.once.Do(func() {
-		s.begun.Store(true)
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.released {
-			return
-		}
-		s.log.Info(fmt.Sprintf("mnemo: stopping: no new messages are taken; running replies and reflections have up to %s (shutdown.grace) to finish; a second SIGTERM or SIGINT stops at once", s.grace))
-		s.timer = time.AfterFunc(s.grace, func() { s.cancel(errGraceOver) })
-	})
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released || s.begun.Load() {
+		return
+	}
+	s.begun.Store(true)
+	s.log.Info(fmt.Sprintf("mnemo: stopping: no new messages are taken; running replies and reflections have up to %s (shutdown.grace) to finish; a second SIGTERM or SIGINT stops at once", s.grace))
+	s.timer = time.AfterFunc(s.grace, func() { s.end(errGraceOver) })
+}
+
+// end ends the grace with cause: it says so, runs onHard, then ends hard.
+// Only the first call counts, and none after release.
+func (s *shutdown) end(cause error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.released || s.hard.Err() != nil {
+		return
+	}
+	if cause == errGraceOver {
+		s.log.Warn(fmt.Sprintf("mnemo: shutdown.grace (%s) is over: cancelling the model calls still running; unfinished reflections stay journaled for the next start", s.grace))
+	} else {
+		s.log.Warn("mnemo: second signal: cancelling running work now; unfinished reflections stay journaled for the next start")
+	}
+	s.onHard(cause)
+	s.cancel(cause)
 }
 
 // stopping reports whether the shutdown has begun.
@@ -171,15 +176,13 @@ func (s *shutdown) aborted() bool { return context.Cause(s.hard) == errSecondSig
 
 // release stops the timer and the watchers; hard ends without onHard.
 func (s *shutdown) release() {
+	s.stopW()
 	s.mu.Lock()
 	s.released = true
 	if s.timer != nil {
 		s.timer.Stop()
 	}
 	s.mu.Unlock()
-	for _, stop := range s.stops {
-		stop()
-	}
 	s.cancel(errFinished)
 }
 
