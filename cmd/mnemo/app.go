@@ -231,14 +231,11 @@ func (a *app) Forget(user, path string) error {
 // the whole folder. It returns what was dropped; a missing file or folder
 // is an error wrapping memory.ErrNotFound, after the pending work is gone.
 func (a *app) forget(ctx context.Context, user, path string) (dropped, error) {
-	if err := memory.ValidateUser(user); err != nil {
+	u, err := a.store.User(user) // checks the name before anything is dropped
+	if err != nil {
 		return nil, err
 	}
 	d, err := runForgetters(ctx, a.allForgetters(), user)
-	if err != nil {
-		return d, err
-	}
-	u, err := a.store.User(user)
 	if err != nil {
 		return d, err
 	}

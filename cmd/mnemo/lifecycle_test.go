@@ -308,8 +308,11 @@ func TestControlRequests(t *testing.T) {
 		done <- serveWith(ctx, env, cfg, nil, ln, func(_ *cliEnv, _ *Config, a *app) ([]namedAdapter, error) {
 			// A front end with more pending work adds its forgetter.
 			a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
-				if user == "alice" {
+				switch user {
+				case "alice":
 					return 3, nil
+				case "broken":
+					return 0, errors.New("the intake journal is read-only")
 				}
 				return 0, nil
 			}})
@@ -329,6 +332,7 @@ func TestControlRequests(t *testing.T) {
 		{control.Request{Op: "forget", User: "../etc"}, "bad memory user name"},
 		{control.Request{Op: "forget", User: "alice", Path: "../bob/facts/user.md"}, "../bob/facts/user.md"},
 		{control.Request{Op: "forget", User: "alice", Path: "facts/none.md"}, "facts/none.md: no such memory file"},
+		{control.Request{Op: "forget", User: "broken"}, "forget broken: could not drop the messages queued for an answer: the intake journal is read-only"},
 	} {
 		if _, err := call(tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want an error with %q", tc.req, err, tc.want)
@@ -398,4 +402,61 @@ func TestControlSocketInTheWay(t *testing.T) {
 	if code := exitCode(err, &errOut); code != 1 || errOut.String() != want {
 		t.Errorf("serve: exit %d, %q", code, errOut.String())
 	}
+}
+
+// lingeringAdapter stops taking messages at ctx's end but returns only
+// when finish is closed, like an adapter whose tasks still run.
+type lingeringAdapter struct {
+	started, stopped, finish chan struct{}
+}
+
+func (l *lingeringAdapter) Run(ctx context.Context) error {
+	close(l.started)
+	<-ctx.Done()
+	close(l.stopped)
+	<-l.finish
+	return nil
+}
+
+func (l *lingeringAdapter) Ready() bool { return true }
+
+// From the first signal on, /readyz says serve is stopping, while the
+// adapters still finish their work.
+func TestServeIsStoppingFromTheFirstSignal(t *testing.T) {
+	w := newChatWorld(t)
+	cfg := slackConfig(t, w)
+	env, _ := serveEnv(w)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String()
+	la := &lingeringAdapter{started: make(chan struct{}), stopped: make(chan struct{}), finish: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+			return []namedAdapter{{"slow", la}}, nil
+		})
+	}()
+	<-la.started
+	if code, body := get(t, base+"/readyz"); code != 200 {
+		t.Fatalf("/readyz before the signal = %d %q", code, body)
+	}
+	cancel() // SIGTERM
+	<-la.stopped
+	if code, body := get(t, base+"/readyz"); code != 503 || body != "stopping\n" {
+		t.Errorf("/readyz during the grace = %d %q", code, body)
+	}
+	close(la.finish)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A chat whose input breaks (a line over the bound) exits 1 with the
+// cause, after saving what it has.
+func TestChatInputErrorIsAFailure(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "hello\n"+strings.Repeat("x", 1<<20+1)+"\n", "--user", "ada").want(t, 1, "Noted.\n", "console: a line is longer than")
 }

@@ -132,6 +132,13 @@ func TestShutdownGrace(t *testing.T) {
 		if !strings.Contains(s.logs.String(), "mnemo: shutdown.grace (20s) is over: cancelling the model calls still running; unfinished reflections stay journaled for the next start") {
 			t.Errorf("logs:\n%s", s.logs)
 		}
+		// A second signal after the grace is over changes nothing.
+		close(s.abort)
+		s.end(errSecondSignal)
+		synctest.Wait()
+		if len(s.causes) != 0 || s.aborted() || strings.Contains(s.logs.String(), "second signal") {
+			t.Errorf("second signal after the grace: %d more onHard calls, aborted %v", len(s.causes), s.aborted())
+		}
 		s.release()
 
 		// A second signal ends the grace at once.
