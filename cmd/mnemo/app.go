@@ -176,12 +176,13 @@ type forgetter struct {
 // deleted). Call it before the front end starts taking messages.
 func (a *app) addForgetter(f forgetter) { a.forgetters = append(a.forgetters, f) }
 
-// allForgetters are the reflector's and the agent's, then the added ones.
+// allForgetters are the added ones first (queued messages: dropped before
+// they become turns), then the reflector's and the agent's.
 func (a *app) allForgetters() []forgetter {
-	return append([]forgetter{
-		{"turn", " waiting to be reflected", a.refl.Forget},
-		{"turn", " of short-term history", func(_ context.Context, user string) (int, error) { return a.agent.ForgetUser(user), nil }},
-	}, a.forgetters...)
+	return append(append([]forgetter(nil), a.forgetters...),
+		forgetter{"turn", " waiting to be reflected", a.refl.Forget},
+		forgetter{"turn", " of short-term history", func(_ context.Context, user string) (int, error) { return a.agent.ForgetUser(user), nil }},
+	)
 }
 
 // dropped is what a forget dropped besides the files, in forgetter order.

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	openai "github.com/sashabaranov/go-openai"
+	"go.uber.org/goleak"
 )
 
 // The first signal ends stop, the second closes abort, later ones are
 // ignored; release ends the watcher.
 func TestWatchSignals(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	c := make(chan os.Signal, 3)
 	sig, release := watchSignals(c)
 	if sig.stop.Err() != nil {
@@ -205,6 +207,7 @@ func (m blockingModel) Complete(ctx context.Context, req openai.ChatCompletionRe
 }
 
 func TestCallGate(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	g := newCallGate()
 	m := g.model(blockingModel{started: make(chan struct{})})
 	if resp, err := m.Complete(context.Background(), openai.ChatCompletionRequest{Model: "quick"}); err != nil || resp.ID != "quick" {
