@@ -166,6 +166,13 @@ func TestListenInAReadOnlyFolder(t *testing.T) {
 	}
 }
 
+func TestListenInAMissingFolder(t *testing.T) {
+	path := filepath.Join(shortDir(t), "missing", "mnemo.sock")
+	if _, err := Listen(path, nil, nil); err == nil || !strings.HasPrefix(err.Error(), "control socket "+path+": listen unix ") || !errors.Is(err, syscall.ENOENT) {
+		t.Errorf("Listen in a missing folder = %v", err)
+	}
+}
+
 func TestListenPathTooLong(t *testing.T) {
 	long := "/tmp/" + strings.Repeat("d", maxPath) + "/mnemo.sock"
 	_, err := Listen(long, nil, nil)
@@ -297,7 +304,7 @@ func TestCallFailures(t *testing.T) {
 	_, err := Call(context.Background(), none, Request{Op: "x"})
 	var ns *NoServerError
 	if !errors.Is(err, ErrNoServer) || !errors.As(err, &ns) || ns.Path != none || ns.Err.Error() != "connect: no such file or directory" ||
-		err.Error() != "nothing answers on the control socket "+none+": connect: no such file or directory" {
+		err.Error() != "nothing answers on the control socket "+none+": connect: no such file or directory" || !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("Call without a socket = %v", err)
 	}
 
