@@ -28,6 +28,13 @@ type app struct {
 
 	lost       atomic.Int64 // turns that could not be journaled
 	reflectErr error        // what Close's reflector shutdown left undone
+	// calls cancels the agent's model calls when the shutdown grace is
+	// over (shutdown.go).
+	calls *callGate
+	// forgetters are what a forget drops besides the reflector's pending
+	// turns and the short-term history: a front end that keeps more about
+	// a user (queued intake) appends one with addForgetter.
+	forgetters []forgetter
 }
 
 // saveError says what a chat could not save: turns never journaled (they
@@ -100,9 +107,10 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	if history == 0 {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
-	a := &app{env: env, cfg: cfg, store: store, llm: llm, refl: refl}
+	calls := newCallGate()
+	a := &app{env: env, cfg: cfg, store: store, llm: llm, refl: refl, calls: calls}
 	ag, err := agent.New(agent.Config{
-		Model: llm, ModelName: cfg.LLM.Model, Memory: mem,
+		Model: calls.model(llm), ModelName: cfg.LLM.Model, Memory: mem,
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 		MaxReplyChars: cfg.MaxReplyChars, Logger: env.logger,
 		OnTurn: func(t agent.Turn) {
@@ -122,19 +130,11 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	return a, nil
 }
 
-// closeGrace bounds how long a shutdown that was itself interrupted waits
-// for reflections; what does not finish stays journaled for the next start.
-const closeGrace = 30 * time.Second
-
 // Close reflects every pending turn and waits for running reflections
-// (bounded by ctx; when ctx is already done, by closeGrace), then closes
-// the store. Turns not reflected stay journaled: that is logged, not failed.
+// until ctx ends (then they are cancelled), and closes the store. Turns not
+// reflected stay journaled for the next start: that is logged, not failed.
+// Callers bound ctx by the shutdown grace (shutdown.go).
 func (a *app) Close(ctx context.Context) error {
-	if ctx.Err() != nil {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), closeGrace)
-		defer cancel()
-	}
 	if err := a.refl.Close(ctx); err != nil && !errors.Is(err, reflector.ErrClosed) {
 		a.reflectErr = err
 		a.env.logger.Warn("reflector: shutdown incomplete", "err", err)
@@ -183,19 +183,84 @@ func (a *app) CheckPath(p string) error {
 // forgetWait bounds how long a forget waits for a running reflection.
 const forgetWait = 30 * time.Second
 
+// forgetter drops one kind of pending work about a user that would
+// otherwise bring forgotten memory back (turns waiting to be reflected,
+// queued messages) or quote it (short-term history), and says how many
+// items it dropped.
+type forgetter struct {
+	// noun and rest name the items in the report: "turn", " waiting to be
+	// reflected" gives "2 turns waiting to be reflected".
+	noun, rest string
+	forget     func(ctx context.Context, user string) (int, error)
+}
+
+// addForgetter makes every later forget also run f (before the files are
+// deleted). Call it before the front end starts taking messages.
+func (a *app) addForgetter(f forgetter) { a.forgetters = append(a.forgetters, f) }
+
+// allForgetters are the added ones first (queued messages: dropped before
+// they become turns), then the reflector's and the agent's.
+func (a *app) allForgetters() []forgetter {
+	return append(append([]forgetter(nil), a.forgetters...),
+		forgetter{"turn", " waiting to be reflected", a.refl.Forget},
+		forgetter{"turn", " of short-term history", func(_ context.Context, user string) (int, error) { return a.agent.ForgetUser(user), nil }},
+	)
+}
+
+// dropped is what a forget dropped besides the files, in forgetter order.
+type dropped []droppedItem
+
+type droppedItem struct {
+	f forgetter
+	n int
+}
+
+// String is "2 turns waiting to be reflected, 1 turn of short-term
+// history": the kinds with something dropped, or "" when none had.
+func (d dropped) String() string {
+	var parts []string
+	for _, it := range d {
+		if it.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s%s%s", it.n, it.f.noun, plural(it.n), it.f.rest))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+// runForgetters runs fs for user in order and stops at the first error.
+func runForgetters(ctx context.Context, fs []forgetter, user string) (dropped, error) {
+	var d dropped
+	for _, f := range fs {
+		n, err := f.forget(ctx, user)
+		d = append(d, droppedItem{f, n})
+		if err != nil {
+			return d, fmt.Errorf("forget %s: could not drop the %ss%s: %w", user, f.noun, f.rest, err)
+		}
+	}
+	return d, nil
+}
+
 // Forget deletes one memory file (or, with path "", all of the user's
-// memory). Pending reflections of the user and the short-term history are
-// dropped first, so what is forgotten is not written back from them.
+// memory), for /memory forget in Slack and Discord. See forget.
 func (a *app) Forget(user, path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), forgetWait)
 	defer cancel()
-	if _, err := a.refl.Forget(ctx, user); err != nil {
-		return err
-	}
-	a.agent.ForgetUser(user)
-	u, err := a.store.User(user)
+	_, err := a.forget(ctx, user, path)
+	return err
+}
+
+// forget drops the user's pending work first (every forgetter), so that
+// what is forgotten is not written back from it, then deletes the file or
+// the whole folder. It returns what was dropped; a missing file or folder
+// is an error wrapping memory.ErrNotFound, after the pending work is gone.
+func (a *app) forget(ctx context.Context, user, path string) (dropped, error) {
+	u, err := a.store.User(user) // checks the name before anything is dropped
 	if err != nil {
-		return err
+		return nil, err
+	}
+	d, err := runForgetters(ctx, a.allForgetters(), user)
+	if err != nil {
+		return d, err
 	}
 	if path == "" {
 		err = u.RemoveAll()
@@ -203,7 +268,7 @@ func (a *app) Forget(user, path string) error {
 		err = u.Remove(path)
 	}
 	if err == nil {
-		a.env.logger.Info("memory: forgotten at the user's request", "user", user, "path", path)
+		a.env.logger.Info("memory: forgotten at the user's request", "user", user, "path", path, "dropped", d.String())
 	}
-	return err
+	return d, err
 }

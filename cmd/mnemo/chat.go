@@ -16,7 +16,9 @@ import (
 const defaultChatUser = "console"
 
 // runChat is `mnemo chat [--user NAME]`: one line in, the reply out. At the
-// end of input it waits for the reflections, then returns (exit 0).
+// end of input it waits for the reflections, then returns (exit 0). The
+// first Ctrl-C (or SIGTERM) stops reading and gives the running answer and
+// the reflections shutdown.grace; a second one stops at once (exit 130).
 func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
 	fs := newFlagSet("chat")
 	user := fs.String("user", "", "")
@@ -57,23 +59,40 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	if err != nil {
 		return err
 	}
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace.Std(), env.logger, a.calls.close)
+	defer sd.release()
+	ctl, err := a.listenControl()
+	if err != nil {
+		sd.begin()
+		a.Close(sd.hard)
+		return err
+	}
 	runErr := console.Run(ctx, console.Config{
-		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name, Handler: a.agent,
-		Color: interactive && isTerminal(env.stdout) && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
+		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
+		// The first Ctrl-C stops reading, not the answer being written.
+		Handler: detachedHandler{a.agent},
+		Color:   interactive && isTerminal(env.stdout) && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
 		Memory: func(user string) (string, error) {
 			return wiring.Memory{Store: a.store, IndexBudget: 1 << 20}.Index(user)
 		},
 	})
-	if interactive && ctx.Err() == nil {
-		env.stderr.Write([]byte("mnemo: saving what is worth remembering…\n"))
+	switch {
+	case interactive && ctx.Err() != nil:
+		fmt.Fprintf(env.stderr, "\nmnemo: saving what is worth remembering (up to %s; Ctrl-C again to quit now, and the rest is saved next time)…\n", cfg.Shutdown.Grace)
+	case interactive:
+		fmt.Fprintln(env.stderr, "mnemo: saving what is worth remembering…")
 	}
-	if err := a.Close(ctx); err != nil {
-		return failure(err)
-	}
-	if err := a.saveError(); err != nil {
-		return failure(fmt.Errorf("not everything was saved: %w", err))
-	}
-	if runErr != nil && ctx.Err() == nil {
+	ctl.Close(sd.hard)
+	closeErr := a.Close(sd.hard)
+	saveErr := a.saveError()
+	switch {
+	case sd.aborted():
+		return abortError()
+	case closeErr != nil:
+		return failure(closeErr)
+	case saveErr != nil:
+		return failure(fmt.Errorf("not everything was saved: %w", saveErr))
+	case runErr != nil && ctx.Err() == nil:
 		return failure(runErr)
 	}
 	return nil // EOF, /quit, or Ctrl-C: all normal ends of a chat

@@ -123,7 +123,7 @@ func newChatWorld(t *testing.T) *chatWorld {
 func (w *chatWorld) chat(t *testing.T, input string, args ...string) cliResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), append([]string{"chat"}, args...), func(k string) string { return w.env[k] }, strings.NewReader(input), &out, &errOut)
+	err := run(stopOn(context.Background()), append([]string{"chat"}, args...), func(k string) string { return w.env[k] }, strings.NewReader(input), &out, &errOut)
 	return cliResult{exitCode(err, &errOut), out.String(), errOut.String()}
 }
 
@@ -199,7 +199,7 @@ func TestAcceptanceHandEditUsedAtOnce(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		err := run(context.Background(), []string{"chat", "--user", "zhangsan"}, func(k string) string { return w.env[k] }, inR, outW, io.Discard)
+		err := run(stopOn(context.Background()), []string{"chat", "--user", "zhangsan"}, func(k string) string { return w.env[k] }, inR, outW, io.Discard)
 		outW.Close()
 		done <- err
 	}()
@@ -259,7 +259,7 @@ func TestChatUsageAndLLMErrors(t *testing.T) {
 
 	noLLM := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": "http://127.0.0.1:1/v1"}
 	var errOut bytes.Buffer
-	err := run(context.Background(), []string{"chat"}, func(k string) string { return noLLM[k] }, strings.NewReader("hi\n"), io.Discard, &errOut)
+	err := run(stopOn(context.Background()), []string{"chat"}, func(k string) string { return noLLM[k] }, strings.NewReader("hi\n"), io.Discard, &errOut)
 	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "OPENAI_API_KEY") || !strings.Contains(errOut.String(), "OPENAI_BASE_URL") {
 		t.Fatalf("no LLM: exit %d, %s", code, errOut.String())
 	}
@@ -268,7 +268,7 @@ func TestChatUsageAndLLMErrors(t *testing.T) {
 	ollama := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": w.srv.URL(), "USER": "ci-runner"}
 	var out bytes.Buffer
 	errOut.Reset()
-	err = run(context.Background(), []string{"chat"}, func(k string) string { return ollama[k] }, strings.NewReader("hello\n"), &out, &errOut)
+	err = run(stopOn(context.Background()), []string{"chat"}, func(k string) string { return ollama[k] }, strings.NewReader("hello\n"), &out, &errOut)
 	if err != nil || out.String() != "Noted.\n" || !strings.Contains(errOut.String(), "using local Ollama at "+w.srv.URL()) {
 		t.Fatalf("ollama fallback: %v %q %q", err, out.String(), errOut.String())
 	}
@@ -348,6 +348,6 @@ func TestChatChild(t *testing.T) {
 	if os.Getenv("MNEMO_CHAT_CHILD") != "1" {
 		t.Skip("runs only as the crash test's child process")
 	}
-	err := run(context.Background(), []string{"chat", "--user", "zhangsan"}, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	err := run(stopOn(context.Background()), []string{"chat", "--user", "zhangsan"}, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	os.Exit(exitCode(err, os.Stderr))
 }

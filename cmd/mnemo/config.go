@@ -79,6 +79,7 @@ type Config struct {
 	Discord       DiscordConfig       `yaml:"discord"`
 	Identities    map[string][]string `yaml:"identities"` // name → ["slack:T01ABC/U02DEF", "discord:80351110224678912"]
 	Server        ServerConfig        `yaml:"server"`
+	Shutdown      ShutdownConfig      `yaml:"shutdown"`
 	Log           LogConfig           `yaml:"log"`
 }
 
@@ -143,6 +144,14 @@ type DiscordConfig struct {
 // ServerConfig is the "server:" section.
 type ServerConfig struct {
 	Listen string `yaml:"listen"` // default 127.0.0.1:9090
+}
+
+// ShutdownConfig is the "shutdown:" section.
+type ShutdownConfig struct {
+	// Grace: after SIGTERM or SIGINT, how long running tasks and
+	// reflections may take to finish before their model calls are
+	// cancelled (unfinished reflections stay journaled); default 20s.
+	Grace Duration `yaml:"grace"`
 }
 
 // LogConfig is the "log:" section.
@@ -246,6 +255,7 @@ func baseDefaults() *Config {
 	c.Discord.ShardCount = 1
 	c.Discord.ReplyMention = false
 	c.Server.Listen = "127.0.0.1:9090"
+	c.Shutdown.Grace = Duration(20 * time.Second)
 	c.Log.Format = "text"
 	c.Log.Level = "info"
 	return c
@@ -1039,6 +1049,7 @@ func (c *Config) validate(origin map[string]string) error {
 	if host, port, err := net.SplitHostPort(c.Server.Listen); err != nil || !validPort(port) || strings.ContainsAny(host, " /") {
 		ch.add("server.listen", "%s: %s must be host:port, e.g. \"127.0.0.1:9090\" or \":9090\"", quote(c.Server.Listen))
 	}
+	ch.positive("shutdown.grace", c.Shutdown.Grace)
 	ch.oneOf("log.format", c.Log.Format, "text", "json")
 	ch.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	// In file order; problems from the environment or defaults last.

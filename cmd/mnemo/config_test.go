@@ -96,6 +96,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"discord.replyMention", c.Discord.ReplyMention, false},
 		{"identities", len(c.Identities), 0},
 		{"server.listen", c.Server.Listen, "127.0.0.1:9090"},
+		{"shutdown.grace", c.Shutdown.Grace.Std(), 20 * time.Second},
 		{"log.format", c.Log.Format, "text"},
 		{"log.level", c.Log.Level, "info"},
 	}
@@ -214,8 +215,9 @@ func TestFixtureFull(t *testing.T) {
 			"zhangsan": {"slack:T01ABC/U02DEF", "discord:80351110224678912"},
 			"li.si":    {"discord:1234"},
 		},
-		Server: ServerConfig{Listen: ":0"},
-		Log:    LogConfig{Format: "json", Level: "debug"},
+		Server:   ServerConfig{Listen: ":0"},
+		Shutdown: ShutdownConfig{Grace: Duration(45 * time.Second)},
+		Log:      LogConfig{Format: "json", Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%#v\nwant\n%#v", *c, *want)
@@ -509,6 +511,7 @@ func TestValidateErrors(t *testing.T) {
 		{"max retries negative", "llm:\n  maxRetries: -1\n", nil, []string{`llm.maxRetries: -1 is out of range; use 0 to 10`}},
 		{"timeout zero", "llm:\n  timeout: 0s\n", nil, []string{`mnemo.yaml:2: llm.timeout: must be greater than 0, got 0s; write a duration such as "90s" or "2m"`}},
 		{"idle negative", "reflector:\n  idle: -1m\n", nil, []string{`reflector.idle: must be greater than 0, got -1m0s`}},
+		{"grace zero", "shutdown:\n  grace: 0s\n", nil, []string{`mnemo.yaml:2: shutdown.grace: must be greater than 0, got 0s; write a duration such as "90s" or "2m"`}},
 		{"index budget", "memory:\n  indexBudget: 100\n", nil, []string{`memory.indexBudget: 100 is out of range; use 256 to 1048576 bytes`}},
 		{"read cap zero", "memory:\n  readCap: 0\n", nil, []string{`memory.readCap: 0 is out of range; use 1024 to 67108864 bytes`, `memory.writeCap: 32768 is larger than memory.readCap (0)`}},
 		{"write cap big", "memory:\n  writeCap: 100000\n", nil, []string{`mnemo.yaml:2: memory.writeCap: 100000 is larger than memory.readCap (65536), so written files could not be read back whole; lower it or raise memory.readCap`}},

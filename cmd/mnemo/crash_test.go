@@ -247,7 +247,7 @@ func TestCrashChild(t *testing.T) {
 		fmt.Fprintf(log, "%s:%s\n", op, filepath.Base(name))
 		return nil
 	}
-	err = runWith(context.Background(), []string{"chat", "--user", "ada"},
+	err = runWith(stopOn(context.Background()), []string{"chat", "--user", "ada"},
 		cliEnv{getenv: os.Getenv, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, faults: faults})
 	os.Exit(exitCode(err, os.Stderr))
 }

@@ -14,7 +14,7 @@ import (
 func (w *chatWorld) chatFaults(t *testing.T, input string, faults func(op, name string) error) cliResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := runWith(context.Background(), []string{"chat", "--user", "zhangsan"}, cliEnv{
+	err := runWith(stopOn(context.Background()), []string{"chat", "--user", "zhangsan"}, cliEnv{
 		getenv: func(k string) string { return w.env[k] }, stdin: strings.NewReader(input),
 		stdout: &out, stderr: &errOut, faults: faults})
 	return cliResult{exitCode(err, &errOut), out.String(), errOut.String()}

@@ -3,8 +3,9 @@ package main
 // One owner per data folder: every command that writes memory or the
 // reflection journal (chat, serve, memory forget) holds an exclusive flock on
 // mnemo.lock in the state folder for as long as it runs. A second writer is
-// refused at once, naming the process that holds the lock; read-only admin
-// commands take no lock. The kernel releases a flock when its file is closed
+// refused at once, naming the process that holds the lock (memory forget
+// then asks that process to do it: control.go); read-only admin commands
+// take no lock. The kernel releases a flock when its file is closed
 // or the process dies (kill -9 included), so a lock is never left stale.
 
 import (
@@ -54,7 +55,7 @@ func lockData(cfg *Config, command string) (*dataLock, error) {
 		if !ok {
 			holder = "another mnemo process"
 		}
-		return nil, failure(fmt.Errorf("data folder %s is in use by %s; stop it or point --config / MNEMO_DATA_DIR elsewhere", cfg.Memory.DataDir, holder))
+		return nil, failure(&lockHeldError{dataDir: cfg.Memory.DataDir, holder: holder})
 	}
 	if err != nil {
 		f.Close()
@@ -73,6 +74,14 @@ func lockData(cfg *Config, command string) (*dataLock, error) {
 		return nil, lockError(cfg, path, err)
 	}
 	return &dataLock{f: f}, nil
+}
+
+// lockHeldError is the refusal of a lock another process holds; holder is
+// "process PID (COMMAND)" or "another mnemo process".
+type lockHeldError struct{ dataDir, holder string }
+
+func (e *lockHeldError) Error() string {
+	return fmt.Sprintf("data folder %s is in use by %s; stop it or point --config / MNEMO_DATA_DIR elsewhere", e.dataDir, e.holder)
 }
 
 // lockHolder reads "PID COMMAND" from the lock file and returns it as

@@ -47,12 +47,18 @@ Global flags (before or after the command):
 Memory paths are facts/<name>.md or episodes/YYYY-MM.md. The memory folder is
 MNEMO_DATA_DIR or memory.dataDir (default data/memory); the memory commands
 need no LLM. chat, serve and memory forget own the data folder while they run
-(a lock in the state folder): a second one exits 1 naming the process that
-holds it; the other memory commands only read and work meanwhile. Every
-setting, its YAML key and its environment variable are in deploy/mnemo.yaml.
+(a lock in the state folder): a second chat or serve exits 1 naming the
+process that holds it; memory forget asks that process to do the forget (a
+control socket in the state folder) and prints "deleted" once it is done; the
+other memory commands only read and work meanwhile. Every setting, its YAML
+key and its environment variable are in deploy/mnemo.yaml.
+
+SIGTERM or SIGINT (Ctrl-C) stops chat and serve: no new messages, running
+work gets shutdown.grace (default 20s) to finish, unfinished reflections stay
+journaled for the next start, exit 0. A second signal stops at once (exit 130).
 
 Exit status: 0 success; 1 failure, or problems found by memory check;
-2 usage or configuration error.
+2 usage or configuration error; 130 stopped by a second signal.
 `
 
 // cliEnv is the process as a subcommand sees it. run builds it once and
@@ -83,12 +89,17 @@ type cliEnv struct {
 	// crash and disk-fault tests kill or fail the process there. nil in the
 	// binary.
 	faults func(op, name string) error
+	// abort is closed at a second SIGTERM or SIGINT (the command's ctx is
+	// done at the first): chat and serve then stop waiting for running
+	// work. nil: never.
+	abort <-chan struct{}
 }
 
 // command is a subcommand that needs the configuration. args are what
 // follows the subcommand's name with the global flags taken out; a
 // subcommand parses its own flags with newFlagSet and parseArgs, which
-// return usage errors (exit 2). ctx is cancelled on SIGINT or SIGTERM.
+// return usage errors (exit 2). ctx is cancelled at the first SIGINT or
+// SIGTERM; env.abort is closed at the second.
 type command func(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 
 // commands are the subcommands that load the configuration (a variable so
@@ -103,9 +114,14 @@ var commands = map[string]command{
 var osExit = os.Exit
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := exitCode(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr), os.Stderr)
-	stop()
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
+	sig, release := watchSignals(c)
+	code := runToExit(sig, abortWait, os.Stderr, func() error {
+		return run(sig, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	})
+	signal.Stop(c)
+	release()
 	osExit(code)
 }
 
@@ -248,14 +264,14 @@ func flagMessage(err error) string {
 }
 
 // run is the whole program but for the exit: main calls it with the real
-// process, tests with a map and buffers.
-func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return runWith(ctx, args, cliEnv{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr})
+// process and its signals, tests with a map, buffers and stopOn(ctx).
+func run(sig signals, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runWith(sig, args, cliEnv{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr})
 }
 
 // runWith is run on a process whose getenv, stdin, stdout, stderr (and,
 // in tests, faults) are set; it fills in the rest.
-func runWith(ctx context.Context, args []string, proc cliEnv) error {
+func runWith(sig signals, args []string, proc cliEnv) error {
 	getenv, stdout, stderr := proc.getenv, proc.stdout, proc.stderr
 	g, rest, err := splitGlobal(args)
 	if err != nil {
@@ -299,7 +315,8 @@ func runWith(ctx context.Context, args []string, proc cliEnv) error {
 	env := proc
 	env.logger = slog.New(cfg.LogHandler(stderr))
 	env.configFile = file
-	return cmd(ctx, &env, cfg, rest)
+	env.abort = sig.abort
+	return cmd(sig.stop, &env, cfg, rest)
 }
 
 // loadConfig reads --config (or ./mnemo.yaml when present) and the

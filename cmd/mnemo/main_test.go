@@ -25,7 +25,7 @@ type cliResult struct {
 func cli(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(context.Background(), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
+	err := run(stopOn(context.Background()), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
 	code := exitCode(err, &errOut)
 	return cliResult{code, out.String(), errOut.String()}
 }

@@ -3,8 +3,10 @@ package main
 // `mnemo memory ...`: the admin commands. They need no LLM, only the memory
 // folder (MNEMO_DATA_DIR or memory.dataDir), and open it without the watcher
 // and without removing temp files, so the read-only ones are safe beside a
-// running server; forget takes the data folder's lock (lock.go) and is
-// refused while a chat or server runs.
+// running server. forget changes the data folder: it takes the folder's
+// lock (lock.go) and does the forget itself, or, while a chat or server owns
+// the folder, asks that process to do it through its control socket
+// (control.go) and reports success once the process says it is done.
 
 import (
 	"context"
@@ -15,7 +17,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
+	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -87,7 +91,7 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 	case "check":
 		return m.check(append(pos, "")[0])
 	case "forget":
-		return m.forget(pos[0], append(pos, "")[1], yes)
+		return m.forget(ctx, pos[0], append(pos, "")[1], yes)
 	}
 	return m.export(pos[0])
 }
@@ -251,64 +255,143 @@ func (m *memoryCmd) check(name string) error {
 	return nil
 }
 
-// lock takes the data folder's lock before a change, as chat and serve do:
-// a running chat or server would write back what is deleted under it (its
-// short-term history and journaled turns still hold it), so a writing
-// admin command is refused while one runs. The read-only ones take no lock.
+// lock takes the data folder's lock before a change, as chat and serve do.
+// While one of them holds it, the change is theirs to make (forgetRemote):
+// their short-term history and pending turns would write back what is
+// deleted under them.
 func (m *memoryCmd) lock() (*dataLock, error) {
 	return lockData(m.cfg, "mnemo memory forget")
 }
 
-func (m *memoryCmd) forget(name, p string, yes bool) error {
-	u, err := m.user(name)
+// forgetCallMargin is how much longer than forgetWait the CLI waits for
+// the running process's answer.
+const forgetCallMargin = 15 * time.Second
+
+// offlineForgetters are what a forget drops besides the files when this
+// command holds the lock (no chat or serve runs): the turns journaled and
+// not yet reflected, which the next start would otherwise write back. A
+// front end with its own journal (queued intake) adds its own here, as it
+// adds one to the app for the running case (app.addForgetter).
+func offlineForgetters(cfg *Config) []forgetter {
+	return []forgetter{
+		{"turn", " waiting to be reflected", func(_ context.Context, user string) (int, error) {
+			return reflector.ForgetJournaled(stateDir(cfg), user)
+		}},
+	}
+}
+
+// forget deletes one file of a user's memory, or all of it, together with
+// the user's pending work (forgetters). It prints "deleted …" only once all
+// of that is done, by this process or by the running one.
+func (m *memoryCmd) forget(ctx context.Context, name, p string, yes bool) error {
+	what, err := m.forgetTarget(name, p)
 	if err != nil {
 		return err
 	}
+	if !yes {
+		if what == "" {
+			return noUser(name)
+		}
+		return usageError("this would delete %s; add --yes to delete it", what)
+	}
+	lock, err := m.lock()
+	if held := (*lockHeldError)(nil); errors.As(err, &held) {
+		return m.forgetRemote(ctx, held, name, p, what)
+	}
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
+	d, err := runForgetters(ctx, offlineForgetters(m.cfg), name)
+	if err != nil {
+		return failure(err)
+	}
+	if what != "" {
+		u, err := m.store.User(name)
+		if err == nil && p == "" {
+			err = u.RemoveAll()
+		} else if err == nil {
+			err = u.Remove(p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return m.reportForget(name, what, d.String(), "")
+}
+
+// forgetTarget says what a forget deletes: "alice/facts/pets.md (1.2 KB)"
+// or "all memory of alice: …". It is "" for all of a user who has no
+// memory folder (there may still be pending turns to drop); a missing file
+// is an error naming the fix.
+func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 	if p == "" {
-		return m.forgetUser(u, yes)
+		if _, err := os.Lstat(filepath.Join(m.cfg.Memory.DataDir, name)); errors.Is(err, fs.ErrNotExist) {
+			return "", nil
+		}
+		u, err := m.store.User(name)
+		if err != nil {
+			return "", err
+		}
+		files, err := u.List()
+		if err != nil {
+			return "", err
+		}
+		dir := filepath.Join(m.store.Dir(), u.Name())
+		return fmt.Sprintf("all memory of %s: the folder %s and its %d memory file%s", u.Name(), dir, len(files), plural(len(files))), nil
+	}
+	u, err := m.user(name)
+	if err != nil {
+		return "", err
 	}
 	fi, err := u.Stat(p)
 	if errors.Is(err, memory.ErrNotFound) {
-		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, name))
+		return "", failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, name))
 	}
 	if err != nil {
-		return err
+		return "", err
 	}
-	what := fmt.Sprintf("%s/%s (%s)", name, p, memory.FormatSize(fi.Size()))
-	if !yes {
-		return usageError("this would delete %s; add --yes to delete it", what)
-	}
-	lock, err := m.lock()
-	if err != nil {
-		return err
-	}
-	defer lock.Close()
-	if err := u.Remove(p); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(m.env.stdout, "deleted %s\n", what)
-	return err
+	return fmt.Sprintf("%s/%s (%s)", name, p, memory.FormatSize(fi.Size())), nil
 }
 
-func (m *memoryCmd) forgetUser(u *memory.User, yes bool) error {
-	files, err := u.List()
+// forgetRemote asks the process that holds the lock to do the forget and
+// waits for its answer: that process has done it when it answers.
+func (m *memoryCmd) forgetRemote(ctx context.Context, held *lockHeldError, name, p, what string) error {
+	sock := controlSocket(m.cfg)
+	target := name
+	if p != "" {
+		target += "/" + p
+	}
+	fmt.Fprintf(m.env.stderr, "mnemo: %s owns the data folder; asking it to forget %s…\n", held.holder, target)
+	ctx, cancel := context.WithTimeout(ctx, forgetWait+forgetCallMargin)
+	defer cancel()
+	msg, err := control.Call(ctx, sock, control.Request{Op: opForget, User: name, Path: p})
+	if ns := (*control.NoServerError)(nil); errors.As(err, &ns) {
+		return failure(fmt.Errorf("data folder %s is in use by %s, which does not answer on the control socket %s (%w); "+
+			"if it is starting or stopping, run this again in a moment; if it is a mnemo without a control socket, stop it and run this again "+
+			"(meanwhile /memory forget works in Slack and Discord)", m.cfg.Memory.DataDir, held.holder, sock, ns.Err))
+	}
 	if err != nil {
-		return err
+		return failure(fmt.Errorf("%s could not forget %s: %w", held.holder, target, err))
 	}
-	dir := filepath.Join(m.store.Dir(), u.Name())
-	what := fmt.Sprintf("all memory of %s: the folder %s and its %d memory file%s", u.Name(), dir, len(files), plural(len(files)))
-	if !yes {
-		return usageError("this would delete %s; add --yes to delete it", what)
+	return m.reportForget(name, what, msg, " (done by "+held.holder+")")
+}
+
+// reportForget prints what a finished forget did.
+func (m *memoryCmd) reportForget(name, what, dropped, by string) error {
+	var line string
+	switch {
+	case what != "":
+		line = "deleted " + what
+	case dropped != "":
+		line = name + " has no memory files"
+	default:
+		return noUser(name)
 	}
-	lock, err := m.lock()
-	if err != nil {
-		return err
+	if dropped != "" {
+		line += "; also dropped " + dropped
 	}
-	defer lock.Close()
-	if err := u.RemoveAll(); err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(m.env.stdout, "deleted %s\n", what)
+	_, err := fmt.Fprintln(m.env.stdout, line+by)
 	return err
 }
 

@@ -350,7 +350,7 @@ func TestMemoryExport(t *testing.T) {
 
 	cli(t, env, "memory", "export", "nobody").want(t, 1, "", `mnemo: no memory for user "nobody"`)
 	var errOut bytes.Buffer
-	err = run(context.Background(), []string{"memory", "export", "bob"}, func(k string) string { return env[k] }, nil, failingWriter{}, &errOut)
+	err = run(stopOn(context.Background()), []string{"memory", "export", "bob"}, func(k string) string { return env[k] }, nil, failingWriter{}, &errOut)
 	if code := exitCode(err, &errOut); code != 1 || !strings.Contains(errOut.String(), "mnemo: export of bob failed, the archive is incomplete: ") {
 		t.Errorf("export to a broken pipe: %d %q", code, errOut.String())
 	}
@@ -377,7 +377,7 @@ func TestMemoryBrokenStdout(t *testing.T) {
 		{"--help"},
 	} {
 		var errOut bytes.Buffer
-		err := run(context.Background(), args, func(k string) string { return env[k] }, nil, failingWriter{}, &errOut)
+		err := run(stopOn(context.Background()), args, func(k string) string { return env[k] }, nil, failingWriter{}, &errOut)
 		if code := exitCode(err, &errOut); code != 1 || !strings.Contains(errOut.String(), "broken pipe") {
 			t.Errorf("%q: exit %d, stderr %q", args, code, errOut.String())
 		}

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
@@ -32,8 +31,11 @@ type namedAdapter struct {
 type buildAdapters func(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error)
 
 // runServe is `mnemo serve`: it runs the adapters that have tokens, serves
-// /healthz and /readyz on server.listen, and on SIGTERM or SIGINT stops
-// taking messages, finishes running tasks and reflections, and returns nil.
+// /healthz and /readyz on server.listen and the control socket in the state
+// folder. At the first SIGTERM or SIGINT it stops taking messages and gives
+// running tasks and reflections shutdown.grace to finish, then cancels
+// their model calls (unfinished reflections stay journaled) and returns
+// nil; at a second signal it stops at once (exit 130).
 func runServe(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
 	return serveWith(ctx, env, cfg, args, nil, platformAdapters)
 }
@@ -67,12 +69,23 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	if err != nil {
 		return err
 	}
-	adapters, err := build(env, cfg, a)
-	if err != nil {
-		a.Close(ctx)
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace.Std(), env.logger, a.calls.close)
+	defer sd.release()
+	// stop ends what was opened so far: the grace bounds the reflections of
+	// turns the journal replayed.
+	stop := func(err error) error {
+		sd.begin()
+		a.Close(sd.hard)
 		return err
 	}
-	var stopping atomic.Bool
+	adapters, err := build(env, cfg, a)
+	if err != nil {
+		return stop(err)
+	}
+	ctl, err := a.listenControl()
+	if err != nil {
+		return stop(err)
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -83,7 +96,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 			}
 		}
 		switch {
-		case stopping.Load():
+		case sd.stopping() || ctx.Err() != nil: // begin runs just after ctx ends
 			http.Error(w, "stopping", http.StatusServiceUnavailable)
 		case len(down) > 0:
 			http.Error(w, "not connected: "+strings.Join(down, ", "), http.StatusServiceUnavailable)
@@ -97,7 +110,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	for i, ad := range adapters {
 		names[i] = ad.name
 	}
-	env.logger.Info("serve: running", "adapters", names, "listen", ln.Addr().String())
+	env.logger.Info("serve: running", "adapters", names, "listen", ln.Addr().String(), "control", ctl.Path())
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -116,18 +129,28 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 		if err := <-errs; err != nil && firstErr == nil {
 			firstErr = err
 			cancel() // one platform failing stops the others: a half-up bot is worse than a restart
+			sd.begin()
 		}
 	}
-	stopping.Store(true)
+	sd.begin() // all adapters returned by themselves: stop too, within the grace
 	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.refl.Pending())
-	closeErr := a.Close(ctx)
-	shutdownCtx, cancelShutdown := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancelShutdown()
-	httpSrv.Shutdown(shutdownCtx)
-	if firstErr != nil {
-		return failure(firstErr)
+	// Forgets in progress finish first; later ones are refused (the CLI
+	// says to run it again, and does it itself once this process is gone).
+	ctl.Close(sd.hard)
+	closeErr := a.Close(sd.hard)
+	if sd.aborted() {
+		httpSrv.Close()
+	} else {
+		shutdownCtx, cancelShutdown := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancelShutdown()
+		httpSrv.Shutdown(shutdownCtx)
 	}
-	if closeErr != nil {
+	switch {
+	case sd.aborted():
+		return abortError()
+	case firstErr != nil:
+		return failure(firstErr)
+	case closeErr != nil:
 		return failure(closeErr)
 	}
 	env.logger.Info("serve: stopped")

@@ -209,7 +209,7 @@ func TestServeSlackEndToEnd(t *testing.T) {
 		var errOut bytes.Buffer
 		done := make(chan int, 1)
 		go func() {
-			err := run(ctx, []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
+			err := run(stopOn(ctx), []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
 			done <- exitCode(err, &errOut)
 		}()
 		if err := slk.WaitConnected(connections, 10*time.Second); err != nil {
@@ -288,7 +288,7 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	var errOut syncWriter
 	done := make(chan int, 1)
 	go func() {
-		err := run(ctx, []string{"serve", "--listen", addr}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
+		err := run(stopOn(ctx), []string{"serve", "--listen", addr}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
 		done <- exitCode(err, &errOut)
 	}()
 	if err := slk.WaitConnected(1, 10*time.Second); err != nil {

@@ -1,0 +1,25 @@
+// Package control is the control channel of a running mnemo: a unix socket
+// in the state folder through which another mnemo command asks the process
+// that owns the data folder (mnemo serve or mnemo chat, which hold its lock)
+// to make a change for it, rather than changing files under a process that
+// would write them back. `mnemo memory forget` uses it.
+//
+// The protocol is one request per connection, each message one line of
+// JSON. The client writes
+//
+//	{"op":"forget","user":"alice","path":"facts/pets.md"}
+//
+// and the server answers, once the work is done (not when it starts),
+//
+//	{"ok":true,"message":"…what was done…"}   or   {"ok":false,"error":"…"}
+//
+// then closes the connection. Unknown fields are refused, a request line is
+// at most MaxRequest bytes and a response line at most MaxResponse; the
+// operations and their meaning are the server's Handler's.
+//
+// The socket is created under a temporary name, made mode 0600 and renamed
+// into place, so no other user can connect to it even for an instant (the
+// state folder is 0700 too). Listen replaces a socket left behind by a
+// process that died: its caller must own the data folder's lock, which makes
+// it the only process that may serve that socket.
+package control

@@ -1,0 +1,40 @@
+package reflector
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+)
+
+// ForgetJournaled drops user's journaled turns from the journal in
+// stateDir, for a process that owns the data folder but runs no Reflector
+// (`mnemo memory forget` while no chat or server runs), so that the next
+// start does not reflect them back into a memory that was deleted. It
+// returns how many turns were dropped; no journal is 0 and no error. A
+// running Reflector must use Forget instead.
+func ForgetJournaled(stateDir, user string) (int, error) {
+	if err := validUser(user); err != nil {
+		return 0, err
+	}
+	j := newJournal(filepath.Join(stateDir, "reflector"), nil)
+	data, err := os.ReadFile(j.path(user))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reflector: forget the journaled turns of %s: %w", user, err)
+	}
+	n := 0
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if bytes.Contains(line, []byte(`"userText"`)) && !bytes.Contains(line, []byte(`"kind"`)) {
+			n++ // a turn, not a record of a run
+		}
+	}
+	if err := j.rewrite(user, nil, nil); err != nil {
+		return 0, fmt.Errorf("reflector: forget the journaled turns of %s: %w", user, err)
+	}
+	return n, nil
+}
