@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"compress/gzip"
 	"encoding/binary"
 	"runtime/pprof"
@@ -10,10 +11,16 @@ import (
 	"time"
 )
 
-// spin burns CPU for d.
+// spin burns a fixed amount of CPU, about d on an idle machine: a fixed
+// amount of work, not of wall time, so that a loaded machine (which
+// stretches wall time, not CPU time) profiles it the same.
 func spin(d time.Duration) int {
+	buf := make([]byte, 1024)
 	n := 0
-	for start := time.Now(); time.Since(start) < d; n++ {
+	for i := int64(0); i < int64(d/time.Microsecond); i++ {
+		sum := sha256.Sum256(buf)
+		buf[0] = sum[0]
+		n += int(sum[1])
 	}
 	return n
 }
@@ -39,6 +46,7 @@ func TestProfileBySide(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Logf("sides %v", sides)
 	if sides[sideFakeModel] < int64(100*time.Millisecond) || sides[sideFakeDiscord] < int64(100*time.Millisecond) {
 		t.Errorf("sides %v: want ≥ 100ms for each label", sides)
 	}
