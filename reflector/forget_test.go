@@ -64,6 +64,12 @@ func TestForgetStopsARunningReflection(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "the user's memory was forgotten") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
+	e.r.mu.Lock()
+	_, kept := e.r.users["alice"]
+	e.r.mu.Unlock()
+	if kept || e.clock.armed() != 0 {
+		t.Errorf("after the forgotten run: state kept %v, %d timers armed", kept, e.clock.armed())
+	}
 }
 
 // TestForgetWaitsForARunThatIgnoresCancel: a tool that does not heed the

@@ -5,6 +5,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 // Tests that pin down guarantees mutation testing showed unguarded.
@@ -95,5 +98,107 @@ func TestJournalOfOnlyBadLinesLeavesNothingPending(t *testing.T) {
 	e.r.mu.Unlock()
 	if kept || e.clock.armed() != 0 || e.r.Pending() != 0 {
 		t.Fatalf("state kept %v, %d timers armed, %d pending", kept, e.clock.armed(), e.r.Pending())
+	}
+}
+
+// TestCloseMakesOneRunPerPendingBatch: at Close, a user whose turns were
+// reflected is not reflected again over nothing.
+func TestCloseMakesOneRunPerPendingBatch(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	e.add(turn("alice", "t1", "hi"))
+	if err := e.r.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.srv.Requests()); n != 1 {
+		t.Fatalf("%d model calls at Close, want 1", n)
+	}
+}
+
+// TestTurnAddedDuringARunWaitsForIdle: after a run, a turn that came in
+// meanwhile waits for the conversation to go quiet (below MaxTurns).
+func TestTurnAddedDuringARunWaitsForIdle(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 3 })
+	arrived, release := e.gateModel("nothing to remember")
+	e.add(turn("alice", "t1", "one"))
+	e.clock.Advance(2 * time.Minute)
+	<-arrived
+	e.add(turn("alice", "t2", "two"))
+	close(release)
+	waitFor(t, "the first run", func() bool { return e.r.Pending() == 1 })
+	e.settle()
+	if n := len(e.srv.Requests()); n != 1 {
+		t.Fatalf("the turn added during the run was reflected at once (%d calls)", n)
+	}
+	e.clock.Advance(2 * time.Minute)
+	waitFor(t, "the second run", func() bool { return e.r.Pending() == 0 })
+}
+
+// TestFailureLogsNoGiveUpAndNoJournalError: an ordinary failure says it
+// will retry, and neither that it gave up nor that the journal failed.
+func TestFailureLogsNoGiveUpAndNoJournalError(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e.srv.Enqueue(openaitest.Error(400, "", "bad"))
+	e.add(turn("alice", "t1", "hi"))
+	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.settle()
+	for _, not := range []string{"gave up", "could not record"} {
+		if strings.Contains(e.logs.String(), not) {
+			t.Errorf("logs say %q:\n%s", not, e.logs.String())
+		}
+	}
+}
+
+// TestTranscriptWithoutContext: a turn without earlier messages has no
+// "Earlier messages" block.
+func TestTranscriptWithoutContext(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	e.add(turn("alice", "t1", "hi"))
+	waitFor(t, "the run", func() bool { return e.r.Pending() == 0 })
+	if msg := e.srv.Requests()[0].LastUser(); strings.Contains(msg, "Earlier messages") {
+		t.Fatalf("request:\n%s", msg)
+	}
+}
+
+func TestOneLineKeepsExactLimit(t *testing.T) {
+	if got := oneLine("abcde", 5); got != "abcde" {
+		t.Errorf("oneLine at the limit = %q", got)
+	}
+	if got := oneLine("abcdef", 5); got != "abcde…" {
+		t.Errorf("oneLine past the limit = %q", got)
+	}
+}
+
+// TestFailedRunResumesAfterRestart: a run that made two changes and then
+// failed keeps its records through the journal rewrite; after a restart
+// it resumes with its replies and changes, asking the model only for what
+// comes next.
+func TestFailedRunResumesAfterRestart(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e.srv.Enqueue(
+		openaitest.ToolCalls(openaitest.Call("memory_append", appendArgs), openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)),
+		openaitest.Error(400, "", "broken"),
+	)
+	e.add(turn("alice", "t1", "I'm Ada"))
+	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.settle()
+	lines := strings.Join(e.journalLines("alice"), "\n")
+	if strings.Count(lines, `"kind":"done"`) != 2 || strings.Count(lines, `"kind":"step"`) != 1 {
+		t.Fatalf("the failed run's records were not kept:\n%s", lines)
+	}
+	e.r.crash()
+	e.srv.Enqueue(openaitest.Text("saved"))
+	e.r = e.open()
+	waitFor(t, "the resumed run", func() bool { return e.r.Pending() == 0 })
+	e.settle()
+	if n := len(e.mem.Calls()); n != 2 {
+		t.Fatalf("%d tool calls in all, want the 2 of the first go", n)
+	}
+	if n := len(e.srv.Requests()); n != 3 {
+		t.Fatalf("%d model calls, want 3 (reply, failure, the last reply after the restart)", n)
+	}
+	if !strings.Contains(e.logs.String(), "resumed_calls=2") {
+		t.Errorf("logs:\n%s", e.logs.String())
 	}
 }

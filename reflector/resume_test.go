@@ -140,6 +140,9 @@ func TestResumeDecidesInDoubtCallsByVersion(t *testing.T) {
 			if got := reqs[0].Chat.Messages[3].Content; got != tc.wantTool {
 				t.Errorf("tool result given to the model = %q, want %q", got, tc.wantTool)
 			}
+			if want := fmt.Sprintf("resumed_calls=%d", 1-tc.wantCalls); !strings.Contains(e.logs.String(), want) {
+				t.Errorf("logs lack %s:\n%s", want, e.logs.String())
+			}
 		})
 	}
 }
