@@ -2,8 +2,8 @@ package main
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"compress/gzip"
+	"crypto/sha256"
 	"encoding/binary"
 	"runtime/pprof"
 	"strings"
