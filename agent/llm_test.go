@@ -100,6 +100,9 @@ func TestLLMRetriesThenSucceeds(t *testing.T) {
 		{"502 HTML then success", []openaitest.Reply{
 			openaitest.BadGateway(),
 		}, []time.Duration{750 * time.Millisecond}},
+		{"429 Retry-After of exactly MaxRetryAfter is waited", []openaitest.Reply{
+			openaitest.Error(429, "rate_limit_exceeded", "slow down").WithRetryAfter("60"),
+		}, []time.Duration{time.Minute}},
 		{"503 with Retry-After", []openaitest.Reply{
 			openaitest.Error(503, "", "overloaded").WithRetryAfter("2"),
 		}, []time.Duration{2 * time.Second}},
@@ -575,7 +578,7 @@ func TestNewLLMDefaults(t *testing.T) {
 		t.Errorf("rand() = %v", r)
 	}
 	hc := defaultHTTPClient()
-	if tr, ok := hc.Transport.(*http.Transport); !ok || tr.TLSHandshakeTimeout == 0 || tr.DialContext == nil || hc.Timeout != 0 {
+	if tr, ok := hc.Transport.(*http.Transport); !ok || tr.TLSHandshakeTimeout == 0 || tr.IdleConnTimeout == 0 || tr.DialContext == nil || hc.Timeout != 0 {
 		t.Errorf("default HTTP client = %+v", hc)
 	}
 	llm.rand = func() float64 { return 0.5 }
@@ -618,12 +621,15 @@ func TestRetryAfter(t *testing.T) {
 		{"NaN", "", 0, false},
 		{"soon", "", 0, false},
 		{"1e300", "", math.MaxInt64, true},
+		{"1e20", "", math.MaxInt64, true},              // 3e12 years: capped, not wrapped to a negative wait
+		{"9223372036.854776", "", math.MaxInt64, true}, // exactly 2^63 ns: capped, not wrapped
 		{now.Add(90 * time.Second).Format(http.TimeFormat), "", 90 * time.Second, true},
 		{now.Add(-time.Hour).Format(http.TimeFormat), "", 0, true},
 		{"", "250", 250 * time.Millisecond, true},
 		{"3", "bad", 3 * time.Second, true},
 		{"3", "-5", 3 * time.Second, true},
 		{"3", "+Inf", 3 * time.Second, true},
+		{"3", "0", 0, true}, // "retry now" is an answer, not a missing header
 	}
 	for _, tt := range tests {
 		h := http.Header{}
@@ -674,6 +680,13 @@ func TestDescribeLongProxyPage(t *testing.T) {
 	got := describe(&openai.RequestError{HTTPStatus: "502 Bad Gateway", HTTPStatusCode: 502, Body: []byte(body)})
 	if len(got) > 260 || !strings.HasSuffix(got, "…") || !strings.Contains(got, `"502 Bad Gateway"`) {
 		t.Errorf("describe = %q", got)
+	}
+	// Up to 200 characters the page is shown whole; past them it is cut at 200.
+	for n, want := range map[int]string{200: strings.Repeat("y", 200), 201: strings.Repeat("y", 200) + "…"} {
+		got := describe(&openai.RequestError{HTTPStatus: "502 Bad Gateway", Body: []byte(strings.Repeat("y", n))})
+		if got != `server answered "502 Bad Gateway": `+want {
+			t.Errorf("%d-character page: %q", n, got)
+		}
 	}
 }
 
