@@ -278,13 +278,22 @@ func FuzzFormat(f *testing.F) {
 
 // TestFormatIsLinear: pathological model output does not stall a reply.
 func TestFormatIsLinear(t *testing.T) {
-	for _, unit := range []string{"[", "](", "<", "`", "``` ", "> ", "*", "**a ", "_", "~~", "@here ", "![x](", "&", "h", " ", "\n", "```\n"} {
-		in := strings.Repeat(unit, 100000/len(unit))
+	// Not a speed figure: a guard against quadratic (or worse) blow-up on
+	// hostile model output. Four times the input must take well under the
+	// 16 times a quadratic pass would; both sizes are timed in the same run,
+	// so a slow or loaded machine slows both alike.
+	timed := func(in string) time.Duration {
 		start := time.Now()
 		parts := formatReply(in)
-		if d := time.Since(start); d > 3*time.Second {
-			t.Errorf("%q×%d took %v", unit, len(in)/len(unit), d)
-		}
+		d := time.Since(start)
 		checkParts(t, parts, maxPartRunes)
+		return d
+	}
+	for _, unit := range []string{"[", "](", "<", "`", "``` ", "> ", "*", "**a ", "_", "~~", "@here ", "![x](", "&", "h", " ", "\n", "```\n"} {
+		ts := timed(strings.Repeat(unit, 25000/len(unit)))
+		tl := timed(strings.Repeat(unit, 100000/len(unit)))
+		if tl > 10*ts && tl > 200*time.Millisecond {
+			t.Errorf("%q: 4 times the input took %.0f times as long (%v vs %v): not linear", unit, float64(tl)/float64(ts), tl, ts)
+		}
 	}
 }
