@@ -176,7 +176,7 @@ func (s *soak) checkMemory(p *soakProblems) {
 	m.mu.Unlock()
 	f := &s.figures
 	f.Reflections = len(runs)
-	f.ForcedEdits, f.Conflicts, f.PatchFallbacks = m.forced.Load(), m.conflicts.Load(), m.patches.Load()
+	f.ForcedEdits, f.Conflicts, f.PatchFallbacks, f.TornReads = m.forced.Load(), m.conflicts.Load(), m.patches.Load(), m.torn.Load()
 	f.HumanRedone, f.VimYielded = s.human.redone.Load(), s.human.yielded.Load()
 
 	facts := map[string]string{}    // user → facts/soak.md

@@ -35,6 +35,7 @@ import (
 type soakHuman struct {
 	memDir  string
 	scratch string // where cp's source files are written
+	free    bool   // -soak.free: saves take no lock
 
 	mu      sync.Mutex
 	locks   map[string]*sync.Mutex // memory user → save lock
@@ -56,8 +57,8 @@ type soakEdit struct {
 // soakStyles are the ways a person saves a file.
 var soakStyles = []string{"in place", "vim", "sed -i", "cp", "echo >>"}
 
-func newSoakHuman(memDir, scratch string) *soakHuman {
-	return &soakHuman{memDir: memDir, scratch: scratch, locks: map[string]*sync.Mutex{}, byStyle: map[string]int{}}
+func newSoakHuman(memDir, scratch string, free bool) *soakHuman {
+	return &soakHuman{memDir: memDir, scratch: scratch, free: free, locks: map[string]*sync.Mutex{}, byStyle: map[string]int{}}
 }
 
 func (h *soakHuman) lock(user string) *sync.Mutex {
@@ -81,10 +82,14 @@ var errYield = errors.New("a reflection is writing")
 func (h *soakHuman) edit(user, p, style string, forced bool) error {
 	h.mu.Lock()
 	h.seq++
-	marker := fmt.Sprintf("- Human edit H%06d (%s)", h.seq, style)
+	id := fmt.Sprintf("H%06d", h.seq)
 	h.mu.Unlock()
+	marker := fmt.Sprintf("- Human edit %s (%s)", id, style)
 	full := filepath.Join(h.memDir, user, filepath.FromSlash(p))
 	l := h.lock(user)
+	if h.free {
+		l = &sync.Mutex{} // nobody else's: the save may land anywhere
+	}
 	for {
 		base, err := os.ReadFile(full)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -125,7 +130,7 @@ func (h *soakHuman) edit(user, p, style string, forced bool) error {
 			continue
 		}
 		if err == nil {
-			err = h.save(full, style, next, marker)
+			err = h.save(full, style, next, marker, id)
 		}
 		if swap != "" {
 			os.Remove(swap)
@@ -144,7 +149,7 @@ func (h *soakHuman) edit(user, p, style string, forced bool) error {
 
 // save writes next (or, for echo >>, appends the marker line) to full the
 // way style does.
-func (h *soakHuman) save(full, style, next, marker string) error {
+func (h *soakHuman) save(full, style, next, marker, id string) error {
 	switch style {
 	case "in place": // cat > file, or an editor with backupcopy=yes: the same inode, truncated
 		return os.WriteFile(full, []byte(next), 0o600)
@@ -164,7 +169,7 @@ func (h *soakHuman) save(full, style, next, marker string) error {
 		}
 		return os.Rename(tmp, full)
 	case "cp": // cp SRC file: a file prepared elsewhere, copied into the same inode
-		src := filepath.Join(h.scratch, strings.Fields(marker)[3]+".md") // one per edit: two people may save at once
+		src := filepath.Join(h.scratch, id+".md") // one per edit: two people may save at once
 		if err := os.WriteFile(src, []byte(next), 0o600); err != nil {
 			return err
 		}

@@ -57,6 +57,7 @@ type soakModel struct {
 	forced             atomic.Int64 // edits made between a reflection's read and its write
 	conflicts          atomic.Int64 // memory_write answered with a conflict
 	patches            atomic.Int64 // fact lines written by memory_patch after two conflicts
+	torn               atomic.Int64 // memory_read results cut short by a person's save in place (-soak.free)
 	unexpected         atomic.Int64 // requests the script could not make sense of
 
 	mu       sync.Mutex
@@ -273,6 +274,13 @@ func soakFactLine(r *soakRun) string {
 	return fmt.Sprintf("%s%s: %d turns", soakFactHead, r.id, len(r.tokens))
 }
 
+// soakPatch adds the run's fact line under the summary line: the store
+// applies it to the file as it is now.
+func soakPatch(r *soakRun) openaitest.ToolCall {
+	return openaitest.Call("memory_patch", toolArgs(map[string]any{"path": soakFactPath,
+		"patches": []map[string]string{{"oldText": soakFactAnchor, "newText": soakFactAnchor + soakFactLine(r) + "\n"}}}))
+}
+
 // nextCalls decides the run's next tool calls from what it did so far.
 func (m *soakModel) nextCalls(r *soakRun, day, month string, done []toolResult) []openaitest.ToolCall {
 	var appends, reads int
@@ -309,6 +317,16 @@ func (m *soakModel) nextCalls(r *soakRun, day, month string, done []toolResult) 
 	switch {
 	case lastFact == nil:
 		calls = append(calls, openaitest.Call("memory_read", toolArgs(map[string]string{"path": soakFactPath})))
+	case lastFact.name == "memory_read" && !lastFact.failed() && !strings.Contains(lastFact.result, soakFactAnchor):
+		// Read while a person was saving it in place (-soak.free only):
+		// the file was cut short. Read it again, or patch.
+		m.torn.Add(1)
+		if reads < 2 {
+			calls = append(calls, openaitest.Call("memory_read", toolArgs(map[string]string{"path": soakFactPath})))
+			break
+		}
+		m.patches.Add(1)
+		calls = append(calls, soakPatch(r))
 	case lastFact.name == "memory_read" && !lastFact.failed():
 		if reads == 1 && m.forceEvery > 0 && r.seq%m.forceEvery == 0 {
 			// A person saves the file now: after the read, before the write.
@@ -331,8 +349,7 @@ func (m *soakModel) nextCalls(r *soakRun, day, month string, done []toolResult) 
 		// patch what was read last, which the store re-applies on the
 		// current text.
 		m.patches.Add(1)
-		calls = append(calls, openaitest.Call("memory_patch", toolArgs(map[string]any{"path": soakFactPath,
-			"patches": []map[string]string{{"oldText": soakFactAnchor, "newText": soakFactAnchor + soakFactLine(r) + "\n"}}})))
+		calls = append(calls, soakPatch(r))
 	default:
 		m.problem("reflection %s of %s: %s failed: %s", r.id, r.user, lastFact.name, lastFact.result)
 	}

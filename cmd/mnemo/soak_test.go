@@ -38,6 +38,7 @@ var (
 	soakSeed        = flag.Uint64("soak.seed", 0, "soak: seed of the platform choices, faults and edits (0: a random one, logged)")
 	soakTimeout     = flag.Duration("soak.timeout", 5*time.Minute, "soak: fail the run after this long")
 	soakReport      = flag.String("soak.report", "", "soak: also write the figures as JSON to this file")
+	soakFree        = flag.Bool("soak.free", false, "soak: the person's saves take no lock, so they may land inside one of the store's writes (see soakHuman)")
 )
 
 // What happens every so many messages sent.
@@ -87,6 +88,7 @@ type soakFigures struct {
 	Concurrency      int            `json:"concurrency"`
 	Seed             uint64         `json:"seed"`
 	Race             bool           `json:"race"`
+	Free             bool           `json:"free_saves"`
 	GOMAXPROCS       int            `json:"gomaxprocs"`
 	SlackMessages    int            `json:"slack_messages"`
 	DiscordMessages  int            `json:"discord_messages"`
@@ -111,6 +113,7 @@ type soakFigures struct {
 	ForcedEdits      int64          `json:"edits_between_read_and_write"`
 	Conflicts        int64          `json:"conflicts_detected"`
 	PatchFallbacks   int64          `json:"patch_fallbacks"`
+	TornReads        int64          `json:"torn_reads"`
 	HumanRedone      int64          `json:"human_saves_redone"`
 	VimYielded       int64          `json:"vim_edits_yielded"`
 	ModelRequests    int64          `json:"model_requests"`
@@ -198,10 +201,10 @@ func newSoak(t *testing.T, dir string, users, total int, seed uint64) *soak {
 		memDir:  filepath.Join(dir, "data", "memory"),
 		perUser: make([][]int, users), faults: rand.New(rand.NewPCG(seed, 1)),
 		logs: &soakLog{}, humanKicks: make(chan struct{}, total), humanDone: make(chan error, 1)}
-	s.human = newSoakHuman(s.memDir, t.TempDir())
+	s.human = newSoakHuman(s.memDir, t.TempDir(), *soakFree)
 	s.model = newSoakModel(s.human, soakForceEvery)
 	s.figures = soakFigures{Messages: total, Users: users, Concurrency: min(*soakConcurrency, users), Seed: seed,
-		Race: raceEnabled, GOMAXPROCS: runtime.GOMAXPROCS(0)}
+		Race: raceEnabled, Free: *soakFree, GOMAXPROCS: runtime.GOMAXPROCS(0)}
 
 	// The configuration an operator would write: every user linked on both
 	// platforms to one memory; reflections every soakMaxTurns turns of a
@@ -596,8 +599,8 @@ func (s *soak) report() {
 		f.Seconds, f.MessagesPerSec, f.ShutdownSeconds, f.MaxGoroutines, float64(f.HeapPeak)/(1<<20), float64(f.MaxRSS)/(1<<20))
 	s.t.Logf("soak: Slack %d redeliveries + %d replays with attempt 0 + %d of its own, %d connections; Discord %d duplicate dispatches, %d events replayed on %d resumes, %d connections; %d duplicates ignored",
 		f.Redeliveries, f.ReplaysAttempt0, f.AutoRedeliveries, f.SlackConnections, f.Duplicates, f.ResumeReplays, f.DiscordResumes, f.DiscordConns, f.DupsIgnored)
-	s.t.Logf("soak: %d reflections; %d human edits %v, %d of them between a reflection's read and its write; %d conflicts detected, %d patch fallbacks, %d saves redone, %d vim edits yielded",
-		f.Reflections, f.HumanEdits, f.EditsByStyle, f.ForcedEdits, f.Conflicts, f.PatchFallbacks, f.HumanRedone, f.VimYielded)
+	s.t.Logf("soak: %d reflections; %d human edits %v (free saves: %v), %d of them between a reflection's read and its write; %d conflicts detected, %d patch fallbacks, %d torn reads, %d saves redone, %d vim edits yielded",
+		f.Reflections, f.HumanEdits, f.EditsByStyle, f.Free, f.ForcedEdits, f.Conflicts, f.PatchFallbacks, f.TornReads, f.HumanRedone, f.VimYielded)
 	s.t.Logf("soak: goroutines %d → %d, open files %d → %d; %d model requests, %d log warnings",
 		f.GoroutinesStart, f.GoroutinesEnd, f.FDsStart, f.FDsEnd, f.ModelRequests, f.Warnings)
 	if *soakReport != "" {
