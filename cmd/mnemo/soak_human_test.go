@@ -39,6 +39,7 @@ type soakHuman struct {
 
 	mu      sync.Mutex
 	locks   map[string]*sync.Mutex // memory user → save lock
+	editing map[string]*sync.Mutex // memory user → one person's edit at a time
 	seq     int
 	edits   []soakEdit
 	byStyle map[string]int
@@ -58,16 +59,20 @@ type soakEdit struct {
 var soakStyles = []string{"in place", "vim", "sed -i", "cp", "echo >>"}
 
 func newSoakHuman(memDir, scratch string, free bool) *soakHuman {
-	return &soakHuman{memDir: memDir, scratch: scratch, free: free, locks: map[string]*sync.Mutex{}, byStyle: map[string]int{}}
+	return &soakHuman{memDir: memDir, scratch: scratch, free: free, locks: map[string]*sync.Mutex{},
+		editing: map[string]*sync.Mutex{}, byStyle: map[string]int{}}
 }
 
-func (h *soakHuman) lock(user string) *sync.Mutex {
+// lock is user's save lock.
+func (h *soakHuman) lock(user string) *sync.Mutex { return h.mutex(h.locks, user) }
+
+func (h *soakHuman) mutex(m map[string]*sync.Mutex, user string) *sync.Mutex {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	l := h.locks[user]
+	l := m[user]
 	if l == nil {
 		l = &sync.Mutex{}
-		h.locks[user] = l
+		m[user] = l
 	}
 	return l
 }
@@ -86,6 +91,11 @@ func (h *soakHuman) edit(user, p, style string, forced bool) error {
 	h.mu.Unlock()
 	marker := fmt.Sprintf("- Human edit %s (%s)", id, style)
 	full := filepath.Join(h.memDir, user, filepath.FromSlash(p))
+	// The person making the edits in the background and the one the model
+	// calls between a read and a write never edit one user's files at once.
+	e := h.mutex(h.editing, user)
+	e.Lock()
+	defer e.Unlock()
 	l := h.lock(user)
 	if h.free {
 		l = &sync.Mutex{} // nobody else's: the save may land anywhere

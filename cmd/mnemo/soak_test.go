@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -38,6 +39,7 @@ var (
 	soakSeed        = flag.Uint64("soak.seed", 0, "soak: seed of the platform choices, faults and edits (0: a random one, logged)")
 	soakTimeout     = flag.Duration("soak.timeout", 5*time.Minute, "soak: fail the run after this long")
 	soakReport      = flag.String("soak.report", "", "soak: also write the figures as JSON to this file")
+	soakDiscordRecs = flag.Int("soak.discord-reconnects", 0, "soak: Discord reconnects in the run (0: 2, or 4 past 2,000 messages; see soakDiscordReconnects)")
 	soakFree        = flag.Bool("soak.free", false, "soak: the person's saves take no lock, so they may land inside one of the store's writes (see soakHuman)")
 )
 
@@ -59,7 +61,10 @@ const (
 // (1 s, doubling each time), even when Discord asked for the reconnect, so
 // each costs seconds of Discord silence.
 func soakDiscordReconnects(total int) int {
-	if total <= 2000 {
+	switch {
+	case *soakDiscordRecs > 0:
+		return *soakDiscordRecs
+	case total <= 2000:
 		return 2
 	}
 	return 4
@@ -83,21 +88,28 @@ type soakSent struct {
 
 // soakFigures is what a run measured.
 type soakFigures struct {
-	Messages         int            `json:"messages"`
-	Users            int            `json:"users"`
-	Concurrency      int            `json:"concurrency"`
-	Seed             uint64         `json:"seed"`
-	Race             bool           `json:"race"`
-	Free             bool           `json:"free_saves"`
-	GOMAXPROCS       int            `json:"gomaxprocs"`
-	SlackMessages    int            `json:"slack_messages"`
-	DiscordMessages  int            `json:"discord_messages"`
-	Seconds          float64        `json:"seconds"` // first message sent → every answer posted
-	MessagesPerSec   float64        `json:"messages_per_second"`
-	ShutdownSeconds  float64        `json:"shutdown_seconds"` // SIGTERM → serve returned (the last reflections)
-	MaxGoroutines    int            `json:"max_goroutines"`
-	MaxRSS           int64          `json:"max_rss_bytes"`
-	HeapPeak         int64          `json:"heap_inuse_peak_bytes"`
+	Messages        int     `json:"messages"`
+	Users           int     `json:"users"`
+	Concurrency     int     `json:"concurrency"`
+	Seed            uint64  `json:"seed"`
+	Race            bool    `json:"race"`
+	Free            bool    `json:"free_saves"`
+	GOMAXPROCS      int     `json:"gomaxprocs"`
+	SlackMessages   int     `json:"slack_messages"`
+	DiscordMessages int     `json:"discord_messages"`
+	Seconds         float64 `json:"seconds"` // first message sent → every answer posted
+	MessagesPerSec  float64 `json:"messages_per_second"`
+	ShutdownSeconds float64 `json:"shutdown_seconds"` // SIGTERM → serve returned (the last reflections)
+	MaxGoroutines   int     `json:"max_goroutines"`
+	MaxRSS          int64   `json:"max_rss_bytes"`
+	HeapPeak        int64   `json:"heap_inuse_peak_bytes"`
+	// HeapLive is the live heap once every message was answered, serve
+	// still running; HeapLiveServed once serve has stopped (the fakes'
+	// records of every call, event and post, and the soak's own, are most
+	// of it); MnemoHeapLive the difference: what serve itself held.
+	HeapLive         int64          `json:"heap_live_after_load_bytes"`
+	HeapLiveServed   int64          `json:"heap_live_after_serve_stopped_bytes"`
+	MnemoHeapLive    int64          `json:"mnemo_heap_live_bytes"`
 	Redeliveries     int            `json:"slack_redeliveries"`      // attempt ≥ 1, sent by the soak
 	ReplaysAttempt0  int            `json:"slack_replays_attempt_0"` // after a reconnect
 	AutoRedeliveries int            `json:"slack_auto_redeliveries"` // the fake's own, of envelopes not acked in time
@@ -138,6 +150,10 @@ func TestSoak(t *testing.T) {
 	}
 	t.Logf("soak: %d messages from %d users, seed %d (rerun with -soak.seed %d)", total, users, seed, seed)
 
+	report := *soakReport
+	if report != "" {
+		report, _ = filepath.Abs(report) // before the test moves to its folder
+	}
 	// The counts the process must come back to: taken before anything of
 	// the soak starts (but after t.Chdir, which keeps the old folder open).
 	dir := inTempDir(t)
@@ -160,7 +176,7 @@ func TestSoak(t *testing.T) {
 	s.figures.GoroutinesStart, s.figures.FDsStart = startGoroutines, startFDs
 	s.figures.GoroutinesEnd, s.figures.FDsEnd = settle(t, startGoroutines, startFDs)
 	goleak.VerifyNone(t, ignore)
-	s.report()
+	s.report(report)
 }
 
 // soak is one run's world.
@@ -186,6 +202,7 @@ type soak struct {
 
 	humanKicks chan struct{}
 	humanDone  chan error
+	humanStop  sync.Once
 
 	mu      sync.Mutex
 	sent    []soakSent // in the order sent
@@ -278,6 +295,7 @@ func (s *soak) serve(ctx context.Context) {
 		s.humanDone <- s.human.work(s.humanKicks, s.memoryUsers(), rand.New(rand.NewPCG(s.seed, 2)))
 	}()
 	t.Cleanup(func() { // a failed run: stop what still runs
+		s.stopHuman()
 		stop()
 		select {
 		case <-s.serveDone:
@@ -378,6 +396,7 @@ func (s *soak) drive(ctx context.Context) {
 	}
 	s.figures.Seconds = time.Since(start).Seconds()
 	s.figures.MessagesPerSec = float64(s.total) / s.figures.Seconds
+	s.figures.HeapLive = liveHeap()
 }
 
 // send sends message token of user u, over Slack or Discord at random.
@@ -428,7 +447,7 @@ func (s *soak) afterSend(n int) {
 			s.dsc.Dispatch("MESSAGE_CREATE", r.discord)
 		}
 	}
-	if k := s.total / (soakDiscordReconnects(s.total) + 1); n%k == 0 && n/k <= soakDiscordReconnects(s.total) {
+	if k := max(s.total/(soakDiscordReconnects(s.total)+1), 1); n%k == 0 && n/k <= soakDiscordReconnects(s.total) {
 		s.dsc.ReplayOnResume(3)
 		if (n/k)%2 == 1 {
 			s.dsc.Reconnect()
@@ -462,9 +481,14 @@ func (s *soak) afterSend(n int) {
 	}
 }
 
+// stopHuman ends the person's edits once the one under way is saved.
+func (s *soak) stopHuman() {
+	s.humanStop.Do(func() { close(s.humanKicks) })
+}
+
 // shutdown stops the person, then serve as SIGTERM does, and waits for it.
 func (s *soak) shutdown(ctx context.Context) {
-	close(s.humanKicks)
+	s.stopHuman()
 	if err := <-s.humanDone; err != nil {
 		s.fail("the person's edits: %v", err)
 	}
@@ -479,6 +503,8 @@ func (s *soak) shutdown(ctx context.Context) {
 		s.fail("serve did not stop: %v", context.Cause(ctx))
 	}
 	s.figures.ShutdownSeconds = time.Since(start).Seconds()
+	s.figures.HeapLiveServed = liveHeap()
+	s.figures.MnemoHeapLive = s.figures.HeapLive - s.figures.HeapLiveServed
 	s.figures.MaxGoroutines = int(s.goroutinePeak.Load())
 	s.figures.HeapPeak = s.heapPeak.Load()
 	s.figures.MaxRSS = soakMaxRSS()
@@ -531,6 +557,14 @@ func fdTargets() string {
 	return b.String()
 }
 
+// liveHeap is the live heap in bytes, after a collection.
+func liveHeap() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
+
 func soakMaxRSS() int64 {
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -554,7 +588,7 @@ func (l *soakLog) Write(p []byte) (int, error) {
 	defer l.mu.Unlock()
 	l.partial = append(l.partial, p...)
 	for {
-		i := strings.IndexByte(string(l.partial), '\n')
+		i := bytes.IndexByte(l.partial, '\n')
 		if i < 0 {
 			return len(p), nil
 		}
@@ -590,22 +624,25 @@ func (l *soakLog) counts() (lines, warnings, errs, dups int) {
 	return l.lines, l.warnings, l.errors, l.dups
 }
 
-// report logs the figures and writes them to -soak.report.
-func (s *soak) report() {
+// report logs the figures and writes them, as JSON, to path unless it is "".
+func (s *soak) report(path string) {
 	f := s.figures
 	s.t.Logf("soak: %d messages (%d Slack, %d Discord) from %d users, %d at once, GOMAXPROCS %d, race %v, seed %d",
 		f.Messages, f.SlackMessages, f.DiscordMessages, f.Users, f.Concurrency, f.GOMAXPROCS, f.Race, f.Seed)
+	mib := func(n int64) float64 { return float64(n) / (1 << 20) }
 	s.t.Logf("soak: %.1f s, %.0f messages/s; shutdown %.2f s; max %d goroutines, heap peak %.1f MiB, max RSS %.1f MiB",
-		f.Seconds, f.MessagesPerSec, f.ShutdownSeconds, f.MaxGoroutines, float64(f.HeapPeak)/(1<<20), float64(f.MaxRSS)/(1<<20))
+		f.Seconds, f.MessagesPerSec, f.ShutdownSeconds, f.MaxGoroutines, mib(f.HeapPeak), mib(f.MaxRSS))
+	s.t.Logf("soak: live heap %.1f MiB after the load, %.1f MiB once serve stopped (the fakes' records): serve held %.1f MiB",
+		mib(f.HeapLive), mib(f.HeapLiveServed), mib(f.MnemoHeapLive))
 	s.t.Logf("soak: Slack %d redeliveries + %d replays with attempt 0 + %d of its own, %d connections; Discord %d duplicate dispatches, %d events replayed on %d resumes, %d connections; %d duplicates ignored",
 		f.Redeliveries, f.ReplaysAttempt0, f.AutoRedeliveries, f.SlackConnections, f.Duplicates, f.ResumeReplays, f.DiscordResumes, f.DiscordConns, f.DupsIgnored)
 	s.t.Logf("soak: %d reflections; %d human edits %v (free saves: %v), %d of them between a reflection's read and its write; %d conflicts detected, %d patch fallbacks, %d torn reads, %d saves redone, %d vim edits yielded",
 		f.Reflections, f.HumanEdits, f.EditsByStyle, f.Free, f.ForcedEdits, f.Conflicts, f.PatchFallbacks, f.TornReads, f.HumanRedone, f.VimYielded)
 	s.t.Logf("soak: goroutines %d → %d, open files %d → %d; %d model requests, %d log warnings",
 		f.GoroutinesStart, f.GoroutinesEnd, f.FDsStart, f.FDsEnd, f.ModelRequests, f.Warnings)
-	if *soakReport != "" {
+	if path != "" {
 		b, _ := json.MarshalIndent(f, "", "  ")
-		if err := os.WriteFile(*soakReport, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
 			s.t.Error(err)
 		}
 	}
