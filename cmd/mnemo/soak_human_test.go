@@ -20,14 +20,19 @@ import (
 // one of the usual tools does (soakStyles).
 //
 // A save is made under the user's save lock, which the model holds while a
-// reflection's memory tool calls run (soakModel.hold). So a save never
-// lands inside one of the store's writes — between the check the store
-// makes just before its rename and the rename itself, the only moment a
-// rename-based compare-and-swap cannot see — but at any other moment: while
-// a reflection is between its read and its write, while the reflector
-// pre-loads the files, while the Thinker reads them. What the store
-// promises is exactly that an edit made after it read a file is never
-// overwritten: the soak checks that every marker is in its file at the end.
+// reflection's memory tool calls run (soakModel.hold). So a save lands at
+// any moment but inside one of those calls: between a reflection's read
+// and its write (what the store's compare-and-swap is for), while the
+// reflector pre-loads the files, while the Thinker reads them. The soak
+// then requires every marker in its file at the end: no "the conflict was
+// reported" excuse is needed, since a conflict the store reports refuses
+// the reflection's write, the person's version stays, and the reflection
+// redoes its change on it. Inside a tool call are the two moments the
+// store cannot defend: a save landing between its last check and its
+// rename (a rename-based compare-and-swap cannot see it), and a read of a
+// file that a save in place has truncated but not yet written (memory
+// TestAppendWhileAPersonSavesInPlace). -soak.free drops the lock to look
+// for them.
 //
 // The person is careful the way vim is: if the file changed between their
 // read and their save (the reflector wrote), they redo the edit on what is
