@@ -29,6 +29,10 @@ var (
 	ErrPatch = errors.New("patch does not apply")
 )
 
+// errEmptyOnDisk: an append found its file existing and empty, as a
+// person's save in place leaves it for a moment.
+var errEmptyOnDisk = errors.New("empty on disk")
+
 // conflictRetries bounds how often a write re-reads when the file keeps
 // changing between its read and its rename.
 const conflictRetries = 3
@@ -300,6 +304,9 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 	}
 	summary = oneLine(summary, maxSummaryLen)
 	return u.update(p, true, commit, func(cur []byte, v Version) ([]byte, error) {
+		if v.Exists && len(cur) == 0 {
+			return nil, errEmptyOnDisk
+		}
 		text := string(cur)
 		if strings.TrimSpace(text) == "" {
 			text = "# " + month + " Episodes\n\n> Summary: \n"
@@ -349,12 +356,32 @@ func (u *User) update(p string, create bool, commit CommitHook, compute func(cur
 		return Version{}, err
 	}
 	dir := path.Dir(p)
+	emptySince := time.Time{}
 	for attempt := 1; ; attempt++ {
 		cur, v, err := currentVersion(root, p)
 		if err != nil {
 			return Version{}, err
 		}
 		out, err := compute(cur, v)
+		if errors.Is(err, errEmptyOnDisk) {
+			// Saving in place truncates first, then writes: wait for the
+			// text rather than build on nothing, and never rename over a
+			// save under way.
+			now := u.s.opts.Now()
+			if emptySince.IsZero() {
+				emptySince = now
+			}
+			if now.Sub(emptySince) >= u.s.opts.EditWait {
+				return Version{}, fmt.Errorf("%s %w: it is empty on disk (a save in progress, or emptied by hand); nothing was appended; try again, or delete the empty file", p, ErrConflict)
+			}
+			select {
+			case <-u.s.closed:
+				return Version{}, fmt.Errorf("%s is empty on disk and the store is closing: %w", p, ErrConflict)
+			case <-time.After(20 * time.Millisecond):
+			}
+			attempt--
+			continue
+		}
 		if err != nil {
 			return Version{}, err
 		}
