@@ -134,6 +134,16 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompleti
 				rec.Result, rec.Failed = "error: this exact call was already made and answered; use the earlier result", true
 			} else {
 				rec.Result, rec.Failed = runTool(ctx, byName, call, cfg.Logger)
+				if rec.Failed {
+					// A failure (a conflict, a missing file) is news: making
+					// another call again after it (reading the file anew) is
+					// not being stuck. Repeating the failed call itself is.
+					for k := range seen {
+						if k != key {
+							delete(seen, k)
+						}
+					}
+				}
 			}
 			res.Calls = append(res.Calls, rec)
 			res.Messages = append(res.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: call.ID, Name: call.Function.Name, Content: rec.Result})

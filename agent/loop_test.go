@@ -352,6 +352,33 @@ func TestRunLoopRepeatedCall(t *testing.T) {
 	}
 }
 
+// TestRunLoopReadAgainAfterAFailure: reading the same file again after a
+// write failed (a conflict says: read it again) is not a repeat; repeating
+// the failing write itself still is.
+func TestRunLoopReadAgainAfterAFailure(t *testing.T) {
+	reads, writes := &toolSpy{}, &toolSpy{reply: func(json.RawMessage) (string, error) {
+		return "", errors.New("changed on disk since it was read; memory_read it again")
+	}}
+	cfg, srv := loopFixture(t, reads.tool("memory_read"), writes.tool("memory_write"))
+	cfg.MaxSteps = 10
+	read := openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`))
+	write := openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md"}`))
+	srv.Enqueue(read, write, read, write, read, write, openaitest.Text("could not save"))
+	res, err := RunLoop(context.Background(), cfg, loopInput("q"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(reads.calls()); n != 3 {
+		t.Errorf("the read ran %d times, want 3 (each after a failed write)", n)
+	}
+	if n := len(writes.calls()); n != maxRepeats {
+		t.Errorf("the failing write ran %d times, want %d", n, maxRepeats)
+	}
+	if res.Stopped != StopRepeated || res.Text != "could not save" {
+		t.Errorf("result = %+v", res)
+	}
+}
+
 func TestRunLoopEmptyArgumentsRepeatAsBraces(t *testing.T) {
 	spy := &toolSpy{}
 	cfg, srv := loopFixture(t, spy.tool("memory_list"))
