@@ -94,10 +94,10 @@ type Bot struct {
 
 	intake atomic.Pointer[intake.Journal] // messages acknowledged and not yet answered
 	queue  *core.Queue                    // messages, in order per conversation
-	slots chan struct{} // slash commands and buttons (spawn)
-	wg    sync.WaitGroup
-	flow  *core.MemoryFlow
-	users *core.NameCache
+	slots  chan struct{}                  // slash commands and buttons (spawn)
+	wg     sync.WaitGroup
+	flow   *core.MemoryFlow
+	users  *core.NameCache
 
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
