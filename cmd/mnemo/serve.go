@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -136,14 +137,17 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 
 // platformAdapters builds the Slack adapter when both its tokens are set
 // and the Discord adapter when its token is; both run in this process and
-// share the agent, so linked identities share one memory.
+// share the agent, so linked identities share one memory. Each journals
+// the messages it takes in <state>/intake/ before acknowledging them, so a
+// crash loses none (each adapter has Forget(user) int for a forget).
 func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) {
 	var out []namedAdapter
+	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	if cfg.SlackEnabled() {
 		bot, err := slackbot.New(slackbot.Config{
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-			Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"),
+			Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -156,6 +160,7 @@ func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) 
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
 			Identities: cfg.IdentityIndex(), Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "discord"),
+			IntakeDir: intakeDir,
 		})
 		if err != nil {
 			return nil, configError(err)
