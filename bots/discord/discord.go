@@ -118,6 +118,8 @@ type Bot struct {
 	retryBase   time.Duration
 	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
 	stableAfter time.Duration // a session that lasted this long reconnects at once
+
+	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
 
 // New validates cfg and returns a Bot. Errors name the environment

@@ -37,7 +37,8 @@ func (b *Bot) openJournal() error {
 	if b.cfg.IntakeDir == "" {
 		return nil
 	}
-	j, err := intake.Open(intake.Options{Dir: b.cfg.IntakeDir, Name: "slack", Logger: b.log, Now: b.now})
+	j, err := intake.Open(intake.Options{Dir: b.cfg.IntakeDir, Name: "slack", Logger: b.log, Now: b.now,
+		OpenFile: b.intakeFiles})
 	if err != nil {
 		return fmt.Errorf("slack: %w (the intake journal keeps the messages acknowledged to Slack and not yet answered; the state folder must be writable)", err)
 	}

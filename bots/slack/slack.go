@@ -108,6 +108,8 @@ type Bot struct {
 	retryBase  time.Duration // first backoff of a failed auth.test
 	authTries  int
 	maxWaitFor time.Duration // cap on a Retry-After wait
+
+	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
 
 // New validates cfg and returns a Bot. Errors name the environment
