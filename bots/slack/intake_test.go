@@ -226,8 +226,10 @@ func TestResumeUnreadable(t *testing.T) {
 	a := dmIncoming("D1", "U1", "1700000001.000100", "question A")
 	journaled(t, dir, []*incoming{a}, map[string]string{a.id: "reply A"})
 	hs := start(t, setup{
-		config:  func(cfg *Config) { cfg.IntakeDir = dir },
-		prepare: func(srv *slacktest.Server) { srv.FailNext("conversations.history", slacktest.APIError("missing_scope")) },
+		config: func(cfg *Config) { cfg.IntakeDir = dir },
+		prepare: func(srv *slacktest.Server) {
+			srv.FailNext("conversations.history", slacktest.APIError("missing_scope"))
+		},
 	})
 	posts, err := hs.srv.WaitPosts(1, wait)
 	if err != nil || posts[0].Text != "reply A" {
