@@ -709,34 +709,67 @@ func TestInMemory(t *testing.T) {
 	}
 }
 
-func BenchmarkAdd(b *testing.B) {
-	j, err := Open(Options{Dir: b.TempDir(), Name: "bench"})
+// benchData is a typical Slack DM as the adapter journals it.
+var benchData = json.RawMessage(`{"workspace":"T0TEAM","team":"T0TEAM","user":"U0ADA","channel":"D0DM","ts":"1700000000.000100","dm":true,"text":"Hello, I'm Ada Lovelace. What did we fix last time?","conversation":"slack:T0TEAM:D0DM:"}`)
+
+// benchJournal opens a journal on disk that counts its fsyncs.
+func benchJournal(b *testing.B) (*Journal, *faults) {
+	f := &faults{}
+	j, err := Open(Options{Dir: b.TempDir(), Name: "bench", OpenFile: f.openFile})
 	if err != nil {
 		b.Fatal(err)
 	}
-	defer j.Close()
-	data := json.RawMessage(`{"workspace":"T0TEAM","team":"T0TEAM","user":"U0ADA","channel":"D0DM","ts":"1700000000.000100","dm":true,"text":"Hello, I'm Ada Lovelace. What did we fix last time?","conversation":"slack:T0TEAM:D0DM:"}`)
+	b.Cleanup(func() { j.Close() })
+	return j, f
+}
+
+func reportSyncs(b *testing.B, f *faults, start int) {
+	b.ReportMetric(float64(f.syncCount()-start)/float64(b.N), "fsyncs/msg")
+}
+
+// BenchmarkAdd is one message at a time (Discord's gateway goroutine):
+// one write and one fsync each.
+func BenchmarkAdd(b *testing.B) {
+	j, f := benchJournal(b)
+	start := f.syncCount()
 	b.ResetTimer()
 	for i := range b.N {
-		if err := j.Add(Entry{ID: fmt.Sprint("msg:", i), Keys: []string{fmt.Sprint("event:", i)}, User: "ada", Data: data})[0]; err != nil {
+		if err := j.Add(Entry{ID: fmt.Sprint("msg:", i), Keys: []string{fmt.Sprint("event:", i)}, User: "ada", Data: benchData})[0]; err != nil {
 			b.Fatal(err)
 		}
 	}
+	reportSyncs(b, f, start)
+}
+
+// BenchmarkAddBatch64 is a Slack burst: the 64 events socketmode has
+// waiting are journaled with one write and one fsync.
+func BenchmarkAddBatch64(b *testing.B) {
+	j, f := benchJournal(b)
+	start := f.syncCount()
+	b.ResetTimer()
+	for i := 0; i < b.N; i += 64 {
+		es := make([]Entry, 0, 64)
+		for k := i; k < i+64 && k < b.N; k++ {
+			es = append(es, Entry{ID: fmt.Sprint("msg:", k), User: "ada", Data: benchData})
+		}
+		for _, err := range j.Add(es...) {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	reportSyncs(b, f, start)
 }
 
 // BenchmarkMessage is one message's whole journal life (add, post, done),
-// by 64 concurrent callers, as a burst is handled: the group commit shares
+// by 64 concurrent callers, as a burst is answered: the group commit shares
 // fsyncs between them.
 func BenchmarkMessage(b *testing.B) {
-	j, err := Open(Options{Dir: b.TempDir(), Name: "bench"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer j.Close()
-	data := json.RawMessage(`{"workspace":"T0TEAM","team":"T0TEAM","user":"U0ADA","channel":"D0DM","ts":"1700000000.000100","dm":true,"text":"Hello, I'm Ada Lovelace. What did we fix last time?","conversation":"slack:T0TEAM:D0DM:"}`)
+	j, f := benchJournal(b)
+	start := f.syncCount()
 	var n sync.Mutex
 	next := 0
-	b.SetParallelism(64)
+	b.SetParallelism(32) // × GOMAXPROCS goroutines
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
@@ -744,7 +777,7 @@ func BenchmarkMessage(b *testing.B) {
 			next++
 			id := fmt.Sprint("msg:", next)
 			n.Unlock()
-			if err := j.Add(Entry{ID: id, User: "ada", Data: data})[0]; err != nil {
+			if err := j.Add(Entry{ID: id, User: "ada", Data: benchData})[0]; err != nil {
 				b.Error(err)
 				return
 			}
@@ -753,45 +786,5 @@ func BenchmarkMessage(b *testing.B) {
 			j.Done(id)
 		}
 	})
-}
-
-// A message whose add is still being written is not forgotten (it was
-// not acknowledged yet); once durable, it is.
-func TestForgetWaitsForDurable(t *testing.T) {
-	w := newWorld(t)
-	j := w.open(t)
-	release := make(chan struct{})
-	held := make(chan struct{}, 1)
-	w.faults.set(func(f *faults) { f.holdSync, f.heldSyncs = release, held })
-	done := make(chan error, 1)
-	go func() { done <- j.Add(msg("m1"))[0] }()
-	<-held
-	if n := j.Forget("alice"); n != 0 {
-		t.Errorf("Forget of a message being written = %d", n)
-	}
-	close(release)
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if n := j.Forget("alice"); n != 1 {
-		t.Errorf("Forget = %d", n)
-	}
-}
-
-// Two adds in the file that share a key (a redelivery written by an older
-// version) are one message.
-func TestReplayDuplicateKeys(t *testing.T) {
-	w := newWorld(t)
-	os.MkdirAll(w.dir, 0o700)
-	lines := `{"op":"add","id":"m1","keys":["event:E1"],"data":{}}` + "\n" +
-		`{"op":"add","id":"m2","keys":["event:E1"],"data":{}}` + "\n" +
-		`{"op":"add","id":"m3","keys":["","client:C3"],"data":{}}` + "\n" +
-		`{"op":"done","id":"m3","keys":["","client:C3"]}` + "\n"
-	if err := os.WriteFile(w.path(), []byte(lines), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	j := w.open(t)
-	if got := ids(j.Pending()); got != "m1" {
-		t.Errorf("pending %s", got)
-	}
+	reportSyncs(b, f, start)
 }
