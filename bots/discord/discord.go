@@ -296,9 +296,9 @@ func (b *Bot) Ready() bool { return b.ready.Load() }
 
 // Run opens the intake journal, checks the token, answers what the
 // journal kept from before a restart, connects to the gateway, registers
-// /memory and handles events until ctx is cancelled. It then closes the gateway
-// cleanly (no more messages are taken), waits for the tasks it accepted
-// to be answered, and returns nil. A close code no reconnect can fix ends
+// /memory and handles events until ctx is cancelled. It then closes the
+// gateway cleanly (no more messages are taken), waits for the tasks it
+// accepted to be answered, and returns nil. A close code no reconnect can fix ends
 // Run with an error that says what to change. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
 	if !b.started.CompareAndSwap(false, true) {
