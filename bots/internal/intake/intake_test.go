@@ -195,8 +195,11 @@ func ids(es []Entry) string {
 func TestReplayAfterRestart(t *testing.T) {
 	w := newWorld(t)
 	j := w.open(t)
+	if strings.Contains(w.logs.String(), "still to be answered") {
+		t.Error("a new journal says it has messages to answer")
+	}
 	add(t, j, msg("m1", "event:E1"), msg("m2", "event:E2", "client:C2"))
-	add(t, j, msg("m3"))
+	add(t, j, msg("m3", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8")) // as many keys as may be
 	if err := j.Posting("m2", "the reply\nto m2"); err != nil {
 		t.Fatal(err)
 	}
@@ -219,7 +222,7 @@ func TestReplayAfterRestart(t *testing.T) {
 		t.Errorf("entry %+v", e)
 	}
 	// Redeliveries of each, by any key, are duplicates; a new one is not.
-	errs := j2.Add(msg("m1"), msg("x", "event:E1"), msg("y", "client:C2"), msg("m3"), msg("m4"))
+	errs := j2.Add(msg("m1"), msg("x", "event:E1"), msg("y", "client:C2"), msg("z", "k8"), msg("m4"))
 	for i, want := range []error{ErrDuplicate, ErrDuplicate, ErrDuplicate, ErrDuplicate, nil} {
 		if !errors.Is(errs[i], want) {
 			t.Errorf("Add #%d = %v; want %v", i, errs[i], want)
@@ -283,7 +286,8 @@ func TestTornAndBadLines(t *testing.T) {
 		t.Fatalf("pending %s", got)
 	}
 	logs := w.logs.String()
-	if !strings.Contains(logs, "dropping the torn last line") || strings.Count(logs, "skipping an unreadable journal line") != 5 {
+	if !strings.Contains(logs, "dropping the torn last line") || strings.Count(logs, "skipping an unreadable journal line") != 5 ||
+		!strings.Contains(logs, "line=2 ") || !strings.Contains(logs, "line=6 ") || !strings.Contains(logs, "line=11\n") {
 		t.Errorf("logs:\n%s", logs)
 	}
 	j.Close()
@@ -333,14 +337,14 @@ func TestDedupe(t *testing.T) {
 	if err := j.Done("m1"); err != nil {
 		t.Fatal(err)
 	}
-	w.advance(59 * time.Minute)
+	w.advance(time.Hour) // DoneTTL to the nanosecond: still remembered
 	if err := j.Add(msg("again", "event:E1"))[0]; !errors.Is(err, ErrDuplicate) {
 		t.Errorf("within DoneTTL: %v", err)
 	}
 	if j.Start("m1") {
 		t.Error("Start of an answered message")
 	}
-	w.advance(2 * time.Minute)
+	w.advance(time.Nanosecond)
 	if err := j.Add(msg("m1"))[0]; err != nil {
 		t.Errorf("after DoneTTL: %v", err)
 	}
@@ -485,7 +489,9 @@ func TestWriteError(t *testing.T) {
 	if w.file(t) != "" {
 		t.Errorf("a failed write left %q", w.file(t))
 	}
-	w.faults.set(func(f *faults) { f.truncate = syscall.EIO })
+	w.faults.set(func(f *faults) { f.write = nil })
+	add(t, j, msg("m0"))
+	w.faults.set(func(f *faults) { f.write, f.truncate = syscall.ENOSPC, syscall.EIO })
 	if err := j.Add(msg("m2"))[0]; !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("Add = %v", err)
 	}
@@ -495,9 +501,17 @@ func TestWriteError(t *testing.T) {
 	w.faults.set(func(f *faults) { f.write, f.truncate = nil, nil })
 	add(t, j, msg("m3"))
 	add(t, j, msg("m4"))
+	// The journal knows the file's size again: a failure now cuts exactly
+	// what it wrote.
+	w.faults.set(func(f *faults) { f.write = syscall.ENOSPC })
+	if err := j.Add(msg("m5"))[0]; err == nil {
+		t.Fatal("Add succeeded")
+	}
+	w.faults.set(func(f *faults) { f.write = nil })
+	add(t, j, msg("m6"))
 	j.Close()
 	j = w.open(t)
-	if got := ids(j.Pending()); got != "m3 m4" {
+	if got := ids(j.Pending()); got != "m0 m3 m4 m6" {
 		t.Errorf("pending %s; file:\n%s", got, w.file(t))
 	}
 }
@@ -589,8 +603,9 @@ func TestCompactionErrors(t *testing.T) {
 	j.mu.Unlock()
 	w.faults.set(func(f *faults) { f.open = syscall.EMFILE })
 	add(t, j, msg("m2"))
-	if !strings.Contains(w.logs.String(), "cannot rewrite the journal; appending to it still") {
-		t.Fatalf("logs:\n%s", w.logs.String())
+	add(t, j, msg("m2b")) // not tried again at once
+	if n := strings.Count(w.logs.String(), "cannot rewrite the journal; appending to it still"); n != 1 {
+		t.Fatalf("%d failed rewrites; logs:\n%s", n, w.logs.String())
 	}
 	w.faults.set(func(f *faults) { f.open = nil })
 	add(t, j, msg("m3"))
@@ -608,6 +623,19 @@ func TestCompactionErrors(t *testing.T) {
 	os.RemoveAll(w.path())
 	os.Rename(w.path()+".moved", w.path())
 
+	// The temp file's fsync fails: the rewrite is abandoned.
+	j.mu.Lock()
+	j.compactAt = 0
+	j.mu.Unlock()
+	w.faults.set(func(f *faults) { f.sync = syscall.EIO })
+	if err := j.Add(msg("x"))[0]; !errors.Is(err, syscall.EIO) {
+		t.Fatalf("Add = %v", err)
+	}
+	if n := strings.Count(w.logs.String(), "cannot rewrite the journal"); n != 3 {
+		t.Fatalf("%d failed rewrites; logs:\n%s", n, w.logs.String())
+	}
+	w.faults.set(func(f *faults) { f.sync = nil })
+
 	// The folder fsync fails after the rename.
 	j.mu.Lock()
 	j.compactAt = 0
@@ -624,7 +652,7 @@ func TestCompactionErrors(t *testing.T) {
 	add(t, j, msg("m6"))
 	j.Close()
 	j = w.open(t)
-	if got := ids(j.Pending()); got != "m1 m2 m3 m4 m5 m6" {
+	if got := ids(j.Pending()); got != "m1 m2 m2b m3 m4 m5 m6" {
 		t.Errorf("pending %s", got)
 	}
 }
@@ -787,4 +815,45 @@ func BenchmarkMessage(b *testing.B) {
 		}
 	})
 	reportSyncs(b, f, start)
+}
+
+// A message whose add is still being written is not forgotten (it was
+// not acknowledged yet); once durable, it is.
+func TestForgetWaitsForDurable(t *testing.T) {
+	w := newWorld(t)
+	j := w.open(t)
+	release := make(chan struct{})
+	held := make(chan struct{}, 1)
+	w.faults.set(func(f *faults) { f.holdSync, f.heldSyncs = release, held })
+	done := make(chan error, 1)
+	go func() { done <- j.Add(msg("m1"))[0] }()
+	<-held
+	if n := j.Forget("alice"); n != 0 {
+		t.Errorf("Forget of a message being written = %d", n)
+	}
+	close(release)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if n := j.Forget("alice"); n != 1 {
+		t.Errorf("Forget = %d", n)
+	}
+}
+
+// Two adds in the file that share a key (a redelivery written by an older
+// version) are one message.
+func TestReplayDuplicateKeys(t *testing.T) {
+	w := newWorld(t)
+	os.MkdirAll(w.dir, 0o700)
+	lines := `{"op":"add","id":"m1","keys":["event:E1"],"data":{}}` + "\n" +
+		`{"op":"add","id":"m2","keys":["event:E1"],"data":{}}` + "\n" +
+		`{"op":"add","id":"m3","keys":["","client:C3"],"data":{}}` + "\n" +
+		`{"op":"done","id":"m3","keys":["","client:C3"]}` + "\n"
+	if err := os.WriteFile(w.path(), []byte(lines), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	j := w.open(t)
+	if got := ids(j.Pending()); got != "m1" {
+		t.Errorf("pending %s", got)
+	}
 }

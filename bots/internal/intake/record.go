@@ -65,17 +65,16 @@ func parseRecord(line []byte) (record, error) {
 
 // doneSet remembers the keys of answered messages for a while, so that a
 // redelivery is not answered again: at most max keys, each for ttl, oldest
-// dropped first.
+// dropped first. The keys are kept in a ring in the order they came.
 type doneSet struct {
-	max   int
-	ttl   time.Duration
-	at    map[string]time.Time
-	order []string // insertion order; order[head:] are live
-	head  int
+	ttl  time.Duration
+	at   map[string]time.Time
+	ring []string // ring[head], ring[head+1], … (mod len): the len(at) keys, oldest first
+	head int
 }
 
 func newDoneSet(max int, ttl time.Duration) *doneSet {
-	return &doneSet{max: max, ttl: ttl, at: map[string]time.Time{}}
+	return &doneSet{ttl: ttl, at: map[string]time.Time{}, ring: make([]string, max)}
 }
 
 // add remembers keys as answered at t (a key known already keeps its time).
@@ -84,11 +83,11 @@ func (d *doneSet) add(t time.Time, keys ...string) {
 		if _, ok := d.at[k]; ok || k == "" {
 			continue
 		}
-		if len(d.at) >= d.max {
+		if len(d.at) == len(d.ring) {
 			d.dropOldest()
 		}
+		d.ring[(d.head+len(d.at))%len(d.ring)] = k
 		d.at[k] = t
-		d.order = append(d.order, k)
 	}
 }
 
@@ -104,33 +103,25 @@ func (d *doneSet) has(now time.Time, keys ...string) bool {
 }
 
 func (d *doneSet) expire(now time.Time) {
-	for d.head < len(d.order) && now.Sub(d.at[d.order[d.head]]) > d.ttl {
+	for len(d.at) > 0 && now.Sub(d.at[d.ring[d.head]]) > d.ttl {
 		d.dropOldest()
 	}
 }
 
 func (d *doneSet) dropOldest() {
-	delete(d.at, d.order[d.head])
-	d.order[d.head] = ""
-	d.head++
-	if d.head > len(d.order)/2 && d.head > 64 {
-		d.order = append([]string(nil), d.order[d.head:]...)
-		d.head = 0
-	}
+	delete(d.at, d.ring[d.head])
+	d.ring[d.head] = ""
+	d.head = (d.head + 1) % len(d.ring)
 }
 
 // records are the done records that keep the live keys across a rewrite,
-// oldest first, one per time (keys answered together stay together).
+// oldest first, one per key.
 func (d *doneSet) records(now time.Time) []record {
 	d.expire(now)
-	var out []record
-	for _, k := range d.order[d.head:] {
-		t := d.at[k]
-		if n := len(out); n > 0 && out[n-1].At.Equal(t) && len(out[n-1].Keys) < maxKeys {
-			out[n-1].Keys = append(out[n-1].Keys, k)
-			continue
-		}
-		out = append(out, record{Op: opDone, ID: k, At: t})
+	out := make([]record, len(d.at))
+	for i := range out {
+		k := d.ring[(d.head+i)%len(d.ring)]
+		out[i] = record{Op: opDone, ID: k, At: d.at[k]}
 	}
 	return out
 }
