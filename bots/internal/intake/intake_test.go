@@ -857,3 +857,20 @@ func TestReplayDuplicateKeys(t *testing.T) {
 		t.Errorf("pending %s", got)
 	}
 }
+
+// A rewrite that failed is tried again only once the file has doubled,
+// not at every write.
+func TestFailedRewriteBacksOff(t *testing.T) {
+	w := newWorld(t)
+	j := w.open(t)
+	w.faults.set(func(f *faults) { f.open = syscall.EMFILE })
+	big := json.RawMessage(`"` + strings.Repeat("x", 8000) + `"`)
+	for i := range 200 { // 1.6 MB: past minCompact, below twice it plus minCompact
+		e := msg(fmt.Sprint("m", i))
+		e.Data = big
+		add(t, j, e)
+	}
+	if n := strings.Count(w.logs.String(), "cannot rewrite the journal"); n != 1 {
+		t.Errorf("%d failed rewrites", n)
+	}
+}
