@@ -18,6 +18,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
 
 // DefaultAPIURL is Discord's address (DISCORD_API_URL overrides it).
@@ -66,6 +67,13 @@ type Config struct {
 	Handler core.Handler
 	Memory  core.Memory // nil: /memory answers that memory is not available
 
+	// IntakeDir is the intake journal's folder (mnemo serve:
+	// <state>/intake): a message is written there (fsynced) as soon as it
+	// is received, and answered after a restart when a crash came first.
+	// "" keeps it in memory: a crash loses the messages received and not
+	// yet answered.
+	IntakeDir string
+
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
 	Now        func() time.Time // nil → time.Now
@@ -93,7 +101,7 @@ type Bot struct {
 	appID    string
 	commands bool // /memory registered
 
-	seen     *core.Seen
+	intake   atomic.Pointer[intake.Journal] // messages received and not yet answered
 	queue    *core.Queue
 	flow     *core.MemoryFlow
 	names    *core.NameCache
@@ -110,6 +118,8 @@ type Bot struct {
 	retryBase   time.Duration
 	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
 	stableAfter time.Duration // a session that lasted this long reconnects at once
+
+	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
 
 // New validates cfg and returns a Bot. Errors name the environment
@@ -167,7 +177,6 @@ func New(cfg Config) (*Bot, error) {
 		apiURL:      u,
 		http:        cfg.HTTPClient,
 		lost:        make(chan struct{}, 1),
-		seen:        core.NewSeen(core.DedupeMax, core.DedupeTTL),
 		queue:       core.NewQueue(core.MaxInFlight, core.PerConversation),
 		names:       core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
 		recent:      newMsgCache(msgCacheMax),
@@ -178,6 +187,8 @@ func New(cfg Config) (*Bot, error) {
 		stableAfter: 30 * time.Second,
 		conns:       map[net.Conn]struct{}{},
 	}
+	mem, _ := intake.Open(intake.Options{Logger: b.log, Now: b.now}) // in memory: cannot fail
+	b.intake.Store(mem)
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now}
 	if b.http == nil {
 		b.http = DefaultHTTPClient()
@@ -283,10 +294,11 @@ func (c *trackedConn) Close() error {
 // Ready reports whether the gateway session is up (for /readyz).
 func (b *Bot) Ready() bool { return b.ready.Load() }
 
-// Run checks the token, connects to the gateway, registers /memory and
-// handles events until ctx is cancelled. It then closes the gateway
-// cleanly (no more messages are taken), waits for the tasks it accepted
-// to be answered, and returns nil. A close code no reconnect can fix ends
+// Run opens the intake journal, checks the token, answers what the
+// journal kept from before a restart, connects to the gateway, registers
+// /memory and handles events until ctx is cancelled. It then closes the
+// gateway cleanly (no more messages are taken), waits for the tasks it
+// accepted to be answered, and returns nil. A close code no reconnect can fix ends
 // Run with an error that says what to change. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
 	if !b.started.CompareAndSwap(false, true) {
@@ -297,6 +309,10 @@ func (b *Bot) Run(ctx context.Context) error {
 			b.http.CloseIdleConnections()
 		}
 	}()
+	if err := b.openJournal(); err != nil {
+		return err
+	}
+	defer b.journal().Close() // after the tasks (below) are done
 	// Open cannot be cancelled: when it hangs in a handshake at shutdown,
 	// its connection is closed under it.
 	stopKill := context.AfterFunc(ctx, func() {
@@ -310,6 +326,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	}()
 	err := b.checkToken(ctx)
 	if err == nil {
+		b.replay() // before new messages, so each conversation stays in order
 		err = b.connect(ctx)
 	}
 	b.stopping.Store(true)

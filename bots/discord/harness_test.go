@@ -46,6 +46,7 @@ type setup struct {
 	opts      discordtest.Options
 	config    func(*Config)
 	before    func(*discordtest.Server) // runs before the bot starts
+	bot       func(*Bot)                // runs after New
 	noConnect bool                      // do not wait for READY
 }
 
@@ -81,6 +82,9 @@ func start(t *testing.T, s setup) *harness {
 	}
 	bot.retryBase = 10 * time.Millisecond
 	bot.typingEvery = time.Hour
+	if s.bot != nil {
+		s.bot(bot)
+	}
 	hs.bot = bot
 	run := bottest.Start(t, bot.Run, bottest.RunOptions{Ready: bot.Ready, Logs: hs.logs, Secrets: []string{cfg.Token},
 		AllowErr: s.noConnect, Timeout: wait})

@@ -2,6 +2,8 @@ package discord
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"regexp"
 	"strings"
@@ -13,10 +15,13 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
 
 // incoming is a message the bot will answer.
 type incoming struct {
+	id           string // journal id: "msg:" + the message id
+	log          *slog.Logger
 	msg          *discordgo.Message
 	dm           bool
 	thread       bool // written in a thread channel
@@ -26,9 +31,10 @@ type incoming struct {
 	conversation string
 }
 
-// onMessage filters a MESSAGE_CREATE and queues the answer. It runs on
-// discordgo's event goroutine, in gateway order, and must not block:
-// everything that talks to Discord happens in the queued work.
+// onMessage filters a MESSAGE_CREATE, journals it (fsynced: Discord
+// delivers a message once, so it must survive a crash from here on) and
+// queues the answer. It runs on discordgo's event goroutine, in gateway
+// order: everything that talks to Discord happens in the queued work.
 func (b *Bot) onMessage(_ *discordgo.Session, e *discordgo.MessageCreate) {
 	m := e.Message
 	if m == nil {
@@ -42,26 +48,43 @@ func (b *Bot) onMessage(_ *discordgo.Session, e *discordgo.MessageCreate) {
 		log.Debug("discord: message ignored", "reason", why)
 		return
 	}
-	if b.seen.SeenOrAdd(b.now(), "msg:"+m.ID) {
+	in.id = "msg:" + m.ID
+	data, _ := json.Marshal(in.wire())
+	err := b.journal().Add(intake.Entry{ID: in.id, User: in.user, Data: data})[0]
+	switch {
+	case errors.Is(err, intake.ErrDuplicate):
 		log.Info("discord: duplicate message ignored")
 		return
+	case err != nil:
+		log.Error("discord: the message could not be journaled; answering it anyway (a crash before the answer would lose it)", "error", err)
 	}
 	if b.stopping.Load() {
-		log.Warn("discord: shutting down; this message will not be answered", "user", m.Author.ID)
+		if err != nil {
+			log.Warn("discord: shutting down; this message will not be answered", "user", m.Author.ID)
+		} else {
+			log.Info("discord: shutting down; the message is answered after the next start", "user", m.Author.ID)
+		}
 		return
 	}
-	log = log.With("memory_user", in.user, "platform", "discord")
-	log.Info("discord: message received", "dm", in.dm)
-	if !b.queue.Submit(in.conversation, func() { b.answer(in, log) }) {
-		log.Warn("discord: conversation busy; answering that", "conversation", in.conversation)
-		b.wg.Add(1)
-		go func() {
-			defer b.wg.Done()
-			if _, err := b.postReply(context.Background(), m, core.BusyReplyText); err != nil {
-				log.Error("discord: cannot post the busy reply", "error", err)
-			}
-		}()
+	in.log = log.With("memory_user", in.user, "platform", "discord")
+	in.log.Info("discord: message received", "dm", in.dm)
+	b.enqueue(in)
+}
+
+// enqueue queues the answer to in, or, when its conversation already
+// holds core.PerConversation messages, answers that the bot is busy.
+func (b *Bot) enqueue(in *incoming) {
+	if b.queue.Submit(in.conversation, func() { b.answer(in) }) {
+		return
 	}
+	in.log.Warn("discord: conversation busy; answering that", "conversation", in.conversation)
+	b.wg.Add(1)
+	go func() {
+		defer b.wg.Done()
+		if b.journal().Start(in.id) {
+			b.reply(context.Background(), in, core.BusyReplyText, time.Now())
+		}
+	}()
 }
 
 // accept decides whether a message is one to answer.
@@ -124,7 +147,12 @@ func displayName(u *discordgo.User, member *discordgo.Member) string {
 }
 
 // answer runs one message through the handler and posts the reply.
-func (b *Bot) answer(in *incoming, log *slog.Logger) {
+func (b *Bot) answer(in *incoming) {
+	log := in.log
+	if !b.journal().Start(in.id) {
+		log.Info("discord: message not answered: its user's memory was forgotten since it came")
+		return
+	}
 	ctx := context.Background() // a message taken is answered, even during shutdown
 	start := time.Now()
 	stopTyping := b.startTyping(ctx, in.msg.ChannelID, log)
@@ -151,12 +179,66 @@ func (b *Bot) answer(in *incoming, log *slog.Logger) {
 	if failed {
 		log.Warn("discord: answering with an apology")
 	}
-	n, err := b.postReply(ctx, in.msg, text)
-	if err != nil {
-		log.Error("discord: cannot post the reply", "error", err, "parts_posted", n)
-		return
+	b.reply(ctx, in, text, start)
+}
+
+// reply posts text as the answer to in. The text is journaled first, so
+// that a crash while it is posted neither loses nor doubles it (resume);
+// once posted, in leaves the journal.
+func (b *Bot) reply(ctx context.Context, in *incoming, text string, start time.Time) {
+	if err := b.journal().Posting(in.id, text); err != nil {
+		in.log.Error("discord: the reply could not be journaled; posting it anyway (a crash while it is posted could post it twice)", "error", err)
 	}
-	log.Info("discord: replied", "parts", n, "duration", time.Since(start))
+	b.post(ctx, in, text, 0, start)
+}
+
+// resume finishes a reply a crash interrupted: the parts of it already in
+// the channel are not posted again.
+func (b *Bot) resume(ctx context.Context, in *incoming, text string) {
+	from := b.postedParts(ctx, in.msg, replyParts(text), in.log)
+	in.log.Info("discord: finishing a reply interrupted by a restart", "parts_posted_before", from)
+	b.post(ctx, in, text, from, time.Now())
+}
+
+// post posts text's parts from the part from on, then takes in out of the
+// journal (a part that cannot be posted is not retried: logged).
+func (b *Bot) post(ctx context.Context, in *incoming, text string, from int, start time.Time) {
+	if n, err := b.postReply(ctx, in.msg, text, from); err != nil {
+		what := "reply"
+		if text == core.BusyReplyText {
+			what = "busy reply"
+		}
+		in.log.Error("discord: cannot post the "+what, "error", err, "parts_posted", n)
+	} else {
+		in.log.Info("discord: replied", "parts", n, "duration", time.Since(start))
+	}
+	if err := b.journal().Done(in.id); err != nil {
+		in.log.Warn("discord: the reply was posted but could not be marked done; after a restart it is checked, not posted again", "error", err)
+	}
+}
+
+// postedParts is how many of parts, the reply to m, are in the channel
+// already: the bot's reply to m, then the following parts in order, among
+// the messages after m. When they cannot be read, 0: the reply is posted
+// whole, as answering twice is better than not at all.
+func (b *Bot) postedParts(ctx context.Context, m *discordgo.Message, parts []string, log *slog.Logger) int {
+	msgs, err := b.s.ChannelMessages(m.ChannelID, 100, "", m.ID, "", discordgo.WithContext(ctx))
+	if err != nil {
+		log.Warn("discord: cannot read which parts of an interrupted reply were posted; posting all of it (it may appear twice)", "error", err)
+		return 0
+	}
+	botID, _, _ := b.self()
+	k := 0
+	for i := len(msgs) - 1; i >= 0 && k < len(parts); i-- { // Discord answers newest first
+		p := msgs[i]
+		if p == nil || p.Author == nil || p.Author.ID != botID || p.Content != parts[k] {
+			continue
+		}
+		if k > 0 || p.MessageReference != nil && p.MessageReference.MessageID == m.ID {
+			k++
+		}
+	}
+	return k
 }
 
 // startTyping shows the typing indicator now and every typingEvery until
@@ -187,12 +269,14 @@ func (b *Bot) startTyping(ctx context.Context, channelID string, log *slog.Logge
 }
 
 // postReply posts text as a reply to m, split into at most maxParts
-// messages; only the first is a Discord reply. It stops at the first part
-// that cannot be posted and says how many were.
-func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string) (int, error) {
+// messages, from the part from on; only the first part is a Discord reply.
+// It stops at the first part that cannot be posted and says how many it
+// posted.
+func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string, from int) (int, error) {
 	parts := replyParts(text)
 	noFail := false
-	for i, p := range parts {
+	for i := from; i < len(parts); i++ {
+		p := parts[i]
 		send := &discordgo.MessageSend{
 			Content: p,
 			// An empty, non-nil Parse: nothing in the text pings anyone.
@@ -203,11 +287,11 @@ func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string) 
 		}
 		posted, err := b.s.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx))
 		if err != nil {
-			return i, err
+			return i - from, err
 		}
 		b.recent.put(posted)
 	}
-	return len(parts), nil
+	return len(parts) - from, nil
 }
 
 // replyParts cleans the model's text and splits it into at most maxParts

@@ -34,12 +34,16 @@ type setup struct {
 	opts      slacktest.Options
 	config    func(*Config)
 	bot       func(*Bot)
-	noConnect bool // do not wait for the Socket Mode connection
+	prepare   func(*slacktest.Server) // before the bot starts
+	noConnect bool                    // do not wait for the Socket Mode connection
 }
 
 func start(t *testing.T, s setup) *harness {
 	t.Helper()
 	srv := slacktest.New(t, s.opts)
+	if s.prepare != nil {
+		s.prepare(srv)
+	}
 	hs := &harness{srv: srv, h: bottest.NewHandler(), logs: &bottest.LogBuffer{},
 		// The real grammar: the adapter must not keep its own copy.
 		mem: &bottest.Memory{Check: func(p string) error { _, err := memory.ParsePath(p); return err }}}

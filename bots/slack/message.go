@@ -40,6 +40,10 @@ type innerEvent struct {
 
 // incoming is a message the bot will answer.
 type incoming struct {
+	id           string   // journal id and first dedupe key: "msg:" workspace/channel/ts
+	keys         []string // more dedupe keys: the event id, the client message id
+	envelope     string   // the envelope to acknowledge once journaled
+	retry        int      // the envelope's retry_attempt
 	eventID      string
 	workspace    string // the team the event was delivered for
 	team, user   string // the author
@@ -49,58 +53,43 @@ type incoming struct {
 	dm           bool
 	text         string
 	conversation string
+	log          *slog.Logger
 }
 
-// onEventsAPI filters an events_api envelope (already acked) and starts
-// the work for a message to answer.
-func (b *Bot) onEventsAPI(ctx, taskCtx context.Context, evt socketmode.Event) {
+// readEvent filters an events_api envelope: the message to answer, or nil
+// (the caller acknowledges the envelope at once).
+func (b *Bot) readEvent(evt socketmode.Event) *incoming {
 	data, ok := evt.Data.(slackevents.EventsAPIEvent)
 	if !ok || data.Type != slackevents.CallbackEvent {
-		return
+		return nil
 	}
 	cb, ok := data.Data.(*slackevents.EventsAPICallbackEvent)
 	if !ok || cb.InnerEvent == nil {
-		return
+		return nil
 	}
 	var in innerEvent
 	if err := json.Unmarshal(*cb.InnerEvent, &in); err != nil {
 		b.log.Warn("slack: unreadable event", "event_id", cb.EventID, "error", err)
-		return
-	}
-	retry := 0
-	if evt.Request != nil {
-		retry = evt.Request.RetryAttempt
+		return nil
 	}
 	log := b.log.With("event_id", cb.EventID, "event", in.Type, "channel", in.Channel, "ts", in.TS)
 	m, why := b.accept(cb, in)
 	if m == nil {
 		log.Debug("slack: event ignored", "reason", why)
-		return
+		return nil
 	}
-	keys := []string{"event:" + cb.EventID, "msg:" + m.workspace + "/" + m.channel + "/" + m.ts}
+	m.id = "msg:" + m.workspace + "/" + m.channel + "/" + m.ts
+	if cb.EventID != "" {
+		m.keys = append(m.keys, "event:"+cb.EventID)
+	}
 	if in.ClientMsgID != "" {
-		keys = append(keys, "client:"+in.ClientMsgID)
+		m.keys = append(m.keys, "client:"+in.ClientMsgID)
 	}
-	if cb.EventID == "" {
-		keys[0] = ""
+	if evt.Request != nil {
+		m.envelope, m.retry = evt.Request.EnvelopeID, evt.Request.RetryAttempt
 	}
-	if b.seen.SeenOrAdd(b.now(), keys...) {
-		log.Info("slack: duplicate event ignored", "retry_attempt", retry)
-		return
-	}
-	log.Info("slack: message received", "user", m.user, "dm", m.dm, "retry_attempt", retry)
-	if b.queue.Submit(m.conversation, func() { b.answer(taskCtx, m, log) }) {
-		return
-	}
-	// The conversation already holds core.PerConversation messages: say
-	// so rather than leave this one unanswered.
-	log.Warn("slack: too many messages waiting in this conversation; answering that the bot is busy",
-		"user", m.user, "conversation", m.conversation, "limit", core.PerConversation)
-	b.spawn(ctx, func() {
-		if n, err := b.postReply(taskCtx, m.channel, m.replyTS, core.BusyReplyText); err != nil {
-			log.Error("slack: cannot post the busy reply", "error", err, "parts_posted", n)
-		}
-	})
+	m.log = log
+	return m
 }
 
 // accept decides whether an event is a message to answer.
@@ -190,7 +179,12 @@ func (b *Bot) memoryUser(team, user string) string {
 }
 
 // answer runs one message through the handler and posts the reply.
-func (b *Bot) answer(ctx context.Context, m *incoming, log *slog.Logger) {
+func (b *Bot) answer(ctx context.Context, m *incoming) {
+	log := m.log
+	if !b.journal().Start(m.id) {
+		log.Info("slack: message not answered: its user's memory was forgotten since it came")
+		return
+	}
 	start := time.Now()
 	stopThinking := b.startThinking(ctx, m, log)
 	defer stopThinking()
@@ -213,12 +207,50 @@ func (b *Bot) answer(ctx context.Context, m *incoming, log *slog.Logger) {
 		return b.cfg.Handler.Handle(ctx, task)
 	})
 	text, _ := core.Answer(ctx, h, task, log)
-	n, err := b.postReply(ctx, m.channel, m.replyTS, text)
-	if err != nil {
-		log.Error("slack: cannot post the reply", "error", err, "parts_posted", n)
-		return
+	b.reply(ctx, m, text, start)
+}
+
+// busy answers that the conversation already holds core.PerConversation
+// messages, rather than leave m unanswered.
+func (b *Bot) busy(ctx context.Context, m *incoming) {
+	if b.journal().Start(m.id) {
+		b.reply(ctx, m, core.BusyReplyText, time.Now())
 	}
-	log.Info("slack: replied", "parts", n, "duration", time.Since(start))
+}
+
+// reply posts text as the answer to m. The text is journaled first, so
+// that a crash while it is posted neither loses nor doubles it (resume);
+// once posted, m leaves the journal.
+func (b *Bot) reply(ctx context.Context, m *incoming, text string, start time.Time) {
+	if err := b.journal().Posting(m.id, text); err != nil {
+		m.log.Error("slack: the reply could not be journaled; posting it anyway (a crash while it is posted could post it twice)", "error", err)
+	}
+	b.post(ctx, m, text, 0, start)
+}
+
+// resume finishes a reply a crash interrupted: the parts of it already in
+// the conversation are not posted again.
+func (b *Bot) resume(ctx context.Context, m *incoming, text string) {
+	from := b.postedParts(ctx, m)
+	m.log.Info("slack: finishing a reply interrupted by a restart", "parts_posted_before", from)
+	b.post(ctx, m, text, from, time.Now())
+}
+
+// post posts text's parts from the part from on, then takes m out of the
+// journal (a part that cannot be posted is not retried: logged).
+func (b *Bot) post(ctx context.Context, m *incoming, text string, from int, start time.Time) {
+	if n, err := b.postReply(ctx, m, text, from); err != nil {
+		what := "reply"
+		if text == core.BusyReplyText {
+			what = "busy reply"
+		}
+		m.log.Error("slack: cannot post the "+what, "error", err, "parts_posted", n)
+	} else {
+		m.log.Info("slack: replied", "parts", n, "duration", time.Since(start))
+	}
+	if err := b.journal().Done(m.id); err != nil {
+		m.log.Warn("slack: the reply was posted but could not be marked done; after a restart it is checked, not posted again", "error", err)
+	}
 }
 
 // handlerFunc adapts a function to core.Handler.
@@ -232,10 +264,14 @@ const maxParts = 5
 // cutNote ends the last message of a reply that needed more than maxParts.
 const cutNote = "\n\n_(The reply was too long for Slack and is cut here.)_"
 
-// postReply formats text and posts it in parts, in order, at most
-// maxParts of them (limitParts); it stops at the first part that cannot
-// be posted.
-func (b *Bot) postReply(ctx context.Context, channel, threadTS, text string) (int, error) {
+// replyEventType is the message metadata type of every reply part: its
+// payload names the message answered ("reply_to", the journal id) and the
+// part ("part", from 0), so resume can tell what was posted.
+const replyEventType = "mnemo_reply"
+
+// replyParts formats text into the messages of a reply: at most maxParts
+// (limitParts); an empty text is the apology.
+func (b *Bot) replyParts(channel, text string) []string {
 	parts := formatReply(text)
 	if len(parts) == 0 {
 		parts = formatReply(agent.ApologyText)
@@ -245,12 +281,75 @@ func (b *Bot) postReply(ctx context.Context, channel, threadTS, text string) (in
 			"parts", len(parts), "max_parts", maxParts)
 		parts = limitParts(parts)
 	}
-	for i, p := range parts {
-		if err := b.post(ctx, channel, threadTS, p); err != nil {
-			return i, fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+	return parts
+}
+
+// postReply posts the parts of text from the part from on, in order, in
+// m's reply thread; it stops at the first part that cannot be posted and
+// returns how many it posted.
+func (b *Bot) postReply(ctx context.Context, m *incoming, text string, from int) (int, error) {
+	parts := b.replyParts(m.channel, text)
+	n := 0
+	for i := from; i < len(parts); i++ {
+		meta := slackgo.SlackMetadata{EventType: replyEventType, EventPayload: map[string]any{"reply_to": m.id, "part": i}}
+		if err := b.postPart(ctx, m.channel, m.replyTS, parts[i], meta); err != nil {
+			return n, fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// postedParts is how many parts of m's reply are in the conversation
+// already (from their metadata). When it cannot be read, 0: the reply is
+// posted whole, as answering twice is better than not at all.
+func (b *Bot) postedParts(ctx context.Context, m *incoming) int {
+	found := 0
+	cursor := ""
+	for page := 0; page < repliesPages; page++ {
+		var msgs []slackgo.Message
+		var more bool
+		var err error
+		if m.replyTS == "" {
+			var res *slackgo.GetConversationHistoryResponse
+			res, err = b.api.GetConversationHistoryContext(ctx, &slackgo.GetConversationHistoryParameters{
+				ChannelID: m.channel, Oldest: m.ts, Limit: 200, Cursor: cursor, IncludeAllMetadata: true})
+			if err == nil {
+				msgs, more, cursor = res.Messages, res.HasMore, res.ResponseMetaData.NextCursor
+			}
+		} else {
+			msgs, more, cursor, err = b.api.GetConversationRepliesContext(ctx, &slackgo.GetConversationRepliesParameters{
+				ChannelID: m.channel, Timestamp: m.replyTS, Oldest: m.ts, Limit: 200, Cursor: cursor, IncludeAllMetadata: true})
+		}
+		if err != nil {
+			m.log.Warn("slack: cannot read which parts of an interrupted reply were posted; posting the rest of it as far as known (a part may appear twice)",
+				"error", err, "parts_found", found)
+			return found
+		}
+		for _, msg := range msgs {
+			if part, ok := b.replyPart(msg, m.id); ok && part >= found {
+				found = part + 1
+			}
+		}
+		if !more || cursor == "" {
+			break
 		}
 	}
-	return len(parts), nil
+	return found
+}
+
+// replyPart is the part number of msg when it is a part of the bot's reply
+// to the message id.
+func (b *Bot) replyPart(msg slackgo.Message, id string) (int, bool) {
+	if msg.Metadata.EventType != replyEventType || (msg.BotID != b.botID && msg.User != b.botUserID) {
+		return 0, false
+	}
+	to, _ := msg.Metadata.EventPayload["reply_to"].(string)
+	part, ok := msg.Metadata.EventPayload["part"].(float64)
+	if to != id || !ok || part < 0 || part >= maxParts {
+		return 0, false
+	}
+	return int(part), true
 }
 
 // limitParts keeps the first maxParts parts; the last one is shortened
@@ -263,11 +362,12 @@ func limitParts(parts []string) []string {
 	return parts
 }
 
-// post sends one chat.postMessage. A 429 is retried after its Retry-After
-// (Slack did not post the message); nothing else is, since a timeout or a
-// 5xx may have posted it already.
-func (b *Bot) post(ctx context.Context, channel, threadTS, text string) error {
-	opts := []slackgo.MsgOption{slackgo.MsgOptionText(text, false), slackgo.MsgOptionDisableLinkUnfurl()}
+// postPart sends one chat.postMessage. A 429 is retried after its
+// Retry-After (Slack did not post the message); nothing else is, since a
+// timeout or a 5xx may have posted it already.
+func (b *Bot) postPart(ctx context.Context, channel, threadTS, text string, meta slackgo.SlackMetadata) error {
+	opts := []slackgo.MsgOption{slackgo.MsgOptionText(text, false), slackgo.MsgOptionDisableLinkUnfurl(),
+		slackgo.MsgOptionMetadata(meta)}
 	if threadTS != "" {
 		opts = append(opts, slackgo.MsgOptionTS(threadTS))
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
 
 // DefaultAPIURL is the Slack Web API base (SLACK_API_URL overrides it).
@@ -62,6 +63,13 @@ type Config struct {
 	Handler Handler
 	Memory  Memory // nil: /memory answers that memory is not available
 
+	// IntakeDir is the intake journal's folder (mnemo serve:
+	// <state>/intake): a message is written there (fsynced) before its
+	// envelope is acknowledged, and answered after a restart when a crash
+	// came first. "" keeps it in memory: a crash loses the messages
+	// acknowledged and not yet answered.
+	IntakeDir string
+
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
 	Now        func() time.Time // nil → time.Now
@@ -84,12 +92,12 @@ type Bot struct {
 	// From auth.test.
 	botUserID, botID, botName, teamID string
 
-	seen  *core.Seen
-	queue *core.Queue   // messages, in order per conversation
-	slots chan struct{} // slash commands and buttons (spawn)
-	wg    sync.WaitGroup
-	flow  *core.MemoryFlow
-	users *core.NameCache
+	intake atomic.Pointer[intake.Journal] // messages acknowledged and not yet answered
+	queue  *core.Queue                    // messages, in order per conversation
+	slots  chan struct{}                  // slash commands and buttons (spawn)
+	wg     sync.WaitGroup
+	flow   *core.MemoryFlow
+	users  *core.NameCache
 
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
@@ -100,6 +108,8 @@ type Bot struct {
 	retryBase  time.Duration // first backoff of a failed auth.test
 	authTries  int
 	maxWaitFor time.Duration // cap on a Retry-After wait
+
+	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
 
 // New validates cfg and returns a Bot. Errors name the environment
@@ -145,7 +155,6 @@ func New(cfg Config) (*Bot, error) {
 		now:        cfg.Now,
 		http:       cfg.HTTPClient,
 		apiURL:     u,
-		seen:       core.NewSeen(core.DedupeMax, core.DedupeTTL),
 		queue:      core.NewQueue(core.MaxInFlight, core.PerConversation),
 		slots:      make(chan struct{}, core.MaxInFlight),
 		users:      core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
@@ -154,6 +163,8 @@ func New(cfg Config) (*Bot, error) {
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
 	}
+	mem, _ := intake.Open(intake.Options{Logger: b.log, Now: cfg.Now}) // in memory: cannot fail
+	b.intake.Store(mem)
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: cfg.Now, Platform: "Slack"}
 	if b.http == nil {
@@ -197,10 +208,11 @@ func checkToken(name, tok, prefix, fix string) (string, error) {
 // Ready reports whether the bot is connected to Socket Mode (for /readyz).
 func (b *Bot) Ready() bool { return b.ready.Load() }
 
-// Run checks the bot token with auth.test, connects to Socket Mode and
-// handles events until ctx is cancelled. It then stops taking events,
-// waits for the tasks it accepted to finish and their replies to be
-// posted, and returns nil. A token Slack refuses ends Run with an error
+// Run opens the intake journal, checks the bot token with auth.test,
+// answers what the journal kept from before a restart, connects to Socket
+// Mode and handles events until ctx is cancelled. It then stops taking
+// events, waits for the tasks it accepted to finish and their replies to
+// be posted, and returns nil. A token Slack refuses ends Run with an error
 // naming the variable. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
 	if !b.started.CompareAndSwap(false, true) {
@@ -211,6 +223,10 @@ func (b *Bot) Run(ctx context.Context) error {
 			b.http.CloseIdleConnections()
 		}
 	}()
+	if err := b.openJournal(); err != nil {
+		return err
+	}
+	defer b.journal().Close() // after the tasks (below) are done
 	if err := b.authTest(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -221,13 +237,15 @@ func (b *Bot) Run(ctx context.Context) error {
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// Tasks outlive ctx: a message that was acked is answered even when
+	// shutdown begins, as Slack will not deliver it again.
+	taskCtx := context.WithoutCancel(ctx)
+	b.replay(runCtx, taskCtx) // before new messages, so each conversation stays in order
+
 	b.sm = socketmode.New(b.api, socketmode.OptionLog(logAdapter{b.log}))
 	smDone := make(chan error, 1)
 	go func() { smDone <- b.sm.RunContext(runCtx) }()
 
-	// Tasks outlive ctx: a message that was acked is answered even when
-	// shutdown begins, as Slack will not deliver it again.
-	taskCtx := context.WithoutCancel(ctx)
 	var fatal error
 loop:
 	for {
@@ -241,7 +259,7 @@ loop:
 			}
 			break loop
 		case evt := <-b.sm.Events:
-			if err := b.dispatch(runCtx, taskCtx, evt); err != nil {
+			if err := b.receive(runCtx, taskCtx, b.drain(evt)); err != nil {
 				fatal = err
 				break loop
 			}
@@ -355,8 +373,7 @@ func (b *Bot) dispatch(ctx, taskCtx context.Context, evt socketmode.Event) error
 			b.log.Warn("slack: unreadable Socket Mode message", "error", bad.Cause)
 		}
 	case socketmode.EventTypeEventsAPI:
-		b.ackRequest(ctx, evt.Request)
-		b.onEventsAPI(ctx, taskCtx, evt)
+		return b.receive(ctx, taskCtx, []socketmode.Event{evt}) // acked once journaled
 	case socketmode.EventTypeSlashCommand:
 		b.onSlashCommand(ctx, taskCtx, evt)
 	case socketmode.EventTypeInteractive:

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
+	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -273,7 +275,14 @@ const forgetCallMargin = 15 * time.Second
 // front end with its own journal (queued intake) adds its own here, as it
 // adds one to the app for the running case (app.addForgetter).
 func offlineForgetters(cfg *Config) []forgetter {
+	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	return []forgetter{
+		{"message", " queued for an answer on slack", func(_ context.Context, user string) (int, error) {
+			return slackbot.ForgetQueued(intakeDir, user)
+		}},
+		{"message", " queued for an answer on discord", func(_ context.Context, user string) (int, error) {
+			return discordbot.ForgetQueued(intakeDir, user)
+		}},
 		{"turn", " waiting to be reflected", func(_ context.Context, user string) (int, error) {
 			return reflector.ForgetJournaled(stateDir(cfg), user)
 		}},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -81,6 +82,15 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	adapters, err := build(env, cfg, a)
 	if err != nil {
 		return stop(err)
+	}
+	for _, ad := range adapters {
+		if q, ok := ad.adapter.(interface{ Forget(user string) int }); ok {
+			// A forget drops the user's queued messages first, so none of
+			// them becomes a turn after the user's turns were dropped.
+			a.addForgetter(forgetter{"message", " queued for an answer on " + ad.name, func(_ context.Context, user string) (int, error) {
+				return q.Forget(user), nil
+			}})
+		}
 	}
 	ctl, err := a.listenControl()
 	if err != nil {
@@ -159,14 +169,17 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 
 // platformAdapters builds the Slack adapter when both its tokens are set
 // and the Discord adapter when its token is; both run in this process and
-// share the agent, so linked identities share one memory.
+// share the agent, so linked identities share one memory. Each journals
+// the messages it takes in <state>/intake/ before acknowledging them, so a
+// crash loses none (each adapter has Forget(user) int for a forget).
 func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) {
 	var out []namedAdapter
+	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	if cfg.SlackEnabled() {
 		bot, err := slackbot.New(slackbot.Config{
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-			Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"),
+			Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -179,6 +192,7 @@ func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) 
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
 			Identities: cfg.IdentityIndex(), Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "discord"),
+			IntakeDir: intakeDir,
 		})
 		if err != nil {
 			return nil, configError(err)

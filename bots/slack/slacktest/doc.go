@@ -23,6 +23,11 @@
 //     message_not_found (update/delete of an unknown ts).
 //   - conversations.replies: the thread's parent then its replies by ts, with
 //     limit and cursor pagination (response_metadata.next_cursor, has_more).
+//   - conversations.history: the channel's top-level messages, newest first,
+//     between oldest and latest (inclusive or not), with limit and cursor
+//     pagination. Message metadata a chat.postMessage carried (its "metadata"
+//     parameter, checked: invalid_metadata_format) is stored and returned by
+//     both only with include_all_metadata, as Slack does.
 //     Threads come from SetThread/AddMessage, from the message and app_mention
 //     events pushed by the test, and from the bot's own chat.postMessage calls.
 //   - reactions.add / reactions.remove (already_reacted, no_reaction),

@@ -361,6 +361,73 @@ func TestConversationsRepliesPagination(t *testing.T) {
 	}
 }
 
+// conversations.history: top-level messages, newest first, in the
+// oldest/latest window, paginated; metadata only when asked for.
+func TestConversationsHistoryAndMetadata(t *testing.T) {
+	srv, api := newServer(t, Options{})
+	srv.AddMessage("D1", Message{User: "U1", Text: "m1", TS: "1700000200.000100"})
+	srv.SetThread("D1", "1700000200.000100", []Message{{User: "U1", Text: "m1", TS: "1700000200.000100"},
+		{User: "U2", Text: "in thread", TS: "1700000200.000150"}})
+	meta := slack.SlackMetadata{EventType: "mnemo_reply", EventPayload: map[string]any{"reply_to": "x", "part": 1}}
+	for _, text := range []string{"r1", "r2", "r3"} {
+		if _, _, err := api.PostMessage("D1", slack.MsgOptionText(text, false), slack.MsgOptionMetadata(meta)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	texts := func(msgs []slack.Message) string {
+		var out []string
+		for _, m := range msgs {
+			out = append(out, m.Text)
+		}
+		return strings.Join(out, ",")
+	}
+	var all []slack.Message
+	cursor, pages := "", 0
+	for {
+		res, err := api.GetConversationHistory(&slack.GetConversationHistoryParameters{ChannelID: "D1", Limit: 2,
+			Cursor: cursor, Oldest: "1700000200.000100", IncludeAllMetadata: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pages++
+		all = append(all, res.Messages...)
+		if cursor = res.ResponseMetaData.NextCursor; cursor == "" || !res.HasMore {
+			break
+		}
+	}
+	if pages != 2 || texts(all) != "r3,r2,r1" {
+		t.Fatalf("%d pages: %s", pages, texts(all))
+	}
+	if all[0].Metadata.EventType != "mnemo_reply" || all[0].Metadata.EventPayload["reply_to"] != "x" ||
+		all[0].Metadata.EventPayload["part"] != float64(1) || all[0].BotID != DefaultBotID {
+		t.Errorf("metadata %+v", all[0])
+	}
+	res, err := api.GetConversationHistory(&slack.GetConversationHistoryParameters{ChannelID: "D1",
+		Oldest: "1700000200.000100", Inclusive: true, Latest: all[2].Timestamp})
+	if err != nil || texts(res.Messages) != "r1,m1" || res.Messages[0].Metadata.EventType != "" {
+		t.Fatalf("window: %s %+v %v", texts(res.Messages), res.Messages, err)
+	}
+	msgs, _, _, err := api.GetConversationReplies(&slack.GetConversationRepliesParameters{ChannelID: "D1",
+		Timestamp: "1700000200.000100", IncludeAllMetadata: true})
+	if err != nil || texts(msgs) != "m1,in thread" {
+		t.Fatalf("replies %s %v", texts(msgs), err)
+	}
+	if _, err := api.GetConversationHistory(&slack.GetConversationHistoryParameters{ChannelID: "D404"}); err == nil ||
+		err.Error() != "channel_not_found" {
+		t.Errorf("unknown channel: %v", err)
+	}
+	if _, err := api.GetConversationHistory(&slack.GetConversationHistoryParameters{ChannelID: "D1", Cursor: "bogus"}); err == nil ||
+		err.Error() != "invalid_cursor" {
+		t.Errorf("bad cursor: %v", err)
+	}
+	for _, bad := range []slack.SlackMetadata{{EventType: "", EventPayload: map[string]any{"a": 1}}, {EventType: "t"}} {
+		if _, _, err := api.PostMessage("D1", slack.MsgOptionText("x", false), slack.MsgOptionMetadata(bad)); err == nil ||
+			err.Error() != "invalid_metadata_format" {
+			t.Errorf("metadata %+v: %v", bad, err)
+		}
+	}
+}
+
 func TestFaults(t *testing.T) {
 	srv, api := newServer(t, Options{})
 	srv.FailNext("chat.postMessage", RateLimited(2*time.Second))

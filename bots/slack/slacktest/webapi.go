@@ -8,6 +8,7 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -124,6 +125,10 @@ type Message struct {
 	Team         string          `json:"team,omitempty"`
 	ClientMsgID  string          `json:"client_msg_id,omitempty"`
 	Blocks       json.RawMessage `json:"blocks,omitempty"`
+	// Metadata is the message metadata a chat.postMessage carried
+	// ({"event_type":…,"event_payload":{…}}); conversations.history and
+	// conversations.replies return it only with include_all_metadata.
+	Metadata json.RawMessage `json:"metadata,omitempty"`
 }
 
 // SetUser registers (or replaces) a user for users.info.
@@ -189,6 +194,7 @@ func (s *Server) fillMessageLocked(m Message) Message {
 		m.TS = s.nextTSLocked()
 	}
 	m.Blocks = cloneBytes(m.Blocks)
+	m.Metadata = cloneBytes(m.Metadata)
 	return m
 }
 
@@ -369,6 +375,7 @@ var builtinMethods = map[string]func(*Server, *Call) apiResult{
 	"chat.update":                 (*Server).chatUpdate,
 	"chat.delete":                 (*Server).chatDelete,
 	"conversations.replies":       (*Server).conversationsReplies,
+	"conversations.history":       (*Server).conversationsHistory,
 	"reactions.add":               (*Server).reactionsAdd,
 	"reactions.remove":            (*Server).reactionsRemove,
 	"assistant.threads.setStatus": (*Server).setStatus,
@@ -588,9 +595,13 @@ func (s *Server) chatPostMessage(c *Call) apiResult {
 		return errResult(code)
 	}
 	ts := s.nextTSLocked()
+	meta := rawOrNil(p.Get("metadata"))
+	if meta != nil && !validMetadata(meta) {
+		return errResult("invalid_metadata_format")
+	}
 	msg := Message{Type: "message", User: s.opts.BotUserID, BotID: s.opts.BotID, AppID: s.opts.AppID,
 		Text: p.Get("text"), TS: ts, ThreadTS: p.Get("thread_ts"), Team: s.opts.TeamID,
-		Blocks: rawOrNil(p.Get("blocks"))}
+		Blocks: rawOrNil(p.Get("blocks")), Metadata: meta}
 	s.storeLocked(channel, msg)
 	s.recordChatLocked("chat.postMessage", c, ts)
 	res := okResult(map[string]any{"channel": channel, "ts": ts, "message": msg})
@@ -725,10 +736,103 @@ func (s *Server) conversationsReplies(c *Call) apiResult {
 		nextCursor = base64.StdEncoding.EncodeToString([]byte("next_ts:" + msgs[end].TS))
 	}
 	return okResult(map[string]any{
-		"messages":          msgs[start:end],
+		"messages":          withMetadata(msgs[start:end], includeMetadata(p)),
 		"has_more":          nextCursor != "",
 		"response_metadata": map[string]any{"next_cursor": nextCursor},
 	})
+}
+
+// conversationsHistory answers the channel's top-level messages (thread
+// replies left out), newest first, after oldest and before latest (both
+// excluded unless inclusive), with limit (default 100) and cursor
+// pagination.
+func (s *Server) conversationsHistory(c *Call) apiResult {
+	p := c.Params
+	all, known := s.channels[p.Get("channel")]
+	if !known {
+		return errResult("channel_not_found")
+	}
+	inclusive := p.Get("inclusive") == "1" || p.Get("inclusive") == "true"
+	oldest, latest := p.Get("oldest"), p.Get("latest")
+	var msgs []Message
+	for _, m := range all {
+		if m.ThreadTS != "" && m.ThreadTS != m.TS {
+			continue
+		}
+		k := tsKey(m.TS)
+		if oldest != "" && (k < tsKey(oldest) || k == tsKey(oldest) && !inclusive) {
+			continue
+		}
+		if latest != "" && (k > tsKey(latest) || k == tsKey(latest) && !inclusive) {
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	sortMessages(msgs)
+	slices.Reverse(msgs)
+	limit := 100
+	if n, err := strconv.Atoi(p.Get("limit")); err == nil && n > 0 && n < MaxRepliesLimit {
+		limit = n
+	}
+	start := 0
+	if cur := p.Get("cursor"); cur != "" {
+		start = -1
+		if raw, err := base64.StdEncoding.DecodeString(cur); err == nil {
+			if next, ok := strings.CutPrefix(string(raw), "next_ts:"); ok {
+				for i, m := range msgs {
+					if m.TS == next {
+						start = i
+						break
+					}
+				}
+			}
+		}
+		if start < 0 {
+			return errResult("invalid_cursor")
+		}
+	}
+	end := min(start+limit, len(msgs))
+	nextCursor := ""
+	if end < len(msgs) {
+		nextCursor = base64.StdEncoding.EncodeToString([]byte("next_ts:" + msgs[end].TS))
+	}
+	return okResult(map[string]any{
+		"messages":          withMetadata(msgs[start:end], includeMetadata(p)),
+		"has_more":          nextCursor != "",
+		"response_metadata": map[string]any{"next_cursor": nextCursor},
+	})
+}
+
+func includeMetadata(p url.Values) bool {
+	v := p.Get("include_all_metadata")
+	return v == "1" || v == "true"
+}
+
+// withMetadata is msgs with their metadata, or without it (a copy) when
+// not asked for, as Slack answers.
+func withMetadata(msgs []Message, include bool) []Message {
+	out := make([]Message, len(msgs))
+	for i, m := range msgs {
+		if !include {
+			m.Metadata = nil
+		}
+		out[i] = m
+	}
+	return out
+}
+
+// validMetadata: an object with a non-empty event_type and an object
+// event_payload, as chat.postMessage requires.
+func validMetadata(raw json.RawMessage) bool {
+	var m struct {
+		EventType    string          `json:"event_type"`
+		EventPayload json.RawMessage `json:"event_payload"`
+	}
+	if json.Unmarshal(raw, &m) != nil || m.EventType == "" {
+		return false
+	}
+	var payload map[string]any
+	return json.Unmarshal(m.EventPayload, &payload) == nil && payload != nil
 }
 
 func (s *Server) reaction(c *Call, add bool) apiResult {

@@ -1,0 +1,262 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+)
+
+// failingFiles is an intake file layer whose fsyncs fail while fail is set.
+type failingFiles struct{ fail atomic.Bool }
+
+func (f *failingFiles) open(name string, flag int, perm fs.FileMode) (intake.File, error) {
+	of, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return failingFile{of, f}, nil
+}
+
+type failingFile struct {
+	*os.File
+	f *failingFiles
+}
+
+func (ff failingFile) Sync() error {
+	if ff.f.fail.Load() {
+		return syscall.EIO
+	}
+	return ff.File.Sync()
+}
+
+// A message is in the journal once received, before it is answered.
+func TestJournaledOnReceipt(t *testing.T) {
+	dir := t.TempDir()
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }})
+	release := hs.h.Hold()
+	m := hs.dm(alice, "hi")
+	hs.h.WaitTasks(t, 1, wait)
+	b, err := os.ReadFile(filepath.Join(dir, "discord.jsonl"))
+	if err != nil || !strings.Contains(string(b), `"id":"msg:`+m.ID+`"`) {
+		t.Fatalf("journal %q, %v", b, err)
+	}
+	release()
+	hs.posts(t, 1)
+	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
+}
+
+// After a restart the journal's messages are answered: one not answered
+// yet through the handler; a reply the crash interrupted without the parts
+// the channel has already; an unreadable entry is dropped with an error; a
+// redelivery of a replayed message is not answered again.
+func TestReplayAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	long := strings.Repeat("alpha ", 300) + "\n\n" + strings.Repeat("beta ", 300)
+	parts := replyParts(long)
+	if len(parts) != 2 {
+		t.Fatalf("the long reply has %d parts; the test wants 2", len(parts))
+	}
+	var a, b, c discordgo.Message
+	hs := start(t, setup{
+		config: func(cfg *Config) { cfg.IntakeDir = dir },
+		before: func(srv *discordtest.Server) {
+			botUser := &discordgo.User{ID: srv.Options().BotID, Username: srv.Options().BotName, Bot: true}
+			a = srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &alice, Content: "question A"})
+			b = srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &bob, Content: "question B"})
+			c = srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &alice, Content: "question C"})
+			// The first part of b's reply made it. c's reply text answering
+			// another message, or not from the bot, is not c's reply.
+			srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: botUser, Content: parts[0],
+				MessageReference: &discordgo.MessageReference{MessageID: b.ID}})
+			srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: botUser, Content: "reply C",
+				MessageReference: &discordgo.MessageReference{MessageID: a.ID}})
+			srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &bob, Content: "reply C",
+				MessageReference: &discordgo.MessageReference{MessageID: c.ID}})
+			j, err := intake.Open(intake.Options{Dir: dir, Name: "discord"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			for _, m := range []discordgo.Message{a, b, c} {
+				in := &incoming{msg: &m, dm: true, user: "discord-" + m.Author.ID, text: m.Content, conversation: "discord:dm:" + dmID}
+				data, _ := json.Marshal(in.wire())
+				if err := j.Add(intake.Entry{ID: "msg:" + m.ID, User: in.user, Data: data})[0]; err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := j.Add(intake.Entry{ID: "msg:1", Data: json.RawMessage(`{"msg":{"id":"x"}}`)})[0]; err != nil {
+				t.Fatal(err)
+			}
+			j.Posting("msg:"+b.ID, long)
+			j.Posting("msg:"+c.ID, "reply C")
+		},
+	})
+	posts := hs.posts(t, 3)
+	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
+	if posts = hs.srv.Posts(); len(posts) != 3 {
+		t.Fatalf("%d posts after the replay; want 3: %+v", len(posts), posts)
+	}
+	byText := map[string]discordtest.Post{}
+	for _, p := range posts {
+		byText[p.Body.Content] = p
+	}
+	if p, ok := byText["echo: question A"]; !ok || p.Body.Reference == nil || p.Body.Reference.MessageID != a.ID {
+		t.Errorf("a: %+v", p)
+	}
+	if p, ok := byText[parts[1]]; !ok || p.Body.Reference != nil {
+		t.Errorf("b's second part: %+v", p)
+	}
+	if p, ok := byText["reply C"]; !ok || p.Body.Reference == nil || p.Body.Reference.MessageID != c.ID {
+		t.Errorf("c: %+v", p)
+	}
+	if tasks := hs.h.Tasks(); len(tasks) != 1 || tasks[0].Text != "question A" || tasks[0].User != "discord-"+aliceID {
+		t.Errorf("tasks %+v", tasks)
+	}
+	if !strings.Contains(hs.logs.String(), "cannot be answered; dropping it") {
+		t.Error("the unreadable entry was not reported")
+	}
+	// Discord delivers a again (a resumed session): not answered twice.
+	hs.srv.MessageCreate(discordgo.Message{ID: a.ID, ChannelID: dmID, Author: &alice, Content: "question A"})
+	hs.settle(t)
+	if n := len(hs.srv.Posts()); n != 4 {
+		t.Errorf("%d posts; want 4 (with the settle message's)", n)
+	}
+	if !strings.Contains(hs.logs.String(), "duplicate message ignored") {
+		t.Error("the redelivery was not recognised")
+	}
+}
+
+// When the channel cannot be read, an interrupted reply is posted whole;
+// a busy conversation still gets it.
+func TestResumeUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	hs := start(t, setup{
+		config: func(cfg *Config) { cfg.IntakeDir = dir },
+		before: func(srv *discordtest.Server) {
+			a := srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &alice, Content: "question A"})
+			j, err := intake.Open(intake.Options{Dir: dir, Name: "discord"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			in := &incoming{msg: &a, dm: true, user: "discord-" + aliceID, text: a.Content, conversation: "discord:dm:" + dmID}
+			data, _ := json.Marshal(in.wire())
+			j.Add(intake.Entry{ID: "msg:" + a.ID, User: in.user, Data: data})
+			j.Posting("msg:"+a.ID, "reply A")
+			srv.FailNext("GET /api/v9/channels/"+dmID+"/messages", discordtest.HTTPError(403, 50001, "Missing Access"))
+		},
+	})
+	if p := hs.posts(t, 1); p[0].Body.Content != "reply A" {
+		t.Fatalf("posts %+v", p)
+	}
+	if !strings.Contains(hs.logs.String(), "cannot read which parts of an interrupted reply were posted") {
+		t.Error("not logged")
+	}
+}
+
+// Forget drops the user's queued messages: they are never answered.
+func TestForgetQueued(t *testing.T) {
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }})
+	release := hs.h.Hold()
+	for _, text := range []string{"m0", "m1", "m2"} {
+		hs.dm(alice, text)
+	}
+	hs.h.WaitTasks(t, 1, wait)
+	waitFor(t, "the queue", func() bool { return hs.bot.queue.Len() == 3 })
+	if n := hs.bot.Forget("discord-" + bobID); n != 0 {
+		t.Errorf("Forget of bob = %d", n)
+	}
+	if n := hs.bot.Forget("discord-" + aliceID); n != 2 {
+		t.Fatalf("Forget = %d; want the 2 waiting", n)
+	}
+	release()
+	hs.settle(t)
+	if posts := hs.srv.Posts(); len(posts) != 2 || posts[0].Body.Content != "echo: m0" {
+		t.Fatalf("posts %+v", posts)
+	}
+	if n := strings.Count(hs.logs.String(), "its user's memory was forgotten since it came"); n != 2 {
+		t.Errorf("%d forgotten messages logged", n)
+	}
+}
+
+// A message that cannot be journaled is answered all the same (Discord
+// will not deliver it again), with an error logged naming the file.
+func TestJournalErrorAnswered(t *testing.T) {
+	dir := t.TempDir()
+	files := &failingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	files.fail.Store(true)
+	hs.dm(alice, "hi")
+	if p := hs.posts(t, 1); p[0].Body.Content != "echo: hi" {
+		t.Fatalf("posts %+v", p)
+	}
+	logs := hs.logs.String()
+	if !strings.Contains(logs, "could not be journaled; answering it anyway") || !strings.Contains(logs, "file="+filepath.Join(dir, "discord.jsonl")) {
+		t.Errorf("logs:\n%s", logs)
+	}
+	files.fail.Store(false)
+}
+
+// A journal that cannot be opened stops Run with an error naming it.
+func TestJournalOpenError(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	b, _ := New(Config{Token: "t", APIURL: "http://127.0.0.1:1/", Handler: bottest.NewHandler(), IntakeDir: filepath.Join(file, "intake")})
+	err := b.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "discord: intake: create the journal folder") ||
+		!strings.Contains(err.Error(), "the state folder must be writable") {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+// A message that comes while the bot shuts down is journaled, not
+// answered, and answered after the next start.
+func TestReceivedWhileStopping(t *testing.T) {
+	dir := t.TempDir()
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }})
+	hs.bot.stopping.Store(true)
+	m := hs.dm(alice, "late")
+	waitFor(t, "the message", func() bool { return strings.Contains(hs.logs.String(), "answered after the next start") })
+	if err := hs.stop(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(hs.srv.Posts()); n != 0 {
+		t.Fatalf("%d posts while stopping", n)
+	}
+	next := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }})
+	p := next.posts(t, 1)
+	if p[0].Body.Content != "echo: late" || p[0].Body.Reference == nil || p[0].Body.Reference.MessageID != m.ID {
+		t.Fatalf("posts %+v", p)
+	}
+}
+
+// A reply that cannot be journaled is posted anyway, and logged.
+func TestReplyJournalError(t *testing.T) {
+	files := &failingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	release := hs.h.Hold()
+	hs.dm(alice, "hi")
+	hs.h.WaitTasks(t, 1, wait)
+	files.fail.Store(true)
+	release()
+	if p := hs.posts(t, 1); p[0].Body.Content != "echo: hi" {
+		t.Fatalf("posts %+v", p)
+	}
+	waitFor(t, "the log", func() bool {
+		l := hs.logs.String()
+		return strings.Contains(l, "the reply could not be journaled; posting it anyway") && strings.Contains(l, "could not be marked done")
+	})
+	files.fail.Store(false)
+}

@@ -1,0 +1,684 @@
+package intake
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+)
+
+// ErrDuplicate is Add's answer for a message the journal holds already, or
+// answered within DoneTTL: acknowledge it, do not answer it again.
+var ErrDuplicate = errors.New("intake: the message was received already")
+
+// ErrClosed is returned after Close.
+var ErrClosed = errors.New("intake: the journal is closed")
+
+const (
+	ext = ".jsonl"
+	// minCompact is the size below which the file is never rewritten
+	// while running.
+	minCompact = 1 << 20
+)
+
+// File is the part of *os.File the journal writes through.
+type File interface {
+	Write(p []byte) (int, error)
+	Sync() error
+	Truncate(size int64) error
+	Stat() (fs.FileInfo, error)
+	Close() error
+}
+
+// OpenFileFunc opens a file as os.OpenFile does.
+type OpenFileFunc func(name string, flag int, perm fs.FileMode) (File, error)
+
+func osOpenFile(name string, flag int, perm fs.FileMode) (File, error) {
+	return os.OpenFile(name, flag, perm)
+}
+
+// Options configures a Journal.
+type Options struct {
+	// Dir is the journal's folder (mnemo serve: <state>/intake), created
+	// (0o700) when missing. "" keeps the journal in memory only.
+	Dir string
+	// Name names the file, Dir/Name.jsonl ("slack", "discord").
+	Name string
+	// DoneTTL is how long the keys of an answered message are remembered
+	// (0 → core.DedupeTTL); DoneMax bounds how many are (0 → core.DedupeMax).
+	DoneTTL time.Duration
+	DoneMax int
+
+	Logger *slog.Logger     // nil → discard
+	Now    func() time.Time // nil → time.Now
+	// OpenFile opens the journal, a rewrite's temp file and the folder (to
+	// fsync it); nil → os.OpenFile. Tests inject write and fsync faults.
+	OpenFile OpenFileFunc
+}
+
+// Entry is one message in the journal.
+type Entry struct {
+	ID   string          // the platform's id of the message: its first dedupe key
+	Keys []string        // more dedupe keys (an event id, a client message id)
+	User string          // the memory user who wrote it (Forget)
+	At   time.Time       // when it was received (Add sets it when zero)
+	Data json.RawMessage // what the adapter needs to answer it (JSON)
+
+	// Set in what Pending returns: the reply was decided (Posting) and
+	// may be posted in part already.
+	Posting bool
+	Reply   string
+}
+
+// state is where a pending message is.
+type state int
+
+const (
+	received state = iota // waiting for its turn
+	running               // being answered
+	posting               // its reply is being posted
+)
+
+// item is a pending message.
+type item struct {
+	Entry
+	seq   uint64
+	state state
+	added *batch // the batch of its add record
+}
+
+// batch is records written with one write and one fsync.
+type batch struct {
+	buf  []byte
+	done chan struct{} // closed once written (or failed)
+	err  error
+}
+
+// Journal is an adapter's intake journal. It is safe for concurrent use.
+type Journal struct {
+	opts     Options
+	log      *slog.Logger
+	now      func() time.Time
+	openFile OpenFileFunc
+	path     string // "" in memory only
+
+	mu        sync.Mutex
+	idle      *sync.Cond // signalled when the writer stops
+	items     map[string]*item
+	keys      map[string]*item // every dedupe key of a pending message
+	done      *doneSet
+	seq       uint64
+	leftover  []Entry // what Open found pending
+	open      *batch  // records waiting for the writer
+	writing   bool    // a caller is the writer
+	closed    bool
+	compactAt int64
+
+	// The writer's own (one writer at a time).
+	f        File
+	size     int64 // bytes in the file
+	torn     bool  // a failed write may have left a partial line: size is not known
+	dirDirty bool  // a rename is not known to be durable yet
+}
+
+// Open reads the journal (skipping lines that do not parse, such as the
+// torn last line of a crash), rewrites it with only what is still pending
+// and remembered, and returns it ready for Add. Pending tells what a
+// previous run left unanswered.
+func Open(o Options) (*Journal, error) {
+	if o.DoneTTL <= 0 {
+		o.DoneTTL = core.DedupeTTL
+	}
+	if o.DoneMax <= 0 {
+		o.DoneMax = core.DedupeMax
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.OpenFile == nil {
+		o.OpenFile = osOpenFile
+	}
+	j := &Journal{opts: o, log: o.Logger, now: o.Now, openFile: o.OpenFile,
+		items: map[string]*item{}, keys: map[string]*item{}, done: newDoneSet(o.DoneMax, o.DoneTTL)}
+	j.idle = sync.NewCond(&j.mu)
+	if o.Dir == "" {
+		return j, nil
+	}
+	if o.Name == "" || strings.ContainsAny(o.Name, `/\`) || strings.HasPrefix(o.Name, ".") {
+		return nil, fmt.Errorf("intake: journal name %q is not a file name", o.Name)
+	}
+	j.path = filepath.Join(o.Dir, o.Name+ext)
+	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("intake: create the journal folder: %w", err)
+	}
+	j.removeTemps()
+	data, err := os.ReadFile(j.path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("intake: read the journal: %w", err)
+	}
+	j.load(data)
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if err := j.compactLocked(); err != nil {
+		return nil, err
+	}
+	if n := len(j.leftover); n > 0 {
+		j.log.Info("intake: messages received before a restart are still to be answered", "file", j.path, "messages", n)
+	}
+	return j, nil
+}
+
+// removeTemps deletes the temp files of rewrites a crash interrupted.
+func (j *Journal) removeTemps() {
+	des, _ := os.ReadDir(j.opts.Dir) // unreadable: the read below says why
+	for _, de := range des {
+		if strings.HasPrefix(de.Name(), "."+j.opts.Name+ext+".tmp-") {
+			_ = os.Remove(filepath.Join(j.opts.Dir, de.Name()))
+		}
+	}
+}
+
+// load applies the records of data in order.
+func (j *Journal) load(data []byte) {
+	lines := bytes.Split(data, []byte("\n"))
+	for i, line := range lines {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		r, err := parseRecord(line)
+		if err != nil {
+			if i == len(lines)-1 { // no '\n' after it: cut short by a crash
+				j.log.Info("intake: dropping the torn last line of the journal (a crash while it was written; that message was not acknowledged)",
+					"file", j.path, "line", i+1)
+			} else {
+				j.log.Warn("intake: skipping an unreadable journal line", "file", j.path, "line", i+1, "error", err)
+			}
+			continue
+		}
+		j.apply(r)
+	}
+	for _, it := range j.sorted() {
+		j.leftover = append(j.leftover, it.copyEntry())
+	}
+}
+
+// apply replays one record.
+func (j *Journal) apply(r record) {
+	switch r.Op {
+	case opAdd:
+		e := Entry{ID: r.ID, Keys: r.Keys, User: r.User, At: r.At, Data: r.Data}
+		if j.known(e) {
+			return
+		}
+		j.insert(e)
+	case opPost:
+		if it := j.items[r.ID]; it != nil {
+			it.state, it.Posting, it.Reply = posting, true, r.Text
+		}
+	case opDone:
+		if it := j.items[r.ID]; it != nil {
+			j.remove(it)
+		}
+		j.done.add(r.At, append([]string{r.ID}, r.Keys...)...)
+	}
+}
+
+// known: a key of e is pending or remembered as answered.
+func (j *Journal) known(e Entry) bool {
+	if j.keys[e.ID] != nil {
+		return true
+	}
+	for _, k := range e.Keys {
+		if j.keys[k] != nil {
+			return true
+		}
+	}
+	return j.done.has(j.now(), append([]string{e.ID}, e.Keys...)...)
+}
+
+// pendingWith is the pending message that has a key of e, or nil.
+func (j *Journal) pendingWith(e Entry) *item {
+	if it := j.keys[e.ID]; it != nil {
+		return it
+	}
+	for _, k := range e.Keys {
+		if it := j.keys[k]; it != nil {
+			return it
+		}
+	}
+	return nil
+}
+
+func (j *Journal) insert(e Entry) *item {
+	j.seq++
+	it := &item{Entry: e, seq: j.seq}
+	j.items[e.ID] = it
+	j.keys[e.ID] = it
+	for _, k := range e.Keys {
+		if k != "" {
+			j.keys[k] = it
+		}
+	}
+	return it
+}
+
+func (j *Journal) remove(it *item) {
+	delete(j.items, it.ID)
+	for _, k := range append([]string{it.ID}, it.Keys...) {
+		if j.keys[k] == it {
+			delete(j.keys, k)
+		}
+	}
+}
+
+// sorted is the pending messages in the order they came.
+func (j *Journal) sorted() []*item {
+	out := make([]*item, 0, len(j.items))
+	for _, it := range j.items {
+		out = append(out, it)
+	}
+	slices.SortFunc(out, func(a, b *item) int { return cmp.Compare(a.seq, b.seq) })
+	return out
+}
+
+func (it *item) copyEntry() Entry {
+	e := it.Entry
+	e.Keys = slices.Clone(e.Keys)
+	e.Data = slices.Clone(e.Data)
+	return e
+}
+
+// Pending is what a previous run left unanswered, in the order it came:
+// answer each (or, when Posting, post what is missing of Reply).
+func (j *Journal) Pending() []Entry {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	out := make([]Entry, len(j.leftover))
+	for i, e := range j.leftover {
+		out[i] = e
+		out[i].Keys = slices.Clone(e.Keys)
+		out[i].Data = slices.Clone(e.Data)
+	}
+	return out
+}
+
+// Add journals messages and returns, for each, nil once it is durable (a
+// new message: acknowledge it, then answer it), ErrDuplicate (the journal
+// has it or answered it: acknowledge it, do not answer it), or why it
+// could not be written (do not acknowledge it). All of them share one
+// write and one fsync, and with concurrent callers' records too.
+func (j *Journal) Add(entries ...Entry) []error {
+	errs := make([]error, len(entries))
+	var mine []*item // written by this call
+	var mineAt []int // their places in entries
+	dups := map[int]*item{}
+	var b *batch
+	j.mu.Lock()
+	now := j.now()
+	for i, e := range entries {
+		switch {
+		case j.closed:
+			errs[i] = ErrClosed
+		case e.ID == "" || len(e.Keys) > maxKeys || !json.Valid(e.Data):
+			errs[i] = fmt.Errorf("intake: message %q: no id, more than %d keys, or data that is not JSON", e.ID, maxKeys)
+		case j.pendingWith(e) != nil:
+			dups[i] = j.pendingWith(e)
+		case j.done.has(now, append([]string{e.ID}, e.Keys...)...):
+			errs[i] = ErrDuplicate
+		default:
+			if e.At.IsZero() {
+				e.At = now
+			}
+			e.Keys = slices.Clone(e.Keys)
+			e.Data = slices.Clone(e.Data)
+			e.Posting, e.Reply = false, ""
+			it := j.insert(e)
+			b = j.appendLocked(record{Op: opAdd, ID: e.ID, Keys: e.Keys, User: e.User, At: e.At, Data: e.Data})
+			it.added = b
+			mine = append(mine, it)
+			mineAt = append(mineAt, i)
+		}
+	}
+	j.mu.Unlock()
+	var err error
+	if b != nil {
+		err = j.commit(b)
+	}
+	if err != nil {
+		j.mu.Lock()
+		for _, it := range mine {
+			if j.items[it.ID] == it {
+				j.remove(it) // never acknowledged: a redelivery is new
+			}
+		}
+		j.mu.Unlock()
+	}
+	for _, i := range mineAt {
+		errs[i] = err
+	}
+	for i, it := range dups {
+		errs[i] = ErrDuplicate
+		if it.added != nil { // not replayed from the file: wait for its write
+			<-it.added.done
+			if it.added.err != nil {
+				errs[i] = it.added.err
+			}
+		}
+	}
+	return errs
+}
+
+// Start says that the message is about to be answered; false means do not
+// answer it (it was forgotten, or answered already). A message the journal
+// does not hold (its add failed) may be answered.
+func (j *Journal) Start(id string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if it := j.items[id]; it != nil {
+		if it.state == received {
+			it.state = running
+		}
+		return true
+	}
+	return !j.done.has(j.now(), id)
+}
+
+// Posting journals the reply to a message before its first part is
+// posted, so that after a crash only the missing parts are posted. A
+// message the journal does not hold is not recorded (nil). An error is
+// logged by the journal; the caller may post anyway.
+func (j *Journal) Posting(id, reply string) error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return ErrClosed
+	}
+	it := j.items[id]
+	if it == nil {
+		j.mu.Unlock()
+		return nil
+	}
+	it.state, it.Posting, it.Reply = posting, true, reply
+	b := j.appendLocked(record{Op: opPost, ID: id, Text: reply})
+	j.mu.Unlock()
+	return j.commit(b)
+}
+
+// Done takes a message out of the journal: its reply was posted (or could
+// not be, for good). Its keys stay known for DoneTTL.
+func (j *Journal) Done(id string) error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return ErrClosed
+	}
+	it := j.items[id]
+	if it == nil {
+		j.mu.Unlock()
+		return nil
+	}
+	b := j.doneLocked(it)
+	j.mu.Unlock()
+	return j.commit(b)
+}
+
+func (j *Journal) doneLocked(it *item) *batch {
+	j.remove(it)
+	now := j.now()
+	j.done.add(now, append([]string{it.ID}, it.Keys...)...)
+	return j.appendLocked(record{Op: opDone, ID: it.ID, Keys: it.Keys, At: now})
+}
+
+// Forget drops the messages of user that are waiting for their turn (not
+// those being answered or posted) and returns how many it dropped: they
+// will not be answered, now or after a restart. A redelivery of one is
+// not answered either.
+func (j *Journal) Forget(user string) int {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return 0
+	}
+	var b *batch
+	n := 0
+	for _, it := range j.sorted() {
+		if it.User != user || it.state != received || !durable(it.added) {
+			continue
+		}
+		b = j.doneLocked(it)
+		n++
+	}
+	j.mu.Unlock()
+	if b != nil {
+		_ = j.commit(b) // logged by the writer; in memory they are gone
+	}
+	return n
+}
+
+// durable: b (nil once replayed from the file) was written.
+func durable(b *batch) bool {
+	if b == nil {
+		return true
+	}
+	select {
+	case <-b.done:
+		return b.err == nil
+	default:
+		return false
+	}
+}
+
+// Len is the number of messages in the journal.
+func (j *Journal) Len() int {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.items)
+}
+
+// Path is the journal's file ("" in memory only).
+func (j *Journal) Path() string { return j.path }
+
+// Close waits for the write in progress and closes the file. What is
+// pending stays in it for the next Open. It may be called more than once.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.closed = true
+	for j.writing {
+		j.idle.Wait()
+	}
+	if j.f == nil {
+		return nil
+	}
+	err := j.f.Close()
+	j.f = nil
+	if err != nil {
+		return fmt.Errorf("intake: close %s: %w", j.path, err)
+	}
+	return nil
+}
+
+// appendLocked adds r to the batch the writer takes next.
+func (j *Journal) appendLocked(r record) *batch {
+	if j.open == nil {
+		j.open = &batch{done: make(chan struct{})}
+	}
+	j.open.buf = append(j.open.buf, r.encode()...)
+	return j.open
+}
+
+// commit returns once b is written and fsynced (or failed). The first
+// caller to find no writer becomes it and writes batch after batch until
+// none is left, so callers that come meanwhile share a write and an fsync.
+func (j *Journal) commit(b *batch) error {
+	j.mu.Lock()
+	if j.writing {
+		j.mu.Unlock()
+		<-b.done
+		return b.err
+	}
+	j.writing = true
+	for j.open != nil {
+		cur := j.open
+		j.open = nil
+		j.mu.Unlock()
+		err := j.write(cur.buf)
+		j.mu.Lock()
+		cur.err, cur.buf = err, nil
+		close(cur.done)
+		if j.open == nil && j.f != nil && j.size >= j.compactAt {
+			if err := j.compactLocked(); err != nil {
+				j.log.Warn("intake: cannot rewrite the journal; appending to it still", "file", j.path, "error", err)
+				j.compactAt = 2*j.size + minCompact
+			}
+		}
+	}
+	j.writing = false
+	j.idle.Broadcast()
+	j.mu.Unlock()
+	<-b.done
+	return b.err
+}
+
+// write appends buf to the file and fsyncs it. On a failure the file is
+// cut back, so that nothing that was not acknowledged stays; the error is
+// logged with the file and the cause.
+func (j *Journal) write(buf []byte) error {
+	if j.f == nil {
+		if j.path != "" {
+			return ErrClosed
+		}
+		return nil // in memory only
+	}
+	err := j.syncDirIfDirty()
+	if err == nil {
+		if j.torn {
+			buf = append([]byte{'\n'}, buf...) // never extend a partial line
+		}
+		if _, err = j.f.Write(buf); err != nil {
+			err = fmt.Errorf("write %s: %w", j.path, err)
+		} else if err = j.f.Sync(); err != nil {
+			err = fmt.Errorf("fsync %s: %w", j.path, err)
+		}
+		if err != nil && j.f.Truncate(j.size) != nil {
+			j.torn = true
+		}
+	}
+	if err != nil {
+		j.log.Error("intake: cannot write the journal; the messages in this write are not acknowledged", "file", j.path, "error", err)
+		return fmt.Errorf("intake: %w", err)
+	}
+	j.size += int64(len(buf))
+	if j.torn {
+		if fi, err := j.f.Stat(); err == nil {
+			j.size = fi.Size()
+		}
+		j.torn = false
+	}
+	return nil
+}
+
+// syncDirIfDirty retries the folder fsync a rewrite could not do: until
+// it succeeds the rename may not survive a crash, and nothing written
+// after it counts as durable.
+func (j *Journal) syncDirIfDirty() error {
+	if !j.dirDirty {
+		return nil
+	}
+	if err := j.syncDir(); err != nil {
+		return err
+	}
+	j.dirDirty = false
+	return nil
+}
+
+func (j *Journal) syncDir() error {
+	d, err := j.openFile(j.opts.Dir, os.O_RDONLY, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", j.opts.Dir, err)
+	}
+	err = d.Sync()
+	d.Close()
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", j.opts.Dir, err)
+	}
+	return nil
+}
+
+// compactLocked replaces the file by the pending messages and the
+// remembered keys: a temp file, fsynced, renamed over it, the folder
+// fsynced. The temp file's handle becomes the journal's. Called by Open
+// and by the writer with no batch waiting, so the memory state is what is
+// durable.
+func (j *Journal) compactLocked() error {
+	var buf bytes.Buffer
+	for _, r := range j.done.records(j.now()) {
+		buf.Write(r.encode())
+	}
+	for _, it := range j.sorted() {
+		buf.Write(record{Op: opAdd, ID: it.ID, Keys: it.Keys, User: it.User, At: it.At, Data: it.Data}.encode())
+		if it.Posting {
+			buf.Write(record{Op: opPost, ID: it.ID, Text: it.Reply}.encode())
+		}
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	tmp := filepath.Join(j.opts.Dir, "."+j.opts.Name+ext+".tmp-"+hex.EncodeToString(rnd[:]))
+	f, err := j.openFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("intake: rewrite the journal %s: %w", j.path, err)
+	}
+	_, err = f.Write(buf.Bytes())
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil {
+		err = os.Rename(tmp, j.path)
+	}
+	if err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return fmt.Errorf("intake: rewrite the journal %s: %w", j.path, err)
+	}
+	if j.f != nil {
+		j.f.Close()
+	}
+	j.f, j.size, j.torn = f, int64(buf.Len()), false
+	j.compactAt = max(minCompact, 2*j.size)
+	if err := j.syncDir(); err != nil {
+		j.dirDirty = true // retried before the next write counts
+		j.log.Warn("intake: cannot fsync the journal folder after a rewrite; retrying before the next write", "file", j.path, "error", err)
+	}
+	return nil
+}
+
+// ForgetFile drops user's queued messages from the journal Dir/Name.jsonl
+// for a process that runs no adapter (`mnemo memory forget` while nothing
+// serves), so the next start does not answer them. No journal: 0.
+func ForgetFile(dir, name, user string) (int, error) {
+	if _, err := os.Stat(filepath.Join(dir, name+".jsonl")); errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	j, err := Open(Options{Dir: dir, Name: name})
+	if err != nil {
+		return 0, err
+	}
+	n := j.Forget(user)
+	return n, j.Close()
+}

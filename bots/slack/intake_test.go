@@ -1,0 +1,324 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+)
+
+// failingFiles is an intake file layer whose fsyncs fail while fail is set.
+type failingFiles struct{ fail atomic.Bool }
+
+func (f *failingFiles) open(name string, flag int, perm fs.FileMode) (intake.File, error) {
+	of, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return failingFile{of, f}, nil
+}
+
+type failingFile struct {
+	*os.File
+	f *failingFiles
+}
+
+func (ff failingFile) Sync() error {
+	if ff.f.fail.Load() {
+		return syscall.EIO
+	}
+	return ff.File.Sync()
+}
+
+// metadata is a post's reply metadata: whom it answers and which part.
+func metadata(t *testing.T, p slacktest.Post) (string, int) {
+	t.Helper()
+	var m struct {
+		EventType    string `json:"event_type"`
+		EventPayload struct {
+			ReplyTo string `json:"reply_to"`
+			Part    int    `json:"part"`
+		} `json:"event_payload"`
+	}
+	if err := json.Unmarshal([]byte(p.Params.Get("metadata")), &m); err != nil || m.EventType != replyEventType {
+		t.Fatalf("post without reply metadata: %q (%v)", p.Params.Get("metadata"), err)
+	}
+	return m.EventPayload.ReplyTo, m.EventPayload.Part
+}
+
+// A message is acknowledged only once it is in the journal on disk; one
+// that cannot be made durable is not acknowledged (nor answered), and is
+// answered when Slack delivers it again.
+func TestAckAfterJournal(t *testing.T) {
+	dir := t.TempDir()
+	files := &failingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	release := hs.h.Hold()
+	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
+	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "slack.jsonl"))
+	if err != nil || !strings.Contains(string(b), `"id":"msg:T0TEAM/D1/`+env.TS+`"`) {
+		t.Fatalf("acked before it was journaled: %q, %v", b, err)
+	}
+	release()
+	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
+		t.Fatal(err)
+	}
+
+	files.fail.Store(true)
+	env = hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "again"})
+	waitFor(t, "the refusal", func() bool { return strings.Contains(hs.logs.String(), "message not acknowledged") })
+	logs := hs.logs.String()
+	if !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "file="+filepath.Join(dir, "slack.jsonl")) ||
+		!strings.Contains(logs, "input/output error") {
+		t.Errorf("the journal error is not logged with the file and the cause:\n%s", logs)
+	}
+	for _, a := range hs.srv.Acks() {
+		if a.EnvelopeID == env.ID {
+			t.Fatal("an envelope was acked though its message is not durable")
+		}
+	}
+	files.fail.Store(false)
+	again := hs.srv.Redeliver(env, 1)
+	if _, err := hs.srv.WaitAck(again.ID, wait); err != nil {
+		t.Fatal(err)
+	}
+	posts, err := hs.srv.WaitPosts(2, wait)
+	if err != nil || posts[1].Text != "echo: again" {
+		t.Fatalf("posts %+v, %v", posts, err)
+	}
+	if n := len(hs.h.Tasks()); n != 2 {
+		t.Errorf("%d tasks", n)
+	}
+}
+
+// journaled writes what a previous run left in dir: each message, and for
+// those with a reply, that it was being posted.
+func journaled(t *testing.T, dir string, msgs []*incoming, replies map[string]string, extra ...intake.Entry) {
+	t.Helper()
+	j, err := intake.Open(intake.Options{Dir: dir, Name: "slack"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	var es []intake.Entry
+	for _, m := range msgs {
+		data, _ := json.Marshal(m.wire())
+		es = append(es, intake.Entry{ID: m.id, Keys: m.keys, User: "slack-" + m.team + "-" + m.user, Data: data})
+	}
+	for i, err := range j.Add(append(es, extra...)...) {
+		if err != nil {
+			t.Fatalf("entry %d: %v", i, err)
+		}
+	}
+	for _, m := range msgs {
+		if r, ok := replies[m.id]; ok {
+			if err := j.Posting(m.id, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func dmIncoming(channel, user, ts, text string) *incoming {
+	return &incoming{id: "msg:T0TEAM/" + channel + "/" + ts, keys: []string{"event:Ev" + ts}, workspace: "T0TEAM",
+		team: "T0TEAM", user: user, channel: channel, ts: ts, dm: true, text: text,
+		conversation: "slack:T0TEAM:" + channel + ":"}
+}
+
+// After a restart the journal's messages are answered in order: a message
+// not answered yet runs through the handler; a reply the crash interrupted
+// is finished without the parts Slack has already (read from their
+// metadata, in a DM's history or a thread); an unreadable entry is dropped
+// with an error; a redelivery of a replayed message is not answered again.
+func TestReplayAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	a := dmIncoming("D1", "U1", "1700000001.000100", "question A")
+	b := dmIncoming("D2", "U2", "1700000001.000200", "question B")
+	c := &incoming{id: "msg:T0TEAM/C1/1700000001.000400", workspace: "T0TEAM", team: "T0TEAM", user: "U3", channel: "C1",
+		ts: "1700000001.000400", threadTS: "1700000001.000050", replyTS: "1700000001.000050", text: "question C",
+		conversation: "slack:T0TEAM:C1:1700000001.000050"}
+	long := strings.Repeat("alpha ", 500) + "\n\n" + strings.Repeat("beta ", 500)
+	parts := formatReply(long)
+	if len(parts) != 2 {
+		t.Fatalf("the long reply has %d parts; the test wants 2", len(parts))
+	}
+	meta := func(to string, part int) json.RawMessage {
+		return json.RawMessage(fmt.Sprintf(`{"event_type":"mnemo_reply","event_payload":{"reply_to":%q,"part":%d}}`, to, part))
+	}
+	journaled(t, dir, []*incoming{a, b, c}, map[string]string{b.id: long, c.id: "reply C"},
+		intake.Entry{ID: "msg:T0TEAM/D9/1", User: "x", Data: json.RawMessage(`{"workspace":"../x"}`)})
+	hs := start(t, setup{
+		config: func(cfg *Config) { cfg.IntakeDir = dir },
+		prepare: func(srv *slacktest.Server) {
+			srv.AddMessage("D2", slacktest.Message{User: "U2", Text: "question B", TS: b.ts})
+			srv.AddMessage("D2", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: parts[0], TS: "1700000001.000300",
+				Metadata: meta(b.id, 0)})
+			// Not parts of b's reply: another reply's, a person's, and one from before b.
+			srv.AddMessage("D2", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: "x", TS: "1700000001.000301",
+				Metadata: meta("msg:T0TEAM/D2/1", 1)})
+			srv.AddMessage("D2", slacktest.Message{User: "U2", Text: "x", TS: "1700000001.000302", Metadata: meta(b.id, 1)})
+			srv.AddMessage("D2", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: "x", TS: "1700000001.000199",
+				Metadata: meta(b.id, 1)})
+			srv.AddMessage("C1", slacktest.Message{User: "U3", Text: "root", TS: c.threadTS})
+		},
+	})
+	posts, err := hs.srv.WaitPosts(3, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
+	if posts = hs.srv.Posts(); len(posts) != 3 {
+		t.Fatalf("%d posts after the replay; want 3: %+v", len(posts), posts)
+	}
+	got := map[string]slacktest.Post{}
+	for _, p := range posts {
+		to, part := metadata(t, p)
+		got[fmt.Sprint(to, "#", part)] = p
+	}
+	if p := got[a.id+"#0"]; p.Channel != "D1" || p.Text != "echo: question A" || p.ThreadTS != "" {
+		t.Errorf("a: %+v", p)
+	}
+	if p := got[b.id+"#1"]; p.Channel != "D2" || p.Text != parts[1] {
+		t.Errorf("b: %+v", p)
+	}
+	if p := got[c.id+"#0"]; p.Channel != "C1" || p.Text != "reply C" || p.ThreadTS != c.threadTS {
+		t.Errorf("c: %+v", p)
+	}
+	if tasks := hs.h.Tasks(); len(tasks) != 1 || tasks[0].Text != "question A" || tasks[0].User != "slack-T0TEAM-U1" {
+		t.Errorf("tasks %+v", tasks)
+	}
+	if !strings.Contains(hs.logs.String(), "cannot be answered; dropping it") {
+		t.Error("the unreadable entry was not reported")
+	}
+	// Slack delivers a again (its ack was lost in the crash): not answered twice.
+	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", TS: a.ts, Text: "question A"})
+	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
+		t.Fatal(err)
+	}
+	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "next"})
+	posts, err = hs.srv.WaitPosts(4, wait)
+	if err != nil || posts[3].Text != "echo: next" {
+		t.Fatalf("posts %+v, %v", posts, err)
+	}
+	if !strings.Contains(hs.logs.String(), "duplicate event ignored") {
+		t.Error("the redelivery was not recognised")
+	}
+}
+
+// When the conversation cannot be read, an interrupted reply is posted
+// whole: twice is better than never.
+func TestResumeUnreadable(t *testing.T) {
+	dir := t.TempDir()
+	a := dmIncoming("D1", "U1", "1700000001.000100", "question A")
+	journaled(t, dir, []*incoming{a}, map[string]string{a.id: "reply A"})
+	hs := start(t, setup{
+		config: func(cfg *Config) { cfg.IntakeDir = dir },
+		prepare: func(srv *slacktest.Server) {
+			srv.FailNext("conversations.history", slacktest.APIError("missing_scope"))
+		},
+	})
+	posts, err := hs.srv.WaitPosts(1, wait)
+	if err != nil || posts[0].Text != "reply A" {
+		t.Fatalf("posts %+v, %v", posts, err)
+	}
+	if !strings.Contains(hs.logs.String(), "cannot read which parts of an interrupted reply were posted") {
+		t.Error("not logged")
+	}
+}
+
+// Forget drops the user's queued messages: they are never answered, and
+// their busy reply neither.
+func TestForgetQueued(t *testing.T) {
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }})
+	release := hs.h.Hold()
+	for i := range 3 {
+		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
+	}
+	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "other"})
+	hs.h.WaitTasks(t, 2, wait)
+	waitFor(t, "the queue", func() bool { return hs.bot.queue.Len() == 4 })
+	if n := hs.bot.Forget("slack-T0TEAM-U9"); n != 0 {
+		t.Errorf("Forget of nobody = %d", n)
+	}
+	if n := hs.bot.Forget("slack-T0TEAM-U1"); n != 2 {
+		t.Fatalf("Forget = %d; want the 2 waiting", n)
+	}
+	release()
+	waitFor(t, "the queue to empty", func() bool { return hs.bot.queue.Len() == 0 && hs.bot.journal().Len() == 0 })
+	posts := hs.srv.Posts()
+	if len(posts) != 2 || len(hs.h.Tasks()) != 2 {
+		t.Fatalf("posts %+v", posts)
+	}
+	if n := strings.Count(hs.logs.String(), "its user's memory was forgotten since it came"); n != 2 {
+		t.Errorf("%d forgotten messages logged", n)
+	}
+}
+
+// A busy reply is journaled like an answer: posted once, out of the journal.
+func TestBusyJournaled(t *testing.T) {
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }})
+	release := hs.h.Hold()
+	defer release()
+	for i := range core.PerConversation + 1 {
+		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
+	}
+	posts, err := hs.srv.WaitPosts(1, wait)
+	if err != nil || posts[0].Text != core.BusyReplyText {
+		t.Fatalf("posts %+v, %v", posts, err)
+	}
+	if to, _ := metadata(t, posts[0]); !strings.HasPrefix(to, "msg:T0TEAM/D1/") {
+		t.Errorf("busy reply to %q", to)
+	}
+	waitFor(t, "the busy message out of the journal", func() bool { return hs.bot.journal().Len() == core.PerConversation })
+}
+
+// A journal that cannot be opened stops Run with an error naming it.
+func TestJournalOpenError(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	b, _ := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler(),
+		IntakeDir: filepath.Join(file, "intake")})
+	err := b.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "slack: intake: create the journal folder") ||
+		!strings.Contains(err.Error(), "the state folder must be writable") {
+		t.Fatalf("Run = %v", err)
+	}
+}
+
+// A reply that cannot be journaled is posted anyway (answering matters
+// more than the crash window it opens), and logged.
+func TestReplyJournalError(t *testing.T) {
+	files := &failingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	release := hs.h.Hold()
+	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
+	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
+		t.Fatal(err)
+	}
+	hs.h.WaitTasks(t, 1, wait)
+	files.fail.Store(true)
+	release()
+	posts, err := hs.srv.WaitPosts(1, wait)
+	if err != nil || posts[0].Text != "echo: hi" {
+		t.Fatalf("posts %+v, %v", posts, err)
+	}
+	waitFor(t, "the log", func() bool {
+		l := hs.logs.String()
+		return strings.Contains(l, "the reply could not be journaled; posting it anyway") && strings.Contains(l, "could not be marked done")
+	})
+	files.fail.Store(false)
+}
