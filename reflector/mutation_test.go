@@ -2,10 +2,13 @@ package reflector
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
@@ -200,5 +203,76 @@ func TestFailedRunResumesAfterRestart(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "resumed_calls=2") {
 		t.Errorf("logs:\n%s", e.logs.String())
+	}
+}
+
+func TestCutTextEdges(t *testing.T) {
+	exact := strings.Repeat("a", cutLimit)
+	if got := cutText(exact); got != exact {
+		t.Errorf("a text of exactly cutLimit bytes was cut: %d bytes", len(got))
+	}
+	// A rune across the limit is not split.
+	s := strings.Repeat("a", cutLimit-1) + "é" + "tail"
+	if got := cutText(s); !utf8.ValidString(got) || !strings.HasPrefix(got, strings.Repeat("a", cutLimit-1)+"\n[mnemo: cut here") {
+		t.Errorf("cut across a rune: %q", got[cutLimit-8:])
+	}
+	// Bytes that start no rune at all: cut to nothing, never past the start.
+	if got := cutText(strings.Repeat("\x80", cutLimit+10)); !strings.HasPrefix(got, "\n[mnemo: cut here") {
+		t.Errorf("cut of continuation bytes: %.40q", got)
+	}
+}
+
+// TestCutTurnIsJournaled: the cut turn replaces the whole one in the
+// journal before it is reflected, so a restart does not try the whole turn
+// again; a batch only halved rewrites nothing.
+func TestCutTurnIsJournaled(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	arrived, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	e.srv.Handle(func(req openaitest.Request) (openaitest.Reply, bool) {
+		if !strings.Contains(req.LastUser(), "[mnemo: cut here") {
+			return openaitest.Error(400, "context_length_exceeded", "too long"), true
+		}
+		arrived <- struct{}{}
+		<-release
+		return openaitest.Text("nothing"), true
+	})
+	e.add(turn("alice", "t1", strings.Repeat("x", 2*cutLimit)))
+	<-arrived
+	lines := e.journalLines("alice")
+	if len(lines) != 1 || !strings.Contains(lines[0], `"cut":true`) || !strings.Contains(lines[0], "[mnemo: cut here") {
+		t.Fatalf("journal while the cut turn is reflected: %q", lines)
+	}
+	if strings.Contains(e.logs.String(), "could not journal the cut turn") {
+		t.Errorf("logs:\n%s", e.logs.String())
+	}
+}
+
+// TestResumedRunThenFullBatchAtOnce: after a resumed run, the turns that
+// waited behind it are reflected at once when they reach MaxTurns.
+func TestResumedRunThenFullBatchAtOnce(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 2 })
+	e.r.crash()
+	e.mem.versions["alice/episodes/2026-03.md"] = "v-after"
+	e.journalRun("v-after", true)
+	data := strings.Join(e.journalLines("alice"), "\n") + "\n"
+	data += mustLine(t, turn("alice", "t2", "two"), 0) + mustLine(t, turn("alice", "t3", "three"), 0)
+	e.writeJournal("alice.jsonl", data)
+	e.srv.Enqueue(openaitest.Text("saved"), openaitest.Text("nothing to remember"))
+	e.r = e.open()
+	waitFor(t, "both runs, without the clock moving", func() bool { return e.r.Pending() == 0 })
+	e.settle()
+	if n := len(e.srv.Requests()); n != 2 {
+		t.Fatalf("%d model calls, want 2", n)
+	}
+}
+
+func TestFailedTurnsUserStartingWithADash(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "reflector", "failed"), 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, "reflector", "failed", "-a-20260305T150000Z-0a1b.jsonl"), nil, 0o600))
+	files, err := FailedTurns(dir)
+	if err != nil || len(files) != 1 || files[0].User != "-a" {
+		t.Fatalf("FailedTurns = %+v, %v", files, err)
 	}
 }
