@@ -378,3 +378,34 @@ func TestCheckUserStat(t *testing.T) {
 		t.Errorf("Stat(symlink) = %v, %v; want the link itself", fi, err)
 	}
 }
+
+// TestCheckEdges pins the boundaries of check: a leftover exactly
+// LeftoverAge old is reported; C1 controls in names are quoted, a
+// no-break space is not.
+func TestCheckEdges(t *testing.T) {
+	s, root := checkStore(t)
+	for _, step := range []func(*testing.T, string){
+		put("alice/facts/user.md", userFact),
+		put("alice/facts/.user.md.swp", "x"), aged("alice/facts/.user.md.swp", LeftoverAge),
+		put("alice/facts/.user.md"+tempMarker+"0123", "x"), aged("alice/facts/.user.md"+tempMarker+"0123", LeftoverAge),
+	} {
+		step(t, root)
+	}
+	rep, err := s.Check("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range rep.Problems {
+		got = append(got, p.String())
+	}
+	if len(got) != 2 || !strings.Contains(got[0], "interrupted 10m0s ago") || !strings.Contains(got[1], "unchanged for 10m0s") {
+		t.Fatalf("leftovers exactly LeftoverAge old: %q", got)
+	}
+	if got := displayName("a\u0080b"); got != `"a\u0080b"` {
+		t.Errorf("displayName with a C1 control = %s", got)
+	}
+	if got := displayName("a\u00a0b"); got != "a\u00a0b" {
+		t.Errorf("displayName with a no-break space = %s", got)
+	}
+}
