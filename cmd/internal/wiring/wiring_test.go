@@ -1,12 +1,15 @@
 package wiring
 
 import (
+	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/reflector"
 )
 
 func TestAdapterErrors(t *testing.T) {
@@ -60,6 +63,34 @@ func TestAdapterHappyPath(t *testing.T) {
 	p, err := m.Prepare("alice", 1000, nil)
 	if err != nil || !strings.Contains(p.Facts, "- Name: Ada") || p.Episodes != "none yet" || len(p.Tools) != 5 {
 		t.Errorf("Prepare = %+v, %v", p, err)
+	}
+	// The commit hook sees each change with the versions as Version
+	// names them, before it is made.
+	var commits []reflector.Commit
+	p, err = m.Prepare("alice", 1000, func(c reflector.Commit) error {
+		now, _ := p.Version(c.Path)
+		if now != c.Before {
+			t.Errorf("at the hook %s is at %q, want %q", c.Path, now, c.Before)
+		}
+		commits = append(commits, c)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range p.Tools {
+		if tool.Name == "memory_append" {
+			if _, err := tool.Call(context.Background(), json.RawMessage(`{"path":"episodes/2026-03.md","entry":"## Met\n- Summary: met\n- Date: 2026-03-05\n"}`)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	after, err := p.Version("episodes/2026-03.md")
+	if len(commits) != 1 || commits[0].Before != "" || commits[0].After != after || err != nil || !strings.Contains(after, ":") {
+		t.Errorf("commits %+v, version now %q, %v", commits, after, err)
+	}
+	if _, err := p.Version("../x"); err == nil {
+		t.Error("Version of a bad path gave no error")
 	}
 }
 
