@@ -82,7 +82,8 @@
 //     (else close 4004 "Authentication failed."); intents are required (4013);
 //     the privileged MESSAGE_CONTENT intent needs MessageContentAllowed (else
 //     4014 "Disallowed intent(s)."); shard [id, count] needs id < count (4010
-//     "Invalid shard."); FailNextIdentify overrides all that. Success: READY
+//     "Invalid shard."); FailNextIdentify and InvalidNextIdentify (op 9
+//     first, then the close) override all that. Success: READY
 //     (s 1) with v, user, guilds [], session_id, resume_gateway_url, shard and
 //     application, for a new session that replaces any earlier session of the
 //     same shard.
@@ -116,7 +117,7 @@
 // InvalidSession (op 9; discordgo re-IDENTIFYs on the same socket),
 // DropConnections (TCP closed without a close frame; discordgo resumes),
 // CloseConnections (a close frame with any code), SetHeartbeatACKs,
-// FailNextIdentify, ReplayOnResume, RequestHeartbeat.
+// FailNextIdentify, InvalidNextIdentify, ReplayOnResume, RequestHeartbeat.
 //
 // Records — Identify, Resume, Event (each dispatch written, replays
 // included), Disconnect (with the client's and the server's close codes),
@@ -139,7 +140,10 @@
 //
 //   - Open returns the *websocket.CloseError of a close received right after
 //     IDENTIFY, e.g. "websocket: close 4004: Authentication failed.", and
-//     starts nothing; it does not retry.
+//     starts nothing; it does not retry. But when the first packet after
+//     IDENTIFY is anything else than READY or RESUMED (op 9, say) Open only
+//     logs a warning and returns nil; a close that follows ends the session
+//     as a disconnect, with no error.
 //   - Close sends close code 1000 (so Discord ends the session), then sleeps
 //     one second holding the session lock. A later Open on the same Session
 //     first tries RESUME, gets op 9 and IDENTIFYs.

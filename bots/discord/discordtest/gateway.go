@@ -375,6 +375,10 @@ func (s *Server) identify(c *conn, d json.RawMessage) {
 	case len(s.identifyFaults) > 0:
 		f := s.identifyFaults[0]
 		s.identifyFaults = s.identifyFaults[1:]
+		if f.invalid {
+			rec.InvalidSession = true
+			c.enqueue(outFrame{data: opFrame(opInvalidSession, false)})
+		}
 		fail(f.code, f.reason)
 	case !s.tokenOK(p.Token):
 		fail(CloseAuthenticationFailed, "Authentication failed.")
@@ -548,8 +552,9 @@ func (s *Server) RequestHeartbeat() {
 }
 
 type closeFault struct {
-	code   int
-	reason string
+	code    int
+	reason  string
+	invalid bool // op 9 d=false before the close frame
 }
 
 // FailNextIdentify answers the next IDENTIFY with a close frame carrying code
@@ -557,7 +562,18 @@ type closeFault struct {
 func (s *Server) FailNextIdentify(code int, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.identifyFaults = append(s.identifyFaults, closeFault{code, reason})
+	s.identifyFaults = append(s.identifyFaults, closeFault{code: code, reason: reason})
+}
+
+// InvalidNextIdentify answers the next IDENTIFY with op 9 (INVALID_SESSION,
+// d=false) and then a close frame carrying code and reason: a session refused
+// without READY. discordgo's Open returns nil for it (it only logs that the
+// first packet was not READY), re-IDENTIFYs on the socket (ignored: it is
+// closing), and then sees the close. Calls queue up with FailNextIdentify's.
+func (s *Server) InvalidNextIdentify(code int, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.identifyFaults = append(s.identifyFaults, closeFault{code: code, reason: reason, invalid: true})
 }
 
 // ReplayOnResume makes the next accepted RESUME also replay the last n events

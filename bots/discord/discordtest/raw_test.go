@@ -334,6 +334,33 @@ func TestRawGatewayCloseCodes(t *testing.T) {
 	}
 }
 
+// InvalidNextIdentify: op 9 (d=false) instead of READY, then the close;
+// discordgo's answer to op 9, a second IDENTIFY on the closing socket, is
+// ignored. The next connection identifies as usual.
+func TestRawInvalidNextIdentify(t *testing.T) {
+	t.Parallel()
+	srv := discordtest.New(t, discordtest.Options{})
+	srv.InvalidNextIdentify(4000, "Unknown error.")
+	rc := dialRaw(t, srv, "")
+	rc.send(identifyPayload(bot, int(allIntents), nil))
+	if f := rc.read(); f.Op != 9 || string(f.D) != "false" {
+		t.Fatalf("first frame after IDENTIFY %+v %s; want op 9 false", f, f.D)
+	}
+	rc.send(identifyPayload(bot, int(allIntents), nil))
+	rc.expectClose(4000, "Unknown error.")
+	ids := srv.Identifies()
+	if len(ids) != 1 || !ids[0].InvalidSession || ids[0].CloseCode != 4000 || ids[0].SessionID != "" {
+		t.Fatalf("identifies %+v", ids)
+	}
+	if ds, err := srv.WaitDisconnects(1, wait); err != nil || ds[0].ServerCode != 4000 {
+		t.Fatalf("disconnects %+v, %v", ds, err)
+	}
+	dialRaw(t, srv, "").identify()
+	if ids := srv.Identifies(); len(ids) != 2 || ids[1].InvalidSession || ids[1].SessionID == "" {
+		t.Fatalf("identifies %+v", ids)
+	}
+}
+
 func TestRawGatewayResume(t *testing.T) {
 	t.Parallel()
 	srv := discordtest.New(t, discordtest.Options{ReplayBuffer: 2})

@@ -22,6 +22,8 @@ type Identify struct {
 	Conn      int
 	SessionID string // the new session, "" when refused
 	CloseCode int    // the close code it was answered with, 0 when READY
+	// InvalidSession: op 9 came before the close (InvalidNextIdentify).
+	InvalidSession bool
 }
 
 // Resume is one RESUME (op 6) the server received.
