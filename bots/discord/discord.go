@@ -93,6 +93,10 @@ type Bot struct {
 	ready    atomic.Bool
 	stopping atomic.Bool
 	lost     chan struct{} // a disconnect was seen (buffered 1)
+	// greetings counts READY and RESUMED events: a session that got one
+	// worked, however short it was. An atomic because the handlers run on
+	// discordgo's goroutines.
+	greetings atomic.Uint64
 
 	// From READY.
 	mu       sync.Mutex
@@ -117,7 +121,6 @@ type Bot struct {
 	typingEvery time.Duration
 	retryBase   time.Duration
 	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
-	stableAfter time.Duration // a session that lasted this long reconnects at once
 
 	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
@@ -184,7 +187,6 @@ func New(cfg Config) (*Bot, error) {
 		typingEvery: typingEvery,
 		retryBase:   time.Second,
 		killAfter:   5 * time.Second,
-		stableAfter: 30 * time.Second,
 		conns:       map[net.Conn]struct{}{},
 	}
 	mem, _ := intake.Open(intake.Options{Logger: b.log, Now: b.now}) // in memory: cannot fail
@@ -384,10 +386,14 @@ func isUnauthorized(err error) bool {
 
 // connect opens the gateway session and keeps it open until ctx ends:
 // after every disconnect it opens it again (which resumes the session),
-// and it stops on close codes that no reconnect fixes. Failed attempts,
-// and sessions that end soon after they began, wait longer each time:
-// discordgo's Open succeeds before a close code sent after op 9 arrives,
-// so a refused session would otherwise reconnect in a tight loop.
+// and it stops on close codes that no reconnect fixes. A session that got
+// READY or RESUMED worked, so after it ends the next attempt is made at
+// once however short it was (op 7 RECONNECT soon after a resume is
+// normal). Failed attempts, and sessions that ended without READY or
+// RESUMED, wait longer each time (retryBase doubling up to maxBackoff):
+// discordgo's Open succeeds when op 9 comes instead of READY (it only
+// logs it), and the close that follows is a plain disconnect, so a
+// refused session would otherwise reconnect in a tight loop.
 func (b *Bot) connect(ctx context.Context) error {
 	wait := time.Duration(0)
 	backoff := func(attempt int, err error) bool {
@@ -396,6 +402,7 @@ func (b *Bot) connect(ctx context.Context) error {
 		return sleep(ctx, wait) == nil
 	}
 	for attempt := 1; ctx.Err() == nil; attempt++ {
+		greeted := b.greetings.Load()
 		err := b.s.Open()
 		if err != nil && !errors.Is(err, discordgo.ErrWSAlreadyOpen) {
 			if fatal := fatalClose(err); fatal != nil {
@@ -409,7 +416,6 @@ func (b *Bot) connect(ctx context.Context) error {
 		}
 		b.drainLost()
 		b.ready.Store(true)
-		since := time.Now()
 		b.log.Info("discord: connected to the gateway", "shard", b.cfg.ShardID, "shard_count", b.cfg.ShardCount)
 		b.registerCommands(ctx)
 		select {
@@ -424,14 +430,19 @@ func (b *Bot) connect(ctx context.Context) error {
 		if _, err := b.s.User("@me", discordgo.WithContext(ctx)); isUnauthorized(err) {
 			return errTokenRefused
 		}
-		if time.Since(since) >= b.stableAfter {
+		// READY or RESUMED was counted before the disconnect was signalled:
+		// discordgo runs handlers (SyncEvents) on the goroutine that reads
+		// the socket, which reports the disconnect after them.
+		if b.greetings.Load() != greeted {
 			wait, attempt = 0, 0
-		} else if !backoff(attempt, errors.New("the session ended right after it began")) {
+		} else if !backoff(attempt, errNoGreeting) {
 			break
 		}
 	}
 	return ctx.Err()
 }
+
+var errNoGreeting = errors.New("the session ended before Discord sent READY or RESUMED")
 
 func (b *Bot) drainLost() {
 	select {
@@ -471,10 +482,12 @@ func (b *Bot) onReady(_ *discordgo.Session, r *discordgo.Ready) {
 		appID = r.Application.ID
 	}
 	b.setSelf(r.User, appID)
+	b.greetings.Add(1)
 	b.log.Debug("discord: READY", "session_id", r.SessionID)
 }
 
 func (b *Bot) onResumed(_ *discordgo.Session, _ *discordgo.Resumed) {
+	b.greetings.Add(1)
 	b.log.Debug("discord: RESUMED")
 }
 

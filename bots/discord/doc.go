@@ -15,7 +15,9 @@
 // loop retries forever, even on close codes no retry can fix): after a
 // RECONNECT (op 7), a dropped socket or missed heartbeat ACKs it opens the
 // session again, which resumes it (op 6), and after INVALID_SESSION
-// discordgo identifies anew. Close codes 4004 (bad token), 4014
+// discordgo identifies anew. A session that got READY or RESUMED is
+// reopened at once; failed attempts and sessions that ended without either
+// wait 1 s, doubling up to a minute. Close codes 4004 (bad token), 4014
 // (Message Content intent not enabled), 4013, 4010, 4011 and 4012 stop
 // Run with an error that says what to change. Events are handled in
 // gateway order (discordgo's SyncEvents) and never block the gateway: a

@@ -100,11 +100,56 @@ func TestReconnects(t *testing.T) {
 				t.Errorf("resumes %+v, identifies %d", rs, len(hs.srv.Identifies()))
 			}
 			waitFor(t, "Ready", hs.bot.Ready)
-			// It lasted less than stableAfter: the reconnect waited first.
-			if !strings.Contains(hs.logs.String(), "the session ended right after it began") {
-				t.Error("no backoff after a short session")
+			// The session had READY: however short it was, the bot
+			// reconnected at once (the backoff is logged before it waits).
+			if logs := hs.logs.String(); strings.Contains(logs, "retrying") {
+				t.Errorf("a backoff after a session that had READY:\n%s", logs)
 			}
 		})
+	}
+}
+
+// A session that never got READY or RESUMED (op 9, then a close, which
+// discordgo's Open reports as success) is retried after a growing wait,
+// not at once; a session that got READY resets the wait.
+func TestSessionWithoutReadyBacksOff(t *testing.T) {
+	retry := "cannot connect to the gateway; retrying"
+	hs := start(t, setup{noConnect: true, before: func(s *discordtest.Server) {
+		s.InvalidNextIdentify(4000, "Unknown error.")
+		s.InvalidNextIdentify(4000, "Unknown error.")
+	}})
+	if err := hs.srv.WaitReady(1, wait); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Ready", hs.bot.Ready)
+	logs := hs.logs.String()
+	for _, want := range [][]string{{"attempt=1", "wait=10ms"}, {"attempt=2", "wait=20ms"}} {
+		if !logLine(logs, append([]string{retry, errNoGreeting.Error()}, want...)...) {
+			t.Errorf("no retry with %q in the logs:\n%s", want, logs)
+		}
+	}
+	if ids := hs.srv.Identifies(); len(ids) != 3 || !ids[0].InvalidSession || !ids[1].InvalidSession || ids[2].SessionID == "" {
+		t.Errorf("identifies %+v", ids)
+	}
+	// The session is ended (4009): the bot comes back at once, its RESUME
+	// is refused and its IDENTIFY gets op 9 and a close; that session had
+	// no READY, so the bot waits, from retryBase again.
+	hs.srv.InvalidNextIdentify(4000, "Unknown error.")
+	hs.srv.CloseConnections(4009, "Session timed out.")
+	if err := hs.srv.WaitReady(2, wait); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "Ready", hs.bot.Ready)
+	logs = hs.logs.String()
+	if n := strings.Count(logs, "attempt=1 wait=10ms"); n != 2 {
+		t.Errorf("%d retries with attempt=1 wait=10ms; want 2 (the wait starts again after a session with READY):\n%s", n, logs)
+	}
+	if n := strings.Count(logs, retry); n != 3 {
+		t.Errorf("%d retries; want 3 (none after the session that had READY):\n%s", n, logs)
+	}
+	hs.dm(alice, "back")
+	if p := hs.posts(t, 1)[0]; p.Body.Content != "echo: back" {
+		t.Errorf("post %q", p.Body.Content)
 	}
 }
 

@@ -56,10 +56,9 @@ const (
 
 // soakDiscordReconnects is how many Discord reconnects a run of total
 // messages gets, in turn op 7 (RECONNECT) and a dropped socket, each
-// resumed with a replay of events already seen. Few: the adapter waits
-// before it opens a session again when the last one lasted less than 30 s
-// (1 s, doubling each time), even when Discord asked for the reconnect, so
-// each costs seconds of Discord silence.
+// resumed with a replay of events already seen. The adapter reopens a
+// session that had READY or RESUMED at once, so a reconnect costs about a
+// second of Discord silence (discordgo's Close waits 1 s).
 func soakDiscordReconnects(total int) int {
 	switch {
 	case *soakDiscordRecs > 0:
