@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strings"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -24,64 +23,29 @@ func toolDoc(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// Parameters of each tool, with their JSON Schema beside them.
+// The parameters of each tool: agent.NewTool generates the JSON Schema the
+// model is sent from these types and decodes its arguments into them
+// strictly (a field is required unless its json tag says omitempty; desc is
+// the model's description of it).
 type (
 	listParams struct{}
 	readParams struct {
-		Path string `json:"path"`
+		Path string `json:"path" desc:"facts/<name>.md or episodes/YYYY-MM.md"`
 	}
 	writeParams struct {
-		Path    string `json:"path"`
-		Content string `json:"content"`
+		Path    string `json:"path" desc:"facts/<name>.md"`
+		Content string `json:"content" desc:"the whole file: # Title, > Summary: line, facts"`
 	}
 	patchParams struct {
-		Path    string  `json:"path"`
-		Patches []Patch `json:"patches"`
+		Path    string  `json:"path" desc:"facts/<name>.md or episodes/YYYY-MM.md"`
+		Patches []Patch `json:"patches" minItems:"1"`
 	}
 	appendParams struct {
-		Path    string `json:"path"`
-		Entry   string `json:"entry"`
-		Summary string `json:"summary"`
+		Path    string `json:"path" desc:"episodes/YYYY-MM.md"`
+		Entry   string `json:"entry" desc:"## Title, - Summary: ..., - Date: YYYY-MM-DD, details"`
+		Summary string `json:"summary,omitempty" desc:"optional new file-level summary"`
 	}
 )
-
-const pathSchema = `{"type":"string","description":"facts/<name>.md or episodes/YYYY-MM.md"}`
-
-var (
-	listSchema   = json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`)
-	readSchema   = json.RawMessage(`{"type":"object","properties":{"path":` + pathSchema + `},"required":["path"],"additionalProperties":false}`)
-	writeSchema  = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"facts/<name>.md"},"content":{"type":"string","description":"the whole file: # Title, > Summary: line, facts"}},"required":["path","content"],"additionalProperties":false}`)
-	patchSchema  = json.RawMessage(`{"type":"object","properties":{"path":` + pathSchema + `,"patches":{"type":"array","minItems":1,"items":{"type":"object","properties":{"oldText":{"type":"string","description":"exact text to replace; must occur once"},"newText":{"type":"string"}},"required":["oldText","newText"],"additionalProperties":false}}},"required":["path","patches"],"additionalProperties":false}`)
-	appendSchema = json.RawMessage(`{"type":"object","properties":{"path":{"type":"string","description":"episodes/YYYY-MM.md"},"entry":{"type":"string","description":"## Title, - Summary: ..., - Date: YYYY-MM-DD, details"},"summary":{"type":"string","description":"optional new file-level summary"}},"required":["path","entry"],"additionalProperties":false}`)
-)
-
-// decodeArgs decodes a model's JSON arguments strictly: unknown fields,
-// wrong types, trailing data and missing required fields are errors that
-// tell the model the expected shape.
-func decodeArgs(tool string, raw json.RawMessage, v any, schema json.RawMessage, required ...string) error {
-	if len(bytes.TrimSpace(raw)) == 0 {
-		raw = json.RawMessage("{}")
-	}
-	fail := func(err error) error {
-		return fmt.Errorf("%s: bad arguments (%v); expected JSON matching %s", tool, err, schema)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return fail(err)
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return fail(errors.New("extra data after the JSON object"))
-	}
-	var present map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &present) // already decoded once: it is an object
-	for _, k := range required {
-		if _, ok := present[k]; !ok {
-			return fail(fmt.Errorf("missing %q", k))
-		}
-	}
-	return nil
-}
 
 func jsonResult(v any) (string, error) {
 	b, err := json.Marshal(v)
@@ -97,17 +61,13 @@ type patchResult struct {
 var okResult = `{"success":true}`
 
 func listTool(s *Session) agent.Tool {
-	return agent.Tool{Name: "memory_list", Description: toolDoc("memory_list"), Parameters: listSchema,
-		Call: func(_ context.Context, raw json.RawMessage) (string, error) {
-			if err := decodeArgs("memory_list", raw, &listParams{}, listSchema); err != nil {
-				return "", err
-			}
-			files, err := s.u.List()
-			if err != nil {
-				return "", err
-			}
-			return listResult(files, listBudget), nil
-		}}
+	return agent.NewTool("memory_list", toolDoc("memory_list"), func(context.Context, listParams) (string, error) {
+		files, err := s.u.List()
+		if err != nil {
+			return "", err
+		}
+		return listResult(files, listBudget), nil
+	})
 }
 
 // listBudget bounds the bytes of a memory_list result (about 200 files).
@@ -183,67 +143,47 @@ func plural(n int, noun string) string {
 }
 
 func readTool(s *Session) agent.Tool {
-	return agent.Tool{Name: "memory_read", Description: toolDoc("memory_read"), Parameters: readSchema,
-		Call: func(_ context.Context, raw json.RawMessage) (string, error) {
-			var a readParams
-			if err := decodeArgs("memory_read", raw, &a, readSchema, "path"); err != nil {
-				return "", err
-			}
-			text, err := s.Read(a.Path)
-			if err != nil {
-				return "", err
-			}
-			if text == "" {
-				return "(the file is empty)", nil
-			}
-			return text, nil
-		}}
+	return agent.NewTool("memory_read", toolDoc("memory_read"), func(_ context.Context, a readParams) (string, error) {
+		text, err := s.Read(a.Path)
+		if err != nil {
+			return "", err
+		}
+		if text == "" {
+			return "(the file is empty)", nil
+		}
+		return text, nil
+	})
 }
 
 func writeTool(s *Session) agent.Tool {
-	return agent.Tool{Name: "memory_write", Description: toolDoc("memory_write"), Parameters: writeSchema,
-		Call: func(_ context.Context, raw json.RawMessage) (string, error) {
-			var a writeParams
-			if err := decodeArgs("memory_write", raw, &a, writeSchema, "path", "content"); err != nil {
-				return "", err
-			}
-			if err := s.Write(a.Path, a.Content); err != nil {
-				return "", err
-			}
-			return okResult, nil
-		}}
+	return agent.NewTool("memory_write", toolDoc("memory_write"), func(_ context.Context, a writeParams) (string, error) {
+		if err := s.Write(a.Path, a.Content); err != nil {
+			return "", err
+		}
+		return okResult, nil
+	})
 }
 
 func patchTool(s *Session) agent.Tool {
-	return agent.Tool{Name: "memory_patch", Description: toolDoc("memory_patch"), Parameters: patchSchema,
-		Call: func(_ context.Context, raw json.RawMessage) (string, error) {
-			var a patchParams
-			if err := decodeArgs("memory_patch", raw, &a, patchSchema, "path", "patches"); err != nil {
-				return "", err
-			}
-			n, err := s.Patch(a.Path, a.Patches)
-			if errors.Is(err, ErrPatch) || errors.Is(err, ErrConflict) {
-				return jsonResult(patchResult{Success: false, AppliedCount: 0, Error: err.Error()})
-			}
-			if err != nil {
-				return "", err
-			}
-			return jsonResult(patchResult{Success: true, AppliedCount: n})
-		}}
+	return agent.NewTool("memory_patch", toolDoc("memory_patch"), func(_ context.Context, a patchParams) (string, error) {
+		n, err := s.Patch(a.Path, a.Patches)
+		if errors.Is(err, ErrPatch) || errors.Is(err, ErrConflict) {
+			return jsonResult(patchResult{Success: false, AppliedCount: 0, Error: err.Error()})
+		}
+		if err != nil {
+			return "", err
+		}
+		return jsonResult(patchResult{Success: true, AppliedCount: n})
+	})
 }
 
 func appendTool(s *Session) agent.Tool {
-	return agent.Tool{Name: "memory_append", Description: toolDoc("memory_append"), Parameters: appendSchema,
-		Call: func(_ context.Context, raw json.RawMessage) (string, error) {
-			var a appendParams
-			if err := decodeArgs("memory_append", raw, &a, appendSchema, "path", "entry"); err != nil {
-				return "", err
-			}
-			if err := s.Append(a.Path, a.Entry, a.Summary); err != nil {
-				return "", err
-			}
-			return okResult, nil
-		}}
+	return agent.NewTool("memory_append", toolDoc("memory_append"), func(_ context.Context, a appendParams) (string, error) {
+		if err := s.Append(a.Path, a.Entry, a.Summary); err != nil {
+			return "", err
+		}
+		return okResult, nil
+	})
 }
 
 // ReadTools are the Thinker's tools: memory_list and memory_read.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,31 +63,58 @@ func TestToolSets(t *testing.T) {
 	}
 }
 
-// The schemas must describe exactly the fields the typed params accept.
+// The schemas must describe exactly the fields the tools accept: a call
+// carrying every property the schema names is not rejected as bad
+// arguments, one without a required property is, naming it, and one with a
+// property the schema does not name is too.
 func TestToolSchemasMatchParams(t *testing.T) {
-	cases := []struct {
-		schema json.RawMessage
-		params any
-	}{
-		{readSchema, readParams{}}, {writeSchema, writeParams{}}, {patchSchema, patchParams{}}, {appendSchema, appendParams{}}, {listSchema, listParams{}},
-	}
-	for _, c := range cases {
-		var schema struct {
-			Properties map[string]any `json:"properties"`
+	s := newStore(t)
+	for _, tl := range AllTools(mustUser(t, s, "alice").NewSession()) {
+		var schema map[string]any
+		if err := json.Unmarshal(tl.Parameters, &schema); err != nil {
+			t.Fatalf("%s: %v", tl.Name, err)
 		}
-		json.Unmarshal(c.schema, &schema)
-		b, _ := json.Marshal(c.params)
-		var fields map[string]any
-		json.Unmarshal(b, &fields)
-		if len(fields) != len(schema.Properties) {
-			t.Errorf("%T has %d fields, schema %d properties", c.params, len(fields), len(schema.Properties))
+		full := sampleArgs(schema).(map[string]any)
+		if _, err := tl.Call(context.Background(), mustJSON(t, full)); err != nil && strings.Contains(err.Error(), "bad arguments") {
+			t.Errorf("%s: every schema property given, still %v", tl.Name, err)
 		}
-		for f := range fields {
-			if _, ok := schema.Properties[f]; !ok {
-				t.Errorf("%T field %q missing from schema", c.params, f)
+		required, _ := schema["required"].([]any)
+		for _, r := range required {
+			without := maps.Clone(full)
+			delete(without, r.(string))
+			if _, err := tl.Call(context.Background(), mustJSON(t, without)); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("missing %q", r)) {
+				t.Errorf("%s without required %q: %v", tl.Name, r, err)
 			}
 		}
+		full["notInSchema"] = "x"
+		if _, err := tl.Call(context.Background(), mustJSON(t, full)); err == nil || !strings.Contains(err.Error(), `unknown field "notInSchema"`) {
+			t.Errorf("%s with a field the schema does not name: %v", tl.Name, err)
+		}
 	}
+}
+
+// sampleArgs is a value of every property a JSON Schema names.
+func sampleArgs(schema map[string]any) any {
+	switch schema["type"] {
+	case "object":
+		obj := map[string]any{}
+		for name, p := range schema["properties"].(map[string]any) {
+			obj[name] = sampleArgs(p.(map[string]any))
+		}
+		return obj
+	case "array":
+		return []any{sampleArgs(schema["items"].(map[string]any))}
+	}
+	return "x"
+}
+
+func mustJSON(t *testing.T, v any) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestToolsEndToEnd(t *testing.T) {
@@ -147,6 +175,8 @@ func TestToolBadArguments(t *testing.T) {
 		{"memory_patch", `{"path":"facts/x.md","patches":[{"old":"a"}]}`, `unknown field "old"`},
 		{"memory_patch", `{"path":"facts/x.md","patches":[{"oldText":"a","newText":"b"}]}`, `no such memory file`},
 		{"memory_patch", `{"path":"facts/x.md"}`, `missing "patches"`},
+		{"memory_patch", `{"path":"facts/x.md","patches":[{"oldText":"a","newText":"b"},{"oldText":"a"}]}`, `missing "patches[1].newText"`},
+		{"memory_patch", `{"path":"facts/x.md","patches":[{"newText":"b"}]}`, `missing "patches[0].oldText"`},
 		{"memory_append", `{"path":"episodes/2026-02.md"}`, `missing "entry"`},
 		{"memory_append", `{"path":"episodes/2026-02.md","entry":"x"}`, `## Title`},
 	}

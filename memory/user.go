@@ -212,7 +212,7 @@ func conflict(p string, base, cur Version) error {
 
 // Patch is one text replacement of memory_patch.
 type Patch struct {
-	OldText string `json:"oldText"`
+	OldText string `json:"oldText" desc:"exact text to replace; must occur once"`
 	NewText string `json:"newText"`
 }
 
