@@ -189,7 +189,7 @@ func New(cfg Config) (*Bot, error) {
 		killAfter:   5 * time.Second,
 		conns:       map[net.Conn]struct{}{},
 	}
-	mem, _ := intake.Open(intake.Options{Logger: b.log, Now: b.now}) // in memory: cannot fail
+	mem, _ := intake.Open(intake.Options{Name: "discord", Logger: b.log, Now: b.now}) // in memory: cannot fail
 	b.intake.Store(mem)
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now}
 	if b.http == nil {

@@ -19,13 +19,7 @@ func (b *Bot) journal() *intake.Journal { return b.intake.Load() }
 // being answered yet), from the queue and the intake journal, and returns
 // how many: they are not answered, now or after a restart. user is the
 // memory user name.
-func (b *Bot) Forget(user string) int {
-	n := b.journal().Forget(user)
-	if n > 0 {
-		b.log.Info("discord: queued messages dropped: their user's memory is forgotten", "memory_user", user, "messages", n)
-	}
-	return n
-}
+func (b *Bot) Forget(user string) int { return b.journal().Forget(user) }
 
 // openJournal opens the journal in Config.IntakeDir, when set.
 func (b *Bot) openJournal() error {

@@ -163,7 +163,7 @@ func New(cfg Config) (*Bot, error) {
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
 	}
-	mem, _ := intake.Open(intake.Options{Logger: b.log, Now: cfg.Now}) // in memory: cannot fail
+	mem, _ := intake.Open(intake.Options{Name: "slack", Logger: b.log, Now: cfg.Now}) // in memory: cannot fail
 	b.intake.Store(mem)
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: cfg.Now, Platform: "Slack"}

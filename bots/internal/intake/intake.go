@@ -468,6 +468,9 @@ func (j *Journal) Forget(user string) int {
 	if b != nil {
 		_ = j.commit(b) // logged by the writer; in memory they are gone
 	}
+	if n > 0 {
+		j.log.Info(j.opts.Name+": queued messages dropped: their user's memory is forgotten", "memory_user", user, "messages", n)
+	}
 	return n
 }
 

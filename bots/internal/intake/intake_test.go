@@ -414,6 +414,9 @@ func TestForget(t *testing.T) {
 	if n := j.Forget("alice"); n != 2 {
 		t.Fatalf("Forget = %d; want 2 (a1, a4)", n)
 	}
+	if !strings.Contains(w.logs.String(), `msg="slack: queued messages dropped: their user's memory is forgotten" memory_user=alice messages=2`) {
+		t.Errorf("the forget is not logged:\n%s", w.logs.String())
+	}
 	if j.Start("a1") || j.Start("a4") || !j.Start("b1") || !j.Start("a2") {
 		t.Error("Start after Forget")
 	}

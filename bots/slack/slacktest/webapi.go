@@ -709,37 +709,7 @@ func (s *Server) conversationsReplies(c *Call) apiResult {
 	}
 	msgs = append(msgs, thread...)
 
-	limit := MaxRepliesLimit
-	if n, err := strconv.Atoi(p.Get("limit")); err == nil && n > 0 && n < limit {
-		limit = n
-	}
-	start := 0
-	if cur := p.Get("cursor"); cur != "" {
-		start = -1
-		if raw, err := base64.StdEncoding.DecodeString(cur); err == nil {
-			if next, ok := strings.CutPrefix(string(raw), "next_ts:"); ok {
-				for i, m := range msgs {
-					if m.TS == next {
-						start = i
-						break
-					}
-				}
-			}
-		}
-		if start < 0 {
-			return errResult("invalid_cursor")
-		}
-	}
-	end := min(start+limit, len(msgs))
-	nextCursor := ""
-	if end < len(msgs) {
-		nextCursor = base64.StdEncoding.EncodeToString([]byte("next_ts:" + msgs[end].TS))
-	}
-	return okResult(map[string]any{
-		"messages":          withMetadata(msgs[start:end], includeMetadata(p)),
-		"has_more":          nextCursor != "",
-		"response_metadata": map[string]any{"next_cursor": nextCursor},
-	})
+	return page(msgs, p, MaxRepliesLimit)
 }
 
 // conversationsHistory answers the channel's top-level messages (thread
@@ -770,7 +740,14 @@ func (s *Server) conversationsHistory(c *Call) apiResult {
 	}
 	sortMessages(msgs)
 	slices.Reverse(msgs)
-	limit := 100
+	return page(msgs, p, 100)
+}
+
+// page answers one page of msgs as conversations.replies and
+// conversations.history do: limit (default def, at most MaxRepliesLimit)
+// messages from the cursor on, and the cursor of the next page.
+func page(msgs []Message, p url.Values, def int) apiResult {
+	limit := def
 	if n, err := strconv.Atoi(p.Get("limit")); err == nil && n > 0 && n < MaxRepliesLimit {
 		limit = n
 	}
