@@ -34,6 +34,8 @@ Commands:
                                    regular files, torn entries; exit 1 if any
   memory forget USER [PATH] --yes  delete a user's memory, or one file
   memory export USER               write a tar.gz of a user's memory to stdout
+  healthcheck                      exit 0 when /healthz of the local serve answers
+                                   (server.listen or --listen; for containers)
   version                          print the version
   help                             print this help
 
@@ -105,9 +107,10 @@ type command func(ctx context.Context, env *cliEnv, cfg *Config, args []string) 
 // commands are the subcommands that load the configuration (a variable so
 // that tests can stand in for chat and serve).
 var commands = map[string]command{
-	"chat":   runChat,
-	"serve":  runServe,
-	"memory": runMemory,
+	"chat":        runChat,
+	"serve":       runServe,
+	"memory":      runMemory,
+	"healthcheck": runHealthcheck,
 }
 
 // osExit is os.Exit; tests replace it to run main.

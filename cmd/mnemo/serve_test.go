@@ -103,6 +103,8 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 	if code, body := get(t, base+"/readyz"); code != 200 || !strings.HasPrefix(body, "ready") {
 		t.Errorf("/readyz = %d %q", code, body)
 	}
+	// The container health check asks this serve, as the Dockerfile does.
+	cli(t, nil, "--listen", ln.Addr().String(), "healthcheck").want(t, 0, "ok\n", "")
 	fa.ready.Store(false)
 	if code, body := get(t, base+"/readyz"); code != 503 || !strings.Contains(body, "not connected: fake") {
 		t.Errorf("/readyz while disconnected = %d %q", code, body)
