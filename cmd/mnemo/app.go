@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -25,6 +26,8 @@ type app struct {
 	llm   *agent.LLM
 	agent *agent.Agent
 	refl  *reflector.Reflector
+	// metrics are served on /metrics by serve; chat keeps them unread.
+	metrics *metrics.Metrics
 
 	lost       atomic.Int64 // turns that could not be journaled
 	reflectErr error        // what Close's reflector shutdown left undone
@@ -108,7 +111,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, store: store, llm: llm, refl: refl, calls: calls}
+	a := &app{env: env, cfg: cfg, store: store, llm: llm, refl: refl, calls: calls,
+		metrics: metrics.New(metrics.Gauges{JournalPending: refl.Pending})}
 	ag, err := agent.New(agent.Config{
 		Model: calls.model(llm), ModelName: cfg.LLM.Model, Memory: mem,
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,

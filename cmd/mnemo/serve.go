@@ -97,6 +97,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 		return stop(err)
 	}
 	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", a.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		var down []string

@@ -105,6 +105,9 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 	}
 	// The container health check asks this serve, as the Dockerfile does.
 	cli(t, nil, "--listen", ln.Addr().String(), "healthcheck").want(t, 0, "ok\n", "")
+	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "\nmnemo_journal_pending_turns 0\n") || !strings.Contains(body, "\ngo_goroutines ") {
+		t.Errorf("/metrics = %d %q", code, body)
+	}
 	fa.ready.Store(false)
 	if code, body := get(t, base+"/readyz"); code != 503 || !strings.Contains(body, "not connected: fake") {
 		t.Errorf("/readyz while disconnected = %d %q", code, body)

@@ -1,0 +1,158 @@
+package metrics
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// scrape GETs /metrics from h and parses the text format.
+func scrape(t *testing.T, h http.Handler) map[string]*dto.MetricFamily {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != http.StatusOK {
+		t.Fatalf("/metrics = %d %s", rec.Code, rec.Body)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(strings.NewReader(rec.Body.String()))
+	if err != nil {
+		t.Fatalf("parse /metrics: %v\n%s", err, rec.Body)
+	}
+	return fams
+}
+
+// value is the value of the series of family name whose labels are
+// exactly labels ("k=v" pairs); -1 when there is none.
+func value(fams map[string]*dto.MetricFamily, name string, labels ...string) float64 {
+	f := fams[name]
+	if f == nil {
+		return -1
+	}
+next:
+	for _, m := range f.GetMetric() {
+		if len(m.GetLabel()) != len(labels) {
+			continue
+		}
+		for i, l := range m.GetLabel() {
+			if l.GetName()+"="+l.GetValue() != labels[i] {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			return m.Counter.GetValue()
+		case m.Gauge != nil:
+			return m.Gauge.GetValue()
+		case m.Histogram != nil:
+			return float64(m.Histogram.GetSampleCount())
+		}
+	}
+	return -1
+}
+
+func TestSeriesMove(t *testing.T) {
+	pending := 0
+	m := New(Gauges{JournalPending: func() int { return pending }})
+	h := m.Handler()
+	before := scrape(t, h)
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "mnemo_journal_pending_turns", "mnemo_memory_conflicts_total", "mnemo_memory_hand_edits_total"} {
+		if before[name] == nil {
+			t.Errorf("%s is not exported", name)
+		}
+	}
+	for name, f := range before {
+		if strings.HasPrefix(name, "mnemo_") && f.GetHelp() == "" {
+			t.Errorf("%s has no help text", name)
+		}
+	}
+
+	m.MessageReceived("slack")
+	m.MessageReceived("slack")
+	m.MessageReceived("discord")
+	m.ReplySent("slack")
+	m.LLMRequest("thinker", "ok", 1500*time.Millisecond, 120, 30)
+	m.LLMRequest("reflector", "error", time.Second, 0, 0)
+	m.ToolCall("memory_read", "ok")
+	m.ToolCall("memory_write", "error")
+	m.Reflection("ok")
+	m.MemoryWrite("append", "ok")
+	m.MemoryWrite("write", "conflict")
+	m.HandEdit()
+	m.Queue("slack", 3, 2)
+	pending = 7
+
+	got := scrape(t, h)
+	for _, tc := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"mnemo_messages_received_total", []string{"platform=slack"}, 2},
+		{"mnemo_messages_received_total", []string{"platform=discord"}, 1},
+		{"mnemo_replies_sent_total", []string{"platform=slack"}, 1},
+		{"mnemo_llm_requests_total", []string{"outcome=ok", "role=thinker"}, 1},
+		{"mnemo_llm_requests_total", []string{"outcome=error", "role=reflector"}, 1},
+		{"mnemo_llm_request_duration_seconds", []string{"role=thinker"}, 1},
+		{"mnemo_llm_tokens_total", []string{"direction=in", "role=thinker"}, 120},
+		{"mnemo_llm_tokens_total", []string{"direction=out", "role=thinker"}, 30},
+		{"mnemo_llm_tokens_total", []string{"direction=in", "role=reflector"}, -1}, // none reported
+		{"mnemo_tool_calls_total", []string{"result=ok", "tool=memory_read"}, 1},
+		{"mnemo_tool_calls_total", []string{"result=error", "tool=memory_write"}, 1},
+		{"mnemo_reflections_total", []string{"outcome=ok"}, 1},
+		{"mnemo_memory_writes_total", []string{"op=append", "outcome=ok"}, 1},
+		{"mnemo_memory_writes_total", []string{"op=write", "outcome=conflict"}, 1},
+		{"mnemo_memory_conflicts_total", nil, 1},
+		{"mnemo_memory_hand_edits_total", nil, 1},
+		{"mnemo_queue_depth", []string{"platform=slack"}, 3},
+		{"mnemo_tasks_in_flight", []string{"platform=slack"}, 2},
+		{"mnemo_journal_pending_turns", nil, 7},
+	} {
+		if v := value(got, tc.name, tc.labels...); v != tc.want {
+			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
+		}
+	}
+	// The 1.5 s request is in the 2 s bucket and not in the 1 s one.
+	for _, m := range got["mnemo_llm_request_duration_seconds"].GetMetric() {
+		if m.GetLabel()[0].GetValue() != "thinker" {
+			continue
+		}
+		for _, b := range m.GetHistogram().GetBucket() {
+			want := uint64(0)
+			if b.GetUpperBound() >= 1.5 {
+				want = 1
+			}
+			if b.GetCumulativeCount() != want {
+				t.Errorf("bucket le=%v holds %d, want %d", b.GetUpperBound(), b.GetCumulativeCount(), want)
+			}
+		}
+	}
+}
+
+func TestNilMetricsIgnoresCalls(t *testing.T) {
+	var m *Metrics
+	m.MessageReceived("slack")
+	m.ReplySent("slack")
+	m.LLMRequest("thinker", "ok", time.Second, 1, 1)
+	m.ToolCall("memory_read", "ok")
+	m.Reflection("ok")
+	m.MemoryWrite("write", "conflict")
+	m.HandEdit()
+	m.Queue("slack", 1, 1)
+}
+
+func TestNoGaugeSource(t *testing.T) {
+	m := New(Gauges{})
+	if v := value(scrape(t, m.Handler()), "mnemo_journal_pending_turns"); v != 0 {
+		t.Errorf("journal pending with no source = %v, want 0", v)
+	}
+	if m.Registry() == nil {
+		t.Error("no registry")
+	}
+}
