@@ -227,32 +227,7 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 		add(ProblemUnreadable, "%v", err)
 		return
 	}
-	if n := int64(len(data)); n > int64(s.opts.ReadCap) {
-		add(ProblemTooLarge, "is %s, over the %s read cap (memory.readCap): memory_read shows only its start; split or trim it", FormatSize(n), FormatSize(int64(s.opts.ReadCap)))
-	}
-	text := string(data)
-	if why := badText(data); why != "" {
-		add(ProblemBadText, "%s; the bot reads memory as UTF-8 Markdown text: save it as plain UTF-8 text, or delete it", why)
-	}
-	if kind == KindFact && !hasTitle(text) {
-		// memory_write and memory_patch insist on one, anywhere in the file.
-		add(ProblemNoTitle, `has no "# Title" line; the bot cannot rewrite or patch it until it has one: add one at the top`)
-	}
-	header, _, torn := parseEpisodes(text)
-	summary := false
-	for _, line := range strings.Split(header, "\n") {
-		if v, ok := summaryValue(line); ok && v != "" {
-			summary = true
-		}
-	}
-	if !summary {
-		add(ProblemNoSummary, `has no "> Summary: ..." line under its title; the index shows %q instead: add one`, FileSummary(text))
-	}
-	if kind == KindEpisode {
-		for _, pr := range torn {
-			add(ProblemTorn, "%s: add it, or remove the entry", pr)
-		}
-	}
+	s.textProblems(kind, data, add)
 }
 
 // badText says what makes data not plain UTF-8 text (NUL bytes, invalid

@@ -34,6 +34,8 @@ Commands:
                                    regular files, torn entries; exit 1 if any
   memory forget USER [PATH] --yes  delete a user's memory, or one file
   memory export USER               write a tar.gz of a user's memory to stdout
+  memory edit USER PATH            edit one memory file in $EDITOR, checked before
+                                   it is saved; never overwrites a change made meanwhile
   healthcheck                      exit 0 when /healthz of the local serve answers
                                    (server.listen or --listen; for containers)
   version                          print the version

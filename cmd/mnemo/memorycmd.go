@@ -39,9 +39,10 @@ var memorySubs = map[string]memorySub{
 	"check":  {"[USER]", 0, 1},
 	"forget": {"USER [PATH] --yes", 1, 2},
 	"export": {"USER", 1, 1},
+	"edit":   {"USER PATH", 2, 2},
 }
 
-const memorySubNames = "users, ls, show, check, forget, export"
+const memorySubNames = "users, ls, show, check, forget, export, edit"
 
 // runMemory is `mnemo memory SUBCOMMAND ...`.
 func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
@@ -94,6 +95,8 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 		return m.check(append(pos, "")[0])
 	case "forget":
 		return m.forget(ctx, pos[0], append(pos, "")[1], yes)
+	case "edit":
+		return m.edit(ctx, pos[0], pos[1])
 	}
 	return m.export(pos[0])
 }

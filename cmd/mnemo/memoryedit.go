@@ -1,0 +1,162 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"strings"
+
+	"github.com/mnemo-agent/mnemo/memory"
+)
+
+// newFileText is what `memory edit` offers for a file that does not exist.
+func newFileText(p string) string {
+	if k, _ := memory.ParsePath(p); k == memory.KindEpisode {
+		month := strings.TrimSuffix(path.Base(p), ".md")
+		return "# Episodes of " + month + "\n> Summary: \n\n## Title of what happened\n- Summary: a few words\n- Date: " + month + "-01\n\nDetails.\n"
+	}
+	return "# Title\n> Summary: a few words on what this file holds\n\n"
+}
+
+// edit is `mnemo memory edit USER PATH`, as visudo is for sudoers: the
+// file is copied to a private temporary file, $VISUAL or $EDITOR (default
+// vi) edits the copy, and the saved text is checked as `memory check`
+// would; problems are listed and the copy reopened (or the edit dropped).
+// The text is then written atomically, and only if the file is still the
+// version the edit started from: a bot write or another edit meanwhile is
+// shown and nothing is overwritten.
+func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
+	u, err := m.store.User(name)
+	if err != nil {
+		return err
+	}
+	doc, err := u.Read(p)
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		doc = memory.Doc{Path: p, Text: newFileText(p)}
+	case err != nil:
+		return failure(err)
+	}
+	// Private (0600) and named after the file, so editors highlight Markdown.
+	tmp, err := os.CreateTemp(m.env.getenv("TMPDIR"), "mnemo-edit-"+name+"-*-"+path.Base(p))
+	if err != nil {
+		return failure(fmt.Errorf("memory edit: a temporary copy: %w; set TMPDIR to a writable folder", err))
+	}
+	copyPath := tmp.Name()
+	keep := false
+	defer func() {
+		if !keep {
+			os.Remove(copyPath)
+		}
+	}()
+	_, werr := tmp.WriteString(doc.Text)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return failure(fmt.Errorf("memory edit: write %s: %w", copyPath, werr))
+	}
+	answers := bufio.NewReader(m.env.stdin)
+	base := doc.Version
+	for {
+		if err := m.runEditor(ctx, copyPath); err != nil {
+			return err
+		}
+		data, err := os.ReadFile(copyPath)
+		if err != nil {
+			return failure(fmt.Errorf("memory edit: read the edited copy %s: %w", copyPath, err))
+		}
+		if string(data) == doc.Text && base.Same(doc.Version) {
+			_, err := fmt.Fprintf(m.env.stderr, "mnemo: %s of %s unchanged; nothing written\n", p, name)
+			return err
+		}
+		problems, err := m.store.CheckText(name, p, data)
+		if err != nil {
+			return failure(err)
+		}
+		if len(problems) > 0 {
+			fmt.Fprintf(m.env.stderr, "mnemo: %s is not saved; the edited text has %d problem%s:\n", p, len(problems), plural(len(problems)))
+			for _, pr := range problems {
+				fmt.Fprintf(m.env.stderr, "  %s %s\n", p, pr.Detail)
+			}
+			if again, err := askAgain(m.env.stderr, answers); err != nil || !again {
+				return failure(fmt.Errorf("memory edit: %s of %s left as it was", p, name))
+			}
+			continue
+		}
+		_, err = u.Replace(p, string(data), base, nil)
+		if errors.Is(err, memory.ErrConflict) {
+			now, rerr := u.Read(p)
+			if rerr != nil && !errors.Is(rerr, memory.ErrNotFound) {
+				return failure(rerr)
+			}
+			fmt.Fprintf(m.env.stderr, "mnemo: %s changed while you edited it (a bot write or another edit); nothing was written. It now reads:\n%s", p, indent(now.Text))
+			fmt.Fprintln(m.env.stderr, "Edit again to redo your change on top of that (your text is kept in the editor).")
+			if again, err := askAgain(m.env.stderr, answers); err != nil || !again {
+				keep = true
+				return failure(fmt.Errorf("memory edit: %s of %s changed meanwhile and was not overwritten; your text is in %s", p, name, copyPath))
+			}
+			base = now.Version
+			continue
+		}
+		if err != nil {
+			keep = true
+			return failure(fmt.Errorf("memory edit: %w; your text is in %s", err, copyPath))
+		}
+		_, err = fmt.Fprintf(m.env.stderr, "mnemo: saved %s of %s (%s)\n", p, name, memory.FormatSize(int64(len(data))))
+		return err
+	}
+}
+
+// indent shows a file's text set off from the messages around it.
+func indent(text string) string {
+	if text == "" {
+		return "    (deleted)\n"
+	}
+	return "    " + strings.ReplaceAll(strings.TrimRight(text, "\n"), "\n", "\n    ") + "\n"
+}
+
+// askAgain asks whether to reopen the editor: yes unless the answer
+// starts with q or n; the end of input is no.
+func askAgain(w io.Writer, r *bufio.Reader) (bool, error) {
+	fmt.Fprint(w, "What now? (e)dit again, (q)uit without saving [e]: ")
+	line, err := r.ReadString('\n')
+	if err != nil && (line == "" || !errors.Is(err, io.EOF)) {
+		fmt.Fprintln(w)
+		return false, err
+	}
+	a := strings.ToLower(strings.TrimSpace(line))
+	return !strings.HasPrefix(a, "q") && !strings.HasPrefix(a, "n"), nil
+}
+
+// runEditor runs $VISUAL, else $EDITOR, else vi on file, through the
+// shell as git does, so "code --wait" works. The editor gets the terminal
+// when mnemo has one.
+func (m *memoryCmd) runEditor(ctx context.Context, file string) error {
+	editor := strings.TrimSpace(m.env.getenv("VISUAL"))
+	if editor == "" {
+		editor = strings.TrimSpace(m.env.getenv("EDITOR"))
+	}
+	if editor == "" {
+		editor = "vi"
+	}
+	cmd := exec.CommandContext(ctx, "sh", "-c", editor+` "$@"`, editor, file)
+	// Only a real file is handed over: an io.Reader would be copied into
+	// the editor whole, eating the answers to "What now?".
+	if f, ok := m.env.stdin.(*os.File); ok {
+		cmd.Stdin = f
+	}
+	cmd.Stdout, cmd.Stderr = m.env.stderr, m.env.stderr
+	if f, ok := m.env.stdout.(*os.File); ok {
+		cmd.Stdout = f
+	}
+	if err := cmd.Run(); err != nil {
+		return failure(fmt.Errorf("memory edit: the editor (%s) failed: %w; nothing was written (set VISUAL or EDITOR to an editor that exits 0 on save)", editor, err))
+	}
+	return nil
+}
