@@ -746,3 +746,17 @@ func TestProbeModels(t *testing.T) {
 		}
 	}
 }
+
+func TestModels(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.SetModels("zeta", "alpha", "")
+	c := NewLLM(LLMConfig{BaseURL: srv.URL(), APIKey: "sk-secret-123"})
+	ids, err := c.Models(context.Background())
+	if err != nil || strings.Join(ids, ",") != "alpha,zeta" {
+		t.Errorf("Models = %v, %v", ids, err)
+	}
+	bad := NewLLM(LLMConfig{BaseURL: "http://127.0.0.1:1/v1", APIKey: "sk-secret-123"})
+	if _, err := bad.Models(context.Background()); err == nil || !strings.Contains(err.Error(), "list the models at http://127.0.0.1:1/v1") || strings.Contains(err.Error(), "sk-secret") {
+		t.Errorf("Models of a closed port = %v", err)
+	}
+}

@@ -38,6 +38,9 @@ Commands:
                                    it is saved; never overwrites a change made meanwhile
   healthcheck                      exit 0 when /healthz of the local serve answers
                                    (server.listen or --listen; for containers)
+  init                             first setup: the model server, key and model,
+                                   checked with one request; writes mnemo.yaml and
+                                   the key to mnemo.env (mode 0600)
   version                          print the version
   help                             print this help
 
@@ -305,6 +308,15 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 		info, _ := debug.ReadBuildInfo()
 		_, err = fmt.Fprintln(stdout, versionString(info))
 		return err
+	}
+	if name == "init" { // before the configuration it writes is read
+		env := proc
+		env.logger = slog.New(slog.DiscardHandler)
+		cfgFile := ""
+		if g.config != nil {
+			cfgFile = *g.config
+		}
+		return runInit(sig.stop, &env, cfgFile, rest)
 	}
 	cmd, ok := commands[name]
 	if !ok {

@@ -1,0 +1,360 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/renameio/v2"
+	openai "github.com/sashabaranov/go-openai"
+	"golang.org/x/term"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
+)
+
+// initCheckTimeout bounds the one real request mnemo init makes.
+const initCheckTimeout = 30 * time.Second
+
+// initSetup is what mnemo init asks for.
+type initSetup struct {
+	baseURL, apiKey, model string
+}
+
+// initCmd is one run of mnemo init.
+type initCmd struct {
+	env      *cliEnv
+	in       *bufio.Reader
+	ask      bool // prompt for what the flags do not give (not --yes)
+	http     *http.Client
+	config   string // the configuration file to write
+	envFile  string // the secrets file to write (when there is a key)
+	explicit bool   // --config named the file
+}
+
+// runInit is `mnemo init`: an interactive first setup. It asks for the
+// model server's address (offering a local Ollama when one answers), the
+// API key and the model (listing those the server offers), checks them
+// with one real request, and writes a commented configuration file and,
+// for the key, an env file of mode 0600: secrets never go in the YAML.
+// Flags answer the questions for scripts; --yes takes the defaults for
+// the rest without asking.
+func runInit(ctx context.Context, env *cliEnv, configFile string, args []string) error {
+	fs := newFlagSet("init")
+	baseURL := fs.String("base-url", "", "")
+	apiKey := fs.String("api-key", "", "")
+	model := fs.String("model", "", "")
+	envFile := fs.String("env-file", "", "")
+	force := fs.Bool("force", false, "")
+	yes := fs.Bool("yes", false, "")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageError("init takes no arguments; usage: mnemo init [--base-url URL] [--api-key KEY] [--model NAME] [--env-file FILE] [--force] [--yes]")
+	}
+	c := &initCmd{
+		env: env, in: bufio.NewReader(env.stdin), ask: !*yes,
+		http:   &http.Client{Transport: wiring.ModelTransport(1)},
+		config: configFile, explicit: configFile != "",
+	}
+	defer c.http.CloseIdleConnections()
+	if c.config == "" {
+		c.config = DefaultConfigFile
+	}
+	c.envFile = *envFile
+	if c.envFile == "" {
+		c.envFile = filepath.Join(filepath.Dir(c.config), "mnemo.env")
+	}
+	if !*force {
+		for _, f := range []string{c.config, c.envFile} {
+			if _, err := os.Lstat(f); err == nil {
+				return failure(fmt.Errorf("init: %s already exists; edit it, or run mnemo init --force to replace it", f))
+			}
+		}
+	}
+	s := initSetup{baseURL: *baseURL, apiKey: *apiKey, model: *model}
+	given := s
+	if s.apiKey == "" {
+		s.apiKey = env.getenv("OPENAI_API_KEY")
+	}
+	for {
+		if err := c.gather(ctx, &s, given); err != nil {
+			return err
+		}
+		err := c.check(ctx, s)
+		if err == nil {
+			break
+		}
+		fmt.Fprintf(env.stderr, "mnemo: the check failed: %v\n", err)
+		if !c.ask {
+			return failure(fmt.Errorf("init: nothing written; %w", err))
+		}
+		fmt.Fprintln(env.stderr, "Let's try again (Enter keeps an answer).")
+		given = initSetup{} // ask everything again, the answers as defaults
+	}
+	return c.write(s)
+}
+
+// gather fills s: each value not given by a flag is asked for, with a
+// default in brackets that an empty answer (or --yes) takes.
+func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) error {
+	if given.baseURL == "" {
+		def := s.baseURL
+		if def == "" {
+			def = c.env.getenv("OPENAI_BASE_URL")
+		}
+		if def == "" {
+			ollama := c.env.getenv("MNEMO_OLLAMA_URL")
+			if ollama == "" {
+				ollama = DefaultOllamaURL
+			}
+			if agent.ProbeModels(ctx, c.http, ollama) == nil {
+				fmt.Fprintf(c.env.stderr, "A local Ollama answers at %s.\n", ollama)
+				def = ollama
+			} else {
+				def = OpenAIBaseURL
+			}
+		}
+		for {
+			v, err := c.prompt("Model server (OpenAI-compatible base URL)", def, false)
+			if err != nil {
+				return err
+			}
+			if err := checkBaseURL(v); err != nil {
+				if !c.ask {
+					return usageError("init: %v", err)
+				}
+				fmt.Fprintf(c.env.stderr, "mnemo: %v\n", err)
+				continue
+			}
+			s.baseURL = v
+			break
+		}
+	} else if err := checkBaseURL(s.baseURL); err != nil {
+		return usageError("init: --base-url: %v", err)
+	}
+	if given.apiKey == "" {
+		def := s.apiKey
+		if isLocal(s.baseURL) && def == "" {
+			fmt.Fprintln(c.env.stderr, "A server on this machine usually needs no key: press Enter.")
+		}
+		v, err := c.prompt("API key (empty for none)", def, true)
+		if err != nil {
+			return err
+		}
+		s.apiKey = v
+	}
+	if given.model == "" {
+		llm := c.llm(*s)
+		models, err := llm.Models(ctx)
+		def := s.model
+		if def == "" {
+			def = c.env.getenv("MNEMO_MODEL")
+		}
+		switch {
+		case err != nil:
+			fmt.Fprintf(c.env.stderr, "mnemo: the server did not list its models (%v)\n", err)
+		case len(models) > 0:
+			shown := models[:min(len(models), 20)]
+			more := ""
+			if len(models) > len(shown) {
+				more = fmt.Sprintf(" (and %d more)", len(models)-len(shown))
+			}
+			fmt.Fprintf(c.env.stderr, "The server offers: %s%s.\n", strings.Join(shown, ", "), more)
+			if def == "" || !slices.Contains(models, def) {
+				def = models[0]
+				if slices.Contains(models, defaultModel) {
+					def = defaultModel
+				}
+			}
+		}
+		if def == "" {
+			def = defaultModel
+		}
+		v, err := c.prompt("Model", def, false)
+		if err != nil {
+			return err
+		}
+		s.model = v
+	}
+	return nil
+}
+
+// defaultModel is llm.model's default.
+const defaultModel = "gpt-4o-mini"
+
+// prompt asks one question on stderr and reads the answer from stdin
+// (hidden at a terminal when secret). An empty answer, --yes or the end
+// of input takes def; a secret default is shown as "set", not echoed.
+func (c *initCmd) prompt(question, def string, secret bool) (string, error) {
+	if !c.ask {
+		return def, nil
+	}
+	shown := def
+	if secret && def != "" {
+		shown = "set; Enter keeps it"
+	}
+	if shown != "" {
+		fmt.Fprintf(c.env.stderr, "%s [%s]: ", question, shown)
+	} else {
+		fmt.Fprintf(c.env.stderr, "%s: ", question)
+	}
+	var line string
+	if f, ok := c.env.stdin.(*os.File); ok && secret && term.IsTerminal(int(f.Fd())) {
+		b, err := term.ReadPassword(int(f.Fd()))
+		fmt.Fprintln(c.env.stderr)
+		if err != nil {
+			return "", failure(fmt.Errorf("init: read the key: %w", err))
+		}
+		line = string(b)
+	} else {
+		var err error
+		line, err = c.in.ReadString('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return "", failure(fmt.Errorf("init: read the answer: %w", err))
+		}
+		if err != nil && line == "" {
+			fmt.Fprintln(c.env.stderr)
+			return def, nil
+		}
+	}
+	if v := strings.TrimSpace(line); v != "" {
+		return v, nil
+	}
+	return def, nil
+}
+
+// checkBaseURL accepts an http(s) URL with a host.
+func checkBaseURL(v string) error {
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%q is not an http(s) URL; give the server's base URL, such as %s or %s", v, OpenAIBaseURL, DefaultOllamaURL)
+	}
+	return nil
+}
+
+// isLocal reports whether a base URL names this machine.
+func isLocal(base string) bool {
+	u, err := url.Parse(base)
+	if err != nil {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || h == "127.0.0.1" || h == "::1"
+}
+
+func (c *initCmd) llm(s initSetup) *agent.LLM {
+	return agent.NewLLM(agent.LLMConfig{
+		BaseURL: s.baseURL, APIKey: s.apiKey, HTTPClient: c.http,
+		Timeout: initCheckTimeout, MaxRetries: -1,
+	})
+}
+
+// check sends one small chat request and says what to change when it
+// fails.
+func (c *initCmd) check(ctx context.Context, s initSetup) error {
+	fmt.Fprintf(c.env.stderr, "Checking %s at %s…\n", s.model, s.baseURL)
+	llm := c.llm(s)
+	_, err := llm.Complete(ctx, openai.ChatCompletionRequest{
+		Model:     s.model,
+		Messages:  []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Reply with the single word: ok"}},
+		MaxTokens: 5,
+	})
+	if err == nil {
+		fmt.Fprintln(c.env.stderr, "It answers.")
+		return nil
+	}
+	var le *agent.LLMError
+	errors.As(err, &le)
+	switch {
+	case errors.Is(err, agent.ErrAuth):
+		return fmt.Errorf("%w; give the API key the provider issued for this server", err)
+	case le != nil && le.StatusCode == http.StatusNotFound:
+		hint := "check the model's name"
+		if models, merr := llm.Models(ctx); merr == nil && len(models) > 0 {
+			hint = "the server offers: " + strings.Join(models[:min(len(models), 20)], ", ")
+		}
+		return fmt.Errorf("%w; %s", err, hint)
+	case le != nil && le.StatusCode == 0 && errors.Is(err, agent.ErrUnavailable):
+		return fmt.Errorf("%w; nothing answered there: check the address (and that the server runs)", err)
+	}
+	return err
+}
+
+// write writes the configuration (0644) and, when there is a key, the
+// env file (0600), each atomically, and says what to run next.
+func (c *initCmd) write(s initSetup) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# mnemo configuration, written by `mnemo init`. `mnemo help` lists the commands;\n")
+	fmt.Fprintf(&b, "# every key with its default is in deploy/mnemo.yaml of the mnemo source.\n")
+	fmt.Fprintf(&b, "# Environment variables win over this file when set.\n\n")
+	fmt.Fprintf(&b, "llm:\n")
+	fmt.Fprintf(&b, "  # OpenAI-compatible endpoint (env OPENAI_BASE_URL).\n  baseURL: %s\n", yamlString(s.baseURL))
+	fmt.Fprintf(&b, "  # Chat model (env MNEMO_MODEL); llm.reflectorModel may name a cheaper one\n  # for the background reflection that writes memory.\n  model: %s\n", yamlString(s.model))
+	if s.apiKey != "" {
+		fmt.Fprintf(&b, "  # The API key is not kept here: it is OPENAI_API_KEY in %s (mode 0600).\n", filepath.Base(c.envFile))
+	}
+	fmt.Fprintf(&b, "\nmemory:\n  # Each person's memory: Markdown files under <dataDir>/<user>/ (env MNEMO_DATA_DIR).\n  dataDir: data/memory\n")
+	if s.apiKey != "" {
+		if err := writeFileAtomic(c.envFile, "# Secrets for mnemo; keep this file private (mode 0600).\nOPENAI_API_KEY="+s.apiKey+"\n", 0o600); err != nil {
+			return failure(fmt.Errorf("init: %w", err))
+		}
+	}
+	if err := writeFileAtomic(c.config, b.String(), 0o644); err != nil {
+		return failure(fmt.Errorf("init: %w", err))
+	}
+	out := c.env.stdout
+	cfgFlag := ""
+	if c.explicit && filepath.Clean(c.config) != DefaultConfigFile {
+		cfgFlag = " --config " + c.config
+	}
+	if s.apiKey != "" {
+		fmt.Fprintf(out, "Wrote %s and %s (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . %s; set +a\n  mnemo%s chat\n", c.config, c.envFile, shellPath(c.envFile), cfgFlag)
+	} else {
+		fmt.Fprintf(out, "Wrote %s.\nNext, talk to mnemo in this terminal:\n\n  mnemo%s chat\n", c.config, cfgFlag)
+	}
+	_, err := fmt.Fprintln(out, "\nFor Slack or Discord, add their tokens (README: \"Slack\", \"Discord\") and run mnemo serve.")
+	return err
+}
+
+// shellPath makes a relative path usable with the shell's "." command.
+func shellPath(p string) string {
+	if filepath.IsAbs(p) || strings.HasPrefix(p, ".") {
+		return p
+	}
+	return "./" + p
+}
+
+// yamlString quotes s as a YAML double-quoted scalar.
+func yamlString(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// writeFileAtomic writes a file whole or not at all (renameio: a
+// temporary file beside it, fsynced, renamed over it), with exactly mode:
+// a replaced file's looser mode is not kept for a secret.
+func writeFileAtomic(name, text string, mode os.FileMode) error {
+	// Not renameio.WriteFile: it would keep a replaced file's mode.
+	f, err := renameio.NewPendingFile(name, renameio.WithPermissions(mode), renameio.WithStaticPermissions(mode))
+	if err == nil {
+		defer f.Cleanup()
+		if _, err = f.WriteString(text); err == nil {
+			err = f.CloseAtomicallyReplace()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
+)
+
+// initRun runs mnemo init in dir with answers on stdin.
+func initRun(t *testing.T, env map[string]string, answers string, args ...string) cliResult {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := run(stopOn(context.Background()), append([]string{"init"}, args...), func(k string) string { return env[k] }, strings.NewReader(answers), &out, &errOut)
+	return cliResult{exitCode(err, &errOut), out.String(), errOut.String()}
+}
+
+// noOllama points the Ollama probe at a closed port.
+const noOllama = "http://127.0.0.1:1/v1"
+
+// loaded reads the written configuration as mnemo would, with no
+// environment.
+func loaded(t *testing.T, file string) *Config {
+	t.Helper()
+	cfg, err := LoadConfig(file, true, func(string) string { return "" })
+	if err != nil {
+		t.Fatalf("the written %s does not load: %v", file, err)
+	}
+	return cfg
+}
+
+func fileMode(t *testing.T, name string) os.FileMode {
+	t.Helper()
+	fi, err := os.Stat(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+func TestInitInteractive(t *testing.T) {
+	dir := inTempDir(t)
+	srv := openaitest.New(t)
+	srv.SetModels("gpt-4o-mini", "llama3.2")
+	srv.Enqueue(openaitest.Text("ok"))
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama}
+
+	r := initRun(t, env, srv.URL()+"\nsk-test-key\nllama3.2\n")
+	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . ./mnemo.env; set +a\n  mnemo chat\n", "Model server (OpenAI-compatible base URL) [https://api.openai.com/v1]: |The server offers: gpt-4o-mini, llama3.2.|Model [gpt-4o-mini]: |It answers.")
+	cfg := loaded(t, filepath.Join(dir, "mnemo.yaml"))
+	if cfg.LLM.BaseURL != srv.URL() || cfg.LLM.Model != "llama3.2" || cfg.LLM.APIKey != "" {
+		t.Errorf("config: baseURL %q, model %q, key %q", cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey)
+	}
+	yml, _ := os.ReadFile(filepath.Join(dir, "mnemo.yaml"))
+	if strings.Contains(string(yml), "sk-test-key") {
+		t.Error("the key is in the YAML")
+	}
+	secret, _ := os.ReadFile(filepath.Join(dir, "mnemo.env"))
+	if string(secret) != "# Secrets for mnemo; keep this file private (mode 0600).\nOPENAI_API_KEY=sk-test-key\n" || fileMode(t, filepath.Join(dir, "mnemo.env")) != 0o600 {
+		t.Errorf("mnemo.env = %q, mode %v", secret, fileMode(t, filepath.Join(dir, "mnemo.env")))
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Chat.Model != "llama3.2" || reqs[0].Header.Get("Authorization") != "Bearer sk-test-key" {
+		t.Fatalf("the check request: %+v", reqs)
+	}
+	if strings.Contains(r.stderr, "sk-test-key") {
+		t.Error("the key was echoed")
+	}
+
+	// A second init does not overwrite what the first wrote.
+	initRun(t, env, "").want(t, 1, "", "mnemo.yaml already exists; edit it, or run mnemo init --force to replace it")
+}
+
+func TestInitOllamaDefaults(t *testing.T) {
+	dir := inTempDir(t)
+	srv := openaitest.New(t)
+	srv.SetModels("qwen3", "llama3.2")
+	srv.Enqueue(openaitest.Text("ok"))
+	// Enter to every question: the local Ollama, no key, its first model.
+	r := initRun(t, map[string]string{"MNEMO_OLLAMA_URL": srv.URL()}, "\n\n\n")
+	r.want(t, 0, "Wrote mnemo.yaml.\n", "A local Ollama answers at "+srv.URL()+"|usually needs no key|Model [llama3.2]: ")
+	if cfg := loaded(t, filepath.Join(dir, "mnemo.yaml")); cfg.LLM.BaseURL != srv.URL() || cfg.LLM.Model != "llama3.2" {
+		t.Errorf("config %+v", cfg.LLM)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mnemo.env")); !os.IsNotExist(err) {
+		t.Error("an env file was written with no key")
+	}
+	if h := srv.Requests()[0].Header.Get("Authorization"); h != "" {
+		t.Errorf("Authorization %q sent with no key", h)
+	}
+
+	// Input that ends early takes the defaults too.
+	os.Remove(filepath.Join(dir, "mnemo.yaml"))
+	srv.Enqueue(openaitest.Text("ok"))
+	initRun(t, map[string]string{"MNEMO_OLLAMA_URL": srv.URL()}, "").want(t, 0, "Wrote mnemo.yaml.\n", "")
+	if cfg := loaded(t, filepath.Join(dir, "mnemo.yaml")); cfg.LLM.BaseURL != srv.URL() {
+		t.Errorf("config %+v", cfg.LLM)
+	}
+}
+
+func TestInitRetriesAfterAFailedCheck(t *testing.T) {
+	dir := inTempDir(t)
+	srv := openaitest.New(t)
+	srv.SetModels("gpt-4o-mini")
+	srv.Enqueue(openaitest.Error(401, "invalid_api_key", "Incorrect API key provided"), openaitest.Text("ok"))
+	// A bad URL is asked again; the refused key is asked again, the rest kept.
+	answers := "ftp://x\n" + srv.URL() + "\nsk-bad\n\n" + "\nsk-good\n\n"
+	r := initRun(t, map[string]string{"MNEMO_OLLAMA_URL": noOllama}, answers)
+	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env", `"ftp://x" is not an http(s) URL|the check failed|HTTP 401|give the API key the provider issued|Let's try again|API key (empty for none) [set; Enter keeps it]: `)
+	if secret, _ := os.ReadFile(filepath.Join(dir, "mnemo.env")); !strings.Contains(string(secret), "OPENAI_API_KEY=sk-good\n") {
+		t.Errorf("mnemo.env = %q", secret)
+	}
+}
+
+func TestInitNonInteractive(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.SetModels("gpt-4o-mini", "llama3.2")
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "OPENAI_API_KEY": "sk-from-env"}
+
+	t.Run("unknown model", func(t *testing.T) {
+		dir := inTempDir(t)
+		srv.Enqueue(openaitest.Error(404, "model_not_found", "The model `gpt-9` does not exist"))
+		initRun(t, env, "", "--yes", "--base-url", srv.URL(), "--model", "gpt-9").want(t, 1, "", "init: nothing written|HTTP 404|the server offers: gpt-4o-mini, llama3.2")
+		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+			t.Errorf("written after a failed check: %v", m)
+		}
+	})
+	t.Run("nothing listens", func(t *testing.T) {
+		inTempDir(t)
+		initRun(t, env, "", "--yes", "--base-url", noOllama).want(t, 1, "", "the server did not list its models|Checking gpt-4o-mini|nothing answered there: check the address")
+	})
+	t.Run("flags, the key from the environment, another file", func(t *testing.T) {
+		dir := inTempDir(t)
+		srv.Enqueue(openaitest.Text("ok"))
+		cfgFile := filepath.Join(dir, "etc", "mnemo.yaml")
+		os.Mkdir(filepath.Dir(cfgFile), 0o755)
+		r := initRun(t, env, "", "--config", cfgFile, "--yes", "--base-url", srv.URL(), "--model", "llama3.2")
+		r.want(t, 0, "Wrote "+cfgFile+" and "+filepath.Join(dir, "etc", "mnemo.env"), "")
+		r.want(t, 0, "mnemo --config "+cfgFile+" chat", "")
+		if cfg := loaded(t, cfgFile); cfg.LLM.Model != "llama3.2" {
+			t.Errorf("model %q", cfg.LLM.Model)
+		}
+		if secret, _ := os.ReadFile(filepath.Join(dir, "etc", "mnemo.env")); !strings.Contains(string(secret), "OPENAI_API_KEY=sk-from-env\n") {
+			t.Errorf("env file %q", secret)
+		}
+	})
+	t.Run("force replaces, and the key file stays private", func(t *testing.T) {
+		dir := inTempDir(t)
+		os.WriteFile("mnemo.yaml", []byte("llm:\n  model: old\n"), 0o644)
+		os.WriteFile("mnemo.env", []byte("OPENAI_API_KEY=old\n"), 0o644)
+		srv.Enqueue(openaitest.Text("ok"))
+		initRun(t, env, "", "--yes", "--base-url", srv.URL(), "--api-key", "sk-flag", "--env-file", "secrets.env").want(t, 1, "", "mnemo.yaml already exists")
+		initRun(t, env, "", "--yes", "--force", "--base-url", srv.URL(), "--api-key", "sk-flag", "--env-file", "mnemo.env").want(t, 0, "set -a; . ./mnemo.env; set +a", "")
+		if cfg := loaded(t, filepath.Join(dir, "mnemo.yaml")); cfg.LLM.Model != "gpt-4o-mini" {
+			t.Errorf("model %q", cfg.LLM.Model)
+		}
+		if m := fileMode(t, "mnemo.env"); m != 0o600 {
+			t.Errorf("replaced env file mode %v, want 0600", m)
+		}
+	})
+	t.Run("usage", func(t *testing.T) {
+		inTempDir(t)
+		initRun(t, env, "", "--yes", "--base-url", "localhost:11434").want(t, 2, "", `--base-url: "localhost:11434" is not an http(s) URL`)
+		initRun(t, env, "", "extra").want(t, 2, "", "init takes no arguments")
+		initRun(t, env, "", "--nope").want(t, 2, "", "init")
+	})
+}
