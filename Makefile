@@ -5,15 +5,16 @@ COVERMIN ?= 95
 FUZZTIME ?= 20s
 # The version `mnemo version` prints; the Dockerfile stamps it the same way.
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
+BUILDDATE ?= $(shell date -u +%Y-%m-%d)
 
 .PHONY: build image test coverage lint bench load soak fuzz mutation crash run clean
 
 build:
-	$(GO) build -trimpath -ldflags="-X main.version=$(VERSION)" -o $(BIN) ./cmd/mnemo
+	$(GO) build -trimpath -ldflags="-s -w -X main.version=$(VERSION) -X main.buildDate=$(BUILDDATE)" -o $(BIN) ./cmd/mnemo
 
 # The container image (deploy/Dockerfile); needs a Docker daemon.
 image:
-	docker build -f deploy/Dockerfile --build-arg VERSION=$(VERSION) -t mnemo:$(VERSION) -t mnemo:latest .
+	docker build -f deploy/Dockerfile --build-arg VERSION=$(VERSION) --build-arg BUILDDATE=$(BUILDDATE) -t mnemo:$(VERSION) -t mnemo:latest .
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

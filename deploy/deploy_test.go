@@ -104,7 +104,7 @@ func binary(t *testing.T) string {
 		script := strings.ReplaceAll(cmdline, "/out/mnemo", binPath)
 		cmd := exec.Command("sh", "-c", script)
 		cmd.Dir = ".."
-		cmd.Env = append(os.Environ(), "VERSION="+stamp)
+		cmd.Env = append(os.Environ(), "VERSION="+stamp, "BUILDDATE=2026-01-02")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			buildErr = errors.New(string(out) + err.Error())
 		}
@@ -152,7 +152,7 @@ func TestDockerfile(t *testing.T) {
 			build = in.args
 		}
 	}
-	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-X main.version=${VERSION}", "./cmd/mnemo"} {
+	for _, want := range []string{"CGO_ENABLED=0", "-trimpath", "-X main.version=${VERSION}", "-X main.buildDate=${BUILDDATE}", "./cmd/mnemo"} {
 		if !strings.Contains(build, want) {
 			t.Errorf("the build command %q lacks %s", build, want)
 		}
@@ -199,7 +199,7 @@ func TestDockerBuildCommand(t *testing.T) {
 			t.Error("the binary asks for a dynamic loader; the runtime image has none (build with CGO_ENABLED=0)")
 		}
 	}
-	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mnemo "+stamp) {
+	if out, err := exec.Command(bin, "version").Output(); err != nil || !strings.HasPrefix(string(out), "mnemo "+stamp+" (") || !strings.Contains(string(out), "built 2026-01-02)") {
 		t.Errorf("mnemo version = %q, %v; want the stamped %s", out, err, stamp)
 	}
 

@@ -306,7 +306,7 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 			return usageError("version takes no arguments")
 		}
 		info, _ := debug.ReadBuildInfo()
-		_, err = fmt.Fprintln(stdout, versionString(info))
+		_, err = fmt.Fprintln(stdout, versionString(version, buildDate, info))
 		return err
 	}
 	if name == "init" { // before the configuration it writes is read
@@ -369,36 +369,38 @@ func loadConfig(g globalFlags, getenv func(string) string) (*Config, string, err
 	return cfg, path, nil
 }
 
-// version is set at build time: go build -ldflags "-X main.version=v1.2.3".
-var version = ""
+// version and buildDate are stamped at build time (make build, the
+// Dockerfile): go build -ldflags "-X main.version=v1.2.3 -X main.buildDate=2026-11-25".
+var version, buildDate string
 
-// versionString is the line `mnemo version` prints: the version (from the
-// build flag, else the module version), the VCS revision when known, the Go
-// version and the platform.
-func versionString(info *debug.BuildInfo) string {
-	v, rev, dirty := version, "", false
+// versionString is the line `mnemo version` prints: the version (stamped,
+// else the module version, else devel), the VCS revision when the build
+// knows it (and whether the tree was modified), the build date when
+// stamped, the Go version and the platform.
+func versionString(stamped, built string, info *debug.BuildInfo) string {
+	v := stamped
+	var facts []string
 	if info != nil {
 		if v == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 			v = info.Main.Version
 		}
 		for _, s := range info.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value[:min(12, len(s.Value))]
-			case "vcs.modified":
-				dirty = s.Value == "true"
+			switch {
+			case s.Key == "vcs.revision":
+				facts = append([]string{s.Value[:min(12, len(s.Value))]}, facts...)
+			case s.Key == "vcs.modified" && s.Value == "true":
+				facts = append(facts, "modified")
 			}
 		}
 	}
 	if v == "" {
 		v = "devel"
 	}
-	if rev != "" {
-		v += " (" + rev
-		if dirty {
-			v += ", modified"
-		}
-		v += ")"
+	if built != "" {
+		facts = append(facts, "built "+built)
+	}
+	if len(facts) > 0 {
+		v += " (" + strings.Join(facts, ", ") + ")"
 	}
 	return fmt.Sprintf("mnemo %s %s %s/%s", v, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

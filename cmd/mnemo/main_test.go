@@ -137,23 +137,22 @@ func TestVersion(t *testing.T) {
 
 	tail := " " + runtime.Version() + " " + runtime.GOOS + "/" + runtime.GOARCH
 	for _, tc := range []struct {
-		set  string
-		info *debug.BuildInfo
-		want string
+		set, built string
+		info       *debug.BuildInfo
+		want       string
 	}{
-		{"", nil, "mnemo devel"},
-		{"", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "mnemo devel"},
-		{"", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "mnemo v0.3.1"},
-		{"v1.0.0", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "mnemo v1.0.0"},
-		{"", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "0123456789abcdef0123"}, {Key: "vcs.modified", Value: "true"}}}, "mnemo devel (0123456789ab, modified)"},
-		{"v1.0.0", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}, {Key: "GOOS", Value: "linux"}}}, "mnemo v1.0.0 (abc)"},
+		{"", "", nil, "mnemo devel"},
+		{"", "", &debug.BuildInfo{Main: debug.Module{Version: "(devel)"}}, "mnemo devel"},
+		{"", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "mnemo v0.3.1"},
+		{"v1.0.0", "", &debug.BuildInfo{Main: debug.Module{Version: "v0.3.1"}}, "mnemo v1.0.0"},
+		{"", "", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.modified", Value: "true"}, {Key: "vcs.revision", Value: "0123456789abcdef0123"}}}, "mnemo devel (0123456789ab, modified)"},
+		{"v1.0.0", "2026-11-25", &debug.BuildInfo{Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc"}, {Key: "vcs.modified", Value: "false"}, {Key: "GOOS", Value: "linux"}}}, "mnemo v1.0.0 (abc, built 2026-11-25)"},
+		{"v1.0.0", "2026-11-25", nil, "mnemo v1.0.0 (built 2026-11-25)"},
 	} {
-		version = tc.set
-		if got := versionString(tc.info); got != tc.want+tail {
-			t.Errorf("versionString(%q, %+v) = %q, want %q", tc.set, tc.info, got, tc.want+tail)
+		if got := versionString(tc.set, tc.built, tc.info); got != tc.want+tail {
+			t.Errorf("versionString(%q, %q, %+v) = %q, want %q", tc.set, tc.built, tc.info, got, tc.want+tail)
 		}
 	}
-	version = ""
 }
 
 func TestGlobalFlagPositions(t *testing.T) {
