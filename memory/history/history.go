@@ -1,0 +1,405 @@
+package history
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/mnemo-agent/mnemo/memory"
+)
+
+// Defaults of history.keep and history.maxAge.
+const (
+	DefaultKeep   = 50
+	DefaultMaxAge = 90 * 24 * time.Hour
+)
+
+// ErrNoVersion is returned when no version matches what was asked for.
+var ErrNoVersion = errors.New("no such version")
+
+// Options configures a Store.
+type Options struct {
+	Dir    string        // <state>/history; created (0700) when missing
+	Keep   int           // versions kept per file; <= 0: DefaultKeep
+	MaxAge time.Duration // older versions are dropped; <= 0: DefaultMaxAge
+	Now    func() time.Time
+}
+
+// Version is one recorded version of a memory file.
+type Version struct {
+	ID     string    `json:"id"`
+	Path   string    `json:"path"`
+	Time   time.Time `json:"time"`
+	Who    string    `json:"who"`
+	Size   int64     `json:"size"`
+	SHA256 string    `json:"sha256"`
+	// Deleted marks the record of a deletion (Size 0, no text).
+	Deleted bool `json:"deleted,omitempty"`
+}
+
+// Store is the history of every user's memory files. It is safe for
+// concurrent use within one process (one process owns a data folder).
+type Store struct {
+	opts Options
+	root *os.Root
+	mu   sync.Mutex
+}
+
+// Open opens (creating when missing) the history folder.
+func Open(opts Options) (*Store, error) {
+	if opts.Keep <= 0 {
+		opts.Keep = DefaultKeep
+	}
+	if opts.MaxAge <= 0 {
+		opts.MaxAge = DefaultMaxAge
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	root, err := os.OpenRoot(opts.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	return &Store{opts: opts, root: root}, nil
+}
+
+// Close releases the folder.
+func (s *Store) Close() error { return s.root.Close() }
+
+// dir is the folder of one file's versions, inside the root.
+func dir(user, p string) (string, error) {
+	if err := memory.ValidateUser(user); err != nil {
+		return "", err
+	}
+	if _, err := memory.ParsePath(p); err != nil {
+		return "", err
+	}
+	return path.Join(user, p), nil
+}
+
+// Record keeps content as the newest version of user's file p, made by who.
+// Text equal to the newest version is not recorded again (recorded is
+// false): the watcher seeing the store's own write, say. Older versions
+// past Keep or MaxAge are dropped.
+func (s *Store) Record(user, p string, content []byte, who string) (v Version, recorded bool, err error) {
+	return s.record(user, p, content, who, false)
+}
+
+// RecordDelete notes that user's file p was deleted by who, after keeping
+// its last text (when given and not yet recorded).
+func (s *Store) RecordDelete(user, p string, last []byte, who string) error {
+	if last != nil {
+		if _, _, err := s.record(user, p, last, "before delete", false); err != nil {
+			return err
+		}
+	}
+	_, _, err := s.record(user, p, nil, who, true)
+	return err
+}
+
+func (s *Store) record(user, p string, content []byte, who string, deleted bool) (Version, bool, error) {
+	d, err := dir(user, p)
+	if err != nil {
+		return Version{}, false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	versions, err := s.list(d)
+	if err != nil {
+		return Version{}, false, err
+	}
+	sum := sha256.Sum256(content)
+	v := Version{Path: p, Time: s.opts.Now().UTC(), Who: who, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), Deleted: deleted}
+	if deleted {
+		v.SHA256, v.Size = "", 0
+	}
+	if n := len(versions); n > 0 && versions[0].Deleted == v.Deleted && versions[0].SHA256 == v.SHA256 {
+		return versions[0], false, nil
+	}
+	v.ID = newID(v.Time, versions)
+	if err := s.root.MkdirAll(d, 0o700); err != nil {
+		return Version{}, false, fmt.Errorf("history: %w", err)
+	}
+	if !deleted {
+		if err := s.write(path.Join(d, v.ID+".md"), content); err != nil {
+			return Version{}, false, err
+		}
+	}
+	meta, _ := json.Marshal(v)
+	if err := s.write(path.Join(d, v.ID+".json"), append(meta, '\n')); err != nil {
+		return Version{}, false, err
+	}
+	if err := s.syncDir(d); err != nil {
+		return Version{}, false, err
+	}
+	s.prune(d, append([]Version{v}, versions...))
+	return v, true, nil
+}
+
+// newID names a version by its time (to the millisecond, so a listing
+// sorts by name), with a suffix when that name is taken.
+func newID(t time.Time, versions []Version) string {
+	base := t.Format("20060102T150405.000Z")
+	id := base
+	for n := 2; slices.ContainsFunc(versions, func(v Version) bool { return v.ID == id }); n++ {
+		id = fmt.Sprintf("%s-%d", base, n)
+	}
+	return id
+}
+
+func (s *Store) write(name string, data []byte) error {
+	f, err := renameio.NewPendingFile(name, renameio.WithRoot(s.root), renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600))
+	if err == nil {
+		defer f.Cleanup()
+		if _, err = f.Write(data); err == nil {
+			err = f.CloseAtomicallyReplace()
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("history: write %s: %w", name, err)
+	}
+	return nil
+}
+
+func (s *Store) syncDir(d string) error {
+	f, err := s.root.Open(d)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("history: fsync %s: %w", d, err)
+	}
+	return nil
+}
+
+// prune drops versions past Keep and older than MaxAge (newest first in
+// versions); the newest is always kept. A version that cannot be removed
+// now is tried again at the next record.
+func (s *Store) prune(d string, versions []Version) {
+	cutoff := s.opts.Now().Add(-s.opts.MaxAge)
+	for i, v := range versions {
+		if i == 0 || (i < s.opts.Keep && !v.Time.Before(cutoff)) {
+			continue
+		}
+		s.root.Remove(path.Join(d, v.ID+".json")) // the record first: no half version is listed
+		s.root.Remove(path.Join(d, v.ID+".md"))
+	}
+}
+
+// list reads the versions in folder d, newest first. A text without its
+// record (a crash between the two writes) is not a version.
+func (s *Store) list(d string) ([]Version, error) {
+	f, err := s.root.Open(d)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	names, err := f.Readdirnames(-1)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	var out []Version
+	for _, n := range names {
+		if !strings.HasSuffix(n, ".json") {
+			continue
+		}
+		data, err := s.root.ReadFile(path.Join(d, n))
+		if err != nil {
+			continue
+		}
+		var v Version
+		if json.Unmarshal(data, &v) != nil || v.ID+".json" != n {
+			continue
+		}
+		out = append(out, v)
+	}
+	slices.SortFunc(out, func(a, b Version) int { return -strings.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+// List returns the versions of user's file p, newest first; with p "",
+// those of all their files, newest first.
+func (s *Store) List(user, p string) ([]Version, error) {
+	if p != "" {
+		d, err := dir(user, p)
+		if err != nil {
+			return nil, err
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.list(d)
+	}
+	if err := memory.ValidateUser(user); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var all []Version
+	for _, kind := range []string{"facts", "episodes"} {
+		f, err := s.root.Open(path.Join(user, kind))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		names, err := f.Readdirnames(-1)
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		for _, n := range names {
+			if _, err := memory.ParsePath(kind + "/" + n); err != nil {
+				continue
+			}
+			vs, err := s.list(path.Join(user, kind, n))
+			if err != nil {
+				return nil, err
+			}
+			all = append(all, vs...)
+		}
+	}
+	slices.SortStableFunc(all, func(a, b Version) int { return b.Time.Compare(a.Time) })
+	return all, nil
+}
+
+// Find returns the version of user's file p that at names: a version id,
+// or a time (RFC 3339, "2006-01-02 15:04[:05]" or "2006-01-02", UTC
+// unless it says otherwise), meaning the newest version at or before it.
+func (s *Store) Find(user, p, at string) (Version, error) {
+	versions, err := s.List(user, p)
+	if err != nil {
+		return Version{}, err
+	}
+	if len(versions) == 0 {
+		return Version{}, fmt.Errorf("%s of %s: %w: it has no history", p, user, ErrNoVersion)
+	}
+	for _, v := range versions {
+		if v.ID == at {
+			return v, nil
+		}
+	}
+	t, ok := parseTime(at)
+	if !ok {
+		return Version{}, fmt.Errorf("%s of %s: %w %q: give a version id from mnemo memory history, or a time such as 2026-11-25 14:30 (UTC) or 2026-11-25T14:30:00+01:00", p, user, ErrNoVersion, at)
+	}
+	for _, v := range versions {
+		if !v.Time.After(t) {
+			return v, nil
+		}
+	}
+	return Version{}, fmt.Errorf("%s of %s: %w at %s: the oldest kept is %s (%s)", p, user, ErrNoVersion, t.Format(time.RFC3339), versions[len(versions)-1].ID, versions[len(versions)-1].Time.Format(time.RFC3339))
+}
+
+func parseTime(s string) (time.Time, bool) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006-01-02T15:04", time.DateOnly} {
+		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
+			if layout == time.DateOnly {
+				t = t.Add(24*time.Hour - time.Nanosecond) // the end of that day
+			}
+			return t, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// Read returns the text of version v of user's file p.
+func (s *Store) Read(user, p string, v Version) ([]byte, error) {
+	d, err := dir(user, p)
+	if err != nil {
+		return nil, err
+	}
+	if v.Deleted {
+		return nil, fmt.Errorf("%s of %s: version %s records its deletion; restore an earlier one", p, user, v.ID)
+	}
+	data, err := s.root.ReadFile(path.Join(d, v.ID+".md"))
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	if sum := sha256.Sum256(data); hex.EncodeToString(sum[:]) != v.SHA256 {
+		return nil, fmt.Errorf("history: %s of %s, version %s: the kept text does not match its checksum", p, user, v.ID)
+	}
+	return data, nil
+}
+
+// RemoveUser deletes all of user's history (a forget must forget).
+func (s *Store) RemoveUser(user string) error {
+	if err := memory.ValidateUser(user); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.root.RemoveAll(user); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
+}
+
+// Remove deletes the history of user's file p.
+func (s *Store) Remove(user, p string) error {
+	d, err := dir(user, p)
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.root.RemoveAll(d); err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	return nil
+}
+
+// Summary says in a few words how version text b differs from a (the
+// one before it): "+3 −1 lines", "created", "unchanged".
+func Summary(a, b []byte, aExists bool) string {
+	if !aExists {
+		return fmt.Sprintf("created, %d lines", lineCount(b))
+	}
+	count := map[string]int{}
+	for _, l := range lines(a) {
+		count[l]++
+	}
+	added := 0
+	for _, l := range lines(b) {
+		if count[l] > 0 {
+			count[l]--
+		} else {
+			added++
+		}
+	}
+	removed := 0
+	for _, n := range count {
+		removed += n
+	}
+	if added == 0 && removed == 0 {
+		return "unchanged"
+	}
+	return fmt.Sprintf("+%d −%d lines", added, removed)
+}
+
+func lines(b []byte) []string {
+	if len(b) == 0 {
+		return nil
+	}
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
+func lineCount(b []byte) int { return len(lines(b)) }

@@ -1,0 +1,229 @@
+package history
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// clock is a settable time for retention tests.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func open(t *testing.T, keep int, maxAge time.Duration) (*Store, *clock, string) {
+	t.Helper()
+	c := &clock{time.Date(2026, 11, 25, 10, 0, 0, 0, time.UTC)}
+	dir := filepath.Join(t.TempDir(), "history")
+	s, err := Open(Options{Dir: dir, Keep: keep, MaxAge: maxAge, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s, c, dir
+}
+
+func ids(vs []Version) string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.ID+":"+v.Who)
+	}
+	return strings.Join(out, " ")
+}
+
+func TestRecordListRead(t *testing.T) {
+	s, c, dir := open(t, 0, 0)
+	v1, rec, err := s.Record("ann", "facts/user.md", []byte("# A\n"), "hand edit")
+	if err != nil || !rec || v1.ID != "20261125T100000.000Z" || v1.Size != 4 || v1.Path != "facts/user.md" {
+		t.Fatalf("Record = %+v, %v, %v", v1, rec, err)
+	}
+	// The same text again (the watcher seeing the store's own write) is not a new version.
+	if v, rec, err := s.Record("ann", "facts/user.md", []byte("# A\n"), "hand edit"); rec || err != nil || v.ID != v1.ID {
+		t.Errorf("same text recorded again: %+v %v %v", v, rec, err)
+	}
+	// Two versions in one millisecond get distinct ids.
+	v2, _, _ := s.Record("ann", "facts/user.md", []byte("# A\nb\n"), "reflector (task t1)")
+	c.t = c.t.Add(time.Minute)
+	v3, _, _ := s.Record("ann", "facts/user.md", []byte("# A\nc\n"), "restore of "+v1.ID)
+	got, err := s.List("ann", "facts/user.md")
+	if err != nil || ids(got) != v3.ID+":restore of "+v1.ID+" "+v2.ID+":reflector (task t1) "+v1.ID+":hand edit" || v2.ID != v1.ID+"-2" {
+		t.Fatalf("List = %s, %v", ids(got), err)
+	}
+	if text, err := s.Read("ann", "facts/user.md", v2); err != nil || string(text) != "# A\nb\n" {
+		t.Errorf("Read = %q, %v", text, err)
+	}
+	// Files are private.
+	fi, err := os.Stat(filepath.Join(dir, "ann", "facts", "user.md", v1.ID+".md"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("version file: %v, %v", fi, err)
+	}
+	// A kept text changed on disk is refused, not restored.
+	os.WriteFile(filepath.Join(dir, "ann", "facts", "user.md", v2.ID+".md"), []byte("tampered"), 0o600)
+	if _, err := s.Read("ann", "facts/user.md", v2); err == nil || !strings.Contains(err.Error(), "does not match its checksum") {
+		t.Errorf("tampered Read: %v", err)
+	}
+	// A text whose record was never written (a crash between the two) is not listed.
+	os.WriteFile(filepath.Join(dir, "ann", "facts", "user.md", "20990101T000000.000Z.md"), []byte("x"), 0o600)
+	os.WriteFile(filepath.Join(dir, "ann", "facts", "user.md", "junk.json"), []byte("{"), 0o600)
+	if got, _ := s.List("ann", "facts/user.md"); len(got) != 3 {
+		t.Errorf("half versions listed: %s", ids(got))
+	}
+}
+
+func TestListAllFiles(t *testing.T) {
+	s, c, _ := open(t, 0, 0)
+	s.Record("ann", "facts/a.md", []byte("a"), "x")
+	c.t = c.t.Add(time.Second)
+	s.Record("ann", "episodes/2026-11.md", []byte("e"), "y")
+	c.t = c.t.Add(time.Second)
+	s.Record("ann", "facts/b.md", []byte("b"), "z")
+	s.Record("bob", "facts/a.md", []byte("other user"), "x")
+	all, err := s.List("ann", "")
+	if err != nil || len(all) != 3 || all[0].Path != "facts/b.md" || all[1].Path != "episodes/2026-11.md" || all[2].Path != "facts/a.md" {
+		t.Errorf("List all = %+v, %v", all, err)
+	}
+	if none, err := s.List("carol", ""); err != nil || len(none) != 0 {
+		t.Errorf("a user with no history: %v, %v", none, err)
+	}
+}
+
+func TestRetention(t *testing.T) {
+	s, c, _ := open(t, 3, 48*time.Hour)
+	for i := range 5 {
+		s.Record("ann", "facts/a.md", []byte{byte('a' + i)}, "x")
+		c.t = c.t.Add(time.Hour)
+	}
+	got, _ := s.List("ann", "facts/a.md")
+	if len(got) != 3 || got[0].Size != 1 {
+		t.Fatalf("keep 3: %s", ids(got))
+	}
+	if text, _ := s.Read("ann", "facts/a.md", got[2]); string(text) != "c" {
+		t.Errorf("the oldest kept is %q, want c", text)
+	}
+	// Two days later one more version: the older ones are past maxAge; the
+	// newest is kept whatever its age.
+	c.t = c.t.Add(72 * time.Hour)
+	s.Record("ann", "facts/a.md", []byte("z"), "x")
+	got, _ = s.List("ann", "facts/a.md")
+	if len(got) != 1 {
+		t.Errorf("maxAge: %s", ids(got))
+	}
+}
+
+func TestDelete(t *testing.T) {
+	s, c, _ := open(t, 0, 0)
+	if err := s.RecordDelete("ann", "facts/a.md", []byte("last words"), "forget"); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := s.List("ann", "facts/a.md")
+	if len(got) != 2 || !got[0].Deleted || got[0].Who != "forget" || got[1].Who != "before delete" {
+		t.Fatalf("after delete: %+v", got)
+	}
+	if _, err := s.Read("ann", "facts/a.md", got[0]); err == nil || !strings.Contains(err.Error(), "records its deletion") {
+		t.Errorf("Read of a deletion: %v", err)
+	}
+	// A second delete is not a new version; a delete with no text is recorded alone.
+	c.t = c.t.Add(time.Second)
+	s.RecordDelete("ann", "facts/a.md", nil, "forget")
+	s.RecordDelete("ann", "facts/b.md", nil, "forget")
+	if got, _ := s.List("ann", "facts/a.md"); len(got) != 2 {
+		t.Errorf("second delete recorded: %+v", got)
+	}
+	if got, _ := s.List("ann", "facts/b.md"); len(got) != 1 || !got[0].Deleted {
+		t.Errorf("delete alone: %+v", got)
+	}
+}
+
+func TestFind(t *testing.T) {
+	s, c, _ := open(t, 0, 0)
+	if _, err := s.Find("ann", "facts/a.md", "x"); !errors.Is(err, ErrNoVersion) || !strings.Contains(err.Error(), "has no history") {
+		t.Errorf("Find with no history: %v", err)
+	}
+	v1, _, _ := s.Record("ann", "facts/a.md", []byte("1"), "x") // 10:00
+	c.t = c.t.Add(2 * time.Hour)
+	v2, _, _ := s.Record("ann", "facts/a.md", []byte("2"), "x") // 12:00
+	for _, tc := range []struct{ at, want string }{
+		{v1.ID, v1.ID},
+		{"2026-11-25 11:00", v1.ID},
+		{"2026-11-25 12:00", v2.ID},
+		{"2026-11-25T12:00:00+01:00", v1.ID}, // 11:00 UTC
+		{"2026-11-25", v2.ID},                // the end of that day
+		{"2026-11-25T13:00", v2.ID},
+		{"2026-11-25 10:00:00", v1.ID},
+	} {
+		if v, err := s.Find("ann", "facts/a.md", tc.at); err != nil || v.ID != tc.want {
+			t.Errorf("Find(%q) = %s, %v; want %s", tc.at, v.ID, err, tc.want)
+		}
+	}
+	if _, err := s.Find("ann", "facts/a.md", "2026-11-24"); !errors.Is(err, ErrNoVersion) || !strings.Contains(err.Error(), "the oldest kept is "+v1.ID) {
+		t.Errorf("Find before the oldest: %v", err)
+	}
+	if _, err := s.Find("ann", "facts/a.md", "yesterday"); !errors.Is(err, ErrNoVersion) || !strings.Contains(err.Error(), "give a version id") {
+		t.Errorf("Find of nonsense: %v", err)
+	}
+}
+
+func TestRemove(t *testing.T) {
+	s, _, dir := open(t, 0, 0)
+	s.Record("ann", "facts/a.md", []byte("a"), "x")
+	s.Record("ann", "facts/b.md", []byte("b"), "x")
+	if err := s.Remove("ann", "facts/a.md"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.List("ann", ""); len(got) != 1 || got[0].Path != "facts/b.md" {
+		t.Errorf("after Remove: %+v", got)
+	}
+	if err := s.RemoveUser("ann"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ann")); !os.IsNotExist(err) {
+		t.Errorf("user history left: %v", err)
+	}
+}
+
+func TestBadNames(t *testing.T) {
+	s, _, _ := open(t, 0, 0)
+	for _, call := range []func() error{
+		func() error { _, _, err := s.Record("../x", "facts/a.md", nil, "x"); return err },
+		func() error { _, _, err := s.Record("ann", "../../etc/passwd", nil, "x"); return err },
+		func() error { _, err := s.List("ann", "facts/../../x.md"); return err },
+		func() error { _, err := s.List("..", ""); return err },
+		func() error { _, err := s.Read("ann", "x", Version{}); return err },
+		func() error { return s.Remove("ann", "x") },
+		func() error { return s.RemoveUser("/") },
+		func() error { return s.RecordDelete("ann", "x", nil, "x") },
+	} {
+		if err := call(); err == nil {
+			t.Error("a bad user or path was accepted")
+		}
+	}
+}
+
+func TestOpenErrors(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "f")
+	os.WriteFile(file, nil, 0o600)
+	if _, err := Open(Options{Dir: filepath.Join(file, "history")}); err == nil {
+		t.Error("Open under a file succeeded")
+	}
+}
+
+func TestSummary(t *testing.T) {
+	for _, tc := range []struct {
+		a, b   string
+		exists bool
+		want   string
+	}{
+		{"", "x\ny\n", false, "created, 2 lines"},
+		{"a\nb\n", "a\nb\n", true, "unchanged"},
+		{"a\nb\n", "a\nc\nd\n", true, "+2 −1 lines"},
+		{"a\na\n", "a\n", true, "+0 −1 lines"},
+		{"a\n", "", true, "+0 −1 lines"},
+	} {
+		if got := Summary([]byte(tc.a), []byte(tc.b), tc.exists); got != tc.want {
+			t.Errorf("Summary(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
