@@ -33,16 +33,18 @@ type memorySub struct {
 }
 
 var memorySubs = map[string]memorySub{
-	"users":  {"", 0, 0},
-	"ls":     {"USER", 1, 1},
-	"show":   {"USER PATH", 2, 2},
-	"check":  {"[USER]", 0, 1},
-	"forget": {"USER [PATH] --yes", 1, 2},
-	"export": {"USER", 1, 1},
-	"edit":   {"USER PATH", 2, 2},
+	"users":   {"", 0, 0},
+	"ls":      {"USER", 1, 1},
+	"show":    {"USER PATH", 2, 2},
+	"check":   {"[USER]", 0, 1},
+	"forget":  {"USER [PATH] --yes", 1, 2},
+	"export":  {"USER", 1, 1},
+	"edit":    {"USER PATH", 2, 2},
+	"history": {"USER [PATH]", 1, 2},
+	"restore": {"USER PATH --at ID|TIME", 2, 2},
 }
 
-const memorySubNames = "users, ls, show, check, forget, export, edit"
+const memorySubNames = "users, ls, show, check, forget, export, edit, history, restore"
 
 // runMemory is `mnemo memory SUBCOMMAND ...`.
 func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
@@ -56,9 +58,12 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 	}
 	usage := strings.TrimSpace("mnemo memory " + name + " " + sub.args)
 	fs := newFlagSet("memory " + name)
-	yes := false
-	if name == "forget" {
+	yes, at := false, ""
+	switch name {
+	case "forget":
 		fs.BoolVar(&yes, "yes", false, "really delete")
+	case "restore":
+		fs.StringVar(&at, "at", "", "version id or time")
 	}
 	pos, err := parseArgs(fs, args)
 	if err != nil {
@@ -97,6 +102,10 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 		return m.forget(ctx, pos[0], append(pos, "")[1], yes)
 	case "edit":
 		return m.edit(ctx, pos[0], pos[1])
+	case "history":
+		return m.history(pos[0], append(pos, "")[1])
+	case "restore":
+		return m.restore(pos[0], pos[1], at)
 	}
 	return m.export(pos[0])
 }

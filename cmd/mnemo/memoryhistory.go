@@ -1,0 +1,138 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/memory"
+	memhistory "github.com/mnemo-agent/mnemo/memory/history"
+)
+
+// openHistory opens the history folder in the state folder.
+func openHistory(cfg *Config, now func() time.Time) (*memhistory.Store, error) {
+	h, err := memhistory.Open(memhistory.Options{
+		Dir: filepath.Join(stateDir(cfg), "history"), Now: now,
+	})
+	if err != nil {
+		return nil, failure(err)
+	}
+	return h, nil
+}
+
+// history is `mnemo memory history USER [PATH]`: the versions kept of one
+// file, or of all the user's files, newest first, each with what changed
+// since the version before it.
+func (m *memoryCmd) history(name, p string) error {
+	h, err := openHistory(m.cfg, time.Now)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	versions, err := h.List(name, p)
+	if err != nil {
+		return failure(err)
+	}
+	if len(versions) == 0 {
+		what := name
+		if p != "" {
+			what = p + " of " + name
+		}
+		_, err := fmt.Fprintf(m.env.stdout, "no history of %s: nothing was changed through mnemo (or seen changed) since history was kept\n", what)
+		return err
+	}
+	tw := tabwriter.NewWriter(m.env.stdout, 0, 4, 2, ' ', 0)
+	head := "ID\tTIME (UTC)\tWHO\tSIZE\tCHANGE"
+	if p == "" {
+		head = "ID\tTIME (UTC)\tPATH\tWHO\tSIZE\tCHANGE"
+	}
+	fmt.Fprintln(tw, head)
+	for i, v := range versions {
+		change := "deleted"
+		if !v.Deleted {
+			change = m.change(h, name, v, versions[i+1:])
+		}
+		cols := []string{v.ID, v.Time.Format("2006-01-02 15:04:05"), v.Who, memory.FormatSize(v.Size), change}
+		if p == "" {
+			cols = []string{v.ID, v.Time.Format("2006-01-02 15:04:05"), v.Path, v.Who, memory.FormatSize(v.Size), change}
+		}
+		fmt.Fprintln(tw, strings.Join(cols, "\t"))
+	}
+	return tw.Flush()
+}
+
+// change summarizes version v against the next older version of the same
+// file among older.
+func (m *memoryCmd) change(h *memhistory.Store, name string, v memhistory.Version, older []memhistory.Version) string {
+	text, err := h.Read(name, v.Path, v)
+	if err != nil {
+		return "(unreadable: " + err.Error() + ")"
+	}
+	for _, o := range older {
+		if o.Path != v.Path {
+			continue
+		}
+		if o.Deleted {
+			return memhistory.Summary(nil, text, false)
+		}
+		prev, err := h.Read(name, o.Path, o)
+		if err != nil {
+			return "(earlier version unreadable)"
+		}
+		return memhistory.Summary(prev, text, true)
+	}
+	return memhistory.Summary(nil, text, false)
+}
+
+// restore is `mnemo memory restore USER PATH --at ID|TIME`: the version
+// is written back atomically (only over the file as it was just read: a
+// write in between makes it fail, nothing overwritten) and recorded as a
+// change of its own.
+func (m *memoryCmd) restore(name, p, at string) error {
+	if strings.TrimSpace(at) == "" {
+		return usageError("memory restore needs --at ID or --at TIME (mnemo memory history %s %s lists them); usage: mnemo memory restore USER PATH --at ID|TIME", name, p)
+	}
+	h, err := openHistory(m.cfg, time.Now)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	v, err := h.Find(name, p, at)
+	if err != nil {
+		return failure(err)
+	}
+	text, err := h.Read(name, p, v)
+	if err != nil {
+		return failure(err)
+	}
+	u, err := m.store.User(name)
+	if err != nil {
+		return failure(err)
+	}
+	cur, err := u.Version(p)
+	if err != nil {
+		return failure(err)
+	}
+	// The text being replaced is kept first, so a restore can be undone.
+	if cur.Exists {
+		if doc, err := u.Read(p); err == nil && doc.Version.Same(cur) {
+			if _, _, err := h.Record(name, p, []byte(doc.Text), "before restore"); err != nil {
+				return failure(err)
+			}
+		}
+	}
+	if _, err := u.Replace(p, string(text), cur, nil); err != nil {
+		if errors.Is(err, memory.ErrConflict) {
+			return failure(fmt.Errorf("%s of %s changed while restoring; nothing was overwritten: run the restore again", p, name))
+		}
+		return failure(err)
+	}
+	if _, _, err := h.Record(name, p, text, "restore of "+v.ID); err != nil {
+		return failure(fmt.Errorf("restored, but the history could not record it: %w", err))
+	}
+	_, err = fmt.Fprintf(m.env.stdout, "restored %s of %s to version %s (%s, %s by %s)\n", p, name, v.ID, memory.FormatSize(v.Size), v.Time.Format("2006-01-02 15:04:05 UTC"), v.Who)
+	return err
+}
