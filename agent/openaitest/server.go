@@ -27,6 +27,17 @@ const ScriptExhaustedCode = "openaitest_script_exhausted"
 // maxBody bounds how much of a request body the server reads.
 const maxBody = 32 << 20
 
+// ChatRequest and Message name the types a recorded request is decoded
+// into, so a test reads requests without importing a client library itself.
+type (
+	ChatRequest = openai.ChatCompletionRequest
+	Message     = openai.ChatCompletionMessage
+)
+
+// FinishLength is the finish reason of a reply cut off at the token limit
+// (see Reply.WithFinishReason).
+const FinishLength = openai.FinishReasonLength
+
 // Request is one recorded chat completion request.
 type Request struct {
 	Seq    int         // 1 for the first request the server got, then 2, ...

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -17,17 +17,19 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/mnemo-agent/mnemo/llm"
 )
 
-// DefaultLLMBaseURL is the model server LLMConfig.BaseURL defaults to.
-const DefaultLLMBaseURL = "https://api.openai.com/v1"
+// DefaultBaseURL is the model server Config.BaseURL defaults to.
+const DefaultBaseURL = "https://api.openai.com/v1"
 
 const (
 	defaultLLMTimeout    = 60 * time.Second
 	defaultMaxRetries    = 3
 	defaultMaxRetryAfter = 60 * time.Second
-	// DefaultMaxResponseBytes is LLMConfig.MaxResponseBytes when unset
+	// DefaultMaxResponseBytes is Config.MaxResponseBytes when unset
 	// (llm.maxResponseBytes).
 	DefaultMaxResponseBytes = 4 << 20
 	backoffBase             = time.Second
@@ -39,47 +41,11 @@ const (
 	minRedactLen = 8
 )
 
-// Errors Complete returns wrap one of these, so callers can tell them apart
-// with errors.Is. The *LLMError carrying them also unwraps to go-openai's
-// own error (*openai.APIError, *openai.RequestError) or the transport's.
-var (
-	// ErrRateLimited: HTTP 429 that did not clear within the retries, or
-	// whose Retry-After was longer than LLMConfig.MaxRetryAfter.
-	ErrRateLimited = errors.New("rate limited by the model server")
-	// ErrQuota: the account is out of credit (HTTP 429 insufficient_quota).
-	// Not retried: it does not pass by waiting.
-	ErrQuota = errors.New("model provider quota exhausted (insufficient_quota): check the account's plan and billing")
-	// ErrAuth: HTTP 401 or 403.
-	ErrAuth = errors.New("the model server refused the credentials: check OPENAI_API_KEY")
-	// ErrUnavailable: HTTP 5xx, a non-JSON error page from a proxy, a
-	// transport error or an attempt timeout that did not clear within the
-	// retries.
-	ErrUnavailable = errors.New("model server unavailable")
-	// ErrContextLength: the request is longer than the model's context
-	// window (code context_length_exceeded). Not retried.
-	ErrContextLength = errors.New("conversation too long for the model's context window")
-	// ErrBadRequest: any other refusal (400, 404 unknown model, 422, ...),
-	// a request go-openai refused to send, or a bad base URL. Not retried.
-	ErrBadRequest = errors.New("the model server rejected the request")
-	// ErrBadResponse: a 200 whose body is not a chat completion, or has no
-	// choices. Not retried.
-	ErrBadResponse = errors.New("unusable reply from the model server")
-	// ErrTruncated: the reply hit the token limit (finish_reason "length")
-	// in the middle of tool calls. Complete returns the response as well,
-	// with those tool calls removed so they are never run; the text, if
-	// any, is kept.
-	ErrTruncated = errors.New("the model's reply was cut off at the token limit in the middle of tool calls")
-	// ErrResponseTooLarge: the response body (a success or an error page)
-	// is longer than LLMConfig.MaxResponseBytes; the client stops reading
-	// there. Not retried: it would not get smaller.
-	ErrResponseTooLarge = errors.New("the model server's response is too large")
-)
-
-// LLMError is the error Complete returns. Kind is one of the Err* sentinels
+// Error is the error Complete returns. Kind is one of the Err* sentinels
 // above, or context.Canceled / context.DeadlineExceeded when the caller's
 // context ended; Err is the last underlying error. The message names the
 // model and the base URL (without credentials or query), never the API key.
-type LLMError struct {
+type Error struct {
 	Kind       error
 	Model      string
 	BaseURL    string
@@ -90,13 +56,13 @@ type LLMError struct {
 	Err        error
 }
 
-func (e *LLMError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
 	model := e.Model
 	if model == "" {
 		model = "(no model)"
 	}
-	fmt.Fprintf(&b, "llm %s at %s: %v", model, RedactURLs(e.BaseURL), e.Kind)
+	fmt.Fprintf(&b, "llm %s at %s: %v", model, llm.RedactURLs(e.BaseURL), e.Kind)
 	var facts []string
 	if e.StatusCode != 0 {
 		facts = append(facts, "HTTP "+strconv.Itoa(e.StatusCode))
@@ -116,11 +82,11 @@ func (e *LLMError) Error() string {
 	if e.Err != nil {
 		b.WriteString(": " + describe(e.Err))
 	}
-	return RedactURLs(b.String()) // the cause may name the URL too
+	return llm.RedactURLs(b.String()) // the cause may name the URL too
 }
 
 // Unwrap gives Kind and Err to errors.Is and errors.As.
-func (e *LLMError) Unwrap() []error {
+func (e *Error) Unwrap() []error {
 	if e.Err == nil {
 		return []error{e.Kind}
 	}
@@ -133,8 +99,8 @@ func describe(err error) string {
 	if r, ok := err.(redacted); ok {
 		return strings.ReplaceAll(describe(r.err), r.secret, "[REDACTED]")
 	}
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
 	switch {
 	case errors.As(err, &reqErr):
 		body := strings.Join(strings.Fields(string(reqErr.Body)), " ")
@@ -157,9 +123,9 @@ type redacted struct {
 func (r redacted) Error() string { return strings.ReplaceAll(r.err.Error(), r.secret, "[REDACTED]") }
 func (r redacted) Unwrap() error { return r.err }
 
-// LLMConfig configures an LLM. Only BaseURL and APIKey matter in production;
+// Config configures an LLM. Only BaseURL and APIKey matter in production;
 // the rest have defaults.
-type LLMConfig struct {
+type Config struct {
 	// BaseURL of an OpenAI-compatible API, e.g. https://api.openai.com/v1
 	// (the default when empty) or http://127.0.0.1:11434/v1 (Ollama).
 	BaseURL string
@@ -183,7 +149,7 @@ type LLMConfig struct {
 	MaxRetryAfter time.Duration
 	// MaxResponseBytes bounds how much of a response body is read (a
 	// success or an error page); past it the call fails with
-	// ErrResponseTooLarge. <= 0 means DefaultMaxResponseBytes (4 MiB).
+	// llm.ErrResponseTooLarge. <= 0 means DefaultMaxResponseBytes (4 MiB).
 	MaxResponseBytes int64
 	// Logger nil → discard.
 	Logger *slog.Logger
@@ -202,15 +168,15 @@ type Usage struct {
 	CompletionTokens int64
 	TotalTokens      int64
 	Retries          int64 // attempts beyond the first of each call
-	Failures         int64 // calls that returned an error other than ErrTruncated
-	Truncated        int64 // calls that returned ErrTruncated
+	Failures         int64 // calls that returned an error other than llm.ErrTruncated
+	Truncated        int64 // calls that returned llm.ErrTruncated
 }
 
 // LLM is a chat completion client for an OpenAI-compatible server with
 // retries, per-attempt timeouts, error classification and token counting.
 // It is safe for concurrent use.
-type LLM struct {
-	client        *openai.Client
+type Client struct {
+	client        *goopenai.Client
 	baseURL       string // as configured, for requests
 	shownURL      string // for messages: no credentials, no query
 	apiKey        string
@@ -226,9 +192,9 @@ type LLM struct {
 	calls, prompt, completion, total, retries, failures, truncated atomic.Int64
 }
 
-// NewLLM returns a client for cfg, filling in defaults.
-func NewLLM(cfg LLMConfig) *LLM {
-	c := &LLM{
+// New returns a client for cfg, filling in defaults.
+func New(cfg Config) *Client {
+	c := &Client{
 		baseURL:       strings.TrimRight(cfg.BaseURL, "/"),
 		apiKey:        cfg.APIKey,
 		timeout:       cfg.Timeout,
@@ -241,7 +207,7 @@ func NewLLM(cfg LLMConfig) *LLM {
 		now:           time.Now,
 	}
 	if c.baseURL == "" {
-		c.baseURL = DefaultLLMBaseURL
+		c.baseURL = DefaultBaseURL
 	}
 	c.shownURL = displayURL(c.baseURL)
 	if c.timeout <= 0 {
@@ -276,10 +242,10 @@ func NewLLM(cfg LLMConfig) *LLM {
 	// as it was.
 	limited := *hc
 	limited.Transport = &limitTransport{base: hc.Transport, limit: c.maxResponse}
-	oc := openai.DefaultConfig(cfg.APIKey)
+	oc := goopenai.DefaultConfig(cfg.APIKey)
 	oc.BaseURL = c.baseURL
 	oc.HTTPClient = &limited
-	c.client = openai.NewClientWithConfig(oc)
+	c.client = goopenai.NewClientWithConfig(oc)
 	return c
 }
 
@@ -297,7 +263,7 @@ func defaultHTTPClient() *http.Client {
 }
 
 // limitTransport hands go-openai response bodies that end with
-// ErrResponseTooLarge once more than limit bytes are read, so a runaway
+// llm.ErrResponseTooLarge once more than limit bytes are read, so a runaway
 // server cannot make the client buffer gigabytes.
 type limitTransport struct {
 	base  http.RoundTripper // nil → http.DefaultTransport
@@ -319,7 +285,7 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 // limitedBody reads at most limit bytes of rc; reading past them (or any
 // of a body whose Content-Length already says it is longer) fails with
-// ErrResponseTooLarge.
+// llm.ErrResponseTooLarge.
 type limitedBody struct {
 	rc          io.ReadCloser
 	left, limit int64
@@ -355,7 +321,7 @@ func (b *limitedBody) tooLarge() error { return tooLargeError(b.limit) }
 // tooLargeError is what a response over limit bytes fails with.
 func tooLargeError(limit int64) error {
 	return fmt.Errorf("%w: it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL",
-		ErrResponseTooLarge, limit)
+		llm.ErrResponseTooLarge, limit)
 }
 
 // displayURL is raw without user info, query and fragment.
@@ -383,7 +349,7 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // Usage returns the cumulative counters.
-func (c *LLM) Usage() Usage {
+func (c *Client) Usage() Usage {
 	return Usage{
 		Calls:            c.calls.Load(),
 		PromptTokens:     c.prompt.Load(),
@@ -404,8 +370,8 @@ type failure struct {
 	detail string
 }
 
-// Complete sends one chat completion request (req.Stream is ignored: the
-// call is never streamed) and returns the response.
+// Complete sends one chat completion request (never streamed) and returns
+// the first choice of the response.
 //
 // Transient failures are retried up to MaxRetries times: HTTP 429 (except
 // insufficient_quota), 5xx (with a JSON error or a proxy's HTML page),
@@ -415,16 +381,25 @@ type failure struct {
 // scaled by a random factor in [0.5, 1)). It stops at once when ctx is done.
 // Other failures are not retried.
 //
-// On failure the error is an *LLMError wrapping one of ErrRateLimited,
-// ErrQuota, ErrAuth, ErrUnavailable, ErrContextLength, ErrBadRequest,
-// ErrBadResponse (zero choices), ErrResponseTooLarge (a body longer than
+// On failure the error is an *Error wrapping one of llm.ErrRateLimited,
+// llm.ErrQuota, llm.ErrAuth, llm.ErrUnavailable, llm.ErrContextLength, llm.ErrBadRequest,
+// llm.ErrBadResponse (zero choices), llm.ErrResponseTooLarge (a body longer than
 // MaxResponseBytes, of which no more is read), or ctx's error.
 //
 // When a choice has finish_reason "length" and tool calls, those calls were
 // cut short: Complete removes them from the response (so they can never be
-// run) and returns the response together with an *LLMError wrapping
-// ErrTruncated. This is the one error with a usable response.
-func (c *LLM) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+// run) and returns the response together with an *Error wrapping
+// llm.ErrTruncated. This is the one error with a usable response.
+func (c *Client) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	resp, err := c.complete(ctx, toWire(req))
+	if len(resp.Choices) == 0 {
+		return llm.Response{}, err
+	}
+	return fromWire(resp), err
+}
+
+// complete is Complete on go-openai's types.
+func (c *Client) complete(ctx context.Context, req goopenai.ChatCompletionRequest) (goopenai.ChatCompletionResponse, error) {
 	c.calls.Add(1)
 	req.Stream = false
 	start := time.Now()
@@ -432,7 +407,7 @@ func (c *LLM) Complete(ctx context.Context, req openai.ChatCompletionRequest) (o
 		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		// go-openai appends "/chat/completions" to the base URL as a string,
 		// so a query or fragment would swallow the path.
-		return openai.ChatCompletionResponse{}, c.fail(req, failure{kind: ErrBadRequest,
+		return goopenai.ChatCompletionResponse{}, c.fail(req, failure{kind: llm.ErrBadRequest,
 			detail: "the base URL must be an http(s) URL without query or fragment (set OPENAI_BASE_URL or llm.baseURL)"}, 0, nil)
 	}
 	for attempt := 1; ; attempt++ {
@@ -445,15 +420,15 @@ func (c *LLM) Complete(ctx context.Context, req openai.ChatCompletionRequest) (o
 		case ctx.Err() != nil:
 			f.kind, f.retry = ctx.Err(), false
 		case timedOut:
-			f = failure{kind: ErrUnavailable, retry: true, detail: fmt.Sprintf("attempt timed out after %v", c.timeout)}
+			f = failure{kind: llm.ErrUnavailable, retry: true, detail: fmt.Sprintf("attempt timed out after %v", c.timeout)}
 		}
 		if !f.retry || attempt > c.maxRetries {
-			return openai.ChatCompletionResponse{}, c.fail(req, f, attempt, err)
+			return goopenai.ChatCompletionResponse{}, c.fail(req, f, attempt, err)
 		}
 		delay, fromServer := retryAfter(resp.Header(), c.now())
 		if fromServer && delay > c.maxRetryAfter {
 			f.detail = fmt.Sprintf("the server asked to retry after %v, longer than the %v this client waits", delay, c.maxRetryAfter)
-			return openai.ChatCompletionResponse{}, c.fail(req, f, attempt, err)
+			return goopenai.ChatCompletionResponse{}, c.fail(req, f, attempt, err)
 		}
 		if !fromServer {
 			delay = c.backoff(attempt)
@@ -465,14 +440,14 @@ func (c *LLM) Complete(ctx context.Context, req openai.ChatCompletionRequest) (o
 			if ctx.Err() != nil {
 				serr = ctx.Err()
 			}
-			return openai.ChatCompletionResponse{}, c.fail(req, failure{kind: serr, status: f.status, code: f.code}, attempt, err)
+			return goopenai.ChatCompletionResponse{}, c.fail(req, failure{kind: serr, status: f.status, code: f.code}, attempt, err)
 		}
 	}
 }
 
 // attempt makes one HTTP attempt under its own timeout; timedOut reports
 // that this timeout (not the caller's context) ended it.
-func (c *LLM) attempt(ctx context.Context, req openai.ChatCompletionRequest) (resp openai.ChatCompletionResponse, timedOut bool, err error) {
+func (c *Client) attempt(ctx context.Context, req goopenai.ChatCompletionRequest) (resp goopenai.ChatCompletionResponse, timedOut bool, err error) {
 	actx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	resp, err = c.client.CreateChatCompletion(actx, req)
@@ -480,7 +455,7 @@ func (c *LLM) attempt(ctx context.Context, req openai.ChatCompletionRequest) (re
 	return resp, timedOut, err
 }
 
-func (c *LLM) succeed(req openai.ChatCompletionRequest, resp openai.ChatCompletionResponse, attempts int, start time.Time) (openai.ChatCompletionResponse, error) {
+func (c *Client) succeed(req goopenai.ChatCompletionRequest, resp goopenai.ChatCompletionResponse, attempts int, start time.Time) (goopenai.ChatCompletionResponse, error) {
 	u := resp.Usage
 	c.prompt.Add(int64(u.PromptTokens))
 	c.completion.Add(int64(u.CompletionTokens))
@@ -493,12 +468,12 @@ func (c *LLM) succeed(req openai.ChatCompletionRequest, resp openai.ChatCompleti
 		"attempts", attempts, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens,
 		"total_tokens", u.TotalTokens, "finish_reason", finish)
 	if len(resp.Choices) == 0 {
-		return resp, c.fail(req, failure{kind: ErrBadResponse, detail: "the response has no choices"}, attempts, nil)
+		return resp, c.fail(req, failure{kind: llm.ErrBadResponse, detail: "the response has no choices"}, attempts, nil)
 	}
 	var dropped []string
 	for i := range resp.Choices {
 		m := &resp.Choices[i].Message
-		if resp.Choices[i].FinishReason != openai.FinishReasonLength {
+		if resp.Choices[i].FinishReason != goopenai.FinishReasonLength {
 			continue
 		}
 		for _, tc := range m.ToolCalls {
@@ -511,7 +486,7 @@ func (c *LLM) succeed(req openai.ChatCompletionRequest, resp openai.ChatCompleti
 	}
 	if len(dropped) > 0 {
 		c.truncated.Add(1)
-		err := &LLMError{Kind: ErrTruncated, Model: req.Model, BaseURL: c.shownURL, Attempts: attempts,
+		err := &Error{Kind: llm.ErrTruncated, Model: req.Model, BaseURL: c.shownURL, Attempts: attempts,
 			Detail: fmt.Sprintf("dropped the unfinished call(s) %s without running them; ask for shorter arguments or raise the token limit",
 				strings.Join(dropped, ", "))}
 		c.log.Debug("llm: truncated tool calls", "model", req.Model, "dropped", dropped)
@@ -520,18 +495,18 @@ func (c *LLM) succeed(req openai.ChatCompletionRequest, resp openai.ChatCompleti
 	return resp, nil
 }
 
-func (c *LLM) fail(req openai.ChatCompletionRequest, f failure, attempts int, err error) error {
+func (c *Client) fail(req goopenai.ChatCompletionRequest, f failure, attempts int, err error) error {
 	c.failures.Add(1)
-	e := &LLMError{Kind: f.kind, Model: req.Model, BaseURL: c.shownURL, StatusCode: f.status, Code: f.code,
+	e := &Error{Kind: f.kind, Model: req.Model, BaseURL: c.shownURL, StatusCode: f.status, Code: f.code,
 		Attempts: attempts, Detail: f.detail}
-	if err != nil && f.kind != ErrResponseTooLarge { // its Detail says all the cause would, and no more
+	if err != nil && f.kind != llm.ErrResponseTooLarge { // its Detail says all the cause would, and no more
 		e.Err = c.redact(err)
 	}
 	c.log.Debug("llm: call failed", "model", req.Model, "base_url", c.shownURL, "attempts", attempts, "error", e.Error())
 	return e
 }
 
-func (c *LLM) redact(err error) error {
+func (c *Client) redact(err error) error {
 	if len(c.apiKey) < minRedactLen || !strings.Contains(err.Error(), c.apiKey) {
 		return err
 	}
@@ -539,15 +514,15 @@ func (c *LLM) redact(err error) error {
 }
 
 // classify sorts a failed attempt's error.
-func (c *LLM) classify(err error) failure {
-	var apiErr *openai.APIError
-	var reqErr *openai.RequestError
+func (c *Client) classify(err error) failure {
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
 	var netErr net.Error
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
-	case errors.Is(err, ErrResponseTooLarge): // before the transport errors: go-openai may wrap it
-		return failure{kind: ErrResponseTooLarge, detail: fmt.Sprintf(
+	case errors.Is(err, llm.ErrResponseTooLarge): // before the transport errors: go-openai may wrap it
+		return failure{kind: llm.ErrResponseTooLarge, detail: fmt.Sprintf(
 			"it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL", c.maxResponse)}
 	case errors.As(err, &reqErr): // a non-JSON error body (it may wrap a partial APIError)
 		code := ""
@@ -558,32 +533,32 @@ func (c *LLM) classify(err error) failure {
 	case errors.As(err, &apiErr):
 		return classifyStatus(apiErr.HTTPStatusCode, codeString(apiErr.Code), apiErr.Type)
 	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return failure{kind: ErrUnavailable, retry: true}
+		return failure{kind: llm.ErrUnavailable, retry: true}
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
-		return failure{kind: ErrBadResponse, detail: "the body is not a chat completion"}
+		return failure{kind: llm.ErrBadResponse, detail: "the body is not a chat completion"}
 	}
 	// go-openai's own checks (unsupported model for this endpoint, reasoning
 	// model parameters, Content and MultiContent both set) and the like.
-	return failure{kind: ErrBadRequest, detail: "the request was not sent"}
+	return failure{kind: llm.ErrBadRequest, detail: "the request was not sent"}
 }
 
 func classifyStatus(status int, code, errType string) failure {
 	f := failure{status: status, code: code}
 	switch {
 	case code == "insufficient_quota" || errType == "insufficient_quota":
-		f.kind = ErrQuota
+		f.kind = llm.ErrQuota
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		f.kind = ErrAuth
+		f.kind = llm.ErrAuth
 	case code == "context_length_exceeded":
-		f.kind = ErrContextLength
+		f.kind = llm.ErrContextLength
 	case status == http.StatusTooManyRequests:
-		f.kind, f.retry = ErrRateLimited, true
+		f.kind, f.retry = llm.ErrRateLimited, true
 	case status >= 500:
-		f.kind, f.retry = ErrUnavailable, true
+		f.kind, f.retry = llm.ErrUnavailable, true
 	case status == 0:
-		f.kind = ErrBadResponse
+		f.kind = llm.ErrBadResponse
 	default:
-		f.kind = ErrBadRequest
+		f.kind = llm.ErrBadRequest
 	}
 	return f
 }
@@ -641,7 +616,7 @@ func seconds(s float64) time.Duration {
 
 // backoff is the wait before retry number attempt (1-based): base·2^(n-1),
 // at most backoffMax, scaled by a random factor in [0.5, 1).
-func (c *LLM) backoff(attempt int) time.Duration {
+func (c *Client) backoff(attempt int) time.Duration {
 	d := backoffMax
 	if attempt <= 10 {
 		d = min(backoffBase<<(attempt-1), backoffMax)
@@ -654,7 +629,7 @@ func (c *LLM) backoff(attempt int) time.Duration {
 // it GETs baseURL/models (within 3 seconds, or ctx's deadline if sooner) and
 // returns nil for HTTP 200 with a JSON model list ({"data": [...]}). Used to
 // find a local Ollama at http://127.0.0.1:11434/v1. A nil client means
-// http.DefaultClient. Errors wrap ErrUnavailable.
+// http.DefaultClient. Errors wrap llm.ErrUnavailable.
 func ProbeModels(ctx context.Context, client *http.Client, baseURL string) error {
 	if client == nil {
 		client = http.DefaultClient
@@ -664,22 +639,22 @@ func ProbeModels(ctx context.Context, client *http.Client, baseURL string) error
 	shown := displayURL(baseURL)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, strings.TrimRight(baseURL, "/")+"/models", nil)
 	if err != nil {
-		return fmt.Errorf("probe %s: %w: bad base URL", shown, ErrUnavailable)
+		return fmt.Errorf("probe %s: %w: bad base URL", shown, llm.ErrUnavailable)
 	}
 	req.Header.Set("Accept", "application/json")
 	res, err := client.Do(req)
 	if err != nil {
-		return fmt.Errorf("probe %s: %w: %w", shown, ErrUnavailable, err)
+		return fmt.Errorf("probe %s: %w: %w", shown, llm.ErrUnavailable, err)
 	}
 	defer res.Body.Close()
 	if res.StatusCode != http.StatusOK {
-		return fmt.Errorf("probe %s: %w: GET /models answered %s", shown, ErrUnavailable, res.Status)
+		return fmt.Errorf("probe %s: %w: GET /models answered %s", shown, llm.ErrUnavailable, res.Status)
 	}
 	var list struct {
 		Data *[]json.RawMessage `json:"data"`
 	}
 	if err := json.NewDecoder(io.LimitReader(res.Body, 1<<20)).Decode(&list); err != nil || list.Data == nil {
-		return fmt.Errorf("probe %s: %w: GET /models answered 200 but not with an OpenAI model list", shown, ErrUnavailable)
+		return fmt.Errorf("probe %s: %w: GET /models answered 200 but not with an OpenAI model list", shown, llm.ErrUnavailable)
 	}
 	return nil
 }
