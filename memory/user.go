@@ -188,7 +188,7 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 	if err := checkFact(content); err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
 	}
-	return u.update(p, true, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangeWrite, true, commit, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case v.Exists && base == nil:
 			return nil, fmt.Errorf("%s: %w: it already exists; memory_read it, then write the whole updated file (or use memory_patch)", p, ErrNotRead)
@@ -248,7 +248,7 @@ func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook
 	if err != nil {
 		return Version{}, err
 	}
-	return u.update(p, false, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangePatch, false, commit, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case !v.Exists:
 			if base != nil && base.Exists {
@@ -303,7 +303,7 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 		return Version{}, fmt.Errorf("%s: %w: the entry is dated %s; append it to episodes/%s.md", p, ErrInvalid, e.Date, e.Date[:7])
 	}
 	summary = oneLine(summary, maxSummaryLen)
-	return u.update(p, true, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangeAppend, true, commit, func(cur []byte, v Version) ([]byte, error) {
 		if v.Exists && len(cur) == 0 {
 			return nil, errEmptyOnDisk
 		}
@@ -324,11 +324,40 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 	})
 }
 
-// Commit is one change about to be made to a memory file: the version it
-// replaces and the version it makes.
+// ChangeKind says what a change does to a memory file.
+type ChangeKind string
+
+// The kinds of change.
+const (
+	ChangeCreate ChangeKind = "create" // a file made where there was none (a write or an append)
+	ChangeWrite  ChangeKind = "write"  // a whole fact file replaced
+	ChangePatch  ChangeKind = "patch"  // text replaced in a file
+	ChangeAppend ChangeKind = "append" // an entry added to an episode file
+	ChangeDelete ChangeKind = "delete" // a file removed
+)
+
+// Commit is one change to a memory file: whose file, what kind of change,
+// the version it replaces and the version it makes.
 type Commit struct {
+	User          string
 	Path          string
+	Kind          ChangeKind
 	Before, After Version
+}
+
+// change describes a change of kind from before to after.
+func (u *User) change(p string, kind ChangeKind, before, after Version) Commit {
+	if !before.Exists {
+		kind = ChangeCreate
+	}
+	return Commit{User: u.name, Path: p, Kind: kind, Before: before, After: after}
+}
+
+// changed tells the store's observer of a change made.
+func (u *User) changed(c Commit) {
+	if u.s.opts.OnChange != nil {
+		u.s.opts.OnChange(c)
+	}
 }
 
 // CommitHook is told of a change after its new text is safely in a temp
@@ -340,8 +369,9 @@ type CommitHook func(Commit) error
 // update is the one write path: wait out an editor, read the current
 // version, compute the new text, and rename it into place only if the file
 // is still what was read — re-reading a few times if it keeps changing.
-// commit (when set) is told just before the rename.
-func (u *User) update(p string, create bool, commit CommitHook, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
+// commit (when set) is told just before the rename, as kind (or
+// ChangeCreate when there was no file).
+func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
 	root, err := u.openRoot(create)
@@ -403,7 +433,7 @@ func (u *User) update(p string, create bool, commit CommitHook, compute func(cur
 				return fmt.Errorf("%s %w during the write", p, ErrConflict)
 			}
 			if commit != nil {
-				return commit(Commit{Path: p, Before: v, After: versionOf(out, 0)})
+				return commit(u.change(p, kind, v, versionOf(out, 0)))
 			}
 			return nil
 		})
@@ -419,6 +449,7 @@ func (u *User) update(p string, create bool, commit CommitHook, compute func(cur
 			nv.Ino, _ = fileIno(fi)
 		}
 		u.s.log.Info("memory: wrote", "user", u.name, "path", p, "bytes", len(out), "version", nv.String(), "previous", v.String())
+		u.changed(u.change(p, kind, v, nv))
 		return nv, nil
 	}
 }
@@ -483,6 +514,7 @@ func (u *User) Remove(p string) error {
 	}
 	u.idx.invalidate(p)
 	u.s.log.Info("memory: removed", "user", u.name, "path", p)
+	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}})
 	return syncDir(root, u.s.fault, path.Dir(p))
 }
 

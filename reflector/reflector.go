@@ -59,10 +59,13 @@ type Memory interface {
 	Prepare(user string, factsBudget int, onCommit func(Commit) error) (Prepared, error)
 }
 
-// Commit is one change a memory tool is about to make. Versions are
-// opaque strings that differ when content differs ("" for no file).
+// Commit is one change a memory tool is about to make: the store says
+// which file and what kind of change (create, write, patch, append), so
+// the reflector sees changes rather than tool names. Versions are opaque
+// strings that differ when content differs ("" for no file).
 type Commit struct {
 	Path          string
+	Kind          string
 	Before, After string
 }
 

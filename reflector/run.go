@@ -24,7 +24,7 @@ const (
 //
 //	{"kind":"run","run":"4f…","turns":3}
 //	{"kind":"step","run":"4f…","step":1,"message":{"role":"assistant","tool_calls":[…]}}
-//	{"kind":"intent","run":"4f…","call":2,"path":"facts/user.md","after":"120:9a…"}
+//	{"kind":"intent","run":"4f…","call":2,"path":"facts/user.md","change":"write","after":"120:9a…"}
 //	{"kind":"done","run":"4f…","call":2,"result":"{\"success\":true}"}
 //
 // Each is fsynced before what it vouches for happens: a step before its
@@ -41,6 +41,7 @@ type record struct {
 	Message *stepMessage `json:"message,omitempty"`
 	Call    int          `json:"call,omitempty"`
 	Path    string       `json:"path,omitempty"`
+	Change  string       `json:"change,omitempty"` // of an intent: create, write, patch or append
 	After   string       `json:"after,omitempty"`
 	Result  string       `json:"result,omitempty"`
 }
@@ -286,7 +287,7 @@ func (x *execution) finish(n int, path, res string) string {
 // commit is the store's CommitHook: the intent of the running call is made
 // durable before the store renames the new text into place.
 func (x *execution) commit(c Commit) error {
-	rec := record{Kind: kindIntent, Run: x.run.id, Call: x.cur, Path: c.Path, After: c.After}
+	rec := record{Kind: kindIntent, Run: x.run.id, Call: x.cur, Path: c.Path, Change: c.Kind, After: c.After}
 	if err := x.journal(rec); err != nil {
 		if errors.Is(err, errForgotten) {
 			return err
