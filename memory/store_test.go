@@ -91,7 +91,7 @@ func TestWriteNeedsReadAndDetectsHumanEdit(t *testing.T) {
 	writeFile(t, path, userFact)
 
 	blind := u.NewSession()
-	if err := blind.Write("facts/user.md", userFact+"- x\n"); !errors.Is(err, ErrNotRead) || !strings.Contains(err.Error(), "memory_read it") {
+	if err := blind.Write("facts/user.md", userFact+"- x\n"); !errors.Is(err, ErrNotRead) || !strings.Contains(err.Error(), "not read first") {
 		t.Fatalf("blind write = %v; want ErrNotRead", err)
 	}
 
@@ -103,7 +103,7 @@ func TestWriteNeedsReadAndDetectsHumanEdit(t *testing.T) {
 	human := strings.Replace(userFact, "Zhang San", "Zhang Wei", 1)
 	writeFile(t, path, human)
 	err := sess.Write("facts/user.md", userFact+"- Role: dev\n")
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "memory_read it again") {
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "after it was read") {
 		t.Fatalf("write over a human edit = %v; want ErrConflict", err)
 	}
 	if got := readFile(t, path); got != human {

@@ -169,7 +169,7 @@ func (u *User) Read(p string) (Doc, error) {
 }
 
 func notFound(p string) error {
-	return fmt.Errorf("%s: %w; memory_list shows the files that exist", p, ErrNotFound)
+	return fmt.Errorf("%s: %w", p, ErrNotFound)
 }
 
 // Write replaces (or creates) a fact file. base is the version the caller
@@ -191,7 +191,7 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 	return u.update(p, ChangeWrite, true, commit, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case v.Exists && base == nil:
-			return nil, fmt.Errorf("%s: %w: it already exists; memory_read it, then write the whole updated file (or use memory_patch)", p, ErrNotRead)
+			return nil, fmt.Errorf("%s: %w: it already exists", p, ErrNotRead)
 		case base != nil && !v.Same(*base):
 			return nil, conflict(p, *base, v)
 		}
@@ -199,7 +199,27 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 	})
 }
 
-func conflict(p string, base, cur Version) error {
+// ConflictError is the ErrConflict of a write or patch based on a version
+// that is no longer the file's: someone (a person, most likely) changed
+// the file after the caller read it.
+type ConflictError struct {
+	Path string
+	How  string // "was edited", "was deleted" or "was created"
+	Also error  // of a patch: why it does not apply to the new text either; or nil
+}
+
+func (e *ConflictError) Error() string {
+	s := fmt.Sprintf("%s %v (it %s after it was read)", e.Path, ErrConflict, e.How)
+	if e.Also != nil {
+		s += "; also: " + e.Also.Error()
+	}
+	return s
+}
+
+// Unwrap makes the error ErrConflict for errors.Is.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+func conflict(p string, base, cur Version) *ConflictError {
 	how := "was edited"
 	switch {
 	case !cur.Exists:
@@ -207,7 +227,7 @@ func conflict(p string, base, cur Version) error {
 	case !base.Exists:
 		how = "was created"
 	}
-	return fmt.Errorf("%s %w (it %s, probably by a person, after you read it); memory_read it again and redo your change on what is there now", p, ErrConflict, how)
+	return &ConflictError{Path: p, How: how}
 }
 
 // Patch is one text replacement of memory_patch.
@@ -256,12 +276,14 @@ func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook
 			}
 			return nil, notFound(p)
 		case base == nil:
-			return nil, fmt.Errorf("%s: %w: memory_read it, then patch what you read", p, ErrNotRead)
+			return nil, fmt.Errorf("%s: %w", p, ErrNotRead)
 		}
 		out, err := applyPatches(p, string(cur), patches)
 		if err != nil {
 			if !v.Same(*base) {
-				return nil, fmt.Errorf("%w; also: %v", conflict(p, *base, v), err)
+				c := conflict(p, *base, v)
+				c.Also = err
+				return nil, c
 			}
 			return nil, err
 		}
