@@ -57,7 +57,36 @@ func TestToolErrorWording(t *testing.T) {
 	if !errors.As(err, &c) || c.How != "was deleted" || err.Error() != "facts/user.md changed on disk since it was read (it was deleted after it was read)" {
 		t.Errorf("store's conflict error: %v", err)
 	}
-	if forModel(nil, "") != nil {
+	// The wrong kind of file, and the size limits.
+	small := toolMap(AllTools(mustUser(t, newStore(t, func(o *Options) { o.WriteCap = 64 }), "bob").NewSession()))
+	entry := "## T\n- Summary: s\n- Date: 2026-03-01\n"
+	long := strings.Repeat("x", 80)
+	for _, st := range []struct{ tool, args, want string }{
+		{"memory_write", `{"path":"episodes/2026-03.md","content":"x"}`, "bad memory path: memory_write writes facts/<name>.md files; add to episodes/2026-03.md with memory_append"},
+		{"memory_append", `{"path":"facts/user.md","entry":"x"}`, "bad memory path: memory_append adds to episodes/YYYY-MM.md files; change facts/user.md with memory_write or memory_patch"},
+		{"memory_write", `{"path":"facts/big.md","content":"` + long + `"}`, "facts/big.md: too large: 80 bytes, the limit is 64; keep facts short or split them into several files"},
+		{"memory_append", `{"path":"episodes/2026-03.md","entry":"` + long + `"}`, "episodes/2026-03.md: too large: the entry is 80 bytes, the limit is 64; keep entries to the essentials"},
+	} {
+		if _, err := call(t, small, st.tool, st.args); err == nil || err.Error() != st.want {
+			t.Errorf("%s(%s) error:\n%v\nwant\n%s", st.tool, st.args, err, st.want)
+		}
+	}
+	full := filepath.Join(s.Dir(), "alice/episodes/2026-03.md")
+	writeFile(t, full, "# 2026-03 Episodes\n\n> Summary: s\n\n"+strings.Repeat("y", maxEpisodeFile))
+	_, err = call(t, tools, "memory_append", `{"path":"episodes/2026-03.md","entry":"`+strings.ReplaceAll(entry, "\n", `\n`)+`"}`)
+	if want := "episodes/2026-03.md: too large: the file would pass 1048576 bytes; ask an admin to split or trim it"; err == nil || err.Error() != want || !errors.Is(err, ErrTooLarge) {
+		t.Errorf("append to a full file: %v\nwant %s", err, want)
+	}
+	if err := sess.Append("episodes/2026-03.md", entry, ""); !errors.Is(err, ErrFileFull) || strings.Contains(err.Error(), "admin") {
+		t.Errorf("store's file-full error: %v", err)
+	}
+	if err := sess.Write("episodes/2026-03.md", "x"); !errors.Is(err, ErrBadPath) || strings.Contains(err.Error(), "memory_") {
+		t.Errorf("store's wrong-kind error: %v", err)
+	}
+	if err := sess.Append("facts/user.md", entry, ""); !errors.Is(err, ErrBadPath) || strings.Contains(err.Error(), "memory_") {
+		t.Errorf("store's wrong-kind error: %v", err)
+	}
+	if forModel(nil) != nil {
 		t.Error("forModel(nil) is not nil")
 	}
 }

@@ -23,6 +23,9 @@ var (
 	ErrNotFound = errors.New("no such memory file")
 	// ErrTooLarge: content over the write cap.
 	ErrTooLarge = errors.New("too large")
+	// ErrFileFull: an append that would grow an episode file past its
+	// bound; it is also ErrTooLarge.
+	ErrFileFull = fmt.Errorf("%w", ErrTooLarge)
 	// ErrInvalid: content that does not have the required shape.
 	ErrInvalid = errors.New("invalid content")
 	// ErrPatch: a patch whose oldText is empty, missing or ambiguous.
@@ -180,10 +183,10 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 		return Version{}, err
 	}
 	if kind != KindFact {
-		return Version{}, fmt.Errorf("%w: memory_write writes facts/<name>.md files; add to %s with memory_append", ErrBadPath, p)
+		return Version{}, &KindError{Path: p, Want: KindFact}
 	}
 	if len(content) > u.s.opts.WriteCap {
-		return Version{}, fmt.Errorf("%s: %w: %d bytes, the limit is %d; keep facts short or split them into several files", p, ErrTooLarge, len(content), u.s.opts.WriteCap)
+		return Version{}, fmt.Errorf("%s: %w: %d bytes, the limit is %d", p, ErrTooLarge, len(content), u.s.opts.WriteCap)
 	}
 	if err := checkFact(content); err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
@@ -198,6 +201,23 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 		return []byte(content), nil
 	})
 }
+
+// KindError is the ErrBadPath of a change the path's kind of file does not
+// take: only fact files are written whole, only episode files appended to.
+type KindError struct {
+	Path string
+	Want Kind // the kind the change takes
+}
+
+func (e *KindError) Error() string {
+	if e.Want == KindFact {
+		return fmt.Sprintf("%v: %s is an episode file; only fact files (facts/<name>.md) are written whole", ErrBadPath, e.Path)
+	}
+	return fmt.Sprintf("%v: %s is a fact file; entries are appended to episode files (episodes/YYYY-MM.md) only", ErrBadPath, e.Path)
+}
+
+// Unwrap makes the error ErrBadPath for errors.Is.
+func (e *KindError) Unwrap() error { return ErrBadPath }
 
 // ConflictError is the ErrConflict of a write or patch based on a version
 // that is no longer the file's: someone (a person, most likely) changed
@@ -311,10 +331,10 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 		return Version{}, err
 	}
 	if kind != KindEpisode {
-		return Version{}, fmt.Errorf("%w: memory_append adds to episodes/YYYY-MM.md files; change %s with memory_write or memory_patch", ErrBadPath, p)
+		return Version{}, &KindError{Path: p, Want: KindEpisode}
 	}
 	if len(entry) > u.s.opts.WriteCap {
-		return Version{}, fmt.Errorf("%s: %w: the entry is %d bytes, the limit is %d; keep entries to the essentials", p, ErrTooLarge, len(entry), u.s.opts.WriteCap)
+		return Version{}, fmt.Errorf("%s: %w: the entry is %d bytes, the limit is %d", p, ErrTooLarge, len(entry), u.s.opts.WriteCap)
 	}
 	e, err := parseEntry(entry)
 	if err != nil {
@@ -335,7 +355,7 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 		}
 		text = strings.TrimRight(text, "\n") + "\n\n" + strings.Trim(entry, "\n") + "\n"
 		if len(text) > maxEpisodeFile {
-			return nil, fmt.Errorf("%s: %w: the file would pass %d bytes; ask an admin to split or trim it", p, ErrTooLarge, maxEpisodeFile)
+			return nil, fmt.Errorf("%s: %w: the file would pass %d bytes", p, ErrFileFull, maxEpisodeFile)
 		}
 		s := summary
 		if s == "" {
