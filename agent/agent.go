@@ -477,7 +477,7 @@ func buildMessages(t Task, system string, hist []turn, index string) []llm.Messa
 	return msgs
 }
 
-// nonEmpty keeps a message from being sent without content (go-openai
+// nonEmpty keeps a message from being sent without content (the wire
 // omits an empty one, and servers reject that).
 func nonEmpty(s string) string {
 	if strings.TrimSpace(s) == "" {

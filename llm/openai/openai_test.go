@@ -443,8 +443,8 @@ func TestLLMTruncatedToolCalls(t *testing.T) {
 		openaitest.ToolCalls(
 			openaitest.Call("memory_list", `{}`),
 			openaitest.Call("memory_write", `{"path":"facts/user.md","content":"# User\n> Summ`),
-		).WithContent("Saving that.").WithFinishReason(goopenai.FinishReasonLength),
-		openaitest.Text("a long answer that was cut").WithFinishReason(goopenai.FinishReasonLength),
+		).WithContent("Saving that.").WithFinishReason(openaitest.FinishLength),
+		openaitest.Text("a long answer that was cut").WithFinishReason(openaitest.FinishLength),
 	)
 	resp, err := c.Complete(context.Background(), llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: "remember me"}}})
 	if !errors.Is(err, ErrTruncated) {
