@@ -100,7 +100,7 @@ func (m *fakeMemory) calls() (index, tools, reads []string) {
 // agentFixture is an Agent on the real LLM against a scripted server.
 func agentFixture(t *testing.T, mem *fakeMemory, edit func(*Config)) (*Agent, *openaitest.Server) {
 	t.Helper()
-	model, srv, _ := llmFixture(t, func(c *openai.Config) { c.MaxRetries = -1 })
+	model, srv := llmFixture(t, func(c *openai.Config) { c.MaxRetries = -1 })
 	cfg := Config{Model: model, ModelName: "test-model", Memory: mem, Now: func() time.Time { return testNow }}
 	if edit != nil {
 		edit(&cfg)

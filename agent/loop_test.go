@@ -57,7 +57,7 @@ func loopInput(user string) []llm.Message {
 // configured to use it.
 func loopFixture(t *testing.T, tools ...Tool) (LoopConfig, *openaitest.Server) {
 	t.Helper()
-	model, srv, _ := llmFixture(t, nil)
+	model, srv := llmFixture(t, nil)
 	return LoopConfig{Model: model, ModelName: "test-model", Tools: tools}, srv
 }
 
