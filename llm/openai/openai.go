@@ -41,89 +41,7 @@ const (
 	minRedactLen = 8
 )
 
-// Error is the error Complete returns. Kind is one of the Err* sentinels
-// above, or context.Canceled / context.DeadlineExceeded when the caller's
-// context ended; Err is the last underlying error. The message names the
-// model and the base URL (without credentials or query), never the API key.
-type Error struct {
-	Kind       error
-	Model      string
-	BaseURL    string
-	StatusCode int    // HTTP status of the last attempt; 0 when there was none
-	Code       string // OpenAI error code of the last attempt, e.g. "rate_limit_exceeded"
-	Attempts   int    // HTTP attempts made
-	Detail     string // extra explanation, e.g. an over-long Retry-After
-	Err        error
-}
-
-func (e *Error) Error() string {
-	var b strings.Builder
-	model := e.Model
-	if model == "" {
-		model = "(no model)"
-	}
-	fmt.Fprintf(&b, "llm %s at %s: %v", model, llm.RedactURLs(e.BaseURL), e.Kind)
-	var facts []string
-	if e.StatusCode != 0 {
-		facts = append(facts, "HTTP "+strconv.Itoa(e.StatusCode))
-	}
-	if e.Code != "" {
-		facts = append(facts, "code "+e.Code)
-	}
-	if e.Attempts > 1 {
-		facts = append(facts, strconv.Itoa(e.Attempts)+" attempts")
-	}
-	if len(facts) > 0 {
-		b.WriteString(" (" + strings.Join(facts, ", ") + ")")
-	}
-	if e.Detail != "" {
-		b.WriteString(": " + e.Detail)
-	}
-	if e.Err != nil {
-		b.WriteString(": " + describe(e.Err))
-	}
-	return llm.RedactURLs(b.String()) // the cause may name the URL too
-}
-
-// Unwrap gives Kind and Err to errors.Is and errors.As.
-func (e *Error) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
-	}
-	return []error{e.Kind, e.Err}
-}
-
-// describe renders go-openai's errors without their repetition of the
-// status, and shortens a proxy's HTML page.
-func describe(err error) string {
-	if r, ok := err.(redacted); ok {
-		return strings.ReplaceAll(describe(r.err), r.secret, "[REDACTED]")
-	}
-	var apiErr *goopenai.APIError
-	var reqErr *goopenai.RequestError
-	switch {
-	case errors.As(err, &reqErr):
-		body := strings.Join(strings.Fields(string(reqErr.Body)), " ")
-		if len(body) > 200 {
-			body = body[:200] + "…"
-		}
-		return fmt.Sprintf("server answered %q: %s", reqErr.HTTPStatus, body)
-	case errors.As(err, &apiErr):
-		return "server said: " + apiErr.Message
-	}
-	return err.Error()
-}
-
-// redacted hides an API key that an error text might echo.
-type redacted struct {
-	err    error
-	secret string
-}
-
-func (r redacted) Error() string { return strings.ReplaceAll(r.err.Error(), r.secret, "[REDACTED]") }
-func (r redacted) Unwrap() error { return r.err }
-
-// Config configures an LLM. Only BaseURL and APIKey matter in production;
+// Config configures a Client. Only BaseURL and APIKey matter in production;
 // the rest have defaults.
 type Config struct {
 	// BaseURL of an OpenAI-compatible API, e.g. https://api.openai.com/v1
@@ -161,7 +79,7 @@ type Config struct {
 	Rand func() float64
 }
 
-// Usage is a snapshot of an LLM's cumulative counters.
+// Usage is a snapshot of a Client's cumulative counters (all calls, where llm.Usage is one reply's tokens).
 type Usage struct {
 	Calls            int64 // Complete calls
 	PromptTokens     int64
@@ -172,7 +90,7 @@ type Usage struct {
 	Truncated        int64 // calls that returned llm.ErrTruncated
 }
 
-// LLM is a chat completion client for an OpenAI-compatible server with
+// Client is a chat completion client for an OpenAI-compatible server with
 // retries, per-attempt timeouts, error classification and token counting.
 // It is safe for concurrent use.
 type Client struct {
@@ -262,68 +180,6 @@ func defaultHTTPClient() *http.Client {
 	}}
 }
 
-// limitTransport hands go-openai response bodies that end with
-// llm.ErrResponseTooLarge once more than limit bytes are read, so a runaway
-// server cannot make the client buffer gigabytes.
-type limitTransport struct {
-	base  http.RoundTripper // nil → http.DefaultTransport
-	limit int64
-}
-
-func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := t.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	res, err := base.RoundTrip(req)
-	if err != nil {
-		return res, err
-	}
-	res.Body = &limitedBody{rc: res.Body, left: t.limit, limit: t.limit, tooLong: res.ContentLength > t.limit}
-	return res, nil
-}
-
-// limitedBody reads at most limit bytes of rc; reading past them (or any
-// of a body whose Content-Length already says it is longer) fails with
-// llm.ErrResponseTooLarge.
-type limitedBody struct {
-	rc          io.ReadCloser
-	left, limit int64
-	tooLong     bool
-}
-
-func (b *limitedBody) Read(p []byte) (int, error) {
-	if b.tooLong {
-		return 0, b.tooLarge()
-	}
-	if b.left <= 0 {
-		// At the limit: the body may end here, or go on.
-		var one [1]byte
-		n, err := b.rc.Read(one[:])
-		if n > 0 {
-			b.tooLong = true
-			return 0, b.tooLarge()
-		}
-		return 0, err
-	}
-	if int64(len(p)) > b.left {
-		p = p[:b.left]
-	}
-	n, err := b.rc.Read(p)
-	b.left -= int64(n)
-	return n, err
-}
-
-func (b *limitedBody) Close() error { return b.rc.Close() }
-
-func (b *limitedBody) tooLarge() error { return tooLargeError(b.limit) }
-
-// tooLargeError is what a response over limit bytes fails with.
-func tooLargeError(limit int64) error {
-	return fmt.Errorf("%w: it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL",
-		llm.ErrResponseTooLarge, limit)
-}
-
 // displayURL is raw without user info, query and fragment.
 func displayURL(raw string) string {
 	u, err := url.Parse(raw)
@@ -359,15 +215,6 @@ func (c *Client) Usage() Usage {
 		Failures:         c.failures.Load(),
 		Truncated:        c.truncated.Load(),
 	}
-}
-
-// failure is a classified failed attempt.
-type failure struct {
-	kind   error
-	status int
-	code   string
-	retry  bool
-	detail string
 }
 
 // Complete sends one chat completion request (never streamed) and returns
@@ -504,80 +351,6 @@ func (c *Client) fail(req goopenai.ChatCompletionRequest, f failure, attempts in
 	}
 	c.log.Debug("llm: call failed", "model", req.Model, "base_url", c.shownURL, "attempts", attempts, "error", e.Error())
 	return e
-}
-
-func (c *Client) redact(err error) error {
-	if len(c.apiKey) < minRedactLen || !strings.Contains(err.Error(), c.apiKey) {
-		return err
-	}
-	return redacted{err: err, secret: c.apiKey}
-}
-
-// classify sorts a failed attempt's error.
-func (c *Client) classify(err error) failure {
-	var apiErr *goopenai.APIError
-	var reqErr *goopenai.RequestError
-	var netErr net.Error
-	var syntaxErr *json.SyntaxError
-	var typeErr *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, llm.ErrResponseTooLarge): // before the transport errors: go-openai may wrap it
-		return failure{kind: llm.ErrResponseTooLarge, detail: fmt.Sprintf(
-			"it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL", c.maxResponse)}
-	case errors.As(err, &reqErr): // a non-JSON error body (it may wrap a partial APIError)
-		code := ""
-		if errors.As(err, &apiErr) {
-			code = codeString(apiErr.Code)
-		}
-		return classifyStatus(reqErr.HTTPStatusCode, code, "")
-	case errors.As(err, &apiErr):
-		return classifyStatus(apiErr.HTTPStatusCode, codeString(apiErr.Code), apiErr.Type)
-	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return failure{kind: llm.ErrUnavailable, retry: true}
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
-		return failure{kind: llm.ErrBadResponse, detail: "the body is not a chat completion"}
-	}
-	// go-openai's own checks (unsupported model for this endpoint, reasoning
-	// model parameters, Content and MultiContent both set) and the like.
-	return failure{kind: llm.ErrBadRequest, detail: "the request was not sent"}
-}
-
-func classifyStatus(status int, code, errType string) failure {
-	f := failure{status: status, code: code}
-	switch {
-	case code == "insufficient_quota" || errType == "insufficient_quota":
-		f.kind = llm.ErrQuota
-	case status == http.StatusUnauthorized || status == http.StatusForbidden:
-		f.kind = llm.ErrAuth
-	case code == "context_length_exceeded":
-		f.kind = llm.ErrContextLength
-	case status == http.StatusTooManyRequests:
-		f.kind, f.retry = llm.ErrRateLimited, true
-	case status >= 500:
-		f.kind, f.retry = llm.ErrUnavailable, true
-	case status == 0:
-		f.kind = llm.ErrBadResponse
-	default:
-		f.kind = llm.ErrBadRequest
-	}
-	return f
-}
-
-// codeString renders APIError.Code, which go-openai decodes as a string or
-// an int (and a JSON null as the int 0).
-func codeString(code any) string {
-	switch v := code.(type) {
-	case nil:
-		return ""
-	case string:
-		return v
-	case int:
-		if v == 0 {
-			return ""
-		}
-		return strconv.Itoa(v)
-	}
-	return fmt.Sprint(code)
 }
 
 // retryAfter reads how long the server asked to wait: retry-after-ms
