@@ -1,6 +1,7 @@
 package openaitest
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 )
@@ -47,4 +48,27 @@ func TestRequestDecoding(t *testing.T) {
 			t.Errorf("%s: status %d, want 400", bad, status)
 		}
 	}
+}
+
+// FuzzMessageDecoding: any JSON a client sends as a message decodes or
+// fails cleanly, and a string content is read as sent.
+func FuzzMessageDecoding(f *testing.F) {
+	f.Add(`{"role":"user","content":"hi"}`)
+	f.Add(`{"role":"user","content":[{"type":"text","text":"a"}]}`)
+	f.Add(`{"role":"assistant","content":null,"tool_calls":[{"id":"c","type":"function","function":{"name":"n","arguments":"{}"}}]}`)
+	f.Add(`{"content":7}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		var m Message
+		if err := json.Unmarshal([]byte(s), &m); err != nil {
+			return
+		}
+		var raw struct {
+			Content any `json:"content"`
+		}
+		if json.Unmarshal([]byte(s), &raw) == nil {
+			if text, ok := raw.Content.(string); ok && m.Content != text {
+				t.Fatalf("content %q read as %q", text, m.Content)
+			}
+		}
+	})
 }
