@@ -15,7 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
 // Defaults of Config.
@@ -303,7 +303,7 @@ func (a *Agent) think(ctx context.Context, t Task, log *slog.Logger) (res LoopRe
 	loop := LoopConfig{Model: a.cfg.Model, ModelName: a.cfg.ModelName, Tools: tools, MaxSteps: a.cfg.MaxSteps,
 		Logger: log, Nudge: finalNudge}
 	res, err = RunLoop(ctx, loop, buildMessages(t, system, hist, index))
-	if errors.Is(err, ErrContextLength) && len(hist) > 0 {
+	if errors.Is(err, llm.ErrContextLength) && len(hist) > 0 {
 		// The short-term history no longer fits: drop it, so this and the
 		// conversation's next messages can still be answered.
 		log.Warn("agent: conversation too long for the model; retrying without its history", "turns", len(hist))
@@ -451,9 +451,9 @@ func oneLineName(s string) string {
 // buildMessages lays out iteration 1: system prompt, short-term history
 // (user/assistant pairs, no index or tool traffic), the memory index as a
 // user message (when there is one), the thread context, the message.
-func buildMessages(t Task, system string, hist []turn, index string) []openai.ChatCompletionMessage {
-	msgs := make([]openai.ChatCompletionMessage, 0, 4+2*len(hist))
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleSystem, Content: system})
+func buildMessages(t Task, system string, hist []turn, index string) []llm.Message {
+	msgs := make([]llm.Message, 0, 4+2*len(hist))
+	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, h := range hist {
 		text := nonEmpty(h.Text)
 		if h.User != t.User {
@@ -464,20 +464,20 @@ func buildMessages(t Task, system string, hist []turn, index string) []openai.Ch
 			text = fmt.Sprintf("[Earlier message from %s, not the person you are answering now]\n%s", who, text)
 		}
 		msgs = append(msgs,
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: text},
-			openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: nonEmpty(h.Reply)})
+			llm.Message{Role: llm.RoleUser, Content: text},
+			llm.Message{Role: llm.RoleAssistant, Content: nonEmpty(h.Reply)})
 	}
 	if index != "" {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: index})
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: index})
 	}
 	if len(t.Context) > 0 {
-		msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: renderContext(t)})
+		msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: renderContext(t)})
 	}
-	msgs = append(msgs, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: nonEmpty(t.Text)})
+	msgs = append(msgs, llm.Message{Role: llm.RoleUser, Content: nonEmpty(t.Text)})
 	return msgs
 }
 
-// nonEmpty keeps a message from being sent without content (go-openai
+// nonEmpty keeps a message from being sent without content (the wire
 // omits an empty one, and servers reject that).
 func nonEmpty(s string) string {
 	if strings.TrimSpace(s) == "" {

@@ -6,6 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"io"
 	"log/slog"
 	"reflect"
@@ -17,10 +21,6 @@ import (
 	"testing"
 	"text/template"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 var testNow = time.Date(2026, 2, 25, 14, 30, 0, 0, time.UTC) // a Wednesday
@@ -100,8 +100,8 @@ func (m *fakeMemory) calls() (index, tools, reads []string) {
 // agentFixture is an Agent on the real LLM against a scripted server.
 func agentFixture(t *testing.T, mem *fakeMemory, edit func(*Config)) (*Agent, *openaitest.Server) {
 	t.Helper()
-	llm, srv, _ := llmFixture(t, func(c *LLMConfig) { c.MaxRetries = -1 })
-	cfg := Config{Model: llm, ModelName: "test-model", Memory: mem, Now: func() time.Time { return testNow }}
+	model, srv := llmFixture(t, func(c *openai.Config) { c.MaxRetries = -1 })
+	cfg := Config{Model: model, ModelName: "test-model", Memory: mem, Now: func() time.Time { return testNow }}
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -118,7 +118,7 @@ func dmTask(text string) Task {
 
 type roleText struct{ Role, Text string }
 
-func roles(msgs []openai.ChatCompletionMessage) []roleText {
+func roles(msgs []openaitest.Message) []roleText {
 	out := make([]roleText, len(msgs))
 	for i, m := range msgs {
 		out[i] = roleText{m.Role, m.Content}
@@ -126,7 +126,7 @@ func roles(msgs []openai.ChatCompletionMessage) []roleText {
 	return out
 }
 
-func countContent(msgs []openai.ChatCompletionMessage, text string) int {
+func countContent(msgs []openaitest.Message, text string) int {
 	n := 0
 	for _, m := range msgs {
 		if strings.Contains(m.Content, text) {
@@ -228,7 +228,7 @@ func TestHandleNoneYetPassesThrough(t *testing.T) {
 	srv.Enqueue(openaitest.Text("Nice to meet you."))
 	mustHandle(t, a, dmTask("hi, I'm Ada"))
 	msgs := srv.Requests()[0].Chat.Messages
-	if len(msgs) != 3 || msgs[1].Role != openai.ChatMessageRoleUser || msgs[1].Content != noneYet {
+	if len(msgs) != 3 || msgs[1].Role != "user" || msgs[1].Content != noneYet {
 		t.Errorf("messages = %q", roles(msgs))
 	}
 }
@@ -296,7 +296,7 @@ func TestHandleContextMessages(t *testing.T) {
 		}}
 	mustHandle(t, a, task)
 	msgs := srv.Requests()[0].Chat.Messages
-	if len(msgs) != 4 || msgs[1].Content != adaIndex || msgs[3].Content != "can you summarise?" || msgs[2].Role != openai.ChatMessageRoleUser {
+	if len(msgs) != 4 || msgs[1].Content != adaIndex || msgs[3].Content != "can you summarise?" || msgs[2].Role != "user" {
 		t.Fatalf("messages = %q", roles(msgs))
 	}
 	ctxMsg := msgs[2].Content
@@ -432,7 +432,7 @@ func TestHandleMemoryFailures(t *testing.T) {
 // panicModel panics in Complete.
 type panicModel struct{}
 
-func (panicModel) Complete(context.Context, openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (panicModel) Complete(context.Context, llm.Request) (llm.Response, error) {
 	panic("model exploded")
 }
 
@@ -689,11 +689,11 @@ func TestNewValidates(t *testing.T) {
 	if err == nil || err.Error() != "agent: config is missing Model, ModelName, Memory" {
 		t.Errorf("err = %v", err)
 	}
-	_, err = New(Config{Model: &fakeModel{}, ModelName: " ", Memory: &fakeMemory{}})
+	_, err = New(Config{Model: llmtest.New(), ModelName: " ", Memory: &fakeMemory{}})
 	if err == nil || !strings.Contains(err.Error(), "ModelName") {
 		t.Errorf("err = %v", err)
 	}
-	a, err := New(Config{Model: &fakeModel{}, ModelName: "m", Memory: &fakeMemory{}})
+	a, err := New(Config{Model: llmtest.New(), ModelName: "m", Memory: &fakeMemory{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -725,7 +725,7 @@ func newGateModel() *gateModel {
 		active: map[string]int{}, maxPer: map[string]int{}}
 }
 
-func (g *gateModel) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (g *gateModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	text := req.Messages[len(req.Messages)-1].Content
 	conv, _, _ := strings.Cut(text, " ")
 	g.mu.Lock()
@@ -746,7 +746,7 @@ func (g *gateModel) Complete(ctx context.Context, req openai.ChatCompletionReque
 	g.active[conv]--
 	g.total--
 	g.mu.Unlock()
-	return textReply("answer to " + text).resp, err
+	return llmtest.Text("answer to " + text).Response, err
 }
 
 func (g *gateModel) stats() (maxPer map[string]int, maxTotal int, seen []string) {

@@ -4,8 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 
 	"github.com/mnemo-agent/mnemo/agent"
 )
@@ -13,9 +12,9 @@ import (
 // echoModel answers every request with the number of messages it got.
 type echoModel struct{}
 
-func (echoModel) Complete(_ context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	return openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{Message: openai.ChatCompletionMessage{
-		Role: openai.ChatMessageRoleAssistant, Content: fmt.Sprintf("I got %d messages and %d tools.", len(req.Messages), len(req.Tools))}}}}, nil
+func (echoModel) Complete(_ context.Context, req llm.Request) (llm.Response, error) {
+	return llm.Response{Message: llm.Message{
+		Role: llm.RoleAssistant, Content: fmt.Sprintf("I got %d messages and %d tools.", len(req.Messages), len(req.Tools))}}, nil
 }
 
 // storeMemory stands in for what cmd builds from the memory package:
@@ -32,7 +31,7 @@ func (storeMemory) ReadTools(user string) ([]agent.Tool, error) {
 
 func Example() {
 	a, err := agent.New(agent.Config{
-		Model:     echoModel{}, // in production: agent.NewLLM(agent.LLMConfig{BaseURL: ..., APIKey: ...})
+		Model:     echoModel{}, // in production: openai.New(openai.Config{BaseURL: ..., APIKey: ...})
 		ModelName: "gpt-4o-mini",
 		Memory:    storeMemory{},
 		OnTurn: func(t agent.Turn) {

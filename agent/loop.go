@@ -11,15 +11,12 @@ import (
 	"sort"
 	"strings"
 
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
-// Model is what the loop needs from a model client; *LLM satisfies it.
-type Model interface {
-	Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error)
-}
-
-var _ Model = (*LLM)(nil)
+// Model is what the loop needs from a model: llm.Model, which a provider
+// (llm/openai) implements.
+type Model = llm.Model
 
 // DefaultMaxSteps bounds the model calls of one loop.
 const DefaultMaxSteps = 8
@@ -56,9 +53,9 @@ type ToolCallRecord struct {
 
 // LoopResult is what a loop produced.
 type LoopResult struct {
-	Text     string                         // the final answer
-	Messages []openai.ChatCompletionMessage // every message, input included
-	Steps    int                            // model calls made
+	Text     string        // the final answer
+	Messages []llm.Message // every message, input included
+	Steps    int           // model calls made
 	Calls    []ToolCallRecord
 	Stopped  string // "", StopMaxSteps or StopRepeated
 }
@@ -72,7 +69,7 @@ const defaultNudge = "Stop calling tools now and give your final answer with wha
 // tool result. When the step cap or a repeated identical call stops the
 // loop, one more call without tools asks for the answer. Only a failed model
 // call is returned as an error (with whatever result there is so far).
-func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompletionMessage) (LoopResult, error) {
+func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopResult, error) {
 	if cfg.MaxSteps <= 0 {
 		cfg.MaxSteps = DefaultMaxSteps
 	}
@@ -82,33 +79,25 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompleti
 	if cfg.Nudge == "" {
 		cfg.Nudge = defaultNudge
 	}
-	res := LoopResult{Messages: append([]openai.ChatCompletionMessage(nil), messages...)}
+	res := LoopResult{Messages: append([]llm.Message(nil), messages...)}
 	byName := make(map[string]Tool, len(cfg.Tools))
-	defs := make([]openai.Tool, 0, len(cfg.Tools))
+	var defs []llm.ToolDef
 	for _, t := range cfg.Tools {
 		byName[t.Name] = t
-		defs = append(defs, openai.Tool{Type: openai.ToolTypeFunction, Function: &openai.FunctionDefinition{
-			Name: t.Name, Description: t.Description, Parameters: t.Parameters}})
+		defs = append(defs, llm.ToolDef{Name: t.Name, Description: t.Description, Parameters: t.Parameters})
 	}
 	seen := map[string]int{}
 	for res.Steps < cfg.MaxSteps {
-		req := openai.ChatCompletionRequest{Model: cfg.ModelName, Messages: res.Messages}
-		if len(defs) > 0 {
-			req.Tools = defs
-		}
 		res.Steps++
-		resp, err := cfg.Model.Complete(ctx, req)
-		truncated := errors.Is(err, ErrTruncated)
+		resp, err := cfg.Model.Complete(ctx, llm.Request{Model: cfg.ModelName, Messages: res.Messages, Tools: defs})
+		truncated := errors.Is(err, llm.ErrTruncated)
 		if err != nil && !truncated {
 			return res, err
 		}
-		if len(resp.Choices) == 0 {
-			return res, fmt.Errorf("%w: no choices in the reply", ErrBadResponse)
-		}
-		msg := resp.Choices[0].Message
-		if resp.Choices[0].FinishReason == openai.FinishReasonLength && len(msg.ToolCalls) > 0 {
+		msg := resp.Message
+		if resp.FinishReason == llm.FinishLength && len(msg.ToolCalls) > 0 {
 			// Calls cut off at the token limit are never run, even when the
-			// Model did not remove them itself (LLM does).
+			// Model did not remove them itself (llm/openai does).
 			cfg.Logger.Info("agent: dropped tool calls cut off at the token limit", "calls", len(msg.ToolCalls))
 			msg.ToolCalls, truncated = nil, true
 		}
@@ -116,19 +105,19 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompleti
 			if truncated {
 				// The cut-off tool calls were dropped: say so, and let the model try again.
 				res.Messages = append(res.Messages, assistantText(msg.Content),
-					openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: "Your last reply was cut off at the output limit and its tool calls were not run. Use shorter tool arguments, or answer directly."})
+					llm.Message{Role: llm.RoleUser, Content: "Your last reply was cut off at the output limit and its tool calls were not run. Use shorter tool arguments, or answer directly."})
 				continue
 			}
 			res.Text = msg.Content
 			res.Messages = append(res.Messages, assistantText(msg.Content))
 			return res, nil
 		}
-		res.Messages = append(res.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: msg.Content, ToolCalls: msg.ToolCalls})
+		res.Messages = append(res.Messages, llm.Message{Role: llm.RoleAssistant, Content: msg.Content, ToolCalls: msg.ToolCalls})
 		repeated := false
 		for _, call := range msg.ToolCalls {
-			key := call.Function.Name + "\x00" + canonicalJSON(call.Function.Arguments)
+			key := call.Name + "\x00" + canonicalJSON(call.Arguments)
 			seen[key]++
-			rec := ToolCallRecord{Name: call.Function.Name, Arguments: call.Function.Arguments}
+			rec := ToolCallRecord{Name: call.Name, Arguments: call.Arguments}
 			if seen[key] > maxRepeats {
 				repeated = true
 				rec.Result, rec.Failed = "error: this exact call was already made and answered; use the earlier result", true
@@ -146,7 +135,7 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompleti
 				}
 			}
 			res.Calls = append(res.Calls, rec)
-			res.Messages = append(res.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: call.ID, Name: call.Function.Name, Content: rec.Result})
+			res.Messages = append(res.Messages, llm.ToolResult(call, rec.Result))
 		}
 		if repeated {
 			res.Stopped = StopRepeated
@@ -157,27 +146,24 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []openai.ChatCompleti
 		res.Stopped = StopMaxSteps
 	}
 	cfg.Logger.Warn("agent: tool loop stopped; asking for a final answer", "reason", res.Stopped, "steps", res.Steps)
-	res.Messages = append(res.Messages, openai.ChatCompletionMessage{Role: openai.ChatMessageRoleUser, Content: cfg.Nudge})
+	res.Messages = append(res.Messages, llm.Message{Role: llm.RoleUser, Content: cfg.Nudge})
 	res.Steps++
-	resp, err := cfg.Model.Complete(ctx, openai.ChatCompletionRequest{Model: cfg.ModelName, Messages: res.Messages})
-	if err != nil && !errors.Is(err, ErrTruncated) {
+	resp, err := cfg.Model.Complete(ctx, llm.Request{Model: cfg.ModelName, Messages: res.Messages})
+	if err != nil && !errors.Is(err, llm.ErrTruncated) {
 		return res, err
 	}
-	if len(resp.Choices) == 0 {
-		return res, fmt.Errorf("%w: no choices in the reply", ErrBadResponse)
-	}
-	res.Text = resp.Choices[0].Message.Content
+	res.Text = resp.Message.Content
 	res.Messages = append(res.Messages, assistantText(res.Text))
 	return res, nil
 }
 
-// assistantText never sends an empty content: go-openai omits it and some
+// assistantText never sends an empty content: the wire omits it and some
 // servers then reject the message.
-func assistantText(s string) openai.ChatCompletionMessage {
+func assistantText(s string) llm.Message {
 	if strings.TrimSpace(s) == "" {
 		s = "(no answer)"
 	}
-	return openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: s}
+	return llm.Message{Role: llm.RoleAssistant, Content: s}
 }
 
 // canonicalJSON makes {"a":1, "b":2} and {"b":2,"a":1} the same call.
@@ -195,8 +181,8 @@ func canonicalJSON(s string) string {
 }
 
 // runTool runs one call and turns every failure into a result text.
-func runTool(ctx context.Context, tools map[string]Tool, call openai.ToolCall, log *slog.Logger) (result string, failed bool) {
-	name := call.Function.Name
+func runTool(ctx context.Context, tools map[string]Tool, call llm.ToolCall, log *slog.Logger) (result string, failed bool) {
+	name := call.Name
 	t, ok := tools[name]
 	if !ok {
 		names := make([]string, 0, len(tools))
@@ -206,7 +192,7 @@ func runTool(ctx context.Context, tools map[string]Tool, call openai.ToolCall, l
 		sort.Strings(names)
 		return fmt.Sprintf("error: unknown tool %q; the tools are: %s", name, strings.Join(names, ", ")), true
 	}
-	args := strings.TrimSpace(call.Function.Arguments)
+	args := strings.TrimSpace(call.Arguments)
 	if args == "" {
 		args = "{}"
 	}

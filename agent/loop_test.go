@@ -6,15 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
-
-	openai "github.com/sashabaranov/go-openai"
-
-	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 // toolSpy is a hand-written fake tool that records the arguments it got.
@@ -47,10 +46,10 @@ func (s *toolSpy) calls() []string {
 	return slices.Clone(s.args)
 }
 
-func loopInput(user string) []openai.ChatCompletionMessage {
-	return []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: "You are mnemo."},
-		{Role: openai.ChatMessageRoleUser, Content: user},
+func loopInput(user string) []llm.Message {
+	return []llm.Message{
+		{Role: "system", Content: "You are mnemo."},
+		{Role: "user", Content: user},
 	}
 }
 
@@ -58,15 +57,15 @@ func loopInput(user string) []openai.ChatCompletionMessage {
 // configured to use it.
 func loopFixture(t *testing.T, tools ...Tool) (LoopConfig, *openaitest.Server) {
 	t.Helper()
-	llm, srv, _ := llmFixture(t, nil)
-	return LoopConfig{Model: llm, ModelName: "test-model", Tools: tools}, srv
+	model, srv := llmFixture(t, nil)
+	return LoopConfig{Model: model, ModelName: "test-model", Tools: tools}, srv
 }
 
 // toolMessages are the tool results of a recorded request, in order.
-func toolMessages(r openaitest.Request) []openai.ChatCompletionMessage {
-	var out []openai.ChatCompletionMessage
+func toolMessages(r openaitest.Request) []openaitest.Message {
+	var out []openaitest.Message
 	for _, m := range r.Chat.Messages {
-		if m.Role == openai.ChatMessageRoleTool {
+		if m.Role == "tool" {
 			out = append(out, m)
 		}
 	}
@@ -85,7 +84,7 @@ func TestRunLoopTextAnswer(t *testing.T) {
 	if res.Text != "Hello, Ada." || res.Steps != 1 || res.Stopped != "" || len(res.Calls) != 0 {
 		t.Errorf("result = %+v", res)
 	}
-	if len(res.Messages) != 3 || res.Messages[2].Role != openai.ChatMessageRoleAssistant || res.Messages[2].Content != "Hello, Ada." {
+	if len(res.Messages) != 3 || res.Messages[2].Role != "assistant" || res.Messages[2].Content != "Hello, Ada." {
 		t.Errorf("messages = %+v", res.Messages)
 	}
 	reqs := srv.Requests()
@@ -148,12 +147,12 @@ func TestRunLoopOneToolCall(t *testing.T) {
 		t.Fatalf("second request has %d messages: %+v", len(msgs), msgs)
 	}
 	a := msgs[2]
-	if a.Role != openai.ChatMessageRoleAssistant || a.Content != "Let me look." || len(a.ToolCalls) != 1 ||
+	if a.Role != "assistant" || a.Content != "Let me look." || len(a.ToolCalls) != 1 ||
 		a.ToolCalls[0].ID != "call_abc" || a.ToolCalls[0].Function.Name != "memory_read" {
 		t.Errorf("assistant message = %+v", a)
 	}
 	tm := msgs[3]
-	if tm.Role != openai.ChatMessageRoleTool || tm.ToolCallID != "call_abc" || tm.Content != want.Result {
+	if tm.Role != "tool" || tm.ToolCallID != "call_abc" || tm.Content != want.Result {
 		t.Errorf("tool message = %+v", tm)
 	}
 	if fmt.Sprint(reqs[1].ToolNames()) != "[memory_read]" {
@@ -285,7 +284,7 @@ func TestRunLoopStepCap(t *testing.T) {
 	if n := len(toolMessages(last)); n != 2 {
 		t.Errorf("final request carries %d tool results", n)
 	}
-	if m := res.Messages[len(res.Messages)-1]; m.Role != openai.ChatMessageRoleAssistant || m.Content != res.Text {
+	if m := res.Messages[len(res.Messages)-1]; m.Role != "assistant" || m.Content != res.Text {
 		t.Errorf("last message = %+v", m)
 	}
 }
@@ -293,12 +292,11 @@ func TestRunLoopStepCap(t *testing.T) {
 func TestRunLoopDefaults(t *testing.T) {
 	// MaxSteps 0 means DefaultMaxSteps; the default nudge is used; a nil
 	// Logger is fine.
-	m := &fakeModel{}
+	m := llmtest.New()
 	for i := range DefaultMaxSteps {
-		m.replies = append(m.replies, toolReply(openai.ToolCall{ID: fmt.Sprint("c", i), Type: openai.ToolTypeFunction,
-			Function: openai.FunctionCall{Name: "t", Arguments: fmt.Sprintf(`{"i":%d}`, i)}}))
+		m.Add(llmtest.Calls(llm.ToolCall{ID: fmt.Sprint("c", i), Name: "t", Arguments: fmt.Sprintf(`{"i":%d}`, i)}))
 	}
-	m.replies = append(m.replies, textReply(""))
+	m.Add(llmtest.Text(""))
 	spy := &toolSpy{}
 	res, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", Tools: []Tool{spy.tool("t")}}, loopInput("q"))
 	if err != nil {
@@ -307,9 +305,9 @@ func TestRunLoopDefaults(t *testing.T) {
 	if res.Steps != DefaultMaxSteps+1 || res.Stopped != StopMaxSteps || len(spy.calls()) != DefaultMaxSteps {
 		t.Errorf("result = %+v", res)
 	}
-	reqs := m.requests()
+	reqs := m.Requests()
 	last := reqs[len(reqs)-1]
-	if u := last.Messages[len(last.Messages)-1]; u.Role != openai.ChatMessageRoleUser || u.Content != defaultNudge {
+	if u := last.Messages[len(last.Messages)-1]; u.Role != "user" || u.Content != defaultNudge {
 		t.Errorf("nudge = %+v", u)
 	}
 	// An empty final answer is never sent back as an empty message.
@@ -399,7 +397,7 @@ func TestRunLoopTruncatedToolCallsNotRun(t *testing.T) {
 	cfg, srv := loopFixture(t, spy.tool("memory_read"))
 	srv.Enqueue(
 		openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/us`)).
-			WithContent("Reading.").WithFinishReason(openai.FinishReasonLength),
+			WithContent("Reading.").WithFinishReason(openaitest.FinishLength),
 		openaitest.Text("Answer without the file."),
 	)
 	res, err := RunLoop(context.Background(), cfg, loopInput("q"))
@@ -414,7 +412,7 @@ func TestRunLoopTruncatedToolCallsNotRun(t *testing.T) {
 	}
 	second := srv.Requests()[1]
 	msgs := second.Chat.Messages
-	if a := msgs[len(msgs)-2]; a.Role != openai.ChatMessageRoleAssistant || a.Content != "Reading." || len(a.ToolCalls) != 0 {
+	if a := msgs[len(msgs)-2]; a.Role != "assistant" || a.Content != "Reading." || len(a.ToolCalls) != 0 {
 		t.Errorf("assistant message = %+v", a)
 	}
 	if !strings.Contains(second.LastUser(), "cut off") || len(second.Chat.Tools) != 1 {
@@ -425,16 +423,15 @@ func TestRunLoopTruncatedToolCallsNotRun(t *testing.T) {
 func TestRunLoopLengthWithToolCallsFromAnyModel(t *testing.T) {
 	// A Model that neither removes cut-off calls nor reports ErrTruncated:
 	// the loop still never runs them.
-	cut := toolReply(openai.ToolCall{ID: "c1", Type: openai.ToolTypeFunction,
-		Function: openai.FunctionCall{Name: "t", Arguments: `{"path":"facts/a.md"}`}})
-	cut.resp.Choices[0].FinishReason = openai.FinishReasonLength
-	m := &fakeModel{replies: []modelReply{cut, textReply("fine")}}
+	cut := llmtest.Calls(llm.ToolCall{ID: "c1", Name: "t", Arguments: `{"path":"facts/a.md"}`})
+	cut.Response.FinishReason = llm.FinishLength
+	m := llmtest.New(cut, llmtest.Text("fine"))
 	spy := &toolSpy{}
 	res, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", Tools: []Tool{spy.tool("t")}}, loopInput("q"))
 	if err != nil || res.Text != "fine" || len(spy.calls()) != 0 {
 		t.Errorf("err %v, result %+v, tool calls %v", err, res, spy.calls())
 	}
-	if a := m.requests()[1].Messages[2]; a.Content != "(no answer)" || len(a.ToolCalls) != 0 {
+	if a := m.Requests()[1].Messages[2]; a.Content != "(no answer)" || len(a.ToolCalls) != 0 {
 		t.Errorf("assistant message = %+v", a)
 	}
 }
@@ -444,8 +441,8 @@ func TestRunLoopTruncatedUntilCap(t *testing.T) {
 	// answer; a truncated final reply is used as it is.
 	cfg, srv := loopFixture(t)
 	cfg.MaxSteps = 2
-	cut := openaitest.ToolCalls(openaitest.Call("x", `{"a`)).WithFinishReason(openai.FinishReasonLength)
-	srv.Enqueue(cut, cut, openaitest.Text("short answer").WithFinishReason(openai.FinishReasonLength))
+	cut := openaitest.ToolCalls(openaitest.Call("x", `{"a`)).WithFinishReason(openaitest.FinishLength)
+	srv.Enqueue(cut, cut, openaitest.Text("short answer").WithFinishReason(openaitest.FinishLength))
 	res, err := RunLoop(context.Background(), cfg, loopInput("q"))
 	if err != nil || res.Text != "short answer" || res.Stopped != StopMaxSteps || res.Steps != 3 {
 		t.Errorf("err %v, result %+v", err, res)
@@ -456,8 +453,8 @@ func TestRunLoopModelError(t *testing.T) {
 	cfg, srv := loopFixture(t)
 	srv.Enqueue(openaitest.Error(400, "model_not_found", "no such model"))
 	res, err := RunLoop(context.Background(), cfg, loopInput("q"))
-	if !errors.Is(err, ErrBadRequest) {
-		t.Fatalf("err = %v, want ErrBadRequest", err)
+	if !errors.Is(err, llm.ErrBadRequest) {
+		t.Fatalf("err = %v, want llm.ErrBadRequest", err)
 	}
 	if res.Steps != 1 || res.Text != "" {
 		t.Errorf("result = %+v", res)
@@ -469,7 +466,7 @@ func TestRunLoopModelErrorAfterTools(t *testing.T) {
 	cfg, srv := loopFixture(t, spy.tool("memory_list"))
 	srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_list", `{}`)), openaitest.Error(401, "invalid_api_key", "bad key"))
 	res, err := RunLoop(context.Background(), cfg, loopInput("q"))
-	if !errors.Is(err, ErrAuth) {
+	if !errors.Is(err, llm.ErrAuth) {
 		t.Fatalf("err = %v", err)
 	}
 	if res.Steps != 2 || len(res.Calls) != 1 || len(res.Messages) != 4 {
@@ -486,28 +483,15 @@ func TestRunLoopCancelled(t *testing.T) {
 	}
 }
 
-func TestRunLoopZeroChoices(t *testing.T) {
-	call := toolReply(openai.ToolCall{ID: "c", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "t", Arguments: `{}`}})
+// TestRunLoopFinalCallFails: a failure of the call that asks for the
+// final answer is the loop's error.
+func TestRunLoopFinalCallFails(t *testing.T) {
 	boom := errors.New("connection reset")
-	tests := []struct {
-		name    string
-		replies []modelReply
-		want    error
-	}{
-		{"first call", []modelReply{{}}, ErrBadResponse},
-		{"final call", []modelReply{call, {}}, ErrBadResponse},
-		{"final call fails", []modelReply{call, {err: boom}}, boom},
-		{"truncated with no choices", []modelReply{{err: &LLMError{Kind: ErrTruncated}}}, ErrBadResponse},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := &fakeModel{replies: tt.replies}
-			spy := &toolSpy{}
-			_, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", MaxSteps: 1, Tools: []Tool{spy.tool("t")}}, loopInput("q"))
-			if !errors.Is(err, tt.want) {
-				t.Errorf("err = %v, want %v", err, tt.want)
-			}
-		})
+	m := llmtest.New(llmtest.Calls(llm.ToolCall{ID: "c", Name: "t", Arguments: `{}`}), llmtest.Fail(boom))
+	spy := &toolSpy{}
+	_, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", MaxSteps: 1, Tools: []Tool{spy.tool("t")}}, loopInput("q"))
+	if !errors.Is(err, boom) {
+		t.Errorf("err = %v, want %v", err, boom)
 	}
 }
 
@@ -523,47 +507,4 @@ func TestCanonicalJSON(t *testing.T) {
 			t.Errorf("canonicalJSON(%q) = %q, want %q", in, got, want)
 		}
 	}
-}
-
-// modelReply is one scripted answer of a fakeModel.
-type modelReply struct {
-	resp openai.ChatCompletionResponse
-	err  error
-}
-
-func textReply(s string) modelReply {
-	return modelReply{resp: openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{
-		Message: openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, Content: s}, FinishReason: openai.FinishReasonStop}}}}
-}
-
-func toolReply(calls ...openai.ToolCall) modelReply {
-	return modelReply{resp: openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{
-		Message: openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: calls}, FinishReason: openai.FinishReasonToolCalls}}}}
-}
-
-// fakeModel is a Model that answers from a script without HTTP, for what
-// a real server cannot send (zero choices past the LLM's own check).
-type fakeModel struct {
-	mu      sync.Mutex
-	replies []modelReply
-	reqs    []openai.ChatCompletionRequest
-}
-
-func (m *fakeModel) Complete(_ context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	req.Messages = slices.Clone(req.Messages)
-	m.reqs = append(m.reqs, req)
-	if len(m.replies) == 0 {
-		return openai.ChatCompletionResponse{}, errors.New("fakeModel: script ran out")
-	}
-	r := m.replies[0]
-	m.replies = m.replies[1:]
-	return r.resp, r.err
-}
-
-func (m *fakeModel) requests() []openai.ChatCompletionRequest {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return slices.Clone(m.reqs)
 }

@@ -66,7 +66,7 @@ func (u *User) Replace(p, content string, base Version, commit CommitHook) (Vers
 	if len(content) > u.s.opts.WriteCap {
 		return Version{}, fmt.Errorf("%s: %w: %d bytes, the limit is %d (memory.writeCap)", p, ErrTooLarge, len(content), u.s.opts.WriteCap)
 	}
-	return u.update(p, true, commit, func(_ []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangeWrite, true, commit, func(_ []byte, v Version) ([]byte, error) {
 		if !v.Same(base) {
 			return nil, conflict(p, base, v)
 		}

@@ -32,6 +32,12 @@ type Options struct {
 	// is that operation's failure. Tests inject full disks, I/O errors and
 	// crashes with it; production leaves it nil.
 	Faults func(op, name string) error
+	// OnChange, when set, is told of each change made to a memory file
+	// (after it is made; for a delete, Before has only Exists and Size and
+	// After is the zero Version),
+	// whoever made it through this store: a session's write, patch or
+	// append, or a Remove. It must not call back into the store.
+	OnChange func(Commit)
 }
 
 // Store is the memory of every user under one folder. Open it once per

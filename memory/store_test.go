@@ -67,7 +67,7 @@ func TestWriteRules(t *testing.T) {
 		want          error
 		msg           string
 	}{
-		{"episodes/2026-02.md", userFact, ErrBadPath, "memory_append"},
+		{"episodes/2026-02.md", userFact, ErrBadPath, "only fact files"},
 		{"facts/x.md", "- no title\n", ErrInvalid, "# Title"},
 		{"facts/x.md", "# T\n- no summary\n", ErrInvalid, "> Summary:"},
 		{"facts/x.md", "# T\n> Summary: s\n" + strings.Repeat("x", 200), ErrTooLarge, "the limit is 200"},
@@ -91,7 +91,7 @@ func TestWriteNeedsReadAndDetectsHumanEdit(t *testing.T) {
 	writeFile(t, path, userFact)
 
 	blind := u.NewSession()
-	if err := blind.Write("facts/user.md", userFact+"- x\n"); !errors.Is(err, ErrNotRead) || !strings.Contains(err.Error(), "memory_read it") {
+	if err := blind.Write("facts/user.md", userFact+"- x\n"); !errors.Is(err, ErrNotRead) || !strings.Contains(err.Error(), "not read first") {
 		t.Fatalf("blind write = %v; want ErrNotRead", err)
 	}
 
@@ -103,7 +103,7 @@ func TestWriteNeedsReadAndDetectsHumanEdit(t *testing.T) {
 	human := strings.Replace(userFact, "Zhang San", "Zhang Wei", 1)
 	writeFile(t, path, human)
 	err := sess.Write("facts/user.md", userFact+"- Role: dev\n")
-	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "memory_read it again") {
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "after it was read") {
 		t.Fatalf("write over a human edit = %v; want ErrConflict", err)
 	}
 	if got := readFile(t, path); got != human {
@@ -264,7 +264,7 @@ func TestAppend(t *testing.T) {
 		want        error
 		msg         string
 	}{
-		{"facts/user.md", e1, ErrBadPath, "memory_write"},
+		{"facts/user.md", e1, ErrBadPath, "appended to episode files"},
 		{"episodes/2026-03.md", e1, ErrInvalid, "append it to episodes/2026-02.md"},
 		{"episodes/2026-02.md", "just text", ErrInvalid, "## Title"},
 		{"episodes/2026-02.md", "## T\n- Summary: " + strings.Repeat("x", 300) + "\n- Date: 2026-02-01\n", ErrTooLarge, "limit is 300"},
@@ -287,7 +287,7 @@ func TestAppendFileCap(t *testing.T) {
 	big := "# 2026-02 Episodes\n\n> Summary: x\n\n" + strings.Repeat("- filler line\n", maxEpisodeFile/14)
 	writeFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-02.md"), big)
 	err := u.NewSession().Append("episodes/2026-02.md", "## T\n- Summary: s\n- Date: 2026-02-01\n", "")
-	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "split or trim") {
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "would pass") {
 		t.Fatalf("append past the file cap = %v", err)
 	}
 }

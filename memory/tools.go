@@ -146,7 +146,7 @@ func readTool(s *Session) agent.Tool {
 	return agent.NewTool("memory_read", toolDoc("memory_read"), func(_ context.Context, a readParams) (string, error) {
 		text, err := s.Read(a.Path)
 		if err != nil {
-			return "", err
+			return "", forModel(err)
 		}
 		if text == "" {
 			return "(the file is empty)", nil
@@ -158,7 +158,8 @@ func readTool(s *Session) agent.Tool {
 func writeTool(s *Session) agent.Tool {
 	return agent.NewTool("memory_write", toolDoc("memory_write"), func(_ context.Context, a writeParams) (string, error) {
 		if err := s.Write(a.Path, a.Content); err != nil {
-			return "", err
+			return "", forModel(err, hint{ErrNotRead, "; memory_read it, then write the whole updated file (or use memory_patch)"},
+				hint{ErrTooLarge, "; keep facts short or split them into several files"})
 		}
 		return okResult, nil
 	})
@@ -167,6 +168,7 @@ func writeTool(s *Session) agent.Tool {
 func patchTool(s *Session) agent.Tool {
 	return agent.NewTool("memory_patch", toolDoc("memory_patch"), func(_ context.Context, a patchParams) (string, error) {
 		n, err := s.Patch(a.Path, a.Patches)
+		err = forModel(err, hint{ErrNotRead, ": memory_read it, then patch what you read"})
 		if errors.Is(err, ErrPatch) || errors.Is(err, ErrConflict) {
 			return jsonResult(patchResult{Success: false, AppliedCount: 0, Error: err.Error()})
 		}
@@ -180,10 +182,60 @@ func patchTool(s *Session) agent.Tool {
 func appendTool(s *Session) agent.Tool {
 	return agent.NewTool("memory_append", toolDoc("memory_append"), func(_ context.Context, a appendParams) (string, error) {
 		if err := s.Append(a.Path, a.Entry, a.Summary); err != nil {
-			return "", err
+			return "", forModel(err, hint{ErrFileFull, "; ask an admin to split or trim it"},
+				hint{ErrTooLarge, "; keep entries to the essentials"})
 		}
 		return okResult, nil
 	})
+}
+
+// modelError is a store error worded for the model: Error is what the
+// model reads, Unwrap the store's error (so errors.Is still finds
+// ErrConflict, agent.ErrStorage, ...).
+type modelError struct {
+	text string
+	err  error
+}
+
+func (e modelError) Error() string { return e.text }
+func (e modelError) Unwrap() error { return e.err }
+
+// hint is a tool's advice to the model for an error that is kind.
+type hint struct {
+	kind error
+	text string
+}
+
+// forModel words a store error for the model: the store says what went
+// wrong, this adds what the model should do about it — the advice common
+// to the tools, else the first of the tool's hints whose kind the error
+// is. Other errors pass as they are; nil stays nil.
+func forModel(err error, hints ...hint) error {
+	var c *ConflictError
+	var k *KindError
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &k) && k.Want == KindFact:
+		return modelError{text: fmt.Sprintf("%v: memory_write writes facts/<name>.md files; add to %s with memory_append", ErrBadPath, k.Path), err: err}
+	case errors.As(err, &k):
+		return modelError{text: fmt.Sprintf("%v: memory_append adds to episodes/YYYY-MM.md files; change %s with memory_write or memory_patch", ErrBadPath, k.Path), err: err}
+	case errors.As(err, &c):
+		text := fmt.Sprintf("%s %v (it %s, probably by a person, after you read it); memory_read it again and redo your change on what is there now",
+			c.Path, ErrConflict, c.How)
+		if c.Also != nil {
+			text += "; also: " + c.Also.Error()
+		}
+		return modelError{text: text, err: err}
+	case errors.Is(err, ErrNotFound):
+		return modelError{text: err.Error() + "; memory_list shows the files that exist", err: err}
+	}
+	for _, h := range hints {
+		if errors.Is(err, h.kind) {
+			return modelError{text: err.Error() + h.text, err: err}
+		}
+	}
+	return err
 }
 
 // ReadTools are the Thinker's tools: memory_list and memory_read.

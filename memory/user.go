@@ -23,6 +23,9 @@ var (
 	ErrNotFound = errors.New("no such memory file")
 	// ErrTooLarge: content over the write cap.
 	ErrTooLarge = errors.New("too large")
+	// ErrFileFull: an append that would grow an episode file past its
+	// bound; it is also ErrTooLarge.
+	ErrFileFull = fmt.Errorf("%w", ErrTooLarge)
 	// ErrInvalid: content that does not have the required shape.
 	ErrInvalid = errors.New("invalid content")
 	// ErrPatch: a patch whose oldText is empty, missing or ambiguous.
@@ -169,7 +172,7 @@ func (u *User) Read(p string) (Doc, error) {
 }
 
 func notFound(p string) error {
-	return fmt.Errorf("%s: %w; memory_list shows the files that exist", p, ErrNotFound)
+	return fmt.Errorf("%s: %w", p, ErrNotFound)
 }
 
 // Write replaces (or creates) a fact file. base is the version the caller
@@ -180,18 +183,18 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 		return Version{}, err
 	}
 	if kind != KindFact {
-		return Version{}, fmt.Errorf("%w: memory_write writes facts/<name>.md files; add to %s with memory_append", ErrBadPath, p)
+		return Version{}, &KindError{Path: p, Want: KindFact}
 	}
 	if len(content) > u.s.opts.WriteCap {
-		return Version{}, fmt.Errorf("%s: %w: %d bytes, the limit is %d; keep facts short or split them into several files", p, ErrTooLarge, len(content), u.s.opts.WriteCap)
+		return Version{}, fmt.Errorf("%s: %w: %d bytes, the limit is %d", p, ErrTooLarge, len(content), u.s.opts.WriteCap)
 	}
 	if err := checkFact(content); err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
 	}
-	return u.update(p, true, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangeWrite, true, commit, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case v.Exists && base == nil:
-			return nil, fmt.Errorf("%s: %w: it already exists; memory_read it, then write the whole updated file (or use memory_patch)", p, ErrNotRead)
+			return nil, fmt.Errorf("%s: %w: it already exists", p, ErrNotRead)
 		case base != nil && !v.Same(*base):
 			return nil, conflict(p, *base, v)
 		}
@@ -199,7 +202,44 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 	})
 }
 
-func conflict(p string, base, cur Version) error {
+// KindError is the ErrBadPath of a change the path's kind of file does not
+// take: only fact files are written whole, only episode files appended to.
+type KindError struct {
+	Path string
+	Want Kind // the kind the change takes
+}
+
+func (e *KindError) Error() string {
+	if e.Want == KindFact {
+		return fmt.Sprintf("%v: %s is an episode file; only fact files (facts/<name>.md) are written whole", ErrBadPath, e.Path)
+	}
+	return fmt.Sprintf("%v: %s is a fact file; entries are appended to episode files (episodes/YYYY-MM.md) only", ErrBadPath, e.Path)
+}
+
+// Unwrap makes the error ErrBadPath for errors.Is.
+func (e *KindError) Unwrap() error { return ErrBadPath }
+
+// ConflictError is the ErrConflict of a write or patch based on a version
+// that is no longer the file's: someone (a person, most likely) changed
+// the file after the caller read it.
+type ConflictError struct {
+	Path string
+	How  string // "was edited", "was deleted" or "was created"
+	Also error  // of a patch: why it does not apply to the new text either; or nil
+}
+
+func (e *ConflictError) Error() string {
+	s := fmt.Sprintf("%s %v (it %s after it was read)", e.Path, ErrConflict, e.How)
+	if e.Also != nil {
+		s += "; also: " + e.Also.Error()
+	}
+	return s
+}
+
+// Unwrap makes the error ErrConflict for errors.Is.
+func (e *ConflictError) Unwrap() error { return ErrConflict }
+
+func conflict(p string, base, cur Version) *ConflictError {
 	how := "was edited"
 	switch {
 	case !cur.Exists:
@@ -207,7 +247,7 @@ func conflict(p string, base, cur Version) error {
 	case !base.Exists:
 		how = "was created"
 	}
-	return fmt.Errorf("%s %w (it %s, probably by a person, after you read it); memory_read it again and redo your change on what is there now", p, ErrConflict, how)
+	return &ConflictError{Path: p, How: how}
 }
 
 // Patch is one text replacement of memory_patch.
@@ -248,7 +288,7 @@ func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook
 	if err != nil {
 		return Version{}, err
 	}
-	return u.update(p, false, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangePatch, false, commit, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case !v.Exists:
 			if base != nil && base.Exists {
@@ -256,12 +296,14 @@ func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook
 			}
 			return nil, notFound(p)
 		case base == nil:
-			return nil, fmt.Errorf("%s: %w: memory_read it, then patch what you read", p, ErrNotRead)
+			return nil, fmt.Errorf("%s: %w", p, ErrNotRead)
 		}
 		out, err := applyPatches(p, string(cur), patches)
 		if err != nil {
 			if !v.Same(*base) {
-				return nil, fmt.Errorf("%w; also: %v", conflict(p, *base, v), err)
+				c := conflict(p, *base, v)
+				c.Also = err
+				return nil, c
 			}
 			return nil, err
 		}
@@ -289,10 +331,10 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 		return Version{}, err
 	}
 	if kind != KindEpisode {
-		return Version{}, fmt.Errorf("%w: memory_append adds to episodes/YYYY-MM.md files; change %s with memory_write or memory_patch", ErrBadPath, p)
+		return Version{}, &KindError{Path: p, Want: KindEpisode}
 	}
 	if len(entry) > u.s.opts.WriteCap {
-		return Version{}, fmt.Errorf("%s: %w: the entry is %d bytes, the limit is %d; keep entries to the essentials", p, ErrTooLarge, len(entry), u.s.opts.WriteCap)
+		return Version{}, fmt.Errorf("%s: %w: the entry is %d bytes, the limit is %d", p, ErrTooLarge, len(entry), u.s.opts.WriteCap)
 	}
 	e, err := parseEntry(entry)
 	if err != nil {
@@ -303,7 +345,7 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 		return Version{}, fmt.Errorf("%s: %w: the entry is dated %s; append it to episodes/%s.md", p, ErrInvalid, e.Date, e.Date[:7])
 	}
 	summary = oneLine(summary, maxSummaryLen)
-	return u.update(p, true, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangeAppend, true, commit, func(cur []byte, v Version) ([]byte, error) {
 		if v.Exists && len(cur) == 0 {
 			return nil, errEmptyOnDisk
 		}
@@ -313,7 +355,7 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 		}
 		text = strings.TrimRight(text, "\n") + "\n\n" + strings.Trim(entry, "\n") + "\n"
 		if len(text) > maxEpisodeFile {
-			return nil, fmt.Errorf("%s: %w: the file would pass %d bytes; ask an admin to split or trim it", p, ErrTooLarge, maxEpisodeFile)
+			return nil, fmt.Errorf("%s: %w: the file would pass %d bytes", p, ErrFileFull, maxEpisodeFile)
 		}
 		s := summary
 		if s == "" {
@@ -324,11 +366,40 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 	})
 }
 
-// Commit is one change about to be made to a memory file: the version it
-// replaces and the version it makes.
+// ChangeKind says what a change does to a memory file.
+type ChangeKind string
+
+// The kinds of change.
+const (
+	ChangeCreate ChangeKind = "create" // a file made where there was none (a write or an append)
+	ChangeWrite  ChangeKind = "write"  // a whole fact file replaced
+	ChangePatch  ChangeKind = "patch"  // text replaced in a file
+	ChangeAppend ChangeKind = "append" // an entry added to an episode file
+	ChangeDelete ChangeKind = "delete" // a file removed
+)
+
+// Commit is one change to a memory file: whose file, what kind of change,
+// the version it replaces and the version it makes.
 type Commit struct {
+	User          string
 	Path          string
+	Kind          ChangeKind
 	Before, After Version
+}
+
+// change describes a change of kind from before to after.
+func (u *User) change(p string, kind ChangeKind, before, after Version) Commit {
+	if !before.Exists {
+		kind = ChangeCreate
+	}
+	return Commit{User: u.name, Path: p, Kind: kind, Before: before, After: after}
+}
+
+// changed tells the store's observer of a change made.
+func (u *User) changed(c Commit) {
+	if u.s.opts.OnChange != nil {
+		u.s.opts.OnChange(c)
+	}
 }
 
 // CommitHook is told of a change after its new text is safely in a temp
@@ -340,8 +411,9 @@ type CommitHook func(Commit) error
 // update is the one write path: wait out an editor, read the current
 // version, compute the new text, and rename it into place only if the file
 // is still what was read — re-reading a few times if it keeps changing.
-// commit (when set) is told just before the rename.
-func (u *User) update(p string, create bool, commit CommitHook, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
+// commit (when set) is told just before the rename, as kind (or
+// ChangeCreate when there was no file).
+func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
 	root, err := u.openRoot(create)
@@ -403,7 +475,7 @@ func (u *User) update(p string, create bool, commit CommitHook, compute func(cur
 				return fmt.Errorf("%s %w during the write", p, ErrConflict)
 			}
 			if commit != nil {
-				return commit(Commit{Path: p, Before: v, After: versionOf(out, 0)})
+				return commit(u.change(p, kind, v, versionOf(out, 0)))
 			}
 			return nil
 		})
@@ -419,6 +491,7 @@ func (u *User) update(p string, create bool, commit CommitHook, compute func(cur
 			nv.Ino, _ = fileIno(fi)
 		}
 		u.s.log.Info("memory: wrote", "user", u.name, "path", p, "bytes", len(out), "version", nv.String(), "previous", v.String())
+		u.changed(u.change(p, kind, v, nv))
 		return nv, nil
 	}
 }
@@ -483,6 +556,7 @@ func (u *User) Remove(p string) error {
 	}
 	u.idx.invalidate(p)
 	u.s.log.Info("memory: removed", "user", u.name, "path", p)
+	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}})
 	return syncDir(root, u.s.fault, path.Dir(p))
 }
 

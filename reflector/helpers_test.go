@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -261,7 +262,7 @@ func newEnv(t *testing.T, tweak func(*Config)) *env {
 	t.Helper()
 	e := &env{t: t, dir: t.TempDir(), clock: newClock(), mem: newFakeMemory(), srv: openaitest.New(t), logs: &logBuf{}}
 	e.cfg = Config{
-		Model:     agent.NewLLM(agent.LLMConfig{BaseURL: e.srv.URL(), APIKey: "test-key", MaxRetries: -1}),
+		Model:     openai.New(openai.Config{BaseURL: e.srv.URL(), APIKey: "test-key", MaxRetries: -1}),
 		ModelName: "reflector-model",
 		Memory:    e.mem,
 		StateDir:  e.dir,

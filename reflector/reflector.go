@@ -13,9 +13,8 @@ import (
 	"time"
 	"unicode"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
 //go:embed prompts/system.md
@@ -60,10 +59,13 @@ type Memory interface {
 	Prepare(user string, factsBudget int, onCommit func(Commit) error) (Prepared, error)
 }
 
-// Commit is one change a memory tool is about to make. Versions are
-// opaque strings that differ when content differs ("" for no file).
+// Commit is one change a memory tool is about to make: the store says
+// which file and what kind of change (create, write, patch, append), so
+// the reflector sees changes rather than tool names. Versions are opaque
+// strings that differ when content differs ("" for no file).
 type Commit struct {
 	Path          string
+	Kind          string
 	Before, After string
 }
 
@@ -560,14 +562,14 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 	for i, t := range p.Tools {
 		tools[i] = x.wrap(t, p.Version)
 	}
-	msgs := []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleSystem, Content: systemPrompt},
-		{Role: openai.ChatMessageRoleUser, Content: r.userMessage(u.name, batch, p)},
+	msgs := []llm.Message{
+		{Role: llm.RoleSystem, Content: systemPrompt},
+		{Role: llm.RoleUser, Content: r.userMessage(u.name, batch, p)},
 	}
 	res, err := agent.RunLoop(ctx, agent.LoopConfig{Model: x, ModelName: r.cfg.ModelName,
 		Tools: tools, MaxSteps: r.cfg.MaxSteps, Logger: r.log, Nudge: nudge}, msgs)
 	switch {
-	case errors.Is(err, agent.ErrContextLength) && len(run.steps) == 0:
+	case errors.Is(err, llm.ErrContextLength) && len(run.steps) == 0:
 		if s := splitFor(batch); s != nil {
 			return s
 		}

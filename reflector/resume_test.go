@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -58,7 +58,7 @@ func TestCrashMidRunResumesWithoutRedoing(t *testing.T) {
 
 	srv2 := openaitest.New(t)
 	srv2.Enqueue(openaitest.Text("Saved the meeting."))
-	e.cfg.Model = agent.NewLLM(agent.LLMConfig{BaseURL: srv2.URL(), APIKey: "k", MaxRetries: -1})
+	e.cfg.Model = openai.New(openai.Config{BaseURL: srv2.URL(), APIKey: "k", MaxRetries: -1})
 	e.r = e.open() // a resumed run starts at once, without waiting for Idle
 	waitFor(t, "the resumed run", func() bool { return e.r.Pending() == 0 })
 	e.settle()
@@ -71,7 +71,7 @@ func TestCrashMidRunResumesWithoutRedoing(t *testing.T) {
 	}
 	msgs := reqs[0].Chat.Messages
 	if len(msgs) != 4 || len(msgs[2].ToolCalls) != 1 || msgs[2].ToolCalls[0].Function.Name != "memory_append" ||
-		msgs[3].Role != openai.ChatMessageRoleTool || msgs[3].Content != `{"success":true}` {
+		msgs[3].Role != "tool" || msgs[3].Content != `{"success":true}` {
 		t.Fatalf("the resumed request does not continue the run: %+v", msgs)
 	}
 	if e.journalLines("alice") != nil {
@@ -82,15 +82,21 @@ func TestCrashMidRunResumesWithoutRedoing(t *testing.T) {
 	}
 }
 
+// stepLine is a step record as journals written with go-openai's message
+// type hold it (its field layout, and fields such as refusal that the
+// journal no longer writes): such journals must resume.
+func stepLine(t *testing.T) string {
+	args, err := json.Marshal(appendArgs)
+	must(t, err)
+	return `{"kind":"step","run":"r1","step":1,"message":{"role":"assistant","refusal":"","tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"memory_append","arguments":` +
+		string(args) + `}}]}}` + "\n"
+}
+
 // journalRun writes alice's journal: one turn and a run over it whose one
 // recorded reply calls append, with an intent to make version after.
 func (e *env) journalRun(after string, done bool) {
 	e.t.Helper()
-	msg := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: []openai.ToolCall{{
-		ID: "c1", Type: openai.ToolTypeFunction, Function: openai.FunctionCall{Name: "memory_append", Arguments: appendArgs}}}}
 	recs := []record{
-		{Kind: kindRun, Run: "r1", Turns: 1},
-		{Kind: kindStep, Run: "r1", Step: 1, Message: &msg},
 		{Kind: kindIntent, Run: "r1", Call: 1, Path: "episodes/2026-03.md", After: after},
 	}
 	if done {
@@ -98,6 +104,8 @@ func (e *env) journalRun(after string, done bool) {
 	}
 	var b strings.Builder
 	b.WriteString(mustLine(e.t, turn("alice", "t1", "I'm Ada"), 0))
+	b.WriteString(`{"kind":"run","run":"r1","turns":1}` + "\n")
+	b.WriteString(stepLine(e.t))
 	for _, r := range recs {
 		line, err := json.Marshal(r)
 		must(e.t, err)
@@ -150,7 +158,7 @@ func TestResumeDecidesInDoubtCallsByVersion(t *testing.T) {
 // TestBadRunRecordsAreDropped: records that do not describe one run over
 // journaled turns are dropped with a warning and the turns reflected afresh.
 func TestBadRunRecordsAreDropped(t *testing.T) {
-	msg := &openai.ChatCompletionMessage{Role: "assistant", ToolCalls: []openai.ToolCall{{ID: "c", Function: openai.FunctionCall{Name: "memory_list"}}}}
+	msg := toStep(llm.Message{Role: llm.RoleAssistant, ToolCalls: []llm.ToolCall{{ID: "c", Name: "memory_list"}}})
 	line := func(r record) string {
 		b, _ := json.Marshal(r)
 		return string(b) + "\n"
@@ -446,4 +454,32 @@ func (e *env) failUntilGiveUp() {
 		e.clock.Advance(time.Hour)
 	}
 	waitFor(e.t, "the give-up", func() bool { return e.r.Pending() == 0 })
+}
+
+// TestStepRecordLayout: a step is journaled in the layout go-openai gave
+// it (role, content, tool_calls with id, type and function{name,
+// arguments}), so a journal written now still reads in an older mnemo, and
+// one written by an older mnemo reads now.
+func TestStepRecordLayout(t *testing.T) {
+	msg := llm.Message{Role: llm.RoleAssistant, Content: "Saving.", ToolCalls: []llm.ToolCall{{ID: "c1", Name: "memory_list", Arguments: `{}`}}}
+	b, err := json.Marshal(record{Kind: kindStep, Run: "r1", Step: 1, Message: toStep(msg)})
+	must(t, err)
+	const want = `{"kind":"step","run":"r1","step":1,"message":{"role":"assistant","content":"Saving.","tool_calls":[{"id":"c1","type":"function","function":{"name":"memory_list","arguments":"{}"}}]}}`
+	if string(b) != want {
+		t.Errorf("step record:\n%s\nwant\n%s", b, want)
+	}
+	rec, err := parseRecord([]byte(strings.TrimSpace(stepLine(t))))
+	must(t, err)
+	got := rec.Message.message()
+	if got.Role != llm.RoleAssistant || len(got.ToolCalls) != 1 || got.ToolCalls[0] != (llm.ToolCall{ID: "c1", Name: "memory_append", Arguments: appendArgs}) {
+		t.Errorf("old step line read as %+v", got)
+	}
+	back, err := json.Marshal(toStep(got))
+	must(t, err)
+	if rt := toStep(llm.Message{}); rt.Role != "" || rt.ToolCalls != nil {
+		t.Errorf("empty message: %+v", rt)
+	}
+	if !strings.Contains(string(back), `"name":"memory_append"`) {
+		t.Errorf("round trip: %s", back)
+	}
 }

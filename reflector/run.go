@@ -8,9 +8,8 @@ import (
 	"errors"
 	"fmt"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
 // Kinds of record lines in a user's journal.
@@ -25,7 +24,7 @@ const (
 //
 //	{"kind":"run","run":"4f…","turns":3}
 //	{"kind":"step","run":"4f…","step":1,"message":{"role":"assistant","tool_calls":[…]}}
-//	{"kind":"intent","run":"4f…","call":2,"path":"facts/user.md","after":"120:9a…"}
+//	{"kind":"intent","run":"4f…","call":2,"path":"facts/user.md","change":"write","after":"120:9a…"}
 //	{"kind":"done","run":"4f…","call":2,"result":"{\"success\":true}"}
 //
 // Each is fsynced before what it vouches for happens: a step before its
@@ -35,15 +34,54 @@ const (
 // again, and a call with only an intent is run again only when the file is
 // not already at the version it was making.
 type record struct {
-	Kind    string                        `json:"kind"`
-	Run     string                        `json:"run"`
-	Turns   int                           `json:"turns,omitempty"`
-	Step    int                           `json:"step,omitempty"`
-	Message *openai.ChatCompletionMessage `json:"message,omitempty"`
-	Call    int                           `json:"call,omitempty"`
-	Path    string                        `json:"path,omitempty"`
-	After   string                        `json:"after,omitempty"`
-	Result  string                        `json:"result,omitempty"`
+	Kind    string       `json:"kind"`
+	Run     string       `json:"run"`
+	Turns   int          `json:"turns,omitempty"`
+	Step    int          `json:"step,omitempty"`
+	Message *stepMessage `json:"message,omitempty"`
+	Call    int          `json:"call,omitempty"`
+	Path    string       `json:"path,omitempty"`
+	Change  string       `json:"change,omitempty"` // of an intent: create, write, patch or append
+	After   string       `json:"after,omitempty"`
+	Result  string       `json:"result,omitempty"`
+}
+
+// stepMessage is a model reply as journaled: the chat completions message
+// layout, which journals written before the core had types of its own used
+// too, so they resume.
+type stepMessage struct {
+	Role       string         `json:"role"`
+	Content    string         `json:"content,omitempty"`
+	Name       string         `json:"name,omitempty"`
+	ToolCalls  []stepToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string         `json:"tool_call_id,omitempty"`
+}
+
+type stepToolCall struct {
+	ID       string `json:"id,omitempty"`
+	Type     string `json:"type"`
+	Function struct {
+		Name      string `json:"name,omitempty"`
+		Arguments string `json:"arguments,omitempty"`
+	} `json:"function"`
+}
+
+func toStep(m llm.Message) *stepMessage {
+	s := &stepMessage{Role: string(m.Role), Content: m.Content, Name: m.Name, ToolCallID: m.ToolCallID}
+	for _, tc := range m.ToolCalls {
+		c := stepToolCall{ID: tc.ID, Type: "function"}
+		c.Function.Name, c.Function.Arguments = tc.Name, tc.Arguments
+		s.ToolCalls = append(s.ToolCalls, c)
+	}
+	return s
+}
+
+func (s *stepMessage) message() llm.Message {
+	m := llm.Message{Role: llm.Role(s.Role), Content: s.Content, Name: s.Name, ToolCallID: s.ToolCallID}
+	for _, tc := range s.ToolCalls {
+		m.ToolCalls = append(m.ToolCalls, llm.ToolCall{ID: tc.ID, Name: tc.Function.Name, Arguments: tc.Function.Arguments})
+	}
+	return m
 }
 
 // parseRecord decodes and checks one record line.
@@ -75,7 +113,7 @@ type runLog struct {
 	id        string
 	turns     int  // the run covers the first turns pending turns
 	journaled bool // its run line is in the journal
-	steps     []openai.ChatCompletionMessage
+	steps     []llm.Message
 	intents   map[int]record
 	done      map[int]string
 }
@@ -93,7 +131,7 @@ func (l *runLog) records() []record {
 	}
 	out := []record{{Kind: kindRun, Run: l.id, Turns: l.turns}}
 	for i := range l.steps {
-		out = append(out, record{Kind: kindStep, Run: l.id, Step: i + 1, Message: &l.steps[i]})
+		out = append(out, record{Kind: kindStep, Run: l.id, Step: i + 1, Message: toStep(l.steps[i])})
 	}
 	for n := 1; len(out) < 1+len(l.steps)+len(l.intents)+len(l.done); n++ {
 		if it, ok := l.intents[n]; ok {
@@ -130,7 +168,7 @@ func assembleRun(recs []record, pending int) (*runLog, string) {
 			if rec.Step != len(l.steps)+1 {
 				return nil, fmt.Sprintf("step %d recorded after step %d", rec.Step, len(l.steps))
 			}
-			l.steps = append(l.steps, *rec.Message)
+			l.steps = append(l.steps, rec.Message.message())
 		case kindIntent:
 			l.intents[rec.Call] = rec
 		case kindDone:
@@ -182,19 +220,17 @@ func (x *execution) journal(rec record) error {
 
 // Complete replays the recorded replies in order, then asks the model and
 // journals each reply that calls tools before the loop runs them.
-func (x *execution) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (x *execution) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	x.calls++
 	if x.calls <= len(x.run.steps) {
-		msg := x.run.steps[x.calls-1]
-		return openai.ChatCompletionResponse{Choices: []openai.ChatCompletionChoice{{Message: msg, FinishReason: openai.FinishReasonToolCalls}}}, nil
+		return llm.Response{Message: x.run.steps[x.calls-1], FinishReason: llm.FinishToolCalls}, nil
 	}
 	resp, err := x.model.Complete(ctx, req)
-	if err != nil || len(resp.Choices) == 0 || len(resp.Choices[0].Message.ToolCalls) == 0 ||
-		resp.Choices[0].FinishReason == openai.FinishReasonLength {
+	if err != nil || len(resp.Message.ToolCalls) == 0 || resp.FinishReason == llm.FinishLength {
 		return resp, err // nothing the loop will run
 	}
-	msg := resp.Choices[0].Message
-	if jerr := x.journal(record{Kind: kindStep, Run: x.run.id, Step: len(x.run.steps) + 1, Message: &msg}); jerr != nil {
+	msg := resp.Message
+	if jerr := x.journal(record{Kind: kindStep, Run: x.run.id, Step: len(x.run.steps) + 1, Message: toStep(msg)}); jerr != nil {
 		return resp, jerr
 	}
 	x.run.steps = append(x.run.steps, msg)
@@ -251,7 +287,7 @@ func (x *execution) finish(n int, path, res string) string {
 // commit is the store's CommitHook: the intent of the running call is made
 // durable before the store renames the new text into place.
 func (x *execution) commit(c Commit) error {
-	rec := record{Kind: kindIntent, Run: x.run.id, Call: x.cur, Path: c.Path, After: c.After}
+	rec := record{Kind: kindIntent, Run: x.run.id, Call: x.cur, Path: c.Path, Change: c.Kind, After: c.After}
 	if err := x.journal(rec); err != nil {
 		if errors.Is(err, errForgotten) {
 			return err

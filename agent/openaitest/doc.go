@@ -12,9 +12,8 @@
 //		openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`)),
 //		openaitest.Text("Hello again, Ada."),
 //	)
-//	cfg := openai.DefaultConfig("test-key")
-//	cfg.BaseURL = srv.URL()
-//	// ... run the code under test with cfg ...
+//	model := openai.New(openai.Config{BaseURL: srv.URL(), APIKey: "test-key"}) // mnemo's llm/openai
+//	// ... run the code under test with model ...
 //	reqs := srv.Requests()
 //	if got := reqs[0].Header.Get("Authorization"); got != "Bearer test-key" { ... }
 //
@@ -32,6 +31,10 @@
 // When neither the handler nor the queue has a reply, the server answers
 // HTTP 500 with an OpenAI error whose message says the script ran out, so a
 // test that makes more calls than it scripted fails visibly.
+//
+// Requests are decoded with the server's own types (ChatRequest, Message,
+// Tool), not a client library's, so the fake cannot share a client's
+// mistakes and tests need no client library to read them.
 //
 // Replies are values: the With* methods return modified copies, so a Reply
 // can be kept in a variable and reused.

@@ -4,8 +4,6 @@ import (
 	"net/http"
 	"slices"
 	"time"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 type replyKind int
@@ -26,7 +24,7 @@ type Reply struct {
 	content    string
 	hasContent bool
 	toolCalls  []ToolCall
-	finish     openai.FinishReason
+	finish     string
 	noChoices  bool
 	model      string
 	usage      *usage
@@ -126,10 +124,10 @@ func (r Reply) WithContent(content string) Reply {
 }
 
 // WithFinishReason returns a copy with this finish_reason, e.g.
-// openai.FinishReasonLength for a reply cut off at the token limit. By
+// FinishLength for a reply cut off at the token limit. By
 // default it is "tool_calls" when the reply has tool calls and "stop"
 // otherwise.
-func (r Reply) WithFinishReason(reason openai.FinishReason) Reply {
+func (r Reply) WithFinishReason(reason string) Reply {
 	r.finish = reason
 	return r
 }

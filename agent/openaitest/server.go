@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // DefaultModel is the model GET /v1/models lists until SetModels changes it,
@@ -27,6 +25,13 @@ const ScriptExhaustedCode = "openaitest_script_exhausted"
 // maxBody bounds how much of a request body the server reads.
 const maxBody = 32 << 20
 
+// Finish reasons a reply may give (see Reply.WithFinishReason).
+const (
+	FinishStop      = "stop"
+	FinishToolCalls = "tool_calls"
+	FinishLength    = "length" // cut off at the token limit
+)
+
 // Request is one recorded chat completion request.
 type Request struct {
 	Seq    int         // 1 for the first request the server got, then 2, ...
@@ -34,16 +39,15 @@ type Request struct {
 	Path   string      // "/v1/chat/completions"
 	Header http.Header // as received, e.g. Authorization: Bearer ...
 	Body   []byte      // the raw body
-	// Chat is Body decoded with go-openai's own type. It is the zero value
-	// when DecodeErr is set.
-	Chat      openai.ChatCompletionRequest
+	// Chat is Body decoded. It is the zero value when DecodeErr is set.
+	Chat      ChatRequest
 	DecodeErr error
 }
 
 // System is the text of the first system (or developer) message, or "".
 func (r Request) System() string {
 	for _, m := range r.Chat.Messages {
-		if m.Role == openai.ChatMessageRoleSystem || m.Role == openai.ChatMessageRoleDeveloper {
+		if m.Role == "system" || m.Role == "developer" {
 			return messageText(m)
 		}
 	}
@@ -53,7 +57,7 @@ func (r Request) System() string {
 // LastUser is the text of the last user message, or "".
 func (r Request) LastUser() string {
 	for i := len(r.Chat.Messages) - 1; i >= 0; i-- {
-		if m := r.Chat.Messages[i]; m.Role == openai.ChatMessageRoleUser {
+		if m := r.Chat.Messages[i]; m.Role == "user" {
 			return messageText(m)
 		}
 	}
@@ -71,7 +75,7 @@ func (r Request) ToolNames() []string {
 	return names
 }
 
-func messageText(m openai.ChatCompletionMessage) string {
+func messageText(m Message) string {
 	if len(m.MultiContent) == 0 {
 		return m.Content
 	}
@@ -288,7 +292,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(body, &req.Chat)
 	}
 	if err != nil {
-		req.Chat, req.DecodeErr = openai.ChatCompletionRequest{}, err
+		req.Chat, req.DecodeErr = ChatRequest{}, err
 	}
 	s.record(&req)
 	if req.DecodeErr != nil {
@@ -427,9 +431,9 @@ func (s *Server) resolve(req Request, reply Reply) completion {
 	}
 	c.finish = string(reply.finish)
 	if c.finish == "" {
-		c.finish = string(openai.FinishReasonStop)
+		c.finish = FinishStop
 		if len(c.calls) > 0 {
-			c.finish = string(openai.FinishReasonToolCalls)
+			c.finish = FinishToolCalls
 		}
 	}
 	if reply.usage != nil {
@@ -466,14 +470,14 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 		Choices: []wireChoice{}, Usage: c.usage,
 	}
 	if !reply.noChoices {
-		msg := wireMessage{Role: openai.ChatMessageRoleAssistant}
+		msg := wireMessage{Role: "assistant"}
 		if reply.hasContent || len(c.calls) == 0 {
 			content := reply.content
 			msg.Content = &content
 		}
 		for _, tc := range c.calls {
 			msg.ToolCalls = append(msg.ToolCalls, wireToolCall{
-				ID: tc.ID, Type: string(openai.ToolTypeFunction),
+				ID: tc.ID, Type: "function",
 				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments},
 			})
 		}
@@ -505,13 +509,13 @@ func (s *Server) writeStream(w http.ResponseWriter, req Request, c completion) {
 	}
 	if !c.reply.noChoices {
 		empty := ""
-		send(delta(wireDelta{Role: openai.ChatMessageRoleAssistant, Content: &empty}, nil), nil)
+		send(delta(wireDelta{Role: "assistant", Content: &empty}, nil), nil)
 		for _, piece := range split(c.reply.content, 3) {
 			send(delta(wireDelta{Content: &piece}, nil), nil)
 		}
 		for i, tc := range c.calls {
 			send(delta(wireDelta{ToolCalls: []wireToolCall{{
-				Index: &i, ID: tc.ID, Type: string(openai.ToolTypeFunction),
+				Index: &i, ID: tc.ID, Type: "function",
 				Function: wireFunction{Name: tc.Name},
 			}}}, nil), nil)
 			for _, piece := range split(tc.Arguments, 3) {

@@ -182,7 +182,7 @@ func TestToolCallsReply(t *testing.T) {
 func TestTruncatedToolCall(t *testing.T) {
 	s := New(t)
 	s.Enqueue(ToolCalls(Call("memory_write", `{"path":"facts/user.md","content":"# Us`)).
-		WithFinishReason(openai.FinishReasonLength))
+		WithFinishReason(FinishLength))
 	resp, err := client(s, "k").CreateChatCompletion(context.Background(), chatReq("remember"))
 	if err != nil {
 		t.Fatal(err)
@@ -442,13 +442,12 @@ func TestRecordsRequests(t *testing.T) {
 }
 
 func TestRequestHelpers(t *testing.T) {
-	r := Request{Chat: openai.ChatCompletionRequest{Messages: []openai.ChatCompletionMessage{
-		{Role: openai.ChatMessageRoleDeveloper, MultiContent: []openai.ChatMessagePart{
-			{Type: openai.ChatMessagePartTypeText, Text: "be "}, {Type: openai.ChatMessagePartTypeText, Text: "brief"}}},
-		{Role: openai.ChatMessageRoleUser, Content: "one"},
-		{Role: openai.ChatMessageRoleUser, Content: "two"},
-		{Role: openai.ChatMessageRoleAssistant, Content: "answer"},
-	}, Tools: []openai.Tool{{Type: openai.ToolTypeWebSearch}}}}
+	r := Request{Chat: ChatRequest{Messages: []Message{
+		{Role: "developer", MultiContent: []ContentPart{{Type: "text", Text: "be "}, {Type: "text", Text: "brief"}}},
+		{Role: "user", Content: "one"},
+		{Role: "user", Content: "two"},
+		{Role: "assistant", Content: "answer"},
+	}, Tools: []Tool{{Type: "web_search"}}}}
 	if r.System() != "be brief" || r.LastUser() != "two" || r.ToolNames() != nil {
 		t.Errorf("System %q LastUser %q ToolNames %v", r.System(), r.LastUser(), r.ToolNames())
 	}
@@ -698,7 +697,7 @@ func TestStreamToolCalls(t *testing.T) {
 		Call("memory_read", `{"path":"facts/user.md"}`),
 		Call("memory_read", `{"path":"episodes/2026-02.md"}`).WithID("call_x"),
 	}
-	s.Enqueue(ToolCalls(calls...).WithFinishReason(openai.FinishReasonLength))
+	s.Enqueue(ToolCalls(calls...).WithFinishReason(FinishLength))
 	stream, err := client(s, "k").CreateChatCompletionStream(context.Background(), chatReq("hi"))
 	if err != nil {
 		t.Fatal(err)

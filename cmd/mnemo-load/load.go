@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -380,7 +381,7 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 		return dial(ctx, network, addr)
 	}
 	defer transport.CloseIdleConnections()
-	llm := agent.NewLLM(agent.LLMConfig{BaseURL: srv.URL(), APIKey: "mnemo-load", HTTPClient: &http.Client{Transport: transport}, Logger: log})
+	llm := openai.New(openai.Config{BaseURL: srv.URL(), APIKey: "mnemo-load", HTTPClient: &http.Client{Transport: transport}, Logger: log})
 
 	store, err := memory.Open(memory.Options{Dir: memDir, Watch: true, Clean: true, Logger: log})
 	if err != nil {

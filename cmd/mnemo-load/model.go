@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
-	openai "github.com/sashabaranov/go-openai"
 )
 
 // entryMarker starts the title of every episode entry the fake reflector
@@ -79,16 +78,16 @@ func (f *fakeModel) reply(r openaitest.Request) (openaitest.Reply, bool) {
 
 // think: at iteration 1 (the user's message last, the index before it) read
 // facts/user.md when the index lists it; after the read, answer quoting it.
-func (f *fakeModel) think(msgs []openai.ChatCompletionMessage) openaitest.Reply {
+func (f *fakeModel) think(msgs []openaitest.Message) openaitest.Reply {
 	n := len(msgs)
 	switch {
-	case n >= 2 && msgs[n-1].Role == openai.ChatMessageRoleUser:
+	case n >= 2 && msgs[n-1].Role == "user":
 		if strings.Contains(msgs[n-2].Content, "\n- facts/user.md (") {
 			f.reads.Add(1)
 			return openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`))
 		}
 		return openaitest.Text(nothingText)
-	case n >= 2 && msgs[n-1].Role == openai.ChatMessageRoleTool:
+	case n >= 2 && msgs[n-1].Role == "tool":
 		return openaitest.Text(rememberPrefix + nameLine(msgs[n-1].Content) + ". Let's go on.")
 	}
 	f.unexpected.Add(1)
@@ -107,9 +106,9 @@ func nameLine(text string) string {
 
 // reflect: at the run's first call append one entry, dated from the
 // request's "Today's date", to that month's episode file; then say "saved".
-func (f *fakeModel) reflect(msgs []openai.ChatCompletionMessage, lastUser string) openaitest.Reply {
+func (f *fakeModel) reflect(msgs []openaitest.Message, lastUser string) openaitest.Reply {
 	if len(msgs) != 2 { // after the append (or a nudge): the final answer
-		if last := msgs[len(msgs)-1]; last.Role == openai.ChatMessageRoleTool && strings.HasPrefix(last.Content, "error") {
+		if last := msgs[len(msgs)-1]; last.Role == "tool" && strings.HasPrefix(last.Content, "error") {
 			f.appendErrors.Add(1)
 		}
 		return openaitest.Text("saved")

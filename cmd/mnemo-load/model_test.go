@@ -6,25 +6,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
-	openai "github.com/sashabaranov/go-openai"
 )
 
-func msg(role, content string) openai.ChatCompletionMessage {
-	return openai.ChatCompletionMessage{Role: role, Content: content}
+func msg(role llm.Role, content string) llm.Message {
+	return llm.Message{Role: role, Content: content}
 }
 
 // ask sends msgs to a server answered by f and returns the reply message.
-func ask(t *testing.T, srv *openaitest.Server, msgs ...openai.ChatCompletionMessage) openai.ChatCompletionMessage {
+func ask(t *testing.T, srv *openaitest.Server, msgs ...llm.Message) llm.Message {
 	t.Helper()
-	cfg := openai.DefaultConfig("k")
-	cfg.BaseURL = srv.URL()
-	resp, err := openai.NewClientWithConfig(cfg).CreateChatCompletion(context.Background(),
-		openai.ChatCompletionRequest{Model: "m", Messages: msgs})
+	resp, err := openai.New(openai.Config{BaseURL: srv.URL(), APIKey: "k", MaxRetries: -1}).Complete(context.Background(),
+		llm.Request{Model: "m", Messages: msgs})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.Choices[0].Message
+	return resp.Message
 }
 
 func newTestModel(t *testing.T) (*fakeModel, *openaitest.Server) {
@@ -36,16 +35,16 @@ func newTestModel(t *testing.T) (*fakeModel, *openaitest.Server) {
 
 func TestFakeThinker(t *testing.T) {
 	f, srv := newTestModel(t)
-	sys := msg(openai.ChatMessageRoleSystem, "You are mnemo, a helpful assistant.")
-	index := msg(openai.ChatMessageRoleUser, "Available memory:\n- facts/topic-001.md (1KB): x\n- facts/user.md (200B): name\n\nUse memory_read ...")
-	user := msg(openai.ChatMessageRoleUser, "hi")
+	sys := msg("system", "You are mnemo, a helpful assistant.")
+	index := msg("user", "Available memory:\n- facts/topic-001.md (1KB): x\n- facts/user.md (200B): name\n\nUse memory_read ...")
+	user := msg("user", "hi")
 
 	got := ask(t, srv, sys, index, user)
-	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Function.Name != "memory_read" || got.ToolCalls[0].Function.Arguments != `{"path":"facts/user.md"}` {
+	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != "memory_read" || got.ToolCalls[0].Arguments != `{"path":"facts/user.md"}` {
 		t.Errorf("iteration 1 with facts/user.md listed: %+v", got)
 	}
-	read := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: "call_1", Content: "# User Facts\n\n- Name: Ada\n- Role: x\n"}
-	call := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: got.ToolCalls}
+	read := llm.Message{Role: "tool", ToolCallID: "call_1", Content: "# User Facts\n\n- Name: Ada\n- Role: x\n"}
+	call := llm.Message{Role: "assistant", ToolCalls: got.ToolCalls}
 	if got := ask(t, srv, sys, index, user, call, read); !strings.Contains(got.Content, "- Name: Ada.") {
 		t.Errorf("after the read: %q", got.Content)
 	}
@@ -53,7 +52,7 @@ func TestFakeThinker(t *testing.T) {
 	if got := ask(t, srv, sys, index, user, call, read); !strings.Contains(got.Content, "no name") {
 		t.Errorf("after a failed read: %q", got.Content)
 	}
-	if got := ask(t, srv, sys, msg(openai.ChatMessageRoleUser, "Available memory: none yet."), user); got.Content == "" || len(got.ToolCalls) > 0 {
+	if got := ask(t, srv, sys, msg("user", "Available memory: none yet."), user); got.Content == "" || len(got.ToolCalls) > 0 {
 		t.Errorf("no memory: %+v", got)
 	}
 	if f.reads.Load() != 1 || f.unexpected.Load() != 0 || f.thinkerCalls.Load() != 4 {
@@ -70,30 +69,30 @@ func TestFakeThinker(t *testing.T) {
 
 func TestFakeReflector(t *testing.T) {
 	f, srv := newTestModel(t)
-	sys := msg(openai.ChatMessageRoleSystem, "You are the memory reflector of mnemo.")
-	prompt := msg(openai.ChatMessageRoleUser, "Today's date: 2026-07-04 (Saturday).\nMemory of user \"load-0001\". Reflect...\n\n2 turn(s). Only blocks ...")
+	sys := msg("system", "You are the memory reflector of mnemo.")
+	prompt := msg("user", "Today's date: 2026-07-04 (Saturday).\nMemory of user \"load-0001\". Reflect...\n\n2 turn(s). Only blocks ...")
 
 	got := ask(t, srv, sys, prompt)
-	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Function.Name != "memory_append" {
+	if len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != "memory_append" {
 		t.Fatalf("first call: %+v", got)
 	}
 	var args struct{ Path, Entry string }
-	if err := json.Unmarshal([]byte(got.ToolCalls[0].Function.Arguments), &args); err != nil {
+	if err := json.Unmarshal([]byte(got.ToolCalls[0].Arguments), &args); err != nil {
 		t.Fatal(err)
 	}
 	wantEntry := entryMarker + "0000001\n- Summary: load run entry 0000001\n- Date: 2026-07-04\n- Turns: 2 reflected in this run\n"
 	if args.Path != "episodes/2026-07.md" || args.Entry != wantEntry {
 		t.Errorf("append %q %q, want episodes/2026-07.md %q", args.Path, args.Entry, wantEntry)
 	}
-	call := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleAssistant, ToolCalls: got.ToolCalls}
-	ok := openai.ChatCompletionMessage{Role: openai.ChatMessageRoleTool, ToolCallID: "call_1", Content: `{"success":true}`}
+	call := llm.Message{Role: "assistant", ToolCalls: got.ToolCalls}
+	ok := llm.Message{Role: "tool", ToolCallID: "call_1", Content: `{"success":true}`}
 	if got := ask(t, srv, sys, prompt, call, ok); got.Content != "saved" {
 		t.Errorf("after the append: %q", got.Content)
 	}
 	bad := ok
 	bad.Content = "error: episodes/2026-07.md is open in an editor"
 	ask(t, srv, sys, prompt, call, bad)
-	nudge := msg(openai.ChatMessageRoleUser, "Stop calling tools now.")
+	nudge := msg("user", "Stop calling tools now.")
 	ask(t, srv, sys, prompt, call, ok, nudge)
 	if f.reflections.Load() != 1 || f.turns.Load() != 2 || f.appendErrors.Load() != 1 || f.reflectorCalls.Load() != 4 {
 		t.Errorf("reflections %d, turns %d, append errors %d, calls %d", f.reflections.Load(), f.turns.Load(), f.appendErrors.Load(), f.reflectorCalls.Load())
@@ -103,7 +102,7 @@ func TestFakeReflector(t *testing.T) {
 	}
 
 	// A prompt without the date or the user is not one the fake understands.
-	if got := ask(t, srv, sys, msg(openai.ChatMessageRoleUser, "hello")); got.Content != "nothing to remember" {
+	if got := ask(t, srv, sys, msg("user", "hello")); got.Content != "nothing to remember" {
 		t.Errorf("unknown prompt: %q", got.Content)
 	}
 	if f.unexpected.Load() != 1 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -23,7 +24,7 @@ type app struct {
 	env   *cliEnv
 	cfg   *Config
 	store *memory.Store
-	llm   *agent.LLM
+	llm   *openai.Client
 	agent *agent.Agent
 	refl  *reflector.Reflector
 	// metrics are served on /metrics by serve; chat keeps them unread.
@@ -68,7 +69,7 @@ func stateDir(cfg *Config) string {
 func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	httpClient := &http.Client{Transport: wiring.ModelTransport(cfg.Agent.MaxConcurrent)}
 	ollama := env.getenv("MNEMO_OLLAMA_URL")
-	probe := func(ctx context.Context, url string) error { return agent.ProbeModels(ctx, httpClient, url) }
+	probe := func(ctx context.Context, url string) error { return openai.ProbeModels(ctx, httpClient, url) }
 	baseURL, note, err := ResolveLLM(ctx, cfg, probe, ollama)
 	if err != nil {
 		return nil, err
@@ -87,7 +88,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	if retries == 0 {
 		retries = -1 // the client reads 0 as "default"; the configuration means none
 	}
-	llm := agent.NewLLM(agent.LLMConfig{
+	client := openai.New(openai.Config{
 		BaseURL: baseURL, APIKey: cfg.LLM.APIKey, HTTPClient: httpClient,
 		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
 		Logger: env.logger,
@@ -98,7 +99,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		reflModel = cfg.LLM.Model
 	}
 	refl, err := reflector.Open(reflector.Config{
-		Model: llm, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
+		Model: client, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
 		Idle: cfg.Reflector.Idle.Std(), MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults,
 	})
@@ -111,10 +112,10 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, store: store, llm: llm, refl: refl, calls: calls,
+	a := &app{env: env, cfg: cfg, store: store, llm: client, refl: refl, calls: calls,
 		metrics: metrics.New(metrics.Gauges{JournalPending: refl.Pending})}
 	ag, err := agent.New(agent.Config{
-		Model: calls.model(llm), ModelName: cfg.LLM.Model, Memory: mem,
+		Model: calls.model(client), ModelName: cfg.LLM.Model, Memory: mem,
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 		MaxReplyChars: cfg.MaxReplyChars, Logger: env.logger,
 		OnTurn: func(t agent.Turn) {

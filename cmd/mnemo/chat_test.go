@@ -17,8 +17,6 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -47,7 +45,7 @@ func (b *brain) handle(r openaitest.Request) (openaitest.Reply, bool) {
 	msgs := r.Chat.Messages
 	last := msgs[len(msgs)-1]
 	if strings.Contains(r.System(), "memory reflector") {
-		if last.Role == openai.ChatMessageRoleTool {
+		if last.Role == "tool" {
 			return openaitest.Text("saved"), true
 		}
 		tr := r.LastUser()
@@ -66,7 +64,7 @@ func (b *brain) handle(r openaitest.Request) (openaitest.Reply, bool) {
 		}
 		return openaitest.Text("nothing to remember"), true
 	}
-	if last.Role == openai.ChatMessageRoleTool {
+	if last.Role == "tool" {
 		if m := factRe.FindStringSubmatch(last.Content); m != nil {
 			return openaitest.Text("Your name is " + m[1] + "."), true
 		}
@@ -77,7 +75,7 @@ func (b *brain) handle(r openaitest.Request) (openaitest.Reply, bool) {
 	}
 	index := ""
 	for _, m := range msgs {
-		if m.Role == openai.ChatMessageRoleUser && strings.HasPrefix(m.Content, "Available memory") {
+		if m.Role == "user" && strings.HasPrefix(m.Content, "Available memory") {
 			index = m.Content
 		}
 	}
@@ -165,7 +163,7 @@ func TestAcceptanceRemembersAcrossRestarts(t *testing.T) {
 		for _, m := range q.Chat.Messages {
 			if strings.HasPrefix(m.Content, "Available memory:") {
 				idx++
-				if m.Role != openai.ChatMessageRoleUser || !strings.Contains(m.Content, "- facts/user.md (") {
+				if m.Role != "user" || !strings.Contains(m.Content, "- facts/user.md (") {
 					t.Errorf("call %d: index message %q with role %s", i, m.Content, m.Role)
 				}
 			}

@@ -39,6 +39,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 )
 
 const (
@@ -234,7 +235,7 @@ func baseDefaults() *Config {
 	c.LLM.Model = "gpt-4o-mini"
 	c.LLM.Timeout = Duration(60 * time.Second)
 	c.LLM.MaxRetries = 3
-	c.LLM.MaxResponseBytes = agent.DefaultMaxResponseBytes
+	c.LLM.MaxResponseBytes = openai.DefaultMaxResponseBytes
 	c.Memory.DataDir = "data/memory"
 	c.Memory.IndexBudget = 4096
 	c.Memory.ReadCap = 65536

@@ -16,10 +16,10 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -1262,9 +1262,9 @@ func TestBoundsConfig(t *testing.T) {
 	if err != nil || r.Failed || len([]rune(r.Text)) > 100 || !strings.Contains(r.Text, "reply cut") {
 		t.Errorf("maxReplyChars 100: reply %q, %v", r.Text, err)
 	}
-	_, err = a.llm.Complete(context.Background(), openai.ChatCompletionRequest{Model: c.LLM.Model,
-		Messages: []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "huge"}}})
-	if !errors.Is(err, agent.ErrResponseTooLarge) || !strings.Contains(err.Error(), "(1024 bytes)") {
+	_, err = a.llm.Complete(context.Background(), llm.Request{Model: c.LLM.Model,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "huge"}}})
+	if !errors.Is(err, llm.ErrResponseTooLarge) || !strings.Contains(err.Error(), "(1024 bytes)") {
 		t.Errorf("llm.maxResponseBytes 1024: %v", err)
 	}
 }

@@ -16,8 +16,6 @@ import (
 	"testing"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -44,7 +42,7 @@ func (b crashBrain) handle(r openaitest.Request) (openaitest.Reply, bool) {
 	}
 	steps := 0
 	for _, m := range r.Chat.Messages {
-		if m.Role == openai.ChatMessageRoleAssistant {
+		if m.Role == "assistant" {
 			steps++
 		}
 	}

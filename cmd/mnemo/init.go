@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/google/renameio/v2"
-	openai "github.com/sashabaranov/go-openai"
 	"golang.org/x/term"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 )
 
@@ -119,7 +119,7 @@ func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) err
 			if ollama == "" {
 				ollama = DefaultOllamaURL
 			}
-			if agent.ProbeModels(ctx, c.http, ollama) == nil {
+			if openai.ProbeModels(ctx, c.http, ollama) == nil {
 				fmt.Fprintf(c.env.stderr, "A local Ollama answers at %s.\n", ollama)
 				def = ollama
 			} else {
@@ -156,8 +156,8 @@ func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) err
 		s.apiKey = v
 	}
 	if given.model == "" {
-		llm := c.llm(*s)
-		models, err := llm.Models(ctx)
+		client := c.client(*s)
+		models, err := client.Models(ctx)
 		def := s.model
 		if def == "" {
 			def = c.env.getenv("MNEMO_MODEL")
@@ -254,8 +254,8 @@ func isLocal(base string) bool {
 	return h == "localhost" || h == "127.0.0.1" || h == "::1"
 }
 
-func (c *initCmd) llm(s initSetup) *agent.LLM {
-	return agent.NewLLM(agent.LLMConfig{
+func (c *initCmd) client(s initSetup) *openai.Client {
+	return openai.New(openai.Config{
 		BaseURL: s.baseURL, APIKey: s.apiKey, HTTPClient: c.http,
 		Timeout: initCheckTimeout, MaxRetries: -1,
 	})
@@ -265,28 +265,27 @@ func (c *initCmd) llm(s initSetup) *agent.LLM {
 // fails.
 func (c *initCmd) check(ctx context.Context, s initSetup) error {
 	fmt.Fprintf(c.env.stderr, "Checking %s at %s…\n", s.model, s.baseURL)
-	llm := c.llm(s)
-	_, err := llm.Complete(ctx, openai.ChatCompletionRequest{
-		Model:     s.model,
-		Messages:  []openai.ChatCompletionMessage{{Role: openai.ChatMessageRoleUser, Content: "Reply with the single word: ok"}},
-		MaxTokens: 5,
+	client := c.client(s)
+	_, err := client.Complete(ctx, llm.Request{
+		Model:    s.model,
+		Messages: []llm.Message{{Role: llm.RoleUser, Content: "Reply with the single word: ok"}},
 	})
 	if err == nil {
 		fmt.Fprintln(c.env.stderr, "It answers.")
 		return nil
 	}
-	var le *agent.LLMError
+	var le *openai.Error
 	errors.As(err, &le)
 	switch {
-	case errors.Is(err, agent.ErrAuth):
+	case errors.Is(err, llm.ErrAuth):
 		return fmt.Errorf("%w; give the API key the provider issued for this server", err)
 	case le != nil && le.StatusCode == http.StatusNotFound:
 		hint := "check the model's name"
-		if models, merr := llm.Models(ctx); merr == nil && len(models) > 0 {
+		if models, merr := client.Models(ctx); merr == nil && len(models) > 0 {
 			hint = "the server offers: " + strings.Join(models[:min(len(models), 20)], ", ")
 		}
 		return fmt.Errorf("%w; %s", err, hint)
-	case le != nil && le.StatusCode == 0 && errors.Is(err, agent.ErrUnavailable):
+	case le != nil && le.StatusCode == 0 && errors.Is(err, llm.ErrUnavailable):
 		return fmt.Errorf("%w; nothing answered there: check the address (and that the server runs)", err)
 	}
 	return err

@@ -20,9 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
 // exitAborted is the exit status after a second signal (128 + SIGINT, as a
@@ -216,7 +215,7 @@ type gatedModel struct {
 	g *callGate
 }
 
-func (gm gatedModel) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (gm gatedModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(gm.g.ctx, func() { cancel(context.Cause(gm.g.ctx)) })
 	defer func() {

@@ -12,7 +12,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	openai "github.com/sashabaranov/go-openai"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 	"go.uber.org/goleak"
 )
 
@@ -197,20 +197,20 @@ func TestShutdownGrace(t *testing.T) {
 // blockingModel answers when its context ends, with the context's cause.
 type blockingModel struct{ started chan struct{} }
 
-func (m blockingModel) Complete(ctx context.Context, req openai.ChatCompletionRequest) (openai.ChatCompletionResponse, error) {
+func (m blockingModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	if req.Model == "quick" {
-		return openai.ChatCompletionResponse{ID: "quick"}, nil
+		return llm.Response{Model: "quick"}, nil
 	}
 	close(m.started)
 	<-ctx.Done()
-	return openai.ChatCompletionResponse{}, context.Cause(ctx)
+	return llm.Response{}, context.Cause(ctx)
 }
 
 func TestCallGate(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	g := newCallGate()
 	m := g.model(blockingModel{started: make(chan struct{})})
-	if resp, err := m.Complete(context.Background(), openai.ChatCompletionRequest{Model: "quick"}); err != nil || resp.ID != "quick" {
+	if resp, err := m.Complete(context.Background(), llm.Request{Model: "quick"}); err != nil || resp.Model != "quick" {
 		t.Fatalf("a call through the open gate = %+v, %v", resp, err)
 	}
 	// A call in progress ends when the gate closes, with the gate's cause.
@@ -218,7 +218,7 @@ func TestCallGate(t *testing.T) {
 	m = g.model(bm)
 	errc := make(chan error, 1)
 	go func() {
-		_, err := m.Complete(context.Background(), openai.ChatCompletionRequest{Model: "slow"})
+		_, err := m.Complete(context.Background(), llm.Request{Model: "slow"})
 		errc <- err
 	}()
 	<-bm.started
@@ -228,14 +228,14 @@ func TestCallGate(t *testing.T) {
 	}
 	// The caller's own cancellation still works, and a later call fails at once.
 	bm = blockingModel{started: make(chan struct{})}
-	if _, err := g.model(bm).Complete(context.Background(), openai.ChatCompletionRequest{Model: "slow"}); err != errGraceOver {
+	if _, err := g.model(bm).Complete(context.Background(), llm.Request{Model: "slow"}); err != errGraceOver {
 		t.Errorf("call after the gate closed = %v", err)
 	}
 	g2 := newCallGate()
 	ctx, cancel := context.WithCancel(context.Background())
 	bm = blockingModel{started: make(chan struct{})}
 	go func() { <-bm.started; cancel() }()
-	if _, err := g2.model(bm).Complete(ctx, openai.ChatCompletionRequest{Model: "slow"}); !errors.Is(err, context.Canceled) {
+	if _, err := g2.model(bm).Complete(ctx, llm.Request{Model: "slow"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("call whose caller gave up = %v", err)
 	}
 }

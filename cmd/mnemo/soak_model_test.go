@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 
-	openai "github.com/sashabaranov/go-openai"
-
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -107,7 +105,7 @@ func (m *soakModel) think(r openaitest.Request) openaitest.Reply {
 		m.unexpected.Add(1)
 		return openaitest.Text("?")
 	}
-	if msgs[len(msgs)-1].Role == openai.ChatMessageRoleUser {
+	if msgs[len(msgs)-1].Role == "user" {
 		m.mu.Lock()
 		m.answered[token]++
 		m.mu.Unlock()
@@ -158,17 +156,17 @@ type toolResult struct {
 
 func (t toolResult) failed() bool { return strings.HasPrefix(t.result, "error") }
 
-func history(msgs []openai.ChatCompletionMessage) []toolResult {
+func history(msgs []openaitest.Message) []toolResult {
 	var out []toolResult
 	index := map[string]int{}
 	for _, msg := range msgs {
 		switch msg.Role {
-		case openai.ChatMessageRoleAssistant:
+		case "assistant":
 			for _, c := range msg.ToolCalls {
 				index[c.ID] = len(out)
 				out = append(out, toolResult{name: c.Function.Name, args: c.Function.Arguments})
 			}
-		case openai.ChatMessageRoleTool:
+		case "tool":
 			if i, ok := index[msg.ToolCallID]; ok {
 				out[i].result = msg.Content
 			}
@@ -183,7 +181,7 @@ func toolArgs(v any) string {
 }
 
 // reflect scripts one step of a reflection from the run's messages.
-func (m *soakModel) reflect(msgs []openai.ChatCompletionMessage) openaitest.Reply {
+func (m *soakModel) reflect(msgs []openaitest.Message) openaitest.Reply {
 	if len(msgs) < 2 {
 		m.unexpected.Add(1)
 		return openaitest.Text("nothing to remember")
@@ -200,7 +198,7 @@ func (m *soakModel) reflect(msgs []openai.ChatCompletionMessage) openaitest.Repl
 		m.unexpected.Add(1)
 		return openaitest.Text("nothing to remember")
 	}
-	if last := msgs[len(msgs)-1]; len(msgs) > 2 && last.Role == openai.ChatMessageRoleUser {
+	if last := msgs[len(msgs)-1]; len(msgs) > 2 && last.Role == "user" {
 		// The loop stopped (steps or repeats) and asks for the answer.
 		m.finish(run, "the tool loop was stopped: "+last.Content)
 		return openaitest.Text("stopped")

@@ -56,7 +56,7 @@ func (m Memory) Prepare(user string, factsBudget int, onCommit func(reflector.Co
 	s := u.NewSession()
 	if onCommit != nil {
 		s.OnCommit(func(c memory.Commit) error {
-			return onCommit(reflector.Commit{Path: c.Path, Before: versionID(c.Before), After: versionID(c.After)})
+			return onCommit(reflector.Commit{Path: c.Path, Kind: string(c.Kind), Before: versionID(c.Before), After: versionID(c.After)})
 		})
 	}
 	facts, episodes, err := s.Preload(factsBudget)

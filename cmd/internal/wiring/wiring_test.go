@@ -86,7 +86,7 @@ func TestAdapterHappyPath(t *testing.T) {
 		}
 	}
 	after, err := p.Version("episodes/2026-03.md")
-	if len(commits) != 1 || commits[0].Before != "" || commits[0].After != after || err != nil || !strings.Contains(after, ":") {
+	if len(commits) != 1 || commits[0].Before != "" || commits[0].Kind != "create" || commits[0].After != after || err != nil || !strings.Contains(after, ":") {
 		t.Errorf("commits %+v, version now %q, %v", commits, after, err)
 	}
 	if _, err := p.Version("../x"); err == nil {

@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 // Models lists the model ids the server offers (GET /models), sorted. It
 // is not retried: it is asked when a person is waiting (mnemo init, a
 // model the server does not know).
-func (c *LLM) Models(ctx context.Context) ([]string, error) {
+func (c *Client) Models(ctx context.Context) ([]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	list, err := c.client.ListModels(ctx)

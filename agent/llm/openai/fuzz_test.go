@@ -1,4 +1,4 @@
-package agent
+package openai
 
 import (
 	"net/http"

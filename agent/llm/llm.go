@@ -1,0 +1,137 @@
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+)
+
+// Role says who wrote a Message.
+type Role string
+
+// The roles of a conversation.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool" // a tool's result
+)
+
+// Message is one message of a conversation.
+type Message struct {
+	Role    Role
+	Content string
+	// ToolCalls are the calls an assistant message asks for.
+	ToolCalls []ToolCall
+	// ToolCallID and Name: of a tool result, the call it answers and the
+	// tool's name.
+	ToolCallID string
+	Name       string
+}
+
+// ToolCall is one function call a model asked for: Arguments is the JSON
+// text it sent, as sent (possibly malformed).
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// ToolResult is the message that answers call with text.
+func ToolResult(call ToolCall, text string) Message {
+	return Message{Role: RoleTool, ToolCallID: call.ID, Name: call.Name, Content: text}
+}
+
+// ToolDef declares a tool to the model: Parameters is a JSON Schema object.
+type ToolDef struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage
+}
+
+// Request is one completion request.
+type Request struct {
+	Model    string // the model's name, e.g. "gpt-4o-mini"
+	Messages []Message
+	Tools    []ToolDef // none: the model may not call tools
+}
+
+// FinishReason says why a model stopped writing.
+type FinishReason string
+
+// The finish reasons the core tells apart; a provider passes others through.
+const (
+	FinishStop      FinishReason = "stop"
+	FinishToolCalls FinishReason = "tool_calls"
+	FinishLength    FinishReason = "length" // cut off at the token limit
+)
+
+// Usage is the tokens one reply cost.
+type Usage struct {
+	PromptTokens     int
+	CompletionTokens int
+	TotalTokens      int
+}
+
+// Response is a model's reply: its message (role assistant), why it ended,
+// and what it cost. Model is the model that answered, as the server named it.
+type Response struct {
+	Message      Message
+	FinishReason FinishReason
+	Usage        Usage
+	Model        string
+}
+
+// Model sends one request to a language model and returns its reply.
+// Failures wrap one of the Err* errors below (or the context's error), so
+// callers can tell them apart with errors.Is. Implementations must be safe
+// for concurrent use.
+type Model interface {
+	Complete(ctx context.Context, req Request) (Response, error)
+}
+
+// The kinds of model failure.
+var (
+	// ErrRateLimited: HTTP 429 that did not clear within the retries, or
+	// whose Retry-After was longer than the client waits.
+	ErrRateLimited = errors.New("rate limited by the model server")
+	// ErrQuota: the account is out of credit (HTTP 429 insufficient_quota).
+	// Not retried: it does not pass by waiting.
+	ErrQuota = errors.New("model provider quota exhausted (insufficient_quota): check the account's plan and billing")
+	// ErrAuth: HTTP 401 or 403.
+	ErrAuth = errors.New("the model server refused the credentials: check OPENAI_API_KEY")
+	// ErrUnavailable: HTTP 5xx, a non-JSON error page from a proxy, a
+	// transport error or an attempt timeout that did not clear within the
+	// retries.
+	ErrUnavailable = errors.New("model server unavailable")
+	// ErrContextLength: the request is longer than the model's context
+	// window (code context_length_exceeded). Not retried.
+	ErrContextLength = errors.New("conversation too long for the model's context window")
+	// ErrBadRequest: any other refusal (400, 404 unknown model, 422, ...),
+	// a request the client refused to send, or a bad base URL. Not retried.
+	ErrBadRequest = errors.New("the model server rejected the request")
+	// ErrBadResponse: a reply that is not a chat completion, or has no
+	// choices. Not retried.
+	ErrBadResponse = errors.New("unusable reply from the model server")
+	// ErrTruncated: the reply hit the token limit (finish reason "length")
+	// in the middle of tool calls. Complete returns the response as well,
+	// with those tool calls removed so they are never run; the text, if
+	// any, is kept.
+	ErrTruncated = errors.New("the model's reply was cut off at the token limit in the middle of tool calls")
+	// ErrResponseTooLarge: the response body (a success or an error page)
+	// is longer than the client reads. Not retried: it would not get
+	// smaller.
+	ErrResponseTooLarge = errors.New("the model server's response is too large")
+)
+
+// userinfoRE matches the user and password part of a URL ("scheme://user:pass@").
+var userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@]*@`)
+
+// RedactURLs removes credentials written into URLs
+// (http://user:pass@host → http://…@host) anywhere in s, so that an
+// address from OPENAI_BASE_URL, SLACK_API_URL or DISCORD_API_URL can be
+// logged or put in an error.
+func RedactURLs(s string) string {
+	return userinfoRE.ReplaceAllString(s, "${1}…@")
+}

@@ -1,0 +1,181 @@
+package openai
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+
+	goopenai "github.com/sashabaranov/go-openai"
+
+	"github.com/mnemo-agent/mnemo/agent/llm"
+)
+
+// Error is the error Complete returns. Kind is one of llm's Err* errors
+// (the kinds of model failure), or context.Canceled or DeadlineExceeded when the caller's
+// context ended; Err is the last underlying error. The message names the
+// model and the base URL (without credentials or query), never the API key.
+type Error struct {
+	Kind       error
+	Model      string
+	BaseURL    string
+	StatusCode int    // HTTP status of the last attempt; 0 when there was none
+	Code       string // OpenAI error code of the last attempt, e.g. "rate_limit_exceeded"
+	Attempts   int    // HTTP attempts made
+	Detail     string // extra explanation, e.g. an over-long Retry-After
+	Err        error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	model := e.Model
+	if model == "" {
+		model = "(no model)"
+	}
+	fmt.Fprintf(&b, "llm %s at %s: %v", model, llm.RedactURLs(e.BaseURL), e.Kind)
+	var facts []string
+	if e.StatusCode != 0 {
+		facts = append(facts, "HTTP "+strconv.Itoa(e.StatusCode))
+	}
+	if e.Code != "" {
+		facts = append(facts, "code "+e.Code)
+	}
+	if e.Attempts > 1 {
+		facts = append(facts, strconv.Itoa(e.Attempts)+" attempts")
+	}
+	if len(facts) > 0 {
+		b.WriteString(" (" + strings.Join(facts, ", ") + ")")
+	}
+	if e.Detail != "" {
+		b.WriteString(": " + e.Detail)
+	}
+	if e.Err != nil {
+		b.WriteString(": " + describe(e.Err))
+	}
+	return llm.RedactURLs(b.String()) // the cause may name the URL too
+}
+
+// Unwrap gives Kind and Err to errors.Is and errors.As.
+func (e *Error) Unwrap() []error {
+	if e.Err == nil {
+		return []error{e.Kind}
+	}
+	return []error{e.Kind, e.Err}
+}
+
+// describe renders go-openai's errors without their repetition of the
+// status, and shortens a proxy's HTML page.
+func describe(err error) string {
+	if r, ok := err.(redacted); ok {
+		return strings.ReplaceAll(describe(r.err), r.secret, "[REDACTED]")
+	}
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
+	switch {
+	case errors.As(err, &reqErr):
+		body := strings.Join(strings.Fields(string(reqErr.Body)), " ")
+		if len(body) > 200 {
+			body = body[:200] + "…"
+		}
+		return fmt.Sprintf("server answered %q: %s", reqErr.HTTPStatus, body)
+	case errors.As(err, &apiErr):
+		return "server said: " + apiErr.Message
+	}
+	return err.Error()
+}
+
+// redacted hides an API key that an error text might echo.
+type redacted struct {
+	err    error
+	secret string
+}
+
+func (r redacted) Error() string { return strings.ReplaceAll(r.err.Error(), r.secret, "[REDACTED]") }
+func (r redacted) Unwrap() error { return r.err }
+
+// failure is a classified failed attempt.
+type failure struct {
+	kind   error
+	status int
+	code   string
+	retry  bool
+	detail string
+}
+
+func (c *Client) redact(err error) error {
+	if len(c.apiKey) < minRedactLen || !strings.Contains(err.Error(), c.apiKey) {
+		return err
+	}
+	return redacted{err: err, secret: c.apiKey}
+}
+
+// classify sorts a failed attempt's error.
+func (c *Client) classify(err error) failure {
+	var apiErr *goopenai.APIError
+	var reqErr *goopenai.RequestError
+	var netErr net.Error
+	var syntaxErr *json.SyntaxError
+	var typeErr *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, llm.ErrResponseTooLarge): // before the transport errors: go-openai may wrap it
+		return failure{kind: llm.ErrResponseTooLarge, detail: fmt.Sprintf(
+			"it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL", c.maxResponse)}
+	case errors.As(err, &reqErr): // a non-JSON error body (it may wrap a partial APIError)
+		code := ""
+		if errors.As(err, &apiErr) {
+			code = codeString(apiErr.Code)
+		}
+		return classifyStatus(reqErr.HTTPStatusCode, code, "")
+	case errors.As(err, &apiErr):
+		return classifyStatus(apiErr.HTTPStatusCode, codeString(apiErr.Code), apiErr.Type)
+	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
+		return failure{kind: llm.ErrUnavailable, retry: true}
+	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
+		return failure{kind: llm.ErrBadResponse, detail: "the body is not a chat completion"}
+	}
+	// go-openai's own checks (unsupported model for this endpoint, reasoning
+	// model parameters, Content and MultiContent both set) and the like.
+	return failure{kind: llm.ErrBadRequest, detail: "the request was not sent"}
+}
+
+func classifyStatus(status int, code, errType string) failure {
+	f := failure{status: status, code: code}
+	switch {
+	case code == "insufficient_quota" || errType == "insufficient_quota":
+		f.kind = llm.ErrQuota
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		f.kind = llm.ErrAuth
+	case code == "context_length_exceeded":
+		f.kind = llm.ErrContextLength
+	case status == http.StatusTooManyRequests:
+		f.kind, f.retry = llm.ErrRateLimited, true
+	case status >= 500:
+		f.kind, f.retry = llm.ErrUnavailable, true
+	case status == 0:
+		f.kind = llm.ErrBadResponse
+	default:
+		f.kind = llm.ErrBadRequest
+	}
+	return f
+}
+
+// codeString renders APIError.Code, which go-openai decodes as a string or
+// an int (and a JSON null as the int 0).
+func codeString(code any) string {
+	switch v := code.(type) {
+	case nil:
+		return ""
+	case string:
+		return v
+	case int:
+		if v == 0 {
+			return ""
+		}
+		return strconv.Itoa(v)
+	}
+	return fmt.Sprint(code)
+}
