@@ -290,6 +290,9 @@ func (s *Store) handleEvent(ev fsnotify.Event) {
 		}
 		u, _ := s.User(parts[0])
 		u.idx.invalidate(p)
+		if s.opts.OnChange != nil {
+			u.noticeEdit(p)
+		}
 	}
 }
 

@@ -52,6 +52,11 @@ type User struct {
 	wmu  sync.Mutex // serialises this process's writes and root swaps
 	rmu  sync.Mutex // guards root
 	root *os.Root
+	// known is the version of each file this store last wrote or saw:
+	// what the watcher compares with to tell a hand edit from its own
+	// write. Guarded by kmu.
+	kmu   sync.Mutex
+	known map[string]Version
 }
 
 // Name is the memory user name.
@@ -376,6 +381,10 @@ const (
 	ChangePatch  ChangeKind = "patch"  // text replaced in a file
 	ChangeAppend ChangeKind = "append" // an entry added to an episode file
 	ChangeDelete ChangeKind = "delete" // a file removed
+	// ChangeEdit is a change made outside this store (a person's editor,
+	// a script, another process), seen by the watcher; After is absent
+	// when the file was deleted.
+	ChangeEdit ChangeKind = "edit"
 )
 
 // Commit is one change to a memory file: whose file, what kind of change,
@@ -385,6 +394,10 @@ type Commit struct {
 	Path          string
 	Kind          ChangeKind
 	Before, After Version
+	// Text and Previous are the new and the replaced text, given to
+	// Options.OnChange only (the history keeps them); nil when there is
+	// none or it is not known (a hand edit's earlier text).
+	Text, Previous []byte
 }
 
 // change describes a change of kind from before to after.
@@ -474,6 +487,9 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 				raced = true
 				return fmt.Errorf("%s %w during the write", p, ErrConflict)
 			}
+			// Noted before the rename: the watcher may see it before
+			// this goroutine goes on, and must not take it for a hand edit.
+			u.own(p, versionOf(out, 0))
 			if commit != nil {
 				return commit(u.change(p, kind, v, versionOf(out, 0)))
 			}
@@ -491,7 +507,11 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 			nv.Ino, _ = fileIno(fi)
 		}
 		u.s.log.Info("memory: wrote", "user", u.name, "path", p, "bytes", len(out), "version", nv.String(), "previous", v.String())
-		u.changed(u.change(p, kind, v, nv))
+		c := u.change(p, kind, v, nv)
+		if u.s.opts.OnChange != nil {
+			c.Text, c.Previous = out, cur
+		}
+		u.changed(c)
 		return nv, nil
 	}
 }
@@ -547,6 +567,7 @@ func (u *User) Remove(p string) error {
 	if li.IsDir() {
 		return fmt.Errorf("%s: %w (it is a folder)", p, ErrNotRegular)
 	}
+	u.own(p, Version{})
 	// A symlink, FIFO or hard link is removed as a name: nothing is followed.
 	if err = u.s.fault.at(OpRemove, p); err == nil {
 		err = root.Remove(p)

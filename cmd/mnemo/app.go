@@ -15,6 +15,7 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
+	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
@@ -29,6 +30,8 @@ type app struct {
 	refl  *reflector.Reflector
 	// metrics are served on /metrics by serve; chat keeps them unread.
 	metrics *metrics.Metrics
+	// hist keeps the earlier versions of memory files (changes.go).
+	hist *memhistory.Store
 
 	lost       atomic.Int64 // turns that could not be journaled
 	reflectErr error        // what Close's reflector shutdown left undone
@@ -77,11 +80,17 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	if note != "" {
 		fmt.Fprintln(env.stderr, "mnemo: "+note)
 	}
+	hist, err := openHistory(cfg, time.Now)
+	if err != nil {
+		return nil, err
+	}
+	changes := &changeLog{hist: hist, metrics: metrics.New(metrics.Gauges{}), log: env.logger}
 	store, err := memory.Open(memory.Options{
 		Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
-		Watch: true, Clean: true, Logger: env.logger, Faults: env.faults,
+		Watch: true, Clean: true, Logger: env.logger, Faults: env.faults, OnChange: changes.onChange,
 	})
 	if err != nil {
+		hist.Close()
 		return nil, failure(err)
 	}
 	retries := cfg.LLM.MaxRetries
@@ -105,6 +114,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	})
 	if err != nil {
 		store.Close()
+		hist.Close()
 		return nil, failure(fmt.Errorf("open the reflection journal in %s: %w", stateDir(cfg), err))
 	}
 	history := cfg.Agent.HistoryTurns
@@ -112,8 +122,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, store: store, llm: client, refl: refl, calls: calls,
-		metrics: metrics.New(metrics.Gauges{JournalPending: refl.Pending})}
+	a := &app{env: env, cfg: cfg, store: store, llm: client, refl: refl, calls: calls, hist: hist, metrics: changes.metrics}
+	a.metrics.SetGauges(metrics.Gauges{JournalPending: refl.Pending})
 	ag, err := agent.New(agent.Config{
 		Model: calls.model(client), ModelName: cfg.LLM.Model, Memory: mem,
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
@@ -128,6 +138,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	if err != nil { // only a wiring mistake: every field above is set
 		refl.Close(ctx)
 		store.Close()
+		hist.Close()
 		return nil, failure(err)
 	}
 	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
@@ -146,7 +157,9 @@ func (a *app) Close(ctx context.Context) error {
 	}
 	u := a.llm.Usage()
 	a.env.logger.Info("mnemo: stopped", "llm_calls", u.Calls, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "retries", u.Retries, "failures", u.Failures)
-	return a.store.Close()
+	err := a.store.Close() // its watcher stops: nothing more to record
+	a.hist.Close()
+	return err
 }
 
 // Show is what `/memory` answers: the user's fact files in full and the
@@ -250,7 +263,7 @@ func runForgetters(ctx context.Context, fs []forgetter, user string) (dropped, e
 func (a *app) Forget(user, path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), forgetWait)
 	defer cancel()
-	_, err := a.forget(ctx, user, path)
+	_, err := a.forget(ctx, user, path, false)
 	return err
 }
 
@@ -258,7 +271,7 @@ func (a *app) Forget(user, path string) error {
 // what is forgotten is not written back from it, then deletes the file or
 // the whole folder. It returns what was dropped; a missing file or folder
 // is an error wrapping memory.ErrNotFound, after the pending work is gone.
-func (a *app) forget(ctx context.Context, user, path string) (dropped, error) {
+func (a *app) forget(ctx context.Context, user, path string, keepHistory bool) (dropped, error) {
 	u, err := a.store.User(user) // checks the name before anything is dropped
 	if err != nil {
 		return nil, err
@@ -272,8 +285,11 @@ func (a *app) forget(ctx context.Context, user, path string) (dropped, error) {
 	} else {
 		err = u.Remove(path)
 	}
+	if err == nil && !keepHistory {
+		err = forgetHistory(a.hist, user, path)
+	}
 	if err == nil {
-		a.env.logger.Info("memory: forgotten at the user's request", "user", user, "path", path, "dropped", d.String())
+		a.env.logger.Info("memory: forgotten at the user's request", "user", user, "path", path, "dropped", d.String(), "history_kept", keepHistory)
 	}
 	return d, err
 }

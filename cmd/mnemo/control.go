@@ -54,7 +54,7 @@ func (a *app) control(ctx context.Context, req control.Request) (string, error) 
 	a.env.logger.Info("control: forget requested by mnemo memory forget", "user", req.User, "path", req.Path)
 	ctx, cancel := context.WithTimeout(ctx, forgetWait)
 	defer cancel()
-	d, err := a.forget(ctx, req.User, req.Path)
+	d, err := a.forget(ctx, req.User, req.Path, req.KeepHistory)
 	if req.Path == "" && errors.Is(err, memory.ErrNotFound) {
 		err = nil
 	}

@@ -32,10 +32,15 @@ Commands:
   memory show USER PATH            print one memory file
   memory check [USER]              report files without a summary, bad names, non-
                                    regular files, torn entries; exit 1 if any
-  memory forget USER [PATH] --yes  delete a user's memory, or one file
+  memory forget USER [PATH] --yes  delete a user's memory, or one file, and its
+                                   history (--keep-history keeps the history)
   memory export USER               write a tar.gz of a user's memory to stdout
   memory edit USER PATH            edit one memory file in $EDITOR, checked before
                                    it is saved; never overwrites a change made meanwhile
+  memory history USER [PATH]       the kept versions of a file (or of all): id, time,
+                                   who, size, what changed
+  memory restore USER PATH --at ID|TIME
+                                   bring a version back (kept as a change itself)
   healthcheck                      exit 0 when /healthz of the local serve answers
                                    (server.listen or --listen; for containers)
   init                             first setup: the model server, key and model,

@@ -58,10 +58,11 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 	}
 	usage := strings.TrimSpace("mnemo memory " + name + " " + sub.args)
 	fs := newFlagSet("memory " + name)
-	yes, at := false, ""
+	yes, keep, at := false, false, ""
 	switch name {
 	case "forget":
 		fs.BoolVar(&yes, "yes", false, "really delete")
+		fs.BoolVar(&keep, "keep-history", false, "keep the earlier versions")
 	case "restore":
 		fs.StringVar(&at, "at", "", "version id or time")
 	}
@@ -99,7 +100,7 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 	case "check":
 		return m.check(append(pos, "")[0])
 	case "forget":
-		return m.forget(ctx, pos[0], append(pos, "")[1], yes)
+		return m.forget(ctx, pos[0], append(pos, "")[1], yes, keep)
 	case "edit":
 		return m.edit(ctx, pos[0], pos[1])
 	case "history":
@@ -304,7 +305,7 @@ func offlineForgetters(cfg *Config) []forgetter {
 // forget deletes one file of a user's memory, or all of it, together with
 // the user's pending work (forgetters). It prints "deleted …" only once all
 // of that is done, by this process or by the running one.
-func (m *memoryCmd) forget(ctx context.Context, name, p string, yes bool) error {
+func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory bool) error {
 	what, err := m.forgetTarget(name, p)
 	if err != nil {
 		return err
@@ -317,7 +318,7 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes bool) error 
 	}
 	lock, err := m.lock()
 	if held := (*lockHeldError)(nil); errors.As(err, &held) {
-		return m.forgetRemote(ctx, held, name, p, what)
+		return m.forgetRemote(ctx, held, name, p, what, keepHistory)
 	}
 	if err != nil {
 		return err
@@ -336,6 +337,17 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes bool) error 
 		}
 		if err != nil {
 			return err
+		}
+	}
+	if !keepHistory {
+		h, err := openHistory(m.cfg, time.Now)
+		if err != nil {
+			return err
+		}
+		err = forgetHistory(h, name, p)
+		h.Close()
+		if err != nil {
+			return failure(err)
 		}
 	}
 	return m.reportForget(name, what, d.String(), "")
@@ -377,7 +389,7 @@ func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 
 // forgetRemote asks the process that holds the lock to do the forget and
 // waits for its answer: that process has done it when it answers.
-func (m *memoryCmd) forgetRemote(ctx context.Context, held *lockHeldError, name, p, what string) error {
+func (m *memoryCmd) forgetRemote(ctx context.Context, held *lockHeldError, name, p, what string, keepHistory bool) error {
 	sock := controlSocket(m.cfg)
 	target := name
 	if p != "" {
@@ -386,7 +398,7 @@ func (m *memoryCmd) forgetRemote(ctx context.Context, held *lockHeldError, name,
 	fmt.Fprintf(m.env.stderr, "mnemo: %s owns the data folder; asking it to forget %s…\n", held.holder, target)
 	ctx, cancel := context.WithTimeout(ctx, forgetWait+forgetCallMargin)
 	defer cancel()
-	msg, err := control.Call(ctx, sock, control.Request{Op: opForget, User: name, Path: p})
+	msg, err := control.Call(ctx, sock, control.Request{Op: opForget, User: name, Path: p, KeepHistory: keepHistory})
 	if ns := (*control.NoServerError)(nil); errors.As(err, &ns) {
 		return failure(fmt.Errorf("data folder %s is in use by %s, which does not answer on the control socket %s (%w); "+
 			"if it is starting or stopping, run this again in a moment; if it is a mnemo without a control socket, stop it and run this again "+

@@ -77,6 +77,9 @@ func Open(opts Options) (*Store, error) {
 	return &Store{opts: opts, root: root}, nil
 }
 
+// Dir is the history folder.
+func (s *Store) Dir() string { return s.opts.Dir }
+
 // Close releases the folder.
 func (s *Store) Close() error { return s.root.Close() }
 

@@ -39,6 +39,8 @@ type Request struct {
 	Op   string `json:"op"`
 	User string `json:"user,omitempty"`
 	Path string `json:"path,omitempty"`
+	// KeepHistory: a forget leaves the earlier versions of the files.
+	KeepHistory bool `json:"keep_history,omitempty"`
 }
 
 // Response is the server's answer: OK with a Message saying what was done,

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,6 +29,7 @@ type Metrics struct {
 	queueDepth   *prometheus.GaugeVec
 	inFlight     *prometheus.GaugeVec
 	pendingTurns prometheus.GaugeFunc
+	pending      atomic.Pointer[func() int]
 }
 
 // Gauges reads the current levels at scrape time.
@@ -38,6 +40,7 @@ type Gauges struct {
 }
 
 // New registers every series, the Go runtime and the process collectors.
+// The gauges' sources may also be set later, with SetGauges.
 func New(g Gauges) *Metrics {
 	reg := prometheus.NewRegistry()
 	m := &Metrics{
@@ -92,14 +95,16 @@ func New(g Gauges) *Metrics {
 			Help: "Messages being answered now, by platform.",
 		}, []string{"platform"}),
 	}
-	pending := g.JournalPending
-	if pending == nil {
-		pending = func() int { return 0 }
-	}
+	m.SetGauges(g)
 	m.pendingTurns = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "mnemo_journal_pending_turns",
 		Help: "Turns journaled and not yet reflected into memory.",
-	}, func() float64 { return float64(pending()) })
+	}, func() float64 {
+		if f := m.pending.Load(); f != nil {
+			return float64((*f)())
+		}
+		return 0
+	})
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -107,6 +112,16 @@ func New(g Gauges) *Metrics {
 		m.reflections, m.writes, m.conflicts, m.handEdits, m.queueDepth, m.inFlight, m.pendingTurns,
 	)
 	return m
+}
+
+// SetGauges sets where the gauges read their levels (a nil source reads 0):
+// the reflector opens after the store whose changes are counted here.
+func (m *Metrics) SetGauges(g Gauges) {
+	if g.JournalPending == nil {
+		m.pending.Store(nil)
+		return
+	}
+	m.pending.Store(&g.JournalPending)
 }
 
 // Handler serves the registry in the Prometheus text format (and

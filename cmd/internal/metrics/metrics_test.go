@@ -155,4 +155,12 @@ func TestNoGaugeSource(t *testing.T) {
 	if m.Registry() == nil {
 		t.Error("no registry")
 	}
+	m.SetGauges(Gauges{JournalPending: func() int { return 4 }})
+	if v := value(scrape(t, m.Handler()), "mnemo_journal_pending_turns"); v != 4 {
+		t.Errorf("journal pending after SetGauges = %v, want 4", v)
+	}
+	m.SetGauges(Gauges{})
+	if v := value(scrape(t, m.Handler()), "mnemo_journal_pending_turns"); v != 0 {
+		t.Errorf("journal pending after its source is unset = %v, want 0", v)
+	}
 }

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/memory"
+	memhistory "github.com/mnemo-agent/mnemo/memory/history"
+)
+
+// changeLog is told of every change to a memory file (memory.Options.
+// OnChange): it counts it in the metrics and keeps the version in the
+// history. A history that cannot be written is logged, never a failed
+// write: the memory itself is what must not be lost.
+type changeLog struct {
+	hist    *memhistory.Store
+	metrics *metrics.Metrics
+	log     *slog.Logger
+}
+
+// historyDir is the history folder in the state folder.
+func historyDir(cfg *Config) string { return filepath.Join(stateDir(cfg), "history") }
+
+func (l *changeLog) onChange(c memory.Commit) {
+	var err error
+	switch c.Kind {
+	case memory.ChangeEdit:
+		l.metrics.HandEdit()
+		if c.After.Exists {
+			_, _, err = l.hist.Record(c.User, c.Path, c.Text, "hand edit")
+		} else {
+			err = l.hist.RecordDelete(c.User, c.Path, nil, "hand edit (deleted)")
+		}
+	case memory.ChangeDelete:
+		l.metrics.MemoryWrite(string(c.Kind), "ok")
+		err = l.hist.RecordDelete(c.User, c.Path, nil, "forget")
+	default:
+		l.metrics.MemoryWrite(string(c.Kind), "ok")
+		if c.Previous != nil {
+			// Kept when the history does not have it yet (a file from
+			// before history, or changed unseen): the change must be undoable.
+			_, _, err = l.hist.Record(c.User, c.Path, c.Previous, "earlier text")
+		}
+		if err == nil {
+			_, _, err = l.hist.Record(c.User, c.Path, c.Text, "reflector")
+		}
+	}
+	if err != nil {
+		l.log.Warn("history: could not keep a version of a memory file; the file itself is written", "user", c.User, "path", c.Path, "change", string(c.Kind), "err", err)
+	}
+}
+
+// forgetHistory deletes the kept versions of a forgotten file (or, with
+// path "", of all the user's files): a forget must forget.
+func forgetHistory(h *memhistory.Store, user, path string) error {
+	var err error
+	if path == "" {
+		err = h.RemoveUser(user)
+	} else {
+		err = h.Remove(user, path)
+	}
+	if err != nil {
+		return fmt.Errorf("the memory is deleted, but not its history (%w); delete %s by hand", err, filepath.Join(h.Dir(), user))
+	}
+	return nil
+}

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// TestHistoryThroughTheBinary: the reflector's write and a person's edit
+// while chat runs are kept as versions; restore brings one back; forget
+// removes the history unless --keep-history.
+func TestHistoryThroughTheBinary(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "Hello, I'm Zhang San and I write Go.\n", "--user", "zhangsan").want(t, 0, "Noted.\n", "")
+	reflected := w.file(t, "zhangsan/facts/user.md")
+	h := cli(t, w.env, "memory", "history", "zhangsan", "facts/user.md")
+	h.want(t, 0, "reflector", "")
+	if n := strings.Count(strings.TrimSpace(h.stdout), "\n"); n != 1 || !strings.Contains(h.stdout, "created, ") {
+		t.Fatalf("history after one reflection:\n%s", h.stdout)
+	}
+	first := strings.Fields(strings.Split(h.stdout, "\n")[1])[0]
+
+	// A hand edit while chat runs: once it has answered a message, its
+	// watcher is up.
+	in, feed := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan cliResult, 1)
+	go func() {
+		var errOut bytes.Buffer
+		err := run(stopOn(context.Background()), []string{"chat", "--user", "zhangsan"}, func(k string) string { return w.env[k] }, in, outW, &errOut)
+		outW.Close()
+		done <- cliResult{exitCode(err, &errOut), "", errOut.String()}
+	}()
+	replies := bufio.NewReader(outR)
+	go io.WriteString(feed, "What's my name?\n")
+	if line, err := replies.ReadString('\n'); err != nil || line != "Your name is Zhang San.\n" {
+		t.Fatalf("first reply %q, %v", line, err)
+	}
+	watcher, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watcher.Close()
+	if err := watcher.Add(filepath.Join(w.dir, "data", "state", "history", "zhangsan", "facts", "user.md")); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(w.dir, "data", "memory", "zhangsan", "facts", "user.md")
+	if err := os.WriteFile(file, []byte(reflected+"- Editor: vim\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for ev := range watcher.Events { // the version's record is written last
+		if strings.HasSuffix(ev.Name, ".json") && ev.Has(fsnotify.Create) {
+			break
+		}
+	}
+	go io.Copy(io.Discard, replies)
+	feed.Close()
+	if r := <-done; r.code != 0 {
+		t.Fatalf("chat: %+v", r)
+	}
+	h = cli(t, w.env, "memory", "history", "zhangsan", "facts/user.md")
+	if lines := strings.Split(strings.TrimSpace(h.stdout), "\n"); len(lines) != 3 || !strings.Contains(lines[1], "hand edit") || !strings.Contains(lines[1], "+1 −0 lines") {
+		t.Fatalf("history after a hand edit:\n%s", h.stdout)
+	}
+
+	cli(t, w.env, "memory", "restore", "zhangsan", "facts/user.md", "--at", first).want(t, 0, "restored facts/user.md of zhangsan to version "+first, "")
+	if got := w.file(t, "zhangsan/facts/user.md"); got != reflected {
+		t.Errorf("restored text %q", got)
+	}
+	cli(t, w.env, "memory", "forget", "zhangsan", "facts/user.md", "--yes", "--keep-history").want(t, 0, "deleted", "")
+	cli(t, w.env, "memory", "history", "zhangsan").want(t, 0, "restore of "+first, "")
+	cli(t, w.env, "memory", "forget", "zhangsan", "--yes").want(t, 0, "deleted", "")
+	cli(t, w.env, "memory", "history", "zhangsan").want(t, 0, "no history of zhangsan", "")
+}
