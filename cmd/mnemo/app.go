@@ -102,13 +102,13 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
 		Logger: env.logger,
 	})
-	mem := wiring.Memory{Store: store, IndexBudget: cfg.Memory.IndexBudget}
+	mem := wiring.Memory{Store: store, IndexBudget: cfg.Memory.IndexBudget, OnToolCall: countTool(changes.metrics)}
 	reflModel := cfg.LLM.ReflectorModel
 	if reflModel == "" {
 		reflModel = cfg.LLM.Model
 	}
 	refl, err := reflector.Open(reflector.Config{
-		Model: client, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
+		Model: measuredModel{client, "reflector", changes.metrics}, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
 		Idle: cfg.Reflector.Idle.Std(), MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults,
 	})
@@ -125,7 +125,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	a := &app{env: env, cfg: cfg, store: store, llm: client, refl: refl, calls: calls, hist: hist, metrics: changes.metrics}
 	a.metrics.SetGauges(metrics.Gauges{JournalPending: refl.Pending})
 	ag, err := agent.New(agent.Config{
-		Model: calls.model(client), ModelName: cfg.LLM.Model, Memory: mem,
+		Model: calls.model(measuredModel{client, "thinker", changes.metrics}), ModelName: cfg.LLM.Model, Memory: mem,
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 		MaxReplyChars: cfg.MaxReplyChars, Logger: env.logger,
 		OnTurn: func(t agent.Turn) {

@@ -70,7 +70,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
 		// The first Ctrl-C stops reading, not the answer being written.
-		Handler: detachedHandler{a.agent},
+		Handler: detachedHandler{measuredHandler{a.agent, a.metrics}},
 		Color:   interactive && isTerminal(env.stdout) && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
 		Memory: func(user string) (string, error) {
 			return wiring.Memory{Store: a.store, IndexBudget: 1 << 20}.Index(user)

@@ -180,7 +180,7 @@ func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) 
 		bot, err := slackbot.New(slackbot.Config{
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-			Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
+			Handler: measuredHandler{a.agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -192,7 +192,7 @@ func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) 
 		bot, err := discordbot.New(discordbot.Config{
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
-			Identities: cfg.IdentityIndex(), Handler: a.agent, Memory: a, Logger: env.logger.With("adapter", "discord"),
+			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
 			IntakeDir: intakeDir,
 		})
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -328,6 +329,29 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	posts, err := dsc.WaitPosts(1, 10*time.Second)
 	if err != nil || posts[0].Body.Content != "Your name is Ada Lovelace." {
 		t.Fatalf("Discord reply %+v, %v\n%s", posts, err, errOut.String())
+	}
+	// The metrics moved with each message, model call, tool call and write.
+	_, body := get(t, "http://"+addr+"/metrics")
+	for _, want := range []string{
+		`mnemo_messages_received_total{platform="slack"} 1`,
+		`mnemo_messages_received_total{platform="discord"} 1`,
+		`mnemo_replies_sent_total{platform="slack"} 1`,
+		`mnemo_replies_sent_total{platform="discord"} 1`,
+		`mnemo_tasks_in_flight{platform="slack"} 0`,
+		`mnemo_llm_request_duration_seconds_count{role="reflector"} `,
+		`mnemo_tool_calls_total{result="ok",tool="memory_read"} `,
+		`mnemo_memory_writes_total{op="create",outcome="ok"} 1`,
+		`mnemo_journal_pending_turns `,
+		`process_resident_memory_bytes `,
+	} {
+		if !strings.Contains(body, "\n"+want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	for _, re := range []string{`\nmnemo_llm_requests_total\{outcome="ok",role="thinker"\} [2-9]\n`, `\nmnemo_llm_requests_total\{outcome="ok",role="reflector"\} [1-9]\n`} {
+		if !regexp.MustCompile(re).MatchString(body) {
+			t.Errorf("/metrics does not match %s", re)
+		}
 	}
 	cancel() // SIGTERM
 	if code := <-done; code != 0 {

@@ -228,8 +228,8 @@ func (gm gatedModel) Complete(ctx context.Context, req llm.Request) (llm.Respons
 // detachedHandler gives the agent a context that the first signal does not
 // cancel: chat stops reading at the first Ctrl-C, but the task it is
 // answering runs on, bounded by the call gate, as in the adapters.
-type detachedHandler struct{ a *agent.Agent }
+type detachedHandler struct{ h handler }
 
 func (d detachedHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
-	return d.a.Handle(context.WithoutCancel(ctx), t)
+	return d.h.Handle(context.WithoutCancel(ctx), t)
 }

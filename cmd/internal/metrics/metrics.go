@@ -92,7 +92,7 @@ func New(g Gauges) *Metrics {
 		}, []string{"platform"}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mnemo_tasks_in_flight",
-			Help: "Messages being answered now, by platform.",
+			Help: "Messages being answered now (the model and its tools at work), by platform.",
 		}, []string{"platform"}),
 	}
 	m.SetGauges(g)
@@ -133,20 +133,6 @@ func (m *Metrics) Handler() http.Handler {
 
 // Registry is the registry, for tests and for adding collectors.
 func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
-
-// MessageReceived counts a message taken to be answered.
-func (m *Metrics) MessageReceived(platform string) {
-	if m != nil {
-		m.received.WithLabelValues(platform).Inc()
-	}
-}
-
-// ReplySent counts a reply posted.
-func (m *Metrics) ReplySent(platform string) {
-	if m != nil {
-		m.sent.WithLabelValues(platform).Inc()
-	}
-}
 
 // LLMRequest records one chat-completion request: its role ("thinker" or
 // "reflector"), outcome ("ok", "error", "canceled"), duration, and the
@@ -201,10 +187,29 @@ func (m *Metrics) HandEdit() {
 	}
 }
 
-// Queue reports a platform's levels: messages waiting and being answered.
-func (m *Metrics) Queue(platform string, waiting, running int) {
+// TaskStarted counts a message taken to be answered (received) and now
+// being answered (in flight); TaskDone ends it, a reply sent when sent.
+func (m *Metrics) TaskStarted(platform string) {
+	if m != nil {
+		m.received.WithLabelValues(platform).Inc()
+		m.inFlight.WithLabelValues(platform).Inc()
+	}
+}
+
+// TaskDone ends a task TaskStarted began; sent says a reply went out.
+func (m *Metrics) TaskDone(platform string, sent bool) {
+	if m == nil {
+		return
+	}
+	m.inFlight.WithLabelValues(platform).Dec()
+	if sent {
+		m.sent.WithLabelValues(platform).Inc()
+	}
+}
+
+// QueueDepth reports how many messages of a platform wait for a slot.
+func (m *Metrics) QueueDepth(platform string, waiting int) {
 	if m != nil {
 		m.queueDepth.WithLabelValues(platform).Set(float64(waiting))
-		m.inFlight.WithLabelValues(platform).Set(float64(running))
 	}
 }

@@ -73,10 +73,12 @@ func TestSeriesMove(t *testing.T) {
 		}
 	}
 
-	m.MessageReceived("slack")
-	m.MessageReceived("slack")
-	m.MessageReceived("discord")
-	m.ReplySent("slack")
+	m.TaskStarted("slack")
+	m.TaskStarted("slack")
+	m.TaskStarted("slack")
+	m.TaskDone("slack", true)
+	m.TaskStarted("discord")
+	m.TaskDone("discord", false)
 	m.LLMRequest("thinker", "ok", 1500*time.Millisecond, 120, 30)
 	m.LLMRequest("reflector", "error", time.Second, 0, 0)
 	m.ToolCall("memory_read", "ok")
@@ -85,7 +87,7 @@ func TestSeriesMove(t *testing.T) {
 	m.MemoryWrite("append", "ok")
 	m.MemoryWrite("write", "conflict")
 	m.HandEdit()
-	m.Queue("slack", 3, 2)
+	m.QueueDepth("slack", 3)
 	pending = 7
 
 	got := scrape(t, h)
@@ -94,7 +96,7 @@ func TestSeriesMove(t *testing.T) {
 		labels []string
 		want   float64
 	}{
-		{"mnemo_messages_received_total", []string{"platform=slack"}, 2},
+		{"mnemo_messages_received_total", []string{"platform=slack"}, 3},
 		{"mnemo_messages_received_total", []string{"platform=discord"}, 1},
 		{"mnemo_replies_sent_total", []string{"platform=slack"}, 1},
 		{"mnemo_llm_requests_total", []string{"outcome=ok", "role=thinker"}, 1},
@@ -112,6 +114,8 @@ func TestSeriesMove(t *testing.T) {
 		{"mnemo_memory_hand_edits_total", nil, 1},
 		{"mnemo_queue_depth", []string{"platform=slack"}, 3},
 		{"mnemo_tasks_in_flight", []string{"platform=slack"}, 2},
+		{"mnemo_tasks_in_flight", []string{"platform=discord"}, 0},
+		{"mnemo_replies_sent_total", []string{"platform=discord"}, -1},
 		{"mnemo_journal_pending_turns", nil, 7},
 	} {
 		if v := value(got, tc.name, tc.labels...); v != tc.want {
@@ -137,14 +141,14 @@ func TestSeriesMove(t *testing.T) {
 
 func TestNilMetricsIgnoresCalls(t *testing.T) {
 	var m *Metrics
-	m.MessageReceived("slack")
-	m.ReplySent("slack")
+	m.TaskStarted("slack")
+	m.TaskDone("slack", true)
 	m.LLMRequest("thinker", "ok", time.Second, 1, 1)
 	m.ToolCall("memory_read", "ok")
 	m.Reflection("ok")
 	m.MemoryWrite("write", "conflict")
 	m.HandEdit()
-	m.Queue("slack", 1, 1)
+	m.QueueDepth("slack", 1)
 }
 
 func TestNoGaugeSource(t *testing.T) {

@@ -4,6 +4,8 @@
 package wiring
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 
@@ -16,6 +18,27 @@ import (
 type Memory struct {
 	Store       *memory.Store
 	IndexBudget int // bytes of the iteration-1 index; 0: memory.DefaultIndexBudget
+	// OnToolCall, when set, is told of every memory tool call and its
+	// error (nil when it succeeded): the metrics count them.
+	OnToolCall func(tool string, err error)
+}
+
+// observed wraps tools so OnToolCall hears of each call.
+func (m Memory) observed(tools []agent.Tool) []agent.Tool {
+	if m.OnToolCall == nil {
+		return tools
+	}
+	out := make([]agent.Tool, len(tools))
+	for i, t := range tools {
+		call := t.Call
+		t.Call = func(ctx context.Context, args json.RawMessage) (string, error) {
+			res, err := call(ctx, args)
+			m.OnToolCall(t.Name, err)
+			return res, err
+		}
+		out[i] = t
+	}
+	return out
 }
 
 var (
@@ -42,7 +65,7 @@ func (m Memory) ReadTools(user string) ([]agent.Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return memory.ReadTools(u.NewSession()), nil
+	return m.observed(memory.ReadTools(u.NewSession())), nil
 }
 
 // Prepare opens a reflection session: pre-loaded facts, the episode index
@@ -67,7 +90,7 @@ func (m Memory) Prepare(user string, factsBudget int, onCommit func(reflector.Co
 		v, err := u.Version(p)
 		return versionID(v), err
 	}
-	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: memory.AllTools(s), Version: version}, nil
+	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: m.observed(memory.AllTools(s)), Version: version}, nil
 }
 
 // versionID names a content: its size and SHA-256, "" for no file.

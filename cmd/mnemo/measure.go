@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+)
+
+// measuredModel counts a role's model requests, their outcome, time and
+// tokens in the metrics.
+type measuredModel struct {
+	model   llm.Model
+	role    string // "thinker" or "reflector"
+	metrics *metrics.Metrics
+}
+
+var _ llm.Model = measuredModel{}
+
+func (m measuredModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	start := time.Now()
+	resp, err := m.model.Complete(ctx, req)
+	outcome := "ok"
+	switch {
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		outcome = "canceled"
+	case err != nil:
+		outcome = "error"
+	}
+	m.metrics.LLMRequest(m.role, outcome, time.Since(start), resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
+	return resp, err
+}
+
+// measuredHandler counts each platform's messages taken, being answered
+// and answered.
+type measuredHandler struct {
+	h       handler
+	metrics *metrics.Metrics
+}
+
+// handler answers one task, as *agent.Agent does and the adapters need.
+type handler interface {
+	Handle(ctx context.Context, t agent.Task) (agent.Reply, error)
+}
+
+var _ handler = measuredHandler{}
+
+func (m measuredHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
+	m.metrics.TaskStarted(t.Platform)
+	reply, err := m.h.Handle(ctx, t)
+	m.metrics.TaskDone(t.Platform, err == nil)
+	return reply, err
+}
+
+// countTool counts a tool's calls by result in the metrics.
+func countTool(m *metrics.Metrics) func(tool string, err error) {
+	return func(tool string, err error) {
+		result := "ok"
+		if err != nil {
+			result = "error"
+		}
+		m.ToolCall(tool, result)
+	}
+}
