@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // measuredModel counts a role's model requests, their outcome, time and
@@ -63,5 +65,8 @@ func countTool(m *metrics.Metrics) func(tool string, err error) {
 			result = "error"
 		}
 		m.ToolCall(tool, result)
+		if errors.Is(err, memory.ErrConflict) { // a person's edit won: the model must re-read
+			m.MemoryWrite(strings.TrimPrefix(tool, "memory_"), "conflict")
+		}
 	}
 }

@@ -1,0 +1,68 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/memory"
+)
+
+type stubModel struct {
+	resp llm.Response
+	err  error
+}
+
+func (s stubModel) Complete(context.Context, llm.Request) (llm.Response, error) { return s.resp, s.err }
+
+type stubHandler struct{ err error }
+
+func (s stubHandler) Handle(context.Context, agent.Task) (agent.Reply, error) {
+	return agent.Reply{Text: "hi"}, s.err
+}
+
+func scrapeText(m *metrics.Metrics) string {
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	return rec.Body.String()
+}
+
+func TestMeasuredDecorators(t *testing.T) {
+	m := metrics.New(metrics.Gauges{})
+	ok := measuredModel{stubModel{resp: llm.Response{Usage: llm.Usage{PromptTokens: 10, CompletionTokens: 2}}}, "thinker", m}
+	ok.Complete(context.Background(), llm.Request{})
+	measuredModel{stubModel{err: fmt.Errorf("x: %w", context.Canceled)}, "reflector", m}.Complete(context.Background(), llm.Request{})
+	measuredModel{stubModel{err: llm.ErrAuth}, "reflector", m}.Complete(context.Background(), llm.Request{})
+	measuredHandler{stubHandler{}, m}.Handle(context.Background(), agent.Task{Platform: "console"})
+	measuredHandler{stubHandler{err: errors.New("never started")}, m}.Handle(context.Background(), agent.Task{Platform: "console"})
+	count := countTool(m)
+	count("memory_read", nil)
+	count("memory_patch", fmt.Errorf("facts/a.md: %w", memory.ErrConflict))
+	count("memory_write", errors.New("bad"))
+	body := scrapeText(m)
+	for _, want := range []string{
+		`mnemo_llm_requests_total{outcome="ok",role="thinker"} 1`,
+		`mnemo_llm_requests_total{outcome="canceled",role="reflector"} 1`,
+		`mnemo_llm_requests_total{outcome="error",role="reflector"} 1`,
+		`mnemo_llm_tokens_total{direction="in",role="thinker"} 10`,
+		`mnemo_llm_tokens_total{direction="out",role="thinker"} 2`,
+		`mnemo_messages_received_total{platform="console"} 2`,
+		`mnemo_replies_sent_total{platform="console"} 1`,
+		`mnemo_tasks_in_flight{platform="console"} 0`,
+		`mnemo_tool_calls_total{result="ok",tool="memory_read"} 1`,
+		`mnemo_tool_calls_total{result="error",tool="memory_patch"} 1`,
+		`mnemo_tool_calls_total{result="error",tool="memory_write"} 1`,
+		`mnemo_memory_writes_total{op="patch",outcome="conflict"} 1`,
+		`mnemo_memory_conflicts_total 1`,
+	} {
+		if !strings.Contains(body, "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+}
