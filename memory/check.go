@@ -298,7 +298,7 @@ func hasTitle(text string) bool {
 // old temp and swap files as leftovers (recent ones are a write or an edit
 // in progress), everything else as a bad name.
 func (s *Store) checkStray(add func(ProblemKind, string, ...any), li fs.FileInfo, sub, base string) {
-	age := s.opts.Now().Sub(li.ModTime()).Truncate(time.Second)
+	age := s.clock.Now().Sub(li.ModTime()).Truncate(time.Second)
 	switch {
 	case isTempName(base) && li.Mode().IsRegular():
 		if age >= LeftoverAge {

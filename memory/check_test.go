@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/clock/clocktest"
 )
 
 var checkNow = time.Date(2026, 2, 15, 12, 0, 0, 0, time.UTC)
@@ -73,7 +75,7 @@ func checkStore(t *testing.T) (*Store, string) {
 	s := newStore(t, func(o *Options) {
 		o.Watch, o.Clean = false, false
 		o.ReadCap = 1024
-		o.Now = func() time.Time { return checkNow }
+		o.Clock = clocktest.New(checkNow)
 	})
 	return s, s.Dir()
 }

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mnemo-agent/mnemo/clock"
 )
 
 // Options configures a Store. Zero values take the defaults noted.
@@ -25,7 +27,9 @@ type Options struct {
 	Watch    bool          // keep the index current with fsnotify; false: rescan on every List
 	Clean    bool          // remove temp files left by a crash at Open
 	Logger   *slog.Logger  // nil: discard
-	Now      func() time.Time
+	// Clock tells the time (a stale temp file's age, how long a write has
+	// waited) and times the waits for an editor; nil: the system clock.
+	Clock clock.Clock
 	// Faults, when set, is called before each change memory makes on disk
 	// (op one of OpCreate, OpWrite, OpFsync, OpRename, OpFsyncDir,
 	// OpRemove; name the path in the user's folder); an error it returns
@@ -38,6 +42,7 @@ type Options struct {
 // process; it is safe for concurrent use.
 type Store struct {
 	opts   Options
+	clock  clock.Clock
 	log    *slog.Logger
 	base   *os.Root // the memory root: only for finding user folders
 	fault  faultHook
@@ -63,9 +68,6 @@ func Open(opts Options) (*Store, error) {
 	if opts.EditWait <= 0 {
 		opts.EditWait = 3 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -77,7 +79,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{})}
+	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{})}
 	if opts.Clean {
 		s.removeLeftovers()
 	}
@@ -113,6 +115,18 @@ func (s *Store) Close() error {
 		u.closeRoot()
 	}
 	return errors.Join(err, s.base.Close())
+}
+
+// sleep waits d on the store's clock; false: the store closed first.
+func (s *Store) sleep(d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.closed:
+		return false
+	case <-t.C():
+		return true
+	}
 }
 
 // Dir is the memory root folder.
