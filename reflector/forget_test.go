@@ -27,7 +27,7 @@ func TestForgetDropsPendingTurns(t *testing.T) {
 	}
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.clock.Advance(time.Hour)
-	waitFor(t, "bob's reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("bob's reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	for _, q := range e.srv.Requests() {
 		if strings.Contains(q.LastUser(), "I'm Ada") {
@@ -64,11 +64,8 @@ func TestForgetStopsARunningReflection(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "the user's memory was forgotten") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
-	e.r.mu.Lock()
-	_, kept := e.r.users["alice"]
-	e.r.mu.Unlock()
-	if kept || e.clock.armed() != 0 {
-		t.Errorf("after the forgotten run: state kept %v, %d timers armed", kept, e.clock.armed())
+	if kept := e.r.hasState("alice"); kept || e.clock.Armed() != 0 {
+		t.Errorf("after the forgotten run: state kept %v, %d timers armed", kept, e.clock.Armed())
 	}
 }
 
@@ -81,14 +78,14 @@ func TestForgetWaitsForARunThatIgnoresCancel(t *testing.T) {
 	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
 	e.srv.Enqueue(openaitest.Text("saved"))
 	e.add(turn("alice", "t1", "I'm Ada"))
-	waitFor(t, "the write to start", func() bool { return len(e.mem.Calls()) == 1 })
+	e.waitFor("the write to start", func() bool { return len(e.mem.Calls()) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := e.r.Forget(ctx, "alice"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Forget during a stuck run = %v; want it to wait and time out", err)
 	}
 	close(e.mem.block)
-	waitFor(t, "the run to end", func() bool { return !e.running("alice") })
+	e.waitFor("the run to end", func() bool { return !e.running("alice") })
 	if v := e.mem.version("alice", "facts/user.md"); v != "" {
 		t.Fatalf("the write of a forgotten run was made: %q", v)
 	}
@@ -98,8 +95,11 @@ func TestForgetWaitsForARunThatIgnoresCancel(t *testing.T) {
 }
 
 func (e *env) running(user string) bool {
-	e.r.mu.Lock()
-	defer e.r.mu.Unlock()
-	u := e.r.users[user]
-	return u != nil && u.busy
+	busy := false
+	e.r.each(func(u *userState) {
+		if u.name == user {
+			busy = u.busy
+		}
+	})
+	return busy
 }
