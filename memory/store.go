@@ -51,6 +51,8 @@ type Store struct {
 	w      *fsnotify.Watcher
 	wg     sync.WaitGroup
 	closed chan struct{}
+
+	checkOps checkOps
 }
 
 // Open opens (creating when missing) the memory root and, with
@@ -79,7 +81,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{})}
+	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{}), checkOps: realCheckOps()}
 	if opts.Clean {
 		s.removeLeftovers()
 	}
