@@ -89,6 +89,9 @@ type cliEnv struct {
 	// crash and disk-fault tests kill or fail the process there. nil in the
 	// binary.
 	faults func(op, name string) error
+	// flock, when set, stands in for syscall.Flock: tests make the lock
+	// call fail. nil in the binary.
+	flock func(fd, how int) error
 	// abort is closed at a second SIGTERM or SIGINT (the command's ctx is
 	// done at the first): chat and serve then stop waiting for running
 	// work. nil: never.
