@@ -36,6 +36,11 @@ type Options struct {
 	// is that operation's failure. Tests inject full disks, I/O errors and
 	// crashes with it; production leaves it nil.
 	Faults func(op, name string) error
+
+	// watched, when set, is called after the watcher handled an event
+	// (name: its path) or an error (name ""): tests wait on it instead of
+	// polling the index.
+	watched func(name string)
 }
 
 // Store is the memory of every user under one folder. Open it once per
@@ -239,6 +244,7 @@ func (s *Store) watchLoop() {
 				return
 			}
 			s.handleEvent(ev)
+			s.observe(ev.Name)
 		case err, ok := <-s.w.Errors:
 			if !ok {
 				return
@@ -246,7 +252,14 @@ func (s *Store) watchLoop() {
 			// An overflow (or any watcher error) may have lost events: rescan everyone.
 			s.log.Warn("memory: watcher error; rescanning all users", "err", err)
 			s.invalidateAll()
+			s.observe("")
 		}
+	}
+}
+
+func (s *Store) observe(name string) {
+	if s.opts.watched != nil {
+		s.opts.watched(name)
 	}
 }
 

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -130,7 +129,11 @@ func TestWatcherOverflowRescans(t *testing.T) {
 	if got := listPaths(t, u); got != "facts/user.md=user name, language" {
 		t.Fatalf("List = %q", got)
 	}
-	time.Sleep(100 * time.Millisecond) // let the write's own events arrive and be consumed
+	// Events arrive in order: once a later file's is handled, the write's
+	// own events are too.
+	marker := filepath.Join(s.Dir(), "alice/facts/.marker")
+	writeFile(t, marker, "")
+	eventually(t, "the write's events handled", func() bool { return watchLog.seen(marker) })
 	listPaths(t, u)
 	// Change the file behind the watcher's back, as if its events were lost.
 	u.idx.mu.Lock()
