@@ -313,6 +313,7 @@ func (s *Store) handleEvent(ev fsnotify.Event) {
 		}
 		u, _ := s.User(parts[0])
 		u.idx.invalidate(p)
+		s.log.Debug("memory: changed on disk; re-read at the next list", "user", parts[0], "path", p, "op", ev.Op.String())
 	}
 }
 
