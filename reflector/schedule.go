@@ -28,11 +28,11 @@ type userState struct {
 	cancel   context.CancelFunc
 	done     chan struct{} // closed once the running run's outcome is recorded
 	busy     bool
-	due      bool        // a trigger came while busy: run again as soon as the run ends
-	closing  bool        // Close was called: no timers; what is pending runs now
-	timer    clock.Timer // the armed timer, or nil
-	failures int         // failed runs in a row, for the backoff
-	ended    []chan struct{}
+	due      bool            // a trigger came while busy: run again as soon as the run ends
+	closing  bool            // Close was called: no timers; what is pending runs now
+	timer    clock.Timer     // the armed timer, or nil
+	failures int             // failed runs in a row, for the backoff
+	ended    []chan struct{} // done channels of runs whose outcome this op recorded: closed once the loop settled
 }
 
 // op is one operation for a user's loop; reply is closed once it ran and
@@ -246,7 +246,7 @@ func (u *userState) start() {
 		defer cancel()
 		tasks := taskIDs(batch)
 		r.log.Info("reflection: reflecting", "user", u.name, "tasks", tasks, "turns", len(batch), "run", run.id)
-		start := time.Now()
+		start := time.Now() // the duration logged is the machine's, whatever the clock
 		err := r.reflect(ctx, u, run, batch, tasks)
 		u.do(func() { u.finish(run, batch, tasks, start, err) })
 	}()
