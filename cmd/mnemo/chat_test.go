@@ -200,6 +200,11 @@ func TestAcceptanceHandEditUsedAtOnce(t *testing.T) {
 	// Debug logs say when the watcher saw an edit: the test waits for that
 	// instead of guessing how long it takes.
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "log:\n  level: debug\n")
+	// The folder is there (watched from the start), so the file's own
+	// events are what the watcher sees.
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
 	var logs syncWriter
 	seen := func(op string) func() bool {
 		n := strings.Count(logs.String(), `path=facts/user.md op=`+op)
