@@ -103,3 +103,41 @@ func (e *env) running(user string) bool {
 	})
 	return busy
 }
+
+// TestTurnAddedWhileAForgottenRunEnds: a turn added after the forget, while
+// the forgotten run still ends, waits for its own idle timer.
+func TestTurnAddedWhileAForgottenRunEnds(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 2 })
+	e.mem.block = make(chan struct{})
+	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
+	e.srv.Enqueue(openaitest.Text("saved"))
+	e.add(turn("alice", "t1", "I'm Ada"))
+	e.add(turn("alice", "t2", "I write Go"))
+	e.waitFor("the write to start", func() bool { return len(e.mem.Calls()) == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // do not wait for the stuck run
+	if n, err := e.r.Forget(ctx, "alice"); n != 2 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Forget = %d, %v", n, err)
+	}
+	e.add(turn("alice", "t3", "new"))
+	close(e.mem.block)
+	e.settle()
+	if e.r.Pending() != 1 || e.clock.Armed() != 1 || len(e.journalLines("alice")) != 1 {
+		t.Fatalf("after the forgotten run: pending %d, %d timers, journal %q", e.r.Pending(), e.clock.Armed(), e.journalLines("alice"))
+	}
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
+	e.clock.Advance(2 * time.Minute)
+	e.waitFor("t3's run", func() bool { return e.r.Pending() == 0 })
+}
+
+// TestForgetJournalFailure: a journal that cannot be rewritten fails the
+// forget, naming the user.
+func TestForgetJournalFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	e.add(turn("alice", "t1", "hi"))
+	e.failOp(opRemove, errors.New("disk on fire"))
+	if _, err := e.r.Forget(context.Background(), "alice"); err == nil || !strings.Contains(err.Error(), "forget the journaled turns of alice") || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("Forget = %v", err)
+	}
+	e.failOp("", nil)
+}

@@ -88,19 +88,20 @@ func (u *userState) loop() {
 		// A timer that fired goes first, so an op sent after it sees it.
 		select {
 		case <-fired:
-			u.timer = nil
-			u.trigger()
 		default:
 			select {
 			case o = <-u.ops:
-				u.r.mu.Lock()
-				u.refs--
-				u.r.mu.Unlock()
-				o.f()
 			case <-fired:
-				u.timer = nil
-				u.trigger()
 			}
+		}
+		if o.f == nil { // the timer fired
+			u.timer = nil
+			u.trigger()
+		} else {
+			u.r.mu.Lock()
+			u.refs--
+			u.r.mu.Unlock()
+			o.f()
 		}
 		gone := u.retire()
 		for _, c := range u.ended {
