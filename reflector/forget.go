@@ -17,7 +17,15 @@ func (r *Reflector) Forget(ctx context.Context, user string) (int, error) {
 	}
 	r.mu.Lock()
 	u := r.acquire(user, false)
+	closed := r.closing
 	r.mu.Unlock()
+	if u == nil && closed {
+		// The loops end at Close, and turns whose run failed stay
+		// journaled: drop them there.
+		n, err := r.j.forget(user)
+		r.pending.Add(-int64(n))
+		return n, err
+	}
 	if u == nil {
 		return 0, nil
 	}

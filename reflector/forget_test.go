@@ -141,3 +141,23 @@ func TestForgetJournalFailure(t *testing.T) {
 	}
 	e.failOp("", nil)
 }
+
+// TestForgetAfterClose: turns whose run failed at Close stay journaled, and
+// a forget after Close still drops them.
+func TestForgetAfterClose(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Error(400, "", "nope"), true })
+	e.add(turn("alice", "t1", "hi"))
+	if err := e.r.Close(context.Background()); err == nil || e.r.Pending() != 1 {
+		t.Fatalf("Close = %v, pending %d", err, e.r.Pending())
+	}
+	if n, err := e.r.Forget(context.Background(), "alice"); n != 1 || err != nil {
+		t.Fatalf("Forget after Close = %d, %v", n, err)
+	}
+	if e.journalLines("alice") != nil || e.r.Pending() != 0 {
+		t.Fatalf("journal %q, pending %d", e.journalLines("alice"), e.r.Pending())
+	}
+	if n, err := e.r.Forget(context.Background(), "bob"); n != 0 || err != nil {
+		t.Fatalf("Forget(bob) after Close = %d, %v", n, err)
+	}
+}
