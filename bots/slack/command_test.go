@@ -84,7 +84,7 @@ func TestMemoryShowLong(t *testing.T) {
 	}
 	if !strings.Contains(p.Text, "This list is cut here") || !strings.Contains(p.Text, "mnemo memory ls") ||
 		!strings.HasPrefix(p.Text, "```\n- facts/x.md") || strings.Count(p.Text, fence)%2 != 0 {
-		t.Errorf("cut listing: %.200q … %q", p.Text, p.Text[len(p.Text)-300:])
+		t.Errorf("cut listing: %.200q … %q", p.Text, p.Text[max(0, len(p.Text)-300):])
 	}
 
 	// Not a listing (an error text, say) is cut as well.
