@@ -122,7 +122,13 @@ func TestUnwatchedIndexRescans(t *testing.T) {
 
 // An event queue overflow may have lost events: everything is rescanned.
 func TestWatcherOverflowRescans(t *testing.T) {
-	s := newStore(t)
+	// The folders are there (watched from the start), so the watcher sees
+	// every event of the files below.
+	dir := filepath.Join(t.TempDir(), "memory")
+	if err := os.MkdirAll(filepath.Join(dir, "alice", "facts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, func(o *Options) { o.Dir = dir })
 	u := mustUser(t, s, "alice")
 	p := filepath.Join(s.Dir(), "alice/facts/user.md")
 	writeFile(t, p, userFact)
