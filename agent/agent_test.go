@@ -19,6 +19,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"text/template"
 	"time"
 )
@@ -789,165 +790,177 @@ func (a *Agent) waiters(key string) int {
 	return 0
 }
 
-func waitUntil(t *testing.T, what string, cond func() bool) {
+// settled waits (in a synctest bubble) until every goroutine of the test
+// is blocked, then checks cond.
+func settled(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
+	synctest.Wait()
+	if !cond() {
+		t.Fatalf("once everything was blocked: not %s", what)
 	}
 }
 
 func TestHandleSerialisesConversations(t *testing.T) {
-	g := newGateModel()
-	a := gateAgent(t, g, 0)
-	var wg sync.WaitGroup
-	replies := make(chan Reply, 6)
-	handle := func(conv string, i int) {
-		wg.Go(func() {
-			r, err := a.Handle(context.Background(), Task{User: conv, Conversation: conv, Text: fmt.Sprintf("%s %d", conv, i)})
-			if err != nil {
-				t.Error(err)
+	synctest.Test(t, func(t *testing.T) {
+		g := newGateModel()
+		a := gateAgent(t, g, 0)
+		var wg sync.WaitGroup
+		replies := make(chan Reply, 6)
+		handle := func(conv string, i int) {
+			wg.Go(func() {
+				r, err := a.Handle(context.Background(), Task{User: conv, Conversation: conv, Text: fmt.Sprintf("%s %d", conv, i)})
+				if err != nil {
+					t.Error(err)
+				}
+				replies <- r
+			})
+		}
+		// A1 is thinking; A2 and A3 queue behind it, in that order.
+		handle("A", 1)
+		g.waitEntered(t)
+		handle("A", 2)
+		settled(t, "A2 queued", func() bool { return a.waiters("A") == 2 })
+		handle("A", 3)
+		settled(t, "A3 queued", func() bool { return a.waiters("A") == 3 })
+		// Another conversation runs alongside.
+		handle("B", 1)
+		if got := g.waitEntered(t); got != "B 1" {
+			t.Fatalf("second concurrent call = %q, want B 1", got)
+		}
+		synctest.Wait() // a wrongly unserialised A2 would have arrived by now
+		select {
+		case got := <-g.entered:
+			t.Fatalf("%q ran while A 1 held the conversation", got)
+		default:
+		}
+		close(g.release)
+		wg.Wait()
+		close(replies)
+		for r := range replies {
+			if r.Failed || !strings.HasPrefix(r.Text, "answer to ") {
+				t.Errorf("reply = %+v", r)
 			}
-			replies <- r
-		})
-	}
-	// A1 is thinking; A2 and A3 queue behind it, in that order.
-	handle("A", 1)
-	g.waitEntered(t)
-	handle("A", 2)
-	waitUntil(t, "A2 to queue", func() bool { return a.waiters("A") == 2 })
-	handle("A", 3)
-	waitUntil(t, "A3 to queue", func() bool { return a.waiters("A") == 3 })
-	// Another conversation runs alongside.
-	handle("B", 1)
-	if got := g.waitEntered(t); got != "B 1" {
-		t.Fatalf("second concurrent call = %q, want B 1", got)
-	}
-	time.Sleep(20 * time.Millisecond) // room for a wrongly unserialised A2 to arrive
-	close(g.release)
-	wg.Wait()
-	close(replies)
-	for r := range replies {
-		if r.Failed || !strings.HasPrefix(r.Text, "answer to ") {
-			t.Errorf("reply = %+v", r)
 		}
-	}
-	maxPer, maxTotal, seen := g.stats()
-	if maxPer["A"] != 1 || maxPer["B"] != 1 || maxTotal < 2 {
-		t.Errorf("concurrency per conversation %v, overall %d", maxPer, maxTotal)
-	}
-	var order []string
-	for _, s := range seen {
-		if strings.HasPrefix(s, "A ") {
-			order = append(order, s)
+		maxPer, maxTotal, seen := g.stats()
+		if maxPer["A"] != 1 || maxPer["B"] != 1 || maxTotal < 2 {
+			t.Errorf("concurrency per conversation %v, overall %d", maxPer, maxTotal)
 		}
-	}
-	if fmt.Sprint(order) != "[A 1 A 2 A 3]" {
-		t.Errorf("conversation A ran in order %v", order)
-	}
-	if h := a.history.get("A"); len(h) != 3 || h[2].Text != "A 3" || h[2].Reply != "answer to A 3" {
-		t.Errorf("history = %+v", h)
-	}
-	if a.waiters("A") != 0 || len(a.convs) != 0 {
-		t.Errorf("conversation locks left: %v", a.convs)
-	}
+		var order []string
+		for _, s := range seen {
+			if strings.HasPrefix(s, "A ") {
+				order = append(order, s)
+			}
+		}
+		if fmt.Sprint(order) != "[A 1 A 2 A 3]" {
+			t.Errorf("conversation A ran in order %v", order)
+		}
+		if h := a.history.get("A"); len(h) != 3 || h[2].Text != "A 3" || h[2].Reply != "answer to A 3" {
+			t.Errorf("history = %+v", h)
+		}
+		if a.waiters("A") != 0 || len(a.convs) != 0 {
+			t.Errorf("conversation locks left: %v", a.convs)
+		}
+	})
 }
 
 func TestHandleMaxConcurrent(t *testing.T) {
-	g := newGateModel()
-	a := gateAgent(t, g, 2)
-	var wg sync.WaitGroup
-	for i := range 5 {
-		conv := fmt.Sprint("C", i)
-		wg.Go(func() {
-			if r, err := a.Handle(context.Background(), Task{User: conv, Conversation: conv, Text: conv + " hi"}); err != nil || r.Failed {
-				t.Errorf("%v %+v", err, r)
-			}
-		})
-	}
-	g.waitEntered(t)
-	g.waitEntered(t)
-	time.Sleep(30 * time.Millisecond)
-	if _, maxTotal, _ := g.stats(); maxTotal != 2 {
-		t.Errorf("%d tasks ran at once, limit 2", maxTotal)
-	}
-	close(g.release)
-	wg.Wait()
-	if _, maxTotal, seen := g.stats(); maxTotal != 2 || len(seen) != 5 {
-		t.Errorf("max %d at once, %d calls", maxTotal, len(seen))
-	}
+	synctest.Test(t, func(t *testing.T) {
+		g := newGateModel()
+		a := gateAgent(t, g, 2)
+		var wg sync.WaitGroup
+		for i := range 5 {
+			conv := fmt.Sprint("C", i)
+			wg.Go(func() {
+				if r, err := a.Handle(context.Background(), Task{User: conv, Conversation: conv, Text: conv + " hi"}); err != nil || r.Failed {
+					t.Errorf("%v %+v", err, r)
+				}
+			})
+		}
+		g.waitEntered(t)
+		g.waitEntered(t)
+		synctest.Wait() // a third task over the limit would have started by now
+		if _, maxTotal, _ := g.stats(); maxTotal != 2 {
+			t.Errorf("%d tasks ran at once, limit 2", maxTotal)
+		}
+		close(g.release)
+		wg.Wait()
+		if _, maxTotal, seen := g.stats(); maxTotal != 2 || len(seen) != 5 {
+			t.Errorf("max %d at once, %d calls", maxTotal, len(seen))
+		}
+	})
 }
 
 func TestHandleCancelWhileQueued(t *testing.T) {
-	g := newGateModel()
-	var turns atomic.Int32
-	a, err := New(Config{Model: g, ModelName: "m", Memory: &fakeMemory{}, MaxConcurrent: 1,
-		OnTurn: func(Turn) { turns.Add(1) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	first := make(chan Reply, 1)
-	go func() {
-		r, _ := a.Handle(context.Background(), Task{User: "u", Conversation: "A", Text: "A 1"})
-		first <- r
-	}()
-	g.waitEntered(t)
-
-	// Queued behind the same conversation.
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		r, err := a.Handle(ctx, Task{ID: "queued", User: "u", Conversation: "A", Text: "A 2"})
-		if r.TaskID != "queued" || !r.Failed || r.Text != "" {
-			t.Errorf("reply = %+v", r)
+	synctest.Test(t, func(t *testing.T) {
+		g := newGateModel()
+		var turns atomic.Int32
+		a, err := New(Config{Model: g, ModelName: "m", Memory: &fakeMemory{}, MaxConcurrent: 1,
+			OnTurn: func(Turn) { turns.Add(1) }})
+		if err != nil {
+			t.Fatal(err)
 		}
-		errc <- err
-	}()
-	waitUntil(t, "the task to queue", func() bool { return a.waiters("A") == 2 })
-	cancel()
-	select {
-	case err := <-errc:
-		if !errors.Is(err, context.Canceled) {
+		first := make(chan Reply, 1)
+		go func() {
+			r, _ := a.Handle(context.Background(), Task{User: "u", Conversation: "A", Text: "A 1"})
+			first <- r
+		}()
+		g.waitEntered(t)
+
+		// Queued behind the same conversation.
+		ctx, cancel := context.WithCancel(context.Background())
+		errc := make(chan error, 1)
+		go func() {
+			r, err := a.Handle(ctx, Task{ID: "queued", User: "u", Conversation: "A", Text: "A 2"})
+			if r.TaskID != "queued" || !r.Failed || r.Text != "" {
+				t.Errorf("reply = %+v", r)
+			}
+			errc <- err
+		}()
+		settled(t, "the task queued", func() bool { return a.waiters("A") == 2 })
+		cancel()
+		select {
+		case err := <-errc:
+			if !errors.Is(err, context.Canceled) {
+				t.Errorf("err = %v", err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatal("Handle did not return after its ctx was cancelled")
+		}
+		if a.waiters("A") != 1 {
+			t.Errorf("waiters = %d", a.waiters("A"))
+		}
+
+		// Queued for a slot (another conversation; the only slot is taken).
+		ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
+		defer cancel2()
+		if _, err := a.Handle(ctx2, Task{User: "v", Conversation: "B", Text: "B 1"}); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("err = %v", err)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("Handle did not return after its ctx was cancelled")
-	}
-	if a.waiters("A") != 1 {
-		t.Errorf("waiters = %d", a.waiters("A"))
-	}
+		if a.waiters("B") != 0 {
+			t.Error("B's lock was not released")
+		}
 
-	// Queued for a slot (another conversation; the only slot is taken).
-	ctx2, cancel2 := context.WithTimeout(context.Background(), 20*time.Millisecond)
-	defer cancel2()
-	if _, err := a.Handle(ctx2, Task{User: "v", Conversation: "B", Text: "B 1"}); !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("err = %v", err)
-	}
-	if a.waiters("B") != 0 {
-		t.Error("B's lock was not released")
-	}
+		// A slot is never taken for a cancelled task, even when one is free.
+		if err := gateAgent(t, newGateModel(), 1).acquireSlot(ctx); !errors.Is(err, context.Canceled) {
+			t.Errorf("acquireSlot = %v", err)
+		}
 
-	// A slot is never taken for a cancelled task, even when one is free.
-	if err := gateAgent(t, newGateModel(), 1).acquireSlot(ctx); !errors.Is(err, context.Canceled) {
-		t.Errorf("acquireSlot = %v", err)
-	}
+		// Already cancelled: returns at once.
+		if _, err := a.Handle(ctx, Task{User: "w", Conversation: "C", Text: "C 1"}); !errors.Is(err, context.Canceled) {
+			t.Errorf("err = %v", err)
+		}
 
-	// Already cancelled: returns at once.
-	if _, err := a.Handle(ctx, Task{User: "w", Conversation: "C", Text: "C 1"}); !errors.Is(err, context.Canceled) {
-		t.Errorf("err = %v", err)
-	}
-
-	close(g.release)
-	if r := <-first; r.Failed || r.Text != "answer to A 1" {
-		t.Errorf("first reply = %+v", r)
-	}
-	if _, _, seen := g.stats(); len(seen) != 1 {
-		t.Errorf("the model saw %v", seen)
-	}
-	if n := turns.Load(); n != 1 {
-		t.Errorf("OnTurn called %d times, want only for the task that ran", n)
-	}
+		close(g.release)
+		if r := <-first; r.Failed || r.Text != "answer to A 1" {
+			t.Errorf("first reply = %+v", r)
+		}
+		if _, _, seen := g.stats(); len(seen) != 1 {
+			t.Errorf("the model saw %v", seen)
+		}
+		if n := turns.Load(); n != 1 {
+			t.Errorf("OnTurn called %d times, want only for the task that ran", n)
+		}
+	})
 }
 
 func TestHandleCancelWhileThinking(t *testing.T) {

@@ -141,12 +141,18 @@ func (s *Store) Check(user string) (CheckReport, error) {
 	return r, nil
 }
 
-// Seams for the tests: failures that only races or a non-root user produce.
-var (
-	checkOpenRoot = (*User).openRoot
-	checkLstat    = (*os.Root).Lstat
-	checkRead     = readRegular
-)
+// checkOps are the file operations Check makes: a field of the Store, so
+// tests can make them fail as only races or a non-root user would.
+type checkOps struct {
+	openRoot func(*User, bool) (*os.Root, error)
+	lstat    func(*os.Root, string) (os.FileInfo, error)
+	read     func(*os.Root, string) ([]byte, Version, error)
+}
+
+// realCheckOps are the operations of a Store opened for use.
+func realCheckOps() checkOps {
+	return checkOps{openRoot: (*User).openRoot, lstat: (*os.Root).Lstat, read: readRegular}
+}
 
 // checkUser checks one user folder whose type is mode.
 func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
@@ -157,7 +163,7 @@ func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
 		return
 	}
 	u, _ := s.User(name) // the name is valid
-	root, err := checkOpenRoot(u, false)
+	root, err := s.checkOps.openRoot(u, false)
 	if err == nil && root == nil {
 		err = errors.New("the folder was removed during the check")
 	}
@@ -199,7 +205,7 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 	add := func(kind ProblemKind, format string, args ...any) {
 		r.Problems = append(r.Problems, Problem{User: u.name, Path: p, Kind: kind, Detail: fmt.Sprintf(format, args...)})
 	}
-	li, err := checkLstat(root, p)
+	li, err := s.checkOps.lstat(root, p)
 	if err != nil {
 		add(ProblemUnreadable, "%v", err) // removed since it was listed
 		return
@@ -222,7 +228,7 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 		add(ProblemTooLarge, "is %s, over mnemo's %s limit for a memory file, so it cannot be read at all: split it into smaller files", FormatSize(li.Size()), FormatSize(maxFileSize))
 		return
 	}
-	data, _, err := checkRead(root, p)
+	data, _, err := s.checkOps.read(root, p)
 	if err != nil {
 		add(ProblemUnreadable, "%v", err)
 		return
@@ -273,7 +279,7 @@ func hasTitle(text string) bool {
 // old temp and swap files as leftovers (recent ones are a write or an edit
 // in progress), everything else as a bad name.
 func (s *Store) checkStray(add func(ProblemKind, string, ...any), li fs.FileInfo, sub, base string) {
-	age := s.opts.Now().Sub(li.ModTime()).Truncate(time.Second)
+	age := s.clock.Now().Sub(li.ModTime()).Truncate(time.Second)
 	switch {
 	case isTempName(base) && li.Mode().IsRegular():
 		if age >= LeftoverAge {

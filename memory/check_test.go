@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 )
 
 var checkNow = time.Date(2026, 2, 15, 12, 0, 0, 0, time.UTC)
@@ -73,7 +75,7 @@ func checkStore(t *testing.T) (*Store, string) {
 	s := newStore(t, func(o *Options) {
 		o.Watch, o.Clean = false, false
 		o.ReadCap = 1024
-		o.Now = func() time.Time { return checkNow }
+		o.Clock = clocktest.New(checkNow)
 	})
 	return s, s.Dir()
 }
@@ -277,8 +279,7 @@ func TestCheckUnreadable(t *testing.T) {
 	s, root := checkStore(t)
 	writeFile(t, filepath.Join(root, "alice/facts/user.md"), userFact)
 	t.Run("folder", func(t *testing.T) {
-		orig := checkOpenRoot
-		defer func() { checkOpenRoot = orig }()
+		defer func() { s.checkOps = realCheckOps() }()
 		for _, tc := range []struct {
 			err  error
 			want string
@@ -286,7 +287,7 @@ func TestCheckUnreadable(t *testing.T) {
 			{errors.New("boom"), "alice: unreadable: boom"},
 			{nil, "alice: unreadable: the folder was removed during the check"},
 		} {
-			checkOpenRoot = func(*User, bool) (*os.Root, error) { return nil, tc.err }
+			s.checkOps.openRoot = func(*User, bool) (*os.Root, error) { return nil, tc.err }
 			rep, err := s.Check("alice")
 			if err != nil || len(rep.Problems) != 1 {
 				t.Fatalf("Check = %+v, %v", rep, err)
@@ -297,18 +298,16 @@ func TestCheckUnreadable(t *testing.T) {
 		}
 	})
 	t.Run("entry", func(t *testing.T) {
-		orig := checkLstat
-		defer func() { checkLstat = orig }()
-		checkLstat = func(*os.Root, string) (os.FileInfo, error) { return nil, errors.New("gone") }
+		defer func() { s.checkOps = realCheckOps() }()
+		s.checkOps.lstat = func(*os.Root, string) (os.FileInfo, error) { return nil, errors.New("gone") }
 		rep, err := s.Check("alice")
 		if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != ProblemUnreadable || rep.Problems[0].String() != "alice/facts/user.md: gone" {
 			t.Fatalf("Check = %+v, %v", rep, err)
 		}
 	})
 	t.Run("file", func(t *testing.T) {
-		orig := checkRead
-		defer func() { checkRead = orig }()
-		checkRead = func(*os.Root, string) ([]byte, Version, error) { return nil, Version{}, errors.New("I/O error") }
+		defer func() { s.checkOps = realCheckOps() }()
+		s.checkOps.read = func(*os.Root, string) ([]byte, Version, error) { return nil, Version{}, errors.New("I/O error") }
 		rep, err := s.Check("alice")
 		if err != nil || len(rep.Problems) != 1 || rep.Problems[0].Kind != ProblemUnreadable || rep.Problems[0].Detail != "I/O error" {
 			t.Fatalf("Check = %+v, %v", rep, err)

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bufio"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 const crashChildEnv = "MNEMO_CRASH_CHILD_DIR"
@@ -40,7 +40,18 @@ func TestCrashChild(t *testing.T) {
 	if dir == "" {
 		t.Skip("runs only as the crash test's child process")
 	}
-	s, err := Open(Options{Dir: dir, Watch: false})
+	// The child stops for good before its MNEMO_CRASH_AT-th change on disk
+	// and says so: the parent kills it there.
+	at, _ := strconv.Atoi(os.Getenv("MNEMO_CRASH_AT"))
+	ops := 0
+	stop := func(op, name string) error {
+		if ops++; ops == at {
+			fmt.Printf("at %s %s\n", op, name)
+			select {}
+		}
+		return nil
+	}
+	s, err := Open(Options{Dir: dir, Watch: false, Faults: stop})
 	if err != nil {
 		os.Exit(3)
 	}
@@ -62,7 +73,8 @@ func TestCrashChild(t *testing.T) {
 	}
 }
 
-// A writer killed at random moments leaves every file whole: the old
+// A writer killed at random points (before one of its changes on disk)
+// leaves every file whole: the old
 // version or the new one, never a torn or empty one; leftovers are removed
 // at the next Open.
 func TestCrashSafety(t *testing.T) {
@@ -75,18 +87,21 @@ func TestCrashSafety(t *testing.T) {
 	lastSteps := 0
 	for i := 0; i < kills; i++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$", "-test.count=1")
-		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, "MNEMO_CRASH_START="+strconv.Itoa(i*1000))
+		cmd.Env = append(os.Environ(), crashChildEnv+"="+dir, "MNEMO_CRASH_START="+strconv.Itoa(i*1000),
+			"MNEMO_CRASH_AT="+strconv.Itoa(1+rng.IntN(120)))
 		out, _ := cmd.StdoutPipe()
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		buf := make([]byte, 6)
-		if _, err := out.Read(buf); err != nil || string(buf[:5]) != "ready" {
-			t.Fatalf("child did not start: %v %q %s", err, buf, stderr.String())
+		lines := bufio.NewScanner(out)
+		if !lines.Scan() || lines.Text() != "ready" {
+			t.Fatalf("child did not start: %v %q %s", lines.Err(), lines.Text(), stderr.String())
 		}
-		time.Sleep(time.Duration(rng.IntN(25000)) * time.Microsecond)
+		if !lines.Scan() || !strings.HasPrefix(lines.Text(), "at ") {
+			t.Fatalf("child did not reach its crash point: %v %q %s", lines.Err(), lines.Text(), stderr.String())
+		}
 		cmd.Process.Signal(syscall.SIGKILL)
 		err := cmd.Wait()
 		if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {

@@ -4,13 +4,15 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
 
 func newStore(t testing.TB, mod ...func(*Options)) *Store {
 	t.Helper()
-	opts := Options{Dir: filepath.Join(t.TempDir(), "memory"), EditWait: 100 * time.Millisecond, Watch: true, Clean: true}
+	opts := Options{Dir: filepath.Join(t.TempDir(), "memory"), EditWait: 100 * time.Millisecond, Watch: true, Clean: true,
+		watched: watchLog.add}
 	for _, m := range mod {
 		m(&opts)
 	}
@@ -51,16 +53,56 @@ func readFile(t testing.TB, path string) string {
 	return string(b)
 }
 
-// eventually polls cond until it holds or a generous deadline passes: file
-// events arrive asynchronously, microseconds to milliseconds after an edit.
+// watchEvents records the events the watchers of newStore's stores
+// handled, and wakes the tests waiting for one.
+type watchEvents struct {
+	mu      sync.Mutex
+	names   map[string]bool
+	changed chan struct{}
+}
+
+// watchLog is every newStore store's: events of other tests only wake a
+// waiter early, and it checks again.
+var watchLog = &watchEvents{names: map[string]bool{}, changed: make(chan struct{})}
+
+func (w *watchEvents) add(name string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.names[name] = true
+	close(w.changed)
+	w.changed = make(chan struct{})
+}
+
+func (w *watchEvents) next() <-chan struct{} {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.changed
+}
+
+// seen reports whether an event on name was handled.
+func (w *watchEvents) seen(name string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.names[name]
+}
+
+// eventually waits until cond holds, checking it again each time a
+// watcher handled an event: file events arrive asynchronously,
+// microseconds to milliseconds after an edit.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
+	deadline := time.NewTimer(5 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := watchLog.next()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }
 

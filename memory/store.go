@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/mnemo-agent/mnemo/agent/clock"
 )
 
 // Options configures a Store. Zero values take the defaults noted.
@@ -25,7 +27,9 @@ type Options struct {
 	Watch    bool          // keep the index current with fsnotify; false: rescan on every List
 	Clean    bool          // remove temp files left by a crash at Open
 	Logger   *slog.Logger  // nil: discard
-	Now      func() time.Time
+	// Clock tells the time (a stale temp file's age, how long a write has
+	// waited) and times the waits for an editor; nil: the system clock.
+	Clock clock.Clock
 	// Faults, when set, is called before each change memory makes on disk
 	// (op one of OpCreate, OpWrite, OpFsync, OpRename, OpFsyncDir,
 	// OpRemove; name the path in the user's folder); an error it returns
@@ -34,16 +38,22 @@ type Options struct {
 	Faults func(op, name string) error
 	// OnChange, when set, is told of each change made to a memory file
 	// (after it is made; for a delete, Before has only Exists and Size and
-	// After is the zero Version),
-	// whoever made it through this store: a session's write, patch or
-	// append, or a Remove. It must not call back into the store.
+	// After is the zero Version): a session's write, patch or append, or a
+	// Remove through this store, and (with Watch) a change made outside it
+	// that the watcher saw (ChangeEdit). It must not call back into the store.
 	OnChange func(Commit)
+
+	// watched, when set, is called after the watcher handled an event
+	// (name: its path) or an error (name ""): tests wait on it instead of
+	// polling the index.
+	watched func(name string)
 }
 
 // Store is the memory of every user under one folder. Open it once per
 // process; it is safe for concurrent use.
 type Store struct {
 	opts   Options
+	clock  clock.Clock
 	log    *slog.Logger
 	base   *os.Root // the memory root: only for finding user folders
 	fault  faultHook
@@ -52,6 +62,8 @@ type Store struct {
 	w      *fsnotify.Watcher
 	wg     sync.WaitGroup
 	closed chan struct{}
+
+	checkOps checkOps
 }
 
 // Open opens (creating when missing) the memory root and, with
@@ -69,9 +81,6 @@ func Open(opts Options) (*Store, error) {
 	if opts.EditWait <= 0 {
 		opts.EditWait = 3 * time.Second
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
-	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -83,7 +92,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{})}
+	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{}), checkOps: realCheckOps()}
 	if opts.Clean {
 		s.removeLeftovers()
 	}
@@ -119,6 +128,18 @@ func (s *Store) Close() error {
 		u.closeRoot()
 	}
 	return errors.Join(err, s.base.Close())
+}
+
+// sleep waits d on the store's clock; false: the store closed first.
+func (s *Store) sleep(d time.Duration) bool {
+	t := s.clock.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.closed:
+		return false
+	case <-t.C():
+		return true
+	}
 }
 
 // Dir is the memory root folder.
@@ -229,6 +250,7 @@ func (s *Store) watchLoop() {
 				return
 			}
 			s.handleEvent(ev)
+			s.observe(ev.Name)
 		case err, ok := <-s.w.Errors:
 			if !ok {
 				return
@@ -236,7 +258,14 @@ func (s *Store) watchLoop() {
 			// An overflow (or any watcher error) may have lost events: rescan everyone.
 			s.log.Warn("memory: watcher error; rescanning all users", "err", err)
 			s.invalidateAll()
+			s.observe("")
 		}
+	}
+}
+
+func (s *Store) observe(name string) {
+	if s.opts.watched != nil {
+		s.opts.watched(name)
 	}
 }
 
@@ -290,6 +319,7 @@ func (s *Store) handleEvent(ev fsnotify.Event) {
 		}
 		u, _ := s.User(parts[0])
 		u.idx.invalidate(p)
+		s.log.Debug("memory: changed on disk; re-read at the next list", "user", parts[0], "path", p, "op", ev.Op.String())
 		if s.opts.OnChange != nil {
 			u.noticeEdit(p)
 		}

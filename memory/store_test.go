@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 )
 
 func TestWriteReadListRoundTrip(t *testing.T) {
@@ -351,7 +352,8 @@ func TestHugeFileRefused(t *testing.T) {
 }
 
 func TestEditorSwapFile(t *testing.T) {
-	s := newStore(t, func(o *Options) { o.EditWait = time.Second })
+	clk := clocktest.New(time.Date(2026, 2, 15, 12, 0, 0, 0, time.UTC))
+	s := newStore(t, func(o *Options) { o.EditWait, o.Clock = 100*time.Millisecond, clk })
 	u := mustUser(t, s, "alice")
 	path := filepath.Join(s.Dir(), "alice/facts/user.md")
 	writeFile(t, path, userFact)
@@ -362,14 +364,25 @@ func TestEditorSwapFile(t *testing.T) {
 	// The editor closes while the write waits: the write goes through.
 	done := make(chan error, 1)
 	go func() { done <- sess.Write("facts/user.md", userFact+"- a\n") }()
-	time.Sleep(120 * time.Millisecond)
+	clk.WaitArmed(1) // the write saw the swap file and waits
 	os.Remove(swap)
+	clk.Advance(50 * time.Millisecond)
 	if err := <-done; err != nil {
 		t.Fatalf("write after the editor closed = %v", err)
 	}
 	// The editor stays open: the write is refused with a clear error.
 	writeFile(t, filepath.Join(s.Dir(), "alice/facts/.user.md.swo"), "vim")
-	err := sess.Write("facts/user.md", userFact+"- b\n")
+	go func() { done <- sess.Write("facts/user.md", userFact+"- b\n") }()
+	clk.WaitArmed(1)
+	clk.Advance(99 * time.Millisecond) // still within EditWait: it looks again
+	clk.WaitArmed(1)
+	select {
+	case err := <-done:
+		t.Fatalf("the write gave up before EditWait: %v", err)
+	default:
+	}
+	clk.Advance(50 * time.Millisecond) // past EditWait: refused
+	err := <-done
 	if !errors.Is(err, ErrEditing) || !strings.Contains(err.Error(), "facts/.user.md.swo") || !strings.Contains(err.Error(), "stale swap file") {
 		t.Fatalf("write during an edit = %v", err)
 	}
@@ -379,14 +392,15 @@ func TestEditorSwapFile(t *testing.T) {
 }
 
 func TestEditorWaitEndsAtClose(t *testing.T) {
-	s := newStore(t, func(o *Options) { o.EditWait = time.Hour })
+	clk := clocktest.New(time.Date(2026, 2, 15, 12, 0, 0, 0, time.UTC))
+	s := newStore(t, func(o *Options) { o.EditWait, o.Clock = time.Hour, clk })
 	u := mustUser(t, s, "alice")
 	writeFile(t, filepath.Join(s.Dir(), "alice/episodes/.2026-02.md.swp"), "vim")
 	done := make(chan error, 1)
 	go func() {
 		done <- u.NewSession().Append("episodes/2026-02.md", "## T\n- Summary: s\n- Date: 2026-02-01\n", "")
 	}()
-	time.Sleep(60 * time.Millisecond)
+	clk.WaitArmed(1) // the append waits for the editor
 	s.Close()
 	if err := <-done; !errors.Is(err, ErrEditing) || !strings.Contains(err.Error(), "closing") {
 		t.Fatalf("append at close = %v", err)

@@ -452,17 +452,15 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 			// Saving in place truncates first, then writes: wait for the
 			// text rather than build on nothing, and never rename over a
 			// save under way.
-			now := u.s.opts.Now()
+			now := u.s.clock.Now()
 			if emptySince.IsZero() {
 				emptySince = now
 			}
 			if now.Sub(emptySince) >= u.s.opts.EditWait {
 				return Version{}, fmt.Errorf("%s %w: it is empty on disk (a save in progress, or emptied by hand); nothing was appended; try again, or delete the empty file", p, ErrConflict)
 			}
-			select {
-			case <-u.s.closed:
+			if !u.s.sleep(20 * time.Millisecond) {
 				return Version{}, fmt.Errorf("%s is empty on disk and the store is closing: %w", p, ErrConflict)
-			case <-time.After(20 * time.Millisecond):
 			}
 			attempt--
 			continue
@@ -520,7 +518,7 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 func (u *User) waitForEditor(root *os.Root, p string) error {
 	dir, base := path.Split(p)
 	swaps := []string{dir + "." + base + ".swp", dir + "." + base + ".swo"}
-	deadline := u.s.opts.Now().Add(u.s.opts.EditWait)
+	deadline := u.s.clock.Now().Add(u.s.opts.EditWait)
 	for {
 		found := ""
 		for _, sw := range swaps {
@@ -532,13 +530,11 @@ func (u *User) waitForEditor(root *os.Root, p string) error {
 		if found == "" {
 			return nil
 		}
-		if !u.s.opts.Now().Before(deadline) {
+		if !u.s.clock.Now().Before(deadline) {
 			return fmt.Errorf("%s is %w (the swap file %s exists); try again once the edit is saved and the editor closed; if nobody is editing it, delete the stale swap file", p, ErrEditing, found)
 		}
-		select {
-		case <-u.s.closed:
+		if !u.s.sleep(50 * time.Millisecond) {
 			return fmt.Errorf("%s is %w and the store is closing", p, ErrEditing)
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -123,14 +122,24 @@ func TestUnwatchedIndexRescans(t *testing.T) {
 
 // An event queue overflow may have lost events: everything is rescanned.
 func TestWatcherOverflowRescans(t *testing.T) {
-	s := newStore(t)
+	// The folders are there (watched from the start), so the watcher sees
+	// every event of the files below.
+	dir := filepath.Join(t.TempDir(), "memory")
+	if err := os.MkdirAll(filepath.Join(dir, "alice", "facts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, func(o *Options) { o.Dir = dir })
 	u := mustUser(t, s, "alice")
 	p := filepath.Join(s.Dir(), "alice/facts/user.md")
 	writeFile(t, p, userFact)
 	if got := listPaths(t, u); got != "facts/user.md=user name, language" {
 		t.Fatalf("List = %q", got)
 	}
-	time.Sleep(100 * time.Millisecond) // let the write's own events arrive and be consumed
+	// Events arrive in order: once a later file's is handled, the write's
+	// own events are too.
+	marker := filepath.Join(s.Dir(), "alice/facts/.marker")
+	writeFile(t, marker, "")
+	eventually(t, "the write's events handled", func() bool { return watchLog.seen(marker) })
 	listPaths(t, u)
 	// Change the file behind the watcher's back, as if its events were lost.
 	u.idx.mu.Lock()

@@ -9,4 +9,10 @@
 // concurrently. Covered turns leave the journal only after a successful run,
 // so a crash or restart loses no reflection, and a turn whose runs keep
 // failing is dropped after a bounded number of attempts.
+//
+// Concurrency: each user with turns pending has one goroutine, its loop
+// (schedule.go), that owns the user's state and journal file and runs
+// every operation on them in turn — Add, Forget, Close, the idle timer
+// firing, a run's journal records and its end. Timers come from the
+// injected clock.Clock; Close waits for every loop and run.
 package reflector

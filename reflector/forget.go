@@ -16,35 +16,25 @@ func (r *Reflector) Forget(ctx context.Context, user string) (int, error) {
 		return 0, err
 	}
 	r.mu.Lock()
-	u := r.users[user]
+	u := r.acquire(user, false)
+	closed := r.closing
+	r.mu.Unlock()
+	if u == nil && closed {
+		// The loops end at Close, and turns whose run failed stay
+		// journaled: drop them there.
+		n, err := r.j.forget(user)
+		r.pending.Add(-int64(n))
+		return n, err
+	}
 	if u == nil {
-		r.mu.Unlock()
 		return 0, nil
 	}
-	u.refs++    // keep the state while the journal is rewritten
-	u.run = nil // a running run sees it is forgotten; a run cut short is not resumed
-	var running <-chan struct{}
-	if u.busy {
-		running = u.done
-		u.cancel()
-	}
-	r.mu.Unlock()
-	defer func() {
-		r.mu.Lock()
-		u.refs--
-		r.forget(u)
-		r.mu.Unlock()
-	}()
-
-	u.jmu.Lock()
-	r.mu.Lock()
-	r.disarm(u)
-	dropped := len(u.queued) + len(u.running)
-	r.pending -= len(u.queued) // the running turns are counted off when their run ends
-	u.queued, u.due = nil, false
-	r.mu.Unlock()
-	err := r.j.rewrite(user, nil, nil)
-	u.jmu.Unlock()
+	var (
+		dropped int
+		running <-chan struct{}
+		err     error
+	)
+	u.exec(func() { dropped, running, err = u.forget() })
 	if err != nil {
 		return dropped, fmt.Errorf("forget the journaled turns of %s: %w", user, err)
 	}

@@ -19,7 +19,11 @@ func ForgetJournaled(stateDir, user string) (int, error) {
 	if err := validUser(user); err != nil {
 		return 0, err
 	}
-	j := newJournal(filepath.Join(stateDir, "reflector"), nil)
+	return newJournal(filepath.Join(stateDir, "reflector"), nil).forget(user)
+}
+
+// forget drops user's journaled turns and returns how many there were.
+func (j *journal) forget(user string) (int, error) {
 	data, err := os.ReadFile(j.path(user))
 	if errors.Is(err, fs.ErrNotExist) {
 		return 0, nil

@@ -27,7 +27,7 @@ func TestForgetDropsPendingTurns(t *testing.T) {
 	}
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.clock.Advance(time.Hour)
-	waitFor(t, "bob's reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("bob's reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	for _, q := range e.srv.Requests() {
 		if strings.Contains(q.LastUser(), "I'm Ada") {
@@ -64,11 +64,8 @@ func TestForgetStopsARunningReflection(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "the user's memory was forgotten") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
-	e.r.mu.Lock()
-	_, kept := e.r.users["alice"]
-	e.r.mu.Unlock()
-	if kept || e.clock.armed() != 0 {
-		t.Errorf("after the forgotten run: state kept %v, %d timers armed", kept, e.clock.armed())
+	if kept := e.r.hasState("alice"); kept || e.clock.Armed() != 0 {
+		t.Errorf("after the forgotten run: state kept %v, %d timers armed", kept, e.clock.Armed())
 	}
 }
 
@@ -81,14 +78,14 @@ func TestForgetWaitsForARunThatIgnoresCancel(t *testing.T) {
 	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
 	e.srv.Enqueue(openaitest.Text("saved"))
 	e.add(turn("alice", "t1", "I'm Ada"))
-	waitFor(t, "the write to start", func() bool { return len(e.mem.Calls()) == 1 })
+	e.waitFor("the write to start", func() bool { return len(e.mem.Calls()) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := e.r.Forget(ctx, "alice"); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("Forget during a stuck run = %v; want it to wait and time out", err)
 	}
 	close(e.mem.block)
-	waitFor(t, "the run to end", func() bool { return !e.running("alice") })
+	e.waitFor("the run to end", func() bool { return !e.running("alice") })
 	if v := e.mem.version("alice", "facts/user.md"); v != "" {
 		t.Fatalf("the write of a forgotten run was made: %q", v)
 	}
@@ -98,8 +95,69 @@ func TestForgetWaitsForARunThatIgnoresCancel(t *testing.T) {
 }
 
 func (e *env) running(user string) bool {
-	e.r.mu.Lock()
-	defer e.r.mu.Unlock()
-	u := e.r.users[user]
-	return u != nil && u.busy
+	busy := false
+	e.r.each(func(u *userState) {
+		if u.name == user {
+			busy = u.busy
+		}
+	})
+	return busy
+}
+
+// TestTurnAddedWhileAForgottenRunEnds: a turn added after the forget, while
+// the forgotten run still ends, waits for its own idle timer.
+func TestTurnAddedWhileAForgottenRunEnds(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 2 })
+	e.mem.block = make(chan struct{})
+	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
+	e.srv.Enqueue(openaitest.Text("saved"))
+	e.add(turn("alice", "t1", "I'm Ada"))
+	e.add(turn("alice", "t2", "I write Go"))
+	e.waitFor("the write to start", func() bool { return len(e.mem.Calls()) == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // do not wait for the stuck run
+	if n, err := e.r.Forget(ctx, "alice"); n != 2 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("Forget = %d, %v", n, err)
+	}
+	e.add(turn("alice", "t3", "new"))
+	close(e.mem.block)
+	e.settle()
+	if e.r.Pending() != 1 || e.clock.Armed() != 1 || len(e.journalLines("alice")) != 1 {
+		t.Fatalf("after the forgotten run: pending %d, %d timers, journal %q", e.r.Pending(), e.clock.Armed(), e.journalLines("alice"))
+	}
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
+	e.clock.Advance(2 * time.Minute)
+	e.waitFor("t3's run", func() bool { return e.r.Pending() == 0 })
+}
+
+// TestForgetJournalFailure: a journal that cannot be rewritten fails the
+// forget, naming the user.
+func TestForgetJournalFailure(t *testing.T) {
+	e := newEnv(t, nil)
+	e.add(turn("alice", "t1", "hi"))
+	e.failOp(opRemove, errors.New("disk on fire"))
+	if _, err := e.r.Forget(context.Background(), "alice"); err == nil || !strings.Contains(err.Error(), "forget the journaled turns of alice") || !strings.Contains(err.Error(), "disk on fire") {
+		t.Fatalf("Forget = %v", err)
+	}
+	e.failOp("", nil)
+}
+
+// TestForgetAfterClose: turns whose run failed at Close stay journaled, and
+// a forget after Close still drops them.
+func TestForgetAfterClose(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Error(400, "", "nope"), true })
+	e.add(turn("alice", "t1", "hi"))
+	if err := e.r.Close(context.Background()); err == nil || e.r.Pending() != 1 {
+		t.Fatalf("Close = %v, pending %d", err, e.r.Pending())
+	}
+	if n, err := e.r.Forget(context.Background(), "alice"); n != 1 || err != nil {
+		t.Fatalf("Forget after Close = %d, %v", n, err)
+	}
+	if e.journalLines("alice") != nil || e.r.Pending() != 0 {
+		t.Fatalf("journal %q, pending %d", e.journalLines("alice"), e.r.Pending())
+	}
+	if n, err := e.r.Forget(context.Background(), "bob"); n != 0 || err != nil {
+		t.Fatalf("Forget(bob) after Close = %d, %v", n, err)
+	}
 }

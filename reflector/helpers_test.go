@@ -9,90 +9,21 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"sort"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"go.uber.org/goleak"
 )
 
-// fakeClock is a manual clock with timers that fire when Advance passes them.
-type fakeClock struct {
-	mu     sync.Mutex
-	now    time.Time
-	timers []*fakeTimer
-	// leaky makes stop report failure and leave the timer to fire, as a real
-	// timer whose callback is already running would.
-	leaky bool
-}
-
-type fakeTimer struct {
-	at      time.Time
-	f       func()
-	stopped bool
-	fired   bool
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{now: time.Date(2026, 3, 5, 14, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) AfterFunc(d time.Duration, f func()) func() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := &fakeTimer{at: c.now.Add(d), f: f}
-	c.timers = append(c.timers, t)
-	return func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.leaky || t.fired || t.stopped {
-			return false
-		}
-		t.stopped = true
-		return true
-	}
-}
-
-// Advance moves the clock and runs the callbacks of the timers it passed,
-// in time order, on the caller's goroutine.
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.now = c.now.Add(d)
-	var due []*fakeTimer
-	for _, t := range c.timers {
-		if !t.fired && !t.stopped && !t.at.After(c.now) {
-			t.fired = true
-			due = append(due, t)
-		}
-	}
-	c.mu.Unlock()
-	sort.SliceStable(due, func(i, j int) bool { return due[i].at.Before(due[j].at) })
-	for _, t := range due {
-		t.f()
-	}
-}
-
-// armed counts the timers that would still fire.
-func (c *fakeClock) armed() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, t := range c.timers {
-		if !t.fired && !t.stopped {
-			n++
-		}
-	}
-	return n
+func newClock() *clocktest.Fake {
+	return clocktest.New(time.Date(2026, 3, 5, 14, 0, 0, 0, time.UTC))
 }
 
 // toolCall is one call a fake memory tool received.
@@ -111,6 +42,7 @@ type fakeMemory struct {
 	versions   map[string]string // path → version, moved by the write tools
 	toolErr    error             // returned by the write tools instead of writing
 	block      chan struct{}     // when set, write tools wait for it to close (ignoring ctx)
+	changes    *changes
 }
 
 func (m *fakeMemory) version(user, p string) string {
@@ -121,8 +53,9 @@ func (m *fakeMemory) version(user, p string) string {
 
 var _ Memory = (*fakeMemory)(nil)
 
-func newFakeMemory() *fakeMemory {
+func newFakeMemory(c *changes) *fakeMemory {
 	return &fakeMemory{
+		changes:  c,
 		facts:    "### facts/user.md\n# User Facts\n\n> Summary: name, language\n\n- Name: Ada\n- Language: English",
 		episodes: "- episodes/2026-02.md (1.2KB): logger fix, short ID",
 		prepared: map[string]int{},
@@ -144,6 +77,7 @@ func (m *fakeMemory) Prepare(user string, factsBudget int, onCommit func(Commit)
 				m.calls = append(m.calls, toolCall{User: user, Name: name, Args: string(args)})
 				n, toolErr, block := len(m.calls), m.toolErr, m.block
 				m.mu.Unlock()
+				m.changes.notify()
 				if strings.Contains(string(args), "refuse") {
 					return "", errors.New("refused")
 				}
@@ -199,15 +133,43 @@ func (m *fakeMemory) Prepared(user string) int {
 	return m.prepared[user]
 }
 
+// changes is closed and renewed at every recorded change (a log line, a
+// tool call), for waitFor.
+type changes struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// next is closed at the next change.
+func (c *changes) next() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		c.ch = make(chan struct{})
+	}
+	return c.ch
+}
+
+func (c *changes) notify() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch != nil {
+		close(c.ch)
+		c.ch = nil
+	}
+}
+
 // logBuf is a goroutine-safe log sink.
 type logBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changes *changes
 }
 
 func (l *logBuf) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	defer l.changes.notify()
 	return l.buf.Write(p)
 }
 
@@ -219,14 +181,15 @@ func (l *logBuf) String() string {
 
 // env is one test's reflector with its fakes.
 type env struct {
-	t     *testing.T
-	dir   string
-	clock *fakeClock
-	mem   *fakeMemory
-	srv   *openaitest.Server
-	logs  *logBuf
-	cfg   Config
-	r     *Reflector
+	t       *testing.T
+	dir     string
+	clock   *clocktest.Fake
+	changes *changes
+	mem     *fakeMemory
+	srv     *openaitest.Server
+	logs    *logBuf
+	cfg     Config
+	r       *Reflector
 
 	faultMu sync.Mutex
 	fault   func(op, name string) error // injected disk faults; nil: none
@@ -260,7 +223,8 @@ func (e *env) faults(op, name string) error {
 
 func newEnv(t *testing.T, tweak func(*Config)) *env {
 	t.Helper()
-	e := &env{t: t, dir: t.TempDir(), clock: newClock(), mem: newFakeMemory(), srv: openaitest.New(t), logs: &logBuf{}}
+	c := &changes{}
+	e := &env{t: t, dir: t.TempDir(), clock: newClock(), mem: newFakeMemory(c), srv: openaitest.New(t), logs: &logBuf{changes: c}, changes: c}
 	e.cfg = Config{
 		Model:     openai.New(openai.Config{BaseURL: e.srv.URL(), APIKey: "test-key", MaxRetries: -1}),
 		ModelName: "reflector-model",
@@ -268,8 +232,7 @@ func newEnv(t *testing.T, tweak func(*Config)) *env {
 		StateDir:  e.dir,
 		Idle:      2 * time.Minute,
 		Logger:    slog.New(slog.NewTextHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Now:       e.clock.Now,
-		afterFunc: e.clock.AfterFunc,
+		Clock:     e.clock,
 		Faults:    e.faults,
 	}
 	if tweak != nil {
@@ -307,34 +270,80 @@ func (e *env) add(t Turn) {
 	}
 }
 
-// waitFor polls cond for up to 5 seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+// waitFor waits until cond holds, checking it again at each log line, tool
+// call and end of a run.
+func (e *env) waitFor(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := e.changes.next()
+		running := e.r.running() // after the loops' ops under way: cond sees their effects
+		if cond() {
+			return
 		}
-		time.Sleep(time.Millisecond)
+		cases := []reflect.SelectCase{
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(changed)},
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
+		}
+		for _, d := range running {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
+		}
+		if i, _, _ := reflect.Select(cases); i == 1 {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
 	}
 }
 
-// idle reports that no run is in progress and nothing is due.
-func (r *Reflector) idle() bool {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for _, u := range r.users {
+// running lists the done channels of the runs in progress.
+func (r *Reflector) running() []chan struct{} {
+	var dones []chan struct{}
+	r.each(func(u *userState) {
 		if u.busy {
-			return false
+			dones = append(dones, u.done)
 		}
+	})
+	return dones
+}
+
+// each runs f on the loop of every user with state.
+func (r *Reflector) each(f func(*userState)) {
+	r.mu.Lock()
+	var users []*userState
+	for name := range r.users {
+		users = append(users, r.acquire(name, false))
 	}
-	return true
+	r.mu.Unlock()
+	for _, u := range users {
+		u.exec(func() { f(u) })
+	}
 }
 
 // settle waits until no run is in progress.
 func (e *env) settle() {
 	e.t.Helper()
-	waitFor(e.t, "runs to finish", e.r.idle)
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		dones := e.r.running()
+		if len(dones) == 0 {
+			return
+		}
+		for _, d := range dones {
+			select {
+			case <-d:
+			case <-deadline.C:
+				e.t.Fatal("timed out waiting for the runs to finish")
+			}
+		}
+	}
+}
+
+// hasState reports whether the reflector keeps state (a loop) for user.
+func (r *Reflector) hasState(user string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.users[user] != nil
 }
 
 // crash abandons r as a killed process would: its timers stop, nothing
@@ -342,11 +351,12 @@ func (e *env) settle() {
 func (r *Reflector) crash() {
 	r.mu.Lock()
 	r.closing = true
-	for _, u := range r.users {
-		r.disarm(u)
-	}
 	r.mu.Unlock()
 	r.cancel()
+	r.each(func(u *userState) {
+		u.closing = true
+		u.disarm()
+	})
 	r.wg.Wait()
 }
 
@@ -421,3 +431,6 @@ func (e *env) gateModel(text string) (arrived chan struct{}, release chan struct
 	})
 	return arrived, release
 }
+
+// TestMain checks that no loop or run outlives its reflector's Close.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

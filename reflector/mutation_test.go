@@ -24,10 +24,7 @@ func TestForgetLeavesNoState(t *testing.T) {
 	if _, err := e.r.Forget(context.Background(), "alice"); err != nil {
 		t.Fatal(err)
 	}
-	e.r.mu.Lock()
-	_, kept := e.r.users["alice"]
-	e.r.mu.Unlock()
-	if kept {
+	if e.r.hasState("alice") {
 		t.Fatal("Forget left alice's state behind")
 	}
 	if !strings.Contains(e.logs.String(), `msg="reflection: forgot pending turns" user=alice turns=1`) {
@@ -36,11 +33,12 @@ func TestForgetLeavesNoState(t *testing.T) {
 	// A user with state but nothing pending: a forget drops nothing and
 	// logs nothing.
 	e.r.mu.Lock()
-	e.r.user("bob")
+	bob := e.r.acquire("bob", true) // held: bob's state stays while Forget runs
 	e.r.mu.Unlock()
 	if n, err := e.r.Forget(context.Background(), "bob"); n != 0 || err != nil {
 		t.Fatalf("Forget(bob) = %d, %v", n, err)
 	}
+	bob.exec(func() {})
 	if strings.Contains(e.logs.String(), "user=bob") {
 		t.Fatalf("a forget of nothing was logged:\n%s", e.logs.String())
 	}
@@ -96,11 +94,8 @@ func TestJournalOfOnlyBadLinesLeavesNothingPending(t *testing.T) {
 	e.r.crash()
 	e.writeJournal("alice.jsonl", "{torn\n")
 	e.r = e.open()
-	e.r.mu.Lock()
-	_, kept := e.r.users["alice"]
-	e.r.mu.Unlock()
-	if kept || e.clock.armed() != 0 || e.r.Pending() != 0 {
-		t.Fatalf("state kept %v, %d timers armed, %d pending", kept, e.clock.armed(), e.r.Pending())
+	if kept := e.r.hasState("alice"); kept || e.clock.Armed() != 0 || e.r.Pending() != 0 {
+		t.Fatalf("state kept %v, %d timers armed, %d pending", kept, e.clock.Armed(), e.r.Pending())
 	}
 }
 
@@ -128,13 +123,13 @@ func TestTurnAddedDuringARunWaitsForIdle(t *testing.T) {
 	<-arrived
 	e.add(turn("alice", "t2", "two"))
 	close(release)
-	waitFor(t, "the first run", func() bool { return e.r.Pending() == 1 })
+	e.waitFor("the first run", func() bool { return e.r.Pending() == 1 })
 	e.settle()
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Fatalf("the turn added during the run was reflected at once (%d calls)", n)
 	}
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the second run", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the second run", func() bool { return e.r.Pending() == 0 })
 }
 
 // TestFailureLogsNoGiveUpAndNoJournalError: an ordinary failure says it
@@ -143,7 +138,7 @@ func TestFailureLogsNoGiveUpAndNoJournalError(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 	e.srv.Enqueue(openaitest.Error(400, "", "bad"))
 	e.add(turn("alice", "t1", "hi"))
-	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	for _, not := range []string{"gave up", "could not record"} {
 		if strings.Contains(e.logs.String(), not) {
@@ -158,7 +153,7 @@ func TestTranscriptWithoutContext(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.add(turn("alice", "t1", "hi"))
-	waitFor(t, "the run", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the run", func() bool { return e.r.Pending() == 0 })
 	if msg := e.srv.Requests()[0].LastUser(); strings.Contains(msg, "Earlier messages") {
 		t.Fatalf("request:\n%s", msg)
 	}
@@ -184,7 +179,7 @@ func TestFailedRunResumesAfterRestart(t *testing.T) {
 		openaitest.Error(400, "", "broken"),
 	)
 	e.add(turn("alice", "t1", "I'm Ada"))
-	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	lines := strings.Join(e.journalLines("alice"), "\n")
 	if strings.Count(lines, `"kind":"done"`) != 2 || strings.Count(lines, `"kind":"step"`) != 1 {
@@ -193,7 +188,7 @@ func TestFailedRunResumesAfterRestart(t *testing.T) {
 	e.r.crash()
 	e.srv.Enqueue(openaitest.Text("saved"))
 	e.r = e.open()
-	waitFor(t, "the resumed run", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the resumed run", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if n := len(e.mem.Calls()); n != 2 {
 		t.Fatalf("%d tool calls in all, want the 2 of the first go", n)
@@ -260,7 +255,7 @@ func TestResumedRunThenFullBatchAtOnce(t *testing.T) {
 	e.writeJournal("alice.jsonl", data)
 	e.srv.Enqueue(openaitest.Text("saved"), openaitest.Text("nothing to remember"))
 	e.r = e.open()
-	waitFor(t, "both runs, without the clock moving", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("both runs, without the clock moving", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if n := len(e.srv.Requests()); n != 2 {
 		t.Fatalf("%d model calls, want 2", n)

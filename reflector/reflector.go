@@ -10,10 +10,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
@@ -98,56 +100,36 @@ type Config struct {
 	// FactsBudget: fact files are pre-loaded in full up to this many bytes
 	// together (default 16384).
 	FactsBudget int
-	Logger      *slog.Logger     // nil: discard
-	Now         func() time.Time // nil: time.Now; gives "today" and the time of turns without one
+	Logger      *slog.Logger // nil: discard
+	// Clock gives "today", the time of turns without one and the idle and
+	// retry timers; nil: the system clock.
+	Clock clock.Clock
 	// Faults, when set, is called before each change the journal makes on
 	// disk (op create, write, fsync, rename, fsyncdir or remove; name the
 	// file) and an error it returns is that operation's failure: tests
 	// inject full disks and crashes with it. The memory store takes the
 	// same hook.
 	Faults func(op, name string) error
-
-	// afterFunc runs f after d and returns a stop function like
-	// (*time.Timer).Stop; nil means time.AfterFunc. Tests inject a fake clock.
-	afterFunc func(d time.Duration, f func()) (stop func() bool)
 }
 
 // Reflector journals finished turns and reflects them into memory in the
-// background. Its methods are safe for concurrent use.
+// background. Its methods are safe for concurrent use. Each user with
+// turns pending has a loop (see userState) that owns that user's state.
 type Reflector struct {
-	cfg Config
-	log *slog.Logger
-	j   *journal
+	cfg   Config
+	clock clock.Clock
+	log   *slog.Logger
+	j     *journal
 
 	ctx    context.Context // of the runs; cancelled when Close gives up waiting
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // running reflections
+	wg     sync.WaitGroup // the users' loops and their runs
 
-	addMu sync.RWMutex // Adds hold it shared; Close exclusively to stop them
+	pending atomic.Int64 // turns journaled and not yet reflected
 
-	mu      sync.Mutex
+	mu      sync.Mutex // guards users, each user's refs, and closing
 	users   map[string]*userState
-	pending int
 	closing bool
-}
-
-// userState is one user's reflection state. Fields other than jmu and name
-// are guarded by Reflector.mu.
-type userState struct {
-	name string
-	jmu  sync.Mutex // serialises this user's journal file operations
-
-	queued   []entry // journaled, waiting for the next run
-	running  []entry // covered by the run in progress
-	run      *runLog // the open run: running, or cut short and to be resumed first
-	cancel   context.CancelFunc
-	done     chan struct{} // closed when the running run ends
-	busy     bool
-	due      bool        // a trigger came while busy: run again as soon as the run ends
-	stop     func() bool // the armed timer, or nil
-	gen      int         // timer generation; a callback of an older one does nothing
-	failures int         // failed runs in a row, for the backoff
-	refs     int         // Adds in progress holding this state
 }
 
 // Open starts a reflector: it creates StateDir/reflector and replays the
@@ -177,38 +159,34 @@ func Open(cfg Config) (*Reflector, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.afterFunc == nil {
-		cfg.afterFunc = func(d time.Duration, f func()) func() bool { return time.AfterFunc(d, f).Stop }
-	}
 	dir := filepath.Join(cfg.StateDir, "reflector")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("reflector: create the journal folder: %w", err)
 	}
-	r := &Reflector{cfg: cfg, log: cfg.Logger, j: newJournal(dir, cfg.Faults), users: map[string]*userState{}}
+	r := &Reflector{cfg: cfg, clock: clock.Or(cfg.Clock), log: cfg.Logger, j: newJournal(dir, cfg.Faults), users: map[string]*userState{}}
 	replayed, err := r.j.replay(r.log)
 	if err != nil {
 		return nil, err
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for name, p := range replayed {
-		u := r.user(name)
-		u.queued, u.run = p.entries, p.run
-		r.pending += len(p.entries)
-		r.log.Info("reflector: turns pending from an earlier run", "user", name, "turns", len(p.entries), "tasks", taskIDs(p.entries))
-		if p.run != nil {
-			// A run cut short is resumed first, at once: it may have
-			// changed memory half-way.
-			r.log.Info("reflector: resuming a reflection cut short", "user", name, "run", p.run.id,
-				"replies", len(p.run.steps), "changes", len(p.run.done))
-			r.trigger(u)
-			continue
-		}
-		r.schedule(u)
+		r.mu.Lock()
+		u := r.acquire(name, true)
+		r.mu.Unlock()
+		u.exec(func() {
+			u.queued, u.run = p.entries, p.run
+			r.pending.Add(int64(len(p.entries)))
+			r.log.Info("reflector: turns pending from an earlier run", "user", name, "turns", len(p.entries), "tasks", taskIDs(p.entries))
+			if p.run != nil {
+				// A run cut short is resumed first, at once: it may have
+				// changed memory half-way.
+				r.log.Info("reflector: resuming a reflection cut short", "user", name, "run", p.run.id,
+					"replies", len(p.run.steps), "changes", len(p.run.done))
+				u.trigger()
+				return
+			}
+			u.schedule()
+		})
 	}
 	return r, nil
 }
@@ -220,40 +198,23 @@ func (r *Reflector) Add(t Turn) error {
 		return err
 	}
 	if t.Time.IsZero() {
-		t.Time = r.cfg.Now()
+		t.Time = r.clock.Now()
 	}
-	r.addMu.RLock()
-	defer r.addMu.RUnlock()
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
 		return ErrClosed
 	}
-	u := r.user(t.User)
-	u.refs++
+	u := r.acquire(t.User, true)
 	r.mu.Unlock()
-
-	u.jmu.Lock()
-	defer u.jmu.Unlock()
-	err := r.j.append(entry{turn: t})
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	u.refs--
-	if err != nil {
-		r.forget(u)
-		return err
-	}
-	u.queued = append(u.queued, entry{turn: t})
-	r.pending++
-	r.schedule(u)
-	return nil
+	var err error
+	u.exec(func() { err = u.add(t) })
+	return err
 }
 
 // Pending is the number of turns journaled and not yet reflected.
 func (r *Reflector) Pending() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.pending
+	return int(r.pending.Load())
 }
 
 // Close stops taking turns and timers, reflects everything pending at once
@@ -263,22 +224,20 @@ func (r *Reflector) Pending() int {
 // journaled too, and are reported the same way. A second Close returns
 // ErrClosed.
 func (r *Reflector) Close(ctx context.Context) error {
-	r.addMu.Lock()
 	r.mu.Lock()
 	if r.closing {
 		r.mu.Unlock()
-		r.addMu.Unlock()
 		return ErrClosed
 	}
 	r.closing = true
-	for _, u := range r.users {
-		r.disarm(u)
-		if !u.busy && len(u.queued) > 0 {
-			r.start(u)
-		}
+	users := make([]*userState, 0, len(r.users))
+	for name := range r.users {
+		users = append(users, r.acquire(name, false))
 	}
 	r.mu.Unlock()
-	r.addMu.Unlock()
+	for _, u := range users {
+		u.exec(u.close)
+	}
 
 	done := make(chan struct{})
 	go func() {
@@ -304,236 +263,6 @@ func (r *Reflector) Close(ctx context.Context) error {
 	default:
 		return fmt.Errorf("reflector: %d turn(s) could not be reflected before shutdown (see the errors logged); they stay journaled in %s and are retried at the next start",
 			n, r.j.dir)
-	}
-}
-
-// user returns name's state, creating it. r.mu held.
-func (r *Reflector) user(name string) *userState {
-	u := r.users[name]
-	if u == nil {
-		u = &userState{name: name}
-		r.users[name] = u
-	}
-	return u
-}
-
-// forget drops an idle user's state, so the map does not grow with every
-// user ever seen. r.mu held.
-func (r *Reflector) forget(u *userState) {
-	if u.refs == 0 && !u.busy && len(u.queued) == 0 && u.stop == nil {
-		delete(r.users, u.name)
-	}
-}
-
-// schedule decides when u's queued turns are reflected: at once past
-// MaxTurns (or after the running run), else when the user has been quiet
-// for Idle. r.mu held.
-func (r *Reflector) schedule(u *userState) {
-	if len(u.queued) >= r.cfg.MaxTurns {
-		r.trigger(u)
-		return
-	}
-	r.arm(u, r.cfg.Idle)
-}
-
-// trigger reflects u's queued turns now, or right after its running run.
-// r.mu held.
-func (r *Reflector) trigger(u *userState) {
-	r.disarm(u)
-	if u.busy {
-		u.due = true
-		return
-	}
-	if len(u.queued) > 0 {
-		r.start(u)
-	}
-}
-
-// arm (re)starts u's timer. r.mu held.
-func (r *Reflector) arm(u *userState, d time.Duration) {
-	r.disarm(u)
-	gen := u.gen
-	u.stop = r.cfg.afterFunc(d, func() {
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		if gen != u.gen || r.closing {
-			return
-		}
-		u.stop = nil
-		r.trigger(u)
-	})
-}
-
-// disarm stops u's timer; a callback already on its way sees the new
-// generation and does nothing. r.mu held.
-func (r *Reflector) disarm(u *userState) {
-	u.gen++
-	if u.stop != nil {
-		u.stop()
-		u.stop = nil
-	}
-}
-
-// start launches a run: the open run over its turns, or a new one over all
-// of u's queued turns. r.mu held.
-func (r *Reflector) start(u *userState) {
-	if u.run == nil {
-		u.run = newRunLog(len(u.queued))
-	}
-	n := min(u.run.turns, len(u.queued))
-	batch := u.queued[:n:n]
-	u.queued = append([]entry(nil), u.queued[n:]...)
-	u.running, u.busy, u.due = batch, true, false
-	ctx, cancel := context.WithCancel(r.ctx)
-	done := make(chan struct{})
-	u.cancel, u.done = cancel, done
-	r.wg.Add(1)
-	go func() {
-		defer r.wg.Done()
-		defer close(done)
-		defer cancel()
-		r.run(ctx, u, u.run, batch)
-	}()
-}
-
-// run reflects one batch and records the outcome.
-func (r *Reflector) run(ctx context.Context, u *userState, run *runLog, batch []entry) {
-	tasks := taskIDs(batch)
-	r.log.Info("reflection: reflecting", "user", u.name, "tasks", tasks, "turns", len(batch), "run", run.id)
-	start := time.Now()
-	err := r.reflect(ctx, u, run, batch, tasks)
-	u.jmu.Lock()
-	defer u.jmu.Unlock()
-	r.mu.Lock()
-	forgotten := u.run != run
-	r.mu.Unlock()
-	var split *splitError
-	switch {
-	case forgotten:
-		r.forgotten(u, batch)
-	case err == nil:
-		r.succeeded(u, batch, tasks, start)
-	case errors.As(err, &split):
-		r.split(u, batch, split)
-	case r.ctx.Err() != nil:
-		r.interrupted(u, batch, tasks)
-	default:
-		r.failed(u, batch, tasks, err)
-	}
-}
-
-// ended marks u's run over. r.mu held.
-func (u *userState) ended() {
-	u.running, u.busy = nil, false
-}
-
-// succeeded removes the covered turns and the run from the journal. u.jmu held.
-func (r *Reflector) succeeded(u *userState, batch []entry, tasks []string, start time.Time) {
-	r.mu.Lock()
-	remaining := append([]entry(nil), u.queued...) // Adds wait on u.jmu: queued cannot change
-	r.mu.Unlock()
-	if err := r.j.rewrite(u.name, remaining, nil); err != nil {
-		r.log.Error("reflection: could not remove reflected turns from the journal; the run is resumed at the next start and changes nothing twice",
-			"user", u.name, "tasks", tasks, "err", err)
-	}
-	r.log.Info("reflection: done", "user", u.name, "tasks", tasks, "duration", time.Since(start).Round(time.Millisecond))
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pending -= len(batch)
-	u.run, u.failures = nil, 0
-	u.ended()
-	if len(u.queued) > 0 && (u.due || r.closing || len(u.queued) >= r.cfg.MaxTurns) {
-		r.start(u)
-		return
-	}
-	r.forget(u)
-}
-
-// forgotten ends a run whose user's memory was forgotten meanwhile: Forget
-// already emptied the journal. u.jmu held.
-func (r *Reflector) forgotten(u *userState, batch []entry) {
-	r.log.Info("reflection: stopped, the user's memory was forgotten", "user", u.name)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.pending -= len(batch)
-	u.ended()
-	if len(u.queued) > 0 {
-		r.schedule(u)
-		return
-	}
-	r.forget(u)
-}
-
-// interrupted keeps the turns and the run Close cancelled. u.jmu held.
-func (r *Reflector) interrupted(u *userState, batch []entry, tasks []string) {
-	r.log.Warn("reflection: interrupted by shutdown; the turns stay journaled and the run is resumed at the next start", "user", u.name, "tasks", tasks)
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	u.queued = append(append([]entry(nil), batch...), u.queued...)
-	u.ended()
-}
-
-// failed counts the attempt on each covered turn and schedules a retry.
-// A run that journaled nothing is retried afresh, over newer turns too, and
-// a turn that reaches MaxAttempts moves to the failed folder; a run that
-// journaled replies or changes is resumed as it is, and its turns move
-// together, since they changed memory together. u.jmu held.
-func (r *Reflector) failed(u *userState, batch []entry, tasks []string, err error) {
-	r.mu.Lock()
-	run := u.run
-	rest := append([]entry(nil), u.queued...)
-	r.mu.Unlock()
-	all := make([]entry, len(batch))
-	var kept, gaveUp []entry
-	for i, e := range batch {
-		e.attempts++
-		all[i] = e
-		if e.attempts >= MaxAttempts {
-			gaveUp = append(gaveUp, e)
-		} else {
-			kept = append(kept, e)
-		}
-	}
-	if !run.journaled {
-		run = nil
-	} else if len(gaveUp) > 0 {
-		kept, gaveUp = nil, all
-	}
-	if len(gaveUp) > 0 {
-		if ferr := r.j.moveFailed(u.name, gaveUp, run, err, r.cfg.Now()); ferr != nil {
-			r.log.Error("reflection: could not move the failed turns to the failed folder; they stay journaled", "user", u.name, "err", ferr)
-			kept, gaveUp = all, nil
-		} else {
-			run = nil
-		}
-	}
-	keep := append(kept, rest...)
-	if werr := r.j.rewrite(u.name, keep, run); werr != nil {
-		r.log.Error("reflection: could not record the failed attempt in the journal", "user", u.name, "err", werr)
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	u.failures++
-	retry := r.cfg.Idle << min(u.failures-1, 10)
-	if r.closing {
-		r.log.Error("reflection: failed; the turns stay journaled for the next start", "user", u.name, "tasks", tasks, "err", err)
-	} else {
-		r.log.Error("reflection: failed; will retry", "user", u.name, "tasks", tasks, "err", err, "retry_in", retry)
-	}
-	if len(gaveUp) > 0 {
-		r.log.Error(fmt.Sprintf("reflection: gave up on %d turn(s) after %d failed attempts; they are kept in %s and mnemo memory check lists them", len(gaveUp), MaxAttempts, r.j.failedDir()),
-			"user", u.name, "count", len(gaveUp), "tasks", taskIDs(gaveUp), "err", err)
-		r.pending -= len(gaveUp)
-	}
-	u.queued, u.run = keep, run
-	u.ended()
-	u.due = false
-	switch {
-	case r.closing:
-	case len(keep) == 0:
-		r.forget(u)
-	default:
-		r.arm(u, retry)
 	}
 }
 
@@ -593,7 +322,7 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 
 // userMessage frames the stored memory and the transcript as quoted data.
 func (r *Reflector) userMessage(user string, batch []entry, p Prepared) string {
-	now := r.cfg.Now()
+	now := r.clock.Now()
 	var b strings.Builder
 	fmt.Fprintf(&b, "Today's date: %s (%s).\n", now.Format(time.DateOnly), now.Weekday())
 	fmt.Fprintf(&b, "Memory of user %q. Reflect on the conversation below and save what is worth remembering, or nothing.\n\n", user)

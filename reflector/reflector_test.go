@@ -34,7 +34,7 @@ func TestBurstIsOneRunAfterIdle(t *testing.T) {
 		t.Fatalf("%d model calls before the conversation went quiet", n)
 	}
 	e.clock.Advance(time.Second)
-	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	reqs := e.srv.Requests()
 	if len(reqs) != 1 {
@@ -76,13 +76,13 @@ func TestMaxTurnsReflectsAtOnce(t *testing.T) {
 		t.Fatalf("%d model calls below MaxTurns", n)
 	}
 	e.add(turn("alice", "t3", "three"))
-	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Fatalf("%d model calls, want 1", n)
 	}
-	if e.clock.armed() != 0 {
-		t.Errorf("%d timers still armed", e.clock.armed())
+	if e.clock.Armed() != 0 {
+		t.Errorf("%d timers still armed", e.clock.Armed())
 	}
 }
 
@@ -134,7 +134,7 @@ func TestUsersConcurrentButOneRunPerUser(t *testing.T) {
 		t.Fatalf("a second alice run was prepared while the first ran")
 	}
 	close(release)
-	waitFor(t, "all reflections", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("all reflections", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	reqs := e.requestsFor("alice")
 	if len(reqs) != 2 {
@@ -167,7 +167,7 @@ func TestRequestFramingAndAttribution(t *testing.T) {
 	failed.Failed, failed.ReplyText = true, ""
 	e.add(failed)
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	req := e.srv.Requests()[0]
 	if req.Chat.Model != "reflector-model" {
@@ -223,7 +223,7 @@ func TestFailedTurnWithPartialOutput(t *testing.T) {
 	tr := turn("alice", "t1", "long question")
 	tr.Failed, tr.ReplyText, tr.Speaker, tr.Platform, tr.TaskID = true, "half an ans", "", "", ""
 	e.add(tr)
-	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	msg := e.srv.Requests()[0].LastUser()
 	for _, want := range []string{"Partial output before the failure:\n```text\nhalf an ans\n```", "USER (\"alice\") said:",
@@ -242,7 +242,7 @@ func TestModelWritesThroughTools(t *testing.T) {
 		openaitest.Text("Saved the user's name."),
 	)
 	e.add(turn("alice", "t1", "I'm Ada"))
-	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	calls := e.mem.Calls()
 	if len(calls) != 2 || calls[0].Name != "memory_write" || calls[0].User != "alice" || !strings.Contains(calls[0].Args, "Name: Ada") {
@@ -265,7 +265,7 @@ func TestNoToolsWritesNothing(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 	e.srv.Enqueue(openaitest.Text("Casual chat; nothing to remember."))
 	e.add(turn("alice", "t1", "haha nice weather"))
-	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if calls := e.mem.Calls(); len(calls) != 0 {
 		t.Fatalf("tool calls: %+v", calls)
@@ -282,7 +282,7 @@ func TestModelErrorRetriesThenDrops(t *testing.T) {
 	e.srv.Enqueue(bad, bad)
 	e.add(turn("alice", "t1", "poison"))
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the first attempt", func() bool { return len(e.srv.Requests()) == 1 })
+	e.waitFor("the first attempt", func() bool { return len(e.srv.Requests()) == 1 })
 	e.settle()
 	if e.r.Pending() != 1 {
 		t.Fatalf("Pending = %d after a failure, want 1 (kept)", e.r.Pending())
@@ -302,7 +302,7 @@ func TestModelErrorRetriesThenDrops(t *testing.T) {
 	// A new turn arrives meanwhile: it joins the retry, with its own count.
 	e.add(turn("alice", "t2", "fine"))
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the second attempt", func() bool { return len(e.srv.Requests()) == 2 })
+	e.waitFor("the second attempt", func() bool { return len(e.srv.Requests()) == 2 })
 	e.settle()
 	if lines := e.journalLines("alice"); len(lines) != 2 || !strings.Contains(lines[0], `"attempts":2`) || !strings.Contains(lines[1], `"attempts":1`) {
 		t.Fatalf("journal after two failures: %q", lines)
@@ -315,7 +315,7 @@ func TestModelErrorRetriesThenDrops(t *testing.T) {
 		t.Fatalf("retried before the backoff: %d calls", n)
 	}
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the third attempt", func() bool { return len(e.srv.Requests()) == 3 })
+	e.waitFor("the third attempt", func() bool { return len(e.srv.Requests()) == 3 })
 	e.settle()
 	if e.r.Pending() != 1 {
 		t.Fatalf("Pending = %d, want 1 (t1 dropped, t2 kept)", e.r.Pending())
@@ -331,7 +331,7 @@ func TestModelErrorRetriesThenDrops(t *testing.T) {
 	// The next attempt (backoff 4·Idle) succeeds and empties the journal.
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.clock.Advance(8 * time.Minute)
-	waitFor(t, "the last attempt", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the last attempt", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if lines := e.journalLines("alice"); lines != nil {
 		t.Errorf("journal left: %q", lines)
@@ -345,7 +345,7 @@ func TestPoisonTurnDroppedAcrossRestarts(t *testing.T) {
 	e.srv.Enqueue(openaitest.Error(400, "", "poison"))
 	e.r = e.open()
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the drop", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the drop", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if lines := e.journalLines("alice"); lines != nil {
 		t.Errorf("journal left: %q", lines)
@@ -362,7 +362,7 @@ func TestPrepareErrorIsAFailedRun(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 	e.mem.prepareErr = errors.New("disk on fire")
 	e.add(turn("alice", "t1", "hi"))
-	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "disk on fire") })
+	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "disk on fire") })
 	e.settle()
 	if e.r.Pending() != 1 || len(e.srv.Requests()) != 0 {
 		t.Fatalf("Pending %d, calls %d", e.r.Pending(), len(e.srv.Requests()))
@@ -399,7 +399,7 @@ func TestCrashReplay(t *testing.T) {
 		t.Fatal("replayed turns ran before Idle")
 	}
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "replayed reflections", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("replayed reflections", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	reqs := e.requestsFor("alice")
 	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUser(), "I'm Ada") || !strings.Contains(reqs[0].LastUser(), "I like Go") {
@@ -420,7 +420,7 @@ func TestReplayPastMaxTurnsRunsAtOnceAndCloseReflectsTheRest(t *testing.T) {
 	e.writeJournal("bob.jsonl", mustLine(t, turn("bob", "b1", "c"), 0))
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
 	e.r = e.open()
-	waitFor(t, "alice's run", func() bool { return len(e.requestsFor("alice")) == 1 })
+	e.waitFor("alice's run", func() bool { return len(e.requestsFor("alice")) == 1 })
 	if len(e.requestsFor("bob")) != 0 {
 		t.Fatal("bob ran before Idle")
 	}
@@ -429,8 +429,8 @@ func TestReplayPastMaxTurnsRunsAtOnceAndCloseReflectsTheRest(t *testing.T) {
 	if len(e.requestsFor("bob")) != 1 || e.r.Pending() != 0 {
 		t.Fatalf("bob: %d runs, pending %d", len(e.requestsFor("bob")), e.r.Pending())
 	}
-	if e.clock.armed() != 0 {
-		t.Errorf("%d timers armed after Close", e.clock.armed())
+	if e.clock.Armed() != 0 {
+		t.Errorf("%d timers armed after Close", e.clock.Armed())
 	}
 }
 
@@ -510,14 +510,12 @@ func TestCloseWaitsForRunningReflection(t *testing.T) {
 }
 
 func TestCloseReflectsTurnsAddedDuringARun(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e := newEnv(t, nil)
 	arrived, release := e.gateModel("ok")
 	e.add(turn("alice", "t1", "one"))
+	e.clock.Advance(2 * time.Minute)
 	<-arrived
-	e.r.mu.Lock()
-	e.r.cfg.MaxTurns = 5 // so t2 waits for its idle timer
-	e.r.mu.Unlock()
-	e.add(turn("alice", "t2", "two"))
+	e.add(turn("alice", "t2", "two")) // waits for its idle timer
 	closed := make(chan error, 1)
 	go func() { closed <- e.r.Close(context.Background()) }()
 	release <- struct{}{}
@@ -535,7 +533,7 @@ func TestCloseWithExpiredContextKeepsJournal(t *testing.T) {
 	e.srv.Enqueue(openaitest.Text("never sent").WithDelay(time.Hour))
 	e.add(turn("alice", "t1", "one"))
 	e.add(turn("alice", "t2", "two"))
-	waitFor(t, "the request", func() bool { return len(e.srv.Requests()) == 1 })
+	e.srv.WaitRequests(1, 10*time.Second)
 	e.add(turn("bob", "b1", "three"))
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
@@ -626,11 +624,7 @@ func TestAddFillsTimeAndFailsWithoutLosingState(t *testing.T) {
 	if e.r.Pending() != 1 {
 		t.Fatalf("Pending = %d, want 1", e.r.Pending())
 	}
-	e.r.mu.Lock()
-	_, bob := e.r.users["bob"]
-	_, carol := e.r.users["carol"]
-	e.r.mu.Unlock()
-	if bob || carol {
+	if e.r.hasState("bob") || e.r.hasState("carol") {
 		t.Error("state kept for users whose Add failed")
 	}
 }
@@ -639,19 +633,19 @@ func TestJournalRewriteFailureIsLogged(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Error(400, "", "nope"), true })
 	e.add(turn("alice", "t1", "x"))
-	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	// Now the rewrites fail: a failure cannot record its attempt, a success cannot remove its turns.
 	e.failOp(opFsync, errors.New("disk full"))
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the second failure", func() bool {
+	e.waitFor("the second failure", func() bool {
 		return strings.Contains(e.logs.String(), "could not record the failed attempt")
 	})
 	e.settle()
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
 	e.failOp(opFsyncDir, errors.New("dir fsync failed"))
 	e.clock.Advance(4 * time.Minute)
-	waitFor(t, "the success", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the success", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if !strings.Contains(e.logs.String(), "could not remove reflected turns from the journal") {
 		t.Errorf("logs:\n%s", e.logs.String())
@@ -660,7 +654,7 @@ func TestJournalRewriteFailureIsLogged(t *testing.T) {
 
 func TestStaleTimerCallbacksDoNothing(t *testing.T) {
 	e := newEnv(t, nil)
-	e.clock.leaky = true // stopped timers still fire, like a callback already running
+	e.clock.SetLeaky(true) // stopped timers still fire, like a callback already running
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
 	e.add(turn("alice", "t1", "one"))
 	e.clock.Advance(time.Minute)
@@ -671,7 +665,7 @@ func TestStaleTimerCallbacksDoNothing(t *testing.T) {
 		t.Fatalf("a stale timer started a run (%d calls)", n)
 	}
 	e.clock.Advance(time.Minute)
-	waitFor(t, "the run", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the run", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Fatalf("%d calls", n)
@@ -679,27 +673,25 @@ func TestStaleTimerCallbacksDoNothing(t *testing.T) {
 }
 
 func TestTimerFiringDuringRunStartsNextRunAfterIt(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e := newEnv(t, nil)
 	arrived, release := e.gateModel("ok")
 	e.add(turn("alice", "t1", "one"))
+	e.clock.Advance(2 * time.Minute)
 	<-arrived
-	e.r.mu.Lock()
-	e.r.cfg.MaxTurns = 10
-	e.r.mu.Unlock()
 	e.add(turn("alice", "t2", "two"))
 	e.clock.Advance(2 * time.Minute) // t2's idle timer fires while t1's run is busy
 	release <- struct{}{}
 	<-arrived // the next run starts as soon as the first ends
 	close(release)
-	waitFor(t, "both runs", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("both runs", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 }
 
 func TestRealTimers(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.afterFunc, c.Now, c.Idle = nil, nil, 20*time.Millisecond })
+	e := newEnv(t, func(c *Config) { c.Clock, c.Idle = nil, 20*time.Millisecond })
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
 	e.add(turn("alice", "t1", "one"))
-	waitFor(t, "the run", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the run", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	must(t, e.r.Close(context.Background()))
 }

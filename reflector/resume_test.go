@@ -60,7 +60,7 @@ func TestCrashMidRunResumesWithoutRedoing(t *testing.T) {
 	srv2.Enqueue(openaitest.Text("Saved the meeting."))
 	e.cfg.Model = openai.New(openai.Config{BaseURL: srv2.URL(), APIKey: "k", MaxRetries: -1})
 	e.r = e.open() // a resumed run starts at once, without waiting for Idle
-	waitFor(t, "the resumed run", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the resumed run", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if n := e.callsNamed("memory_append"); n != 1 {
 		t.Fatalf("the append was made %d times, want once", n)
@@ -136,7 +136,7 @@ func TestResumeDecidesInDoubtCallsByVersion(t *testing.T) {
 			e.journalRun("v-after", tc.done)
 			e.srv.Enqueue(openaitest.Text("saved"))
 			e.r = e.open()
-			waitFor(t, "the resumed run", func() bool { return e.r.Pending() == 0 })
+			e.waitFor("the resumed run", func() bool { return e.r.Pending() == 0 })
 			e.settle()
 			if n := e.callsNamed("memory_append"); n != tc.wantCalls {
 				t.Fatalf("append made %d times, want %d", n, tc.wantCalls)
@@ -204,7 +204,7 @@ func TestStorageFailureFailsTheRun(t *testing.T) {
 	e.mem.toolErr = fmt.Errorf("%w: rename into episodes/2026-03.md: %w", agent.ErrStorage, syscall.ENOSPC)
 	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_append", appendArgs)), openaitest.Text("Saved."))
 	e.add(turn("alice", "t1", "I'm Ada"))
-	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	logs := e.logs.String()
 	if !strings.Contains(logs, "level=ERROR") || !strings.Contains(logs, "a memory write failed") ||
@@ -222,7 +222,7 @@ func TestStorageFailureFailsTheRun(t *testing.T) {
 	e.mem.mu.Unlock()
 	e.srv.Enqueue(openaitest.Text("Saved now."))
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the retry", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the retry", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if n := e.callsNamed("memory_append"); n != 2 {
 		t.Fatalf("append tried %d times, want 2 (failed, then made)", n)
@@ -245,7 +245,7 @@ func TestJournalFailureStopsTheRunBeforeItsTools(t *testing.T) {
 	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_append", appendArgs)))
 	e.failOp(opFsync, syscall.EIO)
 	e.clock.Advance(2 * time.Minute)
-	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	if n := e.callsNamed("memory_append"); n != 0 {
 		t.Fatalf("a tool ran though its reply was not journaled (%d calls)", n)
@@ -273,7 +273,7 @@ func TestCommitJournalFailureAbortsTheWrite(t *testing.T) {
 	}
 	e.faultMu.Unlock()
 	e.add(turn("alice", "t1", "I'm Ada"))
-	waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	if v := e.mem.version("alice", "episodes/2026-03.md"); v != "" {
 		t.Fatalf("the change was made without its intent journaled: %q", v)
@@ -298,7 +298,7 @@ func TestContextLengthSplitsTheBatch(t *testing.T) {
 	e.add(turn("alice", "t1", "one"))
 	e.add(turn("alice", "t2", "two"))
 	e.add(turn("alice", "t3", huge))
-	waitFor(t, "the reflections", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflections", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	var ok []string
 	for _, req := range e.srv.Requests() {
@@ -407,7 +407,7 @@ func TestMoveFailedFaults(t *testing.T) {
 			e.faultMu.Unlock()
 			e.r = e.open()
 			e.clock.Advance(time.Hour)
-			waitFor(t, "the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
+			e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 			e.settle()
 			if !strings.Contains(e.logs.String(), "could not move the failed turns") || e.r.Pending() != 1 {
 				t.Fatalf("pending %d; logs:\n%s", e.r.Pending(), e.logs.String())
@@ -437,7 +437,7 @@ func TestFailedFileMovedBack(t *testing.T) {
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.r = e.open()
 	e.clock.Advance(time.Hour)
-	waitFor(t, "the reflection", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
 	e.settle()
 	if strings.Contains(e.logs.String(), "unreadable") || len(e.srv.Requests()) != 1 {
 		t.Fatalf("logs:\n%s", e.logs.String())
@@ -449,11 +449,11 @@ func TestFailedFileMovedBack(t *testing.T) {
 func (e *env) failUntilGiveUp() {
 	e.t.Helper()
 	for i := 0; i < MaxAttempts; i++ {
-		waitFor(e.t, "a failure", func() bool { return strings.Count(e.logs.String(), "will retry") == i+1 })
+		e.waitFor("a failure", func() bool { return strings.Count(e.logs.String(), "will retry") == i+1 })
 		e.settle()
 		e.clock.Advance(time.Hour)
 	}
-	waitFor(e.t, "the give-up", func() bool { return e.r.Pending() == 0 })
+	e.waitFor("the give-up", func() bool { return e.r.Pending() == 0 })
 }
 
 // TestStepRecordLayout: a step is journaled in the layout go-openai gave

@@ -201,21 +201,7 @@ type execution struct {
 
 // journal appends rec to the user's file, unless the run was forgotten.
 func (x *execution) journal(rec record) error {
-	x.u.jmu.Lock()
-	defer x.u.jmu.Unlock()
-	x.r.mu.Lock()
-	forgotten := x.u.run != x.run
-	x.r.mu.Unlock()
-	if forgotten {
-		return errForgotten
-	}
-	if !x.run.journaled {
-		if err := x.r.j.appendRecord(x.u.name, record{Kind: kindRun, Run: x.run.id, Turns: x.run.turns}); err != nil {
-			return err
-		}
-		x.run.journaled = true
-	}
-	return x.r.j.appendRecord(x.u.name, rec)
+	return x.u.journal(x.run, rec)
 }
 
 // Complete replays the recorded replies in order, then asks the model and

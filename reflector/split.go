@@ -43,30 +43,25 @@ func splitFor(batch []entry) *splitError {
 }
 
 // split reflects a part of the batch now: the first half, or the turn cut
-// down (journaled, so a restart does not try the whole turn again). u.jmu
-// held.
-func (r *Reflector) split(u *userState, batch []entry, s *splitError) {
+// down (journaled, so a restart does not try the whole turn again).
+func (u *userState) split(batch []entry, s *splitError) {
+	r := u.r
 	if s.keep == 0 {
 		batch = []entry{{turn: cutTurn(batch[0].turn), attempts: batch[0].attempts, cut: true}}
 		r.log.Warn("reflection: a turn is too long for the model's context; reflecting it cut down", "user", u.name, "task", batch[0].turn.TaskID)
 	} else {
 		r.log.Warn("reflection: the turns are too long for the model's context together; reflecting them in parts", "user", u.name, "turns", len(batch), "first", s.keep)
 	}
-	r.mu.Lock()
 	all := append(append([]entry(nil), batch...), u.queued...)
-	r.mu.Unlock()
 	if s.keep == 0 {
 		if err := r.j.rewrite(u.name, all, nil); err != nil {
 			r.log.Error("reflection: could not journal the cut turn; the whole turn is tried again at the next start", "user", u.name, "err", err)
 		}
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	u.queued = all
 	u.run = newRunLog(max(s.keep, 1))
-	u.ended()
 	if r.ctx.Err() == nil {
-		r.start(u)
+		u.start()
 		u.due = true // the rest of the batch was due already: it follows at once
 	}
 }

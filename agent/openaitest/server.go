@@ -8,7 +8,6 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -109,12 +108,11 @@ type Server struct {
 	queue    []Reply
 	handler  Handler
 	requests []Request
-	changed  chan struct{} // closed and replaced whenever a request is recorded
+	changed  chan struct{} // closed and replaced whenever a request is recorded or a chat handler returns
 	models   []string
 	callSeq  int
 	respSeq  int
-
-	inflight atomic.Int32 // chat handlers running, for tests of the delay
+	inflight int // chat handlers running, for tests of the delay
 }
 
 // New starts a server on 127.0.0.1 and closes it when the test ends.
@@ -279,8 +277,16 @@ func (s *Server) serveModels(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
-	s.inflight.Add(1)
-	defer s.inflight.Add(-1)
+	s.mu.Lock()
+	s.inflight++
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.inflight--
+		close(s.changed)
+		s.changed = make(chan struct{})
+	}()
 	if r.Method != http.MethodPost {
 		writeError(w, http.StatusMethodNotAllowed, "invalid_request_error", "method_not_allowed",
 			"openaitest: use POST for /v1/chat/completions")

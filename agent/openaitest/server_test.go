@@ -533,8 +533,17 @@ func TestDelayHonoursClientTimeout(t *testing.T) {
 		t.Errorf("client waited %v", d)
 	}
 	// The server stopped waiting too, not only the client.
-	for deadline := time.Now().Add(5 * time.Second); s.inflight.Load() != 0; time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
+	deadline := time.After(5 * time.Second)
+	for {
+		s.mu.Lock()
+		n, changed := s.inflight, s.changed
+		s.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		select {
+		case <-changed: // a handler returned
+		case <-deadline:
 			t.Fatal("the handler kept waiting after the client gave up")
 		}
 	}

@@ -140,17 +140,20 @@ func (hs *harness) settle(t *testing.T) {
 	t.Helper()
 	before := len(hs.srv.Posts())
 	m := hs.dm(bob, "settle")
-	deadline := time.Now().Add(wait)
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
 	for {
+		changed := hs.srv.Changed()
 		for _, p := range hs.srv.Posts()[before:] {
 			if p.Body.Reference != nil && p.Body.Reference.MessageID == m.ID {
 				waitFor(t, "the queue to empty", func() bool { return hs.bot.queue.Len() == 0 })
 				return
 			}
 		}
-		if time.Now().After(deadline) {
+		select {
+		case <-changed:
+		case <-deadline.C:
 			t.Fatal("the settle message was not answered")
 		}
-		time.Sleep(2 * time.Millisecond)
 	}
 }

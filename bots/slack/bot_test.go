@@ -622,7 +622,8 @@ func TestShutdownWhileBusy(t *testing.T) {
 	waitFor(t, "the busy log", func() bool { return strings.Contains(hs.logs.String(), "too many commands in progress") })
 	stopped := make(chan error, 1)
 	go func() { stopped <- hs.stop() }()
-	time.Sleep(100 * time.Millisecond)
+	// The bot is no longer ready once its loop has seen the stop.
+	waitFor(t, "the stop to begin", func() bool { return !hs.bot.Ready() })
 	release()
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
@@ -855,11 +856,16 @@ func TestAuthTestRetries(t *testing.T) {
 		t.Errorf("Run = %v", err)
 	}
 	// Cancelled while checking the token: nil.
-	b, _ = New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler()})
+	logs := &bottest.LogBuffer{}
+	b, _ = New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler(),
+		Logger: slog.New(slog.NewTextHandler(logs, nil))})
 	b.retryBase = time.Hour
 	ctx, cancel = context.WithCancel(context.Background())
-	go func() { time.Sleep(50 * time.Millisecond); cancel() }()
-	if err := b.Run(ctx); err != nil {
+	done = make(chan error, 1)
+	go func() { done <- b.Run(ctx) }()
+	waitFor(t, "the first auth.test to fail", func() bool { return strings.Contains(logs.String(), "auth.test failed; retrying") })
+	cancel() // during the hour's wait before the next auth.test
+	if err := <-done; err != nil {
 		t.Errorf("Run cancelled during auth.test = %v", err)
 	}
 }

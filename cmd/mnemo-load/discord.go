@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,19 +23,10 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 )
 
-// Test hooks: testHookDiscordConfig sees the fake Discord and may change
-// the adapter's config before the adapter is made; testHookDiscordDriven
-// sees the fake Discord once the adapter stopped, before its posts are
-// checked.
-var (
-	testHookDiscordConfig func(*discordtest.Server, *discord.Config)
-	testHookDiscordDriven func(*discordtest.Server)
-)
-
-// abandonAfter is how long close waits for an adapter that did not stop
-// cleanly (the run failed or timed out) to return: it answers the messages
-// it took, which can wait on a slow model.
-var abandonAfter = 3 * time.Second
+// defaultAbandonAfter is how long close waits for an adapter that did not
+// stop cleanly (the run failed or timed out) to return: it answers the
+// messages it took, which can wait on a slow model.
+const defaultAbandonAfter = 3 * time.Second
 
 // maxReplyProblems is how many reply problems are listed; more are counted.
 const maxReplyProblems = 20
@@ -55,6 +47,7 @@ func discordAuthor(i int) *discordgo.User {
 // identity, as in config) to the user's seeded memory, so the Thinker
 // reads the same files as in the direct run.
 type discordRun struct {
+	hooks    hooks
 	messages int
 	tb       *standaloneTB // owns the fake's cleanup
 	srv      *discordtest.Server
@@ -78,6 +71,7 @@ type discordRun struct {
 // the start-up is measured.
 func startDiscord(ctx context.Context, cfg config, ag *agent.Agent, log *slog.Logger) (*discordRun, error) {
 	r := &discordRun{
+		hooks:     cfg.hooks,
 		messages:  cfg.messages,
 		tb:        &standaloneTB{log: log},
 		done:      make(chan struct{}),
@@ -117,8 +111,8 @@ func startDiscord(ctx context.Context, cfg config, ag *agent.Agent, log *slog.Lo
 		Handler: ag, Logger: log.With("adapter", "discord"),
 		HTTPClient: &http.Client{Timeout: client.Timeout, Transport: &replyObserver{base: r.transport, r: r}},
 	}
-	if testHookDiscordConfig != nil {
-		testHookDiscordConfig(r.srv, &dc)
+	if cfg.hooks.discordConfig != nil {
+		cfg.hooks.discordConfig(r.srv, &dc)
 	}
 	if r.bot, err = discord.New(dc); err != nil { // only a wiring mistake
 		r.close()
@@ -225,7 +219,8 @@ func (r *discordRun) stop() error {
 }
 
 // close stops the adapter if it still runs, waiting at most abandonAfter
-// for it, and closes the fake Discord.
+// (defaultAbandonAfter unless a test's hooks say) for it, and closes the
+// fake Discord.
 func (r *discordRun) close() {
 	if r.cancel != nil {
 		r.cancel()
@@ -233,7 +228,7 @@ func (r *discordRun) close() {
 			r.stopped = true
 			select {
 			case <-r.done:
-			case <-time.After(abandonAfter):
+			case <-time.After(cmp.Or(r.hooks.abandonAfter, defaultAbandonAfter)):
 			}
 		}
 		r.transport.CloseIdleConnections()
@@ -246,8 +241,8 @@ func (r *discordRun) close() {
 // the replies that are not the model's answer (an apology, the busy reply),
 // those that quote the user's facts/user.md, and the problems.
 func (r *discordRun) results() (f *DiscordFigures, failed, quoting int64, problems []string) {
-	if testHookDiscordDriven != nil {
-		testHookDiscordDriven(r.srv)
+	if r.hooks.discordDriven != nil {
+		r.hooks.discordDriven(r.srv)
 	}
 	f = &DiscordFigures{
 		Typings: len(r.srv.Typings()), RESTCalls: len(r.srv.Calls("")), RESTConnections: r.dials.Load(),

@@ -149,7 +149,7 @@ func TestCompare(t *testing.T) {
 // limited (discordgo waits and posts again): the run goes on, and the
 // message without a reply fails it.
 func TestDiscordMissingReplyFailsTheRun(t *testing.T) {
-	setHook(t, &testHookDiscordConfig, func(srv *discordtest.Server, _ *discord.Config) {
+	setHook(t, &testHooks.discordConfig, func(srv *discordtest.Server, _ *discord.Config) {
 		srv.FailNext("POST /api/v9/channels/"+dmChannelID(1)+"/messages", discordtest.HTTPError(http.StatusForbidden, 50013, "Missing Permissions"))
 		srv.FailNext("POST /api/v9/channels/"+dmChannelID(2)+"/messages", discordtest.RateLimited(10*time.Millisecond, false))
 	})
@@ -183,7 +183,7 @@ func TestDiscordMissingReplyFailsTheRun(t *testing.T) {
 // A second reply to a message (here posted behind the adapter's back) fails
 // the run.
 func TestDiscordDuplicateReplyFailsTheRun(t *testing.T) {
-	setHook(t, &testHookDiscordDriven, func(srv *discordtest.Server) {
+	setHook(t, &testHooks.discordDriven, func(srv *discordtest.Server) {
 		first := srv.Posts()[0]
 		body, _ := json.Marshal(discordgo.MessageSend{Content: first.Message.Content, Reference: first.Body.Reference})
 		req, _ := http.NewRequest(http.MethodPost, srv.APIURL()+"channels/"+first.ChannelID+"/messages", bytes.NewReader(body))
@@ -326,12 +326,12 @@ func TestReplyObserver(t *testing.T) {
 // The adapter cannot start (a wrong token) or cannot be made (a bad
 // setting): the run fails with its error.
 func TestDiscordAdapterFails(t *testing.T) {
-	setHook(t, &testHookDiscordConfig, func(_ *discordtest.Server, c *discord.Config) { c.Token = "wrong" })
+	setHook(t, &testHooks.discordConfig, func(_ *discordtest.Server, c *discord.Config) { c.Token = "wrong" })
 	_, _, err := runLoad(t, context.Background(), "-platform", "discord", "-users", "1", "-messages", "1", "-files", "2")
 	if err == nil || !strings.Contains(err.Error(), "discord adapter stopped before it was ready: discord: DISCORD_BOT_TOKEN was refused") {
 		t.Errorf("wrong token: %v", err)
 	}
-	setHook(t, &testHookDiscordConfig, func(_ *discordtest.Server, c *discord.Config) { c.ChannelMemory = "bogus" })
+	setHook(t, &testHooks.discordConfig, func(_ *discordtest.Server, c *discord.Config) { c.ChannelMemory = "bogus" })
 	_, _, err = runLoad(t, context.Background(), "-platform", "discord", "-users", "1", "-messages", "1", "-files", "2")
 	if err == nil || !strings.Contains(err.Error(), "discord.channelMemory") {
 		t.Errorf("bad setting: %v", err)
@@ -341,7 +341,7 @@ func TestDiscordAdapterFails(t *testing.T) {
 // The adapter stops in the middle of the load (the token was reset): the
 // waiting messages give up and the run fails with Run's error.
 func TestDiscordAdapterStopsDuringTheLoad(t *testing.T) {
-	setHook(t, &testHookDiscordConfig, func(srv *discordtest.Server, c *discord.Config) {
+	setHook(t, &testHooks.discordConfig, func(srv *discordtest.Server, c *discord.Config) {
 		var once sync.Once
 		c.Handler = handlerFunc(func(context.Context, agent.Task) (agent.Reply, error) {
 			once.Do(func() { // the token is reset: the adapter asks REST once the gateway drops
@@ -364,8 +364,7 @@ func (f handlerFunc) Handle(ctx context.Context, t agent.Task) (agent.Reply, err
 // A timeout while the adapter's tasks wait on a slow model: the run ends
 // at once, without waiting for them longer than abandonAfter.
 func TestDiscordTimeout(t *testing.T) {
-	abandonAfter = 200 * time.Millisecond
-	t.Cleanup(func() { abandonAfter = 3 * time.Second })
+	setHook(t, &testHooks.abandonAfter, 200*time.Millisecond)
 	start := time.Now()
 	_, _, err := runLoad(t, context.Background(), "-platform", "discord", "-users", "2", "-messages", "2", "-files", "2",
 		"-model-latency", "10s", "-timeout", "1s")
@@ -432,7 +431,7 @@ func TestPlatformFlag(t *testing.T) {
 // -platform both fails with either run, and names the run a problem is of.
 func TestBothFails(t *testing.T) {
 	args := []string{"-platform", "both", "-users", "2", "-messages", "1", "-files", "2"}
-	setHook(t, &testHookSeeded, func(memDir string) {
+	setHook(t, &testHooks.seeded, func(memDir string) {
 		if err := os.RemoveAll(memDir); err != nil {
 			t.Error(err)
 		}
@@ -443,14 +442,14 @@ func TestBothFails(t *testing.T) {
 	if out, _, err := runLoad(t, context.Background(), args...); err == nil || out != "" {
 		t.Errorf("the direct run fails: err %v, stdout %q", err, out)
 	}
-	testHookSeeded = nil
+	testHooks.seeded = nil
 
-	setHook(t, &testHookDiscordConfig, func(_ *discordtest.Server, c *discord.Config) { c.Token = "wrong" })
+	setHook(t, &testHooks.discordConfig, func(_ *discordtest.Server, c *discord.Config) { c.Token = "wrong" })
 	if _, _, err := runLoad(t, context.Background(), args...); err == nil || !strings.Contains(err.Error(), "discord adapter stopped before it was ready") {
 		t.Errorf("the Discord run fails: %v", err)
 	}
 
-	setHook(t, &testHookDiscordConfig, func(srv *discordtest.Server, _ *discord.Config) {
+	setHook(t, &testHooks.discordConfig, func(srv *discordtest.Server, _ *discord.Config) {
 		srv.FailNext("POST /api/v9/channels/"+dmChannelID(0)+"/messages", discordtest.HTTPError(http.StatusForbidden, 50013, "Missing Permissions"))
 	})
 	out, _, err := runLoad(t, context.Background(), args...)

@@ -24,14 +24,28 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/discord"
+	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
-// testHookSeeded, when set by a test, sees the memory folder once it is
-// seeded, before the store opens.
-var testHookSeeded func(memDir string)
+// hooks let a test see or change a run from the inside; the binary runs
+// with none.
+type hooks struct {
+	// seeded sees the memory folder once it is seeded, before the store
+	// opens.
+	seeded func(memDir string)
+	// discordConfig sees the fake Discord and may change the adapter's
+	// config before the adapter is made; discordDriven sees the fake
+	// Discord once the adapter stopped, before its posts are checked.
+	discordConfig func(*discordtest.Server, *discord.Config)
+	discordDriven func(*discordtest.Server)
+	// abandonAfter is how long close waits for an adapter that did not
+	// stop cleanly (0: defaultAbandonAfter).
+	abandonAfter time.Duration
+}
 
 // sampleEvery is how often the heap is sampled for its peak.
 const sampleEvery = 50 * time.Millisecond
@@ -41,6 +55,7 @@ type config struct {
 	latency, reflectIdle, timeout                     time.Duration
 	dir, platform                                     string
 	keep, json                                        bool
+	hooks                                             hooks
 }
 
 // Platforms (-platform).
@@ -262,10 +277,16 @@ type Report struct {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return runWith(ctx, args, stdout, stderr, hooks{})
+}
+
+// runWith is run with a test's hooks.
+func runWith(ctx context.Context, args []string, stdout, stderr io.Writer, h hooks) error {
 	cfg, err := parseFlags(args, stdout)
 	if err != nil {
 		return err
 	}
+	cfg.hooks = h
 	ctx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, fmt.Errorf("timed out after %v (-timeout)", cfg.timeout))
 	defer cancel()
 
@@ -362,8 +383,8 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 	if err := seed(ctx, memDir, cfg.users, cfg.files, time.Now()); err != nil {
 		return nil, err
 	}
-	if testHookSeeded != nil {
-		testHookSeeded(memDir)
+	if cfg.hooks.seeded != nil {
+		cfg.hooks.seeded(memDir)
 	}
 
 	var srv *openaitest.Server

@@ -15,11 +15,15 @@ import (
 	"time"
 )
 
-// runLoad calls run with args and returns stdout, stderr and the error.
+// testHooks are the hooks runLoad runs with; a test sets them with setHook.
+var testHooks hooks
+
+// runLoad calls run with args (and testHooks) and returns stdout, stderr
+// and the error.
 func runLoad(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, args, &stdout, &stderr)
+	err := runWith(ctx, args, &stdout, &stderr, testHooks)
 	return stdout.String(), stderr.String(), err
 }
 
@@ -298,7 +302,7 @@ func TestInterrupted(t *testing.T) {
 // A person editing a file the reflector appends to (a vim swap file next
 // to it) makes the append fail: the report is printed, then the run fails.
 func TestMissingEntryFailsTheRun(t *testing.T) {
-	testHookSeeded = func(memDir string) {
+	setHook(t, &testHooks.seeded, func(memDir string) {
 		now := time.Now()
 		for _, m := range []time.Time{now, now.Add(time.Hour)} { // the month may turn meanwhile
 			swap := filepath.Join(memDir, "load-0002", "episodes", "."+m.Format("2006-01")+".md.swp")
@@ -306,8 +310,7 @@ func TestMissingEntryFailsTheRun(t *testing.T) {
 				t.Error(err)
 			}
 		}
-	}
-	t.Cleanup(func() { testHookSeeded = nil })
+	})
 	out, errOut, err := runLoad(t, context.Background(), "-users", "2", "-messages", "1", "-files", "2")
 	if err == nil || !strings.Contains(err.Error(), "check(s) failed") ||
 		!strings.Contains(err.Error(), "episode entry 000000") || !strings.Contains(err.Error(), "of load-0002 is missing from its files") ||
@@ -539,15 +542,14 @@ func TestRSSBytes(t *testing.T) {
 
 // The store cannot open: the error, not a report.
 func TestStoreCannotOpen(t *testing.T) {
-	testHookSeeded = func(memDir string) {
+	setHook(t, &testHooks.seeded, func(memDir string) {
 		if err := os.RemoveAll(memDir); err != nil {
 			t.Error(err)
 		}
 		if err := os.WriteFile(memDir, nil, 0o600); err != nil {
 			t.Error(err)
 		}
-	}
-	t.Cleanup(func() { testHookSeeded = nil })
+	})
 	out, _, err := runLoad(t, context.Background(), "-users", "1", "-messages", "1")
 	if err == nil || strings.Contains(err.Error(), "load run stopped") || out != "" {
 		t.Errorf("err = %v, stdout %q; want the store's error and no report", err, out)
@@ -557,7 +559,7 @@ func TestStoreCannotOpen(t *testing.T) {
 // The timeout may also strike while the last reflections run: a person's
 // editor holds the episode file, so the append waits for it.
 func TestTimeoutWhileDraining(t *testing.T) {
-	testHookSeeded = func(memDir string) {
+	setHook(t, &testHooks.seeded, func(memDir string) {
 		now := time.Now()
 		for _, m := range []time.Time{now, now.Add(time.Hour)} {
 			swap := filepath.Join(memDir, "load-0001", "episodes", "."+m.Format("2006-01")+".md.swp")
@@ -565,8 +567,7 @@ func TestTimeoutWhileDraining(t *testing.T) {
 				t.Error(err)
 			}
 		}
-	}
-	t.Cleanup(func() { testHookSeeded = nil })
+	})
 	_, _, err := runLoad(t, context.Background(), "-users", "1", "-messages", "1", "-files", "2", "-timeout", "1500ms")
 	if err == nil || !strings.Contains(err.Error(), "load run stopped: timed out after 1.5s (-timeout)") {
 		t.Fatalf("err = %v, want the timeout", err)

@@ -50,7 +50,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 		env = &e
 	}
 	// One owner per data folder, taken before the reflector replays the journal.
-	lock, err := lockData(cfg, "mnemo chat")
+	lock, err := lockData(env, cfg, "mnemo chat")
 	if err != nil {
 		return err
 	}

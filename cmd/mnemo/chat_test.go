@@ -195,9 +195,22 @@ func TestAcceptanceHandEditUsedAtOnce(t *testing.T) {
 	p := filepath.Join(w.dir, "data", "memory", "zhangsan", "facts", "user.md")
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	// Debug logs say when the watcher saw an edit: the test waits for that
+	// instead of guessing how long it takes.
+	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "log:\n  level: debug\n")
+	// The folder is there (watched from the start), so the file's own
+	// events are what the watcher sees.
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var logs syncWriter
+	seen := func(op string) func() bool {
+		n := strings.Count(logs.String(), `path=facts/user.md op=`+op)
+		return func() bool { return strings.Count(logs.String(), `path=facts/user.md op=`+op) > n }
+	}
 	done := make(chan error, 1)
 	go func() {
-		err := run(stopOn(context.Background()), []string{"chat", "--user", "zhangsan"}, func(k string) string { return w.env[k] }, inR, outW, io.Discard)
+		err := run(stopOn(context.Background()), []string{"chat", "--user", "zhangsan"}, func(k string) string { return w.env[k] }, inR, outW, &logs)
 		outW.Close()
 		done <- err
 	}()
@@ -214,18 +227,20 @@ func TestAcceptanceHandEditUsedAtOnce(t *testing.T) {
 		t.Fatalf("first answer %q", got)
 	}
 	// An admin writes the file by hand: the next index lists it.
+	written := seen("WRITE")
 	putFile(t, p, "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n")
-	time.Sleep(300 * time.Millisecond) // the time it takes to type the next message, and more
+	waitUntil(t, "the watcher to see the new file", 10*time.Second, logs.Changed, written)
 	if got := ask(); got != "Your name is Zhang San.\n" {
 		t.Fatalf("answer after the file was created %q", got)
 	}
 	// An admin fixes the name in vim: the file is replaced by a rename.
 	tmp := p + ".new"
 	putFile(t, tmp, "# User Facts\n\n> Summary: user name\n\n- Name: Zhang Wei\n")
+	renamed := seen("CREATE")
 	if err := os.Rename(tmp, p); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(300 * time.Millisecond) // the time it takes to type the next message, and more
+	waitUntil(t, "the watcher to see the edit", 10*time.Second, logs.Changed, renamed)
 	if got := ask(); got != "Your name is Zhang Wei.\n" {
 		t.Fatalf("answer after the edit %q", got)
 	}

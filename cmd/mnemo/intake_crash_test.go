@@ -119,12 +119,21 @@ func tail(s string, n int) string {
 	return s
 }
 
-// waitUntil polls cond (the fakes record in the parent; the child's state
-// is only seen through them) until it holds.
-func waitUntil(t *testing.T, what string, cond func() bool) {
+// waitUntil waits until cond holds, checking it again each time changed
+// (taken before each check) is closed: the fakes record in the parent,
+// and the child's state is only seen through them and its logs.
+func waitUntil(t *testing.T, what string, timeout time.Duration, changed func() <-chan struct{}, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(crashWait); !cond(); time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		next := changed()
+		if cond() {
+			return
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
 			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
@@ -203,7 +212,7 @@ func TestIntakeCrashSlack(t *testing.T) {
 				Text: "hello " + d.token})
 		}
 	}()
-	waitUntil(t, "a third of the messages acknowledged", func() bool { return len(slk.Acks()) >= len(sent)/3 })
+	waitUntil(t, "a third of the messages acknowledged", crashWait, slk.Changed, func() bool { return len(slk.Acks()) >= len(sent)/3 })
 	model.open() // the model answers from now on
 	if _, err := slk.WaitPosts(100, crashWait); err != nil {
 		t.Fatal(err)
@@ -232,7 +241,7 @@ func TestIntakeCrashSlack(t *testing.T) {
 		return out
 	}
 	key := func(d dm) string { return "msg:T0TEAM/" + d.channel + "/" + d.ts }
-	waitUntil(t, "every message answered", func() bool {
+	waitUntil(t, "every message answered", crashWait, slk.Changed, func() bool {
 		r := replies()
 		for _, d := range sent {
 			if len(r[key(d)]) == 0 {
@@ -348,7 +357,7 @@ func TestIntakeCrashDiscord(t *testing.T) {
 		}
 		return out
 	}
-	waitUntil(t, "every message received", func() bool { return len(received()) == len(tokens) })
+	waitUntil(t, "every message received", crashWait, first.logs.Changed, func() bool { return len(received()) == len(tokens) })
 	model.open()
 	if _, err := dsc.WaitPosts(40, crashWait); err != nil {
 		t.Fatal(err)
@@ -371,7 +380,7 @@ func TestIntakeCrashDiscord(t *testing.T) {
 		}
 		return out
 	}
-	waitUntil(t, "every message answered", func() bool {
+	waitUntil(t, "every message answered", crashWait, dsc.Changed, func() bool {
 		r := replies()
 		for id := range tokens {
 			if len(r[id]) == 0 {

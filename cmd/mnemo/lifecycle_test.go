@@ -356,7 +356,7 @@ func TestForgetReportsTheRunningProcessError(t *testing.T) {
 	w := newChatWorld(t)
 	putFile(t, filepath.Join(w.dir, "data", "memory", "alice", "facts", "user.md"), aliceUser)
 	cfg := lockConfig(t, w)
-	l, err := lockData(cfg, "mnemo serve")
+	l, err := lockData(nil, cfg, "mnemo serve")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,9 +22,6 @@ import (
 // lockFileName is the lock's file in the state folder.
 const lockFileName = "mnemo.lock"
 
-// flock is syscall.Flock; tests replace it to make the lock call fail.
-var flock = syscall.Flock
-
 // dataLock is a held lock on a data folder. Close releases it.
 type dataLock struct{ f *os.File }
 
@@ -38,7 +35,12 @@ func (l *dataLock) Close() error { return l.f.Close() }
 // the lock it returns an error (exit 1) naming that process; any other
 // problem is an error (exit 1) naming the lock file and the cause. Take it
 // before opening the app, so that only the owner replays the journal.
-func lockData(cfg *Config, command string) (*dataLock, error) {
+// env.flock, when set, stands in for syscall.Flock (env may be nil).
+func lockData(env *cliEnv, cfg *Config, command string) (*dataLock, error) {
+	flock := syscall.Flock
+	if env != nil && env.flock != nil {
+		flock = env.flock
+	}
 	dir := stateDir(cfg)
 	path := filepath.Join(dir, lockFileName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {

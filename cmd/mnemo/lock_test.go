@@ -48,7 +48,7 @@ func TestLockRefusesSecondWriter(t *testing.T) {
 	putFile(t, filepath.Join(data, "alice", "facts", "user.md"), aliceUser)
 	putFile(t, filepath.Join(data, "alice", "facts", "pets.md"), alicePets)
 	cfg := lockConfig(t, w)
-	l, err := lockData(cfg, "mnemo serve")
+	l, err := lockData(nil, cfg, "mnemo serve")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestLockHelperProcess(t *testing.T) {
 	cfg, err := LoadConfig("", false, os.Getenv)
 	if err == nil {
 		var l *dataLock
-		if l, err = lockData(cfg, "mnemo serve"); err == nil {
+		if l, err = lockData(nil, cfg, "mnemo serve"); err == nil {
 			fmt.Println("locked")
 			io.Copy(io.Discard, os.Stdin)
 			l.Close()
@@ -207,7 +207,7 @@ func TestLockHeldForTheCommandsLife(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	l, err := lockData(cfg, "mnemo test")
+	l, err := lockData(nil, cfg, "mnemo test")
 	if err != nil {
 		t.Fatalf("lock not released after chat: %v", err)
 	}
@@ -228,14 +228,14 @@ func TestLockHeldForTheCommandsLife(t *testing.T) {
 		})
 	}()
 	<-fa.started
-	if _, err := lockData(cfg, "mnemo test"); err == nil || err.Error()+"\n" != strings.TrimPrefix(inUse(data, os.Getpid(), "mnemo serve"), "mnemo: ") {
+	if _, err := lockData(nil, cfg, "mnemo test"); err == nil || err.Error()+"\n" != strings.TrimPrefix(inUse(data, os.Getpid(), "mnemo serve"), "mnemo: ") {
 		t.Errorf("lock while serve runs: %v", err)
 	}
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if l, err = lockData(cfg, "mnemo test"); err != nil {
+	if l, err = lockData(nil, cfg, "mnemo test"); err != nil {
 		t.Fatalf("lock not released after serve: %v", err)
 	}
 	l.Close()
@@ -259,7 +259,7 @@ func TestLockErrors(t *testing.T) {
 
 	// A missing state folder is created, private.
 	cfg := lockConfig(t, w)
-	l, err := lockData(cfg, "mnemo test")
+	l, err := lockData(nil, cfg, "mnemo test")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -292,10 +292,11 @@ func TestLockErrors(t *testing.T) {
 	os.RemoveAll(lockPath)
 
 	// flock itself fails (say, a file system without locks).
-	flock = func(int, int) error { return syscall.ENOLCK }
-	defer func() { flock = syscall.Flock }()
-	w.chat(t, "hi\n").want(t, 1, "", prefix+lockPath+": flock: no locks available (")
-	flock = syscall.Flock
+	var out, errOut bytes.Buffer
+	err = runWith(stopOn(context.Background()), []string{"chat"}, cliEnv{
+		getenv: func(k string) string { return w.env[k] }, stdin: strings.NewReader("hi\n"), stdout: &out, stderr: &errOut,
+		flock: func(int, int) error { return syscall.ENOLCK }})
+	cliResult{exitCode(err, &errOut), out.String(), errOut.String()}.want(t, 1, "", prefix+lockPath+": flock: no locks available (")
 
 	// With the lock taken, a journal that cannot be opened is still reported.
 	putFile(t, filepath.Join(state, "reflector"), "a file where the journal folder goes")

@@ -101,6 +101,9 @@ type cliEnv struct {
 	// crash and disk-fault tests kill or fail the process there. nil in the
 	// binary.
 	faults func(op, name string) error
+	// flock, when set, stands in for syscall.Flock: tests make the lock
+	// call fail. nil in the binary.
+	flock func(fd, how int) error
 	// abort is closed at a second SIGTERM or SIGINT (the command's ctx is
 	// done at the first): chat and serve then stop waiting for running
 	// work. nil: never.
@@ -123,19 +126,20 @@ var commands = map[string]command{
 	"healthcheck": runHealthcheck,
 }
 
-// osExit is os.Exit; tests replace it to run main.
-var osExit = os.Exit
+func main() { os.Exit(mainCode(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
-func main() {
+// mainCode is main up to the exit: it watches SIGINT and SIGTERM, runs the
+// command line args and returns the exit status.
+func mainCode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	c := make(chan os.Signal, 2)
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	sig, release := watchSignals(c)
-	code := runToExit(sig, abortWait, os.Stderr, func() error {
-		return run(sig, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	code := runToExit(sig, abortWait, stderr, func() error {
+		return run(sig, args, os.Getenv, stdin, stdout, stderr)
 	})
 	signal.Stop(c)
 	release()
-	osExit(code)
+	return code
 }
 
 // exitError is an error with the exit status it calls for.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -328,42 +327,21 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-// TestMainEntry runs main itself, as the binary does, with os.Exit replaced.
+// TestMainEntry runs main up to its exit, as the binary does.
 func TestMainEntry(t *testing.T) {
 	inTempDir(t)
-	out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer out.Close()
-	origArgs, origStdout, origExit := os.Args, os.Stdout, osExit
-	t.Cleanup(func() { os.Args, os.Stdout, osExit = origArgs, origStdout, origExit })
-	code := -1
-	osExit = func(c int) { code = c }
-	os.Stdout = out
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"mnemo", "version"}, 0, "mnemo "},
-		{[]string{"mnemo", "memory", "users"}, 1, ""},
+		{[]string{"version"}, 0, "mnemo "},
+		{[]string{"memory", "users"}, 1, ""},
 	} {
-		code = -1
-		os.Args = tc.args
-		if err := out.Truncate(0); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := out.Seek(0, io.SeekStart); err != nil {
-			t.Fatal(err)
-		}
-		stderr := os.Stderr
-		os.Stderr = out
-		main()
-		os.Stderr = stderr
-		got, _ := os.ReadFile(out.Name())
-		if code != tc.code || !strings.Contains(string(got), tc.want) {
-			t.Errorf("main %q: exit %d, output %q", tc.args[1:], code, got)
+		var out strings.Builder
+		code := mainCode(tc.args, strings.NewReader(""), &out, &out)
+		if code != tc.code || !strings.Contains(out.String(), tc.want) {
+			t.Errorf("main %q: exit %d, output %q", tc.args, code, out.String())
 		}
 	}
 }

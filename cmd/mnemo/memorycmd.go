@@ -275,7 +275,7 @@ func (m *memoryCmd) check(name string) error {
 // their short-term history and pending turns would write back what is
 // deleted under them.
 func (m *memoryCmd) lock() (*dataLock, error) {
-	return lockData(m.cfg, "mnemo memory forget")
+	return lockData(m.env, m.cfg, "mnemo memory forget")
 }
 
 // forgetCallMargin is how much longer than forgetWait the CLI waits for

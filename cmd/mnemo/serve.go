@@ -55,7 +55,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	// One owner per data folder, taken before the address (a second serve
 	// is told who runs, not that the port is busy) and before the reflector
 	// replays the journal.
-	lock, err := lockData(cfg, "mnemo serve")
+	lock, err := lockData(env, cfg, "mnemo serve")
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -92,12 +93,7 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 			return []namedAdapter{{"fake", fa}}, nil
 		})
 	}()
-	<-fa.started
-	for deadline := time.Now().Add(5 * time.Second); !fa.Ready(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("adapter never ready")
-		}
-	}
+	<-fa.started // ready by then
 	if code, body := get(t, base+"/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz = %d %q", code, body)
 	}
@@ -303,13 +299,10 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	if err := dsc.WaitReady(1, 10*time.Second); err != nil {
 		t.Fatalf("no Discord session: %v\n%s", err, errOut.String())
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if code, _ := get(t, "http://"+addr+"/readyz"); code == 200 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("/readyz never ready\n%s", errOut.String())
-		}
+	// Each adapter is ready before it logs its connection.
+	errOut.waitLogged(t, 10*time.Second, "serve: running", "slack: connected to Socket Mode", "discord: connected to the gateway")
+	if code, body := get(t, "http://"+addr+"/readyz"); code != 200 {
+		t.Fatalf("/readyz = %d %q\n%s", code, body, errOut.String())
 	}
 
 	slk.Message(slacktest.MessageEvent{Channel: "D0DM", ChannelType: "im", User: "U0ADA", Text: "Hello, I'm Ada Lovelace."})
@@ -317,13 +310,9 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 		t.Fatalf("Slack reply %+v, %v\n%s", posts, err, errOut.String())
 	}
 	// The reflection (idle 1ms) writes the fact to the shared memory user.
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if b, _ := os.ReadFile(filepath.Join(w.dir, "data", "memory", "ada", "facts", "user.md")); strings.Contains(string(b), "Ada Lovelace") {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the Slack fact was never written\n%s", errOut.String())
-		}
+	errOut.waitLogged(t, 10*time.Second, "reflection: memory updated")
+	if b, _ := os.ReadFile(filepath.Join(w.dir, "data", "memory", "ada", "facts", "user.md")); !strings.Contains(string(b), "Ada Lovelace") {
+		t.Fatalf("the Slack fact was not written: %q\n%s", b, errOut.String())
 	}
 	dsc.MessageCreate(discordgo.Message{ChannelID: "300000000000000004", Author: &discordgo.User{ID: adaDiscord, Username: "ada"}, Content: "What's my name?"})
 	posts, err := dsc.WaitPosts(1, 10*time.Second)
@@ -379,15 +368,21 @@ func TestServeDiscordFatal(t *testing.T) {
 	}
 }
 
-// syncWriter is a bytes.Buffer safe for the serve goroutine's writes.
+// syncWriter is a bytes.Buffer safe for the serve goroutine's writes;
+// changed wakes the waiters at every write.
 type syncWriter struct {
-	mu sync.Mutex
-	b  bytes.Buffer
+	mu      sync.Mutex
+	b       bytes.Buffer
+	changed chan struct{}
 }
 
 func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.changed != nil {
+		close(s.changed)
+		s.changed = nil
+	}
 	return s.b.Write(p)
 }
 
@@ -395,4 +390,28 @@ func (s *syncWriter) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Changed is closed at the next write.
+func (s *syncWriter) Changed() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.changed == nil {
+		s.changed = make(chan struct{})
+	}
+	return s.changed
+}
+
+// waitLogged waits until every one of lines was written.
+func (s *syncWriter) waitLogged(t *testing.T, timeout time.Duration, lines ...string) {
+	t.Helper()
+	waitUntil(t, fmt.Sprintf("the logs %q", lines), timeout, s.Changed, func() bool {
+		out := s.String()
+		for _, l := range lines {
+			if !strings.Contains(out, l) {
+				return false
+			}
+		}
+		return true
+	})
 }

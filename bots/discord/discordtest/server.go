@@ -260,6 +260,10 @@ func (s *Server) nextSeqLocked() int {
 // notifyLocked wakes every waiter; s.mu must be held.
 func (s *Server) notifyLocked() { s.changes.NotifyLocked() }
 
+// Changed is closed at the next change the server records, for a test
+// waiting on a condition of its own: take it, check, then wait on it.
+func (s *Server) Changed() <-chan struct{} { return s.changes.Next(&s.mu) }
+
 // waitFor blocks until cond (called with s.mu held) is true or timeout.
 func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
 	return s.changes.Wait(&s.mu, timeout, cond)

@@ -22,6 +22,17 @@ func (c *Changes) NotifyLocked() {
 	c.ch = make(chan struct{})
 }
 
+// Next is closed at the next change, for a waiter that checks its
+// condition itself (without the fake's mutex) after taking it.
+func (c *Changes) Next(mu *sync.Mutex) <-chan struct{} {
+	mu.Lock()
+	defer mu.Unlock()
+	if c.ch == nil {
+		c.ch = make(chan struct{})
+	}
+	return c.ch
+}
+
 // Wait blocks until cond (called with mu held) holds or timeout passes,
 // and reports whether it held.
 func (c *Changes) Wait(mu *sync.Mutex, timeout time.Duration, cond func() bool) bool {

@@ -33,3 +33,23 @@ func TestWait(t *testing.T) {
 		t.Fatal("Wait missed a condition that held")
 	}
 }
+
+func TestNext(t *testing.T) {
+	var (
+		mu sync.Mutex
+		c  Changes
+	)
+	next := c.Next(&mu)
+	select {
+	case <-next:
+		t.Fatal("closed before a change")
+	default:
+	}
+	mu.Lock()
+	c.NotifyLocked()
+	mu.Unlock()
+	<-next
+	if c.Next(&mu) == next {
+		t.Fatal("Next after a change is the spent channel")
+	}
+}

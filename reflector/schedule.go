@@ -1,0 +1,359 @@
+package reflector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/clock"
+)
+
+// userState is one user's reflection state, owned by the user's loop: one
+// goroutine that runs every operation on the state in turn (Add, Forget,
+// Close, a timer firing, a run ending, a run's journal records), so the
+// state needs no lock and the user's journal file is written in order. A
+// loop exits once its user has nothing pending, so the users map does not
+// grow with every user ever seen.
+type userState struct {
+	r    *Reflector
+	name string
+	ops  chan op // unbuffered: taken by the loop one at a time
+	refs int     // guarded by Reflector.mu: ops promised to the loop and not yet taken
+
+	// Owned by the loop.
+	queued   []entry // journaled, waiting for the next run
+	running  []entry // covered by the run in progress
+	run      *runLog // the open run: running, or cut short and to be resumed first
+	cancel   context.CancelFunc
+	done     chan struct{} // closed once the running run's outcome is recorded
+	busy     bool
+	due      bool            // a trigger came while busy: run again as soon as the run ends
+	closing  bool            // Close was called: no timers; what is pending runs now
+	timer    clock.Timer     // the armed timer, or nil
+	failures int             // failed runs in a row, for the backoff
+	ended    []chan struct{} // done channels of runs whose outcome this op recorded: closed once the loop settled
+}
+
+// op is one operation for a user's loop; reply is closed once it ran and
+// the loop settled (exited, when nothing is left).
+type op struct {
+	f     func()
+	reply chan struct{}
+}
+
+// acquire returns name's state with an op promised to its loop, starting
+// the loop when create is set and there is none; nil when there is none.
+// r.mu held.
+func (r *Reflector) acquire(name string, create bool) *userState {
+	u := r.users[name]
+	if u == nil {
+		if !create {
+			return nil
+		}
+		u = &userState{r: r, name: name, ops: make(chan op)}
+		r.users[name] = u
+		r.wg.Add(1)
+		go u.loop()
+	}
+	u.refs++
+	return u
+}
+
+// exec runs f on u's loop and waits for it; the caller promised it with
+// acquire.
+func (u *userState) exec(f func()) {
+	o := op{f: f, reply: make(chan struct{})}
+	u.ops <- o
+	<-o.reply
+}
+
+// do runs f on the loop of a user whose loop is known to run (its run is
+// in progress), and waits for it.
+func (u *userState) do(f func()) {
+	u.r.mu.Lock()
+	u.refs++
+	u.r.mu.Unlock()
+	u.exec(f)
+}
+
+func (u *userState) loop() {
+	defer u.r.wg.Done()
+	for {
+		var fired <-chan time.Time
+		if u.timer != nil {
+			fired = u.timer.C()
+		}
+		var o op
+		// A timer that fired goes first, so an op sent after it sees it.
+		select {
+		case <-fired:
+		default:
+			select {
+			case o = <-u.ops:
+			case <-fired:
+			}
+		}
+		if o.f == nil { // the timer fired
+			u.timer = nil
+			u.trigger()
+		} else {
+			u.r.mu.Lock()
+			u.refs--
+			u.r.mu.Unlock()
+			o.f()
+		}
+		gone := u.retire()
+		for _, c := range u.ended {
+			close(c)
+		}
+		u.ended = nil
+		if o.reply != nil {
+			close(o.reply)
+		}
+		if gone {
+			return
+		}
+	}
+}
+
+// retire reports whether the loop is done: nothing runs, nothing is
+// promised, and nothing waits (or Close was called, which leaves what
+// failed journaled). It drops the state from the users map then.
+func (u *userState) retire() bool {
+	if u.busy || (!u.closing && (len(u.queued) > 0 || u.timer != nil)) {
+		return false
+	}
+	u.r.mu.Lock()
+	defer u.r.mu.Unlock()
+	if u.refs > 0 {
+		return false
+	}
+	delete(u.r.users, u.name)
+	return true
+}
+
+// add journals t durably, then schedules it.
+func (u *userState) add(t Turn) error {
+	e := entry{turn: t}
+	if err := u.r.j.append(e); err != nil {
+		return err
+	}
+	u.queued = append(u.queued, e)
+	u.r.pending.Add(1)
+	u.schedule()
+	return nil
+}
+
+// close disarms the timer and reflects what is pending now (after the run
+// in progress).
+func (u *userState) close() {
+	u.closing = true
+	u.disarm()
+	if !u.busy && len(u.queued) > 0 {
+		u.start()
+	}
+}
+
+// forget drops the queued turns from the journal and cancels the running
+// run; running is that run's done channel (nil: none ran).
+func (u *userState) forget() (dropped int, running <-chan struct{}, err error) {
+	u.run = nil // a running run sees it is forgotten; a run cut short is not resumed
+	if u.busy {
+		running = u.done
+		u.cancel()
+	}
+	u.disarm()
+	dropped = len(u.queued) + len(u.running)
+	u.r.pending.Add(-int64(len(u.queued))) // the running turns are counted off when their run ends
+	u.queued, u.due = nil, false
+	return dropped, running, u.r.j.rewrite(u.name, nil, nil)
+}
+
+// journal appends rec of run to the user's journal, unless the run was
+// forgotten; the run's first record also journals the run line.
+func (u *userState) journal(run *runLog, rec record) error {
+	var err error
+	u.do(func() {
+		if u.run != run {
+			err = errForgotten
+			return
+		}
+		if !run.journaled {
+			if err = u.r.j.appendRecord(u.name, record{Kind: kindRun, Run: run.id, Turns: run.turns}); err != nil {
+				return
+			}
+			run.journaled = true
+		}
+		err = u.r.j.appendRecord(u.name, rec)
+	})
+	return err
+}
+
+// schedule decides when the queued turns are reflected: at once past
+// MaxTurns or at Close (or after the running run), else when the user has
+// been quiet for Idle.
+func (u *userState) schedule() {
+	if len(u.queued) >= u.r.cfg.MaxTurns || u.closing {
+		u.trigger()
+		return
+	}
+	u.arm(u.r.cfg.Idle)
+}
+
+// trigger reflects the queued turns now, or right after the running run.
+func (u *userState) trigger() {
+	u.disarm()
+	if u.busy {
+		u.due = true
+		return
+	}
+	if len(u.queued) > 0 {
+		u.start()
+	}
+}
+
+// arm (re)starts the timer. A timer replaced or stopped cannot fire into
+// the loop: the loop only listens to the current one.
+func (u *userState) arm(d time.Duration) {
+	u.disarm()
+	u.timer = u.r.clock.NewTimer(d)
+}
+
+func (u *userState) disarm() {
+	if u.timer != nil {
+		u.timer.Stop()
+		u.timer = nil
+	}
+}
+
+// start launches a run: the open run over its turns, or a new one over
+// all the queued turns. Its outcome comes back to the loop.
+func (u *userState) start() {
+	r := u.r
+	if u.run == nil {
+		u.run = newRunLog(len(u.queued))
+	}
+	n := min(u.run.turns, len(u.queued))
+	batch := u.queued[:n:n]
+	u.queued = append([]entry(nil), u.queued[n:]...)
+	u.running, u.busy, u.due = batch, true, false
+	ctx, cancel := context.WithCancel(r.ctx)
+	u.cancel, u.done = cancel, make(chan struct{})
+	run := u.run
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		defer cancel()
+		tasks := taskIDs(batch)
+		r.log.Info("reflection: reflecting", "user", u.name, "tasks", tasks, "turns", len(batch), "run", run.id)
+		start := time.Now() // the duration logged is the machine's, whatever the clock
+		err := r.reflect(ctx, u, run, batch, tasks)
+		u.do(func() { u.finish(run, batch, tasks, start, err) })
+	}()
+}
+
+// finish records the outcome of a run.
+func (u *userState) finish(run *runLog, batch []entry, tasks []string, start time.Time, err error) {
+	u.ended = append(u.ended, u.done)
+	u.running, u.busy = nil, false
+	var split *splitError
+	switch {
+	case u.run != run:
+		u.forgotten(batch)
+	case err == nil:
+		u.succeeded(batch, tasks, start)
+	case errors.As(err, &split):
+		u.split(batch, split)
+	case u.r.ctx.Err() != nil:
+		u.interrupted(batch, tasks)
+	default:
+		u.failed(batch, tasks, err)
+	}
+}
+
+// succeeded removes the covered turns and the run from the journal.
+func (u *userState) succeeded(batch []entry, tasks []string, start time.Time) {
+	r := u.r
+	if err := r.j.rewrite(u.name, u.queued, nil); err != nil {
+		r.log.Error("reflection: could not remove reflected turns from the journal; the run is resumed at the next start and changes nothing twice",
+			"user", u.name, "tasks", tasks, "err", err)
+	}
+	r.log.Info("reflection: done", "user", u.name, "tasks", tasks, "duration", time.Since(start).Round(time.Millisecond))
+	r.pending.Add(-int64(len(batch)))
+	u.run, u.failures = nil, 0
+	if len(u.queued) > 0 && (u.due || u.closing || len(u.queued) >= r.cfg.MaxTurns) {
+		u.start()
+	}
+}
+
+// forgotten ends a run whose user's memory was forgotten meanwhile: Forget
+// already emptied the journal.
+func (u *userState) forgotten(batch []entry) {
+	u.r.log.Info("reflection: stopped, the user's memory was forgotten", "user", u.name)
+	u.r.pending.Add(-int64(len(batch)))
+	if len(u.queued) > 0 {
+		u.schedule()
+	}
+}
+
+// interrupted keeps the turns and the run Close cancelled.
+func (u *userState) interrupted(batch []entry, tasks []string) {
+	u.r.log.Warn("reflection: interrupted by shutdown; the turns stay journaled and the run is resumed at the next start", "user", u.name, "tasks", tasks)
+	u.queued = append(append([]entry(nil), batch...), u.queued...)
+}
+
+// failed counts the attempt on each covered turn and schedules a retry.
+// A run that journaled nothing is retried afresh, over newer turns too, and
+// a turn that reaches MaxAttempts moves to the failed folder; a run that
+// journaled replies or changes is resumed as it is, and its turns move
+// together, since they changed memory together.
+func (u *userState) failed(batch []entry, tasks []string, err error) {
+	r := u.r
+	run := u.run
+	all := make([]entry, len(batch))
+	var kept, gaveUp []entry
+	for i, e := range batch {
+		e.attempts++
+		all[i] = e
+		if e.attempts >= MaxAttempts {
+			gaveUp = append(gaveUp, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	if !run.journaled {
+		run = nil
+	} else if len(gaveUp) > 0 {
+		kept, gaveUp = nil, all
+	}
+	if len(gaveUp) > 0 {
+		if ferr := r.j.moveFailed(u.name, gaveUp, run, err, r.clock.Now()); ferr != nil {
+			r.log.Error("reflection: could not move the failed turns to the failed folder; they stay journaled", "user", u.name, "err", ferr)
+			kept, gaveUp = all, nil
+		} else {
+			run = nil
+		}
+	}
+	keep := append(kept, u.queued...)
+	if werr := r.j.rewrite(u.name, keep, run); werr != nil {
+		r.log.Error("reflection: could not record the failed attempt in the journal", "user", u.name, "err", werr)
+	}
+	u.failures++
+	retry := r.cfg.Idle << min(u.failures-1, 10)
+	if u.closing {
+		r.log.Error("reflection: failed; the turns stay journaled for the next start", "user", u.name, "tasks", tasks, "err", err)
+	} else {
+		r.log.Error("reflection: failed; will retry", "user", u.name, "tasks", tasks, "err", err, "retry_in", retry)
+	}
+	if len(gaveUp) > 0 {
+		r.log.Error(fmt.Sprintf("reflection: gave up on %d turn(s) after %d failed attempts; they are kept in %s and mnemo memory check lists them", len(gaveUp), MaxAttempts, r.j.failedDir()),
+			"user", u.name, "count", len(gaveUp), "tasks", taskIDs(gaveUp), "err", err)
+		r.pending.Add(-int64(len(gaveUp)))
+	}
+	u.queued, u.run = keep, run
+	u.due = false
+	if !u.closing && len(keep) > 0 {
+		u.arm(retry)
+	}
+}
