@@ -225,12 +225,3 @@ func (gm gatedModel) Complete(ctx context.Context, req openai.ChatCompletionRequ
 	}()
 	return gm.m.Complete(ctx, req)
 }
-
-// detachedHandler gives the agent a context that the first signal does not
-// cancel: chat stops reading at the first Ctrl-C, but the task it is
-// answering runs on, bounded by the call gate, as in the adapters.
-type detachedHandler struct{ a *agent.Agent }
-
-func (d detachedHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
-	return d.a.Handle(context.WithoutCancel(ctx), t)
-}
