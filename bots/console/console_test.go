@@ -9,9 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 )
+
+// Every chat's goroutines (the key reader, the spinner, the handler's)
+// end with it or with its input.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type fakeHandler struct {
 	mu    sync.Mutex
@@ -77,6 +83,17 @@ func TestInteractiveChat(t *testing.T) {
 	Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, User: "bob", Handler: h})
 	if len(h.tasks) != 1 || h.tasks[0].Text != "/memory" {
 		t.Errorf("tasks: %+v", h.tasks)
+	}
+}
+
+// Piped, the commands work as at a terminal, without prompts.
+func TestPipedCommands(t *testing.T) {
+	h := &fakeHandler{}
+	var out strings.Builder
+	err := Run(context.Background(), Config{In: strings.NewReader("/help\n/memory\n/exit\nnever\n"), Out: &out, User: "a", Handler: h,
+		Memory: func(string) (string, error) { return "remembered", nil }})
+	if err != nil || out.String() != help+"\nremembered\n" || len(h.tasks) != 0 {
+		t.Errorf("err %v, tasks %d, output %q", err, len(h.tasks), out.String())
 	}
 }
 

@@ -141,11 +141,9 @@ func (s *session) readLine(prompt string) (string, error) {
 			t.SetSize(w, h)
 		}
 	}
-	line, err := t.ReadLine()
-	if errors.Is(err, term.ErrPasteIndicator) {
-		err = nil
-	}
-	return line, err
+	// No term.ErrPasteIndicator: the keyboard never hands over an Enter
+	// inside a paste, so no line is only pasted.
+	return t.ReadLine()
 }
 
 // readMessage reads one message: a line; or several, when a line ends
