@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // keyboard stands between the terminal and the line editor
@@ -167,15 +168,26 @@ func (k *keyboard) scan() (more bool, err error) {
 				}
 				return false, k.paste()
 			}
-			if seq, to, partial := matchKey(b); partial && !k.eof {
-				return len(k.ready) == 0, nil
-			} else if seq > 0 {
-				k.ready = append(k.ready, to...)
-				k.buf = b[seq:]
-				continue
+			seq, to, partial := matchKey(b)
+			if seq == 0 && !partial {
+				seq, to, partial = escape(b)
 			}
-			k.ready = append(k.ready, c)
-			k.buf = b[1:]
+			if partial && !k.eof {
+				return len(k.ready) == 0, nil
+			}
+			k.ready = append(k.ready, to...)
+			k.buf = b[max(seq, 1):]
+		case c >= utf8.RuneSelf:
+			if !utf8.FullRune(b) && !k.eof {
+				return len(k.ready) == 0, nil
+			}
+			// A byte that is not UTF-8 is dropped: the editor would wait
+			// for more keys before it looks at the ones after it.
+			r, n := utf8.DecodeRune(b)
+			if r != utf8.RuneError || n > 1 {
+				k.ready = append(k.ready, b[:n]...)
+			}
+			k.buf = b[n:]
 		default:
 			k.ready = append(k.ready, c)
 			k.buf = b[1:]
@@ -199,6 +211,28 @@ func matchKey(b []byte) (n int, to string, partial bool) {
 		}
 	}
 	return 0, "", partial
+}
+
+// maxEscape bounds a key's escape sequence; a longer one is not a key.
+const maxEscape = 16
+
+// escape finds the end of an escape sequence the editor parses itself (up
+// to a letter or ~, as it does). One it would wait on for ever (no end
+// within maxEscape) or cut by a control key loses its ESC, and the rest
+// is typed as text.
+func escape(b []byte) (n int, to string, partial bool) {
+	for i := 1; i < len(b) && i < maxEscape; i++ {
+		switch c := b[i]; {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c == '~':
+			return i + 1, string(b[:i+1]), false
+		case c < 0x20 || c == 0x7f:
+			return 1, "", false // a control key (Ctrl-C) after a lone ESC is that key
+		}
+	}
+	if len(b) < maxEscape {
+		return 0, "", true
+	}
+	return 1, "", false
 }
 
 // paste takes a bracketed paste from buf (reading until its end). One
@@ -274,7 +308,9 @@ func (k *keyboard) takePasted() []string {
 // watch waits for done while a reply is being written, and reports
 // whether Ctrl-C was pressed first. Other keys wait for the next prompt.
 func (k *keyboard) watch(done <-chan struct{}) bool {
-	if i := bytes.IndexByte(k.buf, keyCtrlC); i >= 0 {
+	// A Ctrl-C typed ahead counts for this reply when no Enter came
+	// between (after one, it is for the line typed ahead).
+	if i := bytes.IndexAny(k.buf, "\x03\r\n"); i >= 0 && k.buf[i] == keyCtrlC {
 		k.buf = append(k.buf[:i], k.buf[i+1:]...)
 		return true
 	}

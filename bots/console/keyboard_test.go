@@ -104,6 +104,10 @@ func TestKeysTheEditorDoesNotKnow(t *testing.T) {
 	if err != nil || strings.Join(got, "|") != "_<abc>=|xy" {
 		t.Errorf("sent %q, err %v; screen %q", got, err, out)
 	}
+	// Split over reads: a character, and the Delete key the editor parses.
+	if got, out, err := chat(t, Config{}, "\xc3", "\xa9ab\x1b[D\x1b[3", "~\r"); err != nil || strings.Join(got, "|") != "éa" {
+		t.Errorf("split keys: sent %q, err %v; screen %q", got, err, out)
+	}
 	if got, out, err := chat(t, Config{}, "\x1b[1"); err != nil || len(got) != 0 {
 		t.Errorf("input ending in a sequence: sent %q, err %v; screen %q", got, err, out)
 	}
@@ -259,5 +263,30 @@ func TestThinkingIndicator(t *testing.T) {
 	thinking(&out, true)()
 	if !strings.HasPrefix(out.String(), "\r"+ansiDim+"⠋") {
 		t.Errorf("coloured frame %q", out.String())
+	}
+}
+
+// Keys the editor would wait on for ever do not stop a line: a byte that
+// is not UTF-8 is dropped, and an escape sequence with no end loses its
+// ESC (the editor would hold it, and what follows, until more keys came).
+func TestKeysThatWouldStallTheEditor(t *testing.T) {
+	h := bottest.NewHandler()
+	r, w := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- Run(context.Background(), Config{In: r, Out: io.Discard, Interactive: true, User: "a", Handler: h})
+	}()
+	long := "\x1b[" + strings.Repeat("1", 300)
+	w.Write([]byte("a\xffb\r" + long + "\r"))
+	got := texts(h.WaitTasks(t, 2, wait))
+	if got[0] != "ab" || got[1] != "["+strings.Repeat("1", 300) {
+		t.Errorf("sent %q", got)
+	}
+	w.Close()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := chat(t, Config{}, "c\x1b\x03d\r"); err != nil || strings.Join(got, "|") != "d" {
+		t.Errorf("ESC then Ctrl-C: sent %q, err %v; want the line dropped", got, err)
 	}
 }
