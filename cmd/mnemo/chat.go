@@ -16,10 +16,12 @@ import (
 // $USER is not a valid memory user name.
 const defaultChatUser = "console"
 
-// runChat is `mnemo chat [--user NAME]`: one line in, the reply out. At the
-// end of input it waits for the reflections, then returns (exit 0). The
-// first Ctrl-C (or SIGTERM) stops reading and gives the running answer and
-// the reflections shutdown.grace; a second one stops at once (exit 130).
+// runChat is `mnemo chat [--user NAME]`: one message in, the reply out. At
+// the end of input it waits for the reflections, then returns (exit 0).
+// The first SIGINT (or SIGTERM) stops reading and gives the running answer
+// and the reflections shutdown.grace; a second one stops at once (exit
+// 130). At a terminal Ctrl-C is a key the console handles (it cancels a
+// reply; twice, it ends the chat like Ctrl-D).
 func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
 	fs := newFlagSet("chat")
 	user := fs.String("user", "", "")
