@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"unicode/utf8"
@@ -109,7 +110,7 @@ func (k *keyboard) endErr() error {
 	if k.err == nil || errors.Is(k.err, io.EOF) {
 		return io.EOF
 	}
-	return k.err
+	return fmt.Errorf("console: reading the terminal: %w", k.err)
 }
 
 // Read gives the editor the keys up to the end of one line.

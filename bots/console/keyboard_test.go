@@ -149,7 +149,7 @@ func TestReadErrors(t *testing.T) {
 	for _, parts := range [][]string{{"abc"}, {"\x1b[200~abc"}} {
 		h := bottest.NewHandler()
 		err := Run(context.Background(), Config{In: &chunked{parts: parts, err: broken}, Out: io.Discard, Interactive: true, User: "a", Handler: h})
-		if !errors.Is(err, broken) {
+		if !errors.Is(err, broken) || !strings.Contains(err.Error(), "console: reading the terminal: tty gone") {
 			t.Errorf("%q: Run = %v; want %v", parts, err, broken)
 		}
 	}

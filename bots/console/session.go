@@ -252,7 +252,7 @@ func (s *session) turn(ctx context.Context, text string) error {
 	stop()
 	if cancelled {
 		s.armed = true
-		s.notice("^C: reply cancelled; this message will not be remembered")
+		s.notice("^C: reply cancelled; this message will not be remembered (Ctrl-C again quits)")
 		return nil
 	}
 	if err != nil {
