@@ -251,7 +251,12 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 	reply = Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped}
 	if err != nil {
 		reply.Text, reply.Failed = ApologyText, true
-		log.Warn("agent: task failed", "state", "failed", "steps", res.Steps, "duration", time.Since(start), "error", err)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			// The caller cancelled it (Ctrl-C in chat): no fault to warn of.
+			log.Info("agent: task cancelled", "state", "failed", "steps", res.Steps, "duration", time.Since(start))
+		} else {
+			log.Warn("agent: task failed", "state", "failed", "steps", res.Steps, "duration", time.Since(start), "error", err)
+		}
 	} else {
 		if strings.TrimSpace(reply.Text) == "" {
 			reply.Text = emptyAnswerText

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -23,16 +22,25 @@ var _ Handler = (*agent.Agent)(nil)
 
 // Config configures a console session.
 type Config struct {
-	In          io.Reader
-	Out         io.Writer
-	Interactive bool // a person at a terminal: show a prompt and a greeting
-	Color       bool // render **bold**, `code` and headings with ANSI styles
+	In  io.Reader
+	Out io.Writer
+	// Interactive: a person at a terminal. The chat greets, edits lines
+	// (in raw mode when In is a terminal), keeps History, shows that the
+	// model is working, and Ctrl-C cancels a reply.
+	Interactive bool
+	Color       bool // render the model's Markdown and the prompts with ANSI styles
 	User        string
 	Handler     Handler
 	// Memory, when set, answers the /memory command with what is
 	// remembered about the user.
 	Memory func(user string) (string, error)
-	Now    func() time.Time
+	// History is the file of the messages sent in interactive chats, for
+	// the up arrow ("" → this session only). It is created with mode 0600.
+	History string
+	// Withdraw, when set, is called with a task's ID before Ctrl-C
+	// cancels it, so the turn is kept from the reflector.
+	Withdraw func(taskID string)
+	Now      func() time.Time
 }
 
 // maxLine bounds one input line (a pasted log is fine; a runaway pipe is not).
@@ -40,11 +48,21 @@ const maxLine = 1 << 20
 
 const help = "Type a message and press Enter. /memory shows what mnemo remembers about you; /quit or Ctrl-D ends the chat."
 
-// Run reads lines until EOF, /quit or ctx ends, answering each. It returns
-// nil at EOF and ctx.Err() when cancelled.
+const interactiveHelp = help + `
+Lines: ←/→, Home/End, Ctrl-W deletes a word, ↑/↓ recall earlier messages.
+Several lines: paste them, end a line with \ to go on, or put the message between """ lines.
+While mnemo thinks, Ctrl-C cancels the reply (that message is not remembered); Ctrl-C twice quits.`
+
+// Run reads messages until the input ends, /quit or ctx ends, answering
+// each. It returns nil at the end of input (Ctrl-D, or Ctrl-C twice at a
+// terminal) and ctx.Err() when cancelled. A message already sent is
+// answered even when ctx ends meanwhile; at a terminal Ctrl-C cancels it.
 func Run(ctx context.Context, cfg Config) error {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.Interactive {
+		return runInteractive(ctx, cfg)
 	}
 	lines := make(chan string)
 	readErr := make(chan error, 1)
@@ -62,21 +80,12 @@ func Run(ctx context.Context, cfg Config) error {
 		}
 		readErr <- sc.Err()
 	}()
-	if cfg.Interactive {
-		fmt.Fprintf(cfg.Out, "mnemo: chatting as %s. %s\n", cfg.User, help)
-	}
 	for {
-		if cfg.Interactive {
-			fmt.Fprint(cfg.Out, "\nyou> ")
-		}
 		var line string
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
 		case err := <-readErr:
-			if cfg.Interactive {
-				fmt.Fprintln(cfg.Out)
-			}
 			if errors.Is(err, bufio.ErrTooLong) {
 				return fmt.Errorf("console: a line is longer than %d bytes", maxLine)
 			}
@@ -93,64 +102,30 @@ func Run(ctx context.Context, cfg Config) error {
 			fmt.Fprintln(cfg.Out, help)
 			continue
 		case text == "/memory" && cfg.Memory != nil:
-			out, err := cfg.Memory(cfg.User)
-			if err != nil {
-				out = "mnemo: cannot show your memory: " + err.Error()
-			}
-			fmt.Fprintln(cfg.Out, out)
+			fmt.Fprintln(cfg.Out, showMemory(cfg))
 			continue
 		}
-		reply, err := cfg.Handler.Handle(ctx, agent.Task{
-			User: cfg.User, Conversation: "console:" + cfg.User, Platform: "console",
-			Speaker: cfg.User, Text: text, Time: cfg.Now(),
-		})
+		reply, err := cfg.Handler.Handle(context.WithoutCancel(ctx), task(cfg, text, ""))
 		if err != nil {
-			return err // only when ctx ended before the task ran
+			return err // only when the task could not run at all
 		}
-		// The model's text never drives the terminal: no escape sequences,
-		// no bidi or zero-width tricks.
-		text = strings.TrimSpace(core.CleanText(reply.Text))
-		if cfg.Interactive {
-			if cfg.Color {
-				text = style(text)
-			}
-			fmt.Fprintf(cfg.Out, "\nmnemo> %s\n", strings.ReplaceAll(text, "\n", "\n       "))
-		} else {
-			fmt.Fprintln(cfg.Out, text)
-		}
+		fmt.Fprintln(cfg.Out, clean(reply.Text))
 	}
 }
 
-const (
-	ansiBold  = "\x1b[1m"
-	ansiCode  = "\x1b[36m"
-	ansiReset = "\x1b[0m"
-)
-
-var (
-	boldRE = regexp.MustCompile(`\*\*([^*\n]+)\*\*`)
-	codeRE = regexp.MustCompile("`([^`\n]+)`")
-)
-
-// style renders the Markdown a model commonly writes for a terminal:
-// headings and **bold** in bold, `code` in cyan; fenced blocks untouched.
-func style(text string) string {
-	lines := strings.Split(text, "\n")
-	fenced := false
-	for i, l := range lines {
-		if strings.HasPrefix(strings.TrimSpace(l), "```") {
-			fenced = !fenced
-			continue
-		}
-		if fenced {
-			continue
-		}
-		if h := strings.TrimLeft(l, "#"); len(h) < len(l) && strings.HasPrefix(h, " ") {
-			lines[i] = ansiBold + strings.TrimSpace(h) + ansiReset
-			continue
-		}
-		l = boldRE.ReplaceAllString(l, ansiBold+"$1"+ansiReset)
-		lines[i] = codeRE.ReplaceAllString(l, ansiCode+"$1"+ansiReset)
-	}
-	return strings.Join(lines, "\n")
+func task(cfg Config, text, id string) agent.Task {
+	return agent.Task{ID: id, User: cfg.User, Conversation: "console:" + cfg.User, Platform: "console",
+		Speaker: cfg.User, Text: text, Time: cfg.Now()}
 }
+
+func showMemory(cfg Config) string {
+	out, err := cfg.Memory(cfg.User)
+	if err != nil {
+		out = "mnemo: cannot show your memory: " + err.Error()
+	}
+	return out
+}
+
+// clean keeps the model's text from driving the terminal: no escape
+// sequences, no bidi or zero-width tricks.
+func clean(s string) string { return strings.TrimSpace(core.CleanText(s)) }

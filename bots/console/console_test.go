@@ -9,9 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 )
+
+// Every chat's goroutines (the key reader, the spinner, the handler's)
+// end with it or with its input.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type fakeHandler struct {
 	mu    sync.Mutex
@@ -52,12 +58,12 @@ func TestInteractiveChat(t *testing.T) {
 	h := &fakeHandler{}
 	var out strings.Builder
 	mem := func(user string) (string, error) { return "Available memory: none yet.", nil }
-	err := Run(context.Background(), Config{In: strings.NewReader("/help\n/memory\nhi\n/quit\nnever\n"), Out: &out, Interactive: true, User: "alice", Handler: h, Memory: mem})
+	err := Run(context.Background(), Config{In: strings.NewReader("/help\r/memory\rhi\r/quit\rnever\r"), Out: &out, Interactive: true, User: "alice", Handler: h, Memory: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"mnemo: chatting as alice.", "you> ", help, "Available memory: none yet.", "\nmnemo> echo: hi\n       line two\n"} {
+	for _, want := range []string{"mnemo: chatting as alice.", "you> ", interactiveHelp, "Available memory: none yet.", "\r" + clearRight + "mnemo> echo: hi\n       line two\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
@@ -66,10 +72,28 @@ func TestInteractiveChat(t *testing.T) {
 		t.Errorf("tasks after /quit: %d", len(h.tasks))
 	}
 	out.Reset()
-	Run(context.Background(), Config{In: strings.NewReader("/memory\n"), Out: &out, Interactive: true, User: "bob", Handler: h,
+	Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, User: "bob", Handler: h,
 		Memory: func(string) (string, error) { return "", errors.New("disk gone") }})
 	if !strings.Contains(out.String(), "cannot show your memory: disk gone") || !strings.HasSuffix(out.String(), "you> \n") {
 		t.Errorf("memory error / EOF output: %q", out.String())
+	}
+	// Without a Memory, /memory is a message like any other.
+	out.Reset()
+	h.tasks = nil
+	Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, User: "bob", Handler: h})
+	if len(h.tasks) != 1 || h.tasks[0].Text != "/memory" {
+		t.Errorf("tasks: %+v", h.tasks)
+	}
+}
+
+// Piped, the commands work as at a terminal, without prompts.
+func TestPipedCommands(t *testing.T) {
+	h := &fakeHandler{}
+	var out strings.Builder
+	err := Run(context.Background(), Config{In: strings.NewReader("/help\n/memory\n/exit\nnever\n"), Out: &out, User: "a", Handler: h,
+		Memory: func(string) (string, error) { return "remembered", nil }})
+	if err != nil || out.String() != help+"\nremembered\n" || len(h.tasks) != 0 {
+		t.Errorf("err %v, tasks %d, output %q", err, len(h.tasks), out.String())
 	}
 }
 
@@ -91,6 +115,9 @@ func TestErrors(t *testing.T) {
 	if err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: io.Discard, User: "a", Handler: h}); !errors.Is(err, context.Canceled) {
 		t.Errorf("handler error = %v", err)
 	}
+	if err := Run(context.Background(), Config{In: strings.NewReader("x\r"), Out: io.Discard, Interactive: true, User: "a", Handler: h}); !errors.Is(err, context.Canceled) {
+		t.Errorf("interactive handler error = %v", err)
+	}
 	long := strings.Repeat("x", maxLine+1) + "\n"
 	if err := Run(context.Background(), Config{In: strings.NewReader(long), Out: io.Discard, User: "a", Handler: &fakeHandler{}}); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("long line = %v", err)
@@ -98,14 +125,24 @@ func TestErrors(t *testing.T) {
 }
 
 func TestStyle(t *testing.T) {
-	in := "# Title\nSome **bold** and `code`.\n```\n**not bold** in a fence\n```\n#nohash"
-	want := ansiBold + "Title" + ansiReset + "\nSome " + ansiBold + "bold" + ansiReset + " and " + ansiCode + "code" + ansiReset + ".\n```\n**not bold** in a fence\n```\n#nohash"
+	in := "# Title\n## Sub\nSome **bold**, __also__, *it* and `co**de**`, a [link](https://x.io).\n" +
+		"```\n**not bold** in a fence\n```\n#nohash\n####### seven\n- one\n  * two\n> quoted *it*\n---\n2*3*4 and snake_case_name"
+	want := ansiBold + ansiUnderline + "Title" + ansiReset + "\n" +
+		ansiBold + "Sub" + ansiReset + "\n" +
+		"Some " + ansiBold + "bold" + ansiReset + ", " + ansiBold + "also" + ansiReset + ", " + ansiItalic + "it" + ansiReset +
+		" and " + ansiCode + "co**de**" + ansiReset + ", a link " + ansiDim + "(https://x.io)" + ansiReset + ".\n" +
+		ansiDim + "```" + ansiReset + "\n" + ansiCode + "**not bold** in a fence" + ansiReset + "\n" + ansiDim + "```" + ansiReset + "\n" +
+		"#nohash\n####### seven\n" +
+		ansiCode + "•" + ansiReset + " one\n  " + ansiCode + "•" + ansiReset + " two\n" +
+		ansiDim + "│ " + ansiReset + "quoted " + ansiItalic + "it" + ansiReset + "\n" +
+		ansiDim + strings.Repeat("─", 40) + ansiReset + "\n" +
+		"2*3*4 and snake_case_name"
 	if got := style(in); got != want {
 		t.Errorf("style = %q\nwant    %q", got, want)
 	}
 	var out strings.Builder
-	Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, Interactive: true, Color: true, User: "a", Handler: &fakeHandler{}})
-	if !strings.Contains(out.String(), "mnemo> echo: hi") {
+	Run(context.Background(), Config{In: strings.NewReader("hi\r"), Out: &out, Interactive: true, Color: true, User: "a", Handler: &fakeHandler{}})
+	if !strings.Contains(out.String(), ansiMnemo+"mnemo>"+ansiReset+" echo: hi") || !strings.Contains(out.String(), ansiYou+"you> "+ansiReset) {
 		t.Errorf("colored output: %q", out.String())
 	}
 }
@@ -124,7 +161,10 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if strings.ContainsAny(out.String(), "\x1b\x07\u009b\u202e\u200b") || !strings.Contains(out.String(), "]0;pwned[2Jhi31m evil!") {
+		// What the chat itself writes at a terminal (the indicator) ends
+		// before the reply.
+		reply := out.String()[strings.LastIndex(out.String(), clearRight)+1:]
+		if strings.ContainsAny(reply, "\x1b\x07\u009b\u202e\u200b") || !strings.Contains(reply, "]0;pwned[2Jhi31m evil!") {
 			t.Errorf("interactive=%v: %q", interactive, out.String())
 		}
 	}

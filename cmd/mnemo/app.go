@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,7 +43,14 @@ type app struct {
 	// turns and the short-term history: a front end that keeps more about
 	// a user (queued intake) appends one with addForgetter.
 	forgetters []forgetter
+	// withdrawn holds the IDs of tasks a person cancelled (Ctrl-C in
+	// chat): their turns are not reflected.
+	withdrawn sync.Map
 }
+
+// withdraw keeps the turn of task id from the reflector; called before
+// the task is cancelled.
+func (a *app) withdraw(id string) { a.withdrawn.Store(id, struct{}{}) }
 
 // saveError says what a chat could not save: turns never journaled (they
 // are lost) and reflections that failed at the end (they stay journaled).
@@ -129,6 +137,9 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 		MaxReplyChars: cfg.MaxReplyChars, Logger: env.logger,
 		OnTurn: func(t agent.Turn) {
+			if _, ok := a.withdrawn.LoadAndDelete(t.TaskID); ok {
+				return
+			}
 			if err := refl.Add(t); err != nil {
 				a.lost.Add(1)
 				env.logger.Error("reflector: could not journal the turn; it will not be reflected", "task_id", t.TaskID, "user", t.User, "err", err)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
@@ -15,10 +16,12 @@ import (
 // $USER is not a valid memory user name.
 const defaultChatUser = "console"
 
-// runChat is `mnemo chat [--user NAME]`: one line in, the reply out. At the
-// end of input it waits for the reflections, then returns (exit 0). The
-// first Ctrl-C (or SIGTERM) stops reading and gives the running answer and
-// the reflections shutdown.grace; a second one stops at once (exit 130).
+// runChat is `mnemo chat [--user NAME]`: one message in, the reply out. At
+// the end of input it waits for the reflections, then returns (exit 0).
+// The first SIGINT (or SIGTERM) stops reading and gives the running answer
+// and the reflections shutdown.grace; a second one stops at once (exit
+// 130). At a terminal Ctrl-C is a key the console handles (it cancels a
+// reply; twice, it ends the chat like Ctrl-D).
 func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
 	fs := newFlagSet("chat")
 	user := fs.String("user", "", "")
@@ -39,7 +42,9 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	if err := memory.ValidateUser(name); err != nil {
 		return usageError("chat: --user: %v", err)
 	}
-	interactive := isTerminal(env.stdin)
+	// A person at a terminal: keys in, the conversation out. With either
+	// redirected, chat is piped: replies only on stdout.
+	interactive := isTerminal(env.stdin) && isTerminal(env.stdout)
 	if interactive && isTerminal(env.stderr) && cfg.Log.Level == "info" {
 		// Info lines would interleave with the conversation on the same
 		// screen: at a terminal, chat logs warnings only (debug still works).
@@ -69,9 +74,13 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	}
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
-		// The first Ctrl-C stops reading, not the answer being written.
-		Handler: detachedHandler{measuredHandler{a.agent, a.metrics}},
-		Color:   interactive && isTerminal(env.stdout) && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
+		// A signal stops reading, not the answer being written (the
+		// console detaches it); at a terminal Ctrl-C is a key that
+		// cancels the answer, and Withdraw keeps that turn from the reflector.
+		Handler:  measuredHandler{a.agent, a.metrics},
+		Withdraw: a.withdraw,
+		History:  chatHistory(cfg, name, interactive),
+		Color:    interactive && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
 		Memory: func(user string) (string, error) {
 			return wiring.Memory{Store: a.store, IndexBudget: 1 << 20}.Index(user)
 		},
@@ -96,6 +105,15 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 		return failure(runErr)
 	}
 	return nil // EOF, /quit, or Ctrl-C: all normal ends of a chat
+}
+
+// chatHistory is the file of what name typed in interactive chats, for
+// the up arrow: in the state folder, one per memory user.
+func chatHistory(cfg *Config, name string, interactive bool) string {
+	if !interactive {
+		return ""
+	}
+	return filepath.Join(stateDir(cfg), "chat", name+".history")
 }
 
 // isTerminal reports whether r is a character device (a person typing).

@@ -224,12 +224,3 @@ func (gm gatedModel) Complete(ctx context.Context, req llm.Request) (llm.Respons
 	}()
 	return gm.m.Complete(ctx, req)
 }
-
-// detachedHandler gives the agent a context that the first signal does not
-// cancel: chat stops reading at the first Ctrl-C, but the task it is
-// answering runs on, bounded by the call gate, as in the adapters.
-type detachedHandler struct{ h handler }
-
-func (d detachedHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
-	return d.h.Handle(context.WithoutCancel(ctx), t)
-}

@@ -1,0 +1,94 @@
+package console
+
+import (
+	"regexp"
+	"strings"
+)
+
+// ANSI styles for a terminal that takes colour (Config.Color).
+const (
+	ansiBold      = "\x1b[1m"
+	ansiDim       = "\x1b[2m"
+	ansiItalic    = "\x1b[3m"
+	ansiUnderline = "\x1b[4m"
+	ansiCode      = "\x1b[36m"
+	ansiYou       = "\x1b[1;32m"
+	ansiMnemo     = "\x1b[1;36m"
+	ansiReset     = "\x1b[0m"
+	clearRight    = "\x1b[K"
+)
+
+var (
+	codeRE   = regexp.MustCompile("`([^`\n]+)`")
+	boldRE   = regexp.MustCompile(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
+	italicRE = regexp.MustCompile(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*($|[^\w*])`)
+	linkRE   = regexp.MustCompile(`\[([^\]\n]+)\]\(([^)\s]+)\)`)
+	bulletRE = regexp.MustCompile(`^(\s*)[-*+] (.*)$`)
+	ruleRE   = regexp.MustCompile(`^\s*([-*_])(\s*([-*_]))+\s*$`)
+)
+
+// style renders the Markdown a model commonly writes for a terminal:
+// headings bold, **bold**, *italic*, `code` and fenced blocks in cyan,
+// list bullets as •, quotes and rules dimmed, links as "text (url)".
+// Anything else is left as written.
+func style(text string) string {
+	lines := strings.Split(text, "\n")
+	fenced := false
+	for i, l := range lines {
+		trimmed := strings.TrimSpace(l)
+		switch {
+		case strings.HasPrefix(trimmed, "```"):
+			fenced = !fenced
+			lines[i] = ansiDim + l + ansiReset
+		case fenced:
+			lines[i] = ansiCode + l + ansiReset
+		case heading(l) != "":
+			h := heading(l)
+			if strings.HasPrefix(l, "# ") {
+				h = ansiUnderline + h
+			}
+			lines[i] = ansiBold + h + ansiReset
+		case ruleRE.MatchString(l) && len(trimmed) >= 3:
+			lines[i] = ansiDim + strings.Repeat("─", 40) + ansiReset
+		case strings.HasPrefix(trimmed, ">"):
+			lines[i] = ansiDim + "│ " + ansiReset + inline(strings.TrimSpace(strings.TrimPrefix(trimmed, ">")))
+		default:
+			if m := bulletRE.FindStringSubmatch(l); m != nil {
+				lines[i] = m[1] + ansiCode + "•" + ansiReset + " " + inline(m[2])
+				continue
+			}
+			lines[i] = inline(l)
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// heading returns the text of a "# Title" line (1 to 6 #), or "".
+func heading(l string) string {
+	h := strings.TrimLeft(l, "#")
+	if n := len(l) - len(h); n == 0 || n > 6 || !strings.HasPrefix(h, " ") {
+		return ""
+	}
+	return strings.TrimSpace(h)
+}
+
+// inline styles one line's spans; the inside of `code` is left alone.
+func inline(l string) string {
+	var b strings.Builder
+	for {
+		loc := codeRE.FindStringSubmatchIndex(l)
+		if loc == nil {
+			b.WriteString(emphasis(l))
+			return b.String()
+		}
+		b.WriteString(emphasis(l[:loc[0]]))
+		b.WriteString(ansiCode + l[loc[2]:loc[3]] + ansiReset)
+		l = l[loc[1]:]
+	}
+}
+
+func emphasis(s string) string {
+	s = linkRE.ReplaceAllString(s, "$1 "+ansiDim+"($2)"+ansiReset)
+	s = boldRE.ReplaceAllString(s, ansiBold+"$1$2"+ansiReset)
+	return italicRE.ReplaceAllString(s, "$1"+ansiItalic+"$2"+ansiReset+"$3")
+}
