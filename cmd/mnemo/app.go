@@ -299,6 +299,9 @@ func (a *app) forget(ctx context.Context, user, path string, keepHistory bool) (
 	if err == nil && !keepHistory {
 		err = forgetHistory(a.hist, user, path)
 	}
+	if err == nil && path == "" {
+		err = forgetChatHistory(a.cfg, user)
+	}
 	if err == nil {
 		a.env.logger.Info("memory: forgotten at the user's request", "user", user, "path", path, "dropped", d.String(), "history_kept", keepHistory)
 	}

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"log/slog"
 	"path/filepath"
 
@@ -63,6 +66,16 @@ func forgetHistory(h *memhistory.Store, user, path string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("the memory is deleted, but not its history (%w); delete %s by hand", err, filepath.Join(h.Dir(), user))
+	}
+	return nil
+}
+
+// forgetChatHistory deletes what the user typed at the terminal chat (its
+// line history) when all their memory is forgotten.
+func forgetChatHistory(cfg *Config, user string) error {
+	name := chatHistory(cfg, user, true)
+	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("the memory is deleted, but not the chat history %s (%w); delete it by hand", name, err)
 	}
 	return nil
 }

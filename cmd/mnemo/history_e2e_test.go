@@ -76,6 +76,12 @@ func TestHistoryThroughTheBinary(t *testing.T) {
 	}
 	cli(t, w.env, "memory", "forget", "zhangsan", "facts/user.md", "--yes", "--keep-history").want(t, 0, "deleted", "")
 	cli(t, w.env, "memory", "history", "zhangsan").want(t, 0, "restore of "+first, "")
+	chatLines := filepath.Join(w.dir, "data", "state", "chat", "zhangsan.history")
+	os.MkdirAll(filepath.Dir(chatLines), 0o700)
+	os.WriteFile(chatLines, []byte("my secret line\n"), 0o600)
 	cli(t, w.env, "memory", "forget", "zhangsan", "--yes").want(t, 0, "deleted", "")
+	if _, err := os.Stat(chatLines); !os.IsNotExist(err) {
+		t.Error("the terminal chat's line history survived a forget")
+	}
 	cli(t, w.env, "memory", "history", "zhangsan").want(t, 0, "no history of zhangsan", "")
 }

@@ -350,6 +350,11 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 			return failure(err)
 		}
 	}
+	if p == "" {
+		if err := forgetChatHistory(m.cfg, name); err != nil {
+			return failure(err)
+		}
+	}
 	return m.reportForget(name, what, d.String(), "")
 }
 
