@@ -4,8 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"log/slog"
+	"os"
 	"path/filepath"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
