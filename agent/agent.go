@@ -77,6 +77,10 @@ type Reply struct {
 	TaskID  string
 	Text    string // what to post; ApologyText when Failed
 	Failed  bool   // the model could not be reached (or the task broke)
+	// Err is why a Failed reply failed (a model error wraps one of the
+	// llm.Err* errors): a front end whose reader runs the server (the
+	// terminal chat) says the cause and the fix instead of the apology.
+	Err error
 	Steps   int    // model calls made
 	Stopped string // "", StopMaxSteps or StopRepeated
 }
@@ -250,7 +254,7 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 
 	reply = Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped}
 	if err != nil {
-		reply.Text, reply.Failed = ApologyText, true
+		reply.Text, reply.Failed, reply.Err = ApologyText, true, err
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			// The caller cancelled it (Ctrl-C in chat): no fault to warn of.
 			log.Info("agent: task cancelled", "state", "failed", "steps", res.Steps, "duration", time.Since(start))

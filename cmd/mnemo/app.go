@@ -31,6 +31,8 @@ type app struct {
 	refl  *reflector.Reflector
 	// metrics are served on /metrics by serve; chat keeps them unread.
 	metrics *metrics.Metrics
+	// baseURL is the model server's address as resolved (what was tried).
+	baseURL string
 	// hist keeps the earlier versions of memory files (changes.go).
 	hist *memhistory.Store
 
@@ -130,7 +132,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, store: store, llm: client, refl: refl, calls: calls, hist: hist, metrics: changes.metrics}
+	a := &app{env: env, cfg: cfg, store: store, llm: client, refl: refl, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL}
 	a.metrics.SetGauges(metrics.Gauges{JournalPending: refl.Pending})
 	ag, err := agent.New(agent.Config{
 		Model: calls.model(measuredModel{client, "thinker", changes.metrics}), ModelName: cfg.LLM.Model, Memory: mem,

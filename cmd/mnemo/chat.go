@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
@@ -72,12 +74,14 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 		a.Close(sd.hard)
 		return err
 	}
+	var unanswered atomic.Int64 // messages the model could not answer
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
 		// A signal stops reading, not the answer being written (the
 		// console detaches it); at a terminal Ctrl-C is a key that
 		// cancels the answer, and Withdraw keeps that turn from the reflector.
-		Handler:  measuredHandler{a.agent, a.metrics},
+		Handler: explainingHandler{measuredHandler{a.agent, a.metrics},
+			explainer{baseURL: a.baseURL, model: cfg.LLM.Model, models: a.llm}, &unanswered},
 		Withdraw: a.withdraw,
 		History:  chatHistory(cfg, name, interactive),
 		Color:    interactive && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
@@ -99,10 +103,18 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 		return abortError()
 	case closeErr != nil:
 		return failure(closeErr)
-	case saveErr != nil:
-		return failure(fmt.Errorf("not everything was saved: %w", saveErr))
 	case runErr != nil && ctx.Err() == nil:
 		return failure(runErr)
+	}
+	var errs []error
+	if !interactive && unanswered.Load() > 0 {
+		errs = append(errs, fmt.Errorf("%d message(s) could not be answered; the replies say why", unanswered.Load()))
+	}
+	if saveErr != nil {
+		errs = append(errs, fmt.Errorf("not everything was saved: %w", saveErr))
+	}
+	if len(errs) > 0 {
+		return failure(errors.Join(errs...))
 	}
 	return nil // EOF, /quit, or Ctrl-C: all normal ends of a chat
 }

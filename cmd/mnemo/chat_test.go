@@ -301,8 +301,10 @@ func TestChatDefaultUserAndModelFailure(t *testing.T) {
 		}
 		return openaitest.Error(400, "invalid_request_error", "bad request"), true
 	})
+	// The person is told what went wrong; a piped chat that could not
+	// answer exits 1.
 	r := w.chat(t, "hello\n")
-	r.want(t, 0, "Sorry, I couldn't reach the language model", "")
+	r.want(t, 1, "The model server at "+w.srv.URL()+" refused the request (HTTP 400): bad request. Check that it supports chat completions with tools for the model \"gpt-4o-mini\" (MNEMO_MODEL).\n", "1 message(s) could not be answered")
 	reqs := w.srv.Requests()
 	if !strings.Contains(reqs[len(reqs)-1].LastUser(), `USER ("console")`) {
 		t.Errorf("default user: %q", reqs[len(reqs)-1].LastUser())

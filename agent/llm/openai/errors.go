@@ -118,6 +118,7 @@ func (c *Client) classify(err error) failure {
 	var apiErr *goopenai.APIError
 	var reqErr *goopenai.RequestError
 	var netErr net.Error
+	var dnsErr *net.DNSError
 	var syntaxErr *json.SyntaxError
 	var typeErr *json.UnmarshalTypeError
 	switch {
@@ -132,6 +133,9 @@ func (c *Client) classify(err error) failure {
 		return classifyStatus(reqErr.HTTPStatusCode, code, "")
 	case errors.As(err, &apiErr):
 		return classifyStatus(apiErr.HTTPStatusCode, codeString(apiErr.Code), apiErr.Type)
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		// No such host: a typo in the address, which retrying cannot fix.
+		return failure{kind: llm.ErrUnavailable, detail: "no such host: check the address"}
 	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return failure{kind: llm.ErrUnavailable, retry: true}
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):

@@ -750,3 +750,17 @@ func TestModels(t *testing.T) {
 		t.Errorf("Models of a closed port = %v", err)
 	}
 }
+
+// TestNoSuchHostIsNotRetried: a host that does not exist is a typo in the
+// address; retrying cannot fix it.
+func TestNoSuchHostIsNotRetried(t *testing.T) {
+	c := New(Config{BaseURL: "http://mnemo-no-such-host.invalid/v1"})
+	f := c.classify(&url.Error{Op: "Post", URL: "http://mnemo-no-such-host.invalid/v1/chat/completions", Err: &net.DNSError{Err: "no such host", Name: "mnemo-no-such-host.invalid", IsNotFound: true}})
+	if f.retry || f.kind != llm.ErrUnavailable || !strings.Contains(f.detail, "no such host") {
+		t.Errorf("classify(no such host) = %+v", f)
+	}
+	f = c.classify(&url.Error{Op: "Post", URL: "x", Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}})
+	if !f.retry {
+		t.Errorf("a DNS server failure is not retried: %+v", f)
+	}
+}

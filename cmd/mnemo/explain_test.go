@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+// TestChatErrorGolden: a piped chat whose model fails says, on stdout in
+// the conversation, the cause and the fix, and exits 1. The address
+// differs per run, so it is written as URL in the golden files.
+func TestChatErrorGolden(t *testing.T) {
+	wd, err := os.Getwd() // the tests below move to a temporary folder
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		reply openaitest.Reply
+		setup func(w *chatWorld)
+	}{
+		{name: "401", reply: openaitest.Error(401, "invalid_api_key", "Incorrect API key provided: sk-test****3456")},
+		{name: "404-model", reply: openaitest.Error(404, "model_not_found", "The model `gpt-4o-mini` does not exist"),
+			setup: func(w *chatWorld) { w.srv.SetModels("qwen3", "llama3.2") }},
+		{name: "429", reply: openaitest.Error(429, "rate_limit_exceeded", "Rate limit reached")},
+		{name: "quota", reply: openaitest.Error(429, "insufficient_quota", "You exceeded your current quota")},
+		{name: "refused", setup: func(w *chatWorld) {
+			ln, _ := net.Listen("tcp", "127.0.0.1:0")
+			w.env["OPENAI_BASE_URL"] = "http://" + ln.Addr().String() + "/v1"
+			ln.Close()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newChatWorld(t)
+			// No retries: the answer comes at once (retries are the client's tests).
+			os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte("llm:\n  maxRetries: 0\n"), 0o600)
+			w.srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
+				if strings.Contains(r.System(), "memory reflector") {
+					return openaitest.Text("nothing to remember"), true
+				}
+				return tc.reply, true
+			})
+			if tc.setup != nil {
+				tc.setup(w)
+			}
+			r := w.chat(t, "hello\n")
+			got := fmt.Sprintf("exit %d\n%s", r.code, strings.ReplaceAll(r.stdout, strings.TrimSuffix(w.env["OPENAI_BASE_URL"], "/v1"), "URL"))
+			golden := filepath.Join(wd, "testdata", "chat-errors", tc.name+".txt")
+			if *updateGolden {
+				os.MkdirAll(filepath.Dir(golden), 0o755)
+				os.WriteFile(golden, []byte(got), 0o644)
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("piped chat:\n%s\nwant (%s):\n%s", got, golden, want)
+			}
+			if !strings.Contains(r.stderr, "mnemo: 1 message(s) could not be answered; the replies say why") || strings.Contains(r.stdout+r.stderr, "sk-test-key-123456") {
+				t.Errorf("stderr: %s", r.stderr)
+			}
+		})
+	}
+}
+
+type fixedModels []string
+
+func (f fixedModels) Models(context.Context) ([]string, error) {
+	if f == nil {
+		return nil, errors.New("no list")
+	}
+	return f, nil
+}
+
+func TestExplain(t *testing.T) {
+	e := explainer{baseURL: "http://user:pw@example.test/v1", model: "m1", models: fixedModels(nil)}
+	noHost := &openai.Error{Kind: llm.ErrUnavailable, Err: &url.Error{Op: "Post", URL: "x", Err: &net.DNSError{Err: "no such host", Name: "example.test", IsNotFound: true}}}
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{fmt.Errorf("think: %w", noHost), "Nothing answered at http://…@example.test/v1: lookup example.test: no such host. Check OPENAI_BASE_URL"},
+		{&openai.Error{Kind: llm.ErrUnavailable, StatusCode: 502}, "is failing right now (HTTP 502). Try again in a moment"},
+		{&openai.Error{Kind: llm.ErrBadRequest, StatusCode: 404}, `does not know the model "m1" (HTTP 404). Set MNEMO_MODEL (or llm.model) to a model it has.`},
+		{errors.New("a bug"), "Sorry, I couldn't reach the language model just now, so I can't answer that. Please try again in a moment. (a bug)"},
+	} {
+		if got := e.explain(context.Background(), tc.err); !strings.Contains(got, tc.want) || strings.Contains(got, "pw") {
+			t.Errorf("explain(%v) = %q, want %q", tc.err, got, tc.want)
+		}
+	}
+}
