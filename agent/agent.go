@@ -74,13 +74,13 @@ type Task struct {
 
 // Reply is the answer to a task.
 type Reply struct {
-	TaskID  string
-	Text    string // what to post; ApologyText when Failed
-	Failed  bool   // the model could not be reached (or the task broke)
+	TaskID string
+	Text   string // what to post; ApologyText when Failed
+	Failed bool   // the model could not be reached (or the task broke)
 	// Err is why a Failed reply failed (a model error wraps one of the
 	// llm.Err* errors): a front end whose reader runs the server (the
 	// terminal chat) says the cause and the fix instead of the apology.
-	Err error
+	Err     error
 	Steps   int    // model calls made
 	Stopped string // "", StopMaxSteps or StopRepeated
 }
