@@ -27,12 +27,13 @@ const defaultChatUser = "console"
 func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
 	fs := newFlagSet("chat")
 	user := fs.String("user", "", "")
+	verbose := fs.Bool("verbose", false, "")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
 	if len(pos) > 0 {
-		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME]", pos[0])
+		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME] [--verbose]", pos[0])
 	}
 	name := *user
 	if name == "" {
@@ -47,9 +48,10 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	// A person at a terminal: keys in, the conversation out. With either
 	// redirected, chat is piped: replies only on stdout.
 	interactive := isTerminal(env.stdin) && isTerminal(env.stdout)
-	if interactive && isTerminal(env.stderr) && cfg.Log.Level == "info" {
+	if !*verbose && cfg.Log.Level == "info" {
 		// Info lines would interleave with the conversation on the same
-		// screen: at a terminal, chat logs warnings only (debug still works).
+		// screen, or bury a script's answer: chat logs warnings and errors
+		// only, unless --verbose (log.level: debug still works).
 		quiet := *cfg
 		quiet.Log.Level = "warn"
 		e := *env

@@ -366,3 +366,15 @@ func TestChatChild(t *testing.T) {
 	err := run(stopOn(context.Background()), []string{"chat", "--user", "zhangsan"}, os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	os.Exit(exitCode(err, os.Stderr))
 }
+
+// A piped chat writes the replies alone to stdout and nothing but warnings
+// and errors to stderr; --verbose brings the info lines back.
+func TestPipedChatIsQuiet(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan").want(t, 0, "Noted.\n", "")
+	r := w.chat(t, "What's my name?\n", "--user", "zhangsan")
+	if r.code != 0 || r.stdout != "Your name is Zhang San.\n" || r.stderr != "" {
+		t.Errorf("piped chat: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	w.chat(t, "What's my name?\n", "--user", "zhangsan", "--verbose").want(t, 0, "Your name is Zhang San.\n", "level=INFO msg=\"mnemo: ready\"")
+}

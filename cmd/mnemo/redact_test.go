@@ -12,7 +12,7 @@ import (
 func TestBaseURLCredentialsNotShown(t *testing.T) {
 	w := newChatWorld(t)
 	w.env["OPENAI_BASE_URL"] = strings.Replace(w.srv.URL(), "http://", "http://user:s3cr3t@", 1)
-	r := w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan")
+	r := w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan", "--verbose")
 	r.want(t, 0, "Noted.\n", "mnemo: ready")
 	if strings.Contains(r.stderr, "s3cr3t") {
 		t.Errorf("the password was logged:\n%s", r.stderr)
@@ -22,7 +22,7 @@ func TestBaseURLCredentialsNotShown(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.env["OPENAI_BASE_URL"] = "http://user:s3cr3t@127.0.0.1:1/v1"
-	r = w.chat(t, "Hello again.\n", "--user", "zhangsan")
+	r = w.chat(t, "Hello again.\n", "--user", "zhangsan", "--verbose")
 	if strings.Contains(r.stdout+r.stderr, "s3cr3t") {
 		t.Errorf("the password was shown:\n%s\n%s", r.stdout, r.stderr)
 	}

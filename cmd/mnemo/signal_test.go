@@ -149,7 +149,7 @@ func TestSigtermChatWaitsTheGraceThenKeepsTheTurnJournaled(t *testing.T) {
 	const grace = time.Second
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 1ms\nshutdown:\n  grace: 1s\n")
 	reflections := hangModel(w, isReflection)
-	p := startMain(t, w, "chat", "--user", "ada")
+	p := startMain(t, w, "chat", "--user", "ada", "--verbose")
 	io.WriteString(p.stdin, "Hello, I'm Ada Lovelace.\n")
 	p.stdout.waitFor(t, "Noted.\n", 1)
 	receive(t, reflections, "the reflection to start")
@@ -226,7 +226,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 			var p *mainProcess
 			var send func(text string)
 			if tc.name == "chat" {
-				p = startMain(t, w, "chat", "--user", "ada")
+				p = startMain(t, w, "chat", "--user", "ada", "--verbose")
 				send = func(text string) { io.WriteString(p.stdin, text+"\n") }
 			} else {
 				slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
