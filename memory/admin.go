@@ -73,3 +73,18 @@ func (u *User) Replace(p, content string, base Version, commit CommitHook) (Vers
 		return []byte(content), nil
 	})
 }
+
+// Entry is one "## Title" entry of an episode file.
+type Entry struct {
+	Title, Summary, Date string
+}
+
+// Entries are the entries of an episode file's text, in file order.
+func Entries(text string) []Entry {
+	_, eps, _ := parseEpisodes(text)
+	out := make([]Entry, len(eps))
+	for i, e := range eps {
+		out[i] = Entry{Title: e.Title, Summary: e.Summary, Date: e.Date}
+	}
+	return out
+}

@@ -89,3 +89,13 @@ func TestReplace(t *testing.T) {
 		t.Errorf("a refused replace changed the file: %q", readFile(t, file))
 	}
 }
+
+func TestEntries(t *testing.T) {
+	got := Entries("# E\n> Summary: s\n\n## One\n- Summary: first\n- Date: 2026-11-01\n\ntext\n\n## Two\n- Date: 2026-11-02\n")
+	if len(got) != 2 || got[0] != (Entry{"One", "first", "2026-11-01"}) || got[1] != (Entry{"Two", "", "2026-11-02"}) {
+		t.Errorf("Entries = %+v", got)
+	}
+	if len(Entries("# no entries\n")) != 0 {
+		t.Error("entries in a file without any")
+	}
+}

@@ -34,6 +34,9 @@ type Config struct {
 	// Memory, when set, answers the /memory command with what is
 	// remembered about the user.
 	Memory func(user string) (string, error)
+	// Forget, when set, deletes all that is remembered about the user
+	// (/forget, confirmed with "/forget yes") and says what it deleted.
+	Forget func(user string) (string, error)
 	// History is the file of the messages sent in interactive chats, for
 	// the up arrow ("" → this session only). It is created with mode 0600.
 	History string
@@ -46,7 +49,11 @@ type Config struct {
 // maxLine bounds one input line (a pasted log is fine; a runaway pipe is not).
 const maxLine = 1 << 20
 
-const help = "Type a message and press Enter. /memory shows what mnemo remembers about you; /quit or Ctrl-D ends the chat."
+const help = `Type a message and press Enter. Commands:
+  /memory      what mnemo remembers about you
+  /forget      delete all of it (asks first)
+  /help        this help
+  /quit        end the chat (or Ctrl-D)`
 
 const interactiveHelp = help + `
 Lines: ←/→, Home/End, Ctrl-W deletes a word, ↑/↓ recall earlier messages.
@@ -104,6 +111,10 @@ func Run(ctx context.Context, cfg Config) error {
 		case text == "/memory" && cfg.Memory != nil:
 			fmt.Fprintln(cfg.Out, showMemory(cfg))
 			continue
+		case isForget(text) && cfg.Forget != nil:
+			out, _ := forget(cfg, text)
+			fmt.Fprintln(cfg.Out, out)
+			continue
 		}
 		reply, err := cfg.Handler.Handle(context.WithoutCancel(ctx), task(cfg, text, ""))
 		if err != nil {
@@ -124,6 +135,26 @@ func showMemory(cfg Config) string {
 		out = "mnemo: cannot show your memory: " + err.Error()
 	}
 	return out
+}
+
+// isForget reports whether text is the /forget command (with or
+// without its confirmation).
+func isForget(text string) bool {
+	f := strings.Fields(text)
+	return len(f) > 0 && f[0] == "/forget"
+}
+
+// forget answers /forget: it asks for the confirmation first, and deletes
+// only on "/forget yes".
+func forget(cfg Config, text string) (answer string, forgotten bool) {
+	if f := strings.Fields(text); len(f) != 2 || f[1] != "yes" {
+		return "This deletes everything mnemo remembers about you, " + cfg.User + ", and what you typed here earlier; it cannot be undone. To go ahead, type: /forget yes", false
+	}
+	out, err := cfg.Forget(cfg.User)
+	if err != nil {
+		return "mnemo: could not forget: " + err.Error(), false
+	}
+	return out, true
 }
 
 // clean keeps the model's text from driving the terminal: no escape

@@ -129,6 +129,15 @@ func (h *history) record(msg string) error {
 	return nil
 }
 
+// forget drops every entry and stops writing the file: the user's memory
+// was forgotten, and the file with it (by the caller); nothing typed
+// before may come back.
+func (h *history) forget() {
+	h.entries = nil
+	h.close()
+	h.f = nil
+}
+
 func (h *history) close() {
 	if h.f != nil {
 		h.f.Close()

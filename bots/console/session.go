@@ -91,6 +91,14 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 				continue
 			}
 		}
+		if isForget(text) && cfg.Forget != nil {
+			out, forgotten := forget(cfg, text)
+			if forgotten {
+				s.hist.forget()
+			}
+			fmt.Fprintln(cfg.Out, out)
+			continue
+		}
 		if err := s.turn(ctx, text); err != nil {
 			return err
 		}

@@ -10,7 +10,6 @@ import (
 	"sync/atomic"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
-	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -87,9 +86,8 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 		Withdraw: a.withdraw,
 		History:  chatHistory(cfg, name, interactive),
 		Color:    interactive && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
-		Memory: func(user string) (string, error) {
-			return wiring.Memory{Store: a.store, IndexBudget: 1 << 20}.Index(user)
-		},
+		Memory: a.showInChat,
+		Forget: a.forgetInChat,
 	})
 	switch {
 	case interactive && ctx.Err() != nil:

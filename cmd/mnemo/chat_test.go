@@ -378,3 +378,34 @@ func TestPipedChatIsQuiet(t *testing.T) {
 	}
 	w.chat(t, "What's my name?\n", "--user", "zhangsan", "--verbose").want(t, 0, "Your name is Zhang San.\n", "level=INFO msg=\"mnemo: ready\"")
 }
+
+// /memory shows what is remembered (fact text, the newest episodes with
+// their dates), never the model's instruction lines; /forget asks first,
+// /forget yes deletes; /help lists the commands.
+func TestChatMemoryForgetHelp(t *testing.T) {
+	w := newChatWorld(t)
+	w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan").want(t, 0, "Noted.\n", "")
+	ep := filepath.Join(w.dir, "data", "memory", "zhangsan", "episodes", "2026-11.md")
+	os.MkdirAll(filepath.Dir(ep), 0o755)
+	os.WriteFile(ep, []byte("# Episodes 2026-11\n> Summary: flaky tests\n\n## Fixed the flaky test\n- Summary: a race in the cache\n- Date: 2026-11-03\n\n## Set up CI\n- Summary: GitHub Actions\n- Date: 2026-11-20\n"), 0o644)
+	r := w.chat(t, "/memory\n/help\n/forget\n", "--user", "zhangsan")
+	for _, want := range []string{
+		"## What I remember about you, zhangsan\n",
+		"### user name (facts/user.md)\n- Name: Zhang San\n",
+		"### Recent work together (2 of 2, from episodes/2026-11.md)\n- 2026-11-20 Set up CI — GitHub Actions\n- 2026-11-03 Fixed the flaky test — a race in the cache\n",
+		"/memory      what mnemo remembers about you\n",
+		"To go ahead, type: /forget yes\n",
+	} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("chat output lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	if strings.Contains(r.stdout, "memory_read") || strings.Contains(r.stdout, "# User Facts") {
+		t.Errorf("/memory shows instructions or raw titles:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(ep); err != nil {
+		t.Fatal("/forget without yes deleted something")
+	}
+	w.chat(t, "/forget yes\n/memory\n", "--user", "zhangsan").want(t, 0, "Done: I have forgotten everything about you, zhangsan.\nI don't remember anything about you yet.\n", "")
+	w.chat(t, "/forget yes\n", "--user", "zhangsan").want(t, 0, "There was nothing to forget", "")
+}
