@@ -86,8 +86,8 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 		Withdraw: a.withdraw,
 		History:  chatHistory(cfg, name, interactive),
 		Color:    interactive && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
-		Memory: a.showInChat,
-		Forget: a.forgetInChat,
+		Memory:   a.showInChat,
+		Forget:   a.forgetInChat,
 	})
 	switch {
 	case interactive && ctx.Err() != nil:
