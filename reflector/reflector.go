@@ -110,6 +110,12 @@ type Config struct {
 	// inject full disks and crashes with it. The memory store takes the
 	// same hook.
 	Faults func(op, name string) error
+	// OnRun, when set, is told how each run ended: "ok", "failed" (it is
+	// retried or given up), "canceled" (by shutdown; resumed at the next
+	// start), "split" (too long for the model: retried in halves) or
+	// "forgotten" (the user's memory was forgotten meanwhile). The
+	// metrics count them. It runs on the user's loop: it must not block.
+	OnRun func(outcome string)
 }
 
 // Reflector journals finished turns and reflects them into memory in the

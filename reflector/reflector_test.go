@@ -753,3 +753,21 @@ func TestQuoteFence(t *testing.T) {
 		t.Errorf("oneLine = %q", got)
 	}
 }
+
+// OnRun hears how each run ended: a success, then a failure (the model
+// refuses), then the retry's success.
+func TestOnRunOutcomes(t *testing.T) {
+	var mu sync.Mutex
+	var outcomes []string
+	e := newEnv(t, func(c *Config) {
+		c.MaxTurns = 1
+		c.OnRun = func(o string) { mu.Lock(); outcomes = append(outcomes, o); mu.Unlock() }
+	})
+	got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(outcomes, ",") }
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	e.add(turn("alice", "t1", "hi"))
+	e.waitFor("the first run", func() bool { return got() == "ok" })
+	e.srv.Enqueue(openaitest.Error(400, "invalid_request_error", "no"))
+	e.add(turn("alice", "t2", "hi again"))
+	e.waitFor("the failed run", func() bool { return got() == "ok,failed" })
+}

@@ -258,17 +258,25 @@ func (u *userState) finish(run *runLog, batch []entry, tasks []string, start tim
 	u.ended = append(u.ended, u.done)
 	u.running, u.busy = nil, false
 	var split *splitError
+	outcome := "failed"
 	switch {
 	case u.run != run:
+		outcome = "forgotten"
 		u.forgotten(batch)
 	case err == nil:
+		outcome = "ok"
 		u.succeeded(batch, tasks, start)
 	case errors.As(err, &split):
+		outcome = "split"
 		u.split(batch, split)
 	case u.r.ctx.Err() != nil:
+		outcome = "canceled"
 		u.interrupted(batch, tasks)
 	default:
 		u.failed(batch, tasks, err)
+	}
+	if u.r.cfg.OnRun != nil {
+		u.r.cfg.OnRun(outcome)
 	}
 }
 

@@ -26,6 +26,10 @@ func (b *Bot) journal() *intake.Journal { return b.intake.Load() }
 // memory user name.
 func (b *Bot) Forget(user string) int { return b.journal().Forget(user) }
 
+// Queued is the number of messages accepted and not answered yet (for
+// the metrics).
+func (b *Bot) Queued() int { return b.queue.Len() }
+
 // openJournal opens the journal in Config.IntakeDir, when set.
 func (b *Bot) openJournal() error {
 	if b.cfg.IntakeDir == "" {

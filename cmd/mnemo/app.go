@@ -120,7 +120,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	refl, err := reflector.Open(reflector.Config{
 		Model: measuredModel{client, "reflector", changes.metrics}, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
 		Idle: cfg.Reflector.Idle.Std(), MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults,
+		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults, OnRun: changes.metrics.Reflection,
 	})
 	if err != nil {
 		store.Close()

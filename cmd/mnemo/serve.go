@@ -84,6 +84,9 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 		return stop(err)
 	}
 	for _, ad := range adapters {
+		if q, ok := ad.adapter.(interface{ Queued() int }); ok {
+			a.metrics.QueueSource(ad.name, q.Queued)
+		}
 		if q, ok := ad.adapter.(interface{ Forget(user string) int }); ok {
 			// A forget drops the user's queued messages first, so none of
 			// them becomes a turn after the user's turns were dropped.

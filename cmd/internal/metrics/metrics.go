@@ -26,7 +26,6 @@ type Metrics struct {
 	writes       *prometheus.CounterVec
 	conflicts    prometheus.Counter
 	handEdits    prometheus.Counter
-	queueDepth   *prometheus.GaugeVec
 	inFlight     *prometheus.GaugeVec
 	pendingTurns prometheus.GaugeFunc
 	pending      atomic.Pointer[func() int]
@@ -86,10 +85,6 @@ func New(g Gauges) *Metrics {
 			Name: "mnemo_memory_hand_edits_total",
 			Help: "Changes to memory files made outside mnemo (an editor, a script) that the watcher saw.",
 		}),
-		queueDepth: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "mnemo_queue_depth",
-			Help: "Messages taken and waiting for a free slot, by platform.",
-		}, []string{"platform"}),
 		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "mnemo_tasks_in_flight",
 			Help: "Messages being answered now (the model and its tools at work), by platform.",
@@ -109,7 +104,7 @@ func New(g Gauges) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.received, m.sent, m.llmRequests, m.llmLatency, m.tokens, m.toolCalls,
-		m.reflections, m.writes, m.conflicts, m.handEdits, m.queueDepth, m.inFlight, m.pendingTurns,
+		m.reflections, m.writes, m.conflicts, m.handEdits, m.inFlight, m.pendingTurns,
 	)
 	return m
 }
@@ -207,9 +202,16 @@ func (m *Metrics) TaskDone(platform string, sent bool) {
 	}
 }
 
-// QueueDepth reports how many messages of a platform wait for a slot.
-func (m *Metrics) QueueDepth(platform string, waiting int) {
-	if m != nil {
-		m.queueDepth.WithLabelValues(platform).Set(float64(waiting))
+// QueueSource exports mnemo_queue_depth for a platform, read from depth
+// at each scrape: the messages it accepted and has not answered yet
+// (waiting for a slot or being answered). Call it once per platform.
+func (m *Metrics) QueueSource(platform string, depth func() int) {
+	if m == nil {
+		return
 	}
+	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name:        "mnemo_queue_depth",
+		Help:        "Messages a platform's adapter accepted and has not answered yet (waiting for a slot or being answered).",
+		ConstLabels: prometheus.Labels{"platform": platform},
+	}, func() float64 { return float64(depth()) }))
 }

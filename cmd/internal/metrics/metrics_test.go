@@ -87,7 +87,7 @@ func TestSeriesMove(t *testing.T) {
 	m.MemoryWrite("append", "ok")
 	m.MemoryWrite("write", "conflict")
 	m.HandEdit()
-	m.QueueDepth("slack", 3)
+	m.QueueSource("slack", func() int { return 3 })
 	pending = 7
 
 	got := scrape(t, h)
@@ -148,7 +148,7 @@ func TestNilMetricsIgnoresCalls(t *testing.T) {
 	m.Reflection("ok")
 	m.MemoryWrite("write", "conflict")
 	m.HandEdit()
-	m.QueueDepth("slack", 1)
+	m.QueueSource("slack", func() int { return 1 })
 }
 
 func TestNoGaugeSource(t *testing.T) {
