@@ -228,7 +228,7 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 	if t.Conversation == "" {
 		t.Conversation = t.Platform + ":" + t.User
 	}
-	log := a.log.With("task_id", t.ID, "user", t.User, "conversation", t.Conversation)
+	log := a.log.With("task_id", t.ID, "platform", t.Platform, "user", t.User, "conversation", t.Conversation)
 	defer func() {
 		// Last resort: nothing in a task may take the process down.
 		if r := recover(); r != nil {
@@ -236,7 +236,7 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 			reply, err = Reply{TaskID: t.ID, Text: ApologyText, Failed: true}, nil
 		}
 	}()
-	log.Info("agent: task received", "state", "received", "platform", t.Platform, "channel", t.Channel,
+	log.Info("agent: task received", "state", "received", "channel", t.Channel,
 		"context_messages", len(t.Context))
 	log.Debug("agent: task text", "text", t.Text)
 

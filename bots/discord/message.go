@@ -148,7 +148,8 @@ func displayName(u *discordgo.User, member *discordgo.Member) string {
 
 // answer runs one message through the handler and posts the reply.
 func (b *Bot) answer(in *incoming) {
-	log := in.log
+	id := core.TaskID(in.id)
+	log := in.log.With("task_id", id)
 	if !b.journal().Start(in.id) {
 		log.Info("discord: message not answered: its user's memory was forgotten since it came")
 		return
@@ -162,6 +163,7 @@ func (b *Bot) answer(in *incoming) {
 		in.conversation = "discord:" + in.msg.GuildID + ":" + in.msg.ChannelID
 	}
 	task := agent.Task{
+		ID:            id,
 		User:          in.user,
 		Conversation:  in.conversation,
 		Platform:      "discord",

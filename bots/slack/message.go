@@ -180,7 +180,8 @@ func (b *Bot) memoryUser(team, user string) string {
 
 // answer runs one message through the handler and posts the reply.
 func (b *Bot) answer(ctx context.Context, m *incoming) {
-	log := m.log
+	id := core.TaskID(m.id)
+	log := m.log.With("task_id", id, "platform", "slack", "memory_user", b.memoryUser(m.team, m.user))
 	if !b.journal().Start(m.id) {
 		log.Info("slack: message not answered: its user's memory was forgotten since it came")
 		return
@@ -189,6 +190,7 @@ func (b *Bot) answer(ctx context.Context, m *incoming) {
 	stopThinking := b.startThinking(ctx, m, log)
 	defer stopThinking()
 	task := agent.Task{
+		ID:            id,
 		User:          b.memoryUser(m.team, m.user),
 		Conversation:  m.conversation,
 		Platform:      "slack",
