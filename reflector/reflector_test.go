@@ -771,3 +771,21 @@ func TestOnRunOutcomes(t *testing.T) {
 	e.add(turn("alice", "t2", "hi again"))
 	e.waitFor("the failed run", func() bool { return got() == "ok,failed" })
 }
+
+// A message answered again after a restart (same task id) is not queued
+// twice for reflection.
+func TestSameTaskIDQueuedOnce(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 10 })
+	e.add(turn("alice", "t1", "I'm Ada"))
+	e.add(turn("alice", "t1", "I'm Ada"))
+	e.add(turn("alice", "t2", "and I write Go"))
+	if n := e.r.Pending(); n != 2 {
+		t.Errorf("pending %d, want 2", n)
+	}
+	if lines := e.journalLines("alice"); len(lines) != 2 {
+		t.Errorf("journal:\n%s", strings.Join(lines, "\n"))
+	}
+	if !strings.Contains(e.logs.String(), "turn already journaled") {
+		t.Errorf("logs:\n%s", e.logs.String())
+	}
+}

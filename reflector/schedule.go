@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/clock"
@@ -135,6 +136,12 @@ func (u *userState) retire() bool {
 
 // add journals t durably, then schedules it.
 func (u *userState) add(t Turn) error {
+	if t.TaskID != "" && slices.ContainsFunc(u.queued, func(q entry) bool { return q.turn.TaskID == t.TaskID }) {
+		// The same message answered again (a restart before the adapter
+		// recorded its reply): its turn is already waiting.
+		u.r.log.Info("reflector: turn already journaled; the message was answered again after a restart", "user", u.name, "task_id", t.TaskID)
+		return nil
+	}
 	e := entry{turn: t}
 	if err := u.r.j.append(e); err != nil {
 		return err
