@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -20,7 +21,7 @@ import (
 // model client, the Thinker and the reflector, wired together.
 type app struct {
 	env   *cliEnv
-	cfg   *Config
+	cfg   *config.Config
 	store *memory.Store
 	llm   *agent.LLM
 	agent *agent.Agent
@@ -52,7 +53,7 @@ func (a *app) saveError() error {
 }
 
 // stateDir is state.dir, or "state" beside the memory folder.
-func stateDir(cfg *Config) string {
+func stateDir(cfg *config.Config) string {
 	if cfg.State.Dir != "" {
 		return cfg.State.Dir
 	}
@@ -62,11 +63,11 @@ func stateDir(cfg *Config) string {
 // openApp resolves the model server (falling back to a local Ollama),
 // opens the store and the reflector (which replays turns a crash left
 // journaled) and builds the Thinker.
-func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
+func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error) {
 	httpClient := &http.Client{Transport: wiring.ModelTransport(cfg.Agent.MaxConcurrent)}
 	ollama := env.getenv("MNEMO_OLLAMA_URL")
 	probe := func(ctx context.Context, url string) error { return agent.ProbeModels(ctx, httpClient, url) }
-	baseURL, note, err := ResolveLLM(ctx, cfg, probe, ollama)
+	baseURL, note, err := cfg.ResolveLLM(ctx, probe, ollama)
 	if err != nil {
 		return nil, err
 	}
@@ -86,7 +87,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	}
 	llm := agent.NewLLM(agent.LLMConfig{
 		BaseURL: baseURL, APIKey: cfg.LLM.APIKey, HTTPClient: httpClient,
-		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
+		Timeout: cfg.LLM.Timeout, MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
 		Logger: env.logger,
 	})
 	mem := wiring.Memory{Store: store, IndexBudget: cfg.Memory.IndexBudget}
@@ -96,7 +97,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	}
 	refl, err := reflector.Open(reflector.Config{
 		Model: llm, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
-		Idle: cfg.Reflector.Idle.Std(), MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
+		Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults,
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -19,7 +20,7 @@ const defaultChatUser = "console"
 // end of input it waits for the reflections, then returns (exit 0). The
 // first Ctrl-C (or SIGTERM) stops reading and gives the running answer and
 // the reflections shutdown.grace; a second one stops at once (exit 130).
-func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
+func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
 	fs := newFlagSet("chat")
 	user := fs.String("user", "", "")
 	pos, err := parseArgs(fs, args)
@@ -59,7 +60,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	if err != nil {
 		return err
 	}
-	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace.Std(), env.logger, a.calls.close)
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
 	defer sd.release()
 	ctl, err := a.listenControl()
 	if err != nil {

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // lockFileName is the lock's file in the state folder.
@@ -38,7 +40,7 @@ func (l *dataLock) Close() error { return l.f.Close() }
 // the lock it returns an error (exit 1) naming that process; any other
 // problem is an error (exit 1) naming the lock file and the cause. Take it
 // before opening the app, so that only the owner replays the journal.
-func lockData(cfg *Config, command string) (*dataLock, error) {
+func lockData(cfg *config.Config, command string) (*dataLock, error) {
 	dir := stateDir(cfg)
 	path := filepath.Join(dir, lockFileName)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -100,7 +102,7 @@ func lockHolder(f *os.File) (string, bool) {
 
 // lockError is a lock that could not be taken for a reason other than
 // another holder: exit 1, naming the lock file and the cause.
-func lockError(cfg *Config, path string, err error) error {
+func lockError(cfg *config.Config, path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {
 		err = fmt.Errorf("%s: %w", pe.Op, pe.Err) // the path is named already

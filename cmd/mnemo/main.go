@@ -16,6 +16,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"syscall"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 const usageText = `Usage: mnemo [global flags] COMMAND [flags] [arguments]
@@ -78,8 +80,7 @@ type cliEnv struct {
 	// stderr is for diagnostics; logger writes here.
 	stderr io.Writer
 	// logger is built from the configuration (log.format, log.level,
-	// --log-format) and writes to stderr. Log the Config itself with
-	// logger.Info("config", "config", cfg): it redacts secrets.
+	// --log-format) and writes to stderr.
 	logger *slog.Logger
 	// configFile is the configuration file that was read, or "" when mnemo
 	// runs on defaults and the environment only.
@@ -100,7 +101,7 @@ type cliEnv struct {
 // subcommand parses its own flags with newFlagSet and parseArgs, which
 // return usage errors (exit 2). ctx is cancelled at the first SIGINT or
 // SIGTERM; env.abort is closed at the second.
-type command func(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
+type command func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error
 
 // commands are the subcommands that load the configuration (a variable so
 // that tests can stand in for chat and serve).
@@ -148,7 +149,7 @@ func configError(err error) error { return &exitError{code: 2, err: err} }
 func failure(err error) error { return &exitError{code: 1, err: err} }
 
 // exitCode prints err on stderr as "mnemo: message" and returns the exit
-// status: 0 for nil; the code of an exitError; 2 for ErrNoLLM (no LLM
+// status: 0 for nil; the code of an exitError; 2 for config.ErrNoLLM (no LLM
 // configured, a configuration error); 1 for anything else.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
@@ -159,7 +160,7 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.Is(err, ErrNoLLM):
+	case errors.Is(err, config.ErrNoLLM):
 		code = 2
 	}
 	fmt.Fprintf(stderr, "mnemo: %v\n", err)
@@ -322,18 +323,18 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 // loadConfig reads --config (or ./mnemo.yaml when present) and the
 // environment, then applies --log-format and --listen. It returns the file
 // read ("" for none).
-func loadConfig(g globalFlags, getenv func(string) string) (*Config, string, error) {
+func loadConfig(g globalFlags, getenv func(string) string) (*config.Config, string, error) {
 	path, explicit := "", g.config != nil
 	if explicit {
 		path = *g.config
 	}
-	cfg, err := LoadConfig(path, explicit, getenv)
+	cfg, err := config.Load(path, explicit, getenv)
 	if err != nil {
 		return nil, "", configError(err)
 	}
 	if !explicit {
-		if _, err := os.Stat(DefaultConfigFile); err == nil {
-			path = DefaultConfigFile
+		if _, err := os.Stat(config.DefaultFile); err == nil {
+			path = config.DefaultFile
 		}
 	}
 	if g.logFormat == nil && g.listen == nil {

@@ -12,6 +12,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // cliResult is what one run of the command line produced.
@@ -60,12 +62,12 @@ func inTempDir(t *testing.T) string {
 type fakeCommand struct {
 	calls int
 	env   *cliEnv
-	cfg   *Config
+	cfg   *config.Config
 	args  []string
 	err   error
 }
 
-func (f *fakeCommand) run(_ context.Context, env *cliEnv, cfg *Config, args []string) error {
+func (f *fakeCommand) run(_ context.Context, env *cliEnv, cfg *config.Config, args []string) error {
 	f.calls++
 	f.env, f.cfg, f.args = env, cfg, args
 	env.logger.Info("fake command ran")
@@ -218,7 +220,7 @@ func TestServeAndChatDispatch(t *testing.T) {
 	cli(t, nil, "chat").want(t, 1, "", "mnemo: the model went away\n")
 	chat.err = usageError("chat: unknown flag --x")
 	cli(t, nil, "chat").want(t, 2, "", "mnemo: chat: unknown flag --x\n")
-	chat.err = fmt.Errorf("start: %w: set OPENAI_API_KEY or OPENAI_BASE_URL", ErrNoLLM)
+	chat.err = fmt.Errorf("start: %w: set OPENAI_API_KEY or OPENAI_BASE_URL", config.ErrNoLLM)
 	cli(t, nil, "chat").want(t, 2, "", "mnemo: start: no LLM configured: set OPENAI_API_KEY")
 }
 
@@ -248,8 +250,8 @@ func TestConfigFiles(t *testing.T) {
 	cli(t, nil, "memory", "users").want(t, 0, "alice\n", "")
 	cli(t, map[string]string{"MNEMO_DATA_DIR": fromEnv}, "memory", "users").want(t, 0, "bob\n", "")
 	cli(t, nil, "chat").want(t, 0, "", "fake debug line")
-	if f.env.configFile != DefaultConfigFile {
-		t.Errorf("configFile = %q, want %s", f.env.configFile, DefaultConfigFile)
+	if f.env.configFile != config.DefaultFile {
+		t.Errorf("configFile = %q, want %s", f.env.configFile, config.DefaultFile)
 	}
 
 	// An explicit file must exist; it replaces ./mnemo.yaml.
@@ -316,7 +318,7 @@ func TestExitCode(t *testing.T) {
 		{failure(errors.New("gone")), 1, "mnemo: gone\n"},
 		{fmt.Errorf("wrapped: %w", usageError("bad %s", "flag")), 2, "mnemo: wrapped: bad flag\n"},
 		{configError(errors.New("mnemo.yaml:3: llm.modle: unknown key\nmnemo.yaml:4: other")), 2, "mnemo: mnemo.yaml:3: llm.modle: unknown key\nmnemo.yaml:4: other\n"},
-		{fmt.Errorf("x: %w", ErrNoLLM), 2, "mnemo: x: no LLM configured\n"},
+		{fmt.Errorf("x: %w", config.ErrNoLLM), 2, "mnemo: x: no LLM configured\n"},
 		{&exitError{code: 2, err: errors.New("no command given"), usage: true}, 2, "mnemo: no command given\n\n" + usageText},
 	} {
 		var b bytes.Buffer

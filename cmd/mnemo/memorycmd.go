@@ -21,6 +21,7 @@ import (
 
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -44,7 +45,7 @@ var memorySubs = map[string]memorySub{
 const memorySubNames = "users, ls, show, check, forget, export"
 
 // runMemory is `mnemo memory SUBCOMMAND ...`.
-func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
+func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
 	if len(args) == 0 {
 		return usageError("memory needs a subcommand: %s (run mnemo help)", memorySubNames)
 	}
@@ -118,7 +119,7 @@ func plural(n int) string {
 // openAdminStore opens the memory folder for the admin commands: no watcher,
 // no clean-up of a running server's temp files, and no folder created when
 // it is missing (that is most likely a wrong MNEMO_DATA_DIR).
-func openAdminStore(cfg *Config, logger *slog.Logger) (*memory.Store, error) {
+func openAdminStore(cfg *config.Config, logger *slog.Logger) (*memory.Store, error) {
 	dir := cfg.Memory.DataDir
 	fi, err := os.Stat(dir)
 	switch {
@@ -142,7 +143,7 @@ func openAdminStore(cfg *Config, logger *slog.Logger) (*memory.Store, error) {
 // memoryCmd is one run of a memory subcommand.
 type memoryCmd struct {
 	env   *cliEnv
-	cfg   *Config
+	cfg   *config.Config
 	store *memory.Store
 }
 
@@ -274,7 +275,7 @@ const forgetCallMargin = 15 * time.Second
 // not yet reflected, which the next start would otherwise write back. A
 // front end with its own journal (queued intake) adds its own here, as it
 // adds one to the app for the running case (app.addForgetter).
-func offlineForgetters(cfg *Config) []forgetter {
+func offlineForgetters(cfg *config.Config) []forgetter {
 	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	return []forgetter{
 		{"message", " queued for an answer on slack", func(_ context.Context, user string) (int, error) {

@@ -12,6 +12,7 @@ import (
 
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // adapter is a chat platform front end that serve runs.
@@ -29,7 +30,7 @@ type namedAdapter struct {
 }
 
 // buildAdapters makes the adapters that have tokens.
-type buildAdapters func(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error)
+type buildAdapters func(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error)
 
 // runServe is `mnemo serve`: it runs the adapters that have tokens, serves
 // /healthz and /readyz on server.listen and the control socket in the state
@@ -37,11 +38,11 @@ type buildAdapters func(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error
 // running tasks and reflections shutdown.grace to finish, then cancels
 // their model calls (unfinished reflections stay journaled) and returns
 // nil; at a second signal it stops at once (exit 130).
-func runServe(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
+func runServe(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
 	return serveWith(ctx, env, cfg, args, nil, platformAdapters)
 }
 
-func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln net.Listener, build buildAdapters) error {
+func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []string, ln net.Listener, build buildAdapters) error {
 	pos, err := parseArgs(newFlagSet("serve"), args)
 	if err != nil {
 		return err
@@ -70,7 +71,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	if err != nil {
 		return err
 	}
-	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace.Std(), env.logger, a.calls.close)
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
 	defer sd.release()
 	// stop ends what was opened so far: the grace bounds the reflections of
 	// turns the journal replayed.
@@ -172,7 +173,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 // share the agent, so linked identities share one memory. Each journals
 // the messages it takes in <state>/intake/ before acknowledging them, so a
 // crash loses none (each adapter has Forget(user) int for a forget).
-func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) {
+func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error) {
 	var out []namedAdapter
 	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	if cfg.SlackEnabled() {

@@ -1,0 +1,609 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"reflect"
+	"regexp"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+const (
+	maxFileSize = 1 << 20 // a config file larger than this is refused
+	maxProblems = 20      // more problems than this are summarised
+)
+
+// Load reads the configuration. With explicit false, path "" means
+// ./mnemo.yaml, and a missing file means defaults only; with explicit true
+// (--config given) a missing file is an error. getenv nil means os.Getenv.
+func Load(path string, explicit bool, getenv func(string) string) (*Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	if path == "" {
+		if explicit {
+			return nil, errors.New("--config needs a file name")
+		}
+		path = DefaultFile
+	}
+	data, err := readFile(path)
+	switch {
+	case err == nil:
+	case !explicit && errors.Is(err, fs.ErrNotExist):
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, fmt.Errorf("config file %s does not exist", path)
+	default:
+		return nil, err
+	}
+	return Parse(path, data, getenv)
+}
+
+func readFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("config file %s: %w", path, err)
+	}
+	if len(data) > maxFileSize {
+		return nil, fmt.Errorf("config file %s is larger than %d bytes; is it the right file?", path, maxFileSize)
+	}
+	return data, nil
+}
+
+// Parse is Load after the file has been read; file names it in messages.
+// Every problem is reported, each on its own line naming the file, line and
+// key.
+func Parse(file string, data []byte, getenv func(string) string) (*Config, error) {
+	c := Default()
+	c.LLM.ReflectorModel, c.State.Dir = "", "" // derived unless set
+	d := &decoder{file: file, origin: map[string]string{}, seen: map[*yaml.Node]bool{}, schema: newSchema()}
+	d.decode(data, c)
+	if err := joinProblems(d.problems); err != nil {
+		return nil, err
+	}
+	for _, e := range Env(c) {
+		if v := strings.TrimSpace(getenv(e.Name)); v != "" {
+			*e.Field = v
+			d.origin[e.Key] = "env " + e.Name
+		}
+	}
+	c.complete()
+	if err := c.validate(d.origin); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// problem is one message and the file line it is about (0: none).
+type problem struct {
+	line int
+	msg  string
+}
+
+// joinProblems makes one error of problems, in file order (those without a
+// line last), at most maxProblems of them.
+func joinProblems(ps []problem) error {
+	if len(ps) == 0 {
+		return nil
+	}
+	sort.SliceStable(ps, func(i, j int) bool { return ps[i].line != 0 && (ps[j].line == 0 || ps[i].line < ps[j].line) })
+	msgs := make([]string, 0, min(len(ps), maxProblems)+1)
+	for _, p := range ps[:min(len(ps), maxProblems)] {
+		msgs = append(msgs, p.msg)
+	}
+	if len(ps) > maxProblems {
+		msgs = append(msgs, fmt.Sprintf("... and %d more problems", len(ps)-maxProblems))
+	}
+	return errors.New(strings.Join(msgs, "\n"))
+}
+
+// schema maps every dotted key to its field in Config and every section
+// type, as yaml.v3 names it in errors, to its key.
+type schema struct {
+	keys    []string // sections included, in declaration order
+	field   map[string][]int
+	typ     map[string]string // key → Go type, as yaml.v3 names it in errors
+	section map[string]string
+}
+
+func newSchema() *schema {
+	s := &schema{field: map[string][]int{}, typ: map[string]string{}, section: map[string]string{}}
+	s.add(reflect.TypeFor[Config](), "", nil)
+	return s
+}
+
+// typeOf is the Go type key decodes into: a field's, or that of a list
+// item or an identities name; "" for a key mnemo does not know.
+func (s *schema) typeOf(key string) string {
+	if t, ok := s.typ[key]; ok {
+		return t
+	}
+	if i := strings.LastIndex(key, "["); i > 0 && s.typeOf(key[:i]) == "[]string" {
+		return "string"
+	}
+	if name, ok := strings.CutPrefix(key, "identities."); ok && !strings.ContainsAny(name, "[") {
+		return "[]string"
+	}
+	return ""
+}
+
+func (s *schema) add(t reflect.Type, prefix string, index []int) {
+	s.section[t.String()] = prefix
+	for i := range t.NumField() {
+		f := t.Field(i)
+		key := joinKey(prefix, f.Tag.Get("yaml"))
+		idx := append(slices.Clone(index), i)
+		s.keys, s.field[key], s.typ[key] = append(s.keys, key), idx, f.Type.String()
+		if f.Type.Kind() == reflect.Struct {
+			s.add(f.Type, key, idx)
+		}
+	}
+}
+
+// decoder reads one file into a Config: yaml.v3 decodes it, and the parsed
+// node tree says which key each of its errors is about.
+type decoder struct {
+	file     string
+	problems []problem
+	origin   map[string]string // key → "file:line" or "env NAME"
+	schema   *schema
+	entries  []entry             // every key and list item of the file
+	seen     map[*yaml.Node]bool // nodes already reported or decoded here
+}
+
+// entry is a key (or list item, "a[1]") and its value node in the file.
+type entry struct {
+	key        string
+	keyNode, n *yaml.Node // keyNode nil for a list item
+}
+
+func (d *decoder) add(line int, format string, args ...any) {
+	at := d.file + ": "
+	if line > 0 {
+		at = fmt.Sprintf("%s:%d: ", d.file, line)
+	}
+	d.problems = append(d.problems, problem{line, at + fmt.Sprintf(format, args...)})
+}
+
+func (d *decoder) decode(data []byte, c *Config) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc, extra yaml.Node
+	if err := safeDecode(dec, &doc); err != nil {
+		if err != io.EOF {
+			d.syntaxError(data, err)
+		}
+		return
+	}
+	switch err := safeDecode(dec, &extra); {
+	case err == io.EOF:
+	case err != nil:
+		d.syntaxError(data, err)
+		return
+	default:
+		d.add(extra.Line, "a second YAML document starts here; a config file holds one document (remove the \"---\" and merge the keys)")
+		return
+	}
+	if len(doc.Content) == 0 {
+		return
+	}
+	d.walk(doc.Content[0], "")
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	err := safeDecode(strict, c)
+	d.scalars(c) // after yaml.v3, whose values it replaces
+	var te *yaml.TypeError
+	switch {
+	case errors.As(err, &te):
+		for _, msg := range te.Errors {
+			d.typeError(msg)
+		}
+	case err != nil:
+		d.add(0, "%s", strings.TrimPrefix(err.Error(), "yaml: "))
+	}
+}
+
+// safeDecode turns a panic in the YAML parser into an error.
+func safeDecode(dec *yaml.Decoder, v any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: the YAML parser failed: %v", r)
+		}
+	}()
+	return dec.Decode(v)
+}
+
+var yamlErrLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+
+func (d *decoder) syntaxError(data []byte, err error) {
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
+	line := 0
+	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+		line, _ = strconv.Atoi(m[1])
+		msg = m[2]
+	}
+	// yaml.v3 places a parser error at the start of the enclosing block,
+	// lines before the mistake (a key indented too little, say): the line
+	// where the text first fails this way is where the mistake is.
+	if l := failingLine(data, err.Error()); l > 0 {
+		line = l
+	}
+	if line > 0 && strings.Contains(msg, "cannot start any token") {
+		if lines := bytes.Split(data, []byte("\n")); bytes.Contains(lines[line-1], []byte("\t")) {
+			msg += " (a tab: YAML is indented with spaces only)"
+		}
+	}
+	d.add(line, "YAML syntax error: %s", msg)
+}
+
+// failingLine is the first line n such that the text up to line n fails to
+// parse with message msg, or 0.
+func failingLine(data []byte, msg string) int {
+	var ends []int // ends[i] = offset just past line i+1
+	for i, b := range data {
+		if b == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
+		ends = append(ends, len(data))
+	}
+	fails := func(k int) bool {
+		dec := yaml.NewDecoder(bytes.NewReader(data[:ends[k-1]]))
+		for {
+			var n yaml.Node
+			if err := safeDecode(dec, &n); err != nil {
+				return err != io.EOF && err.Error() == msg
+			}
+		}
+	}
+	k := sort.Search(len(ends), func(i int) bool { return fails(i + 1) }) + 1
+	if k > len(ends) || !fails(k) {
+		return 0
+	}
+	return k
+}
+
+func deref(n *yaml.Node) *yaml.Node {
+	for i := 0; i < 8 && n.Kind == yaml.AliasNode && n.Alias != nil; i++ {
+		n = n.Alias
+	}
+	return n
+}
+
+func isNull(n *yaml.Node) bool { n = deref(n); return n.Kind == yaml.ScalarNode && n.Tag == "!!null" }
+
+// describe names what a node is, for "expected X, got Y". Scalars are not
+// quoted here, as they might be secrets.
+func describe(n *yaml.Node) string {
+	switch deref(n).Kind {
+	case yaml.MappingNode:
+		return "a mapping (keys and values)"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return "a single value"
+}
+
+// quote quotes a value for a message, cut to a readable length.
+func quote(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+func joinKey(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+// section names where a key is, for messages.
+func section(key string) string {
+	if key == "" {
+		return "the top level"
+	}
+	return strconv.Quote(key)
+}
+
+// walk records every key and list item under n with its line (aliases are
+// not followed) and reports what yaml.v3 would accept but mnemo does not:
+// keys that are not plain names, merge keys, empty list items.
+func (d *decoder) walk(n *yaml.Node, key string) {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			switch dk := deref(k); {
+			case dk.Kind != yaml.ScalarNode:
+				d.reject(k, "a key in %s is %s; keys must be plain names", section(key), describe(dk))
+				continue
+			case dk.Tag == "!!merge":
+				d.reject(k, "merge keys (\"<<\") are not supported in %s; write the keys out", section(key))
+				continue
+			}
+			full := joinKey(key, deref(k).Value)
+			d.entries = append(d.entries, entry{full, k, v})
+			if !isNull(v) {
+				d.origin[full] = fmt.Sprintf("%s:%d", d.file, k.Line)
+			}
+			d.walk(v, full)
+		}
+	case yaml.SequenceNode:
+		for i, item := range n.Content {
+			full := fmt.Sprintf("%s[%d]", key, i)
+			d.entries = append(d.entries, entry{full, nil, item})
+			switch {
+			case isNull(item) && strings.HasPrefix(key, "identities."):
+				d.reject(item, "%s: expected an account such as \"slack:T01ABC/U02DEF\" or \"discord:80351110224678912\", got nothing", full)
+			case isNull(item):
+				d.reject(item, "%s: the item is empty; give a value or remove the \"-\"", full)
+			default:
+				d.origin[full] = fmt.Sprintf("%s:%d", d.file, item.Line)
+				d.walk(item, full)
+			}
+		}
+	}
+}
+
+func (d *decoder) reject(n *yaml.Node, format string, args ...any) {
+	d.seen[deref(n)] = true
+	d.add(n.Line, format, args...)
+}
+
+// scalars decodes the integer and boolean keys more strictly than yaml.v3
+// (which reads 1.5 as 1 and yes as true) and more kindly (a quoted "20" is
+// 20). yaml.v3's own errors about these nodes are then ignored.
+func (d *decoder) scalars(c *Config) {
+	root := reflect.ValueOf(c).Elem()
+	for _, e := range d.entries {
+		idx, ok := d.schema.field[e.key]
+		if !ok || isNull(e.n) {
+			continue
+		}
+		f, n := root.FieldByIndex(idx), deref(e.n)
+		want, ok := "", false
+		switch f.Kind() {
+		case reflect.Int:
+			var i int
+			i, ok = scalarInt(n)
+			f.SetInt(int64(i))
+			want = "an integer"
+		case reflect.Bool:
+			var b bool
+			b, ok = scalarBool(n)
+			f.SetBool(b)
+			want = "true or false"
+		default:
+			continue
+		}
+		d.seen[n] = true
+		if !ok {
+			d.add(e.n.Line, "%s: expected %s, got %s", e.key, want, got(n))
+		}
+	}
+}
+
+// got is what a value is, quoted when it is a single value.
+func got(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return quote(n.Value)
+	}
+	return describe(n)
+}
+
+// scalarInt reads an integer: a YAML int (1000, 1_000, 0x400) or a quoted
+// decimal ("1000").
+func scalarInt(n *yaml.Node) (int, bool) {
+	var i int
+	switch {
+	case n.Kind != yaml.ScalarNode:
+	case n.Tag == "!!int":
+		return i, n.Decode(&i) == nil
+	case n.Tag == "!!str":
+		i, err := strconv.Atoi(strings.TrimSpace(n.Value))
+		return i, err == nil
+	}
+	return 0, false
+}
+
+// scalarBool reads a boolean: a YAML bool (true, False) or a quoted "true"
+// or "false". YAML 1.1's yes, no, on and off are refused: YAML 1.2 reads
+// them as strings, and "off" is also a channelMemory value.
+func scalarBool(n *yaml.Node) (bool, bool) {
+	var b bool
+	switch {
+	case n.Kind != yaml.ScalarNode:
+	case n.Tag == "!!bool":
+		return b, n.Decode(&b) == nil
+	case n.Tag == "!!str":
+		v := strings.TrimSpace(n.Value)
+		return v == "true", v == "true" || v == "false"
+	}
+	return false, false
+}
+
+var (
+	reCannot    = regexp.MustCompile("^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	reNotFound  = regexp.MustCompile(`^line (\d+): field (.+) not found in type (.+)$`)
+	reDuplicate = regexp.MustCompile(`^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+)
+
+// listExamples shows a list of each []string key, for "expected a list".
+var listExamples = map[string]string{
+	"discord.guildIDs": `["80351110224678912", "41771983423143937"]`,
+}
+
+// typeError rewords one of yaml.v3's decoding errors to name the key.
+func (d *decoder) typeError(msg string) {
+	if m := reNotFound.FindStringSubmatch(msg); m != nil {
+		prefix := d.schema.section[m[3]]
+		d.add(atoi(m[1]), "unknown key %q%s", joinKey(prefix, m[2]), d.suggest(m[2], prefix))
+		return
+	}
+	if m := reDuplicate.FindStringSubmatch(msg); m != nil {
+		line, name := atoi(m[1]), m[2]
+		name, _ = strconv.Unquote(name)
+		for _, e := range d.entries {
+			if e.keyNode != nil && e.keyNode.Line == line && deref(e.keyNode).Value == name {
+				name = e.key
+				break
+			}
+		}
+		if strings.HasPrefix(name, "identities.") {
+			d.add(line, "duplicate name %q (already listed at line %s)", name, m[3])
+		} else {
+			d.add(line, "duplicate key %q (already set at line %s)", name, m[3])
+		}
+		return
+	}
+	m := reCannot.FindStringSubmatch(msg)
+	if m == nil {
+		line, _, _ := strings.Cut(strings.TrimPrefix(msg, "line "), ":")
+		d.add(atoi(line), "%s", msg[strings.Index(msg, ":")+2:])
+		return
+	}
+	line, tag, into := atoi(m[1]), m[2], m[4]
+	if key, ok := d.schema.section[into]; ok && key == "" {
+		d.add(line, "the top level must be a mapping of sections (llm:, memory:, slack:, ...), got %s", describe(&yaml.Node{Kind: kinds[tag]}))
+		return
+	}
+	match := func(n *yaml.Node) bool {
+		n = deref(n)
+		return n.Line == line && shortTag(n) == tag && strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))
+	}
+	for n := range d.seen {
+		if match(n) {
+			return // reported already, or decoded by scalars
+		}
+	}
+	for _, e := range d.entries {
+		if d.schema.typeOf(e.key) == into && match(e.n) {
+			d.seen[deref(e.n)] = true
+			d.add(line, "%s: %s", e.key, expected(e.key, into, deref(e.n), d.schema))
+			return
+		}
+	}
+	d.add(line, "%s", strings.TrimPrefix(msg, "line "+m[1]+": "))
+}
+
+// kinds are the node kinds of yaml.v3's tags for collections.
+var kinds = map[string]yaml.Kind{"!!seq": yaml.SequenceNode, "!!map": yaml.MappingNode}
+
+// expected says what key should be and what it is.
+func expected(key, into string, n *yaml.Node, s *schema) string {
+	parent := key[:max(0, strings.LastIndex(key, "["))]
+	switch {
+	case s.section[into] == key && into != "":
+		return "expected a section of keys (a mapping), got " + describe(n)
+	case into == "time.Duration" && (n.Tag == "!!int" || n.Tag == "!!float"):
+		return fmt.Sprintf("%s has no unit; write it as a duration such as \"%ss\" or \"2m\"", n.Value, n.Value)
+	case into == "time.Duration" && n.Kind == yaml.ScalarNode:
+		return quote(n.Value) + " is not a duration; use a number with a unit: \"90s\", \"2m\", \"1h30m\""
+	case into == "time.Duration":
+		return "expected a duration such as \"90s\" or \"2m\", got " + describe(n)
+	case into == "map[string][]string":
+		return "expected a mapping of names to lists of accounts, e.g. zhangsan: [\"slack:T01ABC/U02DEF\", \"discord:80351110224678912\"], got " + describe(n)
+	case into == "[]string" && strings.HasPrefix(key, "identities."):
+		return "expected a list of accounts such as [\"slack:T01ABC/U02DEF\", \"discord:80351110224678912\"], got " + describe(n)
+	case into == "[]string":
+		return fmt.Sprintf("expected a list such as %s, got %s; write even one item as a list (in brackets, or on its own line after \"- \")", listExamples[key], describe(n))
+	case strings.HasPrefix(parent, "identities."):
+		return "expected an account such as \"slack:T01ABC/U02DEF\" or \"discord:80351110224678912\", got " + describe(n)
+	case parent != "":
+		return "expected a single value, got " + describe(n)
+	case into == "string":
+		return "expected a string, got " + describe(n)
+	}
+	return "expected " + into + ", got " + describe(n)
+}
+
+func shortTag(n *yaml.Node) string {
+	for tag, k := range kinds {
+		if n.Kind == k {
+			return tag
+		}
+	}
+	return n.ShortTag()
+}
+
+func atoi(s string) int { i, _ := strconv.Atoi(s); return i }
+
+// suggest returns " (did you mean ...?)" for an unknown key name in the
+// section prefix, or "".
+func (d *decoder) suggest(name, prefix string) string {
+	lname := strings.ToLower(name)
+	best, bestDist := "", 3
+	for _, k := range d.schema.keys {
+		sib, ok := strings.CutPrefix(k, joinKey(prefix, ""))
+		if prefix == "" {
+			sib, ok = k, true
+		}
+		if !ok || strings.Contains(sib, ".") {
+			continue
+		}
+		if dist := editDistance(lname, strings.ToLower(sib)); dist < bestDist || (dist == bestDist && sib < best) {
+			best, bestDist = sib, dist
+		}
+	}
+	if best != "" && (bestDist == 0 || 2*bestDist < len(best)) {
+		return fmt.Sprintf(" (did you mean %q?)", joinKey(prefix, best))
+	}
+	// The right key in the wrong place, or written flat ("memory.dataDir:").
+	var elsewhere []string
+	for _, k := range d.schema.keys {
+		last := k[strings.LastIndex(k, ".")+1:]
+		if strings.EqualFold(last, name) || strings.EqualFold(k, name) || strings.EqualFold(k, joinKey(prefix, name)) {
+			elsewhere = append(elsewhere, strconv.Quote(k))
+		}
+	}
+	if len(elsewhere) == 0 {
+		return ""
+	}
+	hint := ""
+	if strings.Contains(name, ".") {
+		hint = "; write it nested, one section per level"
+	}
+	return fmt.Sprintf(" (did you mean %s?%s)", strings.Join(elsewhere, " or "), hint)
+}
+
+// editDistance is the optimal string alignment distance (Levenshtein with
+// transpositions).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
