@@ -16,7 +16,6 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
-
 )
 
 // envMap returns a getenv reading from m.
