@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -16,21 +17,23 @@ import (
 // $USER is not a valid memory user name.
 const defaultChatUser = "console"
 
+// chatFlags defines chat's flags on fs and returns runChat bound to them.
+func chatFlags(fs *flag.FlagSet) (runner, string) {
+	user := fs.String("user", "", "memory user name")
+	return func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+		return runChat(ctx, env, cfg, *user, args)
+	}, ""
+}
+
 // runChat is `mnemo chat [--user NAME]`: one line in, the reply out. At the
 // end of input it waits for the reflections, then returns (exit 0). The
 // first Ctrl-C (or SIGTERM) stops reading and gives the running answer and
 // the reflections shutdown.grace; a second one stops at once (exit 130).
-func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
-	fs := newFlagSet("chat")
-	user := fs.String("user", "", "")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
+func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, user string, args []string) error {
+	if len(args) > 0 {
+		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME]", args[0])
 	}
-	if len(pos) > 0 {
-		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME]", pos[0])
-	}
-	name := *user
+	name := user
 	if name == "" {
 		name = env.getenv("USER")
 		if memory.ValidateUser(name) != nil {

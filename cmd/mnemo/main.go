@@ -14,6 +14,8 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -96,19 +98,27 @@ type cliEnv struct {
 	abort <-chan struct{}
 }
 
-// command is a subcommand that needs the configuration. args are what
-// follows the subcommand's name with the global flags taken out; a
-// subcommand parses its own flags with newFlagSet and parseArgs, which
-// return usage errors (exit 2). ctx is cancelled at the first SIGINT or
-// SIGTERM; env.abort is closed at the second.
-type command func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error
+// runner runs a subcommand once its flags are parsed and the configuration
+// is loaded; args are its arguments without the flags. ctx is cancelled at
+// the first SIGINT or SIGTERM; env.abort is closed at the second.
+type runner func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error
+
+// command is a subcommand that needs the configuration. Its flags function
+// defines the subcommand's own flags on fs, whose name is the subcommand as
+// typed ("chat", "memory ls"), and returns the runner and the usage that
+// follows a flag mistake ("" for none). A group's first argument names a
+// subcommand ("memory ls"); before it only global flags are accepted.
+type command struct {
+	flags func(fs *flag.FlagSet) (runner, string)
+	group bool
+}
 
 // commands are the subcommands that load the configuration (a variable so
 // that tests can stand in for chat and serve).
 var commands = map[string]command{
-	"chat":   runChat,
-	"serve":  runServe,
-	"memory": runMemory,
+	"chat":   {flags: chatFlags},
+	"serve":  {flags: serveFlags},
+	"memory": {flags: memoryFlags, group: true},
 }
 
 // osExit is os.Exit; tests replace it to run main.
@@ -170,7 +180,8 @@ func exitCode(err error, stderr io.Writer) int {
 	return code
 }
 
-// globalFlags are the flags accepted anywhere on the command line.
+// globalFlags are the flags accepted before the subcommand and among its
+// own flags. nil: not given.
 type globalFlags struct {
 	config    *string
 	logFormat *string
@@ -178,47 +189,69 @@ type globalFlags struct {
 	help      bool
 }
 
-// splitGlobal takes the global flags out of args, wherever they are, and
-// returns the rest in order. "--flag value" and "--flag=value" both work,
-// with one dash or two; after "--" nothing is taken.
-func splitGlobal(args []string) (globalFlags, []string, error) {
-	var g globalFlags
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i:]...)
-			break
-		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if !strings.HasPrefix(a, "-") {
-			name = ""
-		}
-		var dst **string
-		switch name {
-		case "h", "help":
-			g.help = true
-			continue
-		case "config":
-			dst = &g.config
-		case "log-format":
-			dst = &g.logFormat
-		case "listen":
-			dst = &g.listen
-		default:
-			rest = append(rest, a)
-			continue
-		}
-		if !hasValue {
-			if i+1 == len(args) {
-				return g, nil, usageError("flag --%s needs a value", name)
-			}
-			i++
-			value = args[i]
-		}
-		*dst = &value
+// globalNames are the global flags, as the usage text lists them.
+const globalNames = "--config, --log-format, --listen and --help"
+
+// define defines the global flags on fs, bound to g.
+func (g *globalFlags) define(fs *flag.FlagSet) {
+	for name, p := range map[string]**string{"config": &g.config, "log-format": &g.logFormat, "listen": &g.listen} {
+		fs.Func(name, "", func(v string) error { *p = &v; return nil })
 	}
-	return g, rest, nil
+	for _, name := range []string{"h", "help"} {
+		fs.BoolFunc(name, "", func(v string) (err error) { g.help, err = strconv.ParseBool(v); return err })
+	}
+}
+
+// isGlobal reports whether name (without dashes) is a global flag.
+func isGlobal(name string) bool {
+	return slices.Contains([]string{"config", "log-format", "listen", "h", "help"}, name)
+}
+
+// parseCommandLine parses the global flags, the subcommand and its flags.
+// It returns the subcommand's name ("" for none), its runner (nil for one
+// that needs no configuration: help, version, or an unknown name) and its
+// arguments without the flags.
+func parseCommandLine(args []string) (g globalFlags, name string, run runner, pos []string, err error) {
+	top := newFlagSet("mnemo")
+	g.define(top)
+	if err := top.Parse(args); err != nil {
+		msg, _ := flagMessage(err)
+		if strings.HasPrefix(msg, "unknown flag") {
+			msg += "; the global flags are " + globalNames + " (run mnemo help)"
+		}
+		return g, "", nil, nil, usageError("%s", msg)
+	}
+	rest := top.Args()
+	if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+		return g, "", nil, nil, usageError("unknown flag --; the global flags are %s (run mnemo help)", globalNames)
+	}
+	if len(rest) == 0 {
+		return g, "", nil, nil, nil
+	}
+	name, rest = rest[0], rest[1:]
+	cmd, ok := commands[name]
+	fsName, usage := name, ""
+	if ok && cmd.group {
+		lead := newFlagSet(name)
+		g.define(lead)
+		if lead.Parse(rest) == nil { // else the mistake is the subcommand's name
+			rest = lead.Args()
+		}
+		if len(rest) > 0 {
+			fsName += " " + rest[0]
+			pos, rest = rest[:1], rest[1:]
+		}
+	}
+	fs := newFlagSet(fsName)
+	g.define(fs)
+	if ok {
+		run, usage = cmd.flags(fs)
+	}
+	more, err := parseArgs(fs, rest, usage)
+	if err != nil && (ok || name == "version") { // an unknown command is reported as such
+		return g, name, nil, nil, err
+	}
+	return g, name, run, append(pos, more...), nil
 }
 
 // newFlagSet returns a flag set for a subcommand that reports mistakes as
@@ -233,12 +266,20 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // parseArgs parses a subcommand's flags, which may come before, between or
 // after its arguments, and returns the arguments. "--" ends the flags. A
-// mistake is a usage error naming the flag and the subcommand.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+// mistake is a usage error naming the flag and the subcommand (but for a
+// global flag), then usage if any.
+func parseArgs(fs *flag.FlagSet, args []string, usage string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, usageError("%s: %s", fs.Name(), flagMessage(err))
+			msg, name := flagMessage(err)
+			if isGlobal(name) {
+				return nil, usageError("%s", msg)
+			}
+			if usage != "" {
+				msg += "; usage: " + usage
+			}
+			return nil, usageError("%s: %s", fs.Name(), msg)
 		}
 		rest := fs.Args()
 		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
@@ -252,16 +293,17 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// flagMessage rewords the flag package's errors.
-func flagMessage(err error) string {
-	msg := err.Error()
+// flagMessage rewords the flag package's errors, and returns the flag
+// named when there is one.
+func flagMessage(err error) (msg, name string) {
+	msg = err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return "unknown flag --" + name
+		return "unknown flag --" + name, name
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return "flag --" + name + " needs a value"
+		return "flag --" + name + " needs a value", name
 	}
-	return msg
+	return msg, ""
 }
 
 // run is the whole program but for the exit: main calls it with the real
@@ -274,39 +316,23 @@ func run(sig signals, args []string, getenv func(string) string, stdin io.Reader
 // in tests, faults) are set; it fills in the rest.
 func runWith(sig signals, args []string, proc cliEnv) error {
 	getenv, stdout, stderr := proc.getenv, proc.stdout, proc.stderr
-	g, rest, err := splitGlobal(args)
-	if err != nil {
+	g, name, run, pos, err := parseCommandLine(args)
+	switch {
+	case err != nil:
 		return err
-	}
-	if g.help {
+	case g.help || name == "help":
 		_, err := fmt.Fprint(stdout, usageText)
 		return err
-	}
-	if len(rest) == 0 {
+	case name == "":
 		return &exitError{code: 2, err: errors.New("no command given"), usage: true}
-	}
-	name, rest := rest[0], rest[1:]
-	switch name {
-	case "help":
-		_, err := fmt.Fprint(stdout, usageText)
-		return err
-	case "version":
-		pos, err := parseArgs(newFlagSet(name), rest)
-		if err != nil {
-			return err
-		}
+	case name == "version":
 		if len(pos) > 0 {
 			return usageError("version takes no arguments")
 		}
 		info, _ := debug.ReadBuildInfo()
 		_, err = fmt.Fprintln(stdout, versionString(info))
 		return err
-	}
-	cmd, ok := commands[name]
-	if !ok {
-		if strings.HasPrefix(name, "-") {
-			return usageError("unknown flag %s; the global flags are --config, --log-format, --listen and --help (run mnemo help)", name)
-		}
+	case run == nil:
 		return &exitError{code: 2, err: fmt.Errorf("unknown command %q", name), usage: true}
 	}
 	cfg, file, err := loadConfig(g, getenv)
@@ -317,7 +343,7 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 	env.logger = slog.New(cfg.LogHandler(stderr))
 	env.configFile = file
 	env.abort = sig.abort
-	return cmd(sig.stop, &env, cfg, rest)
+	return run(sig.stop, &env, cfg, pos)
 }
 
 // loadConfig reads --config (or ./mnemo.yaml when present) and the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -63,8 +64,18 @@ type fakeCommand struct {
 	calls int
 	env   *cliEnv
 	cfg   *config.Config
+	user  string // its --user flag
 	args  []string
 	err   error
+}
+
+// flags defines a --user flag, as chat has.
+func (f *fakeCommand) flags(fs *flag.FlagSet) (runner, string) {
+	user := fs.String("user", "", "")
+	return func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+		f.user = *user
+		return f.run(ctx, env, cfg, args)
+	}, ""
 }
 
 func (f *fakeCommand) run(_ context.Context, env *cliEnv, cfg *config.Config, args []string) error {
@@ -80,7 +91,7 @@ func stubCommand(t *testing.T, name string) *fakeCommand {
 	t.Helper()
 	f := &fakeCommand{}
 	orig := commands[name]
-	commands[name] = f.run
+	commands[name] = command{flags: f.flags}
 	t.Cleanup(func() { commands[name] = orig })
 	return f
 }
@@ -167,25 +178,30 @@ func TestGlobalFlagPositions(t *testing.T) {
 	for _, tc := range []struct {
 		args      []string
 		wantArgs  []string
+		wantUser  string
 		model     string
 		format    string
 		listen    string
 		cfgSource string
 	}{
-		{[]string{"chat"}, nil, "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
-		{[]string{"--config", cfgFile, "chat", "--user", "bob"}, []string{"--user", "bob"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
-		{[]string{"chat", "--config=" + cfgFile, "--user", "bob"}, []string{"--user", "bob"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
-		{[]string{"chat", "--user=bob", "-config", cfgFile}, []string{"--user=bob"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
-		{[]string{"--log-format=json", "chat", "--user", "bob", "--listen", ":8080"}, []string{"--user", "bob"}, "gpt-4o-mini", "json", ":8080", ""},
-		{[]string{"-log-format", "json", "--listen=[::1]:0", "chat", "x"}, []string{"x"}, "gpt-4o-mini", "json", "[::1]:0", ""},
-		{[]string{"chat", "--", "--config", "x", "-h"}, []string{"--", "--config", "x", "-h"}, "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
-		{[]string{"chat", "-", "--user", "--config=" + cfgFile}, []string{"-", "--user"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat"}, nil, "", "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
+		{[]string{"--config", cfgFile, "chat", "--user", "bob"}, nil, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat", "--config=" + cfgFile, "--user", "bob"}, nil, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat", "--user=bob", "-config", cfgFile}, nil, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"--log-format=json", "chat", "--user", "bob", "--listen", ":8080"}, nil, "bob", "gpt-4o-mini", "json", ":8080", ""},
+		{[]string{"-log-format", "json", "--listen=[::1]:0", "chat", "x"}, []string{"x"}, "", "gpt-4o-mini", "json", "[::1]:0", ""},
+		{[]string{"chat", "--", "--config", "x", "-h"}, []string{"--config", "x", "-h"}, "", "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
+		{[]string{"chat", "-", "--config=" + cfgFile, "x", "--user", "bob"}, []string{"-", "x"}, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat", "--user", "--config=" + cfgFile}, nil, "--config=" + cfgFile, "gpt-4o-mini", "text", "127.0.0.1:9090", ""}, // a flag's value is the next argument
 	} {
 		f := stubCommand(t, "chat")
 		r := cli(t, map[string]string{"MNEMO_DATA_DIR": dir}, tc.args...)
 		r.want(t, 0, "", "fake command ran")
 		if f.calls != 1 {
 			t.Fatalf("%q: chat called %d times", tc.args, f.calls)
+		}
+		if f.user != tc.wantUser {
+			t.Errorf("%q: chat got --user %q, want %q", tc.args, f.user, tc.wantUser)
 		}
 		if fmt.Sprint(f.args) != fmt.Sprint(tc.wantArgs) {
 			t.Errorf("%q: chat got args %q, want %q", tc.args, f.args, tc.wantArgs)
@@ -293,7 +309,7 @@ func TestParseArgs(t *testing.T) {
 		fs := newFlagSet("test")
 		yes := fs.Bool("yes", false, "")
 		user := fs.String("user", "", "")
-		pos, err := parseArgs(fs, tc.args)
+		pos, err := parseArgs(fs, tc.args, "")
 		if tc.err != "" {
 			var ee *exitError
 			if !errors.As(err, &ee) || ee.code != 2 || !strings.HasPrefix(err.Error(), tc.err) {

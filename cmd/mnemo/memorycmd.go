@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -44,8 +45,25 @@ var memorySubs = map[string]memorySub{
 
 const memorySubNames = "users, ls, show, check, forget, export"
 
-// runMemory is `mnemo memory SUBCOMMAND ...`.
-func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+// memoryFlags defines the flags of fs's memory subcommand ("memory forget")
+// and returns runMemory bound to them, and the subcommand's usage.
+func memoryFlags(fs *flag.FlagSet) (runner, string) {
+	name := strings.TrimPrefix(fs.Name(), "memory ")
+	yes := false
+	if name == "forget" {
+		fs.BoolVar(&yes, "yes", false, "really delete")
+	}
+	usage := ""
+	if sub, ok := memorySubs[name]; ok {
+		usage = strings.TrimSpace("mnemo memory " + name + " " + sub.args)
+	}
+	return func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+		return runMemory(ctx, env, cfg, args, yes)
+	}, usage
+}
+
+// runMemory is `mnemo memory SUBCOMMAND ...`; args are without the flags.
+func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []string, yes bool) error {
 	if len(args) == 0 {
 		return usageError("memory needs a subcommand: %s (run mnemo help)", memorySubNames)
 	}
@@ -55,15 +73,7 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return usageError("unknown memory subcommand %q; use one of %s (run mnemo help)", name, memorySubNames)
 	}
 	usage := strings.TrimSpace("mnemo memory " + name + " " + sub.args)
-	fs := newFlagSet("memory " + name)
-	yes := false
-	if name == "forget" {
-		fs.BoolVar(&yes, "yes", false, "really delete")
-	}
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return usageError("%v; usage: %s", err, usage)
-	}
+	pos := args
 	if len(pos) < sub.min || len(pos) > sub.max {
 		return usageError("memory %s takes %s; usage: %s", name, argCount(sub), usage)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -32,6 +33,9 @@ type namedAdapter struct {
 // buildAdapters makes the adapters that have tokens.
 type buildAdapters func(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error)
 
+// serveFlags returns runServe: serve has no flags of its own.
+func serveFlags(*flag.FlagSet) (runner, string) { return runServe, "" }
+
 // runServe is `mnemo serve`: it runs the adapters that have tokens, serves
 // /healthz and /readyz on server.listen and the control socket in the state
 // folder. At the first SIGTERM or SIGINT it stops taking messages and gives
@@ -43,12 +47,8 @@ func runServe(ctx context.Context, env *cliEnv, cfg *config.Config, args []strin
 }
 
 func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []string, ln net.Listener, build buildAdapters) error {
-	pos, err := parseArgs(newFlagSet("serve"), args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError("serve: unexpected argument %q; usage: mnemo serve", pos[0])
+	if len(args) > 0 {
+		return usageError("serve: unexpected argument %q; usage: mnemo serve", args[0])
 	}
 	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
 		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see README, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see README, \"Discord\"); to chat in the terminal, use mnemo chat"))
