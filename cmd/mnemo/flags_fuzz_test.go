@@ -17,7 +17,7 @@ func FuzzParseCommandLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, joined string) {
 		args := strings.Split(joined, "\x00")
-		g, name, run, pos, err := parseCommandLine(args)
+		g, name, run, pos, err := parseCommandLine(args, commandTable())
 		if err != nil {
 			if run != nil || pos != nil {
 				t.Fatalf("parseCommandLine(%q) returned a runner or arguments with %v", args, err)

@@ -92,6 +92,9 @@ type cliEnv struct {
 	// crash and disk-fault tests kill or fail the process there. nil in the
 	// binary.
 	faults func(op, name string) error
+	// commands are the subcommands that load the configuration; nil means
+	// commandTable (tests stand in for chat and serve here).
+	commands map[string]command
 	// abort is closed at a second SIGTERM or SIGINT (the command's ctx is
 	// done at the first): chat and serve then stop waiting for running
 	// work. nil: never.
@@ -113,18 +116,20 @@ type command struct {
 	group bool
 }
 
-// commands are the subcommands that load the configuration (a variable so
-// that tests can stand in for chat and serve).
-var commands = map[string]command{
-	"chat":   {flags: chatFlags},
-	"serve":  {flags: serveFlags},
-	"memory": {flags: memoryFlags, group: true},
+// commandTable returns the subcommands that load the configuration.
+func commandTable() map[string]command {
+	return map[string]command{
+		"chat":   {flags: chatFlags},
+		"serve":  {flags: serveFlags},
+		"memory": {flags: memoryFlags, group: true},
+	}
 }
 
-// osExit is os.Exit; tests replace it to run main.
-var osExit = os.Exit
+func main() { os.Exit(runProcess()) }
 
-func main() {
+// runProcess is main but for the exit: run on the process's arguments,
+// environment, standard streams and signals. It returns the exit status.
+func runProcess() int {
 	c := make(chan os.Signal, 2)
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	sig, release := watchSignals(c)
@@ -133,7 +138,7 @@ func main() {
 	})
 	signal.Stop(c)
 	release()
-	osExit(code)
+	return code
 }
 
 // exitError is an error with the exit status it calls for.
@@ -211,7 +216,7 @@ func isGlobal(name string) bool {
 // It returns the subcommand's name ("" for none), its runner (nil for one
 // that needs no configuration: help, version, or an unknown name) and its
 // arguments without the flags.
-func parseCommandLine(args []string) (g globalFlags, name string, run runner, pos []string, err error) {
+func parseCommandLine(args []string, commands map[string]command) (g globalFlags, name string, run runner, pos []string, err error) {
 	top := newFlagSet("mnemo")
 	g.define(top)
 	if err := top.Parse(args); err != nil {
@@ -316,7 +321,10 @@ func run(sig signals, args []string, getenv func(string) string, stdin io.Reader
 // in tests, faults) are set; it fills in the rest.
 func runWith(sig signals, args []string, proc cliEnv) error {
 	getenv, stdout, stderr := proc.getenv, proc.stdout, proc.stderr
-	g, name, run, pos, err := parseCommandLine(args)
+	if proc.commands == nil {
+		proc.commands = commandTable()
+	}
+	g, name, run, pos, err := parseCommandLine(args, proc.commands)
 	switch {
 	case err != nil:
 		return err

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -28,7 +29,10 @@ type cliResult struct {
 func cli(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(stopOn(context.Background()), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
+	cmds := commandTable()
+	maps.Copy(cmds, stubs)
+	err := runWith(stopOn(context.Background()), args, cliEnv{getenv: func(k string) string { return env[k] },
+		stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, commands: cmds})
 	code := exitCode(err, &errOut)
 	return cliResult{code, out.String(), errOut.String()}
 }
@@ -86,13 +90,15 @@ func (f *fakeCommand) run(_ context.Context, env *cliEnv, cfg *config.Config, ar
 	return f.err
 }
 
+// stubs stand in for subcommands in cli (see stubCommand).
+var stubs = map[string]command{}
+
 // stubCommand replaces a subcommand for the duration of the test.
 func stubCommand(t *testing.T, name string) *fakeCommand {
 	t.Helper()
 	f := &fakeCommand{}
-	orig := commands[name]
-	commands[name] = command{flags: f.flags}
-	t.Cleanup(func() { commands[name] = orig })
+	stubs[name] = command{flags: f.flags}
+	t.Cleanup(func() { delete(stubs, name) })
 	return f
 }
 
@@ -347,7 +353,7 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-// TestMainEntry runs main itself, as the binary does, with os.Exit replaced.
+// TestMainEntry runs the process as main does, but for the exit.
 func TestMainEntry(t *testing.T) {
 	inTempDir(t)
 	out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
@@ -355,10 +361,9 @@ func TestMainEntry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	origArgs, origStdout, origExit := os.Args, os.Stdout, osExit
-	t.Cleanup(func() { os.Args, os.Stdout, osExit = origArgs, origStdout, origExit })
+	origArgs, origStdout := os.Args, os.Stdout
+	t.Cleanup(func() { os.Args, os.Stdout = origArgs, origStdout })
 	code := -1
-	osExit = func(c int) { code = c }
 	os.Stdout = out
 	for _, tc := range []struct {
 		args []string
@@ -378,7 +383,7 @@ func TestMainEntry(t *testing.T) {
 		}
 		stderr := os.Stderr
 		os.Stderr = out
-		main()
+		code = runProcess()
 		os.Stderr = stderr
 		got, _ := os.ReadFile(out.Name())
 		if code != tc.code || !strings.Contains(string(got), tc.want) {
