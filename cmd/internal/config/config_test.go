@@ -1059,3 +1059,29 @@ func TestBoundsConfig(t *testing.T) {
 		wantErr(t, err, tt.want)
 	}
 }
+
+// Errors of yaml.v3 that name no key known here are shown as they are,
+// with their line; a panic in the parser is an error, not a crash.
+func TestUnexpectedDecodeErrors(t *testing.T) {
+	d := &decoder{file: "f.yaml", schema: newSchema(), seen: map[*yaml.Node]bool{}}
+	d.typeError("line 3: something new")
+	d.typeError("no line at all")
+	d.typeError("line 2: cannot unmarshal !!str `x` into int")
+	want := "f.yaml:2: cannot unmarshal !!str `x` into int\nf.yaml:3: something new\nf.yaml: no line at all"
+	if err := joinProblems(d.problems); err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+	dec := yaml.NewDecoder(strings.NewReader("llm: {model: x}\n"))
+	if err := safeDecode(dec, Config{}); err == nil || !strings.Contains(err.Error(), "the YAML parser failed") {
+		t.Errorf("decoding into a value, not a pointer: %v", err)
+	}
+	s := newSchema()
+	for key, want := range map[string]string{
+		"llm": "config.LLM", "llm.timeout": "time.Duration", "discord.guildIDs[3]": "string", "identities.li.si": "[]string",
+		"identities.li.si[0]": "string", "identities": "map[string][]string", "llm.model[0]": "", "slak": "",
+	} {
+		if got := s.typeOf(key); got != want {
+			t.Errorf("typeOf(%q) = %q, want %q", key, got, want)
+		}
+	}
+}

@@ -84,9 +84,12 @@ func (d *decoder) typeError(msg string) {
 		return
 	}
 	m := reCannot.FindStringSubmatch(msg)
-	if m == nil {
-		line, _, _ := strings.Cut(strings.TrimPrefix(msg, "line "), ":")
-		d.add(atoi(line), "%s", msg[strings.Index(msg, ":")+2:])
+	if m == nil { // not one yaml.v3 v3.0.x writes: shown as it is
+		line := 0
+		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+			line, msg = atoi(m[1]), m[2]
+		}
+		d.add(line, "%s", msg)
 		return
 	}
 	line, tag, into := atoi(m[1]), m[2], m[4]
