@@ -148,8 +148,11 @@ func TestLoadConfigFiles(t *testing.T) {
 	_, err = Load("adir.yaml", false, noEnv)
 	wantErr(t, err, "adir.yaml")
 
-	// Too large.
-	big := writeFile(t, dir, "big.yaml", "# "+strings.Repeat("x", maxFileSize)+"\n")
+	// As large as allowed, then one byte larger.
+	if _, err := Load(writeFile(t, dir, "max.yaml", "# "+strings.Repeat("x", maxFileSize-3)+"\n"), true, noEnv); err != nil {
+		t.Errorf("a file of %d bytes: %v", maxFileSize, err)
+	}
+	big := writeFile(t, dir, "big.yaml", "# "+strings.Repeat("x", maxFileSize-2)+"\n")
 	_, err = Load(big, true, noEnv)
 	wantErr(t, err, "big.yaml", "larger than")
 
@@ -321,6 +324,14 @@ func TestDecodeErrors(t *testing.T) {
 		// yaml.v3 says line 2 and line 1: the start of the block, not the mistake.
 		{"indented too little", "llm:\n  model: a\n timeout: 3s\n", []string{"mnemo.yaml:3: YAML syntax error: did not find expected key\n"}},
 		{"list item in a section", "llm:\n  model: a\n  - x\n", []string{"mnemo.yaml:3: YAML syntax error: did not find expected key\n"}},
+		{"syntax on a last line without a newline", "llm: [", []string{"mnemo.yaml:1: YAML syntax error: "}},
+		{"duplicate key in a second section", "slack:\n  apiURL: a\ndiscord:\n  apiURL: b\n  apiURL: c\n",
+			[]string{`mnemo.yaml:5: duplicate key "discord.apiURL" (already set at line 4)` + "\n"}},
+		{"as near two keys", "lom: {}\n", []string{`mnemo.yaml:1: unknown key "lom" (did you mean "llm"?)`}}, // llm and log: the first by name
+		{"short key", "state:\n  dr: x\n", []string{`mnemo.yaml:2: unknown key "state.dr" (did you mean "state.dir"?)`}},
+		{"too far for a hint", "reflector:\n  iddl: 1m\n", []string{`mnemo.yaml:2: unknown key "reflector.iddl"` + "\n"}},
+		{"duration word of 60", "reflector:\n  idle: " + strings.Repeat("x", 60) + "\n", []string{`reflector.idle: "` + strings.Repeat("x", 60) + `" is not a duration`}},
+		{"duration word of 61, cut", "reflector:\n  idle: " + strings.Repeat("x", 61) + "\n", []string{`reflector.idle: "` + strings.Repeat("x", 60) + `..." is not a duration`}},
 		{"tab", "\tllm: x\n", []string{"mnemo.yaml:1: YAML syntax error: found character that cannot start any token (a tab: YAML is indented with spaces only)"}},
 		{"unknown anchor", "log:\n  level: *nope\n", []string{"mnemo.yaml:2: YAML syntax error: unknown anchor 'nope' referenced"}},
 		{"two documents", "llm:\n  model: a\n---\nllm:\n  model: b\n", []string{"mnemo.yaml:3: a second YAML document starts here; a config file holds one document"}},
@@ -391,6 +402,15 @@ func TestTooManyProblems(t *testing.T) {
 	wantErr(t, err, "bogus19", "... and 10 more problems")
 	if strings.Contains(err.Error(), "bogus20") {
 		t.Error("more than the limit reported")
+	}
+	// As many as the limit: all shown, no summary.
+	b.Reset()
+	for i := range maxProblems {
+		fmt.Fprintf(&b, "bogus%d: 1\n", i)
+	}
+	_, err = loadString(b.String(), nil)
+	if err == nil || strings.Count(err.Error(), "\n") != maxProblems-1 || strings.Contains(err.Error(), "more problems") {
+		t.Errorf("%d problems reported as:\n%v", maxProblems, err)
 	}
 }
 
@@ -522,6 +542,8 @@ func TestValidateErrors(t *testing.T) {
 		{"state inside memory", "memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil,
 			[]string{`mnemo.yaml:4: state.dir: "data/memory/state" is inside memory.dataDir "data/memory", where every folder is a user's memory; put it beside, e.g. "`}},
 		{"state is memory", "", map[string]string{"MNEMO_DATA_DIR": "/srv/m"}, nil},
+		{"write cap as read cap", "memory:\n  writeCap: 65536\n", nil, nil},
+		{"highest port", "server:\n  listen: \"127.0.0.1:65535\"\n", nil, nil},
 		{"memory is cwd", "memory:\n  dataDir: .\n", nil, []string{`state.dir: "state" is inside memory.dataDir "."`}},
 	}
 	for _, tt := range tests {
@@ -1084,4 +1106,32 @@ func TestUnexpectedDecodeErrors(t *testing.T) {
 			t.Errorf("typeOf(%q) = %q, want %q", key, got, want)
 		}
 	}
+}
+
+// The state folder suggested instead of one inside the memory folder is an
+// absolute path beside it.
+func TestStateInsideMemoryHint(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = loadString("memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil)
+	wantErr(t, err, `put it beside, e.g. "`+filepath.Join(wd, "data", "state")+`"`)
+}
+
+// At most maxIdentityAccounts accounts in identities, aliases included.
+func TestIdentityAccountLimit(t *testing.T) {
+	accounts := func(from, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "\"discord:%d\",", from+i)
+		}
+		return "[" + strings.TrimSuffix(b.String(), ",") + "]"
+	}
+	half := maxIdentityAccounts / 2
+	if _, err := loadString("identities:\n  a: "+accounts(1, half)+"\n  b: "+accounts(1+half, half)+"\n", nil); err != nil {
+		t.Errorf("%d accounts: %v", maxIdentityAccounts, err)
+	}
+	_, err := loadString("identities:\n  a: "+accounts(1, half)+"\n  b: "+accounts(1+half, half+1)+"\n", nil)
+	wantErr(t, err, `mnemo.yaml:3: identities.b: more than 10000 accounts in identities; is this the right file?`)
 }

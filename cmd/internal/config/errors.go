@@ -175,7 +175,7 @@ func (d *decoder) suggest(name, prefix string) string {
 			best, bestDist = sib, dist
 		}
 	}
-	if best != "" && (bestDist == 0 || 2*bestDist < len(best)) {
+	if best != "" && 2*bestDist < len(best) {
 		return fmt.Sprintf(" (did you mean %q?)", joinKey(prefix, best))
 	}
 	// The right key in the wrong place, or written flat ("memory.dataDir:").

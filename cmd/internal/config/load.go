@@ -100,7 +100,7 @@ func joinProblems(ps []problem) error {
 		return nil
 	}
 	sort.SliceStable(ps, func(i, j int) bool { return ps[i].line != 0 && (ps[j].line == 0 || ps[i].line < ps[j].line) })
-	msgs := make([]string, 0, min(len(ps), maxProblems)+1)
+	var msgs []string
 	for _, p := range ps[:min(len(ps), maxProblems)] {
 		msgs = append(msgs, p.msg)
 	}
@@ -229,17 +229,14 @@ var yamlErrLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
 func (d *decoder) syntaxError(data []byte, err error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	line := 0
 	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
-		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
 	}
 	// yaml.v3 places a parser error at the start of the enclosing block,
-	// lines before the mistake (a key indented too little, say): the line
-	// where the text first fails this way is where the mistake is.
-	if l := failingLine(data, err.Error()); l > 0 {
-		line = l
-	}
+	// lines before the mistake (a key indented too little, say), and a
+	// scanner error on no line at all: the line where the text first fails
+	// this way is where the mistake is.
+	line := failingLine(data, err.Error())
 	if line > 0 && strings.Contains(msg, "cannot start any token") {
 		if lines := bytes.Split(data, []byte("\n")); bytes.Contains(lines[line-1], []byte("\t")) {
 			msg += " (a tab: YAML is indented with spaces only)"
@@ -276,9 +273,10 @@ func failingLine(data []byte, msg string) int {
 	return k
 }
 
+// deref is the node an alias stands for (never itself an alias), or n.
 func deref(n *yaml.Node) *yaml.Node {
-	for i := 0; i < 8 && n.Kind == yaml.AliasNode && n.Alias != nil; i++ {
-		n = n.Alias
+	if n.Kind == yaml.AliasNode {
+		return n.Alias
 	}
 	return n
 }
@@ -298,7 +296,7 @@ func joinKey(prefix, name string) string {
 func (d *decoder) walk(n *yaml.Node, key string) {
 	switch n.Kind {
 	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
+		for i := 0; i < len(n.Content); i += 2 { // key, value, key, value...
 			k, v := n.Content[i], n.Content[i+1]
 			switch dk := deref(k); {
 			case dk.Kind != yaml.ScalarNode:
