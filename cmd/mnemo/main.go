@@ -239,9 +239,12 @@ func parseCommandLine(args []string, commands map[string]command) (g globalFlags
 	if ok && cmd.group {
 		lead := newFlagSet(name)
 		g.define(lead)
-		if lead.Parse(rest) == nil { // else the mistake is the subcommand's name
+		if err := lead.Parse(rest); err == nil {
 			rest = lead.Args()
-		}
+		} else if msg, named := flagMessage(err); isGlobal(named) {
+			return g, name, nil, nil, usageError("%s", msg)
+		} // else the flag is taken for the subcommand's name, which is unknown
+
 		if len(rest) > 0 {
 			fsName += " " + rest[0]
 			pos, rest = rest[:1], rest[1:]

@@ -103,6 +103,7 @@ func TestMemoryArgs(t *testing.T) {
 		{[]string{"memory"}, "mnemo: memory needs a subcommand: users, ls, show, check, forget, export"},
 		{[]string{"memory", "list"}, `mnemo: unknown memory subcommand "list"; use one of users, ls, show, check, forget, export`},
 		{[]string{"memory", "--yes", "forget", "alice"}, `mnemo: unknown memory subcommand "--yes"`},
+		{[]string{"memory", "--config"}, "mnemo: flag --config needs a value\n"},
 		{[]string{"memory", "users", "alice"}, "mnemo: memory users takes no arguments; usage: mnemo memory users\n"},
 		{[]string{"memory", "ls"}, "mnemo: memory ls takes 1 argument; usage: mnemo memory ls USER\n"},
 		{[]string{"memory", "show", "alice"}, "mnemo: memory show takes 2 arguments; usage: mnemo memory show USER PATH\n"},
