@@ -345,7 +345,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"identities list", "identities: [a]\n", []string{`mnemo.yaml:1: identities: expected a mapping of names to lists of accounts`}},
 		{"identities scalar value", "identities:\n  a: discord:1\n", []string{`mnemo.yaml:2: identities.a: expected a list of accounts such as`}},
 		{"identities nested list", "identities:\n  a: [[x]]\n", []string{`mnemo.yaml:2: identities.a[0]: expected an account such as "slack:T01ABC/U02DEF" or "discord:80351110224678912", got a list`}},
-		{"identities null item", "identities:\n  a:\n    - discord:1\n    - ~\n", []string{`mnemo.yaml:4: identities.a[1]: expected an account`}},
+		{"identities null item", "identities:\n  a:\n    - discord:1\n    - ~\n", []string{`mnemo.yaml:4: identities.a[1]: expected an account such as "slack:T01ABC/U02DEF" or "discord:80351110224678912", got a single value` + "\n"}},
 		{"identities duplicate", "identities:\n  a: [\"discord:1\"]\n  a: [\"discord:2\"]\n", []string{`mnemo.yaml:3: duplicate name "identities.a" (already listed at line 2)`}},
 		{"identities complex key", "identities:\n  ? [x]\n  : [\"discord:1\"]\n", []string{`a key in "identities" is a list`}},
 		{"too many accounts", "identities:\n  a: &l [" + strings.Repeat("\"discord:1\",", 6000) + "]\n  b: *l\n", []string{`mnemo.yaml:3: identities.b: more than 10000 accounts in identities`}},

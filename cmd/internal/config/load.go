@@ -319,7 +319,7 @@ func (d *decoder) walk(n *yaml.Node, key string) {
 			d.entries = append(d.entries, entry{full, nil, item})
 			switch {
 			case isNull(item) && strings.HasPrefix(key, "identities."):
-				d.reject(item, "%s: expected an account such as \"slack:T01ABC/U02DEF\" or \"discord:80351110224678912\", got nothing", full)
+				d.reject(item, "%s: expected an account such as \"slack:T01ABC/U02DEF\" or \"discord:80351110224678912\", got a single value", full)
 			case isNull(item):
 				d.reject(item, "%s: the item is empty; give a value or remove the \"-\"", full)
 			default:
