@@ -315,6 +315,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"string list", "llm:\n  model: [a]\n", []string{`mnemo.yaml:2: llm.model: expected a string, got a list`}},
 		{"section scalar", "llm: xoxb-1234\n", []string{`mnemo.yaml:1: llm: expected a section of keys (a mapping), got a single value`}},
 		{"top level list", "- a\n", []string{`mnemo.yaml:1: the top level must be a mapping of sections`}},
+		{"top level text of several lines", "0\n\n\n0", []string{"mnemo.yaml:1: the top level must be a mapping of sections (llm:, memory:, slack:, ...), got a single value\n"}},
 		{"top level scalar", "hello\n", []string{`the top level must be a mapping of sections (llm:, memory:, slack:, ...), got a single value`}},
 		{"duplicate key", "llm:\n  model: a\n  model: b\n", []string{`mnemo.yaml:3: duplicate key "llm.model" (already set at line 2)`}},
 		{"duplicate section", "llm: {}\nllm: {}\n", []string{`mnemo.yaml:2: duplicate key "llm" (already set at line 1)`}},
@@ -1088,8 +1089,9 @@ func TestUnexpectedDecodeErrors(t *testing.T) {
 	d := &decoder{file: "f.yaml", schema: newSchema(), seen: map[*yaml.Node]bool{}}
 	d.typeError("line 3: something new")
 	d.typeError("no line at all")
+	d.typeError("line 4: two\nlines")
 	d.typeError("line 2: cannot unmarshal !!str `x` into int")
-	want := "f.yaml:2: cannot unmarshal !!str `x` into int\nf.yaml:3: something new\nf.yaml: no line at all"
+	want := "f.yaml:2: cannot unmarshal !!str `x` into int\nf.yaml:3: something new\nf.yaml:4: two\\nlines\nf.yaml: no line at all"
 	if err := joinProblems(d.problems); err == nil || err.Error() != want {
 		t.Errorf("got\n%v\nwant\n%s", err, want)
 	}

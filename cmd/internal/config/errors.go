@@ -50,9 +50,9 @@ func got(n *yaml.Node) string {
 }
 
 var (
-	reCannot    = regexp.MustCompile("^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
-	reNotFound  = regexp.MustCompile(`^line (\d+): field (.+) not found in type (.+)$`)
-	reDuplicate = regexp.MustCompile(`^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+	reCannot    = regexp.MustCompile("(?s)^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	reNotFound  = regexp.MustCompile(`(?s)^line (\d+): field (.+) not found in type (.+)$`)
+	reDuplicate = regexp.MustCompile(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
 )
 
 // listExamples shows a list of each []string key, for "expected a list".
@@ -89,7 +89,7 @@ func (d *decoder) typeError(msg string) {
 		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
 			line, msg = atoi(m[1]), m[2]
 		}
-		d.add(line, "%s", msg)
+		d.add(line, "%s", strings.ReplaceAll(msg, "\n", `\n`)) // one line per problem
 		return
 	}
 	line, tag, into := atoi(m[1]), m[2], m[4]

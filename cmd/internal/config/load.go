@@ -225,7 +225,7 @@ func safeDecode(dec *yaml.Decoder, v any) (err error) {
 	return dec.Decode(v)
 }
 
-var yamlErrLine = regexp.MustCompile(`^line (\d+): (.*)$`)
+var yamlErrLine = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
 
 func (d *decoder) syntaxError(data []byte, err error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
