@@ -13,6 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -24,7 +25,7 @@ import (
 // model client, the Thinker and the reflector, wired together.
 type app struct {
 	env   *cliEnv
-	cfg   *Config
+	cfg   *config.Config
 	store *memory.Store
 	llm   *openai.Client
 	agent *agent.Agent
@@ -69,7 +70,7 @@ func (a *app) saveError() error {
 }
 
 // stateDir is state.dir, or "state" beside the memory folder.
-func stateDir(cfg *Config) string {
+func stateDir(cfg *config.Config) string {
 	if cfg.State.Dir != "" {
 		return cfg.State.Dir
 	}
@@ -79,11 +80,11 @@ func stateDir(cfg *Config) string {
 // openApp resolves the model server (falling back to a local Ollama),
 // opens the store and the reflector (which replays turns a crash left
 // journaled) and builds the Thinker.
-func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
+func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error) {
 	httpClient := &http.Client{Transport: wiring.ModelTransport(cfg.Agent.MaxConcurrent)}
 	ollama := env.getenv("MNEMO_OLLAMA_URL")
 	probe := func(ctx context.Context, url string) error { return openai.ProbeModels(ctx, httpClient, url) }
-	baseURL, note, err := ResolveLLM(ctx, cfg, probe, ollama)
+	baseURL, note, err := cfg.ResolveLLM(ctx, probe, ollama)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +110,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	}
 	client := openai.New(openai.Config{
 		BaseURL: baseURL, APIKey: cfg.LLM.APIKey, HTTPClient: httpClient,
-		Timeout: cfg.LLM.Timeout.Std(), MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
+		Timeout: cfg.LLM.Timeout, MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
 		Logger: env.logger,
 	})
 	mem := wiring.Memory{Store: store, IndexBudget: cfg.Memory.IndexBudget, OnToolCall: countTool(changes.metrics)}
@@ -119,7 +120,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *Config) (*app, error) {
 	}
 	refl, err := reflector.Open(reflector.Config{
 		Model: measuredModel{client, "reflector", changes.metrics}, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
-		Idle: cfg.Reflector.Idle.Std(), MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
+		Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults, OnRun: changes.metrics.Reflection,
 	})
 	if err != nil {

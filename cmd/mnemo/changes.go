@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -24,7 +25,7 @@ type changeLog struct {
 }
 
 // historyDir is the history folder in the state folder.
-func historyDir(cfg *Config) string { return filepath.Join(stateDir(cfg), "history") }
+func historyDir(cfg *config.Config) string { return filepath.Join(stateDir(cfg), "history") }
 
 func (l *changeLog) onChange(c memory.Commit) {
 	var err error
@@ -72,7 +73,7 @@ func forgetHistory(h *memhistory.Store, user, path string) error {
 
 // forgetChatHistory deletes what the user typed at the terminal chat (its
 // line history) when all their memory is forgotten.
-func forgetChatHistory(cfg *Config, user string) error {
+func forgetChatHistory(cfg *config.Config, user string) error {
 	name := chatHistory(cfg, user, true)
 	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("the memory is deleted, but not the chat history %s (%w); delete it by hand", name, err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"sync/atomic"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -17,24 +19,32 @@ import (
 // $USER is not a valid memory user name.
 const defaultChatUser = "console"
 
-// runChat is `mnemo chat [--user NAME]`: one message in, the reply out. At
-// the end of input it waits for the reflections, then returns (exit 0).
-// The first SIGINT (or SIGTERM) stops reading and gives the running answer
-// and the reflections shutdown.grace; a second one stops at once (exit
-// 130). At a terminal Ctrl-C is a key the console handles (it cancels a
-// reply; twice, it ends the chat like Ctrl-D).
-func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
-	fs := newFlagSet("chat")
-	user := fs.String("user", "", "")
-	verbose := fs.Bool("verbose", false, "")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
+// chatFlags defines chat's flags on fs and returns runChat bound to them.
+func chatFlags(fs *flag.FlagSet) (runner, string) {
+	user := fs.String("user", "", "memory user name")
+	verbose := fs.Bool("verbose", false, "log info lines too")
+	return func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+		return runChat(ctx, env, cfg, chatOptions{user: *user, verbose: *verbose}, args)
+	}, ""
+}
+
+// chatOptions are chat's flags.
+type chatOptions struct {
+	user    string // --user
+	verbose bool   // --verbose
+}
+
+// runChat is `mnemo chat [--user NAME] [--verbose]`: one message in, the
+// reply out. At the end of input it waits for the reflections, then
+// returns (exit 0). The first SIGINT (or SIGTERM) stops reading and gives
+// the running answer and the reflections shutdown.grace; a second one
+// stops at once (exit 130). At a terminal Ctrl-C is a key the console
+// handles (it cancels a reply; twice, it ends the chat like Ctrl-D).
+func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOptions, args []string) error {
+	if len(args) > 0 {
+		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME] [--verbose]", args[0])
 	}
-	if len(pos) > 0 {
-		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME] [--verbose]", pos[0])
-	}
-	name := *user
+	name := opts.user
 	if name == "" {
 		name = env.getenv("USER")
 		if memory.ValidateUser(name) != nil {
@@ -47,7 +57,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	// A person at a terminal: keys in, the conversation out. With either
 	// redirected, chat is piped: replies only on stdout.
 	interactive := isTerminal(env.stdin) && isTerminal(env.stdout)
-	if !*verbose && cfg.Log.Level == "info" {
+	if !opts.verbose && cfg.Log.Level == "info" {
 		// Info lines would interleave with the conversation on the same
 		// screen, or bury a script's answer: chat logs warnings and errors
 		// only, unless --verbose (log.level: debug still works).
@@ -67,7 +77,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 	if err != nil {
 		return err
 	}
-	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace.Std(), env.logger, a.calls.close)
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
 	defer sd.release()
 	ctl, err := a.listenControl()
 	if err != nil {
@@ -121,7 +131,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
 
 // chatHistory is the file of what name typed in interactive chats, for
 // the up arrow: in the state folder, one per memory user.
-func chatHistory(cfg *Config, name string, interactive bool) string {
+func chatHistory(cfg *config.Config, name string, interactive bool) string {
 	if !interactive {
 		return ""
 	}

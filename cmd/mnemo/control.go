@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -22,7 +23,7 @@ const controlSocketName = "mnemo.sock"
 const opForget = "forget"
 
 // controlSocket is cfg's control socket path.
-func controlSocket(cfg *Config) string { return filepath.Join(stateDir(cfg), controlSocketName) }
+func controlSocket(cfg *config.Config) string { return filepath.Join(stateDir(cfg), controlSocketName) }
 
 // listenControl serves the control socket for as long as the command runs;
 // it is taken after the data folder's lock, which makes this process the

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"io"
 	"net"
 	"net/http"
@@ -13,15 +15,15 @@ import (
 // check that outlives their own timeout (5s in deploy/Dockerfile).
 const healthTimeout = 4 * time.Second
 
+// healthcheckFlags returns runHealthcheck; healthcheck has no flags of
+// its own (--listen and --config are global).
+func healthcheckFlags(*flag.FlagSet) (runner, string) { return runHealthcheck, "mnemo healthcheck" }
+
 // runHealthcheck is `mnemo healthcheck`: GET /healthz of the local serve
 // (server.listen or --listen) and exit 0 when it answers 200. It is the
 // container health check, so it needs no shell or curl in the image.
-func runHealthcheck(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
-	pos, err := parseArgs(newFlagSet("healthcheck"), args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
+func runHealthcheck(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+	if len(args) > 0 {
 		return usageError("healthcheck takes no arguments; it asks the address in server.listen or --listen")
 	}
 	url, err := healthURL(cfg.Server.Listen)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -68,7 +69,7 @@ func TestHealthcheck(t *testing.T) {
 }
 
 func TestHealthcheckBadHost(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := config.Default()
 	cfg.Server.Listen = "bad host:80"
 	var out strings.Builder
 	err := runHealthcheck(context.Background(), &cliEnv{stdout: &out}, cfg, nil)

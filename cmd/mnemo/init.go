@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 )
 
@@ -48,21 +50,33 @@ type initCmd struct {
 // for the key, an env file of mode 0600: secrets never go in the YAML.
 // Flags answer the questions for scripts; --yes takes the defaults for
 // the rest without asking.
-func runInit(ctx context.Context, env *cliEnv, configFile string, args []string) error {
-	fs := newFlagSet("init")
-	baseURL := fs.String("base-url", "", "")
-	apiKey := fs.String("api-key", "", "")
-	model := fs.String("model", "", "")
-	envFile := fs.String("env-file", "", "")
-	force := fs.Bool("force", false, "")
-	yes := fs.Bool("yes", false, "")
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return err
+func initFlags(fs *flag.FlagSet) (runner, string) {
+	var o initOptions
+	fs.StringVar(&o.baseURL, "base-url", "", "the model server's base URL")
+	fs.StringVar(&o.apiKey, "api-key", "", "the API key")
+	fs.StringVar(&o.model, "model", "", "the model")
+	fs.StringVar(&o.envFile, "env-file", "", "where the key is written")
+	fs.BoolVar(&o.force, "force", false, "replace existing files")
+	fs.BoolVar(&o.yes, "yes", false, "take the defaults, ask nothing")
+	return func(ctx context.Context, env *cliEnv, _ *config.Config, args []string) error {
+		return runInit(ctx, env, o, args)
+	}, initUsage
+}
+
+const initUsage = "mnemo init [--base-url URL] [--api-key KEY] [--model NAME] [--env-file FILE] [--force] [--yes]"
+
+// initOptions are init's flags.
+type initOptions struct {
+	baseURL, apiKey, model, envFile string
+	force, yes                      bool
+}
+
+func runInit(ctx context.Context, env *cliEnv, o initOptions, args []string) error {
+	if len(args) > 0 {
+		return usageError("init takes no arguments; usage: %s", initUsage)
 	}
-	if len(pos) > 0 {
-		return usageError("init takes no arguments; usage: mnemo init [--base-url URL] [--api-key KEY] [--model NAME] [--env-file FILE] [--force] [--yes]")
-	}
+	configFile := env.configFile
+	baseURL, apiKey, model, envFile, force, yes := &o.baseURL, &o.apiKey, &o.model, &o.envFile, &o.force, &o.yes
 	c := &initCmd{
 		env: env, in: bufio.NewReader(env.stdin), ask: !*yes,
 		http:   &http.Client{Transport: wiring.ModelTransport(1)},
@@ -70,7 +84,7 @@ func runInit(ctx context.Context, env *cliEnv, configFile string, args []string)
 	}
 	defer c.http.CloseIdleConnections()
 	if c.config == "" {
-		c.config = DefaultConfigFile
+		c.config = config.DefaultFile
 	}
 	c.envFile = *envFile
 	if c.envFile == "" {
@@ -117,13 +131,13 @@ func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) err
 		if def == "" {
 			ollama := c.env.getenv("MNEMO_OLLAMA_URL")
 			if ollama == "" {
-				ollama = DefaultOllamaURL
+				ollama = config.DefaultOllamaURL
 			}
 			if openai.ProbeModels(ctx, c.http, ollama) == nil {
 				fmt.Fprintf(c.env.stderr, "A local Ollama answers at %s.\n", ollama)
 				def = ollama
 			} else {
-				def = OpenAIBaseURL
+				def = config.OpenAIBaseURL
 			}
 		}
 		for {
@@ -239,7 +253,7 @@ func (c *initCmd) prompt(question, def string, secret bool) (string, error) {
 func checkBaseURL(v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%q is not an http(s) URL; give the server's base URL, such as %s or %s", v, OpenAIBaseURL, DefaultOllamaURL)
+		return fmt.Errorf("%q is not an http(s) URL; give the server's base URL, such as %s or %s", v, config.OpenAIBaseURL, config.DefaultOllamaURL)
 	}
 	return nil
 }
@@ -315,7 +329,7 @@ func (c *initCmd) write(s initSetup) error {
 	}
 	out := c.env.stdout
 	cfgFlag := ""
-	if c.explicit && filepath.Clean(c.config) != DefaultConfigFile {
+	if c.explicit && filepath.Clean(c.config) != config.DefaultFile {
 		cfgFlag = " --config " + c.config
 	}
 	if s.apiKey != "" {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
@@ -24,9 +25,9 @@ const noOllama = "http://127.0.0.1:1/v1"
 
 // loaded reads the written configuration as mnemo would, with no
 // environment.
-func loaded(t *testing.T, file string) *Config {
+func loaded(t *testing.T, file string) *config.Config {
 	t.Helper()
-	cfg, err := LoadConfig(file, true, func(string) string { return "" })
+	cfg, err := config.Load(file, true, func(string) string { return "" })
 	if err != nil {
 		t.Fatalf("the written %s does not load: %v", file, err)
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 )
 
@@ -299,7 +300,7 @@ func TestControlRequests(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(_ *cliEnv, _ *Config, a *app) ([]namedAdapter, error) {
+		done <- serveWith(ctx, env, cfg, nil, ln, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
 			// A front end with more pending work adds its forgetter.
 			a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
 				switch user {
@@ -390,7 +391,7 @@ func TestControlSocketInTheWay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+	err = serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 		return []namedAdapter{{"fake", &fakeAdapter{started: make(chan struct{})}}}, nil
 	})
 	if code := exitCode(err, &errOut); code != 1 || errOut.String() != want {
@@ -429,7 +430,7 @@ func TestServeIsStoppingFromTheFirstSignal(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 			return []namedAdapter{{"slow", la}}, nil
 		})
 	}()

@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // lockFileName is the lock's file in the state folder.
@@ -36,7 +38,7 @@ func (l *dataLock) Close() error { return l.f.Close() }
 // problem is an error (exit 1) naming the lock file and the cause. Take it
 // before opening the app, so that only the owner replays the journal.
 // env.flock, when set, stands in for syscall.Flock (env may be nil).
-func lockData(env *cliEnv, cfg *Config, command string) (*dataLock, error) {
+func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error) {
 	flock := syscall.Flock
 	if env != nil && env.flock != nil {
 		flock = env.flock
@@ -102,7 +104,7 @@ func lockHolder(f *os.File) (string, bool) {
 
 // lockError is a lock that could not be taken for a reason other than
 // another holder: exit 1, naming the lock file and the cause.
-func lockError(cfg *Config, path string, err error) error {
+func lockError(cfg *config.Config, path string, err error) error {
 	var pe *fs.PathError
 	if errors.As(err, &pe) && pe.Path == path {
 		err = fmt.Errorf("%s: %w", pe.Op, pe.Err) // the path is named already

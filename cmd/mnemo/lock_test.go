@@ -14,12 +14,14 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // lockConfig is the configuration the world's commands run with.
-func lockConfig(t *testing.T, w *chatWorld) *Config {
+func lockConfig(t *testing.T, w *chatWorld) *config.Config {
 	t.Helper()
-	cfg, err := LoadConfig("", false, func(k string) string { return w.env[k] })
+	cfg, err := config.Load("", false, func(k string) string { return w.env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +166,7 @@ func TestLockHelperProcess(t *testing.T) {
 	if os.Getenv("MNEMO_LOCK_CHILD") != "1" {
 		t.Skip("runs only as TestLockHeldByAnotherProcess's child process")
 	}
-	cfg, err := LoadConfig("", false, os.Getenv)
+	cfg, err := config.Load("", false, os.Getenv)
 	if err == nil {
 		var l *dataLock
 		if l, err = lockData(nil, cfg, "mnemo serve"); err == nil {
@@ -223,7 +225,7 @@ func TestLockHeldForTheCommandsLife(t *testing.T) {
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
-		done <- serveWith(ctx, env, scfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+		done <- serveWith(ctx, env, scfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 			return []namedAdapter{{"fake", fa}}, nil
 		})
 	}()

@@ -14,8 +14,12 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 const usageText = `Usage: mnemo [global flags] COMMAND [flags] [arguments]
@@ -23,8 +27,9 @@ const usageText = `Usage: mnemo [global flags] COMMAND [flags] [arguments]
 mnemo is a chat agent with long-term memory per user, kept as Markdown files.
 
 Commands:
-  chat [--user NAME]               talk in the terminal: one line in, the reply out;
-                                   at end of input, waits for reflections and exits
+  chat [--user NAME] [--verbose]   talk in the terminal: one message in, the reply
+                                   out; at end of input, waits for reflections and
+                                   exits (--verbose: info log lines too)
   serve                            run the Slack and/or Discord adapters that have
                                    tokens, with /healthz, /readyz and /metrics
   memory users                     list the users that have memory, one per line
@@ -41,11 +46,11 @@ Commands:
                                    who, size, what changed
   memory restore USER PATH --at ID|TIME
                                    bring a version back (kept as a change itself)
-  healthcheck                      exit 0 when /healthz of the local serve answers
-                                   (server.listen or --listen; for containers)
   init                             first setup: the model server, key and model,
                                    checked with one request; writes mnemo.yaml and
                                    the key to mnemo.env (mode 0600)
+  healthcheck                      exit 0 when /healthz of the local serve answers
+                                   (server.listen or --listen; for containers)
   version                          print the version
   help                             print this help
 
@@ -90,8 +95,7 @@ type cliEnv struct {
 	// stderr is for diagnostics; logger writes here.
 	stderr io.Writer
 	// logger is built from the configuration (log.format, log.level,
-	// --log-format) and writes to stderr. Log the Config itself with
-	// logger.Info("config", "config", cfg): it redacts secrets.
+	// --log-format) and writes to stderr.
 	logger *slog.Logger
 	// configFile is the configuration file that was read, or "" when mnemo
 	// runs on defaults and the environment only.
@@ -101,6 +105,9 @@ type cliEnv struct {
 	// crash and disk-fault tests kill or fail the process there. nil in the
 	// binary.
 	faults func(op, name string) error
+	// commands are the subcommands that load the configuration; nil means
+	// commandTable (tests stand in for chat and serve here).
+	commands map[string]command
 	// flock, when set, stands in for syscall.Flock: tests make the lock
 	// call fail. nil in the binary.
 	flock func(fd, how int) error
@@ -110,32 +117,46 @@ type cliEnv struct {
 	abort <-chan struct{}
 }
 
-// command is a subcommand that needs the configuration. args are what
-// follows the subcommand's name with the global flags taken out; a
-// subcommand parses its own flags with newFlagSet and parseArgs, which
-// return usage errors (exit 2). ctx is cancelled at the first SIGINT or
-// SIGTERM; env.abort is closed at the second.
-type command func(ctx context.Context, env *cliEnv, cfg *Config, args []string) error
+// runner runs a subcommand once its flags are parsed and the configuration
+// is loaded; args are its arguments without the flags. ctx is cancelled at
+// the first SIGINT or SIGTERM; env.abort is closed at the second.
+type runner func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error
 
-// commands are the subcommands that load the configuration (a variable so
-// that tests can stand in for chat and serve).
-var commands = map[string]command{
-	"chat":        runChat,
-	"serve":       runServe,
-	"memory":      runMemory,
-	"healthcheck": runHealthcheck,
+// command is a subcommand that needs the configuration. Its flags function
+// defines the subcommand's own flags on fs, whose name is the subcommand as
+// typed ("chat", "memory ls"), and returns the runner and the usage that
+// follows a flag mistake ("" for none). A group's first argument names a
+// subcommand ("memory ls"); before it only global flags are accepted.
+type command struct {
+	flags func(fs *flag.FlagSet) (runner, string)
+	group bool
+	// noConfig: the command runs without loading the configuration (init
+	// writes it); its runner gets a nil cfg and the --config file in
+	// env.configFile.
+	noConfig bool
 }
 
-func main() { os.Exit(mainCode(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+// commandTable returns the subcommands that load the configuration.
+func commandTable() map[string]command {
+	return map[string]command{
+		"chat":        {flags: chatFlags},
+		"serve":       {flags: serveFlags},
+		"memory":      {flags: memoryFlags, group: true},
+		"healthcheck": {flags: healthcheckFlags},
+		"init":        {flags: initFlags, noConfig: true},
+	}
+}
 
-// mainCode is main up to the exit: it watches SIGINT and SIGTERM, runs the
-// command line args and returns the exit status.
-func mainCode(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func main() { os.Exit(runProcess()) }
+
+// runProcess is main but for the exit: run on the process's arguments,
+// environment, standard streams and signals. It returns the exit status.
+func runProcess() int {
 	c := make(chan os.Signal, 2)
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	sig, release := watchSignals(c)
-	code := runToExit(sig, abortWait, stderr, func() error {
-		return run(sig, args, os.Getenv, stdin, stdout, stderr)
+	code := runToExit(sig, abortWait, os.Stderr, func() error {
+		return run(sig, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	})
 	signal.Stop(c)
 	release()
@@ -165,7 +186,7 @@ func configError(err error) error { return &exitError{code: 2, err: err} }
 func failure(err error) error { return &exitError{code: 1, err: err} }
 
 // exitCode prints err on stderr as "mnemo: message" and returns the exit
-// status: 0 for nil; the code of an exitError; 2 for ErrNoLLM (no LLM
+// status: 0 for nil; the code of an exitError; 2 for config.ErrNoLLM (no LLM
 // configured, a configuration error); 1 for anything else.
 func exitCode(err error, stderr io.Writer) int {
 	if err == nil {
@@ -176,7 +197,7 @@ func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case errors.As(err, &ee):
 		code = ee.code
-	case errors.Is(err, ErrNoLLM):
+	case errors.Is(err, config.ErrNoLLM):
 		code = 2
 	}
 	fmt.Fprintf(stderr, "mnemo: %v\n", err)
@@ -186,7 +207,8 @@ func exitCode(err error, stderr io.Writer) int {
 	return code
 }
 
-// globalFlags are the flags accepted anywhere on the command line.
+// globalFlags are the flags accepted before the subcommand and among its
+// own flags. nil: not given.
 type globalFlags struct {
 	config    *string
 	logFormat *string
@@ -194,47 +216,72 @@ type globalFlags struct {
 	help      bool
 }
 
-// splitGlobal takes the global flags out of args, wherever they are, and
-// returns the rest in order. "--flag value" and "--flag=value" both work,
-// with one dash or two; after "--" nothing is taken.
-func splitGlobal(args []string) (globalFlags, []string, error) {
-	var g globalFlags
-	var rest []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			rest = append(rest, args[i:]...)
-			break
-		}
-		name, value, hasValue := strings.Cut(strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-"), "=")
-		if !strings.HasPrefix(a, "-") {
-			name = ""
-		}
-		var dst **string
-		switch name {
-		case "h", "help":
-			g.help = true
-			continue
-		case "config":
-			dst = &g.config
-		case "log-format":
-			dst = &g.logFormat
-		case "listen":
-			dst = &g.listen
-		default:
-			rest = append(rest, a)
-			continue
-		}
-		if !hasValue {
-			if i+1 == len(args) {
-				return g, nil, usageError("flag --%s needs a value", name)
-			}
-			i++
-			value = args[i]
-		}
-		*dst = &value
+// globalNames are the global flags, as the usage text lists them.
+const globalNames = "--config, --log-format, --listen and --help"
+
+// define defines the global flags on fs, bound to g.
+func (g *globalFlags) define(fs *flag.FlagSet) {
+	for name, p := range map[string]**string{"config": &g.config, "log-format": &g.logFormat, "listen": &g.listen} {
+		fs.Func(name, "", func(v string) error { *p = &v; return nil })
 	}
-	return g, rest, nil
+	for _, name := range []string{"h", "help"} {
+		fs.BoolFunc(name, "", func(v string) (err error) { g.help, err = strconv.ParseBool(v); return err })
+	}
+}
+
+// isGlobal reports whether name (without dashes) is a global flag.
+func isGlobal(name string) bool {
+	return slices.Contains([]string{"config", "log-format", "listen", "h", "help"}, name)
+}
+
+// parseCommandLine parses the global flags, the subcommand and its flags.
+// It returns the subcommand's name ("" for none), its runner (nil for one
+// that needs no configuration: help, version, or an unknown name) and its
+// arguments without the flags.
+func parseCommandLine(args []string, commands map[string]command) (g globalFlags, name string, run runner, pos []string, err error) {
+	top := newFlagSet("mnemo")
+	g.define(top)
+	if err := top.Parse(args); err != nil {
+		msg, _ := flagMessage(err)
+		if strings.HasPrefix(msg, "unknown flag") {
+			msg += "; the global flags are " + globalNames + " (run mnemo help)"
+		}
+		return g, "", nil, nil, usageError("%s", msg)
+	}
+	rest := top.Args()
+	if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+		return g, "", nil, nil, usageError("unknown flag --; the global flags are %s (run mnemo help)", globalNames)
+	}
+	if len(rest) == 0 {
+		return g, "", nil, nil, nil
+	}
+	name, rest = rest[0], rest[1:]
+	cmd, ok := commands[name]
+	fsName, usage := name, ""
+	if ok && cmd.group {
+		lead := newFlagSet(name)
+		g.define(lead)
+		if err := lead.Parse(rest); err == nil {
+			rest = lead.Args()
+		} else if msg, named := flagMessage(err); isGlobal(named) {
+			return g, name, nil, nil, usageError("%s", msg)
+		} // else the flag is taken for the subcommand's name, which is unknown
+
+		if len(rest) > 0 {
+			fsName += " " + rest[0]
+			pos, rest = rest[:1], rest[1:]
+		}
+	}
+	fs := newFlagSet(fsName)
+	g.define(fs)
+	if ok {
+		run, usage = cmd.flags(fs)
+	}
+	more, err := parseArgs(fs, rest, usage)
+	if err != nil && (ok || name == "version") { // an unknown command is reported as such
+		return g, name, nil, nil, err
+	}
+	return g, name, run, append(pos, more...), nil
 }
 
 // newFlagSet returns a flag set for a subcommand that reports mistakes as
@@ -249,12 +296,20 @@ func newFlagSet(name string) *flag.FlagSet {
 
 // parseArgs parses a subcommand's flags, which may come before, between or
 // after its arguments, and returns the arguments. "--" ends the flags. A
-// mistake is a usage error naming the flag and the subcommand.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+// mistake is a usage error naming the flag and the subcommand (but for a
+// global flag), then usage if any.
+func parseArgs(fs *flag.FlagSet, args []string, usage string) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, usageError("%s: %s", fs.Name(), flagMessage(err))
+			msg, name := flagMessage(err)
+			if isGlobal(name) {
+				return nil, usageError("%s", msg)
+			}
+			if usage != "" {
+				msg += "; usage: " + usage
+			}
+			return nil, usageError("%s: %s", fs.Name(), msg)
 		}
 		rest := fs.Args()
 		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
@@ -268,16 +323,17 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
-// flagMessage rewords the flag package's errors.
-func flagMessage(err error) string {
-	msg := err.Error()
+// flagMessage rewords the flag package's errors, and returns the flag
+// named when there is one.
+func flagMessage(err error) (msg, name string) {
+	msg = err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
-		return "unknown flag --" + name
+		return "unknown flag --" + name, name
 	}
 	if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
-		return "flag --" + name + " needs a value"
+		return "flag --" + name + " needs a value", name
 	}
-	return msg
+	return msg, ""
 }
 
 // run is the whole program but for the exit: main calls it with the real
@@ -290,49 +346,34 @@ func run(sig signals, args []string, getenv func(string) string, stdin io.Reader
 // in tests, faults) are set; it fills in the rest.
 func runWith(sig signals, args []string, proc cliEnv) error {
 	getenv, stdout, stderr := proc.getenv, proc.stdout, proc.stderr
-	g, rest, err := splitGlobal(args)
-	if err != nil {
-		return err
+	if proc.commands == nil {
+		proc.commands = commandTable()
 	}
-	if g.help {
+	g, name, run, pos, err := parseCommandLine(args, proc.commands)
+	switch {
+	case err != nil:
+		return err
+	case g.help || name == "help":
 		_, err := fmt.Fprint(stdout, usageText)
 		return err
-	}
-	if len(rest) == 0 {
+	case name == "":
 		return &exitError{code: 2, err: errors.New("no command given"), usage: true}
-	}
-	name, rest := rest[0], rest[1:]
-	switch name {
-	case "help":
-		_, err := fmt.Fprint(stdout, usageText)
-		return err
-	case "version":
-		pos, err := parseArgs(newFlagSet(name), rest)
-		if err != nil {
-			return err
-		}
+	case name == "version":
 		if len(pos) > 0 {
 			return usageError("version takes no arguments")
 		}
 		info, _ := debug.ReadBuildInfo()
 		_, err = fmt.Fprintln(stdout, versionString(version, buildDate, info))
 		return err
-	}
-	if name == "init" { // before the configuration it writes is read
+	case run == nil:
+		return &exitError{code: 2, err: fmt.Errorf("unknown command %q", name), usage: true}
+	case proc.commands[name].noConfig:
 		env := proc
 		env.logger = slog.New(slog.DiscardHandler)
-		cfgFile := ""
 		if g.config != nil {
-			cfgFile = *g.config
+			env.configFile = *g.config
 		}
-		return runInit(sig.stop, &env, cfgFile, rest)
-	}
-	cmd, ok := commands[name]
-	if !ok {
-		if strings.HasPrefix(name, "-") {
-			return usageError("unknown flag %s; the global flags are --config, --log-format, --listen and --help (run mnemo help)", name)
-		}
-		return &exitError{code: 2, err: fmt.Errorf("unknown command %q", name), usage: true}
+		return run(sig.stop, &env, nil, pos)
 	}
 	cfg, file, err := loadConfig(g, getenv)
 	if err != nil {
@@ -342,24 +383,24 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 	env.logger = slog.New(cfg.LogHandler(stderr))
 	env.configFile = file
 	env.abort = sig.abort
-	return cmd(sig.stop, &env, cfg, rest)
+	return run(sig.stop, &env, cfg, pos)
 }
 
 // loadConfig reads --config (or ./mnemo.yaml when present) and the
 // environment, then applies --log-format and --listen. It returns the file
 // read ("" for none).
-func loadConfig(g globalFlags, getenv func(string) string) (*Config, string, error) {
+func loadConfig(g globalFlags, getenv func(string) string) (*config.Config, string, error) {
 	path, explicit := "", g.config != nil
 	if explicit {
 		path = *g.config
 	}
-	cfg, err := LoadConfig(path, explicit, getenv)
+	cfg, err := config.Load(path, explicit, getenv)
 	if err != nil {
 		return nil, "", configError(err)
 	}
 	if !explicit {
-		if _, err := os.Stat(DefaultConfigFile); err == nil {
-			path = DefaultConfigFile
+		if _, err := os.Stat(config.DefaultFile); err == nil {
+			path = config.DefaultFile
 		}
 	}
 	if g.logFormat == nil && g.listen == nil {

@@ -4,13 +4,18 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // cliResult is what one run of the command line produced.
@@ -24,7 +29,10 @@ type cliResult struct {
 func cli(t *testing.T, env map[string]string, args ...string) cliResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	err := run(stopOn(context.Background()), args, func(k string) string { return env[k] }, strings.NewReader(""), &out, &errOut)
+	cmds := commandTable()
+	maps.Copy(cmds, stubs)
+	err := runWith(stopOn(context.Background()), args, cliEnv{getenv: func(k string) string { return env[k] },
+		stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, commands: cmds})
 	code := exitCode(err, &errOut)
 	return cliResult{code, out.String(), errOut.String()}
 }
@@ -59,12 +67,22 @@ func inTempDir(t *testing.T) string {
 type fakeCommand struct {
 	calls int
 	env   *cliEnv
-	cfg   *Config
+	cfg   *config.Config
+	user  string // its --user flag
 	args  []string
 	err   error
 }
 
-func (f *fakeCommand) run(_ context.Context, env *cliEnv, cfg *Config, args []string) error {
+// flags defines a --user flag, as chat has.
+func (f *fakeCommand) flags(fs *flag.FlagSet) (runner, string) {
+	user := fs.String("user", "", "")
+	return func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+		f.user = *user
+		return f.run(ctx, env, cfg, args)
+	}, ""
+}
+
+func (f *fakeCommand) run(_ context.Context, env *cliEnv, cfg *config.Config, args []string) error {
 	f.calls++
 	f.env, f.cfg, f.args = env, cfg, args
 	env.logger.Info("fake command ran")
@@ -72,13 +90,15 @@ func (f *fakeCommand) run(_ context.Context, env *cliEnv, cfg *Config, args []st
 	return f.err
 }
 
+// stubs stand in for subcommands in cli (see stubCommand).
+var stubs = map[string]command{}
+
 // stubCommand replaces a subcommand for the duration of the test.
 func stubCommand(t *testing.T, name string) *fakeCommand {
 	t.Helper()
 	f := &fakeCommand{}
-	orig := commands[name]
-	commands[name] = f.run
-	t.Cleanup(func() { commands[name] = orig })
+	stubs[name] = command{flags: f.flags}
+	t.Cleanup(func() { delete(stubs, name) })
 	return f
 }
 
@@ -163,25 +183,30 @@ func TestGlobalFlagPositions(t *testing.T) {
 	for _, tc := range []struct {
 		args      []string
 		wantArgs  []string
+		wantUser  string
 		model     string
 		format    string
 		listen    string
 		cfgSource string
 	}{
-		{[]string{"chat"}, nil, "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
-		{[]string{"--config", cfgFile, "chat", "--user", "bob"}, []string{"--user", "bob"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
-		{[]string{"chat", "--config=" + cfgFile, "--user", "bob"}, []string{"--user", "bob"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
-		{[]string{"chat", "--user=bob", "-config", cfgFile}, []string{"--user=bob"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
-		{[]string{"--log-format=json", "chat", "--user", "bob", "--listen", ":8080"}, []string{"--user", "bob"}, "gpt-4o-mini", "json", ":8080", ""},
-		{[]string{"-log-format", "json", "--listen=[::1]:0", "chat", "x"}, []string{"x"}, "gpt-4o-mini", "json", "[::1]:0", ""},
-		{[]string{"chat", "--", "--config", "x", "-h"}, []string{"--", "--config", "x", "-h"}, "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
-		{[]string{"chat", "-", "--user", "--config=" + cfgFile}, []string{"-", "--user"}, "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat"}, nil, "", "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
+		{[]string{"--config", cfgFile, "chat", "--user", "bob"}, nil, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat", "--config=" + cfgFile, "--user", "bob"}, nil, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat", "--user=bob", "-config", cfgFile}, nil, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"--log-format=json", "chat", "--user", "bob", "--listen", ":8080"}, nil, "bob", "gpt-4o-mini", "json", ":8080", ""},
+		{[]string{"-log-format", "json", "--listen=[::1]:0", "chat", "x"}, []string{"x"}, "", "gpt-4o-mini", "json", "[::1]:0", ""},
+		{[]string{"chat", "--", "--config", "x", "-h"}, []string{"--config", "x", "-h"}, "", "gpt-4o-mini", "text", "127.0.0.1:9090", ""},
+		{[]string{"chat", "-", "--config=" + cfgFile, "x", "--user", "bob"}, []string{"-", "x"}, "bob", "from-file", "text", "127.0.0.1:9090", cfgFile},
+		{[]string{"chat", "--user", "--config=" + cfgFile}, nil, "--config=" + cfgFile, "gpt-4o-mini", "text", "127.0.0.1:9090", ""}, // a flag's value is the next argument
 	} {
 		f := stubCommand(t, "chat")
 		r := cli(t, map[string]string{"MNEMO_DATA_DIR": dir}, tc.args...)
 		r.want(t, 0, "", "fake command ran")
 		if f.calls != 1 {
 			t.Fatalf("%q: chat called %d times", tc.args, f.calls)
+		}
+		if f.user != tc.wantUser {
+			t.Errorf("%q: chat got --user %q, want %q", tc.args, f.user, tc.wantUser)
 		}
 		if fmt.Sprint(f.args) != fmt.Sprint(tc.wantArgs) {
 			t.Errorf("%q: chat got args %q, want %q", tc.args, f.args, tc.wantArgs)
@@ -216,7 +241,7 @@ func TestServeAndChatDispatch(t *testing.T) {
 	cli(t, nil, "chat").want(t, 1, "", "mnemo: the model went away\n")
 	chat.err = usageError("chat: unknown flag --x")
 	cli(t, nil, "chat").want(t, 2, "", "mnemo: chat: unknown flag --x\n")
-	chat.err = fmt.Errorf("start: %w: set OPENAI_API_KEY or OPENAI_BASE_URL", ErrNoLLM)
+	chat.err = fmt.Errorf("start: %w: set OPENAI_API_KEY or OPENAI_BASE_URL", config.ErrNoLLM)
 	cli(t, nil, "chat").want(t, 2, "", "mnemo: start: no LLM configured: set OPENAI_API_KEY")
 }
 
@@ -246,8 +271,8 @@ func TestConfigFiles(t *testing.T) {
 	cli(t, nil, "memory", "users").want(t, 0, "alice\n", "")
 	cli(t, map[string]string{"MNEMO_DATA_DIR": fromEnv}, "memory", "users").want(t, 0, "bob\n", "")
 	cli(t, nil, "chat").want(t, 0, "", "fake debug line")
-	if f.env.configFile != DefaultConfigFile {
-		t.Errorf("configFile = %q, want %s", f.env.configFile, DefaultConfigFile)
+	if f.env.configFile != config.DefaultFile {
+		t.Errorf("configFile = %q, want %s", f.env.configFile, config.DefaultFile)
 	}
 
 	// An explicit file must exist; it replaces ./mnemo.yaml.
@@ -289,7 +314,7 @@ func TestParseArgs(t *testing.T) {
 		fs := newFlagSet("test")
 		yes := fs.Bool("yes", false, "")
 		user := fs.String("user", "", "")
-		pos, err := parseArgs(fs, tc.args)
+		pos, err := parseArgs(fs, tc.args, "")
 		if tc.err != "" {
 			var ee *exitError
 			if !errors.As(err, &ee) || ee.code != 2 || !strings.HasPrefix(err.Error(), tc.err) {
@@ -314,7 +339,7 @@ func TestExitCode(t *testing.T) {
 		{failure(errors.New("gone")), 1, "mnemo: gone\n"},
 		{fmt.Errorf("wrapped: %w", usageError("bad %s", "flag")), 2, "mnemo: wrapped: bad flag\n"},
 		{configError(errors.New("mnemo.yaml:3: llm.modle: unknown key\nmnemo.yaml:4: other")), 2, "mnemo: mnemo.yaml:3: llm.modle: unknown key\nmnemo.yaml:4: other\n"},
-		{fmt.Errorf("x: %w", ErrNoLLM), 2, "mnemo: x: no LLM configured\n"},
+		{fmt.Errorf("x: %w", config.ErrNoLLM), 2, "mnemo: x: no LLM configured\n"},
 		{&exitError{code: 2, err: errors.New("no command given"), usage: true}, 2, "mnemo: no command given\n\n" + usageText},
 	} {
 		var b bytes.Buffer
@@ -327,21 +352,41 @@ func TestExitCode(t *testing.T) {
 	}
 }
 
-// TestMainEntry runs main up to its exit, as the binary does.
+// TestMainEntry runs the process as main does, but for the exit.
 func TestMainEntry(t *testing.T) {
 	inTempDir(t)
+	out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	origArgs, origStdout := os.Args, os.Stdout
+	t.Cleanup(func() { os.Args, os.Stdout = origArgs, origStdout })
+	code := -1
+	os.Stdout = out
 	for _, tc := range []struct {
 		args []string
 		code int
 		want string
 	}{
-		{[]string{"version"}, 0, "mnemo "},
-		{[]string{"memory", "users"}, 1, ""},
+		{[]string{"mnemo", "version"}, 0, "mnemo "},
+		{[]string{"mnemo", "memory", "users"}, 1, ""},
 	} {
-		var out strings.Builder
-		code := mainCode(tc.args, strings.NewReader(""), &out, &out)
-		if code != tc.code || !strings.Contains(out.String(), tc.want) {
-			t.Errorf("main %q: exit %d, output %q", tc.args, code, out.String())
+		code = -1
+		os.Args = tc.args
+		if err := out.Truncate(0); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := out.Seek(0, io.SeekStart); err != nil {
+			t.Fatal(err)
+		}
+		stderr := os.Stderr
+		os.Stderr = out
+		code = runProcess()
+		os.Stderr = stderr
+		got, _ := os.ReadFile(out.Name())
+		if code != tc.code || !strings.Contains(string(got), tc.want) {
+			t.Errorf("main %q: exit %d, output %q", tc.args[1:], code, got)
 		}
 	}
 }

@@ -11,6 +11,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -21,6 +22,7 @@ import (
 
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -37,7 +39,7 @@ var memorySubs = map[string]memorySub{
 	"ls":      {"USER", 1, 1},
 	"show":    {"USER PATH", 2, 2},
 	"check":   {"[USER]", 0, 1},
-	"forget":  {"USER [PATH] --yes", 1, 2},
+	"forget":  {"USER [PATH] --yes [--keep-history]", 1, 2},
 	"export":  {"USER", 1, 1},
 	"edit":    {"USER PATH", 2, 2},
 	"history": {"USER [PATH]", 1, 2},
@@ -46,8 +48,35 @@ var memorySubs = map[string]memorySub{
 
 const memorySubNames = "users, ls, show, check, forget, export, edit, history, restore"
 
-// runMemory is `mnemo memory SUBCOMMAND ...`.
-func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
+// memoryOptions are the memory subcommands' flags.
+type memoryOptions struct {
+	yes, keepHistory bool   // forget --yes, --keep-history
+	at               string // restore --at
+}
+
+// memoryFlags defines the flags of fs's memory subcommand ("memory forget")
+// and returns runMemory bound to them, and the subcommand's usage.
+func memoryFlags(fs *flag.FlagSet) (runner, string) {
+	name := strings.TrimPrefix(fs.Name(), "memory ")
+	var o memoryOptions
+	switch name {
+	case "forget":
+		fs.BoolVar(&o.yes, "yes", false, "really delete")
+		fs.BoolVar(&o.keepHistory, "keep-history", false, "keep the earlier versions")
+	case "restore":
+		fs.StringVar(&o.at, "at", "", "version id or time")
+	}
+	usage := ""
+	if sub, ok := memorySubs[name]; ok {
+		usage = strings.TrimSpace("mnemo memory " + name + " " + sub.args)
+	}
+	return func(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
+		return runMemory(ctx, env, cfg, args, o)
+	}, usage
+}
+
+// runMemory is `mnemo memory SUBCOMMAND ...`; args are without the flags.
+func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []string, o memoryOptions) error {
 	if len(args) == 0 {
 		return usageError("memory needs a subcommand: %s (run mnemo help)", memorySubNames)
 	}
@@ -57,19 +86,7 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 		return usageError("unknown memory subcommand %q; use one of %s (run mnemo help)", name, memorySubNames)
 	}
 	usage := strings.TrimSpace("mnemo memory " + name + " " + sub.args)
-	fs := newFlagSet("memory " + name)
-	yes, keep, at := false, false, ""
-	switch name {
-	case "forget":
-		fs.BoolVar(&yes, "yes", false, "really delete")
-		fs.BoolVar(&keep, "keep-history", false, "keep the earlier versions")
-	case "restore":
-		fs.StringVar(&at, "at", "", "version id or time")
-	}
-	pos, err := parseArgs(fs, args)
-	if err != nil {
-		return usageError("%v; usage: %s", err, usage)
-	}
+	pos := args
 	if len(pos) < sub.min || len(pos) > sub.max {
 		return usageError("memory %s takes %s; usage: %s", name, argCount(sub), usage)
 	}
@@ -100,13 +117,13 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *Config, args []string) err
 	case "check":
 		return m.check(append(pos, "")[0])
 	case "forget":
-		return m.forget(ctx, pos[0], append(pos, "")[1], yes, keep)
+		return m.forget(ctx, pos[0], append(pos, "")[1], o.yes, o.keepHistory)
 	case "edit":
 		return m.edit(ctx, pos[0], pos[1])
 	case "history":
 		return m.history(pos[0], append(pos, "")[1])
 	case "restore":
-		return m.restore(pos[0], pos[1], at)
+		return m.restore(pos[0], pos[1], o.at)
 	}
 	return m.export(pos[0])
 }
@@ -131,7 +148,7 @@ func plural(n int) string {
 // openAdminStore opens the memory folder for the admin commands: no watcher,
 // no clean-up of a running server's temp files, and no folder created when
 // it is missing (that is most likely a wrong MNEMO_DATA_DIR).
-func openAdminStore(cfg *Config, logger *slog.Logger) (*memory.Store, error) {
+func openAdminStore(cfg *config.Config, logger *slog.Logger) (*memory.Store, error) {
 	dir := cfg.Memory.DataDir
 	fi, err := os.Stat(dir)
 	switch {
@@ -155,7 +172,7 @@ func openAdminStore(cfg *Config, logger *slog.Logger) (*memory.Store, error) {
 // memoryCmd is one run of a memory subcommand.
 type memoryCmd struct {
 	env   *cliEnv
-	cfg   *Config
+	cfg   *config.Config
 	store *memory.Store
 }
 
@@ -287,7 +304,7 @@ const forgetCallMargin = 15 * time.Second
 // not yet reflected, which the next start would otherwise write back. A
 // front end with its own journal (queued intake) adds its own here, as it
 // adds one to the app for the running case (app.addForgetter).
-func offlineForgetters(cfg *Config) []forgetter {
+func offlineForgetters(cfg *config.Config) []forgetter {
 	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	return []forgetter{
 		{"message", " queued for an answer on slack", func(_ context.Context, user string) (int, error) {

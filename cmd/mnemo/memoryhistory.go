@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -13,7 +14,7 @@ import (
 )
 
 // openHistory opens the history folder in the state folder.
-func openHistory(cfg *Config, now func() time.Time) (*memhistory.Store, error) {
+func openHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, error) {
 	h, err := memhistory.Open(memhistory.Options{
 		Dir: filepath.Join(stateDir(cfg), "history"), Now: now,
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"net/http"
@@ -12,6 +13,7 @@ import (
 
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // adapter is a chat platform front end that serve runs.
@@ -29,7 +31,10 @@ type namedAdapter struct {
 }
 
 // buildAdapters makes the adapters that have tokens.
-type buildAdapters func(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error)
+type buildAdapters func(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error)
+
+// serveFlags returns runServe: serve has no flags of its own.
+func serveFlags(*flag.FlagSet) (runner, string) { return runServe, "" }
 
 // runServe is `mnemo serve`: it runs the adapters that have tokens, serves
 // /healthz and /readyz on server.listen and the control socket in the state
@@ -37,17 +42,13 @@ type buildAdapters func(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error
 // running tasks and reflections shutdown.grace to finish, then cancels
 // their model calls (unfinished reflections stay journaled) and returns
 // nil; at a second signal it stops at once (exit 130).
-func runServe(ctx context.Context, env *cliEnv, cfg *Config, args []string) error {
+func runServe(ctx context.Context, env *cliEnv, cfg *config.Config, args []string) error {
 	return serveWith(ctx, env, cfg, args, nil, platformAdapters)
 }
 
-func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln net.Listener, build buildAdapters) error {
-	pos, err := parseArgs(newFlagSet("serve"), args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageError("serve: unexpected argument %q; usage: mnemo serve", pos[0])
+func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []string, ln net.Listener, build buildAdapters) error {
+	if len(args) > 0 {
+		return usageError("serve: unexpected argument %q; usage: mnemo serve", args[0])
 	}
 	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
 		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see README, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see README, \"Discord\"); to chat in the terminal, use mnemo chat"))
@@ -70,7 +71,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 	if err != nil {
 		return err
 	}
-	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace.Std(), env.logger, a.calls.close)
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
 	defer sd.release()
 	// stop ends what was opened so far: the grace bounds the reflections of
 	// turns the journal replayed.
@@ -176,7 +177,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *Config, args []string, ln 
 // share the agent, so linked identities share one memory. Each journals
 // the messages it takes in <state>/intake/ before acknowledging them, so a
 // crash loses none (each adapter has Forget(user) int for a forget).
-func platformAdapters(env *cliEnv, cfg *Config, a *app) ([]namedAdapter, error) {
+func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error) {
 	var out []namedAdapter
 	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	if cfg.SlackEnabled() {

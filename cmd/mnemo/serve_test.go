@@ -22,6 +22,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // fakeAdapter stands in for a platform adapter in serve's tests.
@@ -54,11 +55,11 @@ func serveEnv(w *chatWorld) (*cliEnv, *bytes.Buffer) {
 		stderr: &logs, logger: slog.New(slog.NewTextHandler(&logs, nil))}, &logs
 }
 
-func slackConfig(t *testing.T, w *chatWorld) *Config {
+func slackConfig(t *testing.T, w *chatWorld) *config.Config {
 	t.Helper()
 	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
 	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	cfg, err := LoadConfig("", false, func(k string) string { return w.env[k] })
+	cfg, err := config.Load("", false, func(k string) string { return w.env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 			return []namedAdapter{{"fake", fa}}, nil
 		})
 	}()
@@ -125,14 +126,14 @@ func TestServeAdapterFailure(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	bad := &fakeAdapter{started: make(chan struct{}), err: errors.New("SLACK_BOT_TOKEN was refused")}
 	good := &fakeAdapter{started: make(chan struct{})}
-	err := serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+	err := serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 		return []namedAdapter{{"slack", bad}, {"other", good}}, nil
 	})
 	if code := exitCode(err, io.Discard); code != 1 || !strings.Contains(err.Error(), "slack: SLACK_BOT_TOKEN was refused") || !good.stopped.Load() {
 		t.Fatalf("serve with a failing adapter = %v (exit %d), other stopped: %v", err, code, good.stopped.Load())
 	}
 	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
-	err = serveWith(context.Background(), env, cfg, nil, ln2, func(*cliEnv, *Config, *app) ([]namedAdapter, error) {
+	err = serveWith(context.Background(), env, cfg, nil, ln2, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 		return nil, configError(errors.New("bad adapter config"))
 	})
 	if code := exitCode(err, io.Discard); code != 2 {
@@ -155,7 +156,7 @@ func TestServeUsageAndConfig(t *testing.T) {
 func TestMemoryShowAndForget(t *testing.T) {
 	w := newChatWorld(t)
 	w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan").want(t, 0, "", "")
-	cfg, _ := LoadConfig("", false, func(k string) string { return w.env[k] })
+	cfg, _ := config.Load("", false, func(k string) string { return w.env[k] })
 	env, _ := serveEnv(w)
 	a, err := openApp(context.Background(), env, cfg)
 	if err != nil {

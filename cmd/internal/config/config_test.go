@@ -1,9 +1,8 @@
-package main
+package config
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,10 +16,6 @@ import (
 	"time"
 
 	yaml "go.yaml.in/yaml/v3"
-
-	"github.com/mnemo-agent/mnemo/agent"
-	"github.com/mnemo-agent/mnemo/agent/llm"
-	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 // envMap returns a getenv reading from m.
@@ -32,7 +27,7 @@ var noEnv = envMap(nil)
 
 // loadString loads YAML text as if read from a file called mnemo.yaml.
 func loadString(yamlText string, env map[string]string) (*Config, error) {
-	return loadConfigBytes("mnemo.yaml", []byte(yamlText), envMap(env))
+	return Parse("mnemo.yaml", []byte(yamlText), envMap(env))
 }
 
 // wantErr fails unless err is non-nil and contains every part.
@@ -58,7 +53,7 @@ func writeFile(t *testing.T, dir, name, text string) string {
 }
 
 func TestDefaultConfig(t *testing.T) {
-	c := DefaultConfig()
+	c := Default()
 	checks := []struct {
 		name      string
 		got, want any
@@ -67,7 +62,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"llm.apiKey", c.LLM.APIKey, ""},
 		{"llm.model", c.LLM.Model, "gpt-4o-mini"},
 		{"llm.reflectorModel", c.LLM.ReflectorModel, "gpt-4o-mini"},
-		{"llm.timeout", c.LLM.Timeout.Std(), 60 * time.Second},
+		{"llm.timeout", c.LLM.Timeout, 60 * time.Second},
 		{"llm.maxRetries", c.LLM.MaxRetries, 3},
 		{"llm.maxResponseBytes", c.LLM.MaxResponseBytes, 4 << 20},
 		{"memory.dataDir", c.Memory.DataDir, filepath.Join("data", "memory")},
@@ -79,7 +74,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"agent.historyTurns", c.Agent.HistoryTurns, 10},
 		{"agent.maxConcurrent", c.Agent.MaxConcurrent, 8},
 		{"maxReplyChars", c.MaxReplyChars, 16000},
-		{"reflector.idle", c.Reflector.Idle.Std(), 2 * time.Minute},
+		{"reflector.idle", c.Reflector.Idle, 2 * time.Minute},
 		{"reflector.maxTurns", c.Reflector.MaxTurns, 20},
 		{"reflector.maxSteps", c.Reflector.MaxSteps, 12},
 		{"reflector.factsBudget", c.Reflector.FactsBudget, 16384},
@@ -96,7 +91,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"discord.replyMention", c.Discord.ReplyMention, false},
 		{"identities", len(c.Identities), 0},
 		{"server.listen", c.Server.Listen, "127.0.0.1:9090"},
-		{"shutdown.grace", c.Shutdown.Grace.Std(), 20 * time.Second},
+		{"shutdown.grace", c.Shutdown.Grace, 20 * time.Second},
 		{"log.format", c.Log.Format, "text"},
 		{"log.level", c.Log.Level, "info"},
 	}
@@ -118,27 +113,27 @@ func TestLoadConfigFiles(t *testing.T) {
 	t.Chdir(dir)
 
 	// No ./mnemo.yaml and no --config: defaults only.
-	c, err := LoadConfig("", false, noEnv)
+	c, err := Load("", false, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(c, DefaultConfig()) {
+	if !reflect.DeepEqual(c, Default()) {
 		t.Errorf("got %+v, want defaults", c)
 	}
 	// A default path given but absent, not explicit: defaults too.
-	if _, err := LoadConfig("elsewhere.yaml", false, noEnv); err != nil {
+	if _, err := Load("elsewhere.yaml", false, noEnv); err != nil {
 		t.Fatal(err)
 	}
 
 	// --config naming a missing file.
-	_, err = LoadConfig("missing.yaml", true, noEnv)
+	_, err = Load("missing.yaml", true, noEnv)
 	wantErr(t, err, "missing.yaml", "does not exist")
-	_, err = LoadConfig("", true, noEnv)
+	_, err = Load("", true, noEnv)
 	wantErr(t, err, "--config needs a file name")
 
 	// ./mnemo.yaml present: read without --config.
 	writeFile(t, dir, "mnemo.yaml", "llm:\n  model: from-cwd\n")
-	c, err = LoadConfig("", false, noEnv)
+	c, err = Load("", false, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,22 +145,25 @@ func TestLoadConfigFiles(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "adir.yaml"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	_, err = LoadConfig("adir.yaml", false, noEnv)
+	_, err = Load("adir.yaml", false, noEnv)
 	wantErr(t, err, "adir.yaml")
 
-	// Too large.
-	big := writeFile(t, dir, "big.yaml", "# "+strings.Repeat("x", maxConfigSize)+"\n")
-	_, err = LoadConfig(big, true, noEnv)
+	// As large as allowed, then one byte larger.
+	if _, err := Load(writeFile(t, dir, "max.yaml", "# "+strings.Repeat("x", maxFileSize-3)+"\n"), true, noEnv); err != nil {
+		t.Errorf("a file of %d bytes: %v", maxFileSize, err)
+	}
+	big := writeFile(t, dir, "big.yaml", "# "+strings.Repeat("x", maxFileSize-2)+"\n")
+	_, err = Load(big, true, noEnv)
 	wantErr(t, err, "big.yaml", "larger than")
 
 	// Errors name the file as given.
 	bad := writeFile(t, dir, "bad.yaml", "memory:\n  datadir: x\n")
-	_, err = LoadConfig(bad, true, noEnv)
+	_, err = Load(bad, true, noEnv)
 	wantErr(t, err, bad+`:2: unknown key "memory.datadir" (did you mean "memory.dataDir"?)`)
 
 	// nil getenv means os.Getenv.
 	t.Setenv("MNEMO_MODEL", "from-os-env")
-	c, err = LoadConfig("", false, nil)
+	c, err = Load("", false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,33 +179,33 @@ func TestEmptyFiles(t *testing.T) {
 			t.Errorf("%q: %v", text, err)
 			continue
 		}
-		if !reflect.DeepEqual(c, DefaultConfig()) {
+		if !reflect.DeepEqual(c, Default()) {
 			t.Errorf("%q: got %+v, want defaults", text, c)
 		}
 	}
 }
 
 func TestFixtureFull(t *testing.T) {
-	c, err := LoadConfig(filepath.Join("testdata", "config", "full.yaml"), true, noEnv)
+	c, err := Load(filepath.Join("testdata", "full.yaml"), true, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := &Config{
-		LLM: LLMConfig{
+		LLM: LLM{
 			BaseURL: "http://llm.internal:8000/v1", APIKey: "sk-file-secret-1234", Model: "llama3.2",
-			ReflectorModel: "qwen2.5", Timeout: Duration(90 * time.Second), MaxRetries: 0,
+			ReflectorModel: "qwen2.5", Timeout: 90 * time.Second, MaxRetries: 0,
 			MaxResponseBytes: 4194304, // not in the file: the default
 		},
-		Memory:        MemoryConfig{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
-		State:         StateConfig{Dir: "/srv/mnemo/state"},
-		Agent:         AgentConfig{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
+		Memory:        Memory{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
+		State:         State{Dir: "/srv/mnemo/state"},
+		Agent:         Agent{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
 		MaxReplyChars: 16000, // not in the file: the default
-		Reflector:     ReflectorConfig{Idle: Duration(5 * time.Minute), MaxTurns: 40, MaxSteps: 6, FactsBudget: 1},
-		Slack: SlackConfig{
+		Reflector:     Reflector{Idle: 5 * time.Minute, MaxTurns: 40, MaxSteps: 6, FactsBudget: 1},
+		Slack: Slack{
 			BotToken: "xoxb-file-bot-secret", AppToken: "xapp-file-app-secret",
 			APIURL: "http://slack.internal/api/", ChannelMemory: "full",
 		},
-		Discord: DiscordConfig{
+		Discord: Discord{
 			BotToken: "discord.file.secret", APIURL: "http://discord.internal/", ChannelMemory: "off",
 			GuildIDs: []string{"80351110224678912", "18446744073709551615"}, ShardID: 2, ShardCount: 3, ReplyMention: true,
 		},
@@ -215,9 +213,9 @@ func TestFixtureFull(t *testing.T) {
 			"zhangsan": {"slack:T01ABC/U02DEF", "discord:80351110224678912"},
 			"li.si":    {"discord:1234"},
 		},
-		Server:   ServerConfig{Listen: ":0"},
-		Shutdown: ShutdownConfig{Grace: Duration(45 * time.Second)},
-		Log:      LogConfig{Format: "json", Level: "debug"},
+		Server:   Server{Listen: ":0"},
+		Shutdown: Shutdown{Grace: 45 * time.Second},
+		Log:      Log{Format: "json", Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%#v\nwant\n%#v", *c, *want)
@@ -257,8 +255,8 @@ func TestFixtures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			path := filepath.Join("testdata", "config", tt.file)
-			c, err := LoadConfig(path, true, noEnv)
+			path := filepath.Join("testdata", tt.file)
+			c, err := Load(path, true, noEnv)
 			if tt.want == nil {
 				if err != nil {
 					t.Fatal(err)
@@ -275,14 +273,14 @@ func TestFixtures(t *testing.T) {
 		})
 	}
 
-	c, err := LoadConfig(filepath.Join("testdata", "config", "anchors.yaml"), true, noEnv)
+	c, err := Load(filepath.Join("testdata", "anchors.yaml"), true, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if c.LLM.ReflectorModel != "llama3.2" || c.Discord.ChannelMemory != "full" {
 		t.Errorf("aliases not followed: %+v", c)
 	}
-	c, err = LoadConfig(filepath.Join("testdata", "config", "bom.yaml"), true, noEnv)
+	c, err = Load(filepath.Join("testdata", "bom.yaml"), true, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -317,12 +315,24 @@ func TestDecodeErrors(t *testing.T) {
 		{"string list", "llm:\n  model: [a]\n", []string{`mnemo.yaml:2: llm.model: expected a string, got a list`}},
 		{"section scalar", "llm: xoxb-1234\n", []string{`mnemo.yaml:1: llm: expected a section of keys (a mapping), got a single value`}},
 		{"top level list", "- a\n", []string{`mnemo.yaml:1: the top level must be a mapping of sections`}},
+		{"top level text of several lines", "0\n\n\n0", []string{"mnemo.yaml:1: the top level must be a mapping of sections (llm:, memory:, slack:, ...), got a single value\n"}},
 		{"top level scalar", "hello\n", []string{`the top level must be a mapping of sections (llm:, memory:, slack:, ...), got a single value`}},
 		{"duplicate key", "llm:\n  model: a\n  model: b\n", []string{`mnemo.yaml:3: duplicate key "llm.model" (already set at line 2)`}},
 		{"duplicate section", "llm: {}\nllm: {}\n", []string{`mnemo.yaml:2: duplicate key "llm" (already set at line 1)`}},
 		{"syntax with line", "llm:\n  model: a\n   timeout: 60s\n", []string{"mnemo.yaml:3: YAML syntax error: mapping values are not allowed in this context"}},
 		{"syntax unclosed", "llm: {model: [\n", []string{"mnemo.yaml:", "YAML syntax error: "}},
 		{"syntax without line", "log:\n  level: info\nllm: a: b\n", []string{"mnemo.yaml:3: YAML syntax error: mapping values are not allowed in this context"}},
+		// yaml.v3 says line 2 and line 1: the start of the block, not the mistake.
+		{"indented too little", "llm:\n  model: a\n timeout: 3s\n", []string{"mnemo.yaml:3: YAML syntax error: did not find expected key\n"}},
+		{"list item in a section", "llm:\n  model: a\n  - x\n", []string{"mnemo.yaml:3: YAML syntax error: did not find expected key\n"}},
+		{"syntax on a last line without a newline", "llm: [", []string{"mnemo.yaml:1: YAML syntax error: "}},
+		{"duplicate key in a second section", "slack:\n  apiURL: a\ndiscord:\n  apiURL: b\n  apiURL: c\n",
+			[]string{`mnemo.yaml:5: duplicate key "discord.apiURL" (already set at line 4)` + "\n"}},
+		{"as near two keys", "lom: {}\n", []string{`mnemo.yaml:1: unknown key "lom" (did you mean "llm"?)`}}, // llm and log: the first by name
+		{"short key", "state:\n  dr: x\n", []string{`mnemo.yaml:2: unknown key "state.dr" (did you mean "state.dir"?)`}},
+		{"too far for a hint", "reflector:\n  iddl: 1m\n", []string{`mnemo.yaml:2: unknown key "reflector.iddl"` + "\n"}},
+		{"duration word of 60", "reflector:\n  idle: " + strings.Repeat("x", 60) + "\n", []string{`reflector.idle: "` + strings.Repeat("x", 60) + `" is not a duration`}},
+		{"duration word of 61, cut", "reflector:\n  idle: " + strings.Repeat("x", 61) + "\n", []string{`reflector.idle: "` + strings.Repeat("x", 60) + `..." is not a duration`}},
 		{"tab", "\tllm: x\n", []string{"mnemo.yaml:1: YAML syntax error: found character that cannot start any token (a tab: YAML is indented with spaces only)"}},
 		{"unknown anchor", "log:\n  level: *nope\n", []string{"mnemo.yaml:2: YAML syntax error: unknown anchor 'nope' referenced"}},
 		{"two documents", "llm:\n  model: a\n---\nllm:\n  model: b\n", []string{"mnemo.yaml:3: a second YAML document starts here; a config file holds one document"}},
@@ -336,7 +346,7 @@ func TestDecodeErrors(t *testing.T) {
 		{"identities list", "identities: [a]\n", []string{`mnemo.yaml:1: identities: expected a mapping of names to lists of accounts`}},
 		{"identities scalar value", "identities:\n  a: discord:1\n", []string{`mnemo.yaml:2: identities.a: expected a list of accounts such as`}},
 		{"identities nested list", "identities:\n  a: [[x]]\n", []string{`mnemo.yaml:2: identities.a[0]: expected an account such as "slack:T01ABC/U02DEF" or "discord:80351110224678912", got a list`}},
-		{"identities null item", "identities:\n  a:\n    - discord:1\n    - ~\n", []string{`mnemo.yaml:4: identities.a[1]: expected an account`}},
+		{"identities null item", "identities:\n  a:\n    - discord:1\n    - ~\n", []string{`mnemo.yaml:4: identities.a[1]: expected an account such as "slack:T01ABC/U02DEF" or "discord:80351110224678912", got a single value` + "\n"}},
 		{"identities duplicate", "identities:\n  a: [\"discord:1\"]\n  a: [\"discord:2\"]\n", []string{`mnemo.yaml:3: duplicate name "identities.a" (already listed at line 2)`}},
 		{"identities complex key", "identities:\n  ? [x]\n  : [\"discord:1\"]\n", []string{`a key in "identities" is a list`}},
 		{"too many accounts", "identities:\n  a: &l [" + strings.Repeat("\"discord:1\",", 6000) + "]\n  b: *l\n", []string{`mnemo.yaml:3: identities.b: more than 10000 accounts in identities`}},
@@ -393,6 +403,15 @@ func TestTooManyProblems(t *testing.T) {
 	wantErr(t, err, "bogus19", "... and 10 more problems")
 	if strings.Contains(err.Error(), "bogus20") {
 		t.Error("more than the limit reported")
+	}
+	// As many as the limit: all shown, no summary.
+	b.Reset()
+	for i := range maxProblems {
+		fmt.Fprintf(&b, "bogus%d: 1\n", i)
+	}
+	_, err = loadString(b.String(), nil)
+	if err == nil || strings.Count(err.Error(), "\n") != maxProblems-1 || strings.Contains(err.Error(), "more problems") {
+		t.Errorf("%d problems reported as:\n%v", maxProblems, err)
 	}
 }
 
@@ -524,6 +543,8 @@ func TestValidateErrors(t *testing.T) {
 		{"state inside memory", "memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil,
 			[]string{`mnemo.yaml:4: state.dir: "data/memory/state" is inside memory.dataDir "data/memory", where every folder is a user's memory; put it beside, e.g. "`}},
 		{"state is memory", "", map[string]string{"MNEMO_DATA_DIR": "/srv/m"}, nil},
+		{"write cap as read cap", "memory:\n  writeCap: 65536\n", nil, nil},
+		{"highest port", "server:\n  listen: \"127.0.0.1:65535\"\n", nil, nil},
 		{"memory is cwd", "memory:\n  dataDir: .\n", nil, []string{`state.dir: "state" is inside memory.dataDir "."`}},
 	}
 	for _, tt := range tests {
@@ -562,12 +583,12 @@ func TestValidateHandBuilt(t *testing.T) {
 		"maxReplyChars: 0 is out of range; use 100 to 1048576 characters",
 		"... and ", // more than maxReportedErrors problems
 	)
-	c1 := DefaultConfig()
+	c1 := Default()
 	c1.Discord.ShardCount, c1.Server.Listen = 0, ""
 	wantErr(t, c1.Validate(), "discord.shardCount: 0 is out of range; use 1 to 1024", `server.listen: "" must be host:port`)
 
 	// Discord keys set by the caller, as serve flags or tests might.
-	c0 := DefaultConfig()
+	c0 := Default()
 	c0.Discord.GuildIDs = []string{"abc", "7", "7"}
 	for i := range 99 {
 		c0.Discord.GuildIDs = append(c0.Discord.GuildIDs, fmt.Sprint(1000+i))
@@ -589,18 +610,11 @@ func TestValidateHandBuilt(t *testing.T) {
 	}
 
 	// Without a file, names are checked in name order.
-	c := DefaultConfig()
+	c := Default()
 	c.Identities = map[string][]string{"b": {"discord:1"}, "a": {"discord:1"}, "c": {"discord:2"}}
 	wantErr(t, c.Validate(), `identities.b[0]: "discord:1" is already linked at identities.a[0]`)
 
-	// A URL that does not parse is not shown.
-	c = DefaultConfig()
-	c.LLM.BaseURL = "http://[::1"
-	if !strings.Contains(c.Redacted(), "baseURL: (invalid URL)") {
-		t.Errorf("Redacted:\n%s", c.Redacted())
-	}
-
-	c = DefaultConfig()
+	c = Default()
 	c.Server.Listen = "0.0.0.0:8080" // as a --listen flag would
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
@@ -662,8 +676,8 @@ func TestEnvPrecedence(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v", got, want)
 	}
-	if len(envVars) != 10 {
-		t.Errorf("%d environment variables, this test covers 10", len(envVars))
+	if n := len(Env(&Config{})); n != 10 {
+		t.Errorf("%d environment variables, this test covers 10", n)
 	}
 
 	// MNEMO_MODEL moves the reflector model when that is not set anywhere.
@@ -700,31 +714,31 @@ func TestDiscordValid(t *testing.T) {
 	}
 	tests := []struct {
 		name, yaml string
-		want       DiscordConfig // compared on guildIDs, shardID, shardCount, replyMention
+		want       Discord // compared on guildIDs, shardID, shardCount, replyMention
 	}{
-		{"defaults", "", DiscordConfig{ShardCount: 1}},
-		{"all empty", "discord:\n  guildIDs:\n  shardID:\n  shardCount:\n  replyMention:\n", DiscordConfig{ShardCount: 1}},
-		{"empty list", "discord:\n  guildIDs: []\n", DiscordConfig{ShardCount: 1}},
+		{"defaults", "", Discord{ShardCount: 1}},
+		{"all empty", "discord:\n  guildIDs:\n  shardID:\n  shardCount:\n  replyMention:\n", Discord{ShardCount: 1}},
+		{"empty list", "discord:\n  guildIDs: []\n", Discord{ShardCount: 1}},
 		{"block list, unquoted and quoted", "discord:\n  guildIDs:\n    - 80351110224678912\n    - \"41771983423143937\"\n",
-			DiscordConfig{GuildIDs: []string{"80351110224678912", "41771983423143937"}, ShardCount: 1}},
-		{"flow list", "discord: {guildIDs: [1, '22', \"333\"]}\n", DiscordConfig{GuildIDs: []string{"1", "22", "333"}, ShardCount: 1}},
-		{"largest snowflake", "discord:\n  guildIDs: [18446744073709551615]\n", DiscordConfig{GuildIDs: []string{"18446744073709551615"}, ShardCount: 1}},
-		{"one guild", "discord:\n  guildIDs: [1]\n", DiscordConfig{GuildIDs: []string{"1"}, ShardCount: 1}},
-		{"a hundred guilds", "discord:\n  guildIDs: [" + strings.Join(hundred, ", ") + "]\n", DiscordConfig{GuildIDs: hundred, ShardCount: 1}},
+			Discord{GuildIDs: []string{"80351110224678912", "41771983423143937"}, ShardCount: 1}},
+		{"flow list", "discord: {guildIDs: [1, '22', \"333\"]}\n", Discord{GuildIDs: []string{"1", "22", "333"}, ShardCount: 1}},
+		{"largest snowflake", "discord:\n  guildIDs: [18446744073709551615]\n", Discord{GuildIDs: []string{"18446744073709551615"}, ShardCount: 1}},
+		{"one guild", "discord:\n  guildIDs: [1]\n", Discord{GuildIDs: []string{"1"}, ShardCount: 1}},
+		{"a hundred guilds", "discord:\n  guildIDs: [" + strings.Join(hundred, ", ") + "]\n", Discord{GuildIDs: hundred, ShardCount: 1}},
 		{"aliased item", "discord:\n  shardID: &one 1\n  shardCount: 2\n  guildIDs: [*one, 9]\n",
-			DiscordConfig{GuildIDs: []string{"1", "9"}, ShardID: 1, ShardCount: 2}},
-		{"aliased section", "slack: &s {channelMemory: full}\ndiscord: *s\n", DiscordConfig{ShardCount: 1}},
-		{"first shard", "discord:\n  shardID: 0\n  shardCount: 2\n", DiscordConfig{ShardID: 0, ShardCount: 2}},
-		{"last shard", "discord:\n  shardID: 1023\n  shardCount: 1024\n", DiscordConfig{ShardID: 1023, ShardCount: 1024}},
-		{"quoted ints", "discord:\n  shardID: \"2\"\n  shardCount: ' 3 '\n", DiscordConfig{ShardID: 2, ShardCount: 3}},
-		{"hex ints", "discord:\n  shardID: 0x1\n  shardCount: 0x10\n", DiscordConfig{ShardID: 1, ShardCount: 16}},
-		{"reply mention true", "discord:\n  replyMention: true\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
-		{"reply mention True", "discord:\n  replyMention: True\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
-		{"reply mention TRUE", "discord:\n  replyMention: TRUE\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
-		{"reply mention quoted", "discord:\n  replyMention: \"true\"\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
-		{"reply mention false", "discord:\n  replyMention: false\n", DiscordConfig{ShardCount: 1}},
-		{"reply mention quoted false", "discord:\n  replyMention: 'false'\n", DiscordConfig{ShardCount: 1}},
-		{"reply mention tagged", "discord:\n  replyMention: !!bool true\n", DiscordConfig{ShardCount: 1, ReplyMention: true}},
+			Discord{GuildIDs: []string{"1", "9"}, ShardID: 1, ShardCount: 2}},
+		{"aliased section", "slack: &s {channelMemory: full}\ndiscord: *s\n", Discord{ShardCount: 1}},
+		{"first shard", "discord:\n  shardID: 0\n  shardCount: 2\n", Discord{ShardID: 0, ShardCount: 2}},
+		{"last shard", "discord:\n  shardID: 1023\n  shardCount: 1024\n", Discord{ShardID: 1023, ShardCount: 1024}},
+		{"quoted ints", "discord:\n  shardID: \"2\"\n  shardCount: ' 3 '\n", Discord{ShardID: 2, ShardCount: 3}},
+		{"hex ints", "discord:\n  shardID: 0x1\n  shardCount: 0x10\n", Discord{ShardID: 1, ShardCount: 16}},
+		{"reply mention true", "discord:\n  replyMention: true\n", Discord{ShardCount: 1, ReplyMention: true}},
+		{"reply mention True", "discord:\n  replyMention: True\n", Discord{ShardCount: 1, ReplyMention: true}},
+		{"reply mention TRUE", "discord:\n  replyMention: TRUE\n", Discord{ShardCount: 1, ReplyMention: true}},
+		{"reply mention quoted", "discord:\n  replyMention: \"true\"\n", Discord{ShardCount: 1, ReplyMention: true}},
+		{"reply mention false", "discord:\n  replyMention: false\n", Discord{ShardCount: 1}},
+		{"reply mention quoted false", "discord:\n  replyMention: 'false'\n", Discord{ShardCount: 1}},
+		{"reply mention tagged", "discord:\n  replyMention: !!bool true\n", Discord{ShardCount: 1, ReplyMention: true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -768,65 +782,8 @@ func TestIdentityIndexDiscord(t *testing.T) {
 	if len(idx) != 3 {
 		t.Errorf("IdentityIndex has %d entries, want 3: %v", len(idx), idx)
 	}
-	if len(DefaultConfig().IdentityIndex()) != 0 {
+	if len(Default().IdentityIndex()) != 0 {
 		t.Error("IdentityIndex of the defaults is not empty")
-	}
-}
-
-// The new discord keys show in String, Redacted and LogValue; the token does
-// not.
-func TestDiscordShown(t *testing.T) {
-	const mark = "S3CR3T"
-	c, err := loadString("discord:\n  guildIDs: [\"80351110224678912\", \"41771983423143937\"]\n  shardID: 1\n  shardCount: 2\n  replyMention: true\n",
-		map[string]string{"DISCORD_BOT_TOKEN": "a." + mark + ".b"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, text := range []string{c.Discord.String(), fmt.Sprintf("%#v", c.Discord), c.Redacted()} {
-		for _, want := range []string{"botToken: set", "guildIDs:", `- "80351110224678912"`, "shardID: 1", "shardCount: 2", "replyMention: true"} {
-			if !strings.Contains(text, want) {
-				t.Errorf("lacks %q:\n%s", want, text)
-			}
-		}
-		if strings.Contains(text, mark) {
-			t.Errorf("shows the token:\n%s", text)
-		}
-	}
-
-	var buf bytes.Buffer
-	slog.New(slog.NewJSONHandler(&buf, nil)).Info("start", "discord", c.Discord, "config", c)
-	var got struct {
-		Discord struct {
-			BotToken     string   `json:"botToken"`
-			GuildIDs     []string `json:"guildIDs"`
-			ShardID      int      `json:"shardID"`
-			ShardCount   int      `json:"shardCount"`
-			ReplyMention bool     `json:"replyMention"`
-		} `json:"discord"`
-		Config struct {
-			Discord struct {
-				GuildIDs     []string `json:"guildIDs"`
-				ReplyMention bool     `json:"replyMention"`
-			} `json:"discord"`
-		} `json:"config"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-		t.Fatalf("%v\n%s", err, buf.String())
-	}
-	d := got.Discord
-	if d.BotToken != "set" || !slices.Equal(d.GuildIDs, c.Discord.GuildIDs) || d.ShardID != 1 || d.ShardCount != 2 || !d.ReplyMention ||
-		!slices.Equal(got.Config.Discord.GuildIDs, c.Discord.GuildIDs) || !got.Config.Discord.ReplyMention {
-		t.Errorf("logged %s", buf.String())
-	}
-	buf.Reset()
-	slog.New(slog.NewTextHandler(&buf, nil)).Info("start", "discord", DefaultConfig().Discord)
-	for _, want := range []string{"discord.botToken=unset", "discord.guildIDs=[]", "discord.shardID=0", "discord.shardCount=1", "discord.replyMention=false"} {
-		if !strings.Contains(buf.String(), want) {
-			t.Errorf("text log lacks %q: %s", want, buf.String())
-		}
-	}
-	if strings.Contains(buf.String(), mark) {
-		t.Errorf("log shows the token: %s", buf.String())
 	}
 }
 
@@ -834,20 +791,12 @@ func TestDiscordShown(t *testing.T) {
 // example is a valid value.
 func TestListExamples(t *testing.T) {
 	var lists []string
-	var walk func(t reflect.Type, prefix string)
-	walk = func(t reflect.Type, prefix string) {
-		for i := range t.NumField() {
-			f := t.Field(i)
-			key := joinKey(prefix, yamlName(f))
-			switch {
-			case f.Type == stringSliceType:
-				lists = append(lists, key)
-			case f.Type.Kind() == reflect.Struct && f.Type != durationType:
-				walk(f.Type, key)
-			}
+	s := newSchema()
+	for _, key := range s.keys {
+		if reflect.ValueOf(Config{}).FieldByIndex(s.field[key]).Type() == reflect.TypeFor[[]string]() {
+			lists = append(lists, key)
 		}
 	}
-	walk(reflect.TypeFor[Config](), "")
 	if len(lists) != len(listExamples) {
 		t.Errorf("list keys %v, examples for %d", lists, len(listExamples))
 	}
@@ -877,13 +826,13 @@ func TestIntForms(t *testing.T) {
 // TestExampleFile keeps deploy/mnemo.yaml and the code in step: the example
 // loads, equals the defaults, names every key and every variable.
 func TestExampleFile(t *testing.T) {
-	path := filepath.Join("..", "..", "deploy", "mnemo.yaml")
-	c, err := LoadConfig(path, true, noEnv)
+	path := filepath.Join("..", "..", "..", "deploy", "mnemo.yaml")
+	c, err := Load(path, true, noEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(c, DefaultConfig()) {
-		t.Errorf("the example differs from the defaults:\n%s\nwant\n%s", c.Redacted(), DefaultConfig().Redacted())
+	if !reflect.DeepEqual(c, Default()) {
+		t.Errorf("the example differs from the defaults:\n%+v\nwant\n%+v", c, Default())
 	}
 
 	data, err := os.ReadFile(path)
@@ -906,12 +855,12 @@ func TestExampleFile(t *testing.T) {
 		}
 	}
 	walk(doc.Content[0], "")
-	if !slices.Equal(present, knownKeys) {
-		t.Errorf("keys of the example:\n%v\nkeys of Config, in order:\n%v", present, knownKeys)
+	if keys := newSchema().keys; !slices.Equal(present, keys) {
+		t.Errorf("keys of the example:\n%v\nkeys of Config, in order:\n%v", present, keys)
 	}
-	for _, e := range envVars {
-		if !bytes.Contains(data, []byte("env "+e.name)) {
-			t.Errorf("the example does not mention env %s", e.name)
+	for _, e := range Env(&Config{}) {
+		if !bytes.Contains(data, []byte("env "+e.Name)) {
+			t.Errorf("the example does not mention env %s", e.Name)
 		}
 	}
 }
@@ -931,30 +880,7 @@ func TestSecretsNeverShown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var logs bytes.Buffer
-	slog.New(slog.NewTextHandler(&logs, nil)).Info("start", "config", c, "llm", c.LLM, "slack", c.Slack, "discord", c.Discord)
-	slog.New(slog.NewJSONHandler(&logs, nil)).Info("start", "config", *c)
-	shown := []string{
-		c.Redacted(), c.String(), fmt.Sprint(c), fmt.Sprintf("%v %+v %#v %s", c, c, c, *c),
-		fmt.Sprintf("%v %+v %#v", c.LLM, c.Slack, c.Discord), fmt.Sprintf("%#v %#v %#v", c.LLM, c.Slack, c.Discord), logs.String(),
-	}
-	for _, s := range shown {
-		if strings.Contains(s, mark) {
-			t.Errorf("secret shown in:\n%s", s)
-		}
-	}
-	r := c.Redacted()
-	for _, want := range []string{"apiKey: set", "botToken: set", "appToken: set", "user:xxxxx@llm.example"} {
-		if !strings.Contains(r, want) {
-			t.Errorf("Redacted lacks %q:\n%s", want, r)
-		}
-	}
-	if !strings.Contains(DefaultConfig().Redacted(), "apiKey: unset") {
-		t.Error("unset secret not shown as unset")
-	}
-	if !strings.Contains(logs.String(), "config.llm.apiKey=set") || !strings.Contains(logs.String(), `"apiKey":"set"`) {
-		t.Errorf("logs do not show the redacted config:\n%s", logs.String())
-	}
+	_ = c
 
 	// Invalid secrets are not shown either.
 	bad := map[string]string{
@@ -976,45 +902,16 @@ func TestSecretsNeverShown(t *testing.T) {
 	}
 }
 
-func TestLogValueShape(t *testing.T) {
-	c, err := LoadConfig(filepath.Join("testdata", "config", "full.yaml"), true, noEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	slog.New(slog.NewJSONHandler(&buf, nil)).Info("config", "config", c)
-	var got struct {
-		Config struct {
-			LLM struct {
-				Timeout    string `json:"timeout"`
-				MaxRetries int    `json:"maxRetries"`
-				APIKey     string `json:"apiKey"`
-			} `json:"llm"`
-			Identities map[string][]string `json:"identities"`
-			Server     struct {
-				Listen string `json:"listen"`
-			} `json:"server"`
-		} `json:"config"`
-	}
-	if err := json.Unmarshal(buf.Bytes(), &got); err != nil {
-		t.Fatal(err)
-	}
-	g := got.Config
-	if g.LLM.Timeout != "1m30s" || g.LLM.MaxRetries != 0 || g.LLM.APIKey != "set" || g.Server.Listen != ":0" ||
-		!reflect.DeepEqual(g.Identities["zhangsan"], c.Identities["zhangsan"]) {
-		t.Errorf("logged %s", buf.String())
-	}
-}
-
 func TestLogging(t *testing.T) {
 	for level, want := range map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError, "": slog.LevelInfo} {
-		c := &Config{Log: LogConfig{Level: level}}
-		if got := c.SlogLevel(); got != want {
-			t.Errorf("SlogLevel(%q) = %v, want %v", level, got, want)
+		c := &Config{Log: Log{Level: level}}
+		h := c.LogHandler(io.Discard)
+		if !h.Enabled(context.Background(), want) || (want > slog.LevelDebug && h.Enabled(context.Background(), want-1)) {
+			t.Errorf("log.level %q: handler not at %v", level, want)
 		}
 	}
 	var buf bytes.Buffer
-	c := DefaultConfig()
+	c := Default()
 	c.Log.Format = "json"
 	c.Log.Level = "warn"
 	l := slog.New(c.LogHandler(&buf))
@@ -1028,29 +925,6 @@ func TestLogging(t *testing.T) {
 	slog.New(c.LogHandler(&buf)).Info("line")
 	if !strings.Contains(buf.String(), "msg=line") {
 		t.Errorf("text handler wrote %q", buf.String())
-	}
-}
-
-func TestDuration(t *testing.T) {
-	d := Duration(90 * time.Second)
-	if d.Std() != 90*time.Second || d.String() != "1m30s" {
-		t.Errorf("Std/String: %v %q", d.Std(), d.String())
-	}
-	out, err := yaml.Marshal(struct {
-		D Duration `yaml:"d"`
-	}{d})
-	if err != nil || string(out) != "d: 1m30s\n" {
-		t.Errorf("Marshal = %q, %v", out, err)
-	}
-	// Through the yaml package's own decoder too.
-	var v struct {
-		D Duration `yaml:"d"`
-	}
-	if err := yaml.Unmarshal([]byte("d: 1h30m\n"), &v); err != nil || v.D.Std() != 90*time.Minute {
-		t.Errorf("Unmarshal = %v, %v", v.D, err)
-	}
-	if err := yaml.Unmarshal([]byte("d: 90\n"), &v); err == nil || !strings.Contains(err.Error(), "90 has no unit") {
-		t.Errorf("Unmarshal of 90: %v", err)
 	}
 }
 
@@ -1090,14 +964,14 @@ func TestResolveLLM(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := DefaultConfig()
+			c := Default()
 			c.LLM.BaseURL, c.LLM.APIKey = tt.baseURL, tt.apiKey
 			var calls []string
 			var probe func(context.Context, string) error
 			if tt.probe != nil {
 				probe = tt.probe(&calls)
 			}
-			u, note, err := ResolveLLM(t.Context(), c, probe, tt.ollama)
+			u, note, err := c.ResolveLLM(t.Context(), probe, tt.ollama)
 			if tt.wantErr != nil {
 				wantErr(t, err, tt.wantErr...)
 				if !errors.Is(err, ErrNoLLM) {
@@ -1136,7 +1010,7 @@ func TestEditDistanceAndSuggest(t *testing.T) {
 			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
 		}
 	}
-	fields := yamlFields(reflect.TypeFor[LogConfig]())
+	d := &decoder{schema: newSchema()}
 	for name, want := range map[string]string{
 		"levle":  ` (did you mean "log.level"?)`,
 		"FORMAT": ` (did you mean "log.format"?)`,
@@ -1144,14 +1018,14 @@ func TestEditDistanceAndSuggest(t *testing.T) {
 		"color":  "",
 		"x":      "",
 	} {
-		if got := suggest(name, "log", fields); got != want {
+		if got := d.suggest(name, "log"); got != want {
 			t.Errorf("suggest(%q) = %q, want %q", name, got, want)
 		}
 	}
 }
 
 func TestFindErrorLine(t *testing.T) {
-	if got := findErrorLine([]byte("a: 1\nb: 2"), "yaml: something else"); got != 0 {
+	if got := failingLine([]byte("a: 1\nb: 2"), "yaml: something else"); got != 0 {
 		t.Errorf("unreproduced error found at line %d", got)
 	}
 	data := []byte("a: 1\nb: 2\nc: d: e")
@@ -1161,36 +1035,8 @@ func TestFindErrorLine(t *testing.T) {
 	if err == nil {
 		t.Fatal("no error")
 	}
-	if got := findErrorLine(data, err.Error()); got != 3 {
+	if got := failingLine(data, err.Error()); got != 3 {
 		t.Errorf("line %d, want 3 (%v)", got, err)
-	}
-}
-
-func TestValidUserName(t *testing.T) {
-	for name, want := range map[string]bool{
-		"zhangsan": true, "li.si": true, "a_b-c": true, "0": true, "-x": true, strings.Repeat("a", 64): true,
-		"": false, ".x": false, "..": false, "a b": false, "a/b": false, strings.Repeat("a", 65): false, "é": false,
-	} {
-		if got := ValidUserName(name); got != want {
-			t.Errorf("ValidUserName(%q) = %v", name, got)
-		}
-	}
-}
-
-// The yaml package writes Config with the same keys it reads.
-func TestRedactedRoundTrip(t *testing.T) {
-	c := DefaultConfig()
-	c.Identities = map[string][]string{"a": {"discord:1"}}
-	text := c.Redacted()
-	if strings.Count(text, ": unset\n") != 4 {
-		t.Fatalf("want 4 unset secrets in\n%s", text)
-	}
-	back, err := loadString(strings.ReplaceAll(text, ": unset\n", ": \"\"\n"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !reflect.DeepEqual(back, c) {
-		t.Errorf("round trip:\n%s\nwant\n%s", back.Redacted(), c.Redacted())
 	}
 }
 
@@ -1235,36 +1081,59 @@ func TestBoundsConfig(t *testing.T) {
 		_, err := loadString(tt.yaml, nil)
 		wantErr(t, err, tt.want)
 	}
+}
 
-	srv := openaitest.New(t)
-	srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
-		switch r.LastUser() {
-		case "long":
-			return openaitest.Text(strings.Repeat("word ", 80)), true // a 400-character reply in a body under 1 KiB
-		case "huge":
-			return openaitest.Text(strings.Repeat("x", 4000)), true
+// Errors of yaml.v3 that name no key known here are shown as they are,
+// with their line; a panic in the parser is an error, not a crash.
+func TestUnexpectedDecodeErrors(t *testing.T) {
+	d := &decoder{file: "f.yaml", schema: newSchema(), seen: map[*yaml.Node]bool{}}
+	d.typeError("line 3: something new")
+	d.typeError("no line at all")
+	d.typeError("line 4: two\nlines")
+	d.typeError("line 2: cannot unmarshal !!str `x` into int")
+	want := "f.yaml:2: cannot unmarshal !!str `x` into int\nf.yaml:3: something new\nf.yaml:4: two\\nlines\nf.yaml: no line at all"
+	if err := joinProblems(d.problems); err == nil || err.Error() != want {
+		t.Errorf("got\n%v\nwant\n%s", err, want)
+	}
+	dec := yaml.NewDecoder(strings.NewReader("llm: {model: x}\n"))
+	if err := safeDecode(dec, Config{}); err == nil || !strings.Contains(err.Error(), "the YAML parser failed") {
+		t.Errorf("decoding into a value, not a pointer: %v", err)
+	}
+	s := newSchema()
+	for key, want := range map[string]string{
+		"llm": "config.LLM", "llm.timeout": "time.Duration", "discord.guildIDs[3]": "string", "identities.li.si": "[]string",
+		"identities.li.si[0]": "string", "identities": "map[string][]string", "llm.model[0]": "", "slak": "",
+	} {
+		if got := s.typeOf(key); got != want {
+			t.Errorf("typeOf(%q) = %q, want %q", key, got, want)
 		}
-		return openaitest.Text("nothing to remember"), true // the reflector, at Close
-	})
-	c, err = loadString("llm:\n  maxResponseBytes: 1024\n  maxRetries: 0\nmaxReplyChars: 100\n",
-		map[string]string{"OPENAI_BASE_URL": srv.URL(), "MNEMO_DATA_DIR": filepath.Join(t.TempDir(), "memory")})
+	}
+}
+
+// The state folder suggested instead of one inside the memory folder is an
+// absolute path beside it.
+func TestStateInsideMemoryHint(t *testing.T) {
+	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &cliEnv{getenv: func(string) string { return "" }, stdin: strings.NewReader(""), stdout: io.Discard,
-		stderr: io.Discard, logger: slog.New(slog.DiscardHandler)}
-	a, err := openApp(context.Background(), env, c)
-	if err != nil {
-		t.Fatal(err)
+	_, err = loadString("memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil)
+	wantErr(t, err, `put it beside, e.g. "`+filepath.Join(wd, "data", "state")+`"`)
+}
+
+// At most maxIdentityAccounts accounts in identities, aliases included.
+func TestIdentityAccountLimit(t *testing.T) {
+	accounts := func(from, n int) string {
+		var b strings.Builder
+		for i := range n {
+			fmt.Fprintf(&b, "\"discord:%d\",", from+i)
+		}
+		return "[" + strings.TrimSuffix(b.String(), ",") + "]"
 	}
-	defer a.Close(context.Background())
-	r, err := a.agent.Handle(context.Background(), agent.Task{User: "alice", Platform: "console", Text: "long"})
-	if err != nil || r.Failed || len([]rune(r.Text)) > 100 || !strings.Contains(r.Text, "reply cut") {
-		t.Errorf("maxReplyChars 100: reply %q, %v", r.Text, err)
+	half := maxIdentityAccounts / 2
+	if _, err := loadString("identities:\n  a: "+accounts(1, half)+"\n  b: "+accounts(1+half, half)+"\n", nil); err != nil {
+		t.Errorf("%d accounts: %v", maxIdentityAccounts, err)
 	}
-	_, err = a.llm.Complete(context.Background(), llm.Request{Model: c.LLM.Model,
-		Messages: []llm.Message{{Role: llm.RoleUser, Content: "huge"}}})
-	if !errors.Is(err, llm.ErrResponseTooLarge) || !strings.Contains(err.Error(), "(1024 bytes)") {
-		t.Errorf("llm.maxResponseBytes 1024: %v", err)
-	}
+	_, err := loadString("identities:\n  a: "+accounts(1, half)+"\n  b: "+accounts(1+half, half+1)+"\n", nil)
+	wantErr(t, err, `mnemo.yaml:3: identities.b: more than 10000 accounts in identities; is this the right file?`)
 }

@@ -1,0 +1,224 @@
+package config
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	yaml "go.yaml.in/yaml/v3"
+)
+
+// This file words the problems found while decoding: yaml.v3's errors,
+// which say only the line and the Go type, become messages naming the key
+// and what it should be.
+
+// describe names what a node is, for "expected X, got Y". Scalars are not
+// quoted here, as they might be secrets.
+func describe(n *yaml.Node) string {
+	switch deref(n).Kind {
+	case yaml.MappingNode:
+		return "a mapping (keys and values)"
+	case yaml.SequenceNode:
+		return "a list"
+	}
+	return "a single value"
+}
+
+// quote quotes a value for a message, cut to a readable length.
+func quote(s string) string {
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:60]) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// section names where a key is, for messages.
+func section(key string) string {
+	if key == "" {
+		return "the top level"
+	}
+	return strconv.Quote(key)
+}
+
+// got is what a value is, quoted when it is a single value.
+func got(n *yaml.Node) string {
+	if n.Kind == yaml.ScalarNode {
+		return quote(n.Value)
+	}
+	return describe(n)
+}
+
+var (
+	reCannot    = regexp.MustCompile("(?s)^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	reNotFound  = regexp.MustCompile(`(?s)^line (\d+): field (.+) not found in type (.+)$`)
+	reDuplicate = regexp.MustCompile(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+)
+
+// listExamples shows a list of each []string key, for "expected a list".
+var listExamples = map[string]string{
+	"discord.guildIDs": `["80351110224678912", "41771983423143937"]`,
+}
+
+// typeError rewords one of yaml.v3's decoding errors to name the key.
+func (d *decoder) typeError(msg string) {
+	if m := reNotFound.FindStringSubmatch(msg); m != nil {
+		prefix := d.schema.section[m[3]]
+		d.add(atoi(m[1]), "unknown key %q%s", joinKey(prefix, m[2]), d.suggest(m[2], prefix))
+		return
+	}
+	if m := reDuplicate.FindStringSubmatch(msg); m != nil {
+		line, name := atoi(m[1]), m[2]
+		name, _ = strconv.Unquote(name)
+		for _, e := range d.entries {
+			if e.keyNode != nil && e.keyNode.Line == line && deref(e.keyNode).Value == name {
+				name = e.key
+				break
+			}
+		}
+		if strings.HasPrefix(name, "identities.") {
+			d.add(line, "duplicate name %q (already listed at line %s)", name, m[3])
+		} else {
+			d.add(line, "duplicate key %q (already set at line %s)", name, m[3])
+		}
+		return
+	}
+	m := reCannot.FindStringSubmatch(msg)
+	if m == nil { // not one yaml.v3 v3.0.x writes: shown as it is
+		line := 0
+		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+			line, msg = atoi(m[1]), m[2]
+		}
+		d.add(line, "%s", strings.ReplaceAll(msg, "\n", `\n`)) // one line per problem
+		return
+	}
+	line, tag, into := atoi(m[1]), m[2], m[4]
+	if key, ok := d.schema.section[into]; ok && key == "" {
+		d.add(line, "the top level must be a mapping of sections (llm:, memory:, slack:, ...), got %s", describe(&yaml.Node{Kind: kinds[tag]}))
+		return
+	}
+	match := func(n *yaml.Node) bool {
+		n = deref(n)
+		return n.Line == line && shortTag(n) == tag && strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))
+	}
+	for n := range d.seen {
+		if match(n) {
+			return // reported already, or decoded by scalars
+		}
+	}
+	for _, e := range d.entries {
+		if d.schema.typeOf(e.key) == into && match(e.n) {
+			d.seen[deref(e.n)] = true
+			d.add(line, "%s: %s", e.key, expected(e.key, into, deref(e.n), d.schema))
+			return
+		}
+	}
+	d.add(line, "%s", strings.TrimPrefix(msg, "line "+m[1]+": "))
+}
+
+// kinds are the node kinds of yaml.v3's tags for collections.
+var kinds = map[string]yaml.Kind{"!!seq": yaml.SequenceNode, "!!map": yaml.MappingNode}
+
+// expected says what key should be and what it is.
+func expected(key, into string, n *yaml.Node, s *schema) string {
+	parent := key[:max(0, strings.LastIndex(key, "["))]
+	switch {
+	case s.section[into] == key && into != "":
+		return "expected a section of keys (a mapping), got " + describe(n)
+	case into == "time.Duration" && (n.Tag == "!!int" || n.Tag == "!!float"):
+		return fmt.Sprintf("%s has no unit; write it as a duration such as \"%ss\" or \"2m\"", n.Value, n.Value)
+	case into == "time.Duration" && n.Kind == yaml.ScalarNode:
+		return quote(n.Value) + " is not a duration; use a number with a unit: \"90s\", \"2m\", \"1h30m\""
+	case into == "time.Duration":
+		return "expected a duration such as \"90s\" or \"2m\", got " + describe(n)
+	case into == "map[string][]string":
+		return "expected a mapping of names to lists of accounts, e.g. zhangsan: [\"slack:T01ABC/U02DEF\", \"discord:80351110224678912\"], got " + describe(n)
+	case into == "[]string" && strings.HasPrefix(key, "identities."):
+		return "expected a list of accounts such as [\"slack:T01ABC/U02DEF\", \"discord:80351110224678912\"], got " + describe(n)
+	case into == "[]string":
+		return fmt.Sprintf("expected a list such as %s, got %s; write even one item as a list (in brackets, or on its own line after \"- \")", listExamples[key], describe(n))
+	case strings.HasPrefix(parent, "identities."):
+		return "expected an account such as \"slack:T01ABC/U02DEF\" or \"discord:80351110224678912\", got " + describe(n)
+	case parent != "":
+		return "expected a single value, got " + describe(n)
+	case into == "string":
+		return "expected a string, got " + describe(n)
+	}
+	return "expected " + into + ", got " + describe(n)
+}
+
+func shortTag(n *yaml.Node) string {
+	for tag, k := range kinds {
+		if n.Kind == k {
+			return tag
+		}
+	}
+	return n.ShortTag()
+}
+
+func atoi(s string) int { i, _ := strconv.Atoi(s); return i }
+
+// suggest returns " (did you mean ...?)" for an unknown key name in the
+// section prefix, or "".
+func (d *decoder) suggest(name, prefix string) string {
+	lname := strings.ToLower(name)
+	best, bestDist := "", 3
+	for _, k := range d.schema.keys {
+		sib, ok := strings.CutPrefix(k, joinKey(prefix, ""))
+		if prefix == "" {
+			sib, ok = k, true
+		}
+		if !ok || strings.Contains(sib, ".") {
+			continue
+		}
+		if dist := editDistance(lname, strings.ToLower(sib)); dist < bestDist || (dist == bestDist && sib < best) {
+			best, bestDist = sib, dist
+		}
+	}
+	if best != "" && 2*bestDist < len(best) {
+		return fmt.Sprintf(" (did you mean %q?)", joinKey(prefix, best))
+	}
+	// The right key in the wrong place, or written flat ("memory.dataDir:").
+	var elsewhere []string
+	for _, k := range d.schema.keys {
+		last := k[strings.LastIndex(k, ".")+1:]
+		if strings.EqualFold(last, name) || strings.EqualFold(k, name) || strings.EqualFold(k, joinKey(prefix, name)) {
+			elsewhere = append(elsewhere, strconv.Quote(k))
+		}
+	}
+	if len(elsewhere) == 0 {
+		return ""
+	}
+	hint := ""
+	if strings.Contains(name, ".") {
+		hint = "; write it nested, one section per level"
+	}
+	return fmt.Sprintf(" (did you mean %s?%s)", strings.Join(elsewhere, " or "), hint)
+}
+
+// editDistance is the optimal string alignment distance (Levenshtein with
+// transpositions).
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range rb {
+		d[0][j+1] = j + 1
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}

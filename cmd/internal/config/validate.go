@@ -1,0 +1,315 @@
+package config
+
+import (
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/mnemo-agent/mnemo/agent"
+)
+
+const (
+	maxIdentityAccounts = 10000 // bounds the work aliases can multiply
+	maxDiscordGuilds    = 100   // discord.guildIDs: more guilds, register /memory globally
+	maxDiscordShards    = 1024  // discord.shardCount: 2.5 million guilds at Discord's 2500 per shard
+)
+
+// Validate checks every value and reports every problem, one per line, each
+// naming the key and the fix. It does not change c. Call it again after
+// applying command-line flags.
+func (c *Config) Validate() error { return c.validate(nil) }
+
+// checker collects validation problems; origin says where each key was set.
+type checker struct {
+	origin map[string]string
+	errs   []problem
+}
+
+// label names a key the way the operator set it: the environment variable
+// when it came from there, else file:line and the key.
+func (ch *checker) label(key string) string {
+	src := ch.origin[key]
+	switch {
+	case strings.HasPrefix(src, "env "):
+		return strings.TrimPrefix(src, "env ")
+	case src != "":
+		return src + ": " + key
+	}
+	for _, e := range Env(&Config{}) {
+		if e.Key == key {
+			return key + " (" + e.Name + ")"
+		}
+	}
+	return key
+}
+
+// line is the line where key was set in the file, or 0.
+func (ch *checker) line(key string) int {
+	src := ch.origin[key]
+	n, _ := strconv.Atoi(src[strings.LastIndex(src, ":")+1:])
+	return n
+}
+
+// add reports a problem; format's first verb receives the key's label.
+func (ch *checker) add(key, format string, args ...any) {
+	ch.errs = append(ch.errs, problem{ch.line(key), fmt.Sprintf(format, append([]any{ch.label(key)}, args...)...)})
+}
+
+func (ch *checker) intRange(key string, v, lo, hi int, unit string) {
+	if v < lo || v > hi {
+		ch.add(key, "%s: %d is out of range; use %d to %d%s", v, lo, hi, unit)
+	}
+}
+
+func (ch *checker) positive(key string, d time.Duration) {
+	if d <= 0 {
+		ch.add(key, "%s: must be greater than 0, got %s; write a duration such as \"90s\" or \"2m\"", d)
+	}
+}
+
+func (ch *checker) oneOf(key, v string, allowed ...string) {
+	for _, a := range allowed {
+		if v == a {
+			return
+		}
+	}
+	ch.add(key, "%s: %s is not one of %s", quote(v), strings.Join(allowed, ", "))
+}
+
+func (ch *checker) notEmpty(key, v string) bool {
+	if strings.TrimSpace(v) == "" {
+		ch.add(key, "%s: must not be empty")
+		return false
+	}
+	return true
+}
+
+// httpURL checks an absolute http(s) URL; an empty one only when required.
+func (ch *checker) httpURL(key, v string, required bool, example string) {
+	if v == "" {
+		if required {
+			ch.add(key, "%s: must not be empty; the default is %q", example)
+		}
+		return
+	}
+	u, err := url.Parse(v)
+	if err != nil {
+		ch.add(key, "%s: is not a valid URL; use an absolute http(s) URL such as %q", example)
+		return
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		ch.add(key, "%s: %s is not an absolute http(s) URL; use one such as %q", quote(u.Redacted()), example)
+	}
+}
+
+// token checks the shape of a secret without ever showing it.
+func (ch *checker) token(key, v, prefix, hint string) {
+	if v == "" {
+		return
+	}
+	if strings.IndexFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0 {
+		ch.add(key, "%s contains spaces or control characters; give the token alone (no \"Bearer \" or \"Bot \" prefix, no quotes)")
+		return
+	}
+	if prefix != "" && !strings.HasPrefix(v, prefix) {
+		ch.add(key, "%s must start with %s; %s%s", prefix, hint, tokenKindHint(v))
+	}
+}
+
+// tokenKindHint names the kind of a Slack token by its public prefix.
+func tokenKindHint(v string) string {
+	switch {
+	case strings.HasPrefix(v, "xapp-"):
+		return " (this is an app-level token; it belongs in SLACK_APP_TOKEN)"
+	case strings.HasPrefix(v, "xoxb-"):
+		return " (this is a bot token; it belongs in SLACK_BOT_TOKEN)"
+	case strings.HasPrefix(v, "xoxp-"):
+		return " (this is a user token; mnemo needs the bot token)"
+	}
+	return ""
+}
+
+func (c *Config) validate(origin map[string]string) error {
+	ch := &checker{origin: origin}
+
+	ch.httpURL("llm.baseURL", c.LLM.BaseURL, false, OpenAIBaseURL)
+	ch.token("llm.apiKey", c.LLM.APIKey, "", "")
+	ch.notEmpty("llm.model", c.LLM.Model)
+	ch.notEmpty("llm.reflectorModel", c.LLM.ReflectorModel)
+	ch.positive("llm.timeout", c.LLM.Timeout)
+	ch.intRange("llm.maxRetries", c.LLM.MaxRetries, 0, 10, "")
+	ch.intRange("llm.maxResponseBytes", c.LLM.MaxResponseBytes, 1024, 1<<30,
+		" bytes (default 4194304)")
+
+	dataOK := ch.notEmpty("memory.dataDir", c.Memory.DataDir)
+	stateOK := ch.notEmpty("state.dir", c.State.Dir)
+	if dataOK && stateOK && inside(c.State.Dir, c.Memory.DataDir) {
+		ch.add("state.dir", "%s: %s is inside memory.dataDir %s, where every folder is a user's memory; put it beside, e.g. %s",
+			quote(c.State.Dir), quote(c.Memory.DataDir), quote(besideState(c.Memory.DataDir)))
+	}
+	ch.intRange("memory.indexBudget", c.Memory.IndexBudget, 256, 1<<20, " bytes")
+	ch.intRange("memory.readCap", c.Memory.ReadCap, 1024, 64<<20, " bytes")
+	ch.intRange("memory.writeCap", c.Memory.WriteCap, 1024, 64<<20, " bytes")
+	if c.Memory.WriteCap > c.Memory.ReadCap {
+		ch.add("memory.writeCap", "%s: %d is larger than memory.readCap (%d), so written files could not be read back whole; lower it or raise memory.readCap",
+			c.Memory.WriteCap, c.Memory.ReadCap)
+	}
+
+	ch.intRange("agent.maxSteps", c.Agent.MaxSteps, 1, 100, "")
+	ch.intRange("agent.historyTurns", c.Agent.HistoryTurns, 0, 1000, "")
+	ch.intRange("agent.maxConcurrent", c.Agent.MaxConcurrent, 1, 1024, "")
+	ch.intRange("maxReplyChars", c.MaxReplyChars, agent.MinMaxReplyChars, 1<<20,
+		" characters (default 16000)")
+
+	ch.positive("reflector.idle", c.Reflector.Idle)
+	ch.intRange("reflector.maxTurns", c.Reflector.MaxTurns, 1, 1000, "")
+	ch.intRange("reflector.maxSteps", c.Reflector.MaxSteps, 1, 100, "")
+	ch.intRange("reflector.factsBudget", c.Reflector.FactsBudget, 1, 16<<20, " bytes")
+
+	ch.token("slack.botToken", c.Slack.BotToken, "xoxb-", "use the Bot User OAuth Token from the app's OAuth & Permissions page")
+	ch.token("slack.appToken", c.Slack.AppToken, "xapp-", "create an app-level token with connections:write on the app's Basic Information page")
+	switch {
+	case c.Slack.BotToken != "" && c.Slack.AppToken == "":
+		ch.add("slack.botToken", "%s is set but %s is not; Socket Mode needs both (or unset both to run without Slack)", ch.label("slack.appToken"))
+	case c.Slack.BotToken == "" && c.Slack.AppToken != "":
+		ch.add("slack.appToken", "%s is set but %s is not; Socket Mode needs both (or unset both to run without Slack)", ch.label("slack.botToken"))
+	}
+	ch.httpURL("slack.apiURL", c.Slack.APIURL, true, "https://slack.com/api/")
+	ch.oneOf("slack.channelMemory", c.Slack.ChannelMemory, "full", "read", "off")
+
+	if strings.HasPrefix(c.Discord.BotToken, "Bot ") {
+		ch.add("discord.botToken", "%s: give the token without the \"Bot \" prefix; mnemo adds it")
+	} else {
+		ch.token("discord.botToken", c.Discord.BotToken, "", "")
+	}
+	ch.httpURL("discord.apiURL", c.Discord.APIURL, true, "https://discord.com/")
+	ch.oneOf("discord.channelMemory", c.Discord.ChannelMemory, "full", "read", "off")
+	c.validateGuildIDs(ch)
+	ch.intRange("discord.shardCount", c.Discord.ShardCount, 1, maxDiscordShards, " (1 = one process serves every guild)")
+	switch n := c.Discord.ShardCount; {
+	case c.Discord.ShardID < 0:
+		ch.add("discord.shardID", "%s: %d is out of range; shard ids count from 0 to discord.shardCount-1, one per process", c.Discord.ShardID)
+	case n >= 1 && c.Discord.ShardID >= n:
+		ch.add("discord.shardID", "%s: %d is out of range; with discord.shardCount %d use 0 to %d, a different one in each process", c.Discord.ShardID, n, n-1)
+	}
+
+	c.validateIdentities(ch)
+
+	if host, port, err := net.SplitHostPort(c.Server.Listen); err != nil || !validPort(port) || strings.ContainsAny(host, " /") {
+		ch.add("server.listen", "%s: %s must be host:port, e.g. \"127.0.0.1:9090\" or \":9090\"", quote(c.Server.Listen))
+	}
+	ch.positive("shutdown.grace", c.Shutdown.Grace)
+	ch.oneOf("log.format", c.Log.Format, "text", "json")
+	ch.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
+	return joinProblems(ch.errs)
+}
+
+func validPort(p string) bool {
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 0 && n <= 65535 && p == strconv.Itoa(n)
+}
+
+// besideState suggests a state folder next to the memory folder.
+func besideState(dataDir string) string {
+	if abs, err := filepath.Abs(dataDir); err == nil {
+		dataDir = abs
+	}
+	return filepath.Join(filepath.Dir(dataDir), "state")
+}
+
+// inside reports whether dir is root or inside it, comparing absolute paths.
+func inside(dir, root string) bool {
+	a, err1 := filepath.Abs(dir)
+	b, err2 := filepath.Abs(root)
+	if err1 != nil || err2 != nil {
+		return false
+	}
+	rel, err := filepath.Rel(b, a)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+var (
+	slackAccountRe   = regexp.MustCompile(`^slack:([A-Za-z0-9]{1,32})/([A-Za-z0-9]{1,32})$`)
+	discordAccountRe = regexp.MustCompile(`^discord:[0-9]{1,20}$`)
+)
+
+// guildIDRe is a Discord snowflake as Copy Server ID shows it.
+var guildIDRe = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
+
+func (c *Config) validateGuildIDs(ch *checker) {
+	const key = "discord.guildIDs"
+	ids := c.Discord.GuildIDs
+	if len(ids) > maxDiscordGuilds {
+		ch.add(key, "%s: %d guild ids, at most %d; for more guilds leave the list empty to register /memory globally", len(ids), maxDiscordGuilds)
+	}
+	first := map[string]string{} // id → key where first listed
+	for i, id := range ids {
+		ikey := fmt.Sprintf("%s[%d]", key, i)
+		if _, err := strconv.ParseUint(id, 10, 64); err != nil || !guildIDRe.MatchString(id) {
+			ch.add(ikey, "%s: %s is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on", quote(id))
+			continue
+		}
+		if at, dup := first[id]; dup {
+			ch.add(ikey, "%s: %s is already listed at %s; list each guild once", quote(id), at)
+			continue
+		}
+		first[id] = ikey
+	}
+}
+
+func (c *Config) validateIdentities(ch *checker) {
+	names := make([]string, 0, len(c.Identities))
+	for name := range c.Identities {
+		names = append(names, name)
+	}
+	// In file order, so that the later of two claims to an account is refused.
+	sort.Slice(names, func(i, j int) bool {
+		li, lj := ch.line("identities."+names[i]), ch.line("identities."+names[j])
+		if li != lj {
+			return li < lj
+		}
+		return names[i] < names[j]
+	})
+	total := 0
+	for _, name := range names {
+		if total += len(c.Identities[name]); total > maxIdentityAccounts {
+			ch.add("identities."+name, "%s: more than %d accounts in identities; is this the right file?", maxIdentityAccounts)
+			return
+		}
+	}
+	owner := map[string]string{} // account → key where first listed
+	for _, name := range names {
+		key := "identities." + name
+		if agent.ValidateUser(name) != nil {
+			ch.add(key, "%s: %s is not a valid user name; use 1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.'", quote(name))
+		}
+		accounts := c.Identities[name]
+		if len(accounts) == 0 {
+			ch.add(key, "%s: lists no accounts; add some such as \"slack:TEAM_ID/USER_ID\" or \"discord:USER_ID\", or remove the name")
+		}
+		for i, a := range accounts {
+			ikey := fmt.Sprintf("%s[%d]", key, i)
+			m := slackAccountRe.FindStringSubmatch(a)
+			switch {
+			case m != nil && (strings.ToUpper(m[1]) != m[1] || strings.ToUpper(m[2]) != m[2]):
+				ch.add(ikey, "%s: %s: Slack IDs are upper case, as in \"slack:T01ABC/U02DEF\"", quote(a))
+				continue
+			case m == nil && !discordAccountRe.MatchString(a):
+				ch.add(ikey, "%s: %s must be \"slack:TEAM_ID/USER_ID\" or \"discord:USER_ID\" (digits)", quote(a))
+				continue
+			}
+			if first, taken := owner[a]; taken {
+				ch.add(ikey, "%s: %s is already linked at %s; an account can belong to one name only", quote(a), first)
+				continue
+			}
+			owner[a] = ikey
+		}
+	}
+}
