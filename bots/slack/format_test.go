@@ -8,7 +8,16 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
+
+// pingRE finds what would ping a whole channel.
+var pingRE = markdown.PingRE()
+
+// escapeText is what Slack needs of plain text: &, < and > escaped.
+func escapeText(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
 
 func TestToMrkdwn(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
@@ -38,7 +47,7 @@ func TestToMrkdwn(t *testing.T) {
 		{"a < b && c > d", "a &lt; b &amp;&amp; c &gt; d"},
 		{"`a < b` and `**not bold**`", "`a &lt; b` and `**not bold**`"},
 		{"``code with ` tick``", "`code with ˋ tick`"},
-		{"`` ` `` and ` `", "` ˋ ` and ` `"},
+		{"`` ` `` and ` `", "`ˋ` and ` `"},
 		{"unmatched ` tick", "unmatched ` tick"},
 		{"# Heading **one**", "*Heading one*"},
 		{"### Third ###", "*Third*"},
@@ -64,7 +73,7 @@ func TestToMrkdwn(t *testing.T) {
 		{"[ping](<!here>)", "ping (!here)"},
 		{"tab\tand\r\nwindows\rmac\x00nul", "tab\tand\nwindows\nmacnul"},
 		{"bad \xff utf8", "bad \uFFFD utf8"},
-		{"private \uE000 \uE0010\uE001 runes", "private \uFFFD \uFFFD0\uFFFD runes"},
+		{"private \uE000 \uE0010\uE001 runes", "private \uE000 \uE0010\uE001 runes"},
 	} {
 		if got := toMrkdwn(c.in); got != c.want {
 			t.Errorf("toMrkdwn(%q)\n got %q\nwant %q", c.in, got, c.want)

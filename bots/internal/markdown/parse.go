@@ -1,0 +1,147 @@
+package markdown
+
+import (
+	"regexp"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// goldmark is quadratic on some hostile input: a long line of unclosed
+// links ("[x](" repeated) or tags ("<a " repeated) is scanned to its end
+// from each one, and containers nested thousands deep on one line are
+// re-walked for each. So a line tries at most maxTries links, autolinks
+// and tags (the rest is text), and a line opens at most maxDepth block
+// quotes and lists (the rest is text): model output never comes close.
+const (
+	maxTries = 64
+	maxDepth = 32
+)
+
+// mdParser is safe for concurrent use: goldmark keeps the state of a
+// parse in a context of its own.
+var mdParser = goldmark.New(
+	goldmark.WithParser(parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithInlineParsers(
+			util.Prioritized(parser.NewCodeSpanParser(), 100),
+			util.Prioritized(newBudgeted(parser.NewLinkParser(), ']'), 200),
+			util.Prioritized(newBudgeted(parser.NewAutoLinkParser(), 0), 300),
+			util.Prioritized(newBudgeted(parser.NewRawHTMLParser(), 0), 400),
+			util.Prioritized(parser.NewEmphasisParser(), 500),
+			// Bare addresses as GitHub finds them, up to a space or "<"
+			// (goldmark's own pattern stops at "*", so emphasis would be
+			// read inside an address).
+			util.Prioritized(bareLinks{extension.NewLinkifyParser(extension.WithLinkifyURLRegexp(bareURL))}, 999),
+		),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+	)),
+	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
+).Parser()
+
+var bareURL = regexp.MustCompile(`^(?:https?|ftp)://[^\s<]+`)
+
+// parse parses md (cleaned already) into its syntax tree.
+func parse(src []byte) ast.Node {
+	return mdParser.Parse(text.NewReader(src))
+}
+
+// budgeted is an inline parser that gives up (its trigger is text) after
+// maxTries tries on one line of one block; only, when set, is the one
+// trigger byte that counts.
+type budgeted struct {
+	parser.InlineParser
+	only byte
+	key  parser.ContextKey
+}
+
+func newBudgeted(p parser.InlineParser, only byte) *budgeted {
+	return &budgeted{InlineParser: p, only: only, key: parser.NewContextKey()}
+}
+
+type tries struct {
+	block ast.Node
+	line  int
+	n     int
+}
+
+func (p *budgeted) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	if line, _ := block.PeekLine(); p.only == 0 || len(line) > 0 && line[0] == p.only {
+		t, _ := pc.Get(p.key).(*tries)
+		l, _ := block.Position()
+		if t == nil || t.block != parent || t.line != l {
+			t = &tries{block: parent, line: l}
+			pc.Set(p.key, t)
+		}
+		if t.n++; t.n > maxTries {
+			return nil
+		}
+	}
+	return p.InlineParser.Parse(parent, block, pc)
+}
+
+// bareAttr marks an AutoLink found in text (a bare address) rather than
+// written <…>.
+const bareAttr = "mnemo-bare"
+
+// bareLinks wraps goldmark's linkify parser to mark what it finds.
+type bareLinks struct{ parser.InlineParser }
+
+func (p bareLinks) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	n := p.InlineParser.Parse(parent, block, pc)
+	if n != nil {
+		n.SetAttributeString(bareAttr, true)
+	}
+	return n
+}
+
+// capDepth puts a backslash before the container marker (">", a bullet or
+// "1." / "1)") that would nest a line deeper than maxDepth, so the rest of
+// the line is text.
+func capDepth(md string) string {
+	if strings.Count(md, ">")+strings.Count(md, "-")+strings.Count(md, "*")+strings.Count(md, "+")+strings.Count(md, ".")+strings.Count(md, ")") <= maxDepth {
+		return md
+	}
+	lines := strings.Split(md, "\n")
+	for i, l := range lines {
+		if at := tooDeep(l); at >= 0 {
+			lines[i] = l[:at] + `\` + l[at:]
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// tooDeep is where in l the marker past maxDepth starts, or -1.
+func tooDeep(l string) int {
+	depth := 0
+	for i := 0; i < len(l); {
+		for i < len(l) && (l[i] == ' ' || l[i] == '\t') {
+			i++
+		}
+		start := i
+		switch {
+		case i < len(l) && l[i] == '>':
+			i++
+		case i+1 < len(l) && strings.IndexByte("-*+", l[i]) >= 0 && (l[i+1] == ' ' || l[i+1] == '\t'):
+			i++
+		default:
+			j := i
+			for j < len(l) && j-i < 9 && l[j] >= '0' && l[j] <= '9' {
+				j++
+			}
+			if j == i || j+1 >= len(l) || (l[j] != '.' && l[j] != ')') || (l[j+1] != ' ' && l[j+1] != '\t') {
+				return -1
+			}
+			i = j + 1
+		}
+		if depth++; depth > maxDepth {
+			return start
+		}
+	}
+	return -1
+}
