@@ -16,6 +16,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
 
 // incoming is a message the bot will answer.
@@ -294,10 +295,11 @@ func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string, 
 	return len(parts) - from, nil
 }
 
-// replyParts cleans the model's text and splits it into at most maxParts
+// replyParts renders the model's Markdown as Discord shows it (cleaned of
+// control and invisible characters) and splits it into at most maxParts
 // messages of at most maxMessageRunes characters.
 func replyParts(text string) []string {
-	parts := core.Split(core.CleanText(text), maxMessageRunes)
+	parts := core.Split(markdown.Discord(text), maxMessageRunes)
 	if len(parts) == 0 { // nothing to show (blank, or only empty code blocks)
 		parts = []string{agent.ApologyText}
 	}

@@ -298,7 +298,7 @@ func TestFormatIsLinear(t *testing.T) {
 		checkParts(t, parts, maxPartRunes)
 		return d
 	}
-	for _, unit := range []string{"[", "](", "<", "`", "``` ", "> ", "*", "**a ", "_", "~~", "@here ", "![x](", "&", "h", " ", "\n", "```\n"} {
+	for _, unit := range []string{"[", "](", "<", "`", "``` ", "> ", "*", "**a ", "_", "~~", "@here ", "![x](", "&", "h", " ", "\n", "```\n", "[x](", "1. ", "> - ", "<a ", "*a"} {
 		ts := timed(strings.Repeat(unit, 25000/len(unit)))
 		tl := timed(strings.Repeat(unit, 100000/len(unit)))
 		if tl > 10*ts && tl > 200*time.Millisecond {

@@ -85,6 +85,14 @@ func (p *budgeted) Parse(parent ast.Node, block text.Reader, pc parser.Context) 
 	return p.InlineParser.Parse(parent, block, pc)
 }
 
+// CloseBlock passes the end of a block on (the link parser turns the
+// "[" left open into text there).
+func (p *budgeted) CloseBlock(parent ast.Node, block text.Reader, pc parser.Context) {
+	if cb, ok := p.InlineParser.(parser.CloseBlocker); ok {
+		cb.CloseBlock(parent, block, pc)
+	}
+}
+
 // bareAttr marks an AutoLink found in text (a bare address) rather than
 // written <…>.
 const bareAttr = "mnemo-bare"
