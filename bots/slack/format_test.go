@@ -292,11 +292,14 @@ func TestFormatIsLinear(t *testing.T) {
 	// 16 times a quadratic pass would; both sizes are timed in the same run,
 	// so a slow or loaded machine slows both alike.
 	timed := func(in string) time.Duration {
-		start := time.Now()
-		parts := formatReply(in)
-		d := time.Since(start)
-		checkParts(t, parts, maxPartRunes)
-		return d
+		best := time.Duration(1<<63 - 1)
+		for range 3 { // the fastest of three: other processes share the machine
+			start := time.Now()
+			parts := formatReply(in)
+			best = min(best, time.Since(start))
+			checkParts(t, parts, maxPartRunes)
+		}
+		return best
 	}
 	for _, unit := range []string{"[", "](", "<", "`", "``` ", "> ", "*", "**a ", "_", "~~", "@here ", "![x](", "&", "h", " ", "\n", "```\n", "[x](", "1. ", "> - ", "<a ", "*a"} {
 		ts := timed(strings.Repeat(unit, 25000/len(unit)))

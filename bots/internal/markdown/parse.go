@@ -15,8 +15,8 @@ import (
 // goldmark is quadratic on some hostile input: a long line of unclosed
 // links ("[x](" repeated) or tags ("<a " repeated) is scanned to its end
 // from each one, and containers nested thousands deep on one line are
-// re-walked for each. So a line tries at most maxTries links, autolinks
-// and tags (the rest is text), and a line opens at most maxDepth block
+// re-walked for each. So a line opens at most maxTries links, images,
+// autolinks and tags (the rest is text), and a line opens at most maxDepth block
 // quotes and lists (the rest is text): model output never comes close.
 const (
 	maxTries = 64
@@ -30,9 +30,9 @@ var mdParser = goldmark.New(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
 		parser.WithInlineParsers(
 			util.Prioritized(parser.NewCodeSpanParser(), 100),
-			util.Prioritized(newBudgeted(parser.NewLinkParser(), ']'), 200),
-			util.Prioritized(newBudgeted(parser.NewAutoLinkParser(), 0), 300),
-			util.Prioritized(newBudgeted(parser.NewRawHTMLParser(), 0), 400),
+			util.Prioritized(newBudgeted(parser.NewLinkParser()), 200),
+			util.Prioritized(newBudgeted(parser.NewAutoLinkParser()), 300),
+			util.Prioritized(newBudgeted(parser.NewRawHTMLParser()), 400),
 			util.Prioritized(parser.NewEmphasisParser(), 500),
 			// Bare addresses as GitHub finds them, up to a space or "<"
 			// (goldmark's own pattern stops at "*", so emphasis would be
@@ -52,33 +52,31 @@ func parse(src []byte) ast.Node {
 }
 
 // budgeted is an inline parser that gives up (its trigger is text) after
-// maxTries tries on one line of one block; only, when set, is the one
-// trigger byte that counts.
+// maxTries tries of one trigger byte on one line of one block.
 type budgeted struct {
 	parser.InlineParser
-	only byte
-	key  parser.ContextKey
+	key parser.ContextKey
 }
 
-func newBudgeted(p parser.InlineParser, only byte) *budgeted {
-	return &budgeted{InlineParser: p, only: only, key: parser.NewContextKey()}
+func newBudgeted(p parser.InlineParser) *budgeted {
+	return &budgeted{InlineParser: p, key: parser.NewContextKey()}
 }
 
 type tries struct {
 	block ast.Node
 	line  int
-	n     int
+	n     map[byte]int
 }
 
 func (p *budgeted) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
-	if line, _ := block.PeekLine(); p.only == 0 || len(line) > 0 && line[0] == p.only {
-		t, _ := pc.Get(p.key).(*tries)
-		l, _ := block.Position()
-		if t == nil || t.block != parent || t.line != l {
-			t = &tries{block: parent, line: l}
-			pc.Set(p.key, t)
-		}
-		if t.n++; t.n > maxTries {
+	t, _ := pc.Get(p.key).(*tries)
+	l, _ := block.Position()
+	if t == nil || t.block != parent || t.line != l {
+		t = &tries{block: parent, line: l, n: map[byte]int{}}
+		pc.Set(p.key, t)
+	}
+	if line, _ := block.PeekLine(); len(line) > 0 {
+		if t.n[line[0]]++; t.n[line[0]] > maxTries {
 			return nil
 		}
 	}
