@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/text"
+
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -148,4 +151,88 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+func TestSlackInlineEdges(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"***both*** and ***a** b*", "*_both_* and _*a* b_"},
+		{"*a*b and b*a*", "*a*b and b*a*"},
+		{"[empty]() [](relative) [https://x.io](https://x.io) [](https://x.io)", "empty relative <https://x.io> <https://x.io>"},
+		{"<!subteam^S1|@devs> <a.b+c@d.e>", "&lt;!subteam^S1|@devs&gt; <mailto:a.b+c@d.e|a.b+c@d.e>"},
+		{"| ~~x~~ | [](https://x.io) | [a](./b) | <https://y.io> | <i>t</i> |\n|-|-|-|-|-|", "```\nx | https://x.io | a | https://y.io | &lt;i&gt;t&lt;/i&gt;\n--+--------------+---+--------------+---------\n```"},
+		{"<!--\n<!here>\n-->\nafter", "&lt;!--\n&lt;!here&gt;\n--&gt;\nafter"},
+		{"#", ""},
+	} {
+		if got := Slack(c.in); got != c.want {
+			t.Errorf("Slack(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+	if !PingRE().MatchString("hi @here") || PingRE().MatchString("bob@here.com") {
+		t.Error("PingRE")
+	}
+}
+
+func TestDiscordEdges(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"~~~ a`b\ncode\n~~~", "```\ncode\n```"},
+		{"#", ""},
+		{"[](https://x.io) [](./rel) [x]()", "https://x.io ./rel x"},
+	} {
+		if got := Discord(c.in); got != c.want {
+			t.Errorf("Discord(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// oddInline and oddBlock stand for nodes an extension might add: their
+// content is rendered, not dropped.
+type oddInline struct{ ast.BaseInline }
+
+func (n *oddInline) Kind() ast.NodeKind         { return kindOddInline }
+func (n *oddInline) Dump(src []byte, level int) { ast.DumpHelper(n, src, level, nil, nil) }
+
+type oddBlock struct{ ast.BaseBlock }
+
+func (n *oddBlock) Kind() ast.NodeKind         { return kindOddBlock }
+func (n *oddBlock) Dump(src []byte, level int) { ast.DumpHelper(n, src, level, nil, nil) }
+
+var (
+	kindOddInline = ast.NewNodeKind("oddInline")
+	kindOddBlock  = ast.NewNodeKind("oddBlock")
+)
+
+// TestHandBuiltTree: nodes without source positions, goldmark's String
+// node and unknown nodes.
+func TestHandBuiltTree(t *testing.T) {
+	src := []byte("x")
+	doc := ast.NewDocument()
+	p1 := ast.NewParagraph()
+	p1.AppendChild(p1, ast.NewString([]byte("a<b")))
+	doc.AppendChild(doc, p1)
+	p2 := ast.NewParagraph() // no position: the parser's blank-line flag
+	p2.SetBlankPreviousLines(true)
+	odd := &oddInline{}
+	odd.AppendChild(odd, ast.NewString([]byte("in")))
+	p2.AppendChild(p2, odd)
+	doc.AppendChild(doc, p2)
+	p3 := ast.NewParagraph() // at the start of the source, yet not first
+	p3.SetPos(0)
+	p3.AppendChild(p3, ast.NewTextSegment(text.NewSegment(0, 1)))
+	doc.AppendChild(doc, p3)
+	ob := &oddBlock{}
+	inner := ast.NewParagraph()
+	inner.AppendChild(inner, ast.NewString([]byte("kept")))
+	ob.AppendChild(ob, inner)
+	doc.AppendChild(doc, ob)
+	leaf := &oddBlock{}
+	doc.AppendChild(doc, leaf)
+
+	r := &renderer{src: src, d: slack}
+	var got []string
+	for _, l := range r.blocks(doc) {
+		got = append(got, l.text)
+	}
+	if want := []string{"a&lt;b", "", "in", "x", "kept", ""}; strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("got %q; want %q", got, want)
+	}
 }
