@@ -7,8 +7,12 @@
 // The text is parsed once into a CommonMark (plus GitHub tables,
 // strikethrough, task lists and bare links) syntax tree by
 // github.com/yuin/goldmark and written out for the target, so code spans
-// and blocks are never touched by the emphasis or link rules, and nothing
-// in the input can make the renderer slower than linear in practice.
+// and blocks are never touched by the emphasis or link rules. goldmark is
+// quadratic on some hostile input; per-line and per-paragraph budgets
+// (parse.go) keep rendering linear, at the price of showing as text what
+// no model writes: more than 64 links, code spans or tags of a kind on one
+// line, 512 emphasis runs in a paragraph, 32 nested quotes or lists, or a
+// link target of over 2 KB without a space.
 //
 // Slack: **bold** and __bold__ → *bold*, *italic* → _italic_, ~~strike~~ →
 // ~strike~, [text](url) → <url|text> (other targets "text (target)"),

@@ -103,7 +103,8 @@ func TestDiscordKeepsTheBotsTexts(t *testing.T) {
 }
 
 // TestHostileInput: a line opens at most maxDepth containers and tries at
-// most maxTries links or tags; the rest of it is text.
+// most maxTries links or tags, a link target is at most maxDest bytes; the
+// rest is text.
 func TestHostileInput(t *testing.T) {
 	deep := strings.Repeat("> ", maxDepth+5) + "x"
 	want := strings.Repeat("> ", maxDepth-1) + ">" + " \\" + strings.Repeat("> ", 5) + "x"
@@ -131,6 +132,10 @@ func TestHostileInput(t *testing.T) {
 	two := strings.Repeat("[a](https://x.io) ", maxTries) + "\n" + strings.Repeat("[a](https://x.io) ", maxTries)
 	if got := Slack(two); strings.Count(got, "<https://x.io|a>") != 2*maxTries {
 		t.Errorf("a second line had no budget left: %q", got)
+	}
+	long := "https://x.io/" + strings.Repeat("x", maxDest)
+	if got := Slack("[a](" + long + ") [b](" + long[:maxDest-20] + ")"); got != "[a]("+long+") <"+long[:maxDest-20]+"|b>" {
+		t.Errorf("a link target past %d bytes: %.60q…", maxDest, got)
 	}
 	tags := strings.Repeat("<b> ", maxTries+1)
 	if got := Discord(tags); got != strings.TrimSpace(tags) {

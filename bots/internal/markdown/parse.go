@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"bytes"
 	"regexp"
 	"strings"
 
@@ -14,14 +15,23 @@ import (
 
 // goldmark is quadratic on some hostile input: a long line of unclosed
 // links ("[x](" repeated) or tags ("<a " repeated) is scanned to its end
-// from each one, and containers nested thousands deep on one line are
-// re-walked for each. So a line opens at most maxTries links, images,
-// autolinks and tags (the rest is text), and a line opens at most maxDepth block
-// quotes and lists (the rest is text): model output never comes close.
+// from each one, so is an unclosed code span ("“ ` `" …), each emphasis closer looks back through every unmatched
+// opener of its paragraph ("_a" repeated), and containers nested
+// thousands deep on one line are re-walked for each. So a line opens at
+// most maxTries code spans, links, images, autolinks and tags of each kind, a
+// paragraph at most maxDelims runs of *, _ and ~, and a line at most
+// maxDepth block quotes and lists; the rest is text. Model output never
+// comes close.
 const (
-	maxTries = 64
-	maxDepth = 32
+	maxTries  = 64
+	maxDest   = 2048 // bytes of a link target without a space or ")"
+	maxDelims = 512
+	maxDepth  = 32
 )
+
+// delims is the budget the emphasis and strikethrough parsers share: their
+// runs go on one list, which goldmark walks.
+var delims = parser.NewContextKey()
 
 // mdParser is safe for concurrent use: goldmark keeps the state of a
 // parse in a context of its own.
@@ -29,11 +39,12 @@ var mdParser = goldmark.New(
 	goldmark.WithParser(parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
 		parser.WithInlineParsers(
-			util.Prioritized(parser.NewCodeSpanParser(), 100),
-			util.Prioritized(newBudgeted(parser.NewLinkParser()), 200),
-			util.Prioritized(newBudgeted(parser.NewAutoLinkParser()), 300),
-			util.Prioritized(newBudgeted(parser.NewRawHTMLParser()), 400),
-			util.Prioritized(parser.NewEmphasisParser(), 500),
+			util.Prioritized(perLine(parser.NewCodeSpanParser()), 100),
+			util.Prioritized(perLine(parser.NewLinkParser()), 200),
+			util.Prioritized(perLine(parser.NewAutoLinkParser()), 300),
+			util.Prioritized(perLine(parser.NewRawHTMLParser()), 400),
+			util.Prioritized(perBlock(parser.NewEmphasisParser()), 500),
+			util.Prioritized(perBlock(extension.NewStrikethroughParser()), 500),
 			// Bare addresses as GitHub finds them, up to a space or "<"
 			// (goldmark's own pattern stops at "*", so emphasis would be
 			// read inside an address).
@@ -41,7 +52,7 @@ var mdParser = goldmark.New(
 		),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
 	)),
-	goldmark.WithExtensions(extension.Table, extension.Strikethrough, extension.TaskList),
+	goldmark.WithExtensions(extension.Table, extension.TaskList),
 ).Parser()
 
 var bareURL = regexp.MustCompile(`^(?:https?|ftp)://[^\s<]+`)
@@ -52,14 +63,21 @@ func parse(src []byte) ast.Node {
 }
 
 // budgeted is an inline parser that gives up (its trigger is text) after
-// maxTries tries of one trigger byte on one line of one block.
+// limit tries: of one trigger byte on one line (perLine), or of all its
+// triggers in one block (perBlock).
 type budgeted struct {
 	parser.InlineParser
-	key parser.ContextKey
+	key     parser.ContextKey
+	limit   int
+	perLine bool
 }
 
-func newBudgeted(p parser.InlineParser) *budgeted {
-	return &budgeted{InlineParser: p, key: parser.NewContextKey()}
+func perLine(p parser.InlineParser) *budgeted {
+	return &budgeted{InlineParser: p, key: parser.NewContextKey(), limit: maxTries, perLine: true}
+}
+
+func perBlock(p parser.InlineParser) *budgeted {
+	return &budgeted{InlineParser: p, key: delims, limit: maxDelims}
 }
 
 type tries struct {
@@ -71,16 +89,34 @@ type tries struct {
 func (p *budgeted) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	t, _ := pc.Get(p.key).(*tries)
 	l, _ := block.Position()
+	if !p.perLine {
+		l = 0
+	}
 	if t == nil || t.block != parent || t.line != l {
 		t = &tries{block: parent, line: l, n: map[byte]int{}}
 		pc.Set(p.key, t)
 	}
-	if line, _ := block.PeekLine(); len(line) > 0 {
-		if t.n[line[0]]++; t.n[line[0]] > maxTries {
-			return nil
-		}
+	var c byte // perBlock: one count for every trigger
+	if line, _ := block.PeekLine(); p.perLine && len(line) > 0 {
+		c = line[0]
+	}
+	if t.n[c]++; t.n[c] > p.limit {
+		return nil
+	}
+	if line, _ := block.PeekLine(); p.perLine && endlessTarget(line) {
+		return nil
 	}
 	return p.InlineParser.Parse(parent, block, pc)
+}
+
+// endlessTarget: line starts "](" and no space, tab or ")" ends the target
+// within maxDest bytes: goldmark would scan to the line's end for it.
+func endlessTarget(line []byte) bool {
+	if len(line) < 2 || line[0] != ']' || line[1] != '(' {
+		return false
+	}
+	rest := line[2:min(len(line), 2+maxDest)]
+	return bytes.IndexAny(rest, " \t\n)") < 0 && len(line) > 2+maxDest
 }
 
 // CloseBlock passes the end of a block on (the link parser turns the
@@ -95,10 +131,20 @@ func (p *budgeted) CloseBlock(parent ast.Node, block text.Reader, pc parser.Cont
 // written <…>.
 const bareAttr = "mnemo-bare"
 
-// bareLinks wraps goldmark's linkify parser to mark what it finds.
+// bareLinks wraps goldmark's linkify parser to mark what it finds. It
+// looks for web addresses only: linkify's e-mail search scans the rest of
+// the line from every "*", "_" and "~" (quadratic on "*a*a*a…"), and a bare
+// e-mail address is written as it came anyway.
 type bareLinks struct{ parser.InlineParser }
 
 func (p bareLinks) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
+	line, _ := block.PeekLine()
+	if len(line) > 0 && bytes.IndexByte([]byte(" *_~("), line[0]) >= 0 {
+		line = line[1:]
+	}
+	if !bytes.HasPrefix(line, []byte("http")) && !bytes.HasPrefix(line, []byte("ftp:")) && !bytes.HasPrefix(line, []byte("www.")) {
+		return nil
+	}
 	n := p.InlineParser.Parse(parent, block, pc)
 	if n != nil {
 		n.SetAttributeString(bareAttr, true)
