@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -290,19 +291,22 @@ func TestFormatIsLinear(t *testing.T) {
 	// Not a speed figure: a guard against quadratic (or worse) blow-up on
 	// hostile model output. Four times the input must take well under the
 	// 16 times a quadratic pass would; both sizes are timed in the same run,
-	// so a slow or loaded machine slows both alike.
+	// so a slow machine slows both alike.
+	// CPU time of this thread, not wall time: other processes share the
+	// machine. (The garbage collector's own threads are not counted.)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	timed := func(in string) time.Duration {
-		start := time.Now()
+		start := threadCPU()
 		parts := formatReply(in)
-		d := time.Since(start)
+		d := threadCPU() - start
 		checkParts(t, parts, maxPartRunes)
 		return d
 	}
 	for _, unit := range []string{"[", "](", "<", "`", "``` ", "> ", "*", "**a ", "_", "~~", "@here ", "![x](", "&", "h", " ", "\n", "```\n",
 		"[x](", "1. ", "> - ", "<a ", "*a", "_a", "*a\n", "`a\n"} {
 		small, large := strings.Repeat(unit, 25000/len(unit)), strings.Repeat(unit, 100000/len(unit))
-		// The fastest of three each, taken in turns: other processes share
-		// the machine, and its load changes from one moment to the next.
+		// The fastest of three each, taken in turns.
 		ts, tl := time.Duration(1<<63-1), time.Duration(1<<63-1)
 		for range 3 {
 			ts, tl = min(ts, timed(small)), min(tl, timed(large))
