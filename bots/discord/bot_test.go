@@ -342,3 +342,22 @@ func TestContextFetchFailures(t *testing.T) {
 		}
 	}
 }
+
+// TestReplyPartsRendered: what Discord would show as raw Markdown is
+// rendered before the split (markdown.Discord), and a ~~~ block is split
+// like a ``` one.
+func TestReplyPartsRendered(t *testing.T) {
+	got := replyParts("| a | b |\n|---|--:|\n| x | 10 |\n\n#### Four\n\n__bold__")
+	if want := "```\na |  b\n--+---\nx | 10\n```\n\n**Four**\n\n**bold**"; len(got) != 1 || got[0] != want {
+		t.Errorf("parts %q\nwant %q", got, want)
+	}
+	parts := replyParts("~~~py\n" + strings.Repeat("print('x')\n", 400) + "~~~")
+	if len(parts) < 2 {
+		t.Fatalf("%d parts", len(parts))
+	}
+	for i, p := range parts {
+		if !strings.HasPrefix(p, "```py\n") || !strings.HasSuffix(p, "\n```") {
+			t.Errorf("part %d is not a whole code block: %.30q…%q", i, p, p[len(p)-10:])
+		}
+	}
+}

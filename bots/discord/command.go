@@ -9,6 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
 
 // Custom ids of the /memory forget buttons: prefix + token.
@@ -142,7 +143,7 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		}
 	}
 	ans := b.flow.Handle(cmd, b.memoryUser(asker), asker, "discord-"+asker)
-	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(core.CleanText(ans.Text))), AllowedMentions: noMentions()}
+	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(markdown.Discord(ans.Text))), AllowedMentions: noMentions()}
 	if ans.Confirm != "" {
 		edit.Components = &[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
 			discordgo.Button{Label: "Delete", Style: discordgo.DangerButton, CustomID: buttonConfirm + ans.Confirm},
@@ -170,7 +171,7 @@ func (b *Bot) button(i *discordgo.Interaction, asker string, log *slog.Logger) {
 		return
 	}
 	text, wrongUser := b.flow.Button(token, asker, confirm)
-	text = fitMessage(core.CleanText(text))
+	text = fitMessage(markdown.Discord(text))
 	if wrongUser {
 		_, err = b.s.FollowupMessageCreate(i, true, &discordgo.WebhookParams{
 			Content: text, Flags: discordgo.MessageFlagsEphemeral, AllowedMentions: noMentions(),

@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -371,7 +372,7 @@ func (b *Bot) checkToken(ctx context.Context) error {
 		}
 		wait := b.retryBase << (attempt - 1)
 		b.log.Warn("discord: GET users/@me failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
-		if sleep(ctx, wait) != nil {
+		if core.Sleep(ctx, wait) != nil {
 			return ctx.Err()
 		}
 	}
@@ -399,7 +400,7 @@ func (b *Bot) connect(ctx context.Context) error {
 	backoff := func(attempt int, err error) bool {
 		wait = min(max(wait*2, b.retryBase), maxBackoff)
 		b.log.Warn("discord: cannot connect to the gateway; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
-		return sleep(ctx, wait) == nil
+		return core.Sleep(ctx, wait) == nil
 	}
 	for attempt := 1; ctx.Err() == nil; attempt++ {
 		greeted := b.greetings.Load()
@@ -507,7 +508,7 @@ func (b *Bot) setSelf(u *discordgo.User, appID string) {
 	defer b.mu.Unlock()
 	if u != nil && u.ID != "" {
 		b.botID = u.ID
-		b.botName = core.CleanName(firstNonEmpty(u.GlobalName, u.Username, "mnemo"))
+		b.botName = core.CleanName(cmp.Or(u.GlobalName, u.Username, "mnemo"))
 	}
 	if appID != "" {
 		b.appID = appID
@@ -531,27 +532,6 @@ func (b *Bot) memoryUser(id string) string {
 // snowflake: 1 to 20 digits.
 func snowflake(s string) bool {
 	return s != "" && len(s) <= 20 && strings.Trim(s, "0123456789") == ""
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // redactErr is err's text without URL credentials (a *url.Error names

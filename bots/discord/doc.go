@@ -33,7 +33,10 @@
 // to a name. The reply is a Discord reply to the message (no ping of the
 // author unless Config.ReplyMention), with AllowedMentions that parse
 // nothing, so model text can never ping @everyone, @here, a role or a
-// user. Long replies are split at 2,000 characters on paragraph, line and
+// user. The model's Markdown is rendered by markdown.Discord: what
+// Discord shows as Markdown says is left as written, the rest (tables,
+// images, deep headings, ~~~ and indented code, __bold__, …) rewritten.
+// Long replies are split at 2,000 characters on paragraph, line and
 // code-fence boundaries, at most 5 messages (the last one says the reply
 // was cut). A typing indicator is shown while the agent works, refreshed
 // every 8 s. Earlier messages of a thread, or of a reply chain (from the

@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +17,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
 
 // incoming is a message the bot will answer.
@@ -143,7 +145,7 @@ func displayName(u *discordgo.User, member *discordgo.Member) string {
 	if u == nil {
 		return core.CleanName(nick)
 	}
-	return core.CleanName(firstNonEmpty(nick, u.GlobalName, u.Username))
+	return core.CleanName(cmp.Or(nick, u.GlobalName, u.Username))
 }
 
 // answer runs one message through the handler and posts the reply.
@@ -296,10 +298,11 @@ func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string, 
 	return len(parts) - from, nil
 }
 
-// replyParts cleans the model's text and splits it into at most maxParts
+// replyParts renders the model's Markdown as Discord shows it (cleaned of
+// control and invisible characters) and splits it into at most maxParts
 // messages of at most maxMessageRunes characters.
 func replyParts(text string) []string {
-	parts := core.Split(core.CleanText(text), maxMessageRunes)
+	parts := core.Split(markdown.Discord(text), maxMessageRunes)
 	if len(parts) == 0 { // nothing to show (blank, or only empty code blocks)
 		parts = []string{agent.ApologyText}
 	}
@@ -330,7 +333,7 @@ func plainText(m *discordgo.Message, botID, botName string, stripBot bool) strin
 	names := map[string]string{}
 	for _, u := range m.Mentions {
 		if u != nil {
-			names[u.ID] = firstNonEmpty(core.CleanName(firstNonEmpty(u.GlobalName, u.Username)), u.ID)
+			names[u.ID] = cmp.Or(core.CleanName(cmp.Or(u.GlobalName, u.Username)), u.ID)
 		}
 	}
 	s := tokenRE.ReplaceAllStringFunc(m.Content, func(tok string) string {
@@ -402,7 +405,7 @@ func (b *Bot) replyChain(ctx context.Context, m *discordgo.Message, log *slog.Lo
 	cur := m
 	for len(chain) < core.MaxContext && cur.MessageReference != nil && cur.MessageReference.MessageID != "" {
 		ref := cur.MessageReference
-		ch := firstNonEmpty(ref.ChannelID, cur.ChannelID)
+		ch := cmp.Or(ref.ChannelID, cur.ChannelID)
 		var next *discordgo.Message
 		if cur.ReferencedMessage != nil && cur.ReferencedMessage.ID == ref.MessageID {
 			next = cur.ReferencedMessage

@@ -48,9 +48,10 @@
 //
 // # Replies
 //
-// The model's Markdown is converted to Slack mrkdwn (see toMrkdwn): bold,
-// italics, strike, links, headings and bullets are translated, code is left
-// as it is, &, < and > are escaped, and nothing the model writes can ping:
+// The model's Markdown is rendered as Slack mrkdwn from its syntax tree
+// (markdown.Slack): bold, italics, strike, links, headings, bullets, task
+// boxes and rules are translated, tables become an aligned code block, code
+// is left as it is, &, < and > are escaped, and nothing the model writes can ping:
 // <!here>-style sequences cannot survive the escaping and @here, @channel
 // and @everyone get a zero-width space. Long replies are split at
 // paragraph or line boundaries into parts of at most 3,500 characters

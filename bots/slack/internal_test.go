@@ -2,6 +2,7 @@ package slack
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"log/slog"
@@ -39,7 +40,7 @@ func TestTimestamps(t *testing.T) {
 			t.Errorf("validID(%q) != %v", id, ok)
 		}
 	}
-	if firstNonEmpty("", "") != "" || firstNonEmpty("", "b", "c") != "b" {
+	if cmp.Or("", "") != "" || cmp.Or("", "b", "c") != "b" {
 		t.Error("firstNonEmpty")
 	}
 }

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -114,7 +115,7 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 	if workspace == "" {
 		workspace = b.teamID
 	}
-	team := firstNonEmpty(in.Team, in.UserTeam, workspace)
+	team := cmp.Or(in.Team, in.UserTeam, workspace)
 	if !validID(team) || !validID(in.User) || !validID(in.Channel) || !validTS(in.TS) ||
 		(in.ThreadTS != "" && !validTS(in.ThreadTS)) {
 		return nil, "malformed ids"
@@ -128,19 +129,10 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 	if m.dm {
 		m.replyTS = in.ThreadTS // where the user wrote
 	} else {
-		m.replyTS = firstNonEmpty(in.ThreadTS, in.TS) // always in a thread
+		m.replyTS = cmp.Or(in.ThreadTS, in.TS) // always in a thread
 	}
 	m.conversation = "slack:" + workspace + ":" + m.channel + ":" + m.replyTS
 	return m, ""
-}
-
-func firstNonEmpty(s ...string) string {
-	for _, v := range s {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // validTS checks a message timestamp ("1700000000.000100").
@@ -382,7 +374,7 @@ func (b *Bot) postPart(ctx context.Context, channel, threadTS, text string, meta
 		}
 		wait := min(max(rl.RetryAfter, time.Second), b.maxWaitFor)
 		b.log.Warn("slack: rate limited on chat.postMessage; waiting", "channel", channel, "retry_after", wait, "attempt", attempt)
-		_ = sleep(ctx, wait) // ctx outlives shutdown: the wait is short and bounded
+		_ = core.Sleep(ctx, wait) // ctx outlives shutdown: the wait is short and bounded
 	}
 	return err
 }
@@ -513,7 +505,7 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 		}
 		return ""
 	}
-	name := core.CleanName(firstNonEmpty(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
+	name := core.CleanName(cmp.Or(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
 	b.users.Put(id, name, b.now())
 	return name
 }

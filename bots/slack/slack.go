@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -284,7 +285,7 @@ func (b *Bot) authTest(ctx context.Context) error {
 		var res *slackgo.AuthTestResponse
 		res, err = b.api.AuthTestContext(ctx)
 		if err == nil {
-			b.botUserID, b.botID, b.botName, b.teamID = res.UserID, res.BotID, firstNonEmpty(res.User, "mnemo"), res.TeamID
+			b.botUserID, b.botID, b.botName, b.teamID = res.UserID, res.BotID, cmp.Or(res.User, "mnemo"), res.TeamID
 			return nil
 		}
 		if code := apiErrorCode(err); code != "" && code != "ratelimited" && code != "internal_error" && code != "fatal_error" {
@@ -301,7 +302,7 @@ func (b *Bot) authTest(ctx context.Context) error {
 			wait = max(wait, min(rl.RetryAfter, b.maxWaitFor))
 		}
 		b.log.Warn("slack: auth.test failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
-		if sleep(ctx, wait) != nil {
+		if core.Sleep(ctx, wait) != nil {
 			return ctx.Err()
 		}
 	}
@@ -459,18 +460,6 @@ var transientCodes = map[string]bool{
 func refusedForGood(err error) bool {
 	code := apiErrorCode(err)
 	return code != "" && !transientCodes[code]
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }
 
 // logAdapter sends slack-go's log lines (debug only; it is never put in
