@@ -17,6 +17,7 @@ import (
 func openHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, error) {
 	h, err := memhistory.Open(memhistory.Options{
 		Dir: filepath.Join(stateDir(cfg), "history"), Now: now,
+		Keep: cfg.History.Keep, MaxAge: cfg.History.MaxAge,
 	})
 	if err != nil {
 		return nil, failure(err)

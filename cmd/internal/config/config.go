@@ -46,6 +46,7 @@ type Config struct {
 	Identities    map[string][]string `yaml:"identities"` // name → ["slack:T01ABC/U02DEF", "discord:80351110224678912"]
 	Server        Server              `yaml:"server"`
 	Shutdown      Shutdown            `yaml:"shutdown"`
+	History       History             `yaml:"history"`
 	Log           Log                 `yaml:"log"`
 }
 
@@ -120,6 +121,13 @@ type Shutdown struct {
 	Grace time.Duration `yaml:"grace"`
 }
 
+// History is the "history:" section: the earlier versions of memory files
+// kept in <state>/history.
+type History struct {
+	Keep   int           `yaml:"keep"`   // versions per file
+	MaxAge time.Duration `yaml:"maxAge"` // older versions are dropped
+}
+
 // Log is the "log:" section.
 type Log struct {
 	Format string `yaml:"format"` // text|json
@@ -141,6 +149,7 @@ func Default() *Config {
 		Discord:       Discord{APIURL: "https://discord.com/", ChannelMemory: "read", ShardCount: 1},
 		Server:        Server{Listen: "127.0.0.1:9090"},
 		Shutdown:      Shutdown{Grace: 20 * time.Second},
+		History:       History{Keep: 50, MaxAge: 90 * 24 * time.Hour},
 		Log:           Log{Format: "text", Level: "info"},
 	}
 }

@@ -215,6 +215,7 @@ func TestFixtureFull(t *testing.T) {
 		},
 		Server:   Server{Listen: ":0"},
 		Shutdown: Shutdown{Grace: 45 * time.Second},
+		History:  History{Keep: 50, MaxAge: 90 * 24 * time.Hour}, // not in the file: the defaults
 		Log:      Log{Format: "json", Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
@@ -1136,4 +1137,22 @@ func TestIdentityAccountLimit(t *testing.T) {
 	}
 	_, err := loadString("identities:\n  a: "+accounts(1, half)+"\n  b: "+accounts(1+half, half+1)+"\n", nil)
 	wantErr(t, err, `mnemo.yaml:3: identities.b: more than 10000 accounts in identities; is this the right file?`)
+}
+
+func TestHistoryKeys(t *testing.T) {
+	c, err := loadString("history:\n  keep: 3\n  maxAge: 24h\n", nil)
+	if err != nil || c.History.Keep != 3 || c.History.MaxAge != 24*time.Hour {
+		t.Fatalf("history: %+v, %v", c.History, err)
+	}
+	for _, tc := range []struct{ yaml, want string }{
+		{"history:\n  keep: 0\n", "history.keep"},
+		{"history:\n  keep: 10001\n", "history.keep"},
+		{"history:\n  maxAge: 0s\n", "history.maxAge"},
+		{"history:\n  maxAge: 90\n", "history.maxAge"},
+		{"history:\n  kep: 3\n", `did you mean "history.keep"`},
+	} {
+		if _, err := loadString(tc.yaml, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: %v; want an error naming %s", tc.yaml, err, tc.want)
+		}
+	}
 }

@@ -19,6 +19,7 @@ const (
 	maxIdentityAccounts = 10000 // bounds the work aliases can multiply
 	maxDiscordGuilds    = 100   // discord.guildIDs: more guilds, register /memory globally
 	maxDiscordShards    = 1024  // discord.shardCount: 2.5 million guilds at Discord's 2500 per shard
+	maxHistoryKeep      = 10000 // history.keep: versions kept per memory file
 )
 
 // Validate checks every value and reports every problem, one per line, each
@@ -206,6 +207,8 @@ func (c *Config) validate(origin map[string]string) error {
 		ch.add("server.listen", "%s: %s must be host:port, e.g. \"127.0.0.1:9090\" or \":9090\"", quote(c.Server.Listen))
 	}
 	ch.positive("shutdown.grace", c.Shutdown.Grace)
+	ch.intRange("history.keep", c.History.Keep, 1, maxHistoryKeep, " versions per file")
+	ch.positive("history.maxAge", c.History.MaxAge)
 	ch.oneOf("log.format", c.Log.Format, "text", "json")
 	ch.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	return joinProblems(ch.errs)
