@@ -12,6 +12,14 @@ func editStore(t *testing.T) (*Store, chan Commit) {
 	t.Helper()
 	ch := make(chan Commit, 64)
 	s := newStore(t, func(o *Options) {
+		// The folders exist before Open, which watches them at once: a
+		// folder made later is watched when its event arrives, and a file
+		// written in it before then is not seen.
+		for _, sub := range []string{"facts", "episodes"} {
+			if err := os.MkdirAll(filepath.Join(o.Dir, "ann", sub), 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
 		o.OnChange = func(c Commit) {
 			if c.Kind == ChangeEdit {
 				ch <- c

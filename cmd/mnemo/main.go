@@ -52,7 +52,8 @@ Commands:
   healthcheck                      exit 0 when /healthz of the local serve answers
                                    (server.listen or --listen; for containers)
   version                          print the version
-  help                             print this help
+  help [COMMAND]                   print this help, or one command's (also
+                                   mnemo COMMAND --help)
 
 Global flags (before or after the command):
   --config FILE        YAML configuration (default: ./mnemo.yaml when present)
@@ -353,6 +354,24 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 	switch {
 	case err != nil:
 		return err
+	case name == "help" && len(pos) > 0:
+		text, err := helpFor(pos)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprint(stdout, text)
+		return err
+	case g.help && name != "" && name != "help":
+		words := []string{name}
+		if proc.commands[name].group && len(pos) > 0 {
+			words = append(words, pos[0])
+		}
+		text, err := helpFor(words)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprint(stdout, text)
+		return err
 	case g.help || name == "help":
 		_, err := fmt.Fprint(stdout, usageText)
 		return err
@@ -366,7 +385,7 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 		_, err = fmt.Fprintln(stdout, versionString(version, buildDate, info))
 		return err
 	case run == nil:
-		return &exitError{code: 2, err: fmt.Errorf("unknown command %q", name), usage: true}
+		return unknownCommand(name)
 	case proc.commands[name].noConfig:
 		env := proc
 		env.logger = slog.New(slog.DiscardHandler)

@@ -103,16 +103,54 @@ func stubCommand(t *testing.T, name string) *fakeCommand {
 }
 
 func TestHelp(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
 	inTempDir(t)
-	for _, args := range [][]string{
-		{"help"}, {"help", "memory"}, {"--help"}, {"-h"}, {"-help"}, {"chat", "-h"},
-		{"memory", "ls", "--help"}, {"--config", "missing.yaml", "--help"}, {"bogus", "--help"},
-	} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"-help"}, {"--config", "missing.yaml", "--help"}} {
 		r := cli(t, nil, args...)
 		r.want(t, 0, "Usage: mnemo [global flags] COMMAND", "")
 		if r.stdout != usageText || r.stderr != "" {
 			t.Errorf("%q: stdout %q, stderr %q", args, r.stdout, r.stderr)
 		}
+	}
+	// Every command's own help, the same by "help CMD" and "CMD --help";
+	// golden files in testdata/help (go test -run TestHelp -update).
+	for key := range commandHelp {
+		words := strings.Fields(key)
+		golden := filepath.Join(wd, "testdata", "help", strings.ReplaceAll(key, " ", "_")+".txt")
+		r := cli(t, nil, append([]string{"help"}, words...)...)
+		if *updateGolden {
+			os.MkdirAll(filepath.Dir(golden), 0o755)
+			os.WriteFile(golden, []byte(r.stdout), 0o644)
+		}
+		want, err := os.ReadFile(golden)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.code != 0 || r.stdout != string(want) || !strings.Contains(r.stdout, "Example:") {
+			t.Errorf("mnemo help %s: %d\n%s\nwant:\n%s", key, r.code, r.stdout, want)
+		}
+		if key == "help" {
+			continue // "help --help" is the list
+		}
+		if r2 := cli(t, nil, append(words, "--help")...); r2.code != 0 || r2.stdout != string(want) {
+			t.Errorf("mnemo %s --help: %d %q", key, r2.code, r2.stdout)
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"chta"}, `mnemo: unknown command "chta"; did you mean "chat"? (mnemo help lists the commands)`},
+		{[]string{"help", "chta"}, `did you mean "chat"?`},
+		{[]string{"bogus", "--help"}, `mnemo: unknown command "bogus"`},
+		{[]string{"memory", "lss", "alice"}, `mnemo: unknown memory subcommand "lss"; did you mean "ls"? (mnemo help memory)`},
+		{[]string{"help", "memory", "hist"}, `did you mean "history"?`},
+		{[]string{"help", "memory", "zzz"}, `unknown memory subcommand "zzz"; use one of users, ls`},
+	} {
+		cli(t, nil, tc.args...).want(t, 2, "", tc.want)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/google/renameio/v2"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -40,7 +41,7 @@ var memorySubs = map[string]memorySub{
 	"show":    {"USER PATH", 2, 2},
 	"check":   {"[USER]", 0, 1},
 	"forget":  {"USER [PATH] --yes [--keep-history]", 1, 2},
-	"export":  {"USER", 1, 1},
+	"export":  {"USER [-o FILE]", 1, 1},
 	"edit":    {"USER PATH", 2, 2},
 	"history": {"USER [PATH]", 1, 2},
 	"restore": {"USER PATH --at ID|TIME", 2, 2},
@@ -52,6 +53,7 @@ const memorySubNames = "users, ls, show, check, forget, export, edit, history, r
 type memoryOptions struct {
 	yes, keepHistory bool   // forget --yes, --keep-history
 	at               string // restore --at
+	output           string // export -o
 }
 
 // memoryFlags defines the flags of fs's memory subcommand ("memory forget")
@@ -65,6 +67,8 @@ func memoryFlags(fs *flag.FlagSet) (runner, string) {
 		fs.BoolVar(&o.keepHistory, "keep-history", false, "keep the earlier versions")
 	case "restore":
 		fs.StringVar(&o.at, "at", "", "version id or time")
+	case "export":
+		fs.StringVar(&o.output, "o", "", "write the archive to this file")
 	}
 	usage := ""
 	if sub, ok := memorySubs[name]; ok {
@@ -83,7 +87,7 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	name, args := args[0], args[1:]
 	sub, ok := memorySubs[name]
 	if !ok {
-		return usageError("unknown memory subcommand %q; use one of %s (run mnemo help)", name, memorySubNames)
+		return unknownCommand("memory " + name)
 	}
 	usage := strings.TrimSpace("mnemo memory " + name + " " + sub.args)
 	pos := args
@@ -125,7 +129,7 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	case "restore":
 		return m.restore(pos[0], pos[1], o.at)
 	}
-	return m.export(pos[0])
+	return m.export(pos[0], o.output)
 }
 
 func argCount(sub memorySub) string {
@@ -451,17 +455,35 @@ func (m *memoryCmd) reportForget(name, what, dropped, by string) error {
 }
 
 // export writes the archive to stdout and notes on stderr what was left out.
-func (m *memoryCmd) export(name string) error {
+func (m *memoryCmd) export(name, output string) error {
+	if output == "" && isTerminal(m.env.stdout) {
+		return usageError("memory export writes a tar.gz archive, not text for a terminal: redirect it (mnemo memory export %s > %s.tar.gz) or use -o FILE", name, name)
+	}
 	u, err := m.user(name)
 	if err != nil {
 		return err
 	}
-	rep, err := u.Export(m.env.stdout)
+	out := m.env.stdout
+	var file *renameio.PendingFile
+	if output != "" {
+		// Whole or not at all, and private: it is a person's memory.
+		if file, err = renameio.NewPendingFile(output, renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600)); err != nil {
+			return failure(fmt.Errorf("export: %w", err))
+		}
+		defer file.Cleanup()
+		out = file
+	}
+	rep, err := u.Export(out)
 	for _, p := range rep.Skipped {
 		fmt.Fprintf(m.env.stderr, "mnemo: export: skipped %s\n", p)
 	}
 	if err != nil {
 		return fmt.Errorf("export of %s failed, the archive is incomplete: %w", name, err)
+	}
+	if file != nil {
+		if err := file.CloseAtomicallyReplace(); err != nil {
+			return failure(fmt.Errorf("export: %w", err))
+		}
 	}
 	m.env.logger.Debug("memory: exported", "user", name, "files", rep.Files, "bytes", rep.Bytes)
 	return nil

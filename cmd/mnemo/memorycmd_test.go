@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"io"
 	"os"
 	"path/filepath"
@@ -109,7 +110,7 @@ func TestMemoryArgs(t *testing.T) {
 		{[]string{"memory", "show", "alice"}, "mnemo: memory show takes 2 arguments; usage: mnemo memory show USER PATH\n"},
 		{[]string{"memory", "check", "alice", "bob"}, "mnemo: memory check takes 0 or 1 arguments; usage: mnemo memory check [USER]\n"},
 		{[]string{"memory", "forget"}, "mnemo: memory forget takes 1 or 2 arguments; usage: mnemo memory forget USER [PATH] --yes [--keep-history]\n"},
-		{[]string{"memory", "export", "alice", "bob"}, "mnemo: memory export takes 1 argument; usage: mnemo memory export USER\n"},
+		{[]string{"memory", "export", "alice", "bob"}, "mnemo: memory export takes 1 argument; usage: mnemo memory export USER [-o FILE]\n"},
 		{[]string{"memory", "ls", "--all", "alice"}, "mnemo: memory ls: unknown flag --all; usage: mnemo memory ls USER\n"},
 		{[]string{"memory", "ls", "alice", "--yes"}, "mnemo: memory ls: unknown flag --yes"},
 		{[]string{"memory", "forget", "alice", "--yes=maybe"}, `mnemo: memory forget: invalid boolean value "maybe" for -yes`},
@@ -347,6 +348,24 @@ func TestMemoryExport(t *testing.T) {
 	}
 	if strings.Join(names, " ") != "alice/ alice/facts/ alice/facts/pets.md alice/facts/user.md alice/episodes/ alice/episodes/2026-01.md" {
 		t.Errorf("archive entries: %v", names)
+	}
+
+	// -o FILE: the same archive, whole, private.
+	file := filepath.Join(t.TempDir(), "alice.tar.gz")
+	cli(t, env, "memory", "export", "alice", "-o", file).want(t, 0, "", "")
+	if b, err := os.ReadFile(file); err != nil || string(b) != r.stdout {
+		t.Errorf("-o wrote %d bytes (%v), stdout had %d", len(b), err, len(r.stdout))
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("-o file mode: %v %v", fi.Mode(), err)
+	}
+	cli(t, env, "memory", "export", "alice", "-o", filepath.Join(t.TempDir(), "no", "such", "dir.tgz")).want(t, 1, "", "mnemo: export: ")
+	// Never gzip onto a terminal.
+	tty := consoletest.Open(t)
+	var ttyErr bytes.Buffer
+	err = run(stopOn(context.Background()), []string{"memory", "export", "alice"}, func(k string) string { return env[k] }, nil, tty.Slave, &ttyErr)
+	if code := exitCode(err, &ttyErr); code != 2 || !strings.Contains(ttyErr.String(), "mnemo: memory export writes a tar.gz archive, not text for a terminal: redirect it (mnemo memory export alice > alice.tar.gz) or use -o FILE") {
+		t.Errorf("export to a terminal: %d %q", code, ttyErr.String())
 	}
 
 	cli(t, env, "memory", "export", "nobody").want(t, 1, "", `mnemo: no memory for user "nobody"`)

@@ -1156,3 +1156,23 @@ func TestHistoryKeys(t *testing.T) {
 		}
 	}
 }
+
+func TestNearest(t *testing.T) {
+	cmds := []string{"chat", "serve", "memory", "init", "version", "help", "healthcheck"}
+	for _, tc := range []struct {
+		name, want string
+		ok         bool
+	}{
+		{"chta", "chat", true}, {"CHAT", "chat", true}, {"serv", "serve", true}, {"memroy", "memory", true},
+		{"he", "", false}, // a prefix of two
+		{"hea", "healthcheck", true}, {"xyz", "", false}, {"", "", false},
+	} {
+		got, ok := Nearest(tc.name, cmds)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("Nearest(%q) = %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := Nearest("x", nil); ok {
+		t.Error("a match among no candidates")
+	}
+}

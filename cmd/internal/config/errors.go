@@ -196,6 +196,29 @@ func (d *decoder) suggest(name, prefix string) string {
 	return fmt.Sprintf(" (did you mean %s?%s)", strings.Join(elsewhere, " or "), hint)
 }
 
+// Nearest is the candidate that name most likely misspells (ignoring
+// case): the only one it is a prefix of, else the closest by edits when
+// fewer than half the longer word's letters differ.
+func Nearest(name string, candidates []string) (string, bool) {
+	lname := strings.ToLower(name)
+	var prefixed []string
+	for _, c := range candidates {
+		if lname != "" && strings.HasPrefix(strings.ToLower(c), lname) {
+			prefixed = append(prefixed, c)
+		}
+	}
+	if len(prefixed) == 1 {
+		return prefixed[0], true
+	}
+	best, bestDist := "", 0
+	for _, c := range candidates {
+		if d := editDistance(lname, strings.ToLower(c)); best == "" || d < bestDist || (d == bestDist && c < best) {
+			best, bestDist = c, d
+		}
+	}
+	return best, best != "" && 2*bestDist < max(len(name), len(best))
+}
+
 // editDistance is the optimal string alignment distance (Levenshtein with
 // transpositions).
 func editDistance(a, b string) int {

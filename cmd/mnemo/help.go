@@ -1,0 +1,218 @@
+package main
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+)
+
+// globalHelp closes every command's help.
+const globalHelp = `
+Global flags, before or after the command: --config FILE, --log-format text|json,
+--listen ADDR, -h/--help. mnemo help lists every command.
+`
+
+// commandHelp is each command's own help: its usage, what it does, its
+// flags and an example. Keys are the commands as typed ("memory ls").
+var commandHelp = map[string]string{
+	"chat": `Usage: mnemo chat [--user NAME] [--verbose]
+
+Talk to mnemo in the terminal, as NAME: one message in, the reply out. At a
+terminal: line editing, history (↑), pasted lines sent as one message,
+Ctrl-C cancels a reply, Ctrl-D ends. Piped: replies only on stdout; at the
+end of input mnemo waits for the reflections, then exits (1 when a message
+could not be answered or something could not be saved).
+Commands in the chat: /memory, /forget, /help, /quit.
+
+Flags:
+  --user NAME   whose memory (default $USER when valid, else console)
+  --verbose     log info lines too (default: warnings and errors only)
+
+Example:
+  mnemo chat --user alice
+  echo "What's my name?" | mnemo chat --user alice
+`,
+	"serve": `Usage: mnemo serve
+
+Run the Slack adapter (SLACK_BOT_TOKEN and SLACK_APP_TOKEN set) and/or the
+Discord adapter (DISCORD_BOT_TOKEN set) in one process, with /healthz,
+/readyz and Prometheus /metrics on server.listen (--listen, default
+127.0.0.1:9090). SIGTERM: no new messages, running work gets shutdown.grace.
+
+Example:
+  SLACK_BOT_TOKEN=xoxb-… SLACK_APP_TOKEN=xapp-… mnemo serve --listen :9090
+`,
+	"memory": `Usage: mnemo memory SUBCOMMAND [arguments]
+
+Admin commands on the memory folder (MNEMO_DATA_DIR or memory.dataDir); they
+need no model. Subcommands: users, ls, show, check, forget, export, edit,
+history, restore. mnemo help memory SUBCOMMAND says more.
+
+Example:
+  mnemo memory ls alice
+`,
+	"memory users": `Usage: mnemo memory users
+
+List the users that have memory, one per line.
+
+Example:
+  mnemo memory users
+`,
+	"memory ls": `Usage: mnemo memory ls USER
+
+List a user's memory files: path, size and summary.
+
+Example:
+  mnemo memory ls alice
+`,
+	"memory show": `Usage: mnemo memory show USER PATH
+
+Print one memory file (PATH is facts/<name>.md or episodes/YYYY-MM.md).
+
+Example:
+  mnemo memory show alice facts/user.md
+`,
+	"memory check": `Usage: mnemo memory check [USER]
+
+Report files without a summary or title, bad names, non-regular files, files
+over the read cap, torn episode entries, leftovers and reflections given up;
+exit 1 when anything is reported.
+
+Example:
+  mnemo memory check
+`,
+	"memory forget": `Usage: mnemo memory forget USER [PATH] --yes [--keep-history]
+
+Delete one memory file, or all of a user's memory, with the user's pending
+turns and history. With serve or chat running, that process does it.
+
+Flags:
+  --yes            really delete (without it, says what would be deleted)
+  --keep-history   keep the earlier versions (mnemo memory history)
+
+Example:
+  mnemo memory forget alice facts/pets.md --yes
+`,
+	"memory export": `Usage: mnemo memory export USER [-o FILE]
+
+Write a tar.gz of the user's memory folder to stdout (not to a terminal), or
+to FILE.
+
+Flags:
+  -o FILE   write the archive to FILE (mode 0600) instead of stdout
+
+Example:
+  mnemo memory export alice > alice.tar.gz
+`,
+	"memory edit": `Usage: mnemo memory edit USER PATH
+
+Edit one memory file in $VISUAL or $EDITOR (default vi), as visudo does: the
+text is checked before it is saved and reopened with the problems listed;
+a change made meanwhile (by the bot) is shown, never overwritten.
+
+Example:
+  EDITOR=nano mnemo memory edit alice facts/user.md
+`,
+	"memory history": `Usage: mnemo memory history USER [PATH]
+
+The kept versions of one file, or of all the user's files: id, time, who,
+size and what changed.
+
+Example:
+  mnemo memory history alice facts/user.md
+`,
+	"memory restore": `Usage: mnemo memory restore USER PATH --at ID|TIME
+
+Bring a kept version back, atomically; the restore is kept as a change too.
+
+Flags:
+  --at ID|TIME   a version id from mnemo memory history, or a time
+                 (2026-11-24, "2026-11-24 18:45" UTC, RFC 3339)
+
+Example:
+  mnemo memory restore alice facts/user.md --at "2026-11-24 18:45"
+`,
+	"init": `Usage: mnemo init [--base-url URL] [--api-key KEY] [--model NAME] [--env-file FILE] [--force] [--yes]
+
+First setup: asks for the model server (offering a local Ollama), the API key
+and the model, checks them with one request, writes mnemo.yaml (--config FILE
+for another place) and the key to mnemo.env (mode 0600).
+
+Flags:
+  --base-url URL    the OpenAI-compatible server (default $OPENAI_BASE_URL)
+  --api-key KEY     the key (default $OPENAI_API_KEY; prefer the variable)
+  --model NAME      the model
+  --env-file FILE   where the key goes (default mnemo.env beside the config)
+  --force           replace files that exist
+  --yes             ask nothing: flags, else defaults
+
+Example:
+  mnemo init
+  mnemo init --yes --base-url http://127.0.0.1:11434/v1 --model llama3.2
+`,
+	"healthcheck": `Usage: mnemo healthcheck
+
+Exit 0 when /healthz of the local serve answers (server.listen or --listen;
+an address on every interface is asked on 127.0.0.1), 1 otherwise. For
+container health checks: no shell or curl needed.
+
+Example:
+  mnemo --listen 0.0.0.0:9090 healthcheck
+`,
+	"version": `Usage: mnemo version
+
+Print the version, commit, build date, Go version and platform.
+
+Example:
+  mnemo version
+`,
+	"help": `Usage: mnemo help [COMMAND]
+
+Print the list of commands, or one command's help (also: mnemo COMMAND --help).
+
+Example:
+  mnemo help memory forget
+`,
+}
+
+// helpFor returns the help of the command typed as words ("memory",
+// "ls"), or an error that suggests the nearest command.
+func helpFor(words []string) (string, error) {
+	key := strings.Join(words, " ")
+	if h, ok := commandHelp[key]; ok {
+		return h + globalHelp, nil
+	}
+	return "", unknownCommand(key)
+}
+
+// unknownCommand is the usage error for a command mnemo does not have,
+// with the nearest one when it looks like a typo.
+func unknownCommand(typed string) error {
+	names := slices.Sorted(maps.Keys(commandHelp))
+	if strings.HasPrefix(typed, "memory ") {
+		sub := strings.TrimPrefix(typed, "memory ")
+		var subs []string
+		for _, n := range names {
+			if s, ok := strings.CutPrefix(n, "memory "); ok {
+				subs = append(subs, s)
+			}
+		}
+		if near, ok := config.Nearest(sub, subs); ok {
+			return usageError("unknown memory subcommand %q; did you mean %q? (mnemo help memory)", sub, near)
+		}
+		return usageError("unknown memory subcommand %q; use one of %s (mnemo help memory)", sub, memorySubNames)
+	}
+	var tops []string
+	for _, n := range names {
+		if !strings.Contains(n, " ") {
+			tops = append(tops, n)
+		}
+	}
+	if near, ok := config.Nearest(typed, tops); ok {
+		return &exitError{code: 2, err: fmt.Errorf("unknown command %q; did you mean %q? (mnemo help lists the commands)", typed, near)}
+	}
+	return &exitError{code: 2, err: fmt.Errorf("unknown command %q", typed), usage: true}
+}
