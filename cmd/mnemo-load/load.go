@@ -404,42 +404,24 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 	defer transport.CloseIdleConnections()
 	llm := openai.New(openai.Config{BaseURL: srv.URL(), APIKey: "mnemo-load", HTTPClient: &http.Client{Transport: transport}, Logger: log})
 
-	store, err := memory.Open(memory.Options{Dir: memDir, Watch: true, Clean: true, Logger: log})
-	if err != nil {
-		return nil, err
-	}
-	defer store.Close()
-	mem := wiring.Memory{Store: store}
 	idle := cfg.reflectIdle
 	if idle == 0 { // longer than the run: only -reflect-turns and the end start a reflection
 		idle = cfg.timeout + time.Hour
 	}
-	refl, err := reflector.Open(reflector.Config{
-		Model: llm, ModelName: "mnemo-load", Memory: mem, StateDir: stateDir,
-		Idle: idle, MaxTurns: cfg.reflectTurns, Logger: log,
+	// The core as cmd/mnemo opens it.
+	core, err := wiring.Open(wiring.Options{
+		Thinker: llm, Reflector: llm, ThinkerModel: "mnemo-load", ReflectorModel: "mnemo-load",
+		Store:    memory.Options{Dir: memDir, Watch: true, Clean: true},
+		StateDir: stateDir,
+		Reflect:  reflector.Config{Idle: idle, MaxTurns: cfg.reflectTurns},
+		Agent:    agent.Config{MaxConcurrent: cfg.concurrency},
+		Logger:   log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	reflOpen := true
-	defer func() {
-		if reflOpen {
-			_ = refl.Close(ctx)
-		}
-	}()
-	var journalErrs atomic.Int64
-	ag, err := agent.New(agent.Config{
-		Model: llm, ModelName: "mnemo-load", Memory: mem, MaxConcurrent: cfg.concurrency, Logger: log,
-		OnTurn: func(t agent.Turn) {
-			if err := refl.Add(t); err != nil {
-				journalErrs.Add(1)
-				log.Error("reflector: could not journal the turn", "task_id", t.TaskID, "err", err)
-			}
-		},
-	})
-	if err != nil { // only a wiring mistake
-		return nil, err
-	}
+	defer core.Close(ctx) // what the run has not closed: the store (and the reflector on an early return)
+	store, refl, ag := core.Store, core.Reflector, core.Agent
 	turn := directTurn(cfg, ag)
 	var disc *discordRun
 	if cfg.platform == platformDiscord {
@@ -467,7 +449,6 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 	runtime.ReadMemStats(&ms)
 
 	drainStart := time.Now()
-	reflOpen = false
 	if err := refl.Close(ctx); err != nil {
 		prof.stop()
 		return nil, fmt.Errorf("reflector: %w", err)
@@ -520,7 +501,7 @@ func load(ctx context.Context, cfg config, dir string, log *slog.Logger) (*Repor
 	}
 	rep.EntriesWritten = found
 	rep.Problems = append(rep.Problems, problems...)
-	rep.check(fake.unexpected.Load(), journalErrs.Load())
+	rep.check(fake.unexpected.Load(), core.Lost())
 	return rep, nil
 }
 

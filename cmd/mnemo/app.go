@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -26,6 +26,7 @@ import (
 type app struct {
 	env   *cliEnv
 	cfg   *config.Config
+	core  *wiring.Core
 	store *memory.Store
 	llm   *openai.Client
 	agent *agent.Agent
@@ -37,8 +38,7 @@ type app struct {
 	// hist keeps the earlier versions of memory files (changes.go).
 	hist *memhistory.Store
 
-	lost       atomic.Int64 // turns that could not be journaled
-	reflectErr error        // what Close's reflector shutdown left undone
+	reflectErr error // what Close's reflector shutdown left undone
 	// calls cancels the agent's model calls when the shutdown grace is
 	// over (shutdown.go).
 	calls *callGate
@@ -60,7 +60,7 @@ func (a *app) withdraw(id string) { a.withdrawn.Store(id, struct{}{}) }
 // nil when everything said was made durable and reflected.
 func (a *app) saveError() error {
 	var errs []error
-	if n := a.lost.Load(); n > 0 {
+	if n := a.core.Lost(); n > 0 {
 		errs = append(errs, fmt.Errorf("%d turn(s) could not be saved to the reflection journal in %s and will not be remembered (the errors above say why: a full or read-only disk?)", n, stateDir(a.cfg)))
 	}
 	if a.reflectErr != nil && !errors.Is(a.reflectErr, context.Canceled) && !errors.Is(a.reflectErr, context.DeadlineExceeded) {
@@ -96,14 +96,6 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		return nil, err
 	}
 	changes := &changeLog{hist: hist, metrics: metrics.New(metrics.Gauges{}), log: env.logger}
-	store, err := memory.Open(memory.Options{
-		Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
-		Watch: true, Clean: true, Logger: env.logger, Faults: env.faults, OnChange: changes.onChange,
-	})
-	if err != nil {
-		hist.Close()
-		return nil, failure(err)
-	}
 	retries := cfg.LLM.MaxRetries
 	if retries == 0 {
 		retries = -1 // the client reads 0 as "default"; the configuration means none
@@ -113,50 +105,37 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		Timeout: cfg.LLM.Timeout, MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
 		Logger: env.logger,
 	})
-	mem := wiring.Memory{Store: store, IndexBudget: cfg.Memory.IndexBudget, OnToolCall: countTool(changes.metrics)}
-	reflModel := cfg.LLM.ReflectorModel
-	if reflModel == "" {
-		reflModel = cfg.LLM.Model
-	}
-	refl, err := reflector.Open(reflector.Config{
-		Model: measuredModel{client, "reflector", changes.metrics}, ModelName: reflModel, Memory: mem, StateDir: stateDir(cfg),
-		Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-		FactsBudget: cfg.Reflector.FactsBudget, Logger: env.logger, Faults: env.faults, OnRun: changes.metrics.Reflection,
-	})
-	if err != nil {
-		store.Close()
-		hist.Close()
-		return nil, failure(fmt.Errorf("open the reflection journal in %s: %w", stateDir(cfg), err))
-	}
+	reflModel := cmp.Or(cfg.LLM.ReflectorModel, cfg.LLM.Model)
 	history := cfg.Agent.HistoryTurns
 	if history == 0 {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, store: store, llm: client, refl: refl, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL}
-	a.metrics.SetGauges(metrics.Gauges{JournalPending: refl.Pending})
-	ag, err := agent.New(agent.Config{
-		Model: calls.model(measuredModel{client, "thinker", changes.metrics}), ModelName: cfg.LLM.Model, Memory: mem,
-		MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
-		MaxReplyChars: cfg.MaxReplyChars, Logger: env.logger,
-		OnTurn: func(t agent.Turn) {
-			if _, ok := a.withdrawn.LoadAndDelete(t.TaskID); ok {
-				return
-			}
-			if err := refl.Add(t); err != nil {
-				a.lost.Add(1)
-				env.logger.Error("reflector: could not journal the turn; it will not be reflected", "task_id", t.TaskID, "user", t.User, "err", err)
-			}
+	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL}
+	core, err := wiring.Open(wiring.Options{
+		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
+		Reflector:    measuredModel{client, "reflector", changes.metrics},
+		ThinkerModel: cfg.LLM.Model, ReflectorModel: reflModel,
+		Store: memory.Options{
+			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
+			Watch: true, Clean: true, OnChange: changes.onChange,
 		},
+		IndexBudget: cfg.Memory.IndexBudget, OnToolCall: countTool(changes.metrics),
+		StateDir: stateDir(cfg),
+		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
+			FactsBudget: cfg.Reflector.FactsBudget, OnRun: changes.metrics.Reflection},
+		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
+			MaxReplyChars: cfg.MaxReplyChars},
+		SkipTurn: func(t agent.Turn) bool { _, ok := a.withdrawn.LoadAndDelete(t.TaskID); return ok },
+		Logger:   env.logger, Faults: env.faults,
 	})
-	if err != nil { // only a wiring mistake: every field above is set
-		refl.Close(ctx)
-		store.Close()
+	if err != nil {
 		hist.Close()
 		return nil, failure(err)
 	}
+	a.core, a.store, a.refl, a.agent = core, core.Store, core.Reflector, core.Agent
+	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.refl.Pending})
 	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
-	a.agent = ag
 	return a, nil
 }
 
@@ -165,13 +144,10 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 // reflected stay journaled for the next start: that is logged, not failed.
 // Callers bound ctx by the shutdown grace (shutdown.go).
 func (a *app) Close(ctx context.Context) error {
-	if err := a.refl.Close(ctx); err != nil && !errors.Is(err, reflector.ErrClosed) {
-		a.reflectErr = err
-		a.env.logger.Warn("reflector: shutdown incomplete", "err", err)
-	}
+	var err error
+	a.reflectErr, err = a.core.Close(ctx) // the store's watcher stops last: nothing more to record
 	u := a.llm.Usage()
 	a.env.logger.Info("mnemo: stopped", "llm_calls", u.Calls, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "retries", u.Retries, "failures", u.Failures)
-	err := a.store.Close() // its watcher stops: nothing more to record
 	a.hist.Close()
 	return err
 }

@@ -1,6 +1,8 @@
-// Package wiring connects the memory store to the small interfaces the
-// agent and the reflector define, for the commands that assemble mnemo
-// (cmd/mnemo and the load tool), so both run the same code.
+// Package wiring assembles mnemo's core — the memory store, the reflector
+// and the Thinker — with one Open and one Close (Core), and connects the
+// store to the small interfaces the agent and the reflector define. The
+// commands that run mnemo (cmd/mnemo's chat and serve, and the load tool)
+// all open the core here, so they run the same code.
 package wiring
 
 import (

@@ -1,0 +1,116 @@
+package wiring
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/reflector"
+)
+
+// Options are what the core is made of. cmd/mnemo fills them from the
+// configuration, the load tool from its flags; zero values take each
+// package's defaults.
+type Options struct {
+	// Thinker and Reflector are the model as each role uses it (one
+	// client, wrapped as the caller needs: metrics, a call gate).
+	Thinker, Reflector llm.Model
+	// ThinkerModel and ReflectorModel are the model names.
+	ThinkerModel, ReflectorModel string
+
+	Store       memory.Options // the memory store (Logger and Faults: from below when unset)
+	IndexBudget int            // bytes of the index the Thinker sees first
+	// OnToolCall is told of every memory tool call (see Memory).
+	OnToolCall func(tool string, err error)
+
+	// StateDir holds the reflection journal (StateDir/reflector).
+	StateDir string
+	// Reflect and Agent are the rest of the reflector's and the Thinker's
+	// configuration; the model, memory, logger and fault hook are set here.
+	Reflect  reflector.Config
+	Agent    agent.Config
+	SkipTurn func(agent.Turn) bool // a turn not to reflect (cancelled at the terminal)
+	Logger   *slog.Logger
+	Faults   func(op, name string) error
+}
+
+// Core is mnemo's core as every front end uses it: the memory store, the
+// reflector and the Thinker, wired together and closed in one order.
+type Core struct {
+	Store     *memory.Store
+	Memory    Memory
+	Reflector *reflector.Reflector
+	Agent     *agent.Agent
+
+	log  *slog.Logger
+	lost atomic.Int64 // turns that could not be journaled
+}
+
+// Open opens the store, then the reflector (which replays the turns a
+// crash left journaled), then the Thinker, whose turns go to the
+// reflector.
+func Open(o Options) (*Core, error) {
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	so := o.Store
+	if so.Logger == nil {
+		so.Logger = log
+	}
+	if so.Faults == nil {
+		so.Faults = o.Faults
+	}
+	store, err := memory.Open(so)
+	if err != nil {
+		return nil, err
+	}
+	c := &Core{Store: store, Memory: Memory{Store: store, IndexBudget: o.IndexBudget, OnToolCall: o.OnToolCall}, log: log}
+	rc := o.Reflect
+	rc.Model, rc.ModelName, rc.Memory, rc.StateDir = o.Reflector, o.ReflectorModel, c.Memory, o.StateDir
+	rc.Logger, rc.Faults = log, o.Faults
+	if c.Reflector, err = reflector.Open(rc); err != nil {
+		store.Close()
+		return nil, fmt.Errorf("open the reflection journal in %s: %w", o.StateDir, err)
+	}
+	ac := o.Agent
+	ac.Model, ac.ModelName, ac.Memory, ac.Logger = o.Thinker, o.ThinkerModel, c.Memory, log
+	ac.OnTurn = func(t agent.Turn) {
+		if o.SkipTurn != nil && o.SkipTurn(t) {
+			return
+		}
+		if err := c.Reflector.Add(t); err != nil {
+			c.lost.Add(1)
+			log.Error("reflector: could not journal the turn; it will not be reflected", "task_id", t.TaskID, "user", t.User, "err", err)
+		}
+	}
+	if c.Agent, err = agent.New(ac); err != nil { // only a wiring mistake
+		c.Reflector.Close(context.Background())
+		store.Close()
+		return nil, err
+	}
+	return c, nil
+}
+
+// Lost is the number of turns that could not be journaled (they are not
+// remembered).
+func (c *Core) Lost() int64 { return c.lost.Load() }
+
+// Close reflects every pending turn and waits for running reflections
+// until ctx ends (then they are cancelled; their turns stay journaled),
+// then closes the store. reflectErr says what the reflector left undone
+// (logged, not a failure of Close); err is the store's.
+func (c *Core) Close(ctx context.Context) (reflectErr, err error) {
+	start := time.Now()
+	if rerr := c.Reflector.Close(ctx); rerr != nil && !errors.Is(rerr, reflector.ErrClosed) {
+		reflectErr = rerr
+		c.log.Warn("reflector: shutdown incomplete", "err", rerr, "waited", time.Since(start).Round(time.Millisecond))
+	}
+	return reflectErr, c.Store.Close()
+}

@@ -1,0 +1,118 @@
+package wiring
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
+	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/reflector"
+)
+
+func coreOptions(t *testing.T, model *llmtest.Script) Options {
+	dir := t.TempDir()
+	return Options{
+		Thinker: model, Reflector: model, ThinkerModel: "m", ReflectorModel: "m",
+		Store:    memory.Options{Dir: filepath.Join(dir, "memory")},
+		StateDir: filepath.Join(dir, "state"),
+		Reflect:  reflector.Config{MaxTurns: 100},
+	}
+}
+
+// The core's turns go to the reflector, but for those SkipTurn keeps
+// back; Close reflects what is pending, then closes the store.
+func TestCoreOpenTurnsClose(t *testing.T) {
+	model := llmtest.New(llmtest.Text("hello"), llmtest.Text("hi again"), llmtest.Text("nothing to remember"))
+	o := coreOptions(t, model)
+	o.SkipTurn = func(t agent.Turn) bool { return t.UserText == "skip me" }
+	c, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, text := range []string{"hi", "skip me"} {
+		if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: text}); err != nil || r.Failed {
+			t.Fatalf("Handle(%q) = %+v, %v", text, r, err)
+		}
+	}
+	if n := c.Reflector.Pending(); n != 1 {
+		t.Errorf("pending turns %d, want 1 (the skipped one is not journaled)", n)
+	}
+	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
+		t.Fatalf("Close = %v, %v", rerr, err)
+	}
+	if model.Pending() != 0 {
+		t.Errorf("the reflection at Close did not run: %d replies left", model.Pending())
+	}
+	// A turn the reflector cannot take (it is closed) is counted as lost.
+	c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "late"})
+	if c.Lost() != 1 {
+		t.Errorf("lost %d, want 1", c.Lost())
+	}
+}
+
+func TestCoreOpenErrors(t *testing.T) {
+	// No store folder can be made under a file.
+	o := coreOptions(t, llmtest.New())
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	o.Store.Dir = filepath.Join(file, "memory")
+	if _, err := Open(o); err == nil {
+		t.Error("Open with a store under a file: no error")
+	}
+	// The journal's folder under a file: the store is closed again.
+	o = coreOptions(t, llmtest.New())
+	o.StateDir = filepath.Join(file, "state")
+	if _, err := Open(o); err == nil || !strings.Contains(err.Error(), "open the reflection journal in "+o.StateDir) {
+		t.Errorf("Open with a journal under a file: %v", err)
+	}
+	// No Thinker model: a wiring mistake.
+	o = coreOptions(t, llmtest.New())
+	o.Thinker = nil
+	if _, err := Open(o); err == nil {
+		t.Error("Open without a model: no error")
+	}
+}
+
+// Close with its context done leaves the pending turns journaled and says so.
+func TestCoreCloseCancelled(t *testing.T) {
+	model := llmtest.New(llmtest.Text("hello"))
+	c, err := Open(coreOptions(t, model))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "hi"})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	rerr, err := c.Close(ctx)
+	if rerr == nil || err != nil {
+		t.Errorf("Close(cancelled) = %v, %v; want the reflector's error", rerr, err)
+	}
+	if rerr, _ := c.Close(context.Background()); rerr != nil {
+		t.Errorf("a second Close: %v", rerr)
+	}
+}
+
+// OnToolCall hears each memory tool call the Thinker makes.
+func TestCoreToolCalls(t *testing.T) {
+	model := llmtest.New(llmtest.Calls(llm.ToolCall{ID: "c1", Name: "memory_read", Arguments: `{"path":"facts/x.md"}`}), llmtest.Text("done"))
+	o := coreOptions(t, model)
+	var calls []string
+	o.OnToolCall = func(tool string, err error) { calls = append(calls, fmt.Sprintf("%s:%v", tool, err != nil)) }
+	c, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close(context.Background())
+	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "read"}); err != nil || r.Text != "done" {
+		t.Fatalf("Handle = %+v, %v", r, err)
+	}
+	if strings.Join(calls, ",") != "memory_read:true" { // the file does not exist
+		t.Errorf("tool calls %v", calls)
+	}
+}
