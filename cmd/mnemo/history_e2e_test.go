@@ -60,19 +60,20 @@ func TestHistoryThroughTheBinary(t *testing.T) {
 			break
 		}
 	}
+	// A restore while chat runs: no lock needed, the running chat sees it.
+	cli(t, w.env, "memory", "restore", "zhangsan", "facts/user.md", "--at", first).want(t, 0, "restored facts/user.md of zhangsan to version "+first, "")
+	if got := w.file(t, "zhangsan/facts/user.md"); got != reflected {
+		t.Errorf("restored text %q", got)
+	}
 	go io.Copy(io.Discard, replies)
 	feed.Close()
 	if r := <-done; r.code != 0 {
 		t.Fatalf("chat: %+v", r)
 	}
 	h = cli(t, w.env, "memory", "history", "zhangsan", "facts/user.md")
-	if lines := strings.Split(strings.TrimSpace(h.stdout), "\n"); len(lines) != 3 || !strings.Contains(lines[1], "hand edit") || !strings.Contains(lines[1], "+1 −0 lines") {
-		t.Fatalf("history after a hand edit:\n%s", h.stdout)
-	}
-
-	cli(t, w.env, "memory", "restore", "zhangsan", "facts/user.md", "--at", first).want(t, 0, "restored facts/user.md of zhangsan to version "+first, "")
-	if got := w.file(t, "zhangsan/facts/user.md"); got != reflected {
-		t.Errorf("restored text %q", got)
+	if lines := strings.Split(strings.TrimSpace(h.stdout), "\n"); len(lines) != 4 || !strings.Contains(lines[1], "restore of "+first) ||
+		!strings.Contains(lines[2], "hand edit") || !strings.Contains(lines[2], "+1 −0 lines") {
+		t.Fatalf("history after a hand edit and a restore:\n%s", h.stdout)
 	}
 	cli(t, w.env, "memory", "forget", "zhangsan", "facts/user.md", "--yes", "--keep-history").want(t, 0, "deleted", "")
 	cli(t, w.env, "memory", "history", "zhangsan").want(t, 0, "restore of "+first, "")

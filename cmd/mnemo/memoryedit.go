@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"os/exec"
 	"path"
 	"strings"
+	"time"
 
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -62,7 +64,7 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 		return failure(fmt.Errorf("memory edit: write %s: %w", copyPath, werr))
 	}
 	answers := bufio.NewReader(m.env.stdin)
-	base := doc.Version
+	base, baseText := doc.Version, doc.Text
 	for {
 		if err := m.runEditor(ctx, copyPath); err != nil {
 			return err
@@ -101,12 +103,15 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 				keep = true
 				return failure(fmt.Errorf("memory edit: %s of %s changed meanwhile and was not overwritten; your text is in %s", p, name, copyPath))
 			}
-			base = now.Version
+			base, baseText = now.Version, now.Text
 			continue
 		}
 		if err != nil {
 			keep = true
 			return failure(fmt.Errorf("memory edit: %w; your text is in %s", err, copyPath))
+		}
+		if err := m.recordEdit(name, p, base, baseText, data); err != nil {
+			fmt.Fprintf(m.env.stderr, "mnemo: saved, but the history could not keep it: %v\n", err)
 		}
 		_, err = fmt.Fprintf(m.env.stderr, "mnemo: saved %s of %s (%s)\n", p, name, memory.FormatSize(int64(len(data))))
 		return err
@@ -159,4 +164,23 @@ func (m *memoryCmd) runEditor(ctx context.Context, file string) error {
 		return failure(fmt.Errorf("memory edit: the editor (%s) failed: %w; nothing was written (set VISUAL or EDITOR to an editor that exits 0 on save)", editor, err))
 	}
 	return nil
+}
+
+// recordEdit keeps the edit in the history under the admin's name
+// ($SUDO_USER, else $USER), after the text it replaced when the history
+// does not have it yet.
+func (m *memoryCmd) recordEdit(name, p string, base memory.Version, before string, after []byte) error {
+	h, err := openHistory(m.cfg, time.Now)
+	if err != nil {
+		return err
+	}
+	defer h.Close()
+	if base.Exists {
+		if _, _, err := h.Record(name, p, []byte(before), "earlier text"); err != nil {
+			return err
+		}
+	}
+	admin := cmp.Or(m.env.getenv("SUDO_USER"), m.env.getenv("USER"), "an admin")
+	_, _, err = h.Record(name, p, after, admin+" (memory edit)")
+	return err
 }

@@ -76,6 +76,7 @@ func TestMemoryEdit(t *testing.T) {
 	const valid = "# Ann\n> Summary: who Ann is, and her team\n\n- Name: Ann\n- Team: search\n"
 	t.Run("valid", func(t *testing.T) {
 		w := newEditWorld(t)
+		w.env["SUDO_USER"] = "alice-admin"
 		w.editor(t, `printf '`+strings.ReplaceAll(valid, "\n", `\n`)+`' > "$1"`)
 		w.edit(t, "", "ann", "facts/user.md").want(t, 0, "", "saved facts/user.md of ann")
 		if got := w.read(t, "facts/user.md"); got != valid {
@@ -83,6 +84,11 @@ func TestMemoryEdit(t *testing.T) {
 		}
 		if l := w.leftovers(t); len(l) != 0 {
 			t.Errorf("temporary copies left: %v", l)
+		}
+		// The history keeps the text before and the edit, under the admin's name.
+		h := cli(t, w.env, "memory", "history", "ann", "facts/user.md")
+		if !strings.Contains(h.stdout, "alice-admin (memory edit)") || !strings.Contains(h.stdout, "earlier text") {
+			t.Errorf("history after an edit:\n%s", h.stdout)
 		}
 	})
 	t.Run("invalid, reopened, fixed", func(t *testing.T) {

@@ -126,14 +126,20 @@ func (m *memoryCmd) restore(name, p, at string) error {
 			}
 		}
 	}
+	// Recorded before the write: a running serve's watcher then finds the
+	// text already kept and does not take the restore for a hand edit.
+	if _, _, err := h.Record(name, p, text, "restore of "+v.ID); err != nil {
+		return failure(fmt.Errorf("the history could not record the restore, so nothing was restored: %w", err))
+	}
 	if _, err := u.Replace(p, string(text), cur, nil); err != nil {
+		// The file was not changed: the history's newest is the file again.
+		if doc, rerr := u.Read(p); rerr == nil {
+			h.Record(name, p, []byte(doc.Text), "restore failed; as it is")
+		}
 		if errors.Is(err, memory.ErrConflict) {
 			return failure(fmt.Errorf("%s of %s changed while restoring; nothing was overwritten: run the restore again", p, name))
 		}
 		return failure(err)
-	}
-	if _, _, err := h.Record(name, p, text, "restore of "+v.ID); err != nil {
-		return failure(fmt.Errorf("restored, but the history could not record it: %w", err))
 	}
 	_, err = fmt.Fprintf(m.env.stdout, "restored %s of %s to version %s (%s, %s by %s)\n", p, name, v.ID, memory.FormatSize(v.Size), v.Time.Format("2006-01-02 15:04:05 UTC"), v.Who)
 	return err

@@ -49,6 +49,21 @@ func TestMemoryHistoryAndRestore(t *testing.T) {
 		t.Errorf("restore not recorded:\n%s", hist)
 	}
 
+	// A version the store cannot write back (over memory.writeCap): nothing
+	// changes, and the history's newest is the file as it is again.
+	big, _ := memhistory.Open(memhistory.Options{Dir: filepath.Join(w.dir, "state", "history")})
+	vBig, _, _ := big.Record("ann", "facts/user.md", []byte("# Ann\n> Summary: big\n"+strings.Repeat("x", 2000)), "test")
+	big.Close()
+	os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte("memory:\n  writeCap: 1024\n"), 0o600)
+	cli(t, w.env, "memory", "restore", "ann", "facts/user.md", "--at", vBig.ID).want(t, 1, "", "the limit is 1024")
+	if got := w.read(t, "facts/user.md"); got != "# Ann\n> Summary: v1\n" {
+		t.Errorf("a failed restore changed the file: %q", got)
+	}
+	if h := cli(t, w.env, "memory", "history", "ann", "facts/user.md").stdout; !strings.Contains(strings.Split(h, "\n")[1], "restore failed; as it is") {
+		t.Errorf("history after a failed restore:\n%s", h)
+	}
+	os.Remove(filepath.Join(w.dir, "mnemo.yaml"))
+
 	// Mistakes.
 	cli(t, w.env, "memory", "restore", "ann", "facts/user.md").want(t, 2, "", "memory restore needs --at ID or --at TIME")
 	cli(t, w.env, "memory", "restore", "ann", "facts/user.md", "--at", "2020-01-01").want(t, 1, "", "no such version at 2020-01-01T23:59:59Z: the oldest kept is "+v1.ID)
