@@ -348,12 +348,7 @@ func (s *Store) RemoveUser(user string) error {
 	if err := memory.ValidateUser(user); err != nil {
 		return err
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.root.RemoveAll(user); err != nil {
-		return fmt.Errorf("history: %w", err)
-	}
-	return nil
+	return s.removeAll(user)
 }
 
 // Remove deletes the history of user's file p.
@@ -362,6 +357,10 @@ func (s *Store) Remove(user, p string) error {
 	if err != nil {
 		return err
 	}
+	return s.removeAll(d)
+}
+
+func (s *Store) removeAll(d string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.root.RemoveAll(d); err != nil {
