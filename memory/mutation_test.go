@@ -4,7 +4,13 @@ package memory
 // an edge exactly at and one past it, so a shifted comparison fails a test.
 
 import (
+	"bytes"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -151,5 +157,134 @@ func TestCapTextEdges(t *testing.T) {
 	}
 	if got := truncate("\x80\x80\x80\x80\x80", 4); got != "…" {
 		t.Errorf("truncate invalid UTF-8: %q", got)
+	}
+}
+
+func TestPreloadBudgetExact(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	if facts, eps, err := u.NewSession().Preload(-1); err != nil || facts != "none yet" || eps != "none yet" {
+		t.Fatalf("empty preload with a negative budget = %q %q %v", facts, eps, err)
+	}
+	work := "# Work\n\n> Summary: job\n\n- Go dev\n"
+	dir := filepath.Join(s.Dir(), "alice")
+	writeFile(t, filepath.Join(dir, "facts/user.md"), userFact)
+	writeFile(t, filepath.Join(dir, "facts/work.md"), work)
+	eventually(t, "files listed", func() bool { l, _ := u.List(); return len(l) == 2 })
+	total := len(userFact) + len(work)
+	facts, _, err := u.NewSession().Preload(total)
+	if err != nil || !strings.Contains(facts, "- Go dev") || strings.Contains(facts, "pre-loaded") {
+		t.Errorf("facts of exactly the budget must be pre-loaded in full: %q %v", facts, err)
+	}
+	facts, _, err = u.NewSession().Preload(total - 1)
+	if err != nil || strings.Contains(facts, "- Go dev") || !strings.Contains(facts, fmt.Sprintf("hold %d bytes together, more than the %d", total, total-1)) {
+		t.Errorf("facts one byte over the budget must be indexed: %q %v", facts, err)
+	}
+}
+
+// syncBuffer is a log sink the watcher goroutine may write to meanwhile.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// A user folder without facts/ or episodes/ yet is watched: the missing
+// subfolders are no reason to warn or to fall back to rescanning.
+func TestWatchUserWithoutSubfolders(t *testing.T) {
+	var logs syncBuffer
+	dir := filepath.Join(t.TempDir(), "memory")
+	if err := os.MkdirAll(filepath.Join(dir, "bob"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, func(o *Options) {
+		o.Dir = dir
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	if s.w == nil {
+		t.Fatal("watching unavailable")
+	}
+	if mustUser(t, s, "bob").idx.unwatched {
+		t.Error("a user folder without subfolders fell back to rescanning")
+	}
+	if got := logs.String(); strings.Contains(got, "WARN") {
+		t.Errorf("warned although watching works:\n%s", got)
+	}
+}
+
+// A subfolder that cannot be watched (here a symlink loop) makes that
+// user's index rescan on every List, with a warning.
+func TestWatchUserSubfolderFails(t *testing.T) {
+	var logs syncBuffer
+	dir := filepath.Join(t.TempDir(), "memory")
+	if err := os.MkdirAll(filepath.Join(dir, "bob"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("facts", filepath.Join(dir, "bob", "facts")); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, func(o *Options) {
+		o.Dir = dir
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	if !mustUser(t, s, "bob").idx.unwatched {
+		t.Error("an unwatchable subfolder did not make the index rescan")
+	}
+	if got := logs.String(); !strings.Contains(got, "cannot watch user folder") || !strings.Contains(got, "user=bob") {
+		t.Errorf("no warning naming the user:\n%s", got)
+	}
+}
+
+// facts/ and episodes/ made by hand after Open are watched from then on:
+// a file written into either later shows in List.
+func TestSubfoldersCreatedLaterAreWatched(t *testing.T) {
+	for _, sub := range []string{factsDir, episodesDir} {
+		t.Run(sub, func(t *testing.T) {
+			s := newStore(t)
+			u := mustUser(t, s, "alice")
+			udir := filepath.Join(s.Dir(), "alice")
+			other := episodesDir
+			if sub == episodesDir {
+				other = factsDir
+			}
+			// The other subfolder first: once a file written there after a
+			// List shows, the user folder is watched.
+			if err := os.MkdirAll(filepath.Join(udir, other), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			listPaths(t, u)
+			marker := map[string]string{factsDir: "facts/m%d.md", episodesDir: "episodes/2026-0%d.md"}[other]
+			writeFile(t, filepath.Join(udir, fmt.Sprintf(marker, 1)), "# M\n\n> Summary: marker\n")
+			eventually(t, "first marker listed", func() bool { return strings.Contains(listPaths(t, u), fmt.Sprintf(marker, 1)) })
+			if err := os.Mkdir(filepath.Join(udir, sub), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			// Events are handled in order: once the second marker shows,
+			// the Create of sub has been handled.
+			writeFile(t, filepath.Join(udir, fmt.Sprintf(marker, 2)), "# M\n\n> Summary: marker\n")
+			eventually(t, "second marker listed", func() bool { return strings.Contains(listPaths(t, u), fmt.Sprintf(marker, 2)) })
+			target := map[string]string{factsDir: "facts/late.md", episodesDir: "episodes/2026-03.md"}[sub]
+			writeFile(t, filepath.Join(udir, target), "# L\n\n> Summary: late\n")
+			eventually(t, target+" listed", func() bool { return strings.Contains(listPaths(t, u), target+"=late") })
+		})
+	}
+}
+
+func TestOpenWarnsOnlyWhenWatchingFails(t *testing.T) {
+	var logs syncBuffer
+	newStore(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
+	if got := logs.String(); strings.Contains(got, "unavailable") {
+		t.Errorf("warned that watching is unavailable although it works:\n%s", got)
 	}
 }
