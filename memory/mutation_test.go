@@ -5,6 +5,7 @@ package memory
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestSummaryLengthLimitExact(t *testing.T) {
@@ -286,5 +288,254 @@ func TestOpenWarnsOnlyWhenWatchingFails(t *testing.T) {
 	newStore(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	if got := logs.String(); strings.Contains(got, "unavailable") {
 		t.Errorf("warned that watching is unavailable although it works:\n%s", got)
+	}
+}
+
+// fact returns a valid fact file of exactly n bytes.
+func fact(t *testing.T, n int) string {
+	t.Helper()
+	head := "# T\n\n> Summary: s\n\n"
+	if n < len(head)+1 {
+		t.Fatalf("fact of %d bytes is too short", n)
+	}
+	return head + strings.Repeat("x", n-len(head)-1) + "\n"
+}
+
+func TestWriteCapExact(t *testing.T) {
+	s := newStore(t, func(o *Options) { o.WriteCap = 200 })
+	u := mustUser(t, s, "alice")
+	if _, err := u.Write("facts/a.md", fact(t, 200), nil, nil); err != nil {
+		t.Errorf("a fact of exactly the write cap = %v", err)
+	}
+	if _, err := u.Write("facts/b.md", fact(t, 201), nil, nil); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a fact one byte over the write cap = %v", err)
+	}
+}
+
+func TestAppendEntryCapExact(t *testing.T) {
+	s := newStore(t, func(o *Options) { o.WriteCap = 200 })
+	u := mustUser(t, s, "alice")
+	entry := func(n int) string {
+		e := "## T\n- Summary: s\n- Date: 2026-02-01\n"
+		return e + strings.Repeat("x", n-len(e)-1) + "\n"
+	}
+	if _, err := u.Append("episodes/2026-02.md", entry(200), "", nil); err != nil {
+		t.Errorf("an entry of exactly the write cap = %v", err)
+	}
+	if _, err := u.Append("episodes/2026-02.md", entry(201), "", nil); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("an entry one byte over the write cap = %v", err)
+	}
+}
+
+func TestPatchCapEdges(t *testing.T) {
+	s := newStore(t, func(o *Options) { o.WriteCap = 200 })
+	u := mustUser(t, s, "alice")
+	patch := func(p, old, new string) error {
+		t.Helper()
+		d, err := u.Read(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = u.Patch(p, []Patch{{OldText: old, NewText: new}}, &d.Version, nil)
+		return err
+	}
+	writeFile(t, filepath.Join(s.Dir(), "alice/facts/a.md"), fact(t, 190))
+	if err := patch("facts/a.md", "> Summary: s", "> Summary: s"+strings.Repeat("y", 10)); err != nil {
+		t.Errorf("a patch growing the file to exactly the cap = %v", err)
+	}
+	if err := patch("facts/a.md", "> Summary: s", "> Summary: sz"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a patch growing the file one byte past the cap = %v", err)
+	}
+	// A file over the cap (written by hand) may be patched as long as it
+	// does not grow.
+	writeFile(t, filepath.Join(s.Dir(), "alice/facts/big.md"), fact(t, 300))
+	if err := patch("facts/big.md", "> Summary: s", "> Summary: t"); err != nil {
+		t.Errorf("a same-size patch of a file over the cap = %v", err)
+	}
+	if err := patch("facts/big.md", "> Summary: t", "> Summary: tt"); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("a growing patch of a file over the cap = %v", err)
+	}
+}
+
+func TestAppendFileCapExact(t *testing.T) {
+	entry := "## T\n- Summary: s\n- Date: 2026-02-01\n"
+	head := "# 2026-02 Episodes\n\n> Summary: x\n\n## Old\n- Summary: old\n- Date: 2026-02-01\n"
+	// The appended file is the old text (its final "\n" kept), a blank
+	// line, then the entry; the explicit summary "x" keeps the summary
+	// line's length, so the file is len(old)+1+len(entry) bytes.
+	for _, over := range []int{0, 1} {
+		s := newStore(t)
+		u := mustUser(t, s, "alice")
+		fill := maxEpisodeFile + over - len(head) - 1 - len(entry)
+		old := head + strings.Repeat("y", fill-1) + "\n"
+		writeFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-02.md"), old)
+		_, err := u.Append("episodes/2026-02.md", entry, "x", nil)
+		switch {
+		case over == 0 && err != nil:
+			t.Errorf("an append making the file exactly %d bytes = %v", maxEpisodeFile, err)
+		case over == 0:
+			if got := readFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-02.md")); len(got) != maxEpisodeFile {
+				t.Errorf("file is %d bytes; want %d", len(got), maxEpisodeFile)
+			}
+		case !errors.Is(err, ErrTooLarge):
+			t.Errorf("an append making the file one byte over = %v", err)
+		}
+	}
+}
+
+// A file that changes between every read and rename is retried exactly
+// conflictRetries times, then refused: a write never loops for ever.
+func TestWriteRetriesAreBounded(t *testing.T) {
+	var mu sync.Mutex
+	edits := 0
+	var s *Store
+	s = newStore(t, func(o *Options) {
+		o.Faults = func(op, name string) error {
+			if op != OpWrite || !strings.HasPrefix(name, "episodes/.2026-02.md") {
+				return nil
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if edits < 20 { // a person saving again and again, then stopping
+				edits++
+				writeFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-02.md"), fmt.Sprintf("# 2026-02 Episodes\n\n> Summary: edit %d\n", edits))
+			}
+			return nil
+		}
+	})
+	u := mustUser(t, s, "alice")
+	_, err := u.Append("episodes/2026-02.md", "## T\n- Summary: s\n- Date: 2026-02-01\n", "", nil)
+	mu.Lock()
+	defer mu.Unlock()
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "during the write") {
+		t.Errorf("append racing a person on every try = %v", err)
+	}
+	if edits != conflictRetries {
+		t.Errorf("tried %d times; want %d", edits, conflictRetries)
+	}
+	if got := readFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-02.md")); !strings.Contains(got, fmt.Sprintf("edit %d", edits)) || strings.Contains(got, "## T") {
+		t.Errorf("the person's last save must stay as it is: %q", got)
+	}
+}
+
+// stepClock is an Options.Now whose n-th call returns at(n) (1-based).
+type stepClock struct {
+	mu sync.Mutex
+	n  int
+	at func(n int) time.Time
+}
+
+func (c *stepClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.n++
+	return c.at(c.n)
+}
+
+// An episode file left empty (a save in place under way) is waited for up
+// to EditWait and not a poll longer.
+func TestEmptyFileWaitEndsAtEditWait(t *testing.T) {
+	t0 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	overshot := false
+	clock := &stepClock{at: func(n int) time.Time {
+		switch {
+		case n <= 2: // the editor check, then the first sight of the empty file
+			return t0
+		case n <= 50:
+			return t0.Add(time.Second) // exactly EditWait later
+		}
+		overshot = true
+		return t0.Add(time.Hour)
+	}}
+	s := newStore(t, func(o *Options) { o.EditWait = time.Second; o.Now = clock.Now })
+	u := mustUser(t, s, "alice")
+	writeFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-02.md"), "")
+	_, err := u.Append("episodes/2026-02.md", "## T\n- Summary: s\n- Date: 2026-02-01\n", "", nil)
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "empty on disk") {
+		t.Errorf("append to a file that stays empty = %v", err)
+	}
+	clock.mu.Lock()
+	defer clock.mu.Unlock()
+	if overshot {
+		t.Error("kept waiting after EditWait had passed")
+	}
+}
+
+// Waiting for an empty file to fill does not use up the retries a write
+// has when the file then changes under it.
+func TestEmptyWaitKeepsConflictRetries(t *testing.T) {
+	t0 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	var s *Store
+	path := func() string { return filepath.Join(s.Dir(), "alice/episodes/2026-02.md") }
+	clock := &stepClock{at: func(n int) time.Time {
+		if n == 4 { // the third poll of the empty file: the save completes
+			writeFile(t, path(), "# 2026-02 Episodes\n\n> Summary: saved\n")
+		}
+		return t0.Add(time.Duration(n) * time.Millisecond)
+	}}
+	raced := false
+	s = newStore(t, func(o *Options) {
+		o.Now = clock.Now
+		o.EditWait = time.Hour
+		o.Faults = func(op, name string) error {
+			if op == OpWrite && !raced { // and the person saves once more during our write
+				raced = true
+				writeFile(t, path(), "# 2026-02 Episodes\n\n> Summary: saved again\n")
+			}
+			return nil
+		}
+	})
+	u := mustUser(t, s, "alice")
+	writeFile(t, path(), "")
+	if _, err := u.Append("episodes/2026-02.md", "## T\n- Summary: s\n- Date: 2026-02-01\n", "", nil); err != nil {
+		t.Fatalf("append after an empty wait and one race = %v", err)
+	}
+	if got := readFile(t, path()); !strings.Contains(got, "## T") || !strings.HasPrefix(got, "# 2026-02 Episodes\n\n> Summary: s\n") {
+		t.Errorf("file = %q", got)
+	}
+}
+
+// With EditWait unset, a write waits (the default) 3 s for an editor to
+// close: an editor that closes 3 s less a nanosecond later is waited for.
+func TestDefaultEditWait(t *testing.T) {
+	t0 := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	var s *Store
+	swap := func() string { return filepath.Join(s.Dir(), "alice/facts/.a.md.swp") }
+	clock := &stepClock{at: func(n int) time.Time {
+		if n == 1 {
+			return t0
+		}
+		if n == 2 { // the editor closes
+			if err := os.Remove(swap()); err != nil {
+				t.Error(err)
+			}
+		}
+		return t0.Add(3*time.Second - 1)
+	}}
+	s = newStore(t, func(o *Options) { o.EditWait = 0; o.Now = clock.Now })
+	u := mustUser(t, s, "alice")
+	writeFile(t, swap(), "vim")
+	if _, err := u.Write("facts/a.md", fact(t, 50), nil, nil); err != nil {
+		t.Errorf("write while an editor closes within the default wait = %v", err)
+	}
+}
+
+// The version a write returns is the file's version as Version reports it,
+// inode included, and the user's folder handle is kept, not reopened.
+func TestWriteVersionAndFolderHandle(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	v, err := u.Write("facts/a.md", fact(t, 50), nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur, err := u.Version("facts/a.md")
+	if err != nil || cur != v || v.Ino == 0 {
+		t.Errorf("Write returned %+v; Version says %+v, %v", v, cur, err)
+	}
+	r1, err1 := u.openRoot(false)
+	r2, err2 := u.openRoot(false)
+	if err1 != nil || err2 != nil || r1 != r2 {
+		t.Errorf("the folder handle was reopened: %p %p %v %v", r1, r2, err1, err2)
 	}
 }
