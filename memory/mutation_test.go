@@ -539,3 +539,26 @@ func TestWriteVersionAndFolderHandle(t *testing.T) {
 		t.Errorf("the folder handle was reopened: %p %p %v %v", r1, r2, err1, err2)
 	}
 }
+
+func TestListResultExactFit(t *testing.T) {
+	// Each entry is longer than the listOmitted entry the list keeps room
+	// for, so with the exact budget every file fits.
+	files := []FileInfo{
+		{Path: "facts/a.md", Summary: "first " + strings.Repeat("a", 300), Size: 10},
+		{Path: "facts/b.md", Summary: "second " + strings.Repeat("b", 300), Size: 20},
+		{Path: "episodes/2026-02.md", Summary: "third " + strings.Repeat("c", 300), Size: 30},
+	}
+	for n := 1; n <= len(files); n++ {
+		full := listResult(files[:n], 1<<20)
+		if strings.Contains(full, "omitted") {
+			t.Fatalf("unbudgeted list: %s", full)
+		}
+		if got := listResult(files[:n], len(full)); got != full {
+			t.Errorf("%d files fitting the budget exactly must all be listed:\n%s", n, got)
+		}
+		got := listResult(files[:n], len(full)-1)
+		if len(got) > len(full)-1 || !strings.Contains(got, `"omitted":1}]`) {
+			t.Errorf("%d files, one byte short: the last must be left out:\n%s", n, got)
+		}
+	}
+}
