@@ -562,3 +562,15 @@ func TestListResultExactFit(t *testing.T) {
 		}
 	}
 }
+
+func TestListOmittedNamesOnlyWhatIsLeftOut(t *testing.T) {
+	if got := string(omittedEntry(2, 2, 100)); !strings.Contains(got, "Left out: 2 fact files.") || strings.Contains(got, "episode") {
+		t.Errorf("only facts left out: %s", got)
+	}
+	if got := string(omittedEntry(1, 0, 100)); !strings.Contains(got, "Left out: 1 older episode file (episodes/YYYY-MM.md).") || strings.Contains(got, "fact") {
+		t.Errorf("only an episode left out: %s", got)
+	}
+	if got := string(omittedEntry(3, 1, 100)); !strings.Contains(got, "Left out: 1 fact file and 2 older episode files") {
+		t.Errorf("both left out: %s", got)
+	}
+}
