@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -572,5 +573,56 @@ func TestListOmittedNamesOnlyWhatIsLeftOut(t *testing.T) {
 	}
 	if got := string(omittedEntry(3, 1, 100)); !strings.Contains(got, "Left out: 1 fact file and 2 older episode files") {
 		t.Errorf("both left out: %s", got)
+	}
+}
+
+// A file that passes the Lstat but cannot be opened, on every try (here:
+// no file descriptor left), is tried a bounded number of times, then
+// refused with the open's error: a read never loops for ever.
+func TestOpenRegularRetriesAreBounded(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "x.md"), "x")
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		t.Fatal(err)
+	}
+	restore := sync.OnceFunc(func() {
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			t.Fatal(err)
+		}
+	})
+	defer restore()
+	type result struct {
+		f   *os.File
+		err error
+	}
+	done := make(chan result, 1)
+	none := lim
+	none.Cur = 0 // every open fails with EMFILE; the Lstat needs no descriptor
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &none); err != nil {
+		t.Skipf("cannot lower the open-file limit: %v", err)
+	}
+	go func() {
+		f, _, err := openRegular(root, "x.md")
+		done <- result{f, err}
+	}()
+	select {
+	case r := <-done:
+		restore()
+		if r.f != nil {
+			r.f.Close()
+		}
+		if !errors.Is(r.err, syscall.EMFILE) {
+			t.Errorf("openRegular without descriptors = %v; want EMFILE", r.err)
+		}
+	case <-time.After(10 * time.Second): // a failure bound, not a wait: the answer comes in microseconds
+		restore()
+		<-done
+		t.Fatal("openRegular kept retrying an open that fails every time")
 	}
 }
