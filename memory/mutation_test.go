@@ -7,11 +7,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -624,5 +626,47 @@ func TestOpenRegularRetriesAreBounded(t *testing.T) {
 		restore()
 		<-done
 		t.Fatal("openRegular kept retrying an open that fails every time")
+	}
+}
+
+// TestOpenNeverFollowsASwappedInLink is TestReadNeverFollowsASwappedInLink
+// on openRegular alone, with more tries: the file the open lands on must
+// be the one the Lstat checked, also when that one was a plain file and
+// the open meets a symlink swapped in since. A stress test: it cannot fail
+// when the code is right.
+func TestOpenNeverFollowsASwappedInLink(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "secret.md"), "SECRET")
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		plain, link, target := filepath.Join(dir, "plain.tmp"), filepath.Join(dir, "link.tmp"), filepath.Join(dir, "x.md")
+		for !stop.Load() {
+			os.WriteFile(plain, []byte("plain"), 0o600)
+			os.Rename(plain, target)
+			os.Symlink("secret.md", link)
+			os.Rename(link, target)
+		}
+	}()
+	defer func() { stop.Store(true); wg.Wait() }()
+	plainOpens := 0
+	for i := 0; i < 150000 && plainOpens < 40000; i++ {
+		f, _, err := openRegular(root, "x.md")
+		if err != nil {
+			continue
+		}
+		b, err := io.ReadAll(f)
+		f.Close()
+		if err == nil && string(b) == "SECRET" {
+			t.Fatalf("open %d landed on the file a swapped-in symlink points to", i)
+		}
+		plainOpens++
 	}
 }
