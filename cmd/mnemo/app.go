@@ -37,6 +37,10 @@ type app struct {
 	baseURL string
 	// hist keeps the earlier versions of memory files (changes.go).
 	hist *memhistory.Store
+	// stopBaseline ends the keeping of files as found at start, which
+	// closes baselineDone when it has stopped.
+	stopBaseline context.CancelFunc
+	baselineDone chan struct{}
 
 	reflectErr error // what Close's reflector shutdown left undone
 	// calls cancels the agent's model calls when the shutdown grace is
@@ -134,6 +138,13 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		return nil, failure(err)
 	}
 	a.core, a.store, a.refl, a.agent = core, core.Store, core.Reflector, core.Agent
+	bg, stop := context.WithCancel(context.Background())
+	a.stopBaseline = stop
+	a.baselineDone = make(chan struct{})
+	go func() {
+		defer close(a.baselineDone)
+		changes.baseline(bg, core.Store)
+	}()
 	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.refl.Pending})
 	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
 	return a, nil
@@ -144,6 +155,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 // reflected stay journaled for the next start: that is logged, not failed.
 // Callers bound ctx by the shutdown grace (shutdown.go).
 func (a *app) Close(ctx context.Context) error {
+	a.stopBaseline()
+	<-a.baselineDone
 	var err error
 	a.reflectErr, err = a.core.Close(ctx) // the store's watcher stops last: nothing more to record
 	u := a.llm.Usage()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -54,6 +55,52 @@ func (l *changeLog) onChange(c memory.Commit) {
 	if err != nil {
 		l.log.Warn("history: could not keep a version of a memory file; the file itself is written", "user", c.User, "path", c.Path, "change", string(c.Kind), "err", err)
 	}
+}
+
+// baseline keeps the text of every memory file whose newest kept version
+// is not what is on disk (a file from before history was kept, or edited
+// while mnemo was not running) as found at start, so that the first
+// change after it — a person's edit included — can be undone. It runs in
+// the background at start and stops when ctx ends; it returns how many
+// versions it kept.
+func (l *changeLog) baseline(ctx context.Context, store *memory.Store) int {
+	users, err := store.Users()
+	if err != nil {
+		l.log.Warn("history: could not list the users to keep their files as found at start", "err", err)
+		return 0
+	}
+	kept := 0
+	for _, name := range users {
+		u, err := store.User(name)
+		if err != nil {
+			continue
+		}
+		files, err := u.List()
+		if err != nil {
+			continue
+		}
+		for _, f := range files {
+			if ctx.Err() != nil {
+				return kept
+			}
+			doc, err := u.Read(f.Path)
+			if err != nil {
+				continue // not readable: memory check says why
+			}
+			_, recorded, err := l.hist.Record(name, f.Path, []byte(doc.Text), "as found at start")
+			if err != nil {
+				l.log.Warn("history: could not keep a memory file as found at start", "user", name, "path", f.Path, "err", err)
+				continue
+			}
+			if recorded {
+				kept++
+			}
+		}
+	}
+	if kept > 0 {
+		l.log.Info("history: kept memory files as found at start", "versions", kept)
+	}
+	return kept
 }
 
 // forgetHistory deletes the kept versions of a forgotten file (or, with

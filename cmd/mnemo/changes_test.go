@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/memory"
+	memhistory "github.com/mnemo-agent/mnemo/memory/history"
+)
+
+// baseline keeps each file whose text the history lacks as its newest, as
+// found at start, once.
+func TestHistoryBaseline(t *testing.T) {
+	dir := t.TempDir()
+	mem := filepath.Join(dir, "memory")
+	for p, text := range map[string]string{
+		"ann/facts/user.md":       "# Ann\n> Summary: a\n",
+		"ann/facts/kept.md":       "# Kept\n> Summary: k\n",
+		"bob/episodes/2026-11.md": "# E\n> Summary: e\n",
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(mem, p)), 0o755)
+		os.WriteFile(filepath.Join(mem, p), []byte(text), 0o644)
+	}
+	h, err := memhistory.Open(memhistory.Options{Dir: filepath.Join(dir, "history")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	h.Record("ann", "facts/kept.md", []byte("# Kept\n> Summary: k\n"), "reflector") // already the newest
+	store, err := memory.Open(memory.Options{Dir: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	l := &changeLog{hist: h, metrics: metrics.New(metrics.Gauges{}), log: slog.New(slog.DiscardHandler)}
+	if n := l.baseline(context.Background(), store); n != 2 {
+		t.Errorf("kept %d versions, want 2 (the file already kept is not kept again)", n)
+	}
+	if vs, _ := h.List("ann", "facts/user.md"); len(vs) != 1 || vs[0].Who != "as found at start" {
+		t.Errorf("ann's user.md: %+v", vs)
+	}
+	if n := l.baseline(context.Background(), store); n != 0 {
+		t.Errorf("a second baseline kept %d", n)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	os.WriteFile(filepath.Join(mem, "bob/episodes/2026-11.md"), []byte("# E\n> Summary: changed\n"), 0o644)
+	if n := l.baseline(ctx, store); n != 0 {
+		t.Errorf("a cancelled baseline kept %d", n)
+	}
+}
