@@ -1,6 +1,7 @@
 package history
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +11,7 @@ import (
 	"os"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -154,14 +156,26 @@ func (s *Store) record(user, p string, content []byte, who string, deleted bool)
 }
 
 // newID names a version by its time (to the millisecond, so a listing
-// sorts by name), with a suffix when that name is taken.
+// sorts by name), with a suffix past any other of that millisecond, so a
+// later version never sorts before an earlier one (even after pruning).
 func newID(t time.Time, versions []Version) string {
 	base := t.Format("20060102T150405.000Z")
-	id := base
-	for n := 2; slices.ContainsFunc(versions, func(v Version) bool { return v.ID == id }); n++ {
-		id = fmt.Sprintf("%s-%d", base, n)
+	last := 0
+	for _, v := range versions {
+		switch rest, ok := strings.CutPrefix(v.ID, base); {
+		case !ok:
+		case rest == "":
+			last = max(last, 1)
+		default:
+			if n, err := strconv.Atoi(strings.TrimPrefix(rest, "-")); err == nil {
+				last = max(last, n)
+			}
+		}
 	}
-	return id
+	if last == 0 {
+		return base
+	}
+	return fmt.Sprintf("%s-%04d", base, last+1) // padded: ids sort in the order they were made
 }
 
 func (s *Store) write(name string, data []byte) error {
@@ -234,7 +248,9 @@ func (s *Store) list(d string) ([]Version, error) {
 		}
 		out = append(out, v)
 	}
-	slices.SortFunc(out, func(a, b Version) int { return -strings.Compare(a.ID, b.ID) })
+	slices.SortFunc(out, func(a, b Version) int {
+		return cmp.Or(b.Time.Compare(a.Time), strings.Compare(b.ID, a.ID)) // newest first
+	})
 	return out, nil
 }
 

@@ -49,7 +49,7 @@ func TestRecordListRead(t *testing.T) {
 	c.t = c.t.Add(time.Minute)
 	v3, _, _ := s.Record("ann", "facts/user.md", []byte("# A\nc\n"), "restore of "+v1.ID)
 	got, err := s.List("ann", "facts/user.md")
-	if err != nil || ids(got) != v3.ID+":restore of "+v1.ID+" "+v2.ID+":reflector (task t1) "+v1.ID+":hand edit" || v2.ID != v1.ID+"-2" {
+	if err != nil || ids(got) != v3.ID+":restore of "+v1.ID+" "+v2.ID+":reflector (task t1) "+v1.ID+":hand edit" || v2.ID != v1.ID+"-0002" {
 		t.Fatalf("List = %s, %v", ids(got), err)
 	}
 	if text, err := s.Read("ann", "facts/user.md", v2); err != nil || string(text) != "# A\nb\n" {
@@ -158,6 +158,12 @@ func TestFind(t *testing.T) {
 			t.Errorf("Find(%q) = %s, %v; want %s", tc.at, v.ID, err, tc.want)
 		}
 	}
+	// A version at midnight belongs to the next day, not to "2026-11-25".
+	c.t = time.Date(2026, 11, 26, 0, 0, 0, 0, time.UTC)
+	s.Record("ann", "facts/a.md", []byte("3"), "x")
+	if v, err := s.Find("ann", "facts/a.md", "2026-11-25"); err != nil || v.ID != v2.ID {
+		t.Errorf("Find(2026-11-25) with a version at the next midnight = %s, %v; want %s", v.ID, err, v2.ID)
+	}
 	if _, err := s.Find("ann", "facts/a.md", "2026-11-24"); !errors.Is(err, ErrNoVersion) || !strings.Contains(err.Error(), "the oldest kept is "+v1.ID) {
 		t.Errorf("Find before the oldest: %v", err)
 	}
@@ -225,5 +231,39 @@ func TestSummary(t *testing.T) {
 		if got := Summary([]byte(tc.a), []byte(tc.b), tc.exists); got != tc.want {
 			t.Errorf("Summary(%q, %q) = %q, want %q", tc.a, tc.b, got, tc.want)
 		}
+	}
+}
+
+// The defaults: 50 versions, 90 days.
+func TestRetentionDefaults(t *testing.T) {
+	s, c, _ := open(t, 0, 0)
+	t0 := c.t
+	s.Record("ann", "facts/a.md", []byte("old"), "x")
+	c.t = t0.Add(DefaultMaxAge - time.Hour)
+	s.Record("ann", "facts/a.md", []byte("newer"), "x")
+	if got, _ := s.List("ann", "facts/a.md"); len(got) != 2 {
+		t.Fatalf("a version younger than 90 days was dropped: %s", ids(got))
+	}
+	c.t = t0.Add(DefaultMaxAge + time.Hour)
+	s.Record("ann", "facts/a.md", []byte("newest"), "x")
+	if got, _ := s.List("ann", "facts/a.md"); len(got) != 2 || got[1].Size != 5 {
+		t.Errorf("after 90 days: %s", ids(got))
+	}
+	// Many versions in one millisecond: the newest stay, newest first.
+	for i := range DefaultKeep + 5 {
+		s.Record("ann", "facts/b.md", []byte{byte(i)}, "x")
+	}
+	got, _ := s.List("ann", "facts/b.md")
+	if len(got) != DefaultKeep {
+		t.Errorf("kept %d versions, want %d", len(got), DefaultKeep)
+	}
+	for i, v := range got {
+		if text, _ := s.Read("ann", "facts/b.md", v); len(text) != 1 || int(text[0]) != DefaultKeep+4-i {
+			t.Fatalf("version %d (%s) holds %v, want %d", i, v.ID, text, DefaultKeep+4-i)
+		}
+	}
+	// The same text as the newest is not recorded again, however many came before.
+	if _, rec, _ := s.Record("ann", "facts/b.md", []byte{byte(DefaultKeep + 4)}, "x"); rec {
+		t.Error("the newest text was recorded again")
 	}
 }
