@@ -85,6 +85,7 @@ func TestSeriesMove(t *testing.T) {
 	m.ToolCall("memory_write", "error")
 	m.Reflection("ok")
 	m.MemoryWrite("append", "ok")
+	m.MemoryWrite("create", "ok")
 	m.MemoryWrite("write", "conflict")
 	m.HandEdit()
 	m.QueueSource("slack", func() int { return 3 })
@@ -105,6 +106,7 @@ func TestSeriesMove(t *testing.T) {
 		{"mnemo_llm_tokens_total", []string{"direction=in", "role=thinker"}, 120},
 		{"mnemo_llm_tokens_total", []string{"direction=out", "role=thinker"}, 30},
 		{"mnemo_llm_tokens_total", []string{"direction=in", "role=reflector"}, -1}, // none reported
+		{"mnemo_llm_tokens_total", []string{"direction=out", "role=reflector"}, -1},
 		{"mnemo_tool_calls_total", []string{"result=ok", "tool=memory_read"}, 1},
 		{"mnemo_tool_calls_total", []string{"result=error", "tool=memory_write"}, 1},
 		{"mnemo_reflections_total", []string{"outcome=ok"}, 1},
