@@ -36,9 +36,10 @@ type app struct {
 	// baseURL is the model server's address as resolved (what was tried).
 	baseURL string
 	// hist keeps the earlier versions of memory files (changes.go).
-	hist *memhistory.Store
-	// stopBaseline ends the keeping of files as found at start, which
-	// closes baselineDone when it has stopped.
+	hist    *memhistory.Store
+	changes *changeLog
+	// stopBaseline ends the keeping of files as found at start (nil: not
+	// started), which closes baselineDone when it has stopped.
 	stopBaseline context.CancelFunc
 	baselineDone chan struct{}
 
@@ -138,16 +139,22 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		return nil, failure(err)
 	}
 	a.core, a.store, a.refl, a.agent = core, core.Store, core.Reflector, core.Agent
-	bg, stop := context.WithCancel(context.Background())
-	a.stopBaseline = stop
-	a.baselineDone = make(chan struct{})
-	go func() {
-		defer close(a.baselineDone)
-		changes.baseline(bg, core.Store)
-	}()
+	a.changes = changes
 	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.refl.Pending})
 	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
 	return a, nil
+}
+
+// startBaseline keeps, in the background, the memory files of user (all
+// users for "") as found at start (changeLog.baseline): serve looks at
+// everyone's, chat at its own person's only.
+func (a *app) startBaseline(user string) {
+	bg, stop := context.WithCancel(context.Background())
+	a.stopBaseline, a.baselineDone = stop, make(chan struct{})
+	go func() {
+		defer close(a.baselineDone)
+		a.changes.baseline(bg, a.store, user)
+	}()
 }
 
 // Close reflects every pending turn and waits for running reflections
@@ -155,8 +162,10 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 // reflected stay journaled for the next start: that is logged, not failed.
 // Callers bound ctx by the shutdown grace (shutdown.go).
 func (a *app) Close(ctx context.Context) error {
-	a.stopBaseline()
-	<-a.baselineDone
+	if a.stopBaseline != nil {
+		a.stopBaseline()
+		<-a.baselineDone
+	}
 	var err error
 	a.reflectErr, err = a.core.Close(ctx) // the store's watcher stops last: nothing more to record
 	u := a.llm.Usage()

@@ -61,13 +61,16 @@ func (l *changeLog) onChange(c memory.Commit) {
 // is not what is on disk (a file from before history was kept, or edited
 // while mnemo was not running) as found at start, so that the first
 // change after it — a person's edit included — can be undone. It runs in
-// the background at start and stops when ctx ends; it returns how many
-// versions it kept.
-func (l *changeLog) baseline(ctx context.Context, store *memory.Store) int {
-	users, err := store.Users()
-	if err != nil {
-		l.log.Warn("history: could not list the users to keep their files as found at start", "err", err)
-		return 0
+// the background at start and stops when ctx ends; only names one user
+// ("" for all). It returns how many versions it kept.
+func (l *changeLog) baseline(ctx context.Context, store *memory.Store, only string) int {
+	users := []string{only}
+	if only == "" {
+		var err error
+		if users, err = store.Users(); err != nil {
+			l.log.Warn("history: could not list the users to keep their files as found at start", "err", err)
+			return 0
+		}
 	}
 	kept := 0
 	for _, name := range users {

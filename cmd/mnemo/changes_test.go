@@ -37,19 +37,25 @@ func TestHistoryBaseline(t *testing.T) {
 	}
 	defer store.Close()
 	l := &changeLog{hist: h, metrics: metrics.New(metrics.Gauges{}), log: slog.New(slog.DiscardHandler)}
-	if n := l.baseline(context.Background(), store); n != 2 {
-		t.Errorf("kept %d versions, want 2 (the file already kept is not kept again)", n)
+	if n := l.baseline(context.Background(), store, "bob"); n != 1 {
+		t.Errorf("kept %d versions of bob's, want 1", n)
+	}
+	if vs, _ := h.List("ann", "facts/user.md"); len(vs) != 0 {
+		t.Errorf("a baseline of bob kept ann's files: %+v", vs)
+	}
+	if n := l.baseline(context.Background(), store, ""); n != 1 {
+		t.Errorf("kept %d versions, want 1 (bob's and the file already kept are not kept again)", n)
 	}
 	if vs, _ := h.List("ann", "facts/user.md"); len(vs) != 1 || vs[0].Who != "as found at start" {
 		t.Errorf("ann's user.md: %+v", vs)
 	}
-	if n := l.baseline(context.Background(), store); n != 0 {
+	if n := l.baseline(context.Background(), store, ""); n != 0 {
 		t.Errorf("a second baseline kept %d", n)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	os.WriteFile(filepath.Join(mem, "bob/episodes/2026-11.md"), []byte("# E\n> Summary: changed\n"), 0o644)
-	if n := l.baseline(ctx, store); n != 0 {
+	if n := l.baseline(ctx, store, ""); n != 0 {
 		t.Errorf("a cancelled baseline kept %d", n)
 	}
 }

@@ -77,6 +77,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if err != nil {
 		return err
 	}
+	a.startBaseline(name)
 	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
 	defer sd.release()
 	ctl, err := a.listenControl()

@@ -71,6 +71,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return err
 	}
+	a.startBaseline("")
 	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
 	defer sd.release()
 	// stop ends what was opened so far: the grace bounds the reflections of
