@@ -4,10 +4,10 @@ package memory
 // an edge exactly at and one past it, so a shifted comparison fails a test.
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"io"
 	"log/slog"
 	"os"
@@ -188,28 +188,10 @@ func TestPreloadBudgetExact(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the watcher goroutine may write to meanwhile.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // A user folder without facts/ or episodes/ yet is watched: the missing
 // subfolders are no reason to warn or to fall back to rescanning.
 func TestWatchUserWithoutSubfolders(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	dir := filepath.Join(t.TempDir(), "memory")
 	if err := os.MkdirAll(filepath.Join(dir, "bob"), 0o700); err != nil {
 		t.Fatal(err)
@@ -232,7 +214,7 @@ func TestWatchUserWithoutSubfolders(t *testing.T) {
 // A subfolder that cannot be watched (here a symlink loop) makes that
 // user's index rescan on every List, with a warning.
 func TestWatchUserSubfolderFails(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	dir := filepath.Join(t.TempDir(), "memory")
 	if err := os.MkdirAll(filepath.Join(dir, "bob"), 0o700); err != nil {
 		t.Fatal(err)
@@ -288,7 +270,7 @@ func TestSubfoldersCreatedLaterAreWatched(t *testing.T) {
 }
 
 func TestOpenWarnsOnlyWhenWatchingFails(t *testing.T) {
-	var logs syncBuffer
+	var logs logtest.Buffer
 	newStore(t, func(o *Options) { o.Logger = slog.New(slog.NewTextHandler(&logs, nil)) })
 	if got := logs.String(); strings.Contains(got, "unavailable") {
 		t.Errorf("warned that watching is unavailable although it works:\n%s", got)

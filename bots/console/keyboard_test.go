@@ -3,9 +3,9 @@ package console
 import (
 	"context"
 	"errors"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"io"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -180,7 +180,7 @@ func TestCancelWhileEditing(t *testing.T) {
 func TestKeysWhileTheModelWorks(t *testing.T) {
 	h := &ctxHandler{started: make(chan agent.Task, 1)}
 	r, w := io.Pipe()
-	var out syncBuffer
+	var out logtest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- Run(context.Background(), Config{In: r, Out: &out, Interactive: true, User: "a", Handler: h})
@@ -205,7 +205,7 @@ func TestKeysWhileTheModelWorks(t *testing.T) {
 	hb := bottest.NewHandler()
 	release := hb.Hold()
 	r, w = io.Pipe()
-	out = syncBuffer{}
+	out = logtest.Buffer{}
 	go func() {
 		done <- Run(context.Background(), Config{In: r, Out: &out, Interactive: true, User: "a", Handler: hb})
 	}()
@@ -218,28 +218,11 @@ func TestKeysWhileTheModelWorks(t *testing.T) {
 	}
 }
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // The spinner turns every spinEvery while the model works and its line
 // is cleared when it stops (on a fake clock).
 func TestThinkingIndicator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var out syncBuffer
+		var out logtest.Buffer
 		stop := thinking(&out, false)
 		if got := out.String(); got != "\r⠋ thinking… (Ctrl-C cancels)"+clearRight {
 			t.Errorf("first frame %q", got)
@@ -259,7 +242,7 @@ func TestThinkingIndicator(t *testing.T) {
 			t.Error("the spinner turned after stop")
 		}
 	})
-	var out syncBuffer
+	var out logtest.Buffer
 	thinking(&out, true)()
 	if !strings.HasPrefix(out.String(), "\r"+ansiDim+"⠋") {
 		t.Errorf("coloured frame %q", out.String())

@@ -1,36 +1,17 @@
 package main
 
 import (
-	"bytes"
 	"context"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 )
-
-// lockedBuffer is a bytes.Buffer safe for the logger and the test.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // `mnemo chat` at a terminal: a message is answered; Ctrl-C cancels a
 // reply the model is slow to write, and that turn is not reflected;
@@ -45,7 +26,7 @@ func TestChatAtATerminal(t *testing.T) {
 		return w.brain.handle(r)
 	})
 	tty := consoletest.Open(t)
-	var errOut lockedBuffer
+	var errOut logtest.Buffer
 	done := make(chan error, 1)
 	go func() {
 		done <- run(stopOn(context.Background()), []string{"chat", "--user", "ada"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, &errOut)

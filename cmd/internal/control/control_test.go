@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 
@@ -31,27 +31,9 @@ func shortDir(t *testing.T) string {
 	return dir
 }
 
-// syncBuffer collects log output written from the server's goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func listen(t *testing.T, path string, h Handler) (*Server, *syncBuffer) {
+func listen(t *testing.T, path string, h Handler) (*Server, *logtest.Buffer) {
 	t.Helper()
-	var logs syncBuffer
+	var logs logtest.Buffer
 	s, err := Listen(path, h, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
