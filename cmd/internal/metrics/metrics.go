@@ -1,34 +1,49 @@
 package metrics
 
 import (
+	"bufio"
+	"bytes"
 	"net/http"
+	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
+	vm "github.com/VictoriaMetrics/metrics"
 )
+
+// family is one mnemo_ series family: its type and help text, written
+// before its first sample at each scrape.
+type family struct{ typ, help string }
+
+// families names every mnemo_ family and says what it counts.
+var families = map[string]family{
+	"mnemo_messages_received_total":      {"counter", "Messages from people that mnemo took to answer, by platform (slack, discord, console)."},
+	"mnemo_replies_sent_total":           {"counter", "Replies posted, by platform; a reply split into several platform messages counts once."},
+	"mnemo_llm_requests_total":           {"counter", "Chat-completion requests to the model server, by role (thinker answers people, reflector writes memory) and outcome (ok, error, canceled); retries count once per request."},
+	"mnemo_llm_request_duration_seconds": {"histogram", "Time from sending a chat-completion request to its answer or failure, retries included, by role."},
+	"mnemo_llm_tokens_total":             {"counter", "Tokens the model server reported, by role and direction (in: prompt, out: completion)."},
+	"mnemo_tool_calls_total":             {"counter", "Tool calls the model made, by tool and result (ok, error)."},
+	"mnemo_reflections_total":            {"counter", "Reflection runs (turns turned into memory), by outcome (ok, failed, canceled)."},
+	"mnemo_memory_writes_total":          {"counter", "Changes to memory files through the store, by op (create, write, append, patch, delete) and outcome (ok, conflict, error)."},
+	"mnemo_memory_conflicts_total":       {"counter", "Writes refused because the file changed since it was read (a hand edit or another write won)."},
+	"mnemo_memory_hand_edits_total":      {"counter", "Changes to memory files made outside mnemo (an editor, a script) that the watcher saw."},
+	"mnemo_tasks_in_flight":              {"gauge", "Messages being answered now (the model and its tools at work), by platform."},
+	"mnemo_journal_pending_turns":        {"gauge", "Turns journaled and not yet reflected into memory."},
+	"mnemo_queue_depth":                  {"gauge", "Messages a platform's adapter accepted and has not answered yet (waiting for a slot or being answered)."},
+}
+
+// latencyBuckets are the upper bounds of the LLM latency histogram, in
+// seconds: a local model answers in a fraction of one, a long tool loop
+// in minutes.
+var latencyBuckets = []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120}
 
 // Metrics holds every mnemo_ series. The methods are safe for concurrent
 // use; a nil *Metrics ignores every call, so hooks may be wired
 // unconditionally.
 type Metrics struct {
-	reg *prometheus.Registry
-
-	received     *prometheus.CounterVec
-	sent         *prometheus.CounterVec
-	llmRequests  *prometheus.CounterVec
-	llmLatency   *prometheus.HistogramVec
-	tokens       *prometheus.CounterVec
-	toolCalls    *prometheus.CounterVec
-	reflections  *prometheus.CounterVec
-	writes       *prometheus.CounterVec
-	conflicts    prometheus.Counter
-	handEdits    prometheus.Counter
-	inFlight     *prometheus.GaugeVec
-	pendingTurns prometheus.GaugeFunc
-	pending      atomic.Pointer[func() int]
+	set     *vm.Set
+	pending atomic.Pointer[func() int]
 }
 
 // Gauges reads the current levels at scrape time.
@@ -38,74 +53,20 @@ type Gauges struct {
 	JournalPending func() int
 }
 
-// New registers every series, the Go runtime and the process collectors.
-// The gauges' sources may also be set later, with SetGauges.
+// New makes every series; the Go runtime and process series are added at
+// each scrape. The gauges' sources may also be set later, with SetGauges.
 func New(g Gauges) *Metrics {
-	reg := prometheus.NewRegistry()
-	m := &Metrics{
-		reg: reg,
-		received: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mnemo_messages_received_total",
-			Help: "Messages from people that mnemo took to answer, by platform (slack, discord, console).",
-		}, []string{"platform"}),
-		sent: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mnemo_replies_sent_total",
-			Help: "Replies posted, by platform; a reply split into several platform messages counts once.",
-		}, []string{"platform"}),
-		llmRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mnemo_llm_requests_total",
-			Help: "Chat-completion requests to the model server, by role (thinker answers people, reflector writes memory) and outcome (ok, error, canceled); retries count once per request.",
-		}, []string{"role", "outcome"}),
-		llmLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name:    "mnemo_llm_request_duration_seconds",
-			Help:    "Time from sending a chat-completion request to its answer or failure, retries included, by role.",
-			Buckets: []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120},
-		}, []string{"role"}),
-		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mnemo_llm_tokens_total",
-			Help: "Tokens the model server reported, by role and direction (in: prompt, out: completion).",
-		}, []string{"role", "direction"}),
-		toolCalls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mnemo_tool_calls_total",
-			Help: "Tool calls the model made, by tool and result (ok, error).",
-		}, []string{"tool", "result"}),
-		reflections: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mnemo_reflections_total",
-			Help: "Reflection runs (turns turned into memory), by outcome (ok, failed, canceled).",
-		}, []string{"outcome"}),
-		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "mnemo_memory_writes_total",
-			Help: "Changes to memory files through the store, by op (create, write, append, patch, delete) and outcome (ok, conflict, error).",
-		}, []string{"op", "outcome"}),
-		conflicts: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mnemo_memory_conflicts_total",
-			Help: "Writes refused because the file changed since it was read (a hand edit or another write won).",
-		}),
-		handEdits: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "mnemo_memory_hand_edits_total",
-			Help: "Changes to memory files made outside mnemo (an editor, a script) that the watcher saw.",
-		}),
-		inFlight: prometheus.NewGaugeVec(prometheus.GaugeOpts{
-			Name: "mnemo_tasks_in_flight",
-			Help: "Messages being answered now (the model and its tools at work), by platform.",
-		}, []string{"platform"}),
-	}
+	m := &Metrics{set: vm.NewSet()}
 	m.SetGauges(g)
-	m.pendingTurns = prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "mnemo_journal_pending_turns",
-		Help: "Turns journaled and not yet reflected into memory.",
-	}, func() float64 {
+	// Unlabelled series exist from the start, at 0, as a scraper expects.
+	m.set.NewCounter("mnemo_memory_conflicts_total")
+	m.set.NewCounter("mnemo_memory_hand_edits_total")
+	m.set.NewGauge("mnemo_journal_pending_turns", func() float64 {
 		if f := m.pending.Load(); f != nil {
 			return float64((*f)())
 		}
 		return 0
 	})
-	reg.MustRegister(
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		m.received, m.sent, m.llmRequests, m.llmLatency, m.tokens, m.toolCalls,
-		m.reflections, m.writes, m.conflicts, m.handEdits, m.inFlight, m.pendingTurns,
-	)
 	return m
 }
 
@@ -119,15 +80,76 @@ func (m *Metrics) SetGauges(g Gauges) {
 	m.pending.Store(&g.JournalPending)
 }
 
-// Handler serves the registry in the Prometheus text format (and
-// OpenMetrics when asked); a failing collector is reported in the answer,
-// not by a 500, so the rest stays visible.
+// Handler serves every series in the Prometheus text format, each mnemo_
+// family with its HELP and TYPE, then the Go runtime and process series.
 func (m *Metrics) Handler() http.Handler {
-	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{ErrorHandling: promhttp.ContinueOnError})
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		var buf bytes.Buffer
+		m.set.WritePrometheus(&buf)
+		w.Header().Set("Content-Type", "text/plain; version=0.0.4; charset=utf-8")
+		bw := bufio.NewWriter(w)
+		writeWithHelp(bw, buf.Bytes())
+		vm.WriteProcessMetrics(bw)
+		bw.Flush()
+	})
 }
 
-// Registry is the registry, for tests and for adding collectors.
-func (m *Metrics) Registry() *prometheus.Registry { return m.reg }
+// writeWithHelp copies samples (grouped by family, as a Set writes them)
+// to w with the HELP and TYPE lines of each mnemo_ family before its first
+// sample.
+func writeWithHelp(w *bufio.Writer, samples []byte) {
+	prev := ""
+	for line := range bytes.Lines(samples) {
+		fam := familyOf(string(line))
+		if f, ok := families[fam]; ok && fam != prev {
+			w.WriteString("# HELP " + fam + " " + f.help + "\n# TYPE " + fam + " " + f.typ + "\n")
+			prev = fam
+		}
+		w.Write(line)
+	}
+}
+
+// familyOf is the family a sample line belongs to: its name up to the
+// labels or the value, less a histogram's _bucket, _sum or _count.
+func familyOf(line string) string {
+	name, _, _ := strings.Cut(line, " ")
+	name, _, _ = strings.Cut(name, "{")
+	for _, suffix := range []string{"_bucket", "_sum", "_count"} {
+		if base, ok := strings.CutSuffix(name, suffix); ok && families[base].typ == "histogram" {
+			return base
+		}
+	}
+	return name
+}
+
+// series is a series name with its labels sorted by key and each value
+// escaped as the text format wants; kv alternates keys and values.
+func series(name string, kv ...string) string {
+	type label struct{ k, v string }
+	labels := make([]label, 0, len(kv)/2)
+	for i := 0; i+1 < len(kv); i += 2 {
+		labels = append(labels, label{kv[i], kv[i+1]})
+	}
+	sort.Slice(labels, func(i, j int) bool { return labels[i].k < labels[j].k })
+	var b strings.Builder
+	b.WriteString(name)
+	b.WriteByte('{')
+	for i, l := range labels {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(l.k + `="` + labelEscaper.Replace(l.v) + `"`)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// labelEscaper escapes a label value for the text format.
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func (m *Metrics) inc(name string, kv ...string) {
+	m.set.GetOrCreateCounter(series(name, kv...)).Inc()
+}
 
 // LLMRequest records one chat-completion request: its role ("thinker" or
 // "reflector"), outcome ("ok", "error", "canceled"), duration, and the
@@ -136,13 +158,13 @@ func (m *Metrics) LLMRequest(role, outcome string, d time.Duration, promptTokens
 	if m == nil {
 		return
 	}
-	m.llmRequests.WithLabelValues(role, outcome).Inc()
-	m.llmLatency.WithLabelValues(role).Observe(d.Seconds())
+	m.inc("mnemo_llm_requests_total", "role", role, "outcome", outcome)
+	m.set.GetOrCreatePrometheusHistogramExt(series("mnemo_llm_request_duration_seconds", "role", role), latencyBuckets).Update(d.Seconds())
 	if promptTokens > 0 {
-		m.tokens.WithLabelValues(role, "in").Add(float64(promptTokens))
+		m.set.GetOrCreateCounter(series("mnemo_llm_tokens_total", "role", role, "direction", "in")).Add(promptTokens)
 	}
 	if completionTokens > 0 {
-		m.tokens.WithLabelValues(role, "out").Add(float64(completionTokens))
+		m.set.GetOrCreateCounter(series("mnemo_llm_tokens_total", "role", role, "direction", "out")).Add(completionTokens)
 	}
 }
 
@@ -150,7 +172,7 @@ func (m *Metrics) LLMRequest(role, outcome string, d time.Duration, promptTokens
 // "error").
 func (m *Metrics) ToolCall(tool, result string) {
 	if m != nil {
-		m.toolCalls.WithLabelValues(tool, result).Inc()
+		m.inc("mnemo_tool_calls_total", "tool", tool, "result", result)
 	}
 }
 
@@ -158,7 +180,7 @@ func (m *Metrics) ToolCall(tool, result string) {
 // "canceled").
 func (m *Metrics) Reflection(outcome string) {
 	if m != nil {
-		m.reflections.WithLabelValues(outcome).Inc()
+		m.inc("mnemo_reflections_total", "outcome", outcome)
 	}
 }
 
@@ -169,25 +191,30 @@ func (m *Metrics) MemoryWrite(op, outcome string) {
 	if m == nil {
 		return
 	}
-	m.writes.WithLabelValues(op, outcome).Inc()
+	m.inc("mnemo_memory_writes_total", "op", op, "outcome", outcome)
 	if outcome == "conflict" {
-		m.conflicts.Inc()
+		m.set.GetOrCreateCounter("mnemo_memory_conflicts_total").Inc()
 	}
 }
 
 // HandEdit counts a change the watcher saw that mnemo did not make.
 func (m *Metrics) HandEdit() {
 	if m != nil {
-		m.handEdits.Inc()
+		m.set.GetOrCreateCounter("mnemo_memory_hand_edits_total").Inc()
 	}
+}
+
+// inFlight is the in-flight gauge of a platform.
+func (m *Metrics) inFlight(platform string) *vm.Gauge {
+	return m.set.GetOrCreateGauge(series("mnemo_tasks_in_flight", "platform", platform), nil)
 }
 
 // TaskStarted counts a message taken to be answered (received) and now
 // being answered (in flight); TaskDone ends it, a reply sent when sent.
 func (m *Metrics) TaskStarted(platform string) {
 	if m != nil {
-		m.received.WithLabelValues(platform).Inc()
-		m.inFlight.WithLabelValues(platform).Inc()
+		m.inc("mnemo_messages_received_total", "platform", platform)
+		m.inFlight(platform).Inc()
 	}
 }
 
@@ -196,9 +223,9 @@ func (m *Metrics) TaskDone(platform string, sent bool) {
 	if m == nil {
 		return
 	}
-	m.inFlight.WithLabelValues(platform).Dec()
+	m.inFlight(platform).Dec()
 	if sent {
-		m.sent.WithLabelValues(platform).Inc()
+		m.inc("mnemo_replies_sent_total", "platform", platform)
 	}
 }
 
@@ -209,9 +236,5 @@ func (m *Metrics) QueueSource(platform string, depth func() int) {
 	if m == nil {
 		return
 	}
-	m.reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name:        "mnemo_queue_depth",
-		Help:        "Messages a platform's adapter accepted and has not answered yet (waiting for a slot or being answered).",
-		ConstLabels: prometheus.Labels{"platform": platform},
-	}, func() float64 { return float64(depth()) }))
+	m.set.NewGauge(series("mnemo_queue_depth", "platform", platform), func() float64 { return float64(depth()) })
 }

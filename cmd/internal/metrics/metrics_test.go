@@ -124,6 +124,17 @@ func TestSeriesMove(t *testing.T) {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
 		}
 	}
+	// Every family is there, with its help text and its type.
+	for name, f := range families {
+		fam := got[name]
+		if fam == nil {
+			t.Errorf("%s is not exported", name)
+			continue
+		}
+		if fam.GetHelp() != f.help || !strings.EqualFold(fam.GetType().String(), f.typ) {
+			t.Errorf("%s: help %q type %v, want %q %s", name, fam.GetHelp(), fam.GetType(), f.help, f.typ)
+		}
+	}
 	// The 1.5 s request is in the 2 s bucket and not in the 1 s one.
 	for _, m := range got["mnemo_llm_request_duration_seconds"].GetMetric() {
 		if m.GetLabel()[0].GetValue() != "thinker" {
@@ -158,9 +169,6 @@ func TestNoGaugeSource(t *testing.T) {
 	if v := value(scrape(t, m.Handler()), "mnemo_journal_pending_turns"); v != 0 {
 		t.Errorf("journal pending with no source = %v, want 0", v)
 	}
-	if m.Registry() == nil {
-		t.Error("no registry")
-	}
 	m.SetGauges(Gauges{JournalPending: func() int { return 4 }})
 	if v := value(scrape(t, m.Handler()), "mnemo_journal_pending_turns"); v != 4 {
 		t.Errorf("journal pending after SetGauges = %v, want 4", v)
@@ -168,5 +176,32 @@ func TestNoGaugeSource(t *testing.T) {
 	m.SetGauges(Gauges{})
 	if v := value(scrape(t, m.Handler()), "mnemo_journal_pending_turns"); v != 0 {
 		t.Errorf("journal pending after its source is unset = %v, want 0", v)
+	}
+}
+
+// A label value with quotes, backslashes or a line break (a tool name a
+// model made up) is escaped, so the scrape still parses and says it back.
+func TestLabelValuesEscaped(t *testing.T) {
+	m := New(Gauges{})
+	odd := "we\"ird\\tool\nx"
+	m.ToolCall(odd, "error")
+	m.ToolCall(odd, "error")
+	if v := value(scrape(t, m.Handler()), "mnemo_tool_calls_total", "result=error", "tool="+odd); v != 2 {
+		t.Errorf("tool %q counted %v, want 2", odd, v)
+	}
+}
+
+func TestFamilyOf(t *testing.T) {
+	for line, want := range map[string]string{
+		`mnemo_llm_request_duration_seconds_bucket{role="x",le="1"} 0`: "mnemo_llm_request_duration_seconds",
+		`mnemo_llm_request_duration_seconds_sum{role="x"} 0`:           "mnemo_llm_request_duration_seconds",
+		`mnemo_llm_request_duration_seconds_count{role="x"} 0`:         "mnemo_llm_request_duration_seconds",
+		`mnemo_journal_pending_turns 0`:                                "mnemo_journal_pending_turns",
+		`mnemo_tool_calls_total{tool="a_count"} 1`:                     "mnemo_tool_calls_total",
+		`go_gc_duration_seconds_count 3`:                               "go_gc_duration_seconds_count",
+	} {
+		if got := familyOf(line); got != want {
+			t.Errorf("familyOf(%q) = %q, want %q", line, got, want)
+		}
 	}
 }
