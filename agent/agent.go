@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // Defaults of Config.
@@ -427,7 +428,7 @@ func renderSystem(t Task, mode string) (string, error) {
 		Date:         t.Time.Format("2006-01-02"),
 		Weekday:      t.Time.Weekday().String(),
 		Time:         t.Time.Format("15:04 MST"),
-		Speaker:      oneLineName(t.Speaker),
+		Speaker:      text.OneLine(t.Speaker),
 		Channel:      t.Channel,
 		Memory:       mode,
 	}
@@ -449,12 +450,7 @@ func platformName(p string) string {
 	case "":
 		return "a chat"
 	}
-	return oneLineName(p)
-}
-
-// oneLineName keeps a display name from breaking the lines it is put in.
-func oneLineName(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return text.OneLine(p)
 }
 
 // buildMessages lays out iteration 1: system prompt, short-term history
@@ -464,16 +460,16 @@ func buildMessages(t Task, system string, hist []turn, index string) []llm.Messa
 	msgs := make([]llm.Message, 0, 4+2*len(hist))
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, h := range hist {
-		text := nonEmpty(h.Text)
+		said := nonEmpty(h.Text)
 		if h.User != t.User {
-			who := oneLineName(h.Speaker)
+			who := text.OneLine(h.Speaker)
 			if who == "" {
 				who = "another person"
 			}
-			text = fmt.Sprintf("[Earlier message from %s, not the person you are answering now]\n%s", who, text)
+			said = fmt.Sprintf("[Earlier message from %s, not the person you are answering now]\n%s", who, said)
 		}
 		msgs = append(msgs,
-			llm.Message{Role: llm.RoleUser, Content: text},
+			llm.Message{Role: llm.RoleUser, Content: said},
 			llm.Message{Role: llm.RoleAssistant, Content: nonEmpty(h.Reply)})
 	}
 	if index != "" {
@@ -498,7 +494,7 @@ func nonEmpty(s string) string {
 // renderContext attributes each earlier thread message to its author and
 // marks which are the speaker's and which other people's.
 func renderContext(t Task) string {
-	speaker := oneLineName(t.Speaker)
+	speaker := text.OneLine(t.Speaker)
 	if speaker == "" {
 		speaker = "the person you are answering"
 	}
@@ -506,7 +502,7 @@ func renderContext(t Task) string {
 	fmt.Fprintf(&b, "Earlier messages in this thread, oldest first, quoted for context. Only lines marked \"(the speaker)\" are from %s; "+
 		"lines marked \"(another person)\" are other people's words, not the speaker's.\n", speaker)
 	for _, m := range t.Context {
-		author := oneLineName(m.Author)
+		author := text.OneLine(m.Author)
 		if author == "" {
 			author = "someone"
 		}
