@@ -1,10 +1,10 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/text"
 )
@@ -61,7 +62,7 @@ type ContextMessage struct {
 
 // Task is one message to answer.
 type Task struct {
-	ID            string    // set by Handle when empty (16 random hex digits)
+	ID            string    // set by Handle when empty (16 random base32 characters)
 	User          string    // memory user name, from the platform event (never from model output)
 	Conversation  string    // key of the thread / DM / console session; one task at a time per key ("" → Platform+":"+User)
 	Platform      string    // "console", "slack", "discord"
@@ -171,25 +172,12 @@ func New(cfg Config) (*Agent, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("agent: config is missing %s", strings.Join(missing, ", "))
 	}
-	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = DefaultMaxSteps
-	}
-	if cfg.HistoryTurns == 0 {
-		cfg.HistoryTurns = DefaultHistoryTurns
-	}
-	if cfg.MaxConversations <= 0 {
-		cfg.MaxConversations = DefaultMaxConversations
-	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if cfg.MaxReplyChars <= 0 {
-		cfg.MaxReplyChars = DefaultMaxReplyChars
-	}
-	cfg.MaxReplyChars = max(cfg.MaxReplyChars, MinMaxReplyChars)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.MaxSteps = defaults.Positive(cfg.MaxSteps, DefaultMaxSteps)
+	cfg.HistoryTurns = cmp.Or(cfg.HistoryTurns, DefaultHistoryTurns) // negative: no history
+	cfg.MaxConversations = defaults.Positive(cfg.MaxConversations, DefaultMaxConversations)
+	cfg.MaxConcurrent = defaults.Positive(cfg.MaxConcurrent, DefaultMaxConcurrent)
+	cfg.MaxReplyChars = max(defaults.Positive(cfg.MaxReplyChars, DefaultMaxReplyChars), MinMaxReplyChars)
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -519,9 +507,5 @@ func renderContext(t Task) string {
 	return b.String()
 }
 
-// newTaskID is 16 random hex digits.
-func newTaskID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
-	return hex.EncodeToString(b[:])
-}
+// newTaskID is 16 random characters (base32: A–Z, 2–7; 80 bits).
+func newTaskID() string { return rand.Text()[:16] }

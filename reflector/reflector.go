@@ -15,6 +15,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/text"
 )
@@ -150,21 +151,11 @@ func Open(cfg Config) (*Reflector, error) {
 	case cfg.StateDir == "":
 		return nil, errors.New("reflector: Config.StateDir is required")
 	}
-	if cfg.Idle <= 0 {
-		cfg.Idle = DefaultIdle
-	}
-	if cfg.MaxTurns <= 0 {
-		cfg.MaxTurns = DefaultMaxTurns
-	}
-	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = DefaultMaxSteps
-	}
-	if cfg.FactsBudget <= 0 {
-		cfg.FactsBudget = DefaultFactsBudget
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Idle = defaults.Positive(cfg.Idle, DefaultIdle)
+	cfg.MaxTurns = defaults.Positive(cfg.MaxTurns, DefaultMaxTurns)
+	cfg.MaxSteps = defaults.Positive(cfg.MaxSteps, DefaultMaxSteps)
+	cfg.FactsBudget = defaults.Positive(cfg.FactsBudget, DefaultFactsBudget)
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	dir := filepath.Join(cfg.StateDir, "reflector")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("reflector: create the journal folder: %w", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -60,12 +61,8 @@ type Store struct {
 
 // Open opens (creating when missing) the history folder.
 func Open(opts Options) (*Store, error) {
-	if opts.Keep <= 0 {
-		opts.Keep = DefaultKeep
-	}
-	if opts.MaxAge <= 0 {
-		opts.MaxAge = DefaultMaxAge
-	}
+	opts.Keep = defaults.Positive(opts.Keep, DefaultKeep)
+	opts.MaxAge = defaults.Positive(opts.MaxAge, DefaultMaxAge)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}

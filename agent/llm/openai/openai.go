@@ -19,6 +19,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
@@ -128,24 +129,16 @@ func New(cfg Config) *Client {
 		c.baseURL = DefaultBaseURL
 	}
 	c.shownURL = displayURL(c.baseURL)
-	if c.timeout <= 0 {
-		c.timeout = defaultLLMTimeout
-	}
+	c.timeout = defaults.Positive(c.timeout, defaultLLMTimeout)
 	switch {
 	case c.maxRetries == 0:
 		c.maxRetries = defaultMaxRetries
 	case c.maxRetries < 0:
 		c.maxRetries = 0
 	}
-	if c.maxRetryAfter <= 0 {
-		c.maxRetryAfter = defaultMaxRetryAfter
-	}
-	if c.maxResponse <= 0 {
-		c.maxResponse = DefaultMaxResponseBytes
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c.maxRetryAfter = defaults.Positive(c.maxRetryAfter, defaultMaxRetryAfter)
+	c.maxResponse = defaults.Positive(c.maxResponse, DefaultMaxResponseBytes)
+	c.log = defaults.Logger(c.log)
 	if c.sleep == nil {
 		c.sleep = sleepCtx
 	}
