@@ -19,6 +19,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
@@ -140,7 +141,7 @@ func New(cfg Config) *Client {
 	c.maxResponse = defaults.Positive(c.maxResponse, DefaultMaxResponseBytes)
 	c.log = defaults.Logger(c.log)
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = clock.Sleep
 	}
 	if c.rand == nil {
 		c.rand = rand.Float64
@@ -181,20 +182,6 @@ func displayURL(raw string) string {
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
 	return u.String()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Usage returns the cumulative counters.
