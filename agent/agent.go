@@ -209,7 +209,7 @@ func (a *Agent) ForgetUser(user string) int {
 func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 	start := time.Now()
 	if t.ID == "" {
-		t.ID = newTaskID()
+		t.ID = NewTaskID()
 	}
 	if t.Time.IsZero() {
 		t.Time = a.now()
@@ -507,5 +507,7 @@ func renderContext(t Task) string {
 	return b.String()
 }
 
-// newTaskID is 16 random characters (base32: A–Z, 2–7; 80 bits).
-func newTaskID() string { return rand.Text()[:16] }
+// NewTaskID is a task id as Handle makes one for a Task without: 16
+// random characters (base32: A–Z, 2–7; 80 bits). A front end that must
+// name a task before handing it over (to withdraw it) makes it here.
+func NewTaskID() string { return rand.Text()[:16] }
