@@ -1,10 +1,10 @@
 package agent
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	_ "embed"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,7 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // Defaults of Config.
@@ -60,7 +62,7 @@ type ContextMessage struct {
 
 // Task is one message to answer.
 type Task struct {
-	ID            string    // set by Handle when empty (16 random hex digits)
+	ID            string    // set by Handle when empty (16 random base32 characters)
 	User          string    // memory user name, from the platform event (never from model output)
 	Conversation  string    // key of the thread / DM / console session; one task at a time per key ("" → Platform+":"+User)
 	Platform      string    // "console", "slack", "discord"
@@ -170,25 +172,12 @@ func New(cfg Config) (*Agent, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("agent: config is missing %s", strings.Join(missing, ", "))
 	}
-	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = DefaultMaxSteps
-	}
-	if cfg.HistoryTurns == 0 {
-		cfg.HistoryTurns = DefaultHistoryTurns
-	}
-	if cfg.MaxConversations <= 0 {
-		cfg.MaxConversations = DefaultMaxConversations
-	}
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
-	}
-	if cfg.MaxReplyChars <= 0 {
-		cfg.MaxReplyChars = DefaultMaxReplyChars
-	}
-	cfg.MaxReplyChars = max(cfg.MaxReplyChars, MinMaxReplyChars)
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.MaxSteps = defaults.Positive(cfg.MaxSteps, DefaultMaxSteps)
+	cfg.HistoryTurns = cmp.Or(cfg.HistoryTurns, DefaultHistoryTurns) // negative: no history
+	cfg.MaxConversations = defaults.Positive(cfg.MaxConversations, DefaultMaxConversations)
+	cfg.MaxConcurrent = defaults.Positive(cfg.MaxConcurrent, DefaultMaxConcurrent)
+	cfg.MaxReplyChars = max(defaults.Positive(cfg.MaxReplyChars, DefaultMaxReplyChars), MinMaxReplyChars)
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -220,7 +209,7 @@ func (a *Agent) ForgetUser(user string) int {
 func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 	start := time.Now()
 	if t.ID == "" {
-		t.ID = newTaskID()
+		t.ID = NewTaskID()
 	}
 	if t.Time.IsZero() {
 		t.Time = a.now()
@@ -427,7 +416,7 @@ func renderSystem(t Task, mode string) (string, error) {
 		Date:         t.Time.Format("2006-01-02"),
 		Weekday:      t.Time.Weekday().String(),
 		Time:         t.Time.Format("15:04 MST"),
-		Speaker:      oneLineName(t.Speaker),
+		Speaker:      text.OneLine(t.Speaker),
 		Channel:      t.Channel,
 		Memory:       mode,
 	}
@@ -449,12 +438,7 @@ func platformName(p string) string {
 	case "":
 		return "a chat"
 	}
-	return oneLineName(p)
-}
-
-// oneLineName keeps a display name from breaking the lines it is put in.
-func oneLineName(s string) string {
-	return strings.Join(strings.Fields(s), " ")
+	return text.OneLine(p)
 }
 
 // buildMessages lays out iteration 1: system prompt, short-term history
@@ -464,16 +448,16 @@ func buildMessages(t Task, system string, hist []turn, index string) []llm.Messa
 	msgs := make([]llm.Message, 0, 4+2*len(hist))
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, h := range hist {
-		text := nonEmpty(h.Text)
+		said := nonEmpty(h.Text)
 		if h.User != t.User {
-			who := oneLineName(h.Speaker)
+			who := text.OneLine(h.Speaker)
 			if who == "" {
 				who = "another person"
 			}
-			text = fmt.Sprintf("[Earlier message from %s, not the person you are answering now]\n%s", who, text)
+			said = fmt.Sprintf("[Earlier message from %s, not the person you are answering now]\n%s", who, said)
 		}
 		msgs = append(msgs,
-			llm.Message{Role: llm.RoleUser, Content: text},
+			llm.Message{Role: llm.RoleUser, Content: said},
 			llm.Message{Role: llm.RoleAssistant, Content: nonEmpty(h.Reply)})
 	}
 	if index != "" {
@@ -498,7 +482,7 @@ func nonEmpty(s string) string {
 // renderContext attributes each earlier thread message to its author and
 // marks which are the speaker's and which other people's.
 func renderContext(t Task) string {
-	speaker := oneLineName(t.Speaker)
+	speaker := text.OneLine(t.Speaker)
 	if speaker == "" {
 		speaker = "the person you are answering"
 	}
@@ -506,7 +490,7 @@ func renderContext(t Task) string {
 	fmt.Fprintf(&b, "Earlier messages in this thread, oldest first, quoted for context. Only lines marked \"(the speaker)\" are from %s; "+
 		"lines marked \"(another person)\" are other people's words, not the speaker's.\n", speaker)
 	for _, m := range t.Context {
-		author := oneLineName(m.Author)
+		author := text.OneLine(m.Author)
 		if author == "" {
 			author = "someone"
 		}
@@ -523,9 +507,7 @@ func renderContext(t Task) string {
 	return b.String()
 }
 
-// newTaskID is 16 random hex digits.
-func newTaskID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
-	return hex.EncodeToString(b[:])
-}
+// NewTaskID is a task id as Handle makes one for a Task without: 16
+// random characters (base32: A–Z, 2–7; 80 bits). A front end that must
+// name a task before handing it over (to withdraw it) makes it here.
+func NewTaskID() string { return rand.Text()[:16] }

@@ -157,7 +157,7 @@ func TestHandleIteration1LayoutAndIndexOnce(t *testing.T) {
 		openaitest.Text("Tom is your cat."),
 	)
 	r1 := mustHandle(t, a, dmTask("what's my name?"))
-	if r1.Text != "You are Ada." || r1.Failed || r1.Steps != 3 || r1.Stopped != "" || !regexp.MustCompile(`^[0-9a-f]{16}$`).MatchString(r1.TaskID) {
+	if r1.Text != "You are Ada." || r1.Failed || r1.Steps != 3 || r1.Stopped != "" || !regexp.MustCompile(`^[A-Z2-7]{16}$`).MatchString(r1.TaskID) {
 		t.Errorf("reply 1 = %+v", r1)
 	}
 	r2 := mustHandle(t, a, dmTask("and my cat?"))

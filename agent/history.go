@@ -3,7 +3,8 @@ package agent
 import (
 	"container/list"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // historyTextLimit bounds each stored text (bytes), so the short-term
@@ -133,9 +134,5 @@ func capHistoryText(s string) string {
 	if len(s) <= historyTextLimit {
 		return s
 	}
-	cut := historyTextLimit - len(historyCut)
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + historyCut
+	return text.Cut(s, historyTextLimit-len(historyCut)) + historyCut
 }

@@ -5,12 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"runtime/debug"
 	"sort"
 	"strings"
 
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
@@ -70,12 +70,8 @@ const defaultNudge = "Stop calling tools now and give your final answer with wha
 // loop, one more call without tools asks for the answer. Only a failed model
 // call is returned as an error (with whatever result there is so far).
 func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopResult, error) {
-	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = DefaultMaxSteps
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
+	cfg.MaxSteps = defaults.Positive(cfg.MaxSteps, DefaultMaxSteps)
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	if cfg.Nudge == "" {
 		cfg.Nudge = defaultNudge
 	}

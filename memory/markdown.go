@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 const (
@@ -55,15 +57,7 @@ func StripInvisible(s string) string {
 
 // oneLine makes s a single printable line of at most max bytes.
 func oneLine(s string, max int) string {
-	s = StripInvisible(s)
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7F {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	return truncate(s, max)
+	return truncate(text.OneLine(StripInvisible(s)), max)
 }
 
 // truncate cuts s to at most max bytes on a rune boundary, marking the cut.
@@ -71,11 +65,7 @@ func truncate(s string, max int) string {
 	if len(s) <= max {
 		return s
 	}
-	cut := max - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return text.Cut(s, max-len("…")) + "…"
 }
 
 // summaryValue returns the text after "> Summary:" when line is one.

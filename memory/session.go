@@ -4,7 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"sync"
-	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // Session is one caller's view of a user's memory — a task or a reflection.
@@ -65,21 +66,18 @@ func (s *Session) Read(p string) (string, error) {
 	return capText(d.Text, s.u.s.opts.ReadCap), nil
 }
 
-func capText(text string, max int) string {
-	if len(text) <= max {
-		return text
+func capText(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(text[cut]) {
-		cut--
-	}
+	cut := len(text.Cut(s, max))
 	for i := cut; i > cut-1024 && i > 0; i-- { // prefer a whole line
-		if text[i-1] == '\n' {
+		if s[i-1] == '\n' {
 			cut = i
 			break
 		}
 	}
-	return fmt.Sprintf("%s\n[mnemo: the file is %d bytes; only the first %d are shown, %d bytes were left out]", text[:cut], len(text), cut, len(text)-cut)
+	return fmt.Sprintf("%s\n[mnemo: the file is %d bytes; only the first %d are shown, %d bytes were left out]", s[:cut], len(s), cut, len(s)-cut)
 }
 
 // Write replaces or creates a fact file, based on the version last seen.

@@ -180,18 +180,27 @@ func notFound(p string) error {
 	return fmt.Errorf("%s: %w", p, ErrNotFound)
 }
 
+// checkTarget refuses a write of text to p unless p is a path of kind
+// want and text is within the write cap (what names text in the error).
+func (u *User) checkTarget(p string, want Kind, what, text string) error {
+	kind, err := ParsePath(p)
+	if err != nil {
+		return err
+	}
+	if kind != want {
+		return &KindError{Path: p, Want: want}
+	}
+	if len(text) > u.s.opts.WriteCap {
+		return fmt.Errorf("%s: %w: %s%d bytes, the limit is %d", p, ErrTooLarge, what, len(text), u.s.opts.WriteCap)
+	}
+	return nil
+}
+
 // Write replaces (or creates) a fact file. base is the version the caller
 // read; it is required when the file exists and must still be current.
 func (u *User) Write(p, content string, base *Version, commit CommitHook) (Version, error) {
-	kind, err := ParsePath(p)
-	if err != nil {
+	if err := u.checkTarget(p, KindFact, "", content); err != nil {
 		return Version{}, err
-	}
-	if kind != KindFact {
-		return Version{}, &KindError{Path: p, Want: KindFact}
-	}
-	if len(content) > u.s.opts.WriteCap {
-		return Version{}, fmt.Errorf("%s: %w: %d bytes, the limit is %d", p, ErrTooLarge, len(content), u.s.opts.WriteCap)
 	}
 	if err := checkFact(content); err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
@@ -331,15 +340,8 @@ const maxEpisodeFile = 1 << 20
 // with its title when new, and sets the file-level summary: to summary when
 // given, else regenerated from the entries' own summaries.
 func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, error) {
-	kind, err := ParsePath(p)
-	if err != nil {
+	if err := u.checkTarget(p, KindEpisode, "the entry is ", entry); err != nil {
 		return Version{}, err
-	}
-	if kind != KindEpisode {
-		return Version{}, &KindError{Path: p, Want: KindEpisode}
-	}
-	if len(entry) > u.s.opts.WriteCap {
-		return Version{}, fmt.Errorf("%s: %w: the entry is %d bytes, the limit is %d", p, ErrTooLarge, len(entry), u.s.opts.WriteCap)
 	}
 	e, err := parseEntry(entry)
 	if err != nil {

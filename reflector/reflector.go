@@ -12,11 +12,12 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 //go:embed prompts/system.md
@@ -150,21 +151,11 @@ func Open(cfg Config) (*Reflector, error) {
 	case cfg.StateDir == "":
 		return nil, errors.New("reflector: Config.StateDir is required")
 	}
-	if cfg.Idle <= 0 {
-		cfg.Idle = DefaultIdle
-	}
-	if cfg.MaxTurns <= 0 {
-		cfg.MaxTurns = DefaultMaxTurns
-	}
-	if cfg.MaxSteps <= 0 {
-		cfg.MaxSteps = DefaultMaxSteps
-	}
-	if cfg.FactsBudget <= 0 {
-		cfg.FactsBudget = DefaultFactsBudget
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.Idle = defaults.Positive(cfg.Idle, DefaultIdle)
+	cfg.MaxTurns = defaults.Positive(cfg.MaxTurns, DefaultMaxTurns)
+	cfg.MaxSteps = defaults.Positive(cfg.MaxSteps, DefaultMaxSteps)
+	cfg.FactsBudget = defaults.Positive(cfg.FactsBudget, DefaultFactsBudget)
+	cfg.Logger = defaults.Logger(cfg.Logger)
 	dir := filepath.Join(cfg.StateDir, "reflector")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("reflector: create the journal folder: %w", err)
@@ -393,16 +384,7 @@ func (r *Reflector) userMessage(user string, batch []entry, p Prepared) string {
 // quote writes s as a fenced block whose fence is longer than any run of
 // backticks inside s, so the text cannot close it and pose as a label.
 func quote(b *strings.Builder, s string) {
-	longest, run := 0, 0
-	for _, c := range s {
-		if c == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	fence := strings.Repeat("`", max(3, longest+1))
+	fence := strings.Repeat("`", max(3, text.LongestRun(s, '`')+1))
 	b.WriteString(fence + "text\n")
 	b.WriteString(strings.TrimRight(s, "\n"))
 	b.WriteString("\n" + fence + "\n")
@@ -411,9 +393,7 @@ func quote(b *strings.Builder, s string) {
 // oneLine squeezes s into one line of at most limit runes: control characters
 // and line breaks become spaces.
 func oneLine(s string, limit int) string {
-	s = strings.Join(strings.FieldsFunc(s, func(r rune) bool {
-		return unicode.IsSpace(r) || unicode.IsControl(r)
-	}), " ")
+	s = text.OneLine(s)
 	if rs := []rune(s); len(rs) > limit {
 		s = string(rs[:limit]) + "…"
 	}

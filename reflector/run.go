@@ -3,7 +3,6 @@ package reflector
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -119,9 +118,7 @@ type runLog struct {
 }
 
 func newRunLog(turns int) *runLog {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail on supported platforms
-	return &runLog{id: hex.EncodeToString(b[:]), turns: turns, intents: map[int]record{}, done: map[int]string{}}
+	return &runLog{id: rand.Text(), turns: turns, intents: map[int]record{}, done: map[int]string{}}
 }
 
 // records renders the run as journal lines; nil or not yet journaled: none.

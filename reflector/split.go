@@ -7,9 +7,9 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // cutLimit is the bytes each text of a turn keeps when the turn alone does
@@ -86,11 +86,7 @@ func cutText(s string) string {
 	if len(s) <= cutLimit {
 		return s
 	}
-	cut := cutLimit
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + fmt.Sprintf("\n[mnemo: cut here; the message was %d bytes, too long for the model's context]", len(s))
+	return text.Cut(s, cutLimit) + fmt.Sprintf("\n[mnemo: cut here; the message was %d bytes, too long for the model's context]", len(s))
 }
 
 // failedDir holds the turns the reflector gave up on.

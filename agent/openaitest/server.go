@@ -356,11 +356,14 @@ type wireMessage struct {
 	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
 }
 
+// wireChoice is a choice of a completion (Message) or of a stream chunk
+// (Delta; FinishReason null until the last chunk).
 type wireChoice struct {
-	Index        int         `json:"index"`
-	Message      wireMessage `json:"message"`
-	Logprobs     *struct{}   `json:"logprobs"`
-	FinishReason string      `json:"finish_reason"`
+	Index        int          `json:"index"`
+	Message      *wireMessage `json:"message,omitempty"`
+	Delta        *wireDelta   `json:"delta,omitempty"`
+	Logprobs     *struct{}    `json:"logprobs"`
+	FinishReason *string      `json:"finish_reason"`
 }
 
 type wireUsage struct {
@@ -369,35 +372,21 @@ type wireUsage struct {
 	TotalTokens      int `json:"total_tokens"`
 }
 
+// wireCompletion is a completion, or a chunk of a streamed one (Usage
+// only in the usage chunk).
 type wireCompletion struct {
 	ID      string       `json:"id"`
 	Object  string       `json:"object"`
 	Created int64        `json:"created"`
 	Model   string       `json:"model"`
 	Choices []wireChoice `json:"choices"`
-	Usage   wireUsage    `json:"usage"`
+	Usage   *wireUsage   `json:"usage,omitempty"`
 }
 
 type wireDelta struct {
 	Role      string         `json:"role,omitempty"`
 	Content   *string        `json:"content,omitempty"`
 	ToolCalls []wireToolCall `json:"tool_calls,omitempty"`
-}
-
-type wireChunkChoice struct {
-	Index        int       `json:"index"`
-	Delta        wireDelta `json:"delta"`
-	Logprobs     *struct{} `json:"logprobs"`
-	FinishReason *string   `json:"finish_reason"`
-}
-
-type wireChunk struct {
-	ID      string            `json:"id"`
-	Object  string            `json:"object"`
-	Created int64             `json:"created"`
-	Model   string            `json:"model"`
-	Choices []wireChunkChoice `json:"choices"`
-	Usage   *wireUsage        `json:"usage,omitempty"`
 }
 
 // completion is a reply resolved against its request: ids assigned, model,
@@ -473,7 +462,7 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 	}
 	out := wireCompletion{
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
-		Choices: []wireChoice{}, Usage: c.usage,
+		Choices: []wireChoice{}, Usage: &c.usage,
 	}
 	if !reply.noChoices {
 		msg := wireMessage{Role: "assistant"}
@@ -487,7 +476,7 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 				Function: wireFunction{Name: tc.Name, Arguments: tc.Arguments},
 			})
 		}
-		out.Choices = append(out.Choices, wireChoice{Index: 0, Message: msg, FinishReason: c.finish})
+		out.Choices = append(out.Choices, wireChoice{Index: 0, Message: &msg, FinishReason: &c.finish})
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -502,16 +491,16 @@ func (s *Server) writeStream(w http.ResponseWriter, req Request, c completion) {
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	send := func(choices []wireChunkChoice, u *wireUsage) {
-		b, _ := json.Marshal(wireChunk{
+	send := func(choices []wireChoice, u *wireUsage) {
+		b, _ := json.Marshal(wireCompletion{
 			ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
 			Choices: choices, Usage: u,
 		})
 		fmt.Fprintf(w, "data: %s\n\n", b)
 		_ = rc.Flush()
 	}
-	delta := func(d wireDelta, finish *string) []wireChunkChoice {
-		return []wireChunkChoice{{Index: 0, Delta: d, FinishReason: finish}}
+	delta := func(d wireDelta, finish *string) []wireChoice {
+		return []wireChoice{{Index: 0, Delta: &d, FinishReason: finish}}
 	}
 	if !c.reply.noChoices {
 		empty := ""
@@ -533,7 +522,7 @@ func (s *Server) writeStream(w http.ResponseWriter, req Request, c completion) {
 		send(delta(wireDelta{}, &c.finish), nil)
 	}
 	if o := req.Chat.StreamOptions; o != nil && o.IncludeUsage {
-		send([]wireChunkChoice{}, &c.usage)
+		send([]wireChoice{}, &c.usage)
 	}
 	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 	_ = rc.Flush()

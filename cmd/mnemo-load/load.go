@@ -119,26 +119,27 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 		}
 		return c, usageError{fmt.Errorf("%w (see -h)", err)}
 	}
-	switch {
-	case fs.NArg() > 0:
+	if fs.NArg() > 0 {
 		return c, usageError{fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))}
-	case c.users < 1:
-		return c, usageError{errors.New("-users must be at least 1")}
-	case c.messages < 1:
-		return c, usageError{errors.New("-messages must be at least 1")}
-	case c.files < 0:
-		return c, usageError{errors.New("-files must not be negative")}
-	case c.concurrency < 1:
-		return c, usageError{errors.New("-concurrency must be at least 1")}
-	case c.latency < 0:
-		return c, usageError{errors.New("-model-latency must not be negative")}
-	case c.reflectTurns < 1:
-		return c, usageError{errors.New("-reflect-turns must be at least 1")}
-	case c.reflectIdle < 0:
-		return c, usageError{errors.New("-reflect-idle must not be negative")}
-	case c.timeout <= 0:
-		return c, usageError{errors.New("-timeout must be positive")}
-	case c.platform != platformDirect && c.platform != platformDiscord && c.platform != platformBoth:
+	}
+	for _, r := range []struct {
+		bad  bool
+		rule string
+	}{
+		{c.users < 1, "-users must be at least 1"},
+		{c.messages < 1, "-messages must be at least 1"},
+		{c.files < 0, "-files must not be negative"},
+		{c.concurrency < 1, "-concurrency must be at least 1"},
+		{c.latency < 0, "-model-latency must not be negative"},
+		{c.reflectTurns < 1, "-reflect-turns must be at least 1"},
+		{c.reflectIdle < 0, "-reflect-idle must not be negative"},
+		{c.timeout <= 0, "-timeout must be positive"},
+	} {
+		if r.bad {
+			return c, usageError{errors.New(r.rule)}
+		}
+	}
+	if c.platform != platformDirect && c.platform != platformDiscord && c.platform != platformBoth {
 		return c, usageError{fmt.Errorf("-platform %q: want direct, discord or both", c.platform)}
 	}
 	return c, nil

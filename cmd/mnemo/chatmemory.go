@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -17,11 +18,7 @@ const recentEpisodes = 8
 // title and summary lines as a heading), then the newest episode entries
 // with their dates — what is remembered, never the model's instructions.
 func (a *app) showInChat(user string) (string, error) {
-	u, err := a.store.User(user)
-	if err != nil {
-		return "", err
-	}
-	files, err := u.List()
+	u, files, err := wiring.Files(a.store, user)
 	if err != nil {
 		return "", err
 	}

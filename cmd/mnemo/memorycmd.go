@@ -25,6 +25,7 @@ import (
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -388,11 +389,7 @@ func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 		if _, err := os.Lstat(filepath.Join(m.cfg.Memory.DataDir, name)); errors.Is(err, fs.ErrNotExist) {
 			return "", nil
 		}
-		u, err := m.store.User(name)
-		if err != nil {
-			return "", err
-		}
-		files, err := u.List()
+		u, files, err := wiring.Files(m.store, name)
 		if err != nil {
 			return "", err
 		}

@@ -14,6 +14,7 @@ import (
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 )
 
 // adapter is a chat platform front end that serve runs.
@@ -128,27 +129,14 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	}
 	env.logger.Info("serve: running", "adapters", names, "listen", ln.Addr().String(), "control", ctl.Path())
 
-	runCtx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, len(adapters))
-	for _, ad := range adapters {
-		go func() {
-			err := ad.Run(runCtx)
-			if err != nil {
-				err = fmt.Errorf("%s: %w", ad.name, err)
-			}
-			errs <- err
-		}()
+	fronts := make([]wiring.Frontend, len(adapters))
+	for i, ad := range adapters {
+		fronts[i] = wiring.Frontend{Name: ad.name, Run: ad.Run}
 	}
-	var firstErr error
-	for range adapters {
-		if err := <-errs; err != nil && firstErr == nil {
-			firstErr = err
-			cancel() // one platform failing stops the others: a half-up bot is worse than a restart
-			sd.begin()
-		}
-	}
-	sd.begin() // all adapters returned by themselves: stop too, within the grace
+	// The shutdown order (wiring): the adapters stop taking messages and
+	// finish the tasks they took, then the reflector drains and the store
+	// closes (a.Close), all within the grace sd started.
+	firstErr := wiring.RunFrontends(ctx, sd.begin, fronts...)
 	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.refl.Pending())
 	// Forgets in progress finish first; later ones are refused (the CLI
 	// says to run it again, and does it itself once this process is gone).

@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/renameio/v2"
 
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -60,12 +61,8 @@ type Store struct {
 
 // Open opens (creating when missing) the history folder.
 func Open(opts Options) (*Store, error) {
-	if opts.Keep <= 0 {
-		opts.Keep = DefaultKeep
-	}
-	if opts.MaxAge <= 0 {
-		opts.MaxAge = DefaultMaxAge
-	}
+	opts.Keep = defaults.Positive(opts.Keep, DefaultKeep)
+	opts.MaxAge = defaults.Positive(opts.MaxAge, DefaultMaxAge)
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
@@ -218,9 +215,8 @@ func (s *Store) prune(d string, versions []Version) {
 	}
 }
 
-// list reads the versions in folder d, newest first. A text without its
-// record (a crash between the two writes) is not a version.
-func (s *Store) list(d string) ([]Version, error) {
+// names lists the entries of folder d; a missing folder has none.
+func (s *Store) names(d string) ([]string, error) {
 	f, err := s.root.Open(d)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -228,10 +224,20 @@ func (s *Store) list(d string) ([]Version, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
+	defer f.Close()
 	names, err := f.Readdirnames(-1)
-	f.Close()
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
+	}
+	return names, nil
+}
+
+// list reads the versions in folder d, newest first. A text without its
+// record (a crash between the two writes) is not a version.
+func (s *Store) list(d string) ([]Version, error) {
+	names, err := s.names(d)
+	if err != nil {
+		return nil, err
 	}
 	var out []Version
 	for _, n := range names {
@@ -273,17 +279,9 @@ func (s *Store) List(user, p string) ([]Version, error) {
 	defer s.mu.Unlock()
 	var all []Version
 	for _, kind := range []string{"facts", "episodes"} {
-		f, err := s.root.Open(path.Join(user, kind))
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
-		}
+		names, err := s.names(path.Join(user, kind))
 		if err != nil {
-			return nil, fmt.Errorf("history: %w", err)
-		}
-		names, err := f.Readdirnames(-1)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("history: %w", err)
+			return nil, err
 		}
 		for _, n := range names {
 			if _, err := memory.ParsePath(kind + "/" + n); err != nil {

@@ -19,6 +19,8 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
@@ -128,26 +130,18 @@ func New(cfg Config) *Client {
 		c.baseURL = DefaultBaseURL
 	}
 	c.shownURL = displayURL(c.baseURL)
-	if c.timeout <= 0 {
-		c.timeout = defaultLLMTimeout
-	}
+	c.timeout = defaults.Positive(c.timeout, defaultLLMTimeout)
 	switch {
 	case c.maxRetries == 0:
 		c.maxRetries = defaultMaxRetries
 	case c.maxRetries < 0:
 		c.maxRetries = 0
 	}
-	if c.maxRetryAfter <= 0 {
-		c.maxRetryAfter = defaultMaxRetryAfter
-	}
-	if c.maxResponse <= 0 {
-		c.maxResponse = DefaultMaxResponseBytes
-	}
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
+	c.maxRetryAfter = defaults.Positive(c.maxRetryAfter, defaultMaxRetryAfter)
+	c.maxResponse = defaults.Positive(c.maxResponse, DefaultMaxResponseBytes)
+	c.log = defaults.Logger(c.log)
 	if c.sleep == nil {
-		c.sleep = sleepCtx
+		c.sleep = clock.Sleep
 	}
 	if c.rand == nil {
 		c.rand = rand.Float64
@@ -188,20 +182,6 @@ func displayURL(raw string) string {
 	}
 	u.User, u.RawQuery, u.ForceQuery, u.Fragment = nil, "", false, ""
 	return u.String()
-}
-
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Usage returns the cumulative counters.

@@ -18,6 +18,7 @@ import (
 
 	goopenai "github.com/sashabaranov/go-openai"
 
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
@@ -364,7 +365,7 @@ func TestLLMCallerContext(t *testing.T) {
 			c.Sleep = func(ctx context.Context, d time.Duration) error {
 				sleeps++
 				cancel()
-				return sleepCtx(ctx, time.Hour)
+				return clock.Sleep(ctx, time.Hour)
 			}
 		})
 		srv.Enqueue(openaitest.Error(500, "", "x"), openaitest.Text("never asked for"))
@@ -574,24 +575,6 @@ func TestNewLLMDefaults(t *testing.T) {
 	llm.rand = func() float64 { return 0.5 }
 	if got := llm.backoff(40); got != 15*time.Second { // capped at 20s, jitter 0.5
 		t.Errorf("backoff(40) = %v", got)
-	}
-}
-
-func TestSleepCtx(t *testing.T) {
-	if err := sleepCtx(context.Background(), 0); err != nil {
-		t.Errorf("zero wait: %v", err)
-	}
-	if err := sleepCtx(context.Background(), time.Millisecond); err != nil {
-		t.Errorf("short wait: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cancel()
-	start := time.Now()
-	if err := sleepCtx(ctx, time.Hour); !errors.Is(err, context.Canceled) || time.Since(start) > time.Second {
-		t.Errorf("cancelled wait: %v after %v", err, time.Since(start))
-	}
-	if err := sleepCtx(ctx, 0); !errors.Is(err, context.Canceled) {
-		t.Errorf("zero wait, cancelled: %v", err)
 	}
 }
 

@@ -371,30 +371,32 @@ func (d *decoder) scalars(c *Config) {
 // scalarInt reads an integer: a YAML int (1000, 1_000, 0x400) or a quoted
 // decimal ("1000").
 func scalarInt(n *yaml.Node) (int, bool) {
-	var i int
-	switch {
-	case n.Kind != yaml.ScalarNode:
-	case n.Tag == "!!int":
-		return i, n.Decode(&i) == nil
-	case n.Tag == "!!str":
-		i, err := strconv.Atoi(strings.TrimSpace(n.Value))
+	return scalar(n, "!!int", func(s string) (int, bool) {
+		i, err := strconv.Atoi(s)
 		return i, err == nil
-	}
-	return 0, false
+	})
 }
 
 // scalarBool reads a boolean: a YAML bool (true, False) or a quoted "true"
 // or "false". YAML 1.1's yes, no, on and off are refused: YAML 1.2 reads
 // them as strings, and "off" is also a channelMemory value.
 func scalarBool(n *yaml.Node) (bool, bool) {
-	var b bool
+	return scalar(n, "!!bool", func(s string) (bool, bool) {
+		return s == "true", s == "true" || s == "false"
+	})
+}
+
+// scalar reads a value from n: a YAML scalar of tag, or a quoted string
+// (trimmed) that quoted accepts.
+func scalar[T any](n *yaml.Node, tag string, quoted func(string) (T, bool)) (T, bool) {
+	var v T
 	switch {
 	case n.Kind != yaml.ScalarNode:
-	case n.Tag == "!!bool":
-		return b, n.Decode(&b) == nil
+	case n.Tag == tag:
+		err := n.Decode(&v)
+		return v, err == nil
 	case n.Tag == "!!str":
-		v := strings.TrimSpace(n.Value)
-		return v == "true", v == "true" || v == "false"
+		return quoted(strings.TrimSpace(n.Value))
 	}
-	return false, false
+	return v, false
 }

@@ -63,6 +63,17 @@ func (ch *checker) add(key, format string, args ...any) {
 	ch.errs = append(ch.errs, problem{ch.line(key), fmt.Sprintf(format, append([]any{ch.label(key)}, args...)...)})
 }
 
+// once records that v is listed at key, or, when seen has it already,
+// adds the problem at key: format gets the label, v quoted and where v
+// was first listed.
+func (ch *checker) once(seen map[string]string, v, key, format string) {
+	if at, dup := seen[v]; dup {
+		ch.add(key, format, quote(v), at)
+		return
+	}
+	seen[v] = key
+}
+
 func (ch *checker) intRange(key string, v, lo, hi int, unit string) {
 	if v < lo || v > hi {
 		ch.add(key, "%s: %d is out of range; use %d to %d%s", v, lo, hi, unit)
@@ -259,11 +270,7 @@ func (c *Config) validateGuildIDs(ch *checker) {
 			ch.add(ikey, "%s: %s is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on", quote(id))
 			continue
 		}
-		if at, dup := first[id]; dup {
-			ch.add(ikey, "%s: %s is already listed at %s; list each guild once", quote(id), at)
-			continue
-		}
-		first[id] = ikey
+		ch.once(first, id, ikey, "%s: %s is already listed at %s; list each guild once")
 	}
 }
 
@@ -308,11 +315,7 @@ func (c *Config) validateIdentities(ch *checker) {
 				ch.add(ikey, "%s: %s must be \"slack:TEAM_ID/USER_ID\" or \"discord:USER_ID\" (digits)", quote(a))
 				continue
 			}
-			if first, taken := owner[a]; taken {
-				ch.add(ikey, "%s: %s is already linked at %s; an account can belong to one name only", quote(a), first)
-				continue
-			}
-			owner[a] = ikey
+			ch.once(owner, a, ikey, "%s: %s is already linked at %s; an account can belong to one name only")
 		}
 	}
 }

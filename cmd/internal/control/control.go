@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 )
 
 // Bounds of the protocol's lines, the final newline included.
@@ -140,12 +141,8 @@ type Server struct {
 // data folder, so it is one a dead process left. Anything else at path is
 // an error naming it. A nil log discards.
 func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
-	var rnd [4]byte
-	_, _ = rand.Read(rnd[:]) // crypto/rand.Read does not fail on supported platforms
-	tmp := filepath.Join(filepath.Dir(path), ".ctl-"+hex.EncodeToString(rnd[:]))
+	log = defaults.Logger(log)
+	tmp := filepath.Join(filepath.Dir(path), ".ctl-"+rand.Text()[:8]) // short: a socket path is bounded
 	if n := max(len(path), len(tmp)); n > maxPath {
 		return nil, fmt.Errorf("control socket %s: the path is %d bytes long, and a unix socket's may be at most %d; set state.dir to a shorter folder", path, n, maxPath)
 	}

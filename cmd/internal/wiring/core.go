@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -56,10 +57,7 @@ type Core struct {
 // crash left journaled), then the Thinker, whose turns go to the
 // reflector.
 func Open(o Options) (*Core, error) {
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
-	}
+	log := defaults.Logger(o.Logger)
 	so := o.Store
 	if so.Logger == nil {
 		so.Logger = log

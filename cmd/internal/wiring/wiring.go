@@ -48,13 +48,19 @@ var (
 	_ reflector.Memory = Memory{}
 )
 
-// Index is the user's memory index as the Thinker injects it.
-func (m Memory) Index(user string) (string, error) {
-	u, err := m.Store.User(user)
+// Files opens user in store and lists their memory files.
+func Files(store *memory.Store, user string) (*memory.User, []memory.FileInfo, error) {
+	u, err := store.User(user)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
 	files, err := u.List()
+	return u, files, err
+}
+
+// Index is the user's memory index as the Thinker injects it.
+func (m Memory) Index(user string) (string, error) {
+	_, files, err := Files(m.Store, user)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,79 @@
+package text
+
+import (
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestOneLine(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                       "",
+		"  \t\n ":                "",
+		"Ada":                    "Ada",
+		" Ada\n\tLovelace  ":     "Ada Lovelace",
+		"a\x00b\x7fc\u0085d\re":  "a b c d e",
+		"line one\r\nline two\n": "line one line two",
+		"ünï  cødé":              "ünï cødé",
+	} {
+		if got := OneLine(in); got != want {
+			t.Errorf("OneLine(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		n    int
+		want string
+	}{
+		{"", 3, ""},
+		{"abc", 3, "abc"},
+		{"abc", 5, "abc"},
+		{"abcd", 3, "abc"},
+		{"abc", 0, ""},
+		{"abc", -1, ""},
+		{"aé", 2, "a"},    // é is 2 bytes: not split
+		{"aéb", 3, "aé"},  // ends right after it
+		{"€uro", 2, ""},   // € is 3 bytes
+		{"a€uro", 3, "a"}, // back past both continuation bytes
+	} {
+		if got := Cut(tt.s, tt.n); got != tt.want {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tt.s, tt.n, got, tt.want)
+		}
+	}
+}
+
+func FuzzCut(f *testing.F) {
+	f.Add("héllo wörld", 4)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		got := Cut(s, n)
+		if !strings.HasPrefix(s, got) || len(got) > max(n, 0) && got != s {
+			t.Fatalf("Cut(%q, %d) = %q: not a start of s within n bytes", s, n, got)
+		}
+		if utf8.ValidString(s) && !utf8.ValidString(got) {
+			t.Fatalf("Cut(%q, %d) = %q splits a rune", s, n, got)
+		}
+		if len(s) > n && n > 0 && utf8.ValidString(s) {
+			// the next rune would not have fitted
+			_, w := utf8.DecodeRuneInString(s[len(got):])
+			if len(got)+w <= n {
+				t.Fatalf("Cut(%q, %d) = %q: cut short", s, n, got)
+			}
+		}
+	})
+}
+
+func TestLongestRun(t *testing.T) {
+	for _, tt := range []struct {
+		s    string
+		want int
+	}{
+		{"", 0}, {"abc", 0}, {"`", 1}, {"a``b```c`", 3}, {"````", 4}, {"`é``", 2},
+	} {
+		if got := LongestRun(tt.s, '`'); got != tt.want {
+			t.Errorf("LongestRun(%q) = %d, want %d", tt.s, got, tt.want)
+		}
+	}
+}
