@@ -131,6 +131,7 @@ type Server struct {
 	// Socket Mode
 	tickets        map[string]bool // issued tickets; true once used
 	rejectedDials  int
+	pongs          int // answers to the server's pings, on every connection
 	conns          []*wsConn
 	pending        []Envelope // waiting for a connection
 	sent           []Envelope

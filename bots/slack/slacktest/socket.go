@@ -160,6 +160,13 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 		queued[i] = s.recordSentLocked(c, queued[i])
 	}
 	s.wg.Add(2) // reader (this goroutine) and pinger
+	ws.SetPongHandler(func(string) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.pongs++
+		s.notifyLocked()
+		return nil
+	})
 	c.wmu.Lock()
 	s.mu.Unlock()
 
