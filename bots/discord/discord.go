@@ -82,15 +82,14 @@ type Config struct {
 
 // Bot is a running Discord adapter. Create it with New, start it with Run.
 type Bot struct {
-	cfg     Config
-	log     *slog.Logger
-	now     func() time.Time
-	apiURL  *url.URL
-	http    *http.Client
-	ownHTTP bool
-	s       *discordgo.Session
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	apiURL *url.URL
+	http   *http.Client
+	s      *discordgo.Session
+	rt     *intake.Adapter // the journal, the queue, Run's start and end
 
-	started  atomic.Bool
 	ready    atomic.Bool
 	stopping atomic.Bool
 	lost     chan struct{} // a disconnect was seen (buffered 1)
@@ -106,7 +105,6 @@ type Bot struct {
 	appID    string
 	commands bool // /memory registered
 
-	intake   atomic.Pointer[intake.Journal] // messages received and not yet answered
 	queue    *core.Queue
 	flow     *core.MemoryFlow
 	names    *core.NameCache
@@ -122,8 +120,6 @@ type Bot struct {
 	typingEvery time.Duration
 	retryBase   time.Duration
 	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
-
-	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
 
 // New validates cfg and returns a Bot. Errors name the environment
@@ -168,20 +164,17 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.Handler == nil {
 		return nil, errors.New("discord: config is missing Handler")
 	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "discord", Keeps: "the messages received and not yet answered",
+		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, HTTPClient: cfg.HTTPClient, HTTPTimeout: httpTimeout})
 	b := &Bot{
 		cfg:         cfg,
-		log:         cfg.Logger,
-		now:         cfg.Now,
+		log:         rt.Log,
+		now:         rt.Now,
 		apiURL:      u,
-		http:        cfg.HTTPClient,
+		http:        rt.HTTP,
+		rt:          rt,
 		lost:        make(chan struct{}, 1),
-		queue:       core.NewQueue(core.MaxInFlight, core.PerConversation),
+		queue:       rt.Queue,
 		names:       core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
 		recent:      newMsgCache(msgCacheMax),
 		channels:    newKindCache(chanCacheMax),
@@ -190,13 +183,7 @@ func New(cfg Config) (*Bot, error) {
 		killAfter:   5 * time.Second,
 		conns:       map[net.Conn]struct{}{},
 	}
-	mem, _ := intake.Open(intake.Options{Name: "discord", Logger: b.log, Now: b.now}) // in memory: cannot fail
-	b.intake.Store(mem)
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now}
-	if b.http == nil {
-		b.http = DefaultHTTPClient()
-		b.ownHTTP = true
-	}
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
 		return b.s.Channel(id, discordgo.WithContext(ctx))
@@ -304,18 +291,11 @@ func (b *Bot) Ready() bool { return b.ready.Load() }
 // accepted to be answered, and returns nil. A close code no reconnect can fix ends
 // Run with an error that says what to change. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
-	if !b.started.CompareAndSwap(false, true) {
-		return errors.New("discord: Run was already called on this Bot")
-	}
-	defer func() {
-		if b.ownHTTP {
-			b.http.CloseIdleConnections()
-		}
-	}()
-	if err := b.openJournal(); err != nil {
+	stop, err := b.rt.Start()
+	if err != nil {
 		return err
 	}
-	defer b.journal().Close() // after the tasks (below) are done
+	defer stop() // after the tasks (below) are done
 	// Open cannot be cancelled: when it hangs in a handshake at shutdown,
 	// its connection is closed under it.
 	stopKill := context.AfterFunc(ctx, func() {
@@ -327,7 +307,7 @@ func (b *Bot) Run(ctx context.Context) error {
 			t.Stop()
 		}
 	}()
-	err := b.checkToken(ctx)
+	err = b.checkToken(ctx)
 	if err == nil {
 		b.replay() // before new messages, so each conversation stays in order
 		err = b.connect(ctx)
