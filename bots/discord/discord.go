@@ -65,15 +65,15 @@ type Config struct {
 	// ignored).
 	Identities map[string]string
 
-	Handler core.Handler
-	Memory  core.Memory // nil: /memory answers that memory is not available
-
 	// IntakeDir is the intake journal's folder (mnemo serve:
 	// <state>/intake): a message is written there (fsynced) as soon as it
 	// is received, and answered after a restart when a crash came first.
 	// "" keeps it in memory: a crash loses the messages received and not
 	// yet answered.
 	IntakeDir string
+
+	Handler core.Handler
+	Memory  core.Memory // nil: /memory answers that memory is not available
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -82,13 +82,13 @@ type Config struct {
 
 // Bot is a running Discord adapter. Create it with New, start it with Run.
 type Bot struct {
+	s      *discordgo.Session
+	rt     *intake.Adapter // the journal, the queue, Run's start and end
 	cfg    Config
 	log    *slog.Logger
 	now    func() time.Time
 	apiURL *url.URL
 	http   *http.Client
-	s      *discordgo.Session
-	rt     *intake.Adapter // the journal, the queue, Run's start and end
 
 	ready    atomic.Bool
 	stopping atomic.Bool
@@ -134,18 +134,11 @@ func New(cfg Config) (*Bot, error) {
 		return nil, errors.New("discord: DISCORD_BOT_TOKEN contains spaces or control characters; copy the token again from the Bot page of your application in the Discord Developer Portal")
 	}
 	cfg.Token = tok
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
-	u, err := url.Parse(cfg.APIURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("discord: DISCORD_API_URL %q is not an http(s) URL; leave it unset for %s", agent.RedactURLs(cfg.APIURL), DefaultAPIURL)
-	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
-	if cfg.ChannelMemory, err = core.ChannelMemory("discord.channelMemory", cfg.ChannelMemory); err != nil {
-		return nil, fmt.Errorf("discord: %w", err)
+	u, err := core.Settings{Platform: "discord", APIURLVar: "DISCORD_API_URL", DefaultAPIURL: DefaultAPIURL,
+		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Handler: cfg.Handler,
+		Identities: cfg.Identities, IdentityForm: "discord:USER_ID (digits)", ValidAccount: snowflake}.Check()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.ShardCount == 0 {
 		cfg.ShardCount = 1
@@ -157,12 +150,6 @@ func New(cfg Config) (*Bot, error) {
 		if !snowflake(g) {
 			return nil, fmt.Errorf("discord: discord.guildIDs has %q, which is not a guild id; use the number Copy Server ID gives with Developer Mode on", g)
 		}
-	}
-	if err := core.CheckIdentities("discord", "discord:USER_ID (digits)", cfg.Identities, snowflake); err != nil {
-		return nil, err
-	}
-	if cfg.Handler == nil {
-		return nil, errors.New("discord: config is missing Handler")
 	}
 	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "discord", Keeps: "the messages received and not yet answered",
 		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, HTTPClient: cfg.HTTPClient, HTTPTimeout: httpTimeout})
@@ -280,9 +267,6 @@ func (c *trackedConn) Close() error {
 	})
 	return c.Conn.Close()
 }
-
-// Ready reports whether the gateway session is up (for /readyz).
-func (b *Bot) Ready() bool { return b.ready.Load() }
 
 // Run opens the intake journal, checks the token, answers what the
 // journal kept from before a restart, connects to the gateway, registers
@@ -482,6 +466,9 @@ func (b *Bot) onDisconnect(_ *discordgo.Session, _ *discordgo.Disconnect) {
 	default:
 	}
 }
+
+// Ready reports whether the gateway session is up (for /readyz).
+func (b *Bot) Ready() bool { return b.ready.Load() }
 
 func (b *Bot) setSelf(u *discordgo.User, appID string) {
 	b.mu.Lock()

@@ -121,24 +121,11 @@ func New(cfg Config) (*Bot, error) {
 		"create an app-level token with the connections:write scope on the app's Basic Information page (App-Level Tokens) and use it"); err != nil {
 		return nil, err
 	}
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
-	u, perr := url.Parse(cfg.APIURL)
-	if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("slack: SLACK_API_URL %q is not an http(s) URL; leave it unset for %s", agent.RedactURLs(cfg.APIURL), DefaultAPIURL)
-	}
-	if !strings.HasSuffix(cfg.APIURL, "/") {
-		cfg.APIURL += "/" // slack-go appends the method name directly
-	}
-	if cfg.ChannelMemory, err = core.ChannelMemory("slack.channelMemory", cfg.ChannelMemory); err != nil {
-		return nil, fmt.Errorf("slack: %w", err)
-	}
-	if err := core.CheckIdentities("slack", "slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", cfg.Identities, validAccount); err != nil {
+	u, err := core.Settings{Platform: "slack", APIURLVar: "SLACK_API_URL", DefaultAPIURL: DefaultAPIURL, Handler: cfg.Handler,
+		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Identities: cfg.Identities,
+		IdentityForm: "slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", ValidAccount: validAccount}.Check()
+	if err != nil {
 		return nil, err
-	}
-	if cfg.Handler == nil {
-		return nil, errors.New("slack: config is missing Handler")
 	}
 	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "slack", Keeps: "the messages acknowledged to Slack and not yet answered",
 		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, HTTPClient: cfg.HTTPClient, HTTPTimeout: httpTimeout})
