@@ -416,6 +416,17 @@ func (b *Bot) drainLost() {
 	}
 }
 
+// fatalCloses are the gateway close codes no reconnect can fix, and what
+// to change.
+var fatalCloses = map[int]string{
+	4004: "DISCORD_BOT_TOKEN was refused by the gateway (close 4004: authentication failed); copy the token from the Bot page of your application in the Discord Developer Portal (Reset Token)",
+	4014: "the gateway refused the Message Content intent (close 4014: disallowed intents); enable it in the Discord Developer Portal: Applications → your application → Bot → Privileged Gateway Intents → Message Content Intent, save, and start mnemo again",
+	4013: "the gateway refused the intents mnemo asks for (close 4013: invalid intents); this is a bug in mnemo, please report it",
+	4010: "the gateway refused the shard (close 4010: invalid shard); set discord.shardID below discord.shardCount",
+	4011: "the gateway wants more shards (close 4011: sharding required); raise discord.shardCount and run one mnemo per shard (discord.shardID 0 to shardCount-1)",
+	4012: "the gateway refused the API version (close 4012); update mnemo",
+}
+
 // fatalClose explains a gateway close code that no reconnect can fix, or
 // returns nil.
 func fatalClose(err error) error {
@@ -423,19 +434,8 @@ func fatalClose(err error) error {
 	if !ok {
 		return nil
 	}
-	switch ce.Code {
-	case 4004:
-		return errors.New("discord: DISCORD_BOT_TOKEN was refused by the gateway (close 4004: authentication failed); copy the token from the Bot page of your application in the Discord Developer Portal (Reset Token)")
-	case 4014:
-		return errors.New("discord: the gateway refused the Message Content intent (close 4014: disallowed intents); enable it in the Discord Developer Portal: Applications → your application → Bot → Privileged Gateway Intents → Message Content Intent, save, and start mnemo again")
-	case 4013:
-		return errors.New("discord: the gateway refused the intents mnemo asks for (close 4013: invalid intents); this is a bug in mnemo, please report it")
-	case 4010:
-		return errors.New("discord: the gateway refused the shard (close 4010: invalid shard); set discord.shardID below discord.shardCount")
-	case 4011:
-		return errors.New("discord: the gateway wants more shards (close 4011: sharding required); raise discord.shardCount and run one mnemo per shard (discord.shardID 0 to shardCount-1)")
-	case 4012:
-		return errors.New("discord: the gateway refused the API version (close 4012); update mnemo")
+	if why, fatal := fatalCloses[ce.Code]; fatal {
+		return errors.New("discord: " + why)
 	}
 	return nil
 }

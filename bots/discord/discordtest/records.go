@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -8,6 +9,8 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // Every record has a Seq, increasing across all kinds, so a test can check
@@ -156,7 +159,7 @@ func (s *Server) Events() []Event {
 	defer s.mu.Unlock()
 	out := append([]Event(nil), s.events...)
 	for i := range out {
-		out[i].Data = cloneBytes(out[i].Data)
+		out[i].Data = bytes.Clone(out[i].Data)
 	}
 	return out
 }
@@ -238,8 +241,8 @@ func (s *Server) callsLocked(prefix string) []Call {
 	var out []Call
 	for _, c := range s.calls {
 		if strings.HasPrefix(c.Method+" "+c.Path, prefix) {
-			c.Query = cloneValues(c.Query)
-			c.Body = cloneBytes(c.Body)
+			c.Query = faketest.CloneValues(c.Query)
+			c.Body = bytes.Clone(c.Body)
 			c.Header = c.Header.Clone()
 			out = append(out, c)
 		}
@@ -260,7 +263,7 @@ func (s *Server) Posts() []Post {
 	out := append([]Post(nil), s.posts...)
 	for i := range out {
 		out[i].Message = cloneMessage(out[i].Message)
-		out[i].RawBody = cloneBytes(out[i].RawBody)
+		out[i].RawBody = bytes.Clone(out[i].RawBody)
 	}
 	return out
 }
@@ -336,12 +339,4 @@ func waitRecords[T any](s *Server, n int, timeout time.Duration, what string, co
 		return out, timeoutError(what, len(out), n)
 	}
 	return out, nil
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
 }

@@ -1,12 +1,9 @@
 package discordtest
 
 import (
-	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -17,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
 
@@ -145,7 +143,7 @@ type Server struct {
 	users        map[string]discordgo.User
 	channels     map[string]discordgo.Channel
 	history      map[string][]discordgo.Message // by channel, ascending id
-	faults       map[string][]Fault
+	faults       faketest.Faults[Fault]
 	commands     map[string][]discordgo.ApplicationCommand // app + "/" + guild
 	interactions map[string]*interactionState              // by interaction id
 	tokens       map[string]*interactionState              // by interaction token
@@ -184,7 +182,6 @@ func New(tb testing.TB, opts Options) *Server {
 		users:        map[string]discordgo.User{},
 		channels:     map[string]discordgo.Channel{},
 		history:      map[string][]discordgo.Message{},
-		faults:       map[string][]Fault{},
 		commands:     map[string][]discordgo.ApplicationCommand{},
 		interactions: map[string]*interactionState{},
 		tokens:       map[string]*interactionState{},
@@ -192,17 +189,12 @@ func New(tb testing.TB, opts Options) *Server {
 	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	s.users[opts.BotID] = s.botUser()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("discordtest: listen: %v", err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/gateway", s.serveGateway)
 	mux.HandleFunc("/gateway/", s.serveGateway)
-	s.http = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
-	s.http.Start()
-	s.gatewayURL = "ws://" + ln.Addr().String() + "/gateway"
+	s.http = faketest.Listen(tb, "discordtest", mux)
+	s.gatewayURL = "ws://" + s.http.Listener.Addr().String() + "/gateway"
 	tb.Cleanup(s.Close)
 	return s
 }
@@ -235,7 +227,7 @@ func (s *Server) Close() {
 	for _, c := range conns {
 		c.stopLocked()
 	}
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 
 	for _, c := range conns {
@@ -256,9 +248,6 @@ func (s *Server) nextSeqLocked() int {
 	s.seq++
 	return s.seq
 }
-
-// notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() { s.changes.NotifyLocked() }
 
 // Changed is closed at the next change the server records, for a test
 // waiting on a condition of its own: take it, check, then wait on it.
@@ -355,22 +344,9 @@ func snowflakeLess(a, b string) bool {
 	return a < b
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // interactionToken looks like Discord's: base64 of "interaction:<id>:<random>".
 func interactionToken(id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("interaction:" + id + ":" + randomHex(48)))
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
+	return base64.RawURLEncoding.EncodeToString([]byte("interaction:" + id + ":" + faketest.RandomHex(48)))
 }
 
 func timeoutError(what string, got, want int) error {

@@ -1,14 +1,10 @@
 package slacktest
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +13,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
 
@@ -125,7 +122,7 @@ type Server struct {
 	responses   []Response
 	users       map[string]User
 	handlers    map[string]func(Call) any
-	faults      map[string][]Fault
+	faults      faketest.Faults[Fault]
 	channels    map[string][]Message
 
 	// Socket Mode
@@ -155,7 +152,6 @@ func New(tb testing.TB, opts Options) *Server {
 		reactionSet:    map[string]bool{},
 		users:          map[string]User{},
 		handlers:       map[string]func(Call) any{},
-		faults:         map[string][]Fault{},
 		channels:       map[string][]Message{},
 		tickets:        map[string]bool{},
 		sentAt:         map[string]sentInfo{},
@@ -166,16 +162,11 @@ func New(tb testing.TB, opts Options) *Server {
 	s.users[opts.BotUserID] = User{ID: opts.BotUserID, TeamID: opts.TeamID, Name: opts.BotName,
 		RealName: opts.BotName, IsBot: true}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("slacktest: listen: %v", err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/link/", s.serveLink)
 	mux.HandleFunc("/commands/", s.serveResponseURL)
-	s.http = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
-	s.http.Start()
+	s.http = faketest.Listen(tb, "slacktest", mux)
 	tb.Cleanup(s.Close)
 	return s
 }
@@ -207,7 +198,7 @@ func (s *Server) Close() {
 	}
 	s.timers = map[*redeliveryTimer]struct{}{}
 	conns := append([]*wsConn(nil), s.conns...)
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 
 	for _, c := range conns {
@@ -257,9 +248,6 @@ func (s *Server) nextSeqLocked() int {
 	return s.seq
 }
 
-// notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() { s.changes.NotifyLocked() }
-
 // Changed is closed at the next change the server records, for a test
 // waiting on a condition of its own: take it, check, then wait on it.
 func (s *Server) Changed() <-chan struct{} { return s.changes.Next(&s.mu) }
@@ -272,30 +260,9 @@ func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
 // ErrTimeout is returned (wrapped) by the Wait methods.
 var ErrTimeout = errors.New("slacktest: timed out")
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 func randomUUID() string {
-	h := randomHex(16)
+	h := faketest.RandomHex(16)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 // tsKey makes timestamps comparable as strings: "12.5" < "9.7" is false.

@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // ErrNoConnection is returned when an operation needs an open Socket Mode
@@ -55,7 +58,7 @@ func (e Envelope) frame() []byte {
 }
 
 func (e Envelope) clone() Envelope {
-	e.Payload = cloneBytes(e.Payload)
+	e.Payload = bytes.Clone(e.Payload)
 	return e
 }
 
@@ -125,7 +128,7 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	used, issued := s.tickets[ticket]
 	if s.closed || !issued || used {
 		s.rejectedDials++
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 		s.mu.Unlock()
 		http.Error(w, "invalid or used ticket", http.StatusUnauthorized)
 		return
@@ -133,15 +136,8 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	s.tickets[ticket] = true
 	s.mu.Unlock()
 
-	ws, err := s.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader has answered
-	}
-
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		_ = ws.Close()
+	ws := faketest.Upgrade(w, r, &s.upgrader, &s.mu, &s.closed)
+	if ws == nil {
 		return
 	}
 	c := &wsConn{info: Conn{ID: len(s.conns) + 1, Ticket: ticket, OpenedAt: time.Now()}, ws: ws,
@@ -164,13 +160,13 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.pongs++
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 		return nil
 	})
 	c.wmu.Lock()
 	s.mu.Unlock()
 
-	err = c.write(helloFrame)
+	err := c.write(helloFrame)
 	var failed []Envelope
 	for i, env := range queued {
 		if err == nil {
@@ -190,7 +186,7 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	for _, env := range queued {
 		s.scheduleRedeliveryLocked(env)
 	}
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 
 	go s.pinger(c)
@@ -237,7 +233,7 @@ func (s *Server) reader(c *wsConn) {
 	s.mu.Lock()
 	c.open, c.active = false, false
 	c.info.ClosedAt = time.Now()
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 	close(c.done)
 }
@@ -256,7 +252,7 @@ func (s *Server) recordAck(c *wsConn, data []byte) {
 	}
 	ack.Seq = s.nextSeqLocked()
 	s.acks = append(s.acks, ack)
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 }
 
 // activeLocked is the connection envelopes go to, or nil.
@@ -314,7 +310,7 @@ func (s *Server) deliver(env Envelope) Envelope {
 	c := s.activeLocked()
 	if c == nil {
 		s.pending = append(s.pending, env.clone())
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 		s.mu.Unlock()
 		return env
 	}
@@ -333,7 +329,7 @@ func (s *Server) deliver(env Envelope) Envelope {
 	} else {
 		s.scheduleRedeliveryLocked(env)
 	}
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	return env
 }
 
@@ -387,7 +383,7 @@ func (s *Server) Push(env Envelope) Envelope {
 	if env.ID == "" {
 		env.ID = randomUUID()
 	}
-	env.Payload = cloneBytes(env.Payload)
+	env.Payload = bytes.Clone(env.Payload)
 	return s.deliver(env)
 }
 
@@ -402,7 +398,7 @@ func (s *Server) Redeliver(env Envelope, attempt int) Envelope {
 		env.RetryReason = "timeout"
 	}
 	env.Seq, env.Conn, env.SentAt = 0, 0, time.Time{}
-	env.Payload = cloneBytes(env.Payload)
+	env.Payload = bytes.Clone(env.Payload)
 	return s.deliver(env)
 }
 
@@ -558,7 +554,7 @@ func (s *Server) Acks() []Ack {
 func (s *Server) acksLocked() []Ack {
 	out := make([]Ack, len(s.acks))
 	for i, a := range s.acks {
-		a.Payload, a.Raw = cloneBytes(a.Payload), cloneBytes(a.Raw)
+		a.Payload, a.Raw = bytes.Clone(a.Payload), bytes.Clone(a.Raw)
 		out[i] = a
 	}
 	return out
@@ -571,7 +567,7 @@ func (s *Server) WaitAck(envelopeID string, timeout time.Duration) (Ack, error) 
 		for _, a := range s.acks {
 			if a.EnvelopeID == envelopeID {
 				found = a
-				found.Payload, found.Raw = cloneBytes(a.Payload), cloneBytes(a.Raw)
+				found.Payload, found.Raw = bytes.Clone(a.Payload), bytes.Clone(a.Raw)
 				return true
 			}
 		}

@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // Slack's documented limits that the fake enforces.
@@ -189,8 +192,8 @@ func (s *Server) fillMessageLocked(m Message) Message {
 	if m.TS == "" {
 		m.TS = s.nextTSLocked()
 	}
-	m.Blocks = cloneBytes(m.Blocks)
-	m.Metadata = cloneBytes(m.Metadata)
+	m.Blocks = bytes.Clone(m.Blocks)
+	m.Metadata = bytes.Clone(m.Metadata)
 	return m
 }
 
@@ -230,8 +233,8 @@ func (s *Server) callsLocked(method string) []Call {
 	var out []Call
 	for _, c := range s.calls {
 		if method == "" || c.Method == method {
-			c.Params = cloneValues(c.Params)
-			c.Body = cloneBytes(c.Body)
+			c.Params = faketest.CloneValues(c.Params)
+			c.Body = bytes.Clone(c.Body)
 			out = append(out, c)
 		}
 	}
@@ -278,9 +281,9 @@ func (s *Server) chatLocked(method string) []Post {
 	var out []Post
 	for _, p := range s.chats {
 		if method == "" || p.Method == method {
-			p.Blocks = cloneBytes(p.Blocks)
-			p.Attachments = cloneBytes(p.Attachments)
-			p.Params = cloneValues(p.Params)
+			p.Blocks = bytes.Clone(p.Blocks)
+			p.Attachments = bytes.Clone(p.Attachments)
+			p.Params = faketest.CloneValues(p.Params)
 			out = append(out, p)
 		}
 	}
@@ -326,8 +329,8 @@ func (s *Server) Responses() []Response {
 func (s *Server) responsesLocked() []Response {
 	out := append([]Response(nil), s.responses...)
 	for i := range out {
-		out[i].Blocks = cloneBytes(out[i].Blocks)
-		out[i].Body = cloneBytes(out[i].Body)
+		out[i].Blocks = bytes.Clone(out[i].Blocks)
+		out[i].Body = bytes.Clone(out[i].Body)
 	}
 	return out
 }
@@ -418,7 +421,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	call.Seq = s.nextSeqLocked()
 	s.calls = append(s.calls, call)
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 
 	for k, vs := range res.header {
@@ -441,9 +444,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 // decideLocked applies faults, authentication and the method. It returns a
 // custom handler to run unlocked instead when one is registered.
 func (s *Server) decideLocked(call *Call) (apiResult, func(Call) any) {
-	if q := s.faults[call.Method]; len(q) > 0 {
-		f := q[0]
-		s.faults[call.Method] = q[1:]
+	if f, ok := s.faults.Take(call.Method, false); ok {
 		return f.result(), nil
 	}
 	custom := s.handlers[call.Method]
@@ -484,7 +485,7 @@ func (s *Server) authLocked(call *Call) string {
 }
 
 func parseParams(r *http.Request, body []byte) url.Values {
-	v := cloneValues(r.URL.Query())
+	v := faketest.CloneValues(r.URL.Query())
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
 		var m map[string]json.RawMessage
