@@ -3,6 +3,7 @@ package discordtest
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -329,6 +330,14 @@ func (s *Server) CommandSets() []CommandSet {
 func (s *Server) WaitCommandSets(n int, timeout time.Duration) ([]CommandSet, error) {
 	return waitRecords(s, n, timeout, "command sets", func() int { return len(s.commandSets) }, s.CommandSets)
 }
+
+// waitFor blocks until cond (called with s.mu held) is true or timeout.
+func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
+	return s.changes.Wait(&s.mu, timeout, cond)
+}
+
+// ErrTimeout is returned (wrapped) by the Wait methods.
+var ErrTimeout = errors.New("discordtest: timed out")
 
 // waitRecords waits until count() (called with s.mu held) reaches n, then
 // returns get().

@@ -1,8 +1,8 @@
 package discordtest
 
 import (
+	"cmp"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -84,36 +84,19 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
-		}
-	}
-	def(&o.Token, DefaultToken)
-	def(&o.BotID, DefaultBotID)
-	def(&o.BotName, DefaultBotName)
-	def(&o.ApplicationID, o.BotID)
-	if o.HeartbeatInterval <= 0 {
-		o.HeartbeatInterval = DefaultHeartbeatInterval
-	}
-	if o.Shards <= 0 {
-		o.Shards = DefaultShards
-	}
+	o.Token = cmp.Or(o.Token, DefaultToken)
+	o.BotID = cmp.Or(o.BotID, DefaultBotID)
+	o.BotName = cmp.Or(o.BotName, DefaultBotName)
+	o.ApplicationID = cmp.Or(o.ApplicationID, o.BotID)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.InteractionWindow <= 0 {
-		o.InteractionWindow = DefaultInteractionWindow
-	}
-	if o.InteractionTokenTTL <= 0 {
-		o.InteractionTokenTTL = DefaultInteractionTokenTTL
-	}
-	if o.ReplayBuffer <= 0 {
-		o.ReplayBuffer = DefaultReplayBuffer
-	}
-	if o.CloseGrace <= 0 {
-		o.CloseGrace = DefaultCloseGrace
-	}
+	faketest.Positive(&o.HeartbeatInterval, DefaultHeartbeatInterval)
+	faketest.Positive(&o.Shards, DefaultShards)
+	faketest.Positive(&o.InteractionWindow, DefaultInteractionWindow)
+	faketest.Positive(&o.InteractionTokenTTL, DefaultInteractionTokenTTL)
+	faketest.Positive(&o.ReplayBuffer, DefaultReplayBuffer)
+	faketest.Positive(&o.CloseGrace, DefaultCloseGrace)
 	return o
 }
 
@@ -217,24 +200,14 @@ func (s *Server) Options() Options { return s.opts }
 // discordgo sessions (registered with t.Cleanup after New, so they run
 // first) before it, or they keep trying to reconnect to a closed port.
 func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	conns := append([]*conn(nil), s.conns...)
-	for _, c := range conns {
-		c.stopLocked()
-	}
-	s.changes.NotifyLocked()
-	s.mu.Unlock()
-
-	for _, c := range conns {
-		_ = c.ws.Close()
-	}
-	s.wg.Wait()
-	s.http.Close()
+	faketest.Shutdown(&s.mu, &s.closed, &s.changes, &s.wg, s.http, func() []*websocket.Conn {
+		var ws []*websocket.Conn
+		for _, c := range s.conns {
+			c.stopLocked()
+			ws = append(ws, c.ws)
+		}
+		return ws
+	})
 }
 
 func (s *Server) now() time.Time { return s.opts.Now().UTC() }
@@ -252,14 +225,6 @@ func (s *Server) nextSeqLocked() int {
 // Changed is closed at the next change the server records, for a test
 // waiting on a condition of its own: take it, check, then wait on it.
 func (s *Server) Changed() <-chan struct{} { return s.changes.Next(&s.mu) }
-
-// waitFor blocks until cond (called with s.mu held) is true or timeout.
-func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
-	return s.changes.Wait(&s.mu, timeout, cond)
-}
-
-// ErrTimeout is returned (wrapped) by the Wait methods.
-var ErrTimeout = errors.New("discordtest: timed out")
 
 // Snowflakes
 

@@ -148,3 +148,33 @@ func CloneValues(v url.Values) url.Values {
 	}
 	return out
 }
+
+// Shutdown is a fake's Close, run once (later calls return at once): under
+// mu it marks the fake closed, calls stop (which stops what the fake runs
+// and returns the WebSocket connections to close) and wakes the waiters;
+// then, without mu, it closes those connections, waits for the fake's
+// goroutines and shuts srv down.
+func Shutdown(mu *sync.Mutex, closed *bool, changes *fakewait.Changes, wg *sync.WaitGroup, srv *httptest.Server,
+	stop func() []*websocket.Conn) {
+	mu.Lock()
+	if *closed {
+		mu.Unlock()
+		return
+	}
+	*closed = true
+	conns := stop()
+	changes.NotifyLocked()
+	mu.Unlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	wg.Wait()
+	srv.Close()
+}
+
+// Positive sets *p to def unless it is above zero.
+func Positive[T ~int | ~int64](p *T, def T) {
+	if *p <= 0 {
+		*p = def
+	}
+}

@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -70,29 +71,18 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
-		}
-	}
-	def(&o.BotToken, DefaultBotToken)
-	def(&o.AppToken, DefaultAppToken)
-	def(&o.TeamID, DefaultTeamID)
-	def(&o.TeamName, DefaultTeamName)
-	def(&o.BotUserID, DefaultBotUserID)
-	def(&o.BotID, DefaultBotID)
-	def(&o.BotName, DefaultBotName)
-	def(&o.AppID, DefaultAppID)
-	def(&o.VerificationToken, DefaultVerificationToken)
-	if o.PingInterval == 0 {
-		o.PingInterval = DefaultPingInterval
-	}
-	if o.MaxRedeliveries == 0 {
-		o.MaxRedeliveries = DefaultMaxRedeliveries
-	}
-	if o.DisconnectGrace <= 0 {
-		o.DisconnectGrace = DefaultDisconnectGrace
-	}
+	o.BotToken = cmp.Or(o.BotToken, DefaultBotToken)
+	o.AppToken = cmp.Or(o.AppToken, DefaultAppToken)
+	o.TeamID = cmp.Or(o.TeamID, DefaultTeamID)
+	o.TeamName = cmp.Or(o.TeamName, DefaultTeamName)
+	o.BotUserID = cmp.Or(o.BotUserID, DefaultBotUserID)
+	o.BotID = cmp.Or(o.BotID, DefaultBotID)
+	o.BotName = cmp.Or(o.BotName, DefaultBotName)
+	o.AppID = cmp.Or(o.AppID, DefaultAppID)
+	o.VerificationToken = cmp.Or(o.VerificationToken, DefaultVerificationToken)
+	o.PingInterval = cmp.Or(o.PingInterval, DefaultPingInterval) // negative: no pings
+	o.MaxRedeliveries = cmp.Or(o.MaxRedeliveries, DefaultMaxRedeliveries)
+	faketest.Positive(&o.DisconnectGrace, DefaultDisconnectGrace)
 	return o
 }
 
@@ -185,27 +175,19 @@ func (s *Server) Options() Options { return s.opts }
 // socketmode clients (cancel their context) before it runs, or they keep
 // trying to reconnect to a closed port.
 func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	for rt := range s.timers {
-		if rt.t.Stop() {
-			s.wg.Done()
+	faketest.Shutdown(&s.mu, &s.closed, &s.changes, &s.wg, s.http, func() []*websocket.Conn {
+		for rt := range s.timers {
+			if rt.t.Stop() {
+				s.wg.Done()
+			}
 		}
-	}
-	s.timers = map[*redeliveryTimer]struct{}{}
-	conns := append([]*wsConn(nil), s.conns...)
-	s.changes.NotifyLocked()
-	s.mu.Unlock()
-
-	for _, c := range conns {
-		_ = c.ws.Close()
-	}
-	s.wg.Wait()
-	s.http.Close()
+		s.timers = map[*redeliveryTimer]struct{}{}
+		var ws []*websocket.Conn
+		for _, c := range s.conns {
+			ws = append(ws, c.ws)
+		}
+		return ws
+	})
 }
 
 // NextTS returns a fresh message timestamp, "1700000000.000100" style,
