@@ -69,11 +69,7 @@ func (s *Server) Sessions() []SessionInfo {
 
 // Dropped is the number of events that were not delivered because the
 // session that would have carried them had ended (as Discord loses them).
-func (s *Server) Dropped() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped
-}
+func (s *Server) Dropped() int { return faketest.Locked(&s.mu, func() int { return s.dropped }) }
 
 func (s *Server) newSessionLocked(shard [2]int, intents int) *session {
 	for _, old := range s.sessions {

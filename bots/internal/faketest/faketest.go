@@ -178,3 +178,10 @@ func Positive[T ~int | ~int64](p *T, def T) {
 		*p = def
 	}
 }
+
+// Locked is f's result, called with mu held.
+func Locked[T any](mu *sync.Mutex, f func() T) T {
+	mu.Lock()
+	defer mu.Unlock()
+	return f()
+}

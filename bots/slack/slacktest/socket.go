@@ -467,9 +467,7 @@ func (s *Server) DropConnection() error {
 // Connections is the number of Socket Mode connections opened so far (hello
 // written).
 func (s *Server) Connections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.readyCountLocked()
+	return faketest.Locked(&s.mu, func() int { return s.readyCountLocked() })
 }
 
 func (s *Server) readyCountLocked() int {
@@ -484,9 +482,7 @@ func (s *Server) readyCountLocked() int {
 
 // OpenConnections is the number of Socket Mode connections open now.
 func (s *Server) OpenConnections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.openCountLocked()
+	return faketest.Locked(&s.mu, func() int { return s.openCountLocked() })
 }
 
 // Conns describes every connection opened so far, in order.
@@ -502,9 +498,7 @@ func (s *Server) Conns() []Conn {
 
 // RejectedDials counts WebSocket dials refused for an unknown or reused ticket.
 func (s *Server) RejectedDials() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rejectedDials
+	return faketest.Locked(&s.mu, func() int { return s.rejectedDials })
 }
 
 // WaitConnected waits until at least n connections have been opened in all
@@ -538,11 +532,7 @@ func (s *Server) Sent() []Envelope {
 }
 
 // Pending is the number of envelopes waiting for a connection.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.pending)
-}
+func (s *Server) Pending() int { return faketest.Locked(&s.mu, func() int { return len(s.pending) }) }
 
 // Acks returns everything the clients sent on Socket Mode connections.
 func (s *Server) Acks() []Ack {

@@ -302,21 +302,14 @@ func (s *Server) WaitPosts(n int, timeout time.Duration) ([]Post, error) {
 }
 
 // Reactions returns the successful reactions.add / reactions.remove calls.
-func (s *Server) Reactions() []Reaction {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Reaction(nil), s.reactions...)
-}
+func (s *Server) Reactions() []Reaction { return faketest.Copy(&s.mu, &s.reactions, nil) }
 
 // Statuses returns the assistant.threads.setStatus calls.
 func (s *Server) Statuses() []Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]Status(nil), s.statuses...)
-	for i := range out {
-		out[i].LoadingMessages = append([]string(nil), out[i].LoadingMessages...)
-	}
-	return out
+	return faketest.Copy(&s.mu, &s.statuses, func(r Status) Status {
+		r.LoadingMessages = append([]string(nil), r.LoadingMessages...)
+		return r
+	})
 }
 
 // Responses returns the POSTs to response_url addresses.
