@@ -313,9 +313,13 @@ func (s *Server) handlePayload(c *conn, msg []byte) {
 		}
 		s.changes.NotifyLocked()
 	case opIdentify:
-		s.identify(c, p.D)
+		if id, ok := readAuthLocked[identifyPayload](s, c, p.D); ok {
+			s.identify(c, id)
+		}
 	case opResume:
-		s.resume(c, p.D)
+		if res, ok := readAuthLocked[resumePayload](s, c, p.D); ok {
+			s.resume(c, res)
+		}
 	case opPresenceUpdate, opVoiceStateUpdate, opRequestGuildMembers:
 		if c.state != stateReady {
 			s.closeConnLocked(c, CloseNotAuthenticated, "Not authenticated.")
@@ -335,16 +339,23 @@ type identifyPayload struct {
 	Shard   *[2]int `json:"shard"`
 }
 
-func (s *Server) identify(c *conn, d json.RawMessage) {
-	var p identifyPayload
+// readAuthLocked decodes an IDENTIFY or RESUME payload, and closes c as
+// Discord does when it does not decode or c is already authenticated.
+func readAuthLocked[P any](s *Server, c *conn, d json.RawMessage) (P, bool) {
+	var p P
 	if err := json.Unmarshal(d, &p); err != nil {
 		s.closeConnLocked(c, CloseDecodeError, "Error while decoding payload.")
-		return
+		return p, false
 	}
 	if c.state == stateReady {
 		s.closeConnLocked(c, CloseAlreadyAuthenticated, "Already authenticated.")
-		return
+		return p, false
 	}
+	return p, true
+}
+
+// identify answers an IDENTIFY that readAuthLocked accepted.
+func (s *Server) identify(c *conn, p identifyPayload) {
 	rec := Identify{Seq: s.nextSeqLocked(), Token: p.Token, Conn: c.id}
 	if p.Intents != nil {
 		rec.Intents = *p.Intents
@@ -400,20 +411,14 @@ func (s *Server) identify(c *conn, d json.RawMessage) {
 	s.changes.NotifyLocked()
 }
 
-func (s *Server) resume(c *conn, d json.RawMessage) {
-	var p struct {
-		Token     string `json:"token"`
-		SessionID string `json:"session_id"`
-		Seq       int64  `json:"seq"`
-	}
-	if err := json.Unmarshal(d, &p); err != nil {
-		s.closeConnLocked(c, CloseDecodeError, "Error while decoding payload.")
-		return
-	}
-	if c.state == stateReady {
-		s.closeConnLocked(c, CloseAlreadyAuthenticated, "Already authenticated.")
-		return
-	}
+type resumePayload struct {
+	Token     string `json:"token"`
+	SessionID string `json:"session_id"`
+	Seq       int64  `json:"seq"`
+}
+
+// resume answers a RESUME that readAuthLocked accepted.
+func (s *Server) resume(c *conn, p resumePayload) {
 	rec := Resume{Seq: s.nextSeqLocked(), SessionID: p.SessionID, ClientSeq: p.Seq, Conn: c.id}
 	defer func() {
 		s.resumes = append(s.resumes, rec)

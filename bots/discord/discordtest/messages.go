@@ -223,13 +223,9 @@ func (s *Server) mentionsLocked(content string, am *discordgo.MessageAllowedMent
 func messageJSON(m discordgo.Message) json.RawMessage {
 	ref := m.ReferencedMessage
 	m.ReferencedMessage = nil
-	raw := mustJSON(m)
-	var obj map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &obj)
-	for k, v := range obj {
-		if string(v) == "null" || (k == "webhook_id" && string(v) == `""`) {
-			delete(obj, k)
-		}
+	obj := objectJSON(m)
+	if string(obj["webhook_id"]) == `""` {
+		delete(obj, "webhook_id")
 	}
 	obj["timestamp"] = mustJSON(FormatTimestamp(m.Timestamp))
 	obj["edited_timestamp"] = json.RawMessage("null")
@@ -260,14 +256,7 @@ func messageJSON(m discordgo.Message) json.RawMessage {
 func interactionJSON(i discordgo.Interaction) json.RawMessage {
 	msg := i.Message
 	i.Message = nil
-	raw := mustJSON(i)
-	var obj map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &obj)
-	for k, v := range obj {
-		if string(v) == "null" {
-			delete(obj, k)
-		}
-	}
+	obj := objectJSON(i)
 	if _, ok := obj["entitlements"]; !ok {
 		obj["entitlements"] = json.RawMessage("[]")
 	}
@@ -275,6 +264,19 @@ func interactionJSON(i discordgo.Interaction) json.RawMessage {
 		obj["message"] = messageJSON(*msg)
 	}
 	return mustJSON(obj)
+}
+
+// objectJSON is v (a struct) as a JSON object, without its null fields:
+// Discord leaves absent optional fields out.
+func objectJSON(v any) map[string]json.RawMessage {
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(mustJSON(v), &obj)
+	for k, v := range obj {
+		if string(v) == "null" {
+			delete(obj, k)
+		}
+	}
+	return obj
 }
 
 func mustJSON(v any) json.RawMessage {
