@@ -211,22 +211,16 @@ func (s *Server) WaitReady(n int, timeout time.Duration) error {
 // Calls returns the REST calls whose "METHOD /path" starts with prefix
 // (e.g. "POST /api/v9/channels/"); "" returns all.
 func (s *Server) Calls(prefix string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.callsLocked(prefix)
+	return faketest.Locked(&s.mu, func() []Call { return s.callsLocked(prefix) })
 }
 
 func (s *Server) callsLocked(prefix string) []Call {
-	var out []Call
-	for _, c := range s.calls {
-		if strings.HasPrefix(c.Method+" "+c.Path, prefix) {
-			c.Query = faketest.CloneValues(c.Query)
-			c.Body = bytes.Clone(c.Body)
-			c.Header = c.Header.Clone()
-			out = append(out, c)
-		}
-	}
-	return out
+	return faketest.Select(s.calls, func(c Call) bool { return strings.HasPrefix(c.Method+" "+c.Path, prefix) }, func(c Call) Call {
+		c.Query = faketest.CloneValues(c.Query)
+		c.Body = bytes.Clone(c.Body)
+		c.Header = c.Header.Clone()
+		return c
+	})
 }
 
 // WaitCalls waits until at least n calls match prefix (see Calls).

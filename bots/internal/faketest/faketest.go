@@ -185,3 +185,15 @@ func Locked[T any](mu *sync.Mutex, f func() T) T {
 	defer mu.Unlock()
 	return f()
 }
+
+// Select is a copy of the records of list that keep accepts (nil when
+// none), each passed through clone.
+func Select[T any](list []T, keep func(T) bool, clone func(T) T) []T {
+	var out []T
+	for _, r := range list {
+		if keep(r) {
+			out = append(out, clone(r))
+		}
+	}
+	return out
+}

@@ -142,10 +142,16 @@ func (s *Server) findLocked(channel, ts string) int {
 	return -1
 }
 
+// messageLocked finds the message that the channel and ts parameters name
+// (i < 0 when there is none).
+func (s *Server) messageLocked(p url.Values) (channel, ts string, i int) {
+	channel, ts = p.Get("channel"), p.Get("ts")
+	return channel, ts, s.findLocked(channel, ts)
+}
+
 func (s *Server) chatUpdate(c *Call) apiResult {
 	p := c.Params
-	channel, ts := p.Get("channel"), p.Get("ts")
-	i := s.findLocked(channel, ts)
+	channel, ts, i := s.messageLocked(p)
 	if i < 0 {
 		return errResult("message_not_found")
 	}
@@ -162,9 +168,7 @@ func (s *Server) chatUpdate(c *Call) apiResult {
 }
 
 func (s *Server) chatDelete(c *Call) apiResult {
-	p := c.Params
-	channel, ts := p.Get("channel"), p.Get("ts")
-	i := s.findLocked(channel, ts)
+	channel, ts, i := s.messageLocked(c.Params)
 	if i < 0 {
 		return errResult("message_not_found")
 	}

@@ -224,21 +224,15 @@ func (s *Server) HandleMethod(method string, fn func(Call) any) {
 
 // Calls returns the recorded Web API calls to method, or all calls for "".
 func (s *Server) Calls(method string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.callsLocked(method)
+	return faketest.Locked(&s.mu, func() []Call { return s.callsLocked(method) })
 }
 
 func (s *Server) callsLocked(method string) []Call {
-	var out []Call
-	for _, c := range s.calls {
-		if method == "" || c.Method == method {
-			c.Params = faketest.CloneValues(c.Params)
-			c.Body = bytes.Clone(c.Body)
-			out = append(out, c)
-		}
-	}
-	return out
+	return faketest.Select(s.calls, func(c Call) bool { return method == "" || c.Method == method }, func(c Call) Call {
+		c.Params = faketest.CloneValues(c.Params)
+		c.Body = bytes.Clone(c.Body)
+		return c
+	})
 }
 
 // WaitCalls waits until at least n calls to method ("" for any) have been
@@ -272,22 +266,16 @@ func (s *Server) Posts() []Post { return s.Chat("chat.postMessage") }
 // Chat returns the successful chat.* writes to method (chat.postMessage,
 // chat.postEphemeral, chat.update, chat.delete), or all of them for "".
 func (s *Server) Chat(method string) []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.chatLocked(method)
+	return faketest.Locked(&s.mu, func() []Post { return s.chatLocked(method) })
 }
 
 func (s *Server) chatLocked(method string) []Post {
-	var out []Post
-	for _, p := range s.chats {
-		if method == "" || p.Method == method {
-			p.Blocks = bytes.Clone(p.Blocks)
-			p.Attachments = bytes.Clone(p.Attachments)
-			p.Params = faketest.CloneValues(p.Params)
-			out = append(out, p)
-		}
-	}
-	return out
+	return faketest.Select(s.chats, func(p Post) bool { return method == "" || p.Method == method }, func(p Post) Post {
+		p.Blocks = bytes.Clone(p.Blocks)
+		p.Attachments = bytes.Clone(p.Attachments)
+		p.Params = faketest.CloneValues(p.Params)
+		return p
+	})
 }
 
 // WaitPosts waits until at least n chat.postMessage calls succeeded and
