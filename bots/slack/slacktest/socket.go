@@ -193,10 +193,13 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	s.reader(c)
 }
 
-func (s *Server) openCountLocked() int {
+func (s *Server) openCountLocked() int { return s.countLocked(func(c *wsConn) bool { return c.open }) }
+
+// countLocked is the number of connections for which is holds true.
+func (s *Server) countLocked(is func(*wsConn) bool) int {
 	n := 0
 	for _, c := range s.conns {
-		if c.open {
+		if is(c) {
 			n++
 		}
 	}
@@ -471,13 +474,7 @@ func (s *Server) Connections() int {
 }
 
 func (s *Server) readyCountLocked() int {
-	n := 0
-	for _, c := range s.conns {
-		if c.ready {
-			n++
-		}
-	}
-	return n
+	return s.countLocked(func(c *wsConn) bool { return c.ready })
 }
 
 // OpenConnections is the number of Socket Mode connections open now.
@@ -521,33 +518,21 @@ func (s *Server) WaitOpen(n int, timeout time.Duration) error {
 }
 
 // Sent returns the envelopes written so far, in order.
-func (s *Server) Sent() []Envelope {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Envelope, len(s.sent))
-	for i, e := range s.sent {
-		out[i] = e.clone()
-	}
-	return out
-}
+func (s *Server) Sent() []Envelope { return faketest.Copy(&s.mu, &s.sent, Envelope.clone) }
 
 // Pending is the number of envelopes waiting for a connection.
 func (s *Server) Pending() int { return faketest.Locked(&s.mu, func() int { return len(s.pending) }) }
 
 // Acks returns everything the clients sent on Socket Mode connections.
-func (s *Server) Acks() []Ack {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.acksLocked()
-}
+func (s *Server) Acks() []Ack { return faketest.Locked(&s.mu, s.acksLocked) }
 
 func (s *Server) acksLocked() []Ack {
-	out := make([]Ack, len(s.acks))
-	for i, a := range s.acks {
-		a.Payload, a.Raw = bytes.Clone(a.Payload), bytes.Clone(a.Raw)
-		out[i] = a
-	}
-	return out
+	return faketest.Select(s.acks, func(Ack) bool { return true }, Ack.clone)
+}
+
+func (a Ack) clone() Ack {
+	a.Payload, a.Raw = bytes.Clone(a.Payload), bytes.Clone(a.Raw)
+	return a
 }
 
 // WaitAck waits for the first ack of envelopeID.

@@ -56,6 +56,13 @@ type Post struct {
 	Params         url.Values
 }
 
+func (p Post) clone() Post {
+	p.Blocks = bytes.Clone(p.Blocks)
+	p.Attachments = bytes.Clone(p.Attachments)
+	p.Params = faketest.CloneValues(p.Params)
+	return p
+}
+
 // Reaction is a successful reactions.add or reactions.remove.
 type Reaction struct {
 	Seq       int
@@ -228,11 +235,13 @@ func (s *Server) Calls(method string) []Call {
 }
 
 func (s *Server) callsLocked(method string) []Call {
-	return faketest.Select(s.calls, func(c Call) bool { return method == "" || c.Method == method }, func(c Call) Call {
-		c.Params = faketest.CloneValues(c.Params)
-		c.Body = bytes.Clone(c.Body)
-		return c
-	})
+	return faketest.Select(s.calls, func(c Call) bool { return method == "" || c.Method == method }, Call.clone)
+}
+
+func (c Call) clone() Call {
+	c.Params = faketest.CloneValues(c.Params)
+	c.Body = bytes.Clone(c.Body)
+	return c
 }
 
 // WaitCalls waits until at least n calls to method ("" for any) have been
@@ -270,12 +279,7 @@ func (s *Server) Chat(method string) []Post {
 }
 
 func (s *Server) chatLocked(method string) []Post {
-	return faketest.Select(s.chats, func(p Post) bool { return method == "" || p.Method == method }, func(p Post) Post {
-		p.Blocks = bytes.Clone(p.Blocks)
-		p.Attachments = bytes.Clone(p.Attachments)
-		p.Params = faketest.CloneValues(p.Params)
-		return p
-	})
+	return faketest.Select(s.chats, func(p Post) bool { return method == "" || p.Method == method }, Post.clone)
 }
 
 // WaitPosts waits until at least n chat.postMessage calls succeeded and
