@@ -67,9 +67,6 @@ func (s *Server) AddChannel(c discordgo.Channel) {
 // from the channel when empty, Author defaults to DefaultUserID. It returns
 // the stored message.
 func (s *Server) AddMessage(m discordgo.Message) discordgo.Message {
-	if m.ChannelID == "" {
-		panic("discordtest: AddMessage needs a ChannelID")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fillMessageLocked(&m, false)
@@ -93,6 +90,13 @@ func (s *Server) Messages(channelID string) []discordgo.Message {
 // GuildID, Author (from the known users), and makes sure the channel exists.
 // live is true for MessageCreate (a new message now).
 func (s *Server) fillMessageLocked(m *discordgo.Message, live bool) {
+	if m.ChannelID == "" {
+		what := "AddMessage"
+		if live {
+			what = "MessageCreate"
+		}
+		panic("discordtest: " + what + " needs a ChannelID")
+	}
 	switch {
 	case m.ID == "" && (live || m.Timestamp.IsZero()):
 		var at time.Time
