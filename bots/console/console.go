@@ -14,11 +14,7 @@ import (
 )
 
 // Handler answers one task; *agent.Agent satisfies it.
-type Handler interface {
-	Handle(ctx context.Context, t agent.Task) (agent.Reply, error)
-}
-
-var _ Handler = (*agent.Agent)(nil)
+type Handler = core.Handler
 
 // Config configures a console session.
 type Config struct {

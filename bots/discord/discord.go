@@ -65,15 +65,15 @@ type Config struct {
 	// ignored).
 	Identities map[string]string
 
-	Handler core.Handler
-	Memory  core.Memory // nil: /memory answers that memory is not available
-
 	// IntakeDir is the intake journal's folder (mnemo serve:
 	// <state>/intake): a message is written there (fsynced) as soon as it
 	// is received, and answered after a restart when a crash came first.
 	// "" keeps it in memory: a crash loses the messages received and not
 	// yet answered.
 	IntakeDir string
+
+	Handler core.Handler
+	Memory  core.Memory // nil: /memory answers that memory is not available
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -82,15 +82,14 @@ type Config struct {
 
 // Bot is a running Discord adapter. Create it with New, start it with Run.
 type Bot struct {
-	cfg     Config
-	log     *slog.Logger
-	now     func() time.Time
-	apiURL  *url.URL
-	http    *http.Client
-	ownHTTP bool
-	s       *discordgo.Session
+	s      *discordgo.Session
+	rt     *intake.Adapter // the journal, the queue, Run's start and end
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	apiURL *url.URL
+	http   *http.Client
 
-	started  atomic.Bool
 	ready    atomic.Bool
 	stopping atomic.Bool
 	lost     chan struct{} // a disconnect was seen (buffered 1)
@@ -106,7 +105,6 @@ type Bot struct {
 	appID    string
 	commands bool // /memory registered
 
-	intake   atomic.Pointer[intake.Journal] // messages received and not yet answered
 	queue    *core.Queue
 	flow     *core.MemoryFlow
 	names    *core.NameCache
@@ -122,8 +120,6 @@ type Bot struct {
 	typingEvery time.Duration
 	retryBase   time.Duration
 	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
-
-	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
 
 // New validates cfg and returns a Bot. Errors name the environment
@@ -138,18 +134,11 @@ func New(cfg Config) (*Bot, error) {
 		return nil, errors.New("discord: DISCORD_BOT_TOKEN contains spaces or control characters; copy the token again from the Bot page of your application in the Discord Developer Portal")
 	}
 	cfg.Token = tok
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
-	u, err := url.Parse(cfg.APIURL)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("discord: DISCORD_API_URL %q is not an http(s) URL; leave it unset for %s", agent.RedactURLs(cfg.APIURL), DefaultAPIURL)
-	}
-	if !strings.HasSuffix(u.Path, "/") {
-		u.Path += "/"
-	}
-	if cfg.ChannelMemory, err = core.ChannelMemory("discord.channelMemory", cfg.ChannelMemory); err != nil {
-		return nil, fmt.Errorf("discord: %w", err)
+	u, err := core.Settings{Platform: "discord", APIURLVar: "DISCORD_API_URL", DefaultAPIURL: DefaultAPIURL,
+		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Handler: cfg.Handler,
+		Identities: cfg.Identities, IdentityForm: "discord:USER_ID (digits)", ValidAccount: snowflake}.Check()
+	if err != nil {
+		return nil, err
 	}
 	if cfg.ShardCount == 0 {
 		cfg.ShardCount = 1
@@ -162,26 +151,17 @@ func New(cfg Config) (*Bot, error) {
 			return nil, fmt.Errorf("discord: discord.guildIDs has %q, which is not a guild id; use the number Copy Server ID gives with Developer Mode on", g)
 		}
 	}
-	if err := core.CheckIdentities("discord", "discord:USER_ID (digits)", cfg.Identities, snowflake); err != nil {
-		return nil, err
-	}
-	if cfg.Handler == nil {
-		return nil, errors.New("discord: config is missing Handler")
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "discord", Keeps: "the messages received and not yet answered",
+		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, HTTPClient: cfg.HTTPClient, HTTPTimeout: httpTimeout})
 	b := &Bot{
 		cfg:         cfg,
-		log:         cfg.Logger,
-		now:         cfg.Now,
+		log:         rt.Log,
+		now:         rt.Now,
 		apiURL:      u,
-		http:        cfg.HTTPClient,
+		http:        rt.HTTP,
+		rt:          rt,
 		lost:        make(chan struct{}, 1),
-		queue:       core.NewQueue(core.MaxInFlight, core.PerConversation),
+		queue:       rt.Queue,
 		names:       core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
 		recent:      newMsgCache(msgCacheMax),
 		channels:    newKindCache(chanCacheMax),
@@ -190,13 +170,7 @@ func New(cfg Config) (*Bot, error) {
 		killAfter:   5 * time.Second,
 		conns:       map[net.Conn]struct{}{},
 	}
-	mem, _ := intake.Open(intake.Options{Name: "discord", Logger: b.log, Now: b.now}) // in memory: cannot fail
-	b.intake.Store(mem)
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now}
-	if b.http == nil {
-		b.http = DefaultHTTPClient()
-		b.ownHTTP = true
-	}
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
 		return b.s.Channel(id, discordgo.WithContext(ctx))
@@ -294,9 +268,6 @@ func (c *trackedConn) Close() error {
 	return c.Conn.Close()
 }
 
-// Ready reports whether the gateway session is up (for /readyz).
-func (b *Bot) Ready() bool { return b.ready.Load() }
-
 // Run opens the intake journal, checks the token, answers what the
 // journal kept from before a restart, connects to the gateway, registers
 // /memory and handles events until ctx is cancelled. It then closes the
@@ -304,18 +275,11 @@ func (b *Bot) Ready() bool { return b.ready.Load() }
 // accepted to be answered, and returns nil. A close code no reconnect can fix ends
 // Run with an error that says what to change. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
-	if !b.started.CompareAndSwap(false, true) {
-		return errors.New("discord: Run was already called on this Bot")
-	}
-	defer func() {
-		if b.ownHTTP {
-			b.http.CloseIdleConnections()
-		}
-	}()
-	if err := b.openJournal(); err != nil {
+	stop, err := b.rt.Start()
+	if err != nil {
 		return err
 	}
-	defer b.journal().Close() // after the tasks (below) are done
+	defer stop() // after the tasks (below) are done
 	// Open cannot be cancelled: when it hangs in a handshake at shutdown,
 	// its connection is closed under it.
 	stopKill := context.AfterFunc(ctx, func() {
@@ -327,7 +291,7 @@ func (b *Bot) Run(ctx context.Context) error {
 			t.Stop()
 		}
 	}()
-	err := b.checkToken(ctx)
+	err = b.checkToken(ctx)
 	if err == nil {
 		b.replay() // before new messages, so each conversation stays in order
 		err = b.connect(ctx)
@@ -452,6 +416,17 @@ func (b *Bot) drainLost() {
 	}
 }
 
+// fatalCloses are the gateway close codes no reconnect can fix, and what
+// to change.
+var fatalCloses = map[int]string{
+	4004: "DISCORD_BOT_TOKEN was refused by the gateway (close 4004: authentication failed); copy the token from the Bot page of your application in the Discord Developer Portal (Reset Token)",
+	4014: "the gateway refused the Message Content intent (close 4014: disallowed intents); enable it in the Discord Developer Portal: Applications → your application → Bot → Privileged Gateway Intents → Message Content Intent, save, and start mnemo again",
+	4013: "the gateway refused the intents mnemo asks for (close 4013: invalid intents); this is a bug in mnemo, please report it",
+	4010: "the gateway refused the shard (close 4010: invalid shard); set discord.shardID below discord.shardCount",
+	4011: "the gateway wants more shards (close 4011: sharding required); raise discord.shardCount and run one mnemo per shard (discord.shardID 0 to shardCount-1)",
+	4012: "the gateway refused the API version (close 4012); update mnemo",
+}
+
 // fatalClose explains a gateway close code that no reconnect can fix, or
 // returns nil.
 func fatalClose(err error) error {
@@ -459,19 +434,8 @@ func fatalClose(err error) error {
 	if !ok {
 		return nil
 	}
-	switch ce.Code {
-	case 4004:
-		return errors.New("discord: DISCORD_BOT_TOKEN was refused by the gateway (close 4004: authentication failed); copy the token from the Bot page of your application in the Discord Developer Portal (Reset Token)")
-	case 4014:
-		return errors.New("discord: the gateway refused the Message Content intent (close 4014: disallowed intents); enable it in the Discord Developer Portal: Applications → your application → Bot → Privileged Gateway Intents → Message Content Intent, save, and start mnemo again")
-	case 4013:
-		return errors.New("discord: the gateway refused the intents mnemo asks for (close 4013: invalid intents); this is a bug in mnemo, please report it")
-	case 4010:
-		return errors.New("discord: the gateway refused the shard (close 4010: invalid shard); set discord.shardID below discord.shardCount")
-	case 4011:
-		return errors.New("discord: the gateway wants more shards (close 4011: sharding required); raise discord.shardCount and run one mnemo per shard (discord.shardID 0 to shardCount-1)")
-	case 4012:
-		return errors.New("discord: the gateway refused the API version (close 4012); update mnemo")
+	if why, fatal := fatalCloses[ce.Code]; fatal {
+		return errors.New("discord: " + why)
 	}
 	return nil
 }
@@ -502,6 +466,9 @@ func (b *Bot) onDisconnect(_ *discordgo.Session, _ *discordgo.Disconnect) {
 	default:
 	}
 }
+
+// Ready reports whether the gateway session is up (for /readyz).
+func (b *Bot) Ready() bool { return b.ready.Load() }
 
 func (b *Bot) setSelf(u *discordgo.User, appID string) {
 	b.mu.Lock()

@@ -196,7 +196,7 @@ func TestForgetQueued(t *testing.T) {
 func TestJournalErrorAnswered(t *testing.T) {
 	dir := t.TempDir()
 	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
 	files.fail.Store(true)
 	hs.dm(alice, "hi")
 	if p := hs.posts(t, 1); p[0].Body.Content != "echo: hi" {
@@ -245,7 +245,7 @@ func TestReceivedWhileStopping(t *testing.T) {
 // A reply that cannot be journaled is posted anyway, and logged.
 func TestReplyJournalError(t *testing.T) {
 	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
 	release := hs.h.Hold()
 	hs.dm(alice, "hi")
 	hs.h.WaitTasks(t, 1, wait)

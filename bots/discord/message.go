@@ -186,39 +186,21 @@ func (b *Bot) answer(in *incoming) {
 	b.reply(ctx, in, text, start)
 }
 
-// reply posts text as the answer to in. The text is journaled first, so
-// that a crash while it is posted neither loses nor doubles it (resume);
-// once posted, in leaves the journal.
+// reply posts text as the answer to in (journaled first, see
+// intake.Adapter.Reply).
 func (b *Bot) reply(ctx context.Context, in *incoming, text string, start time.Time) {
-	if err := b.journal().Posting(in.id, text); err != nil {
-		in.log.Error("discord: the reply could not be journaled; posting it anyway (a crash while it is posted could post it twice)", "error", err)
-	}
-	b.post(ctx, in, text, 0, start)
+	b.rt.Reply(in.id, in.log, text, start, b.poster(ctx, in, text))
 }
 
 // resume finishes a reply a crash interrupted: the parts of it already in
 // the channel are not posted again.
 func (b *Bot) resume(ctx context.Context, in *incoming, text string) {
-	from := b.postedParts(ctx, in.msg, replyParts(text), in.log)
-	in.log.Info("discord: finishing a reply interrupted by a restart", "parts_posted_before", from)
-	b.post(ctx, in, text, from, time.Now())
+	b.rt.Resume(in.id, in.log, text, b.postedParts(ctx, in.msg, replyParts(text), in.log), b.poster(ctx, in, text))
 }
 
-// post posts text's parts from the part from on, then takes in out of the
-// journal (a part that cannot be posted is not retried: logged).
-func (b *Bot) post(ctx context.Context, in *incoming, text string, from int, start time.Time) {
-	if n, err := b.postReply(ctx, in.msg, text, from); err != nil {
-		what := "reply"
-		if text == core.BusyReplyText {
-			what = "busy reply"
-		}
-		in.log.Error("discord: cannot post the "+what, "error", err, "parts_posted", n)
-	} else {
-		in.log.Info("discord: replied", "parts", n, "duration", time.Since(start))
-	}
-	if err := b.journal().Done(in.id); err != nil {
-		in.log.Warn("discord: the reply was posted but could not be marked done; after a restart it is checked, not posted again", "error", err)
-	}
+// poster posts text's parts as the reply to in, from a part on.
+func (b *Bot) poster(ctx context.Context, in *incoming, text string) func(from int) (int, error) {
+	return func(from int) (int, error) { return b.postReply(ctx, in.msg, text, from) }
 }
 
 // postedParts is how many of parts, the reply to m, are in the channel

@@ -81,10 +81,25 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	bottest.WaitFor(t, what, wait, cond)
 }
 
-// quiet waits a little and checks that nothing more was posted.
+// quiet waits until the bot has nothing left to do (every envelope sent
+// is acknowledged, and every message it took is answered: none pending in
+// the intake journal nor in the queue), then checks that exactly posts
+// were posted: a reply that was still to come would have kept a message
+// pending.
 func (hs *harness) quiet(t *testing.T, posts int) {
 	t.Helper()
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, "every envelope acknowledged and answered", func() bool {
+		acked := map[string]bool{}
+		for _, a := range hs.srv.Acks() {
+			acked[a.EnvelopeID] = true
+		}
+		for _, e := range hs.srv.Sent() {
+			if !acked[e.ID] {
+				return false
+			}
+		}
+		return hs.srv.Pending() == 0 && hs.bot.journal().Len() == 0 && hs.bot.Queued() == 0
+	})
 	if got := hs.srv.Posts(); len(got) != posts {
 		t.Fatalf("%d posts; want %d: %+v", len(got), posts, got)
 	}

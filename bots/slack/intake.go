@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"log/slog"
 
 	"github.com/slack-go/slack/socketmode"
 
@@ -18,7 +18,7 @@ const maxBatch = 64
 
 // journal is the intake journal (a memory-only one until Run opens the
 // one in Config.IntakeDir).
-func (b *Bot) journal() *intake.Journal { return b.intake.Load() }
+func (b *Bot) journal() *intake.Journal { return b.rt.Journal() }
 
 // Forget drops user's messages that wait for their turn (received, not
 // being answered yet), from the queue and the intake journal, and returns
@@ -29,20 +29,6 @@ func (b *Bot) Forget(user string) int { return b.journal().Forget(user) }
 // Queued is the number of messages accepted and not answered yet (for
 // the metrics).
 func (b *Bot) Queued() int { return b.queue.Len() }
-
-// openJournal opens the journal in Config.IntakeDir, when set.
-func (b *Bot) openJournal() error {
-	if b.cfg.IntakeDir == "" {
-		return nil
-	}
-	j, err := intake.Open(intake.Options{Dir: b.cfg.IntakeDir, Name: "slack", Logger: b.log, Now: b.now,
-		OpenFile: b.intakeFiles})
-	if err != nil {
-		return fmt.Errorf("slack: %w (the intake journal keeps the messages acknowledged to Slack and not yet answered; the state folder must be writable)", err)
-	}
-	b.intake.Store(j)
-	return nil
-}
 
 // drain is evt and the events socketmode already has waiting, up to
 // maxBatch.
@@ -134,35 +120,11 @@ func (b *Bot) enqueue(ctx, taskCtx context.Context, m *incoming) {
 // it came: messages not answered yet are queued (or told busy); replies a
 // crash interrupted are finished.
 func (b *Bot) replay(ctx, taskCtx context.Context) {
-	pending := b.journal().Pending()
-	if len(pending) == 0 {
-		return
-	}
-	b.log.Info("slack: answering the messages received before a restart", "messages", len(pending))
-	for _, e := range pending {
-		var w wireIncoming
-		err := json.Unmarshal(e.Data, &w)
-		if err == nil && !w.valid() {
-			err = errors.New("malformed ids")
-		}
-		if err != nil {
-			b.log.Error("slack: an unreadable message in the intake journal cannot be answered; dropping it",
-				"file", b.journal().Path(), "id", e.ID, "error", err)
-			_ = b.journal().Done(e.ID)
-			continue
-		}
-		m := w.incoming()
-		m.id, m.keys = e.ID, e.Keys
-		m.log = b.log.With("event_id", m.eventID, "channel", m.channel, "ts", m.ts, "replayed", true)
-		if !e.Posting {
-			b.enqueue(ctx, taskCtx, m)
-			continue
-		}
-		text := e.Reply
+	intake.Replay[wireIncoming](b.rt, func(m *incoming) { b.enqueue(ctx, taskCtx, m) }, func(m *incoming, text string) {
 		if !b.queue.Submit(m.conversation, func() { b.resume(taskCtx, m, text) }) {
 			b.spawn(ctx, func() { b.resume(taskCtx, m, text) })
 		}
-	}
+	})
 }
 
 // wireIncoming is a message as the journal keeps it.
@@ -185,14 +147,16 @@ func (m *incoming) wire() wireIncoming {
 		TS: m.ts, ThreadTS: m.threadTS, ReplyTS: m.replyTS, DM: m.dm, Text: m.text, Conversation: m.conversation}
 }
 
-// valid checks the ids a reply is addressed with.
-func (w wireIncoming) valid() bool {
+// Valid checks the ids a reply is addressed with.
+func (w wireIncoming) Valid() bool {
 	return validID(w.Workspace) && validID(w.Team) && validID(w.User) && validID(w.Channel) && validTS(w.TS) &&
 		(w.ThreadTS == "" || validTS(w.ThreadTS)) && (w.ReplyTS == "" || validTS(w.ReplyTS)) && w.Conversation != ""
 }
 
-func (w wireIncoming) incoming() *incoming {
-	return &incoming{eventID: w.EventID, workspace: w.Workspace, team: w.Team, user: w.User, channel: w.Channel,
+// Incoming is the message to answer again after a restart.
+func (w wireIncoming) Incoming(e intake.Entry, log *slog.Logger) *incoming {
+	return &incoming{id: e.ID, keys: e.Keys, log: log.With("event_id", w.EventID, "channel", w.Channel, "ts", w.TS, "replayed", true),
+		eventID: w.EventID, workspace: w.Workspace, team: w.Team, user: w.User, channel: w.Channel,
 		ts: w.TS, threadTS: w.ThreadTS, replyTS: w.ReplyTS, dm: w.DM, text: w.Text, conversation: w.Conversation}
 }
 

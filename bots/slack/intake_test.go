@@ -63,7 +63,7 @@ func metadata(t *testing.T, p slacktest.Post) (string, int) {
 func TestAckAfterJournal(t *testing.T) {
 	dir := t.TempDir()
 	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
 	release := hs.h.Hold()
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
@@ -303,7 +303,7 @@ func TestJournalOpenError(t *testing.T) {
 // more than the crash window it opens), and logged.
 func TestReplyJournalError(t *testing.T) {
 	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.intakeFiles = files.open }})
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
 	release := hs.h.Hold()
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {

@@ -212,39 +212,21 @@ func (b *Bot) busy(ctx context.Context, m *incoming) {
 	}
 }
 
-// reply posts text as the answer to m. The text is journaled first, so
-// that a crash while it is posted neither loses nor doubles it (resume);
-// once posted, m leaves the journal.
+// reply posts text as the answer to m (journaled first, see
+// intake.Adapter.Reply).
 func (b *Bot) reply(ctx context.Context, m *incoming, text string, start time.Time) {
-	if err := b.journal().Posting(m.id, text); err != nil {
-		m.log.Error("slack: the reply could not be journaled; posting it anyway (a crash while it is posted could post it twice)", "error", err)
-	}
-	b.post(ctx, m, text, 0, start)
+	b.rt.Reply(m.id, m.log, text, start, b.poster(ctx, m, text))
 }
 
 // resume finishes a reply a crash interrupted: the parts of it already in
 // the conversation are not posted again.
 func (b *Bot) resume(ctx context.Context, m *incoming, text string) {
-	from := b.postedParts(ctx, m)
-	m.log.Info("slack: finishing a reply interrupted by a restart", "parts_posted_before", from)
-	b.post(ctx, m, text, from, time.Now())
+	b.rt.Resume(m.id, m.log, text, b.postedParts(ctx, m), b.poster(ctx, m, text))
 }
 
-// post posts text's parts from the part from on, then takes m out of the
-// journal (a part that cannot be posted is not retried: logged).
-func (b *Bot) post(ctx context.Context, m *incoming, text string, from int, start time.Time) {
-	if n, err := b.postReply(ctx, m, text, from); err != nil {
-		what := "reply"
-		if text == core.BusyReplyText {
-			what = "busy reply"
-		}
-		m.log.Error("slack: cannot post the "+what, "error", err, "parts_posted", n)
-	} else {
-		m.log.Info("slack: replied", "parts", n, "duration", time.Since(start))
-	}
-	if err := b.journal().Done(m.id); err != nil {
-		m.log.Warn("slack: the reply was posted but could not be marked done; after a restart it is checked, not posted again", "error", err)
-	}
+// poster posts text's parts as the reply to m, from a part on.
+func (b *Bot) poster(ctx context.Context, m *incoming, text string) func(from int) (int, error) {
+	return func(from int) (int, error) { return b.postReply(ctx, m, text, from) }
 }
 
 // handlerFunc adapts a function to core.Handler.

@@ -78,27 +78,25 @@ type Config struct {
 
 // Bot is a running Slack adapter. Create it with New, start it with Run.
 type Bot struct {
-	cfg     Config
-	log     *slog.Logger
-	now     func() time.Time
-	api     *slackgo.Client
-	http    *http.Client
-	ownHTTP bool
-	apiURL  *url.URL
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	api    *slackgo.Client
+	http   *http.Client
+	apiURL *url.URL
+	rt     *intake.Adapter // the journal, the queue, Run's start and end
 
-	started atomic.Bool
-	ready   atomic.Bool
-	sm      *socketmode.Client
+	ready atomic.Bool
+	sm    *socketmode.Client
 
 	// From auth.test.
 	botUserID, botID, botName, teamID string
 
-	intake atomic.Pointer[intake.Journal] // messages acknowledged and not yet answered
-	queue  *core.Queue                    // messages, in order per conversation
-	slots  chan struct{}                  // slash commands and buttons (spawn)
-	wg     sync.WaitGroup
-	flow   *core.MemoryFlow
-	users  *core.NameCache
+	queue *core.Queue   // messages, in order per conversation
+	slots chan struct{} // slash commands and buttons (spawn)
+	wg    sync.WaitGroup
+	flow  *core.MemoryFlow
+	users *core.NameCache
 
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
@@ -109,8 +107,6 @@ type Bot struct {
 	retryBase  time.Duration // first backoff of a failed auth.test
 	authTries  int
 	maxWaitFor time.Duration // cap on a Retry-After wait
-
-	intakeFiles intake.OpenFileFunc // the journal's file layer; tests inject faults
 }
 
 // New validates cfg and returns a Bot. Errors name the environment
@@ -125,38 +121,22 @@ func New(cfg Config) (*Bot, error) {
 		"create an app-level token with the connections:write scope on the app's Basic Information page (App-Level Tokens) and use it"); err != nil {
 		return nil, err
 	}
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
-	u, perr := url.Parse(cfg.APIURL)
-	if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("slack: SLACK_API_URL %q is not an http(s) URL; leave it unset for %s", agent.RedactURLs(cfg.APIURL), DefaultAPIURL)
-	}
-	if !strings.HasSuffix(cfg.APIURL, "/") {
-		cfg.APIURL += "/" // slack-go appends the method name directly
-	}
-	if cfg.ChannelMemory, err = core.ChannelMemory("slack.channelMemory", cfg.ChannelMemory); err != nil {
-		return nil, fmt.Errorf("slack: %w", err)
-	}
-	if err := core.CheckIdentities("slack", "slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", cfg.Identities, validAccount); err != nil {
+	u, err := core.Settings{Platform: "slack", APIURLVar: "SLACK_API_URL", DefaultAPIURL: DefaultAPIURL, Handler: cfg.Handler,
+		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Identities: cfg.Identities,
+		IdentityForm: "slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", ValidAccount: validAccount}.Check()
+	if err != nil {
 		return nil, err
 	}
-	if cfg.Handler == nil {
-		return nil, errors.New("slack: config is missing Handler")
-	}
-	if cfg.Logger == nil {
-		cfg.Logger = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "slack", Keeps: "the messages acknowledged to Slack and not yet answered",
+		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, HTTPClient: cfg.HTTPClient, HTTPTimeout: httpTimeout})
 	b := &Bot{
 		cfg:        cfg,
-		log:        cfg.Logger,
-		now:        cfg.Now,
-		http:       cfg.HTTPClient,
+		log:        rt.Log,
+		now:        rt.Now,
+		http:       rt.HTTP,
 		apiURL:     u,
-		queue:      core.NewQueue(core.MaxInFlight, core.PerConversation),
+		rt:         rt,
+		queue:      rt.Queue,
 		slots:      make(chan struct{}, core.MaxInFlight),
 		users:      core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
 		ackBudget:  2 * time.Second,
@@ -164,14 +144,8 @@ func New(cfg Config) (*Bot, error) {
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
 	}
-	mem, _ := intake.Open(intake.Options{Name: "slack", Logger: b.log, Now: cfg.Now}) // in memory: cannot fail
-	b.intake.Store(mem)
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL),
-		Log: b.log.With("platform", "slack"), Now: cfg.Now, Platform: "Slack"}
-	if b.http == nil {
-		b.http = core.NewHTTPClient(httpTimeout)
-		b.ownHTTP = true
-	}
+		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack"}
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
 		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))
@@ -216,18 +190,11 @@ func (b *Bot) Ready() bool { return b.ready.Load() }
 // be posted, and returns nil. A token Slack refuses ends Run with an error
 // naming the variable. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
-	if !b.started.CompareAndSwap(false, true) {
-		return errors.New("slack: Run was already called on this Bot")
-	}
-	defer func() {
-		if b.ownHTTP {
-			b.http.CloseIdleConnections()
-		}
-	}()
-	if err := b.openJournal(); err != nil {
+	stop, err := b.rt.Start()
+	if err != nil {
 		return err
 	}
-	defer b.journal().Close() // after the tasks (below) are done
+	defer stop() // after the tasks (below) are done
 	if err := b.authTest(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil

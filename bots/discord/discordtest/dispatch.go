@@ -1,10 +1,13 @@
 package discordtest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // session is a gateway session: it outlives its connection so that a RESUME
@@ -66,11 +69,7 @@ func (s *Server) Sessions() []SessionInfo {
 
 // Dropped is the number of events that were not delivered because the
 // session that would have carried them had ended (as Discord loses them).
-func (s *Server) Dropped() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.dropped
-}
+func (s *Server) Dropped() int { return faketest.Locked(&s.mu, func() int { return s.dropped }) }
 
 func (s *Server) newSessionLocked(shard [2]int, intents int) *session {
 	for _, old := range s.sessions {
@@ -78,7 +77,7 @@ func (s *Server) newSessionLocked(shard [2]int, intents int) *session {
 			old.live = false // a new IDENTIFY replaces the shard's session
 		}
 	}
-	sess := &session{id: randomHex(16), shard: shard, intents: intents, live: true}
+	sess := &session{id: faketest.RandomHex(16), shard: shard, intents: intents, live: true}
 	s.sessions = append(s.sessions, sess)
 	return sess
 }
@@ -156,7 +155,7 @@ func (s *Server) sendLocked(sess *session, ev pendingEvent) int {
 	if c := sess.conn; c != nil && c.state == stateReady {
 		c.enqueue(be.frame(c.id, sess.id, false))
 	}
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	return sess.seq
 }
 
@@ -243,9 +242,9 @@ func (s *Server) Dispatch(eventType string, data any) int {
 func encodeEvent(data any) json.RawMessage {
 	switch v := data.(type) {
 	case json.RawMessage:
-		return cloneBytes(v)
+		return bytes.Clone(v)
 	case []byte:
-		return cloneBytes(v)
+		return bytes.Clone(v)
 	case discordgo.Message:
 		return messageJSON(v)
 	case *discordgo.Message:
@@ -288,9 +287,6 @@ func (s *Server) Redispatch(seq int) int {
 // a DM (type 1) without GuildID, else a guild text channel. It returns the
 // message as sent.
 func (s *Server) MessageCreate(m discordgo.Message) discordgo.Message {
-	if m.ChannelID == "" {
-		panic("discordtest: MessageCreate needs a ChannelID")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fillMessageLocked(&m, true)

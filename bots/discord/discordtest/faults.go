@@ -5,7 +5,6 @@ import (
 	"math"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -82,33 +81,12 @@ func formatEpoch(t time.Time) string {
 func (s *Server) FailNext(route string, f Fault) { s.FailNextN(route, 1, f) }
 
 // FailNextN makes the next n calls matching route fail with f.
-func (s *Server) FailNextN(route string, n int, f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults[route] = append(s.faults[route], f)
-	}
-}
+func (s *Server) FailNextN(route string, n int, f Fault) { s.faults.Add(route, n, f) }
 
 // ClearFaults drops every queued REST and IDENTIFY fault.
 func (s *Server) ClearFaults() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.faults = map[string][]Fault{}
+	s.faults.Clear()
 	s.identifyFaults = nil
-}
-
-func (s *Server) takeFaultLocked(key string) (Fault, bool) {
-	best := ""
-	for route, q := range s.faults {
-		if len(q) > 0 && strings.HasPrefix(key, route) && len(route) >= len(best) {
-			best = route
-		}
-	}
-	q := s.faults[best]
-	if len(q) == 0 {
-		return Fault{}, false
-	}
-	s.faults[best] = q[1:]
-	return q[0], true
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // Gateway opcodes.
@@ -145,22 +147,8 @@ func dispatchFrame(typ string, seq int, d json.RawMessage) []byte {
 var trace = []string{`["discordtest",{"micros":0}]`}
 
 func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		http.Error(w, "server closed", http.StatusServiceUnavailable)
-		return
-	}
-	ws, err := s.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader has answered
-	}
-
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		_ = ws.Close()
+	ws := faketest.Upgrade(w, r, &s.upgrader, &s.mu, &s.closed)
+	if ws == nil {
 		return
 	}
 	c := &conn{id: len(s.conns) + 1, ws: ws, wake: make(chan struct{}, 1)}
@@ -175,7 +163,7 @@ func (s *Server) serveGateway(w http.ResponseWriter, r *http.Request) {
 		s.closeConnLocked(c, CloseDecodeError, "Error while decoding payload.")
 	}
 	s.wg.Add(2)
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 
 	go s.writeLoop(c)
@@ -212,7 +200,7 @@ func (s *Server) readLoop(c *conn) {
 	}
 	s.disconnects = append(s.disconnects, d)
 	c.stopLocked()
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 	_ = c.ws.Close()
 }
@@ -276,7 +264,7 @@ func (s *Server) writeFrame(c *conn, f outFrame) bool {
 	if st := s.interactions[f.interactionID]; st != nil && st.writtenAt.IsZero() {
 		st.writtenAt = now
 	}
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	return true
 }
 
@@ -323,11 +311,15 @@ func (s *Server) handlePayload(c *conn, msg []byte) {
 		if !s.noACKs {
 			c.enqueue(outFrame{data: opFrame(opHeartbeatACK, nil)})
 		}
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 	case opIdentify:
-		s.identify(c, p.D)
+		if id, ok := readAuthLocked[identifyPayload](s, c, p.D); ok {
+			s.identify(c, id)
+		}
 	case opResume:
-		s.resume(c, p.D)
+		if res, ok := readAuthLocked[resumePayload](s, c, p.D); ok {
+			s.resume(c, res)
+		}
 	case opPresenceUpdate, opVoiceStateUpdate, opRequestGuildMembers:
 		if c.state != stateReady {
 			s.closeConnLocked(c, CloseNotAuthenticated, "Not authenticated.")
@@ -347,16 +339,23 @@ type identifyPayload struct {
 	Shard   *[2]int `json:"shard"`
 }
 
-func (s *Server) identify(c *conn, d json.RawMessage) {
-	var p identifyPayload
+// readAuthLocked decodes an IDENTIFY or RESUME payload, and closes c as
+// Discord does when it does not decode or c is already authenticated.
+func readAuthLocked[P any](s *Server, c *conn, d json.RawMessage) (P, bool) {
+	var p P
 	if err := json.Unmarshal(d, &p); err != nil {
 		s.closeConnLocked(c, CloseDecodeError, "Error while decoding payload.")
-		return
+		return p, false
 	}
 	if c.state == stateReady {
 		s.closeConnLocked(c, CloseAlreadyAuthenticated, "Already authenticated.")
-		return
+		return p, false
 	}
+	return p, true
+}
+
+// identify answers an IDENTIFY that readAuthLocked accepted.
+func (s *Server) identify(c *conn, p identifyPayload) {
 	rec := Identify{Seq: s.nextSeqLocked(), Token: p.Token, Conn: c.id}
 	if p.Intents != nil {
 		rec.Intents = *p.Intents
@@ -405,31 +404,25 @@ func (s *Server) identify(c *conn, d json.RawMessage) {
 		c.enqueue(outFrame{data: dispatchFrame("READY", 1, data), ready: true,
 			event: &Event{Conn: c.id, SessionID: sess.id, S: 1, Type: "READY", Data: data}})
 		s.flushPendingLocked(sess)
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 		return
 	}
 	s.identifies = append(s.identifies, rec)
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 }
 
-func (s *Server) resume(c *conn, d json.RawMessage) {
-	var p struct {
-		Token     string `json:"token"`
-		SessionID string `json:"session_id"`
-		Seq       int64  `json:"seq"`
-	}
-	if err := json.Unmarshal(d, &p); err != nil {
-		s.closeConnLocked(c, CloseDecodeError, "Error while decoding payload.")
-		return
-	}
-	if c.state == stateReady {
-		s.closeConnLocked(c, CloseAlreadyAuthenticated, "Already authenticated.")
-		return
-	}
+type resumePayload struct {
+	Token     string `json:"token"`
+	SessionID string `json:"session_id"`
+	Seq       int64  `json:"seq"`
+}
+
+// resume answers a RESUME that readAuthLocked accepted.
+func (s *Server) resume(c *conn, p resumePayload) {
 	rec := Resume{Seq: s.nextSeqLocked(), SessionID: p.SessionID, ClientSeq: p.Seq, Conn: c.id}
 	defer func() {
 		s.resumes = append(s.resumes, rec)
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 	}()
 	if !s.tokenOK(p.Token) {
 		rec.CloseCode = CloseAuthenticationFailed

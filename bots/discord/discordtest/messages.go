@@ -67,9 +67,6 @@ func (s *Server) AddChannel(c discordgo.Channel) {
 // from the channel when empty, Author defaults to DefaultUserID. It returns
 // the stored message.
 func (s *Server) AddMessage(m discordgo.Message) discordgo.Message {
-	if m.ChannelID == "" {
-		panic("discordtest: AddMessage needs a ChannelID")
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fillMessageLocked(&m, false)
@@ -93,6 +90,13 @@ func (s *Server) Messages(channelID string) []discordgo.Message {
 // GuildID, Author (from the known users), and makes sure the channel exists.
 // live is true for MessageCreate (a new message now).
 func (s *Server) fillMessageLocked(m *discordgo.Message, live bool) {
+	if m.ChannelID == "" {
+		what := "AddMessage"
+		if live {
+			what = "MessageCreate"
+		}
+		panic("discordtest: " + what + " needs a ChannelID")
+	}
 	switch {
 	case m.ID == "" && (live || m.Timestamp.IsZero()):
 		var at time.Time
@@ -223,13 +227,9 @@ func (s *Server) mentionsLocked(content string, am *discordgo.MessageAllowedMent
 func messageJSON(m discordgo.Message) json.RawMessage {
 	ref := m.ReferencedMessage
 	m.ReferencedMessage = nil
-	raw := mustJSON(m)
-	var obj map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &obj)
-	for k, v := range obj {
-		if string(v) == "null" || (k == "webhook_id" && string(v) == `""`) {
-			delete(obj, k)
-		}
+	obj := objectJSON(m)
+	if string(obj["webhook_id"]) == `""` {
+		delete(obj, "webhook_id")
 	}
 	obj["timestamp"] = mustJSON(FormatTimestamp(m.Timestamp))
 	obj["edited_timestamp"] = json.RawMessage("null")
@@ -260,14 +260,7 @@ func messageJSON(m discordgo.Message) json.RawMessage {
 func interactionJSON(i discordgo.Interaction) json.RawMessage {
 	msg := i.Message
 	i.Message = nil
-	raw := mustJSON(i)
-	var obj map[string]json.RawMessage
-	_ = json.Unmarshal(raw, &obj)
-	for k, v := range obj {
-		if string(v) == "null" {
-			delete(obj, k)
-		}
-	}
+	obj := objectJSON(i)
 	if _, ok := obj["entitlements"]; !ok {
 		obj["entitlements"] = json.RawMessage("[]")
 	}
@@ -275,6 +268,19 @@ func interactionJSON(i discordgo.Interaction) json.RawMessage {
 		obj["message"] = messageJSON(*msg)
 	}
 	return mustJSON(obj)
+}
+
+// objectJSON is v (a struct) as a JSON object, without its null fields:
+// Discord leaves absent optional fields out.
+func objectJSON(v any) map[string]json.RawMessage {
+	var obj map[string]json.RawMessage
+	_ = json.Unmarshal(mustJSON(v), &obj)
+	for k, v := range obj {
+		if string(v) == "null" {
+			delete(obj, k)
+		}
+	}
+	return obj
 }
 
 func mustJSON(v any) json.RawMessage {

@@ -1,13 +1,17 @@
 package discordtest
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // Every record has a Seq, increasing across all kinds, so a test can check
@@ -121,16 +125,13 @@ type CommandSet struct {
 
 // Identifies returns the IDENTIFY payloads received, in order.
 func (s *Server) Identifies() []Identify {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]Identify(nil), s.identifies...)
-	for i := range out {
-		if out[i].Shard != nil {
-			sh := *out[i].Shard
-			out[i].Shard = &sh
+	return faketest.Copy(&s.mu, &s.identifies, func(r Identify) Identify {
+		if r.Shard != nil {
+			sh := *r.Shard
+			r.Shard = &sh
 		}
-	}
-	return out
+		return r
+	})
 }
 
 // WaitIdentifies waits until at least n IDENTIFYs were received.
@@ -139,11 +140,7 @@ func (s *Server) WaitIdentifies(n int, timeout time.Duration) ([]Identify, error
 }
 
 // Resumes returns the RESUME payloads received, in order.
-func (s *Server) Resumes() []Resume {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Resume(nil), s.resumes...)
-}
+func (s *Server) Resumes() []Resume { return faketest.Copy(&s.mu, &s.resumes, nil) }
 
 // WaitResumes waits until at least n RESUMEs were received.
 func (s *Server) WaitResumes(n int, timeout time.Duration) ([]Resume, error) {
@@ -152,13 +149,10 @@ func (s *Server) WaitResumes(n int, timeout time.Duration) ([]Resume, error) {
 
 // Events returns the dispatches written to connections, in order.
 func (s *Server) Events() []Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]Event(nil), s.events...)
-	for i := range out {
-		out[i].Data = cloneBytes(out[i].Data)
-	}
-	return out
+	return faketest.Copy(&s.mu, &s.events, func(r Event) Event {
+		r.Data = bytes.Clone(r.Data)
+		return r
+	})
 }
 
 // WaitEvents waits until at least n dispatches were written.
@@ -167,11 +161,7 @@ func (s *Server) WaitEvents(n int, timeout time.Duration) ([]Event, error) {
 }
 
 // Disconnects returns the ends of gateway connections, in order.
-func (s *Server) Disconnects() []Disconnect {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Disconnect(nil), s.disconnects...)
-}
+func (s *Server) Disconnects() []Disconnect { return faketest.Copy(&s.mu, &s.disconnects, nil) }
 
 // WaitDisconnects waits until at least n connections have ended.
 func (s *Server) WaitDisconnects(n int, timeout time.Duration) ([]Disconnect, error) {
@@ -179,11 +169,7 @@ func (s *Server) WaitDisconnects(n int, timeout time.Duration) ([]Disconnect, er
 }
 
 // Connections is the number of gateway connections accepted so far.
-func (s *Server) Connections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
+func (s *Server) Connections() int { return faketest.Locked(&s.mu, func() int { return len(s.conns) }) }
 
 // OpenConnections is the number of gateway connections still open.
 func (s *Server) OpenConnections() int {
@@ -199,11 +185,7 @@ func (s *Server) OpenConnections() int {
 }
 
 // Heartbeats is the number of heartbeats (op 1) received.
-func (s *Server) Heartbeats() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.heartbeats
-}
+func (s *Server) Heartbeats() int { return faketest.Locked(&s.mu, func() int { return s.heartbeats }) }
 
 // WaitHeartbeats waits until at least n heartbeats were received.
 func (s *Server) WaitHeartbeats(n int, timeout time.Duration) error {
@@ -229,22 +211,16 @@ func (s *Server) WaitReady(n int, timeout time.Duration) error {
 // Calls returns the REST calls whose "METHOD /path" starts with prefix
 // (e.g. "POST /api/v9/channels/"); "" returns all.
 func (s *Server) Calls(prefix string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.callsLocked(prefix)
+	return faketest.Locked(&s.mu, func() []Call { return s.callsLocked(prefix) })
 }
 
 func (s *Server) callsLocked(prefix string) []Call {
-	var out []Call
-	for _, c := range s.calls {
-		if strings.HasPrefix(c.Method+" "+c.Path, prefix) {
-			c.Query = cloneValues(c.Query)
-			c.Body = cloneBytes(c.Body)
-			c.Header = c.Header.Clone()
-			out = append(out, c)
-		}
-	}
-	return out
+	return faketest.Select(s.calls, func(c Call) bool { return strings.HasPrefix(c.Method+" "+c.Path, prefix) }, func(c Call) Call {
+		c.Query = faketest.CloneValues(c.Query)
+		c.Body = bytes.Clone(c.Body)
+		c.Header = c.Header.Clone()
+		return c
+	})
 }
 
 // WaitCalls waits until at least n calls match prefix (see Calls).
@@ -255,14 +231,11 @@ func (s *Server) WaitCalls(prefix string, n int, timeout time.Duration) ([]Call,
 
 // Posts returns the successful message posts, in order.
 func (s *Server) Posts() []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]Post(nil), s.posts...)
-	for i := range out {
-		out[i].Message = cloneMessage(out[i].Message)
-		out[i].RawBody = cloneBytes(out[i].RawBody)
-	}
-	return out
+	return faketest.Copy(&s.mu, &s.posts, func(r Post) Post {
+		r.Message = cloneMessage(r.Message)
+		r.RawBody = bytes.Clone(r.RawBody)
+		return r
+	})
 }
 
 // WaitPosts waits until at least n messages were posted.
@@ -271,11 +244,7 @@ func (s *Server) WaitPosts(n int, timeout time.Duration) ([]Post, error) {
 }
 
 // Typings returns the typing indicators triggered, in order.
-func (s *Server) Typings() []Typing {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Typing(nil), s.typings...)
-}
+func (s *Server) Typings() []Typing { return faketest.Copy(&s.mu, &s.typings, nil) }
 
 // WaitTypings waits until at least n typing indicators were triggered.
 func (s *Server) WaitTypings(n int, timeout time.Duration) ([]Typing, error) {
@@ -284,9 +253,7 @@ func (s *Server) WaitTypings(n int, timeout time.Duration) ([]Typing, error) {
 
 // InteractionResponses returns the accepted interaction callbacks, in order.
 func (s *Server) InteractionResponses() []InteractionResponse {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]InteractionResponse(nil), s.responses...)
+	return faketest.Copy(&s.mu, &s.responses, nil)
 }
 
 // WaitInteractionResponses waits until at least n callbacks were accepted.
@@ -297,13 +264,10 @@ func (s *Server) WaitInteractionResponses(n int, timeout time.Duration) ([]Inter
 
 // WebhookEdits returns the successful webhook edits and followups, in order.
 func (s *Server) WebhookEdits() []WebhookEdit {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]WebhookEdit(nil), s.edits...)
-	for i := range out {
-		out[i].Message = cloneMessage(out[i].Message)
-	}
-	return out
+	return faketest.Copy(&s.mu, &s.edits, func(r WebhookEdit) WebhookEdit {
+		r.Message = cloneMessage(r.Message)
+		return r
+	})
 }
 
 // WaitWebhookEdits waits until at least n webhook edits or followups succeeded.
@@ -313,13 +277,10 @@ func (s *Server) WaitWebhookEdits(n int, timeout time.Duration) ([]WebhookEdit, 
 
 // CommandSets returns the successful bulk overwrites, in order.
 func (s *Server) CommandSets() []CommandSet {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]CommandSet(nil), s.commandSets...)
-	for i := range out {
-		out[i].Commands = append([]discordgo.ApplicationCommand(nil), out[i].Commands...)
-	}
-	return out
+	return faketest.Copy(&s.mu, &s.commandSets, func(r CommandSet) CommandSet {
+		r.Commands = append([]discordgo.ApplicationCommand(nil), r.Commands...)
+		return r
+	})
 }
 
 // WaitCommandSets waits until at least n bulk overwrites succeeded.
@@ -327,21 +288,16 @@ func (s *Server) WaitCommandSets(n int, timeout time.Duration) ([]CommandSet, er
 	return waitRecords(s, n, timeout, "command sets", func() int { return len(s.commandSets) }, s.CommandSets)
 }
 
+// waitFor blocks until cond (called with s.mu held) is true or timeout.
+func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
+	return s.changes.Wait(&s.mu, timeout, cond)
+}
+
+// ErrTimeout is returned (wrapped) by the Wait methods.
+var ErrTimeout = errors.New("discordtest: timed out")
+
 // waitRecords waits until count() (called with s.mu held) reaches n, then
 // returns get().
 func waitRecords[T any](s *Server, n int, timeout time.Duration, what string, count func() int, get func() []T) ([]T, error) {
-	ok := s.waitFor(timeout, func() bool { return count() >= n })
-	out := get()
-	if !ok {
-		return out, timeoutError(what, len(out), n)
-	}
-	return out, nil
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
+	return faketest.WaitRecords(&s.changes, &s.mu, ErrTimeout, n, timeout, what, count, get)
 }

@@ -1,6 +1,7 @@
 package discordtest
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"encoding/hex"
 	"encoding/json"
@@ -74,14 +75,14 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 
 	s.mu.Lock()
 	var res result
-	if f, faulted := s.takeFaultLocked(key); faulted {
+	if f, faulted := s.faults.Take(key, true); faulted {
 		res = f.result(s.now())
 	} else {
 		res = s.routeLocked(r, body)
 	}
 	s.calls = append(s.calls, Call{Seq: s.nextSeqLocked(), Method: r.Method, Path: r.URL.Path,
-		Query: r.URL.Query(), Body: cloneBytes(body), Header: r.Header.Clone(), Status: res.status, At: s.now()})
-	s.notifyLocked()
+		Query: r.URL.Query(), Body: bytes.Clone(body), Header: r.Header.Clone(), Status: res.status, At: s.now()})
+	s.changes.NotifyLocked()
 	now := s.now()
 	s.mu.Unlock()
 
@@ -405,7 +406,7 @@ func (s *Server) postMessage(req *request) result {
 	m.Mentions = s.mentionsLocked(send.Content, send.AllowedMentions, replied)
 	s.storeMessageLocked(m)
 	s.posts = append(s.posts, Post{Seq: s.nextSeqLocked(), ChannelID: id, Message: m, Body: send,
-		RawBody: cloneBytes(req.body)})
+		RawBody: bytes.Clone(req.body)})
 	// Like Discord, the bot's own message comes back over the gateway.
 	s.dispatchMessageLocked("MESSAGE_CREATE", m)
 	return ok(messageJSON(m))

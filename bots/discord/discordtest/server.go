@@ -1,12 +1,9 @@
 package discordtest
 
 import (
-	"crypto/rand"
+	"cmp"
 	"encoding/base64"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -17,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
 
@@ -86,36 +84,19 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
-		}
-	}
-	def(&o.Token, DefaultToken)
-	def(&o.BotID, DefaultBotID)
-	def(&o.BotName, DefaultBotName)
-	def(&o.ApplicationID, o.BotID)
-	if o.HeartbeatInterval <= 0 {
-		o.HeartbeatInterval = DefaultHeartbeatInterval
-	}
-	if o.Shards <= 0 {
-		o.Shards = DefaultShards
-	}
+	o.Token = cmp.Or(o.Token, DefaultToken)
+	o.BotID = cmp.Or(o.BotID, DefaultBotID)
+	o.BotName = cmp.Or(o.BotName, DefaultBotName)
+	o.ApplicationID = cmp.Or(o.ApplicationID, o.BotID)
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.InteractionWindow <= 0 {
-		o.InteractionWindow = DefaultInteractionWindow
-	}
-	if o.InteractionTokenTTL <= 0 {
-		o.InteractionTokenTTL = DefaultInteractionTokenTTL
-	}
-	if o.ReplayBuffer <= 0 {
-		o.ReplayBuffer = DefaultReplayBuffer
-	}
-	if o.CloseGrace <= 0 {
-		o.CloseGrace = DefaultCloseGrace
-	}
+	faketest.Positive(&o.HeartbeatInterval, DefaultHeartbeatInterval)
+	faketest.Positive(&o.Shards, DefaultShards)
+	faketest.Positive(&o.InteractionWindow, DefaultInteractionWindow)
+	faketest.Positive(&o.InteractionTokenTTL, DefaultInteractionTokenTTL)
+	faketest.Positive(&o.ReplayBuffer, DefaultReplayBuffer)
+	faketest.Positive(&o.CloseGrace, DefaultCloseGrace)
 	return o
 }
 
@@ -145,7 +126,7 @@ type Server struct {
 	users        map[string]discordgo.User
 	channels     map[string]discordgo.Channel
 	history      map[string][]discordgo.Message // by channel, ascending id
-	faults       map[string][]Fault
+	faults       faketest.Faults[Fault]
 	commands     map[string][]discordgo.ApplicationCommand // app + "/" + guild
 	interactions map[string]*interactionState              // by interaction id
 	tokens       map[string]*interactionState              // by interaction token
@@ -184,7 +165,6 @@ func New(tb testing.TB, opts Options) *Server {
 		users:        map[string]discordgo.User{},
 		channels:     map[string]discordgo.Channel{},
 		history:      map[string][]discordgo.Message{},
-		faults:       map[string][]Fault{},
 		commands:     map[string][]discordgo.ApplicationCommand{},
 		interactions: map[string]*interactionState{},
 		tokens:       map[string]*interactionState{},
@@ -192,17 +172,12 @@ func New(tb testing.TB, opts Options) *Server {
 	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	s.users[opts.BotID] = s.botUser()
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("discordtest: listen: %v", err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/gateway", s.serveGateway)
 	mux.HandleFunc("/gateway/", s.serveGateway)
-	s.http = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
-	s.http.Start()
-	s.gatewayURL = "ws://" + ln.Addr().String() + "/gateway"
+	s.http = faketest.Listen(tb, "discordtest", mux)
+	s.gatewayURL = "ws://" + s.http.Listener.Addr().String() + "/gateway"
 	tb.Cleanup(s.Close)
 	return s
 }
@@ -225,24 +200,14 @@ func (s *Server) Options() Options { return s.opts }
 // discordgo sessions (registered with t.Cleanup after New, so they run
 // first) before it, or they keep trying to reconnect to a closed port.
 func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	conns := append([]*conn(nil), s.conns...)
-	for _, c := range conns {
-		c.stopLocked()
-	}
-	s.notifyLocked()
-	s.mu.Unlock()
-
-	for _, c := range conns {
-		_ = c.ws.Close()
-	}
-	s.wg.Wait()
-	s.http.Close()
+	faketest.Shutdown(&s.mu, &s.closed, &s.changes, &s.wg, s.http, func() []*websocket.Conn {
+		var ws []*websocket.Conn
+		for _, c := range s.conns {
+			c.stopLocked()
+			ws = append(ws, c.ws)
+		}
+		return ws
+	})
 }
 
 func (s *Server) now() time.Time { return s.opts.Now().UTC() }
@@ -257,20 +222,9 @@ func (s *Server) nextSeqLocked() int {
 	return s.seq
 }
 
-// notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() { s.changes.NotifyLocked() }
-
 // Changed is closed at the next change the server records, for a test
 // waiting on a condition of its own: take it, check, then wait on it.
 func (s *Server) Changed() <-chan struct{} { return s.changes.Next(&s.mu) }
-
-// waitFor blocks until cond (called with s.mu held) is true or timeout.
-func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
-	return s.changes.Wait(&s.mu, timeout, cond)
-}
-
-// ErrTimeout is returned (wrapped) by the Wait methods.
-var ErrTimeout = errors.New("discordtest: timed out")
 
 // Snowflakes
 
@@ -355,22 +309,9 @@ func snowflakeLess(a, b string) bool {
 	return a < b
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 // interactionToken looks like Discord's: base64 of "interaction:<id>:<random>".
 func interactionToken(id string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("interaction:" + id + ":" + randomHex(48)))
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
+	return base64.RawURLEncoding.EncodeToString([]byte("interaction:" + id + ":" + faketest.RandomHex(48)))
 }
 
 func timeoutError(what string, got, want int) error {

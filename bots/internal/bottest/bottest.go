@@ -4,13 +4,13 @@
 package bottest
 
 import (
-	"bytes"
 	"context"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -156,20 +156,6 @@ func (m *Memory) Forgotten() []string {
 	return append([]string(nil), m.forgets...)
 }
 
-// LogBuffer collects log output from several goroutines.
-type LogBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *LogBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *LogBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// LogBuffer collects log output from several goroutines: the module's one
+// log sink for tests.
+type LogBuffer = logtest.Buffer

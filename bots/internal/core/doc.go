@@ -5,7 +5,8 @@
 // a redelivery is answered once (Seen), splitting long replies at the
 // platform's limit with code blocks closed and reopened (Split), making
 // display names safe for a prompt (CleanName, NameCache), channel memory
-// settings (ChannelMemory, TaskMemory), the earlier messages of a thread
+// settings (ChannelMemory, TaskMemory), the settings every adapter's
+// Config has and checks the same way (Settings), the earlier messages of a thread
 // as attributed task context (ThreadContext), and the /memory command
 // flow with its single-use confirmation buttons (ParseCommand, MemoryFlow,
 // Confirms). Texts shown to people are plain Markdown; each adapter

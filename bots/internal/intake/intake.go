@@ -402,25 +402,20 @@ func (j *Journal) Start(id string) bool {
 // message the journal does not hold is not recorded (nil). An error is
 // logged by the journal; the caller may post anyway.
 func (j *Journal) Posting(id, reply string) error {
-	j.mu.Lock()
-	if j.closed {
-		j.mu.Unlock()
-		return ErrClosed
-	}
-	it := j.items[id]
-	if it == nil {
-		j.mu.Unlock()
-		return nil
-	}
-	it.state, it.Posting, it.Reply = posting, true, reply
-	b := j.appendLocked(record{Op: opPost, ID: id, Text: reply})
-	j.mu.Unlock()
-	return j.commit(b)
+	return j.update(id, func(it *item) *batch {
+		it.state, it.Posting, it.Reply = posting, true, reply
+		return j.appendLocked(record{Op: opPost, ID: id, Text: reply})
+	})
 }
 
 // Done takes a message out of the journal: its reply was posted (or could
 // not be, for good). Its keys stay known for DoneTTL.
-func (j *Journal) Done(id string) error {
+func (j *Journal) Done(id string) error { return j.update(id, j.doneLocked) }
+
+// update records what change (called with j.mu held) does to message id,
+// and commits it. A message the journal does not hold is not recorded
+// (nil); a closed journal records nothing (ErrClosed).
+func (j *Journal) update(id string, change func(*item) *batch) error {
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
@@ -431,7 +426,7 @@ func (j *Journal) Done(id string) error {
 		j.mu.Unlock()
 		return nil
 	}
-	b := j.doneLocked(it)
+	b := change(it)
 	j.mu.Unlock()
 	return j.commit(b)
 }

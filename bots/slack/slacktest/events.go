@@ -1,10 +1,13 @@
 package slacktest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // Defaults of the event helpers.
@@ -193,7 +196,7 @@ func (e MessageEvent) build(s *Server) (json.RawMessage, string) {
 	case "", "bot_message", "thread_broadcast", "file_share":
 		s.storeLocked(e.Channel, Message{Type: "message", SubType: e.SubType, User: e.User, BotID: e.BotID,
 			AppID: e.AppID, Text: e.Text, TS: e.TS, ThreadTS: e.ThreadTS, Team: e.Team,
-			ClientMsgID: e.ClientMsgID, Blocks: cloneBytes(e.Blocks)})
+			ClientMsgID: e.ClientMsgID, Blocks: bytes.Clone(e.Blocks)})
 	}
 	b, _ := json.Marshal(w)
 	return b, e.TS
@@ -223,7 +226,7 @@ func (e AppMentionEvent) build(s *Server) (json.RawMessage, string) {
 		ParentUserID: s.parentUserLocked(e.Channel, e.ThreadTS, e.TS), Blocks: e.Blocks, Team: e.Team,
 		Channel: e.Channel, EventTS: e.TS}
 	s.storeLocked(e.Channel, Message{Type: "message", User: e.User, BotID: e.BotID, Text: e.Text,
-		TS: e.TS, ThreadTS: e.ThreadTS, Team: e.Team, ClientMsgID: e.ClientMsgID, Blocks: cloneBytes(e.Blocks)})
+		TS: e.TS, ThreadTS: e.ThreadTS, Team: e.Team, ClientMsgID: e.ClientMsgID, Blocks: bytes.Clone(e.Blocks)})
 	b, _ := json.Marshal(w)
 	return b, e.TS
 }
@@ -267,9 +270,9 @@ func (s *Server) EventsAPI(event any) Envelope {
 	case innerEvent:
 		inner, ts = e.build(s)
 	case json.RawMessage:
-		inner = cloneBytes(e)
+		inner = bytes.Clone(e)
 	case []byte:
-		inner = cloneBytes(e)
+		inner = bytes.Clone(e)
 	default:
 		inner, _ = json.Marshal(e)
 	}
@@ -341,8 +344,8 @@ func (s *Server) SlashCommand(cmd SlashCommand) Envelope {
 	def(&cmd.TeamDomain, s.opts.TeamName)
 	def(&cmd.APIAppID, s.opts.AppID)
 	def(&cmd.Token, s.opts.VerificationToken)
-	def(&cmd.ResponseURL, fmt.Sprintf("%s/commands/%s/%d/%s", s.URL(), cmd.TeamID, n, randomHex(12)))
-	def(&cmd.TriggerID, fmt.Sprintf("%d.%d.%s", n, 1700000000+n, randomHex(16)))
+	def(&cmd.ResponseURL, fmt.Sprintf("%s/commands/%s/%d/%s", s.URL(), cmd.TeamID, n, faketest.RandomHex(12)))
+	def(&cmd.TriggerID, fmt.Sprintf("%d.%d.%s", n, 1700000000+n, faketest.RandomHex(16)))
 	payload, _ := json.Marshal(wireSlash{Token: cmd.Token, TeamID: cmd.TeamID, TeamDomain: cmd.TeamDomain,
 		EnterpriseID: cmd.EnterpriseID, EnterpriseName: cmd.EnterpriseName, ChannelID: cmd.ChannelID,
 		ChannelName: cmd.ChannelName, UserID: cmd.UserID, UserName: cmd.UserName, Command: cmd.Command,

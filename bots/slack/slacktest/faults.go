@@ -75,17 +75,7 @@ func (f Fault) result() apiResult {
 func (s *Server) FailNext(method string, f Fault) { s.FailNextN(method, 1, f) }
 
 // FailNextN makes the next n calls to method fail with f.
-func (s *Server) FailNextN(method string, n int, f Fault) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for range n {
-		s.faults[method] = append(s.faults[method], f)
-	}
-}
+func (s *Server) FailNextN(method string, n int, f Fault) { s.faults.Add(method, n, f) }
 
 // ClearFaults drops every queued fault.
-func (s *Server) ClearFaults() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.faults = map[string][]Fault{}
-}
+func (s *Server) ClearFaults() { s.faults.Clear() }

@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 func (s *Server) authTest(*Call) apiResult {
@@ -25,7 +28,7 @@ func (s *Server) authTest(*Call) apiResult {
 }
 
 func (s *Server) connectionsOpen(*Call) apiResult {
-	ticket := randomHex(16)
+	ticket := faketest.RandomHex(16)
 	s.tickets[ticket] = false
 	u := "ws://" + strings.TrimPrefix(s.http.URL, "http://") + "/link/?ticket=" + ticket + "&app_id=" + s.opts.AppID
 	return okResult(map[string]any{"url": u})
@@ -79,7 +82,7 @@ func (s *Server) recordChatLocked(method string, c *Call, ts string) Post {
 		Attachments:    rawOrNil(p.Get("attachments")),
 		Mrkdwn:         p.Get("mrkdwn") != "false",
 		ReplyBroadcast: p.Get("reply_broadcast") == "true",
-		Params:         cloneValues(p),
+		Params:         faketest.CloneValues(p),
 	}
 	post.Seq = s.nextSeqLocked()
 	s.chats = append(s.chats, post)
@@ -139,10 +142,16 @@ func (s *Server) findLocked(channel, ts string) int {
 	return -1
 }
 
+// messageLocked finds the message that the channel and ts parameters name
+// (i < 0 when there is none).
+func (s *Server) messageLocked(p url.Values) (channel, ts string, i int) {
+	channel, ts = p.Get("channel"), p.Get("ts")
+	return channel, ts, s.findLocked(channel, ts)
+}
+
 func (s *Server) chatUpdate(c *Call) apiResult {
 	p := c.Params
-	channel, ts := p.Get("channel"), p.Get("ts")
-	i := s.findLocked(channel, ts)
+	channel, ts, i := s.messageLocked(p)
 	if i < 0 {
 		return errResult("message_not_found")
 	}
@@ -159,9 +168,7 @@ func (s *Server) chatUpdate(c *Call) apiResult {
 }
 
 func (s *Server) chatDelete(c *Call) apiResult {
-	p := c.Params
-	channel, ts := p.Get("channel"), p.Get("ts")
-	i := s.findLocked(channel, ts)
+	channel, ts, i := s.messageLocked(c.Params)
 	if i < 0 {
 		return errResult("message_not_found")
 	}
@@ -377,8 +384,8 @@ func (s *Server) serveResponseURL(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.responses = append(s.responses, Response{Seq: s.nextSeqLocked(), Path: r.URL.Path, Text: msg.Text,
 		ResponseType: msg.ResponseType, ReplaceOriginal: msg.ReplaceOriginal, DeleteOriginal: msg.DeleteOriginal,
-		ThreadTS: msg.ThreadTS, Blocks: cloneBytes(msg.Blocks), Body: body})
-	s.notifyLocked()
+		ThreadTS: msg.ThreadTS, Blocks: bytes.Clone(msg.Blocks), Body: body})
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	_, _ = io.WriteString(w, `{"ok":true}`)

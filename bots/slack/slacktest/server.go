@@ -1,14 +1,11 @@
 package slacktest
 
 import (
-	"crypto/rand"
-	"encoding/hex"
+	"cmp"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/http/httptest"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
 
@@ -73,29 +71,18 @@ type Options struct {
 }
 
 func (o Options) withDefaults() Options {
-	def := func(p *string, v string) {
-		if *p == "" {
-			*p = v
-		}
-	}
-	def(&o.BotToken, DefaultBotToken)
-	def(&o.AppToken, DefaultAppToken)
-	def(&o.TeamID, DefaultTeamID)
-	def(&o.TeamName, DefaultTeamName)
-	def(&o.BotUserID, DefaultBotUserID)
-	def(&o.BotID, DefaultBotID)
-	def(&o.BotName, DefaultBotName)
-	def(&o.AppID, DefaultAppID)
-	def(&o.VerificationToken, DefaultVerificationToken)
-	if o.PingInterval == 0 {
-		o.PingInterval = DefaultPingInterval
-	}
-	if o.MaxRedeliveries == 0 {
-		o.MaxRedeliveries = DefaultMaxRedeliveries
-	}
-	if o.DisconnectGrace <= 0 {
-		o.DisconnectGrace = DefaultDisconnectGrace
-	}
+	o.BotToken = cmp.Or(o.BotToken, DefaultBotToken)
+	o.AppToken = cmp.Or(o.AppToken, DefaultAppToken)
+	o.TeamID = cmp.Or(o.TeamID, DefaultTeamID)
+	o.TeamName = cmp.Or(o.TeamName, DefaultTeamName)
+	o.BotUserID = cmp.Or(o.BotUserID, DefaultBotUserID)
+	o.BotID = cmp.Or(o.BotID, DefaultBotID)
+	o.BotName = cmp.Or(o.BotName, DefaultBotName)
+	o.AppID = cmp.Or(o.AppID, DefaultAppID)
+	o.VerificationToken = cmp.Or(o.VerificationToken, DefaultVerificationToken)
+	o.PingInterval = cmp.Or(o.PingInterval, DefaultPingInterval) // negative: no pings
+	o.MaxRedeliveries = cmp.Or(o.MaxRedeliveries, DefaultMaxRedeliveries)
+	faketest.Positive(&o.DisconnectGrace, DefaultDisconnectGrace)
 	return o
 }
 
@@ -125,12 +112,13 @@ type Server struct {
 	responses   []Response
 	users       map[string]User
 	handlers    map[string]func(Call) any
-	faults      map[string][]Fault
+	faults      faketest.Faults[Fault]
 	channels    map[string][]Message
 
 	// Socket Mode
 	tickets        map[string]bool // issued tickets; true once used
 	rejectedDials  int
+	pongs          int // answers to the server's pings, on every connection
 	conns          []*wsConn
 	pending        []Envelope // waiting for a connection
 	sent           []Envelope
@@ -154,7 +142,6 @@ func New(tb testing.TB, opts Options) *Server {
 		reactionSet:    map[string]bool{},
 		users:          map[string]User{},
 		handlers:       map[string]func(Call) any{},
-		faults:         map[string][]Fault{},
 		channels:       map[string][]Message{},
 		tickets:        map[string]bool{},
 		sentAt:         map[string]sentInfo{},
@@ -165,16 +152,11 @@ func New(tb testing.TB, opts Options) *Server {
 	s.users[opts.BotUserID] = User{ID: opts.BotUserID, TeamID: opts.TeamID, Name: opts.BotName,
 		RealName: opts.BotName, IsBot: true}
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("slacktest: listen: %v", err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/link/", s.serveLink)
 	mux.HandleFunc("/commands/", s.serveResponseURL)
-	s.http = &httptest.Server{Listener: ln, Config: &http.Server{Handler: mux}}
-	s.http.Start()
+	s.http = faketest.Listen(tb, "slacktest", mux)
 	tb.Cleanup(s.Close)
 	return s
 }
@@ -193,27 +175,19 @@ func (s *Server) Options() Options { return s.opts }
 // socketmode clients (cancel their context) before it runs, or they keep
 // trying to reconnect to a closed port.
 func (s *Server) Close() {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return
-	}
-	s.closed = true
-	for rt := range s.timers {
-		if rt.t.Stop() {
-			s.wg.Done()
+	faketest.Shutdown(&s.mu, &s.closed, &s.changes, &s.wg, s.http, func() []*websocket.Conn {
+		for rt := range s.timers {
+			if rt.t.Stop() {
+				s.wg.Done()
+			}
 		}
-	}
-	s.timers = map[*redeliveryTimer]struct{}{}
-	conns := append([]*wsConn(nil), s.conns...)
-	s.notifyLocked()
-	s.mu.Unlock()
-
-	for _, c := range conns {
-		_ = c.ws.Close()
-	}
-	s.wg.Wait()
-	s.http.Close()
+		s.timers = map[*redeliveryTimer]struct{}{}
+		var ws []*websocket.Conn
+		for _, c := range s.conns {
+			ws = append(ws, c.ws)
+		}
+		return ws
+	})
 }
 
 // NextTS returns a fresh message timestamp, "1700000000.000100" style,
@@ -256,9 +230,6 @@ func (s *Server) nextSeqLocked() int {
 	return s.seq
 }
 
-// notifyLocked wakes every waiter; s.mu must be held.
-func (s *Server) notifyLocked() { s.changes.NotifyLocked() }
-
 // Changed is closed at the next change the server records, for a test
 // waiting on a condition of its own: take it, check, then wait on it.
 func (s *Server) Changed() <-chan struct{} { return s.changes.Next(&s.mu) }
@@ -271,30 +242,9 @@ func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
 // ErrTimeout is returned (wrapped) by the Wait methods.
 var ErrTimeout = errors.New("slacktest: timed out")
 
-func randomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
-}
-
 func randomUUID() string {
-	h := randomHex(16)
+	h := faketest.RandomHex(16)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
-
-func cloneValues(v url.Values) url.Values {
-	out := make(url.Values, len(v))
-	for k, vs := range v {
-		out[k] = append([]string(nil), vs...)
-	}
-	return out
-}
-
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte(nil), b...)
 }
 
 // tsKey makes timestamps comparable as strings: "12.5" < "9.7" is false.

@@ -1111,10 +1111,13 @@ func TestPingTimeoutReconnects(t *testing.T) {
 	if err := srv.WaitConnected(2, wait); err != nil {
 		t.Fatal(err)
 	}
-	// With pings it stays.
+	// With pings it stays: after the client has answered pings for three
+	// of its intervals (30 × 20 ms), it is still on its first connection.
 	srv2, api2 := newServer(t, Options{PingInterval: 20 * time.Millisecond})
 	connected(t, api2, socketmode.OptionPingInterval(200*time.Millisecond))
-	time.Sleep(600 * time.Millisecond)
+	if !srv2.waitFor(wait, func() bool { return srv2.pongs >= 30 }) {
+		t.Fatal("the client did not answer 30 pings")
+	}
 	if n := srv2.Connections(); n != 1 {
 		t.Fatalf("%d connections", n)
 	}

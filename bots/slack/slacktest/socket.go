@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // ErrNoConnection is returned when an operation needs an open Socket Mode
@@ -55,7 +58,7 @@ func (e Envelope) frame() []byte {
 }
 
 func (e Envelope) clone() Envelope {
-	e.Payload = cloneBytes(e.Payload)
+	e.Payload = bytes.Clone(e.Payload)
 	return e
 }
 
@@ -125,7 +128,7 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	used, issued := s.tickets[ticket]
 	if s.closed || !issued || used {
 		s.rejectedDials++
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 		s.mu.Unlock()
 		http.Error(w, "invalid or used ticket", http.StatusUnauthorized)
 		return
@@ -133,15 +136,8 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	s.tickets[ticket] = true
 	s.mu.Unlock()
 
-	ws, err := s.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader has answered
-	}
-
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		_ = ws.Close()
+	ws := faketest.Upgrade(w, r, &s.upgrader, &s.mu, &s.closed)
+	if ws == nil {
 		return
 	}
 	c := &wsConn{info: Conn{ID: len(s.conns) + 1, Ticket: ticket, OpenedAt: time.Now()}, ws: ws,
@@ -160,10 +156,17 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 		queued[i] = s.recordSentLocked(c, queued[i])
 	}
 	s.wg.Add(2) // reader (this goroutine) and pinger
+	ws.SetPongHandler(func(string) error {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.pongs++
+		s.changes.NotifyLocked()
+		return nil
+	})
 	c.wmu.Lock()
 	s.mu.Unlock()
 
-	err = c.write(helloFrame)
+	err := c.write(helloFrame)
 	var failed []Envelope
 	for i, env := range queued {
 		if err == nil {
@@ -183,17 +186,20 @@ func (s *Server) serveLink(w http.ResponseWriter, r *http.Request) {
 	for _, env := range queued {
 		s.scheduleRedeliveryLocked(env)
 	}
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 
 	go s.pinger(c)
 	s.reader(c)
 }
 
-func (s *Server) openCountLocked() int {
+func (s *Server) openCountLocked() int { return s.countLocked(func(c *wsConn) bool { return c.open }) }
+
+// countLocked is the number of connections for which is holds true.
+func (s *Server) countLocked(is func(*wsConn) bool) int {
 	n := 0
 	for _, c := range s.conns {
-		if c.open {
+		if is(c) {
 			n++
 		}
 	}
@@ -230,7 +236,7 @@ func (s *Server) reader(c *wsConn) {
 	s.mu.Lock()
 	c.open, c.active = false, false
 	c.info.ClosedAt = time.Now()
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 	close(c.done)
 }
@@ -249,7 +255,7 @@ func (s *Server) recordAck(c *wsConn, data []byte) {
 	}
 	ack.Seq = s.nextSeqLocked()
 	s.acks = append(s.acks, ack)
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 }
 
 // activeLocked is the connection envelopes go to, or nil.
@@ -307,7 +313,7 @@ func (s *Server) deliver(env Envelope) Envelope {
 	c := s.activeLocked()
 	if c == nil {
 		s.pending = append(s.pending, env.clone())
-		s.notifyLocked()
+		s.changes.NotifyLocked()
 		s.mu.Unlock()
 		return env
 	}
@@ -326,7 +332,7 @@ func (s *Server) deliver(env Envelope) Envelope {
 	} else {
 		s.scheduleRedeliveryLocked(env)
 	}
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	return env
 }
 
@@ -380,7 +386,7 @@ func (s *Server) Push(env Envelope) Envelope {
 	if env.ID == "" {
 		env.ID = randomUUID()
 	}
-	env.Payload = cloneBytes(env.Payload)
+	env.Payload = bytes.Clone(env.Payload)
 	return s.deliver(env)
 }
 
@@ -395,7 +401,7 @@ func (s *Server) Redeliver(env Envelope, attempt int) Envelope {
 		env.RetryReason = "timeout"
 	}
 	env.Seq, env.Conn, env.SentAt = 0, 0, time.Time{}
-	env.Payload = cloneBytes(env.Payload)
+	env.Payload = bytes.Clone(env.Payload)
 	return s.deliver(env)
 }
 
@@ -464,26 +470,16 @@ func (s *Server) DropConnection() error {
 // Connections is the number of Socket Mode connections opened so far (hello
 // written).
 func (s *Server) Connections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.readyCountLocked()
+	return faketest.Locked(&s.mu, func() int { return s.readyCountLocked() })
 }
 
 func (s *Server) readyCountLocked() int {
-	n := 0
-	for _, c := range s.conns {
-		if c.ready {
-			n++
-		}
-	}
-	return n
+	return s.countLocked(func(c *wsConn) bool { return c.ready })
 }
 
 // OpenConnections is the number of Socket Mode connections open now.
 func (s *Server) OpenConnections() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.openCountLocked()
+	return faketest.Locked(&s.mu, func() int { return s.openCountLocked() })
 }
 
 // Conns describes every connection opened so far, in order.
@@ -499,9 +495,7 @@ func (s *Server) Conns() []Conn {
 
 // RejectedDials counts WebSocket dials refused for an unknown or reused ticket.
 func (s *Server) RejectedDials() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.rejectedDials
+	return faketest.Locked(&s.mu, func() int { return s.rejectedDials })
 }
 
 // WaitConnected waits until at least n connections have been opened in all
@@ -524,37 +518,21 @@ func (s *Server) WaitOpen(n int, timeout time.Duration) error {
 }
 
 // Sent returns the envelopes written so far, in order.
-func (s *Server) Sent() []Envelope {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := make([]Envelope, len(s.sent))
-	for i, e := range s.sent {
-		out[i] = e.clone()
-	}
-	return out
-}
+func (s *Server) Sent() []Envelope { return faketest.Copy(&s.mu, &s.sent, Envelope.clone) }
 
 // Pending is the number of envelopes waiting for a connection.
-func (s *Server) Pending() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.pending)
-}
+func (s *Server) Pending() int { return faketest.Locked(&s.mu, func() int { return len(s.pending) }) }
 
 // Acks returns everything the clients sent on Socket Mode connections.
-func (s *Server) Acks() []Ack {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.acksLocked()
-}
+func (s *Server) Acks() []Ack { return faketest.Locked(&s.mu, s.acksLocked) }
 
 func (s *Server) acksLocked() []Ack {
-	out := make([]Ack, len(s.acks))
-	for i, a := range s.acks {
-		a.Payload, a.Raw = cloneBytes(a.Payload), cloneBytes(a.Raw)
-		out[i] = a
-	}
-	return out
+	return faketest.Select(s.acks, func(Ack) bool { return true }, Ack.clone)
+}
+
+func (a Ack) clone() Ack {
+	a.Payload, a.Raw = bytes.Clone(a.Payload), bytes.Clone(a.Raw)
+	return a
 }
 
 // WaitAck waits for the first ack of envelopeID.
@@ -564,7 +542,7 @@ func (s *Server) WaitAck(envelopeID string, timeout time.Duration) (Ack, error) 
 		for _, a := range s.acks {
 			if a.EnvelopeID == envelopeID {
 				found = a
-				found.Payload, found.Raw = cloneBytes(a.Payload), cloneBytes(a.Raw)
+				found.Payload, found.Raw = bytes.Clone(a.Payload), bytes.Clone(a.Raw)
 				return true
 			}
 		}

@@ -1,6 +1,7 @@
 package slacktest
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // Slack's documented limits that the fake enforces.
@@ -51,6 +54,13 @@ type Post struct {
 	Mrkdwn         bool            // false only when the client sent mrkdwn=false
 	ReplyBroadcast bool
 	Params         url.Values
+}
+
+func (p Post) clone() Post {
+	p.Blocks = bytes.Clone(p.Blocks)
+	p.Attachments = bytes.Clone(p.Attachments)
+	p.Params = faketest.CloneValues(p.Params)
+	return p
 }
 
 // Reaction is a successful reactions.add or reactions.remove.
@@ -189,8 +199,8 @@ func (s *Server) fillMessageLocked(m Message) Message {
 	if m.TS == "" {
 		m.TS = s.nextTSLocked()
 	}
-	m.Blocks = cloneBytes(m.Blocks)
-	m.Metadata = cloneBytes(m.Metadata)
+	m.Blocks = bytes.Clone(m.Blocks)
+	m.Metadata = bytes.Clone(m.Metadata)
 	return m
 }
 
@@ -221,21 +231,17 @@ func (s *Server) HandleMethod(method string, fn func(Call) any) {
 
 // Calls returns the recorded Web API calls to method, or all calls for "".
 func (s *Server) Calls(method string) []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.callsLocked(method)
+	return faketest.Locked(&s.mu, func() []Call { return s.callsLocked(method) })
 }
 
 func (s *Server) callsLocked(method string) []Call {
-	var out []Call
-	for _, c := range s.calls {
-		if method == "" || c.Method == method {
-			c.Params = cloneValues(c.Params)
-			c.Body = cloneBytes(c.Body)
-			out = append(out, c)
-		}
-	}
-	return out
+	return faketest.Select(s.calls, func(c Call) bool { return method == "" || c.Method == method }, Call.clone)
+}
+
+func (c Call) clone() Call {
+	c.Params = faketest.CloneValues(c.Params)
+	c.Body = bytes.Clone(c.Body)
+	return c
 }
 
 // WaitCalls waits until at least n calls to method ("" for any) have been
@@ -269,22 +275,11 @@ func (s *Server) Posts() []Post { return s.Chat("chat.postMessage") }
 // Chat returns the successful chat.* writes to method (chat.postMessage,
 // chat.postEphemeral, chat.update, chat.delete), or all of them for "".
 func (s *Server) Chat(method string) []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.chatLocked(method)
+	return faketest.Locked(&s.mu, func() []Post { return s.chatLocked(method) })
 }
 
 func (s *Server) chatLocked(method string) []Post {
-	var out []Post
-	for _, p := range s.chats {
-		if method == "" || p.Method == method {
-			p.Blocks = cloneBytes(p.Blocks)
-			p.Attachments = cloneBytes(p.Attachments)
-			p.Params = cloneValues(p.Params)
-			out = append(out, p)
-		}
-	}
-	return out
+	return faketest.Select(s.chats, func(p Post) bool { return method == "" || p.Method == method }, Post.clone)
 }
 
 // WaitPosts waits until at least n chat.postMessage calls succeeded and
@@ -299,21 +294,14 @@ func (s *Server) WaitPosts(n int, timeout time.Duration) ([]Post, error) {
 }
 
 // Reactions returns the successful reactions.add / reactions.remove calls.
-func (s *Server) Reactions() []Reaction {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Reaction(nil), s.reactions...)
-}
+func (s *Server) Reactions() []Reaction { return faketest.Copy(&s.mu, &s.reactions, nil) }
 
 // Statuses returns the assistant.threads.setStatus calls.
 func (s *Server) Statuses() []Status {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	out := append([]Status(nil), s.statuses...)
-	for i := range out {
-		out[i].LoadingMessages = append([]string(nil), out[i].LoadingMessages...)
-	}
-	return out
+	return faketest.Copy(&s.mu, &s.statuses, func(r Status) Status {
+		r.LoadingMessages = append([]string(nil), r.LoadingMessages...)
+		return r
+	})
 }
 
 // Responses returns the POSTs to response_url addresses.
@@ -326,8 +314,8 @@ func (s *Server) Responses() []Response {
 func (s *Server) responsesLocked() []Response {
 	out := append([]Response(nil), s.responses...)
 	for i := range out {
-		out[i].Blocks = cloneBytes(out[i].Blocks)
-		out[i].Body = cloneBytes(out[i].Body)
+		out[i].Blocks = bytes.Clone(out[i].Blocks)
+		out[i].Body = bytes.Clone(out[i].Body)
 	}
 	return out
 }
@@ -418,7 +406,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	}
 	call.Seq = s.nextSeqLocked()
 	s.calls = append(s.calls, call)
-	s.notifyLocked()
+	s.changes.NotifyLocked()
 	s.mu.Unlock()
 
 	for k, vs := range res.header {
@@ -441,9 +429,7 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 // decideLocked applies faults, authentication and the method. It returns a
 // custom handler to run unlocked instead when one is registered.
 func (s *Server) decideLocked(call *Call) (apiResult, func(Call) any) {
-	if q := s.faults[call.Method]; len(q) > 0 {
-		f := q[0]
-		s.faults[call.Method] = q[1:]
+	if f, ok := s.faults.Take(call.Method, false); ok {
 		return f.result(), nil
 	}
 	custom := s.handlers[call.Method]
@@ -484,7 +470,7 @@ func (s *Server) authLocked(call *Call) string {
 }
 
 func parseParams(r *http.Request, body []byte) url.Values {
-	v := cloneValues(r.URL.Query())
+	v := faketest.CloneValues(r.URL.Query())
 	ct, _, _ := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if ct == "application/json" {
 		var m map[string]json.RawMessage
