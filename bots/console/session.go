@@ -2,8 +2,6 @@ package console
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -236,7 +234,7 @@ func join(lines []string) string {
 
 // turn sends text to the model and shows the reply; Ctrl-C cancels it.
 func (s *session) turn(ctx context.Context, text string) error {
-	id := newTaskID()
+	id := agent.NewTaskID() // named here so Withdraw can name the task
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	done := make(chan struct{})
@@ -272,12 +270,4 @@ func (s *session) turn(ctx context.Context, text string) error {
 	}
 	fmt.Fprintln(s.cfg.Out, strings.ReplaceAll(out, "\n", "\n       "))
 	return nil
-}
-
-// newTaskID is a task ID as the agent makes them (16 hex digits), made
-// here so Withdraw can name the task.
-func newTaskID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand.Read panics rather than return an error)
-	return hex.EncodeToString(b[:])
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
@@ -336,7 +337,7 @@ func (b *Bot) checkToken(ctx context.Context) error {
 		}
 		wait := b.retryBase << (attempt - 1)
 		b.log.Warn("discord: GET users/@me failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
-		if core.Sleep(ctx, wait) != nil {
+		if clock.Sleep(ctx, wait) != nil {
 			return ctx.Err()
 		}
 	}
@@ -364,7 +365,7 @@ func (b *Bot) connect(ctx context.Context) error {
 	backoff := func(attempt int, err error) bool {
 		wait = min(max(wait*2, b.retryBase), maxBackoff)
 		b.log.Warn("discord: cannot connect to the gateway; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
-		return core.Sleep(ctx, wait) == nil
+		return clock.Sleep(ctx, wait) == nil
 	}
 	for attempt := 1; ctx.Err() == nil; attempt++ {
 		greeted := b.greetings.Load()

@@ -16,6 +16,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -356,7 +357,7 @@ func (b *Bot) postPart(ctx context.Context, channel, threadTS, text string, meta
 		}
 		wait := min(max(rl.RetryAfter, time.Second), b.maxWaitFor)
 		b.log.Warn("slack: rate limited on chat.postMessage; waiting", "channel", channel, "retry_after", wait, "attempt", attempt)
-		_ = core.Sleep(ctx, wait) // ctx outlives shutdown: the wait is short and bounded
+		_ = clock.Sleep(ctx, wait) // ctx outlives shutdown: the wait is short and bounded
 	}
 	return err
 }

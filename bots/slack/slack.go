@@ -18,6 +18,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
@@ -269,7 +270,7 @@ func (b *Bot) authTest(ctx context.Context) error {
 			wait = max(wait, min(rl.RetryAfter, b.maxWaitFor))
 		}
 		b.log.Warn("slack: auth.test failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
-		if core.Sleep(ctx, wait) != nil {
+		if clock.Sleep(ctx, wait) != nil {
 			return ctx.Err()
 		}
 	}

@@ -1,7 +1,6 @@
 package core
 
 import (
-	"context"
 	"net/http"
 	"time"
 )
@@ -18,17 +17,4 @@ func NewHTTPClient(timeout time.Duration) *http.Client {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = MaxIdleConnsPerHost
 	return &http.Client{Timeout: timeout, Transport: t}
-}
-
-// Sleep waits d (a platform's Retry-After, a reconnect back-off) or until
-// ctx ends, and then says why.
-func Sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
 }

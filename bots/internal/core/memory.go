@@ -7,6 +7,8 @@ import (
 	"runtime/debug"
 	"strings"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // Texts of the /memory flow, in Markdown.
@@ -193,15 +195,7 @@ func (f *MemoryFlow) forget(p Pending, log *slog.Logger) (err error) {
 // `s`, or with longer backtick fences (and padding spaces) when s has
 // backticks itself. s should be one line.
 func CodeSpan(s string) string {
-	longest, run := 0, 0
-	for _, r := range s {
-		if r == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
+	longest := text.LongestRun(s, '`')
 	if longest == 0 {
 		return "`" + s + "`"
 	}
