@@ -273,6 +273,9 @@ type Report struct {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-bench" || args[0] == "--bench") {
+		return runBench(ctx, args[1:], stdout, stderr)
+	}
 	return runWith(ctx, args, stdout, stderr, hooks{})
 }
 

@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
+	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+)
+
+// readyTimeout bounds how long serve may take to connect both adapters.
+const readyTimeout = time.Minute
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+func slackUserID(u int) string { return fmt.Sprintf("U%08d", u+1) }
+func slackDM(u int) string     { return fmt.Sprintf("D%08d", u+1) }
+
+// serveFigures is `mnemo serve`'s start and memory.
+type serveFigures struct {
+	Ready   time.Duration // exec → Slack connected and Discord's /memory registered
+	IdleRSS int64         // peak RSS once ready, before any message
+	LoadRSS int64         // peak RSS after every row
+	Users   int           // users linked, 20 memory files each
+}
+
+// serveRun starts `mnemo serve` with the Slack and the Discord adapter
+// against the fakes, every user linked on both to a seeded memory of 20
+// files, and sends, for each n of users, messages messages from each of n
+// users at once, first over Slack, then over Discord.
+func (b *bencher) serveRun(ctx context.Context, users []int, messages int) (*serveFigures, []concFigures, error) {
+	most := 0
+	for _, n := range users {
+		most = max(most, n)
+	}
+	dir, err := b.fresh("serve")
+	if err != nil {
+		return nil, nil, err
+	}
+	mem := filepath.Join(dir, "data", "memory")
+	if err := seed(ctx, mem, most, 20, time.Now()); err != nil {
+		return nil, nil, err
+	}
+	var cfg strings.Builder
+	cfg.WriteString("identities:\n")
+	for u := range most {
+		fmt.Fprintf(&cfg, "  %s: [\"slack:%s/%s\", \"discord:%s\"]\n", userName(u), slacktest.DefaultTeamID, slackUserID(u), discordUserID(u))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mnemo.yaml"), []byte(cfg.String()), 0o600); err != nil {
+		return nil, nil, err
+	}
+
+	m := newBenchModel(0)
+	defer m.close()
+	tb := &standaloneTB{log: discardLogger()}
+	defer tb.cleanup()
+	var slk *slacktest.Server
+	var dsc *discordtest.Server
+	if err := tb.start(func(t testing.TB) {
+		slk = slacktest.New(t, slacktest.Options{})
+		dsc = discordtest.New(t, discordtest.Options{})
+	}); err != nil {
+		return nil, nil, fmt.Errorf("fakes: %w", err)
+	}
+	for u := range most {
+		slk.SetUser(slacktest.User{ID: slackUserID(u), TeamID: slacktest.DefaultTeamID, Name: fmt.Sprintf("load%04d", u+1), RealName: displayName(u)})
+		dsc.AddChannel(discordgo.Channel{ID: dmChannelID(u), Type: discordgo.ChannelTypeDM, Recipients: []*discordgo.User{discordAuthor(u)}})
+	}
+	env := childEnv(dir, "OPENAI_BASE_URL="+m.srv.URL(), "OPENAI_API_KEY=sk-bench", "MNEMO_DATA_DIR="+mem,
+		"SLACK_BOT_TOKEN="+slacktest.DefaultBotToken, "SLACK_APP_TOKEN="+slacktest.DefaultAppToken, "SLACK_API_URL="+slk.APIURL(),
+		"DISCORD_BOT_TOKEN="+dsc.Options().Token, "DISCORD_API_URL="+dsc.URL())
+
+	cmd := execCommand(ctx, b.bin, dir, env, "serve", "--listen", "127.0.0.1:0")
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	t0 := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, nil, fmt.Errorf("start mnemo serve: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				return fmt.Errorf("mnemo serve: %w: %s", err, stderr)
+			}
+			return nil
+		case <-time.After(time.Minute):
+			_ = cmd.Process.Kill()
+			<-exited
+			return fmt.Errorf("mnemo serve did not stop within a minute of SIGTERM: %s", stderr)
+		}
+	}
+	defer stop()
+	if err := slk.WaitConnected(1, readyTimeout); err != nil {
+		return nil, nil, fmt.Errorf("mnemo serve never connected to Slack: %w: %s", err, stderr)
+	}
+	if _, err := dsc.WaitCommandSets(1, readyTimeout); err != nil {
+		return nil, nil, fmt.Errorf("mnemo serve never registered /memory on Discord: %w: %s", err, stderr)
+	}
+	sf := &serveFigures{Ready: time.Since(t0), IdleRSS: vmHWM(cmd.Process.Pid), Users: most}
+
+	pid := cmd.Process.Pid
+	wctx, wcancel := context.WithCancel(ctx)
+	slackWait := newReplyWatch(wctx, most, messages, slk.Changed, func() []string {
+		var chs []string
+		for _, p := range slk.Posts() {
+			chs = append(chs, p.Channel)
+		}
+		return chs
+	}, func(ch string) (int, bool) { return userOf(ch, "D") })
+	discordWait := newReplyWatch(wctx, most, messages, dsc.Changed, func() []string {
+		var chs []string
+		for _, p := range dsc.Posts() {
+			chs = append(chs, p.ChannelID)
+		}
+		return chs
+	}, func(ch string) (int, bool) { return userOf(ch, "6") })
+	paths := []struct {
+		name  string
+		send  func(u, i int)
+		watch *replyWatch
+	}{
+		{"Slack", func(u, i int) {
+			slk.Message(slacktest.MessageEvent{Channel: slackDM(u), ChannelType: "im", User: slackUserID(u), Text: messageText(i, messages)})
+		}, slackWait},
+		{"Discord", func(u, i int) {
+			dsc.MessageCreate(discordgo.Message{ChannelID: dmChannelID(u), Content: messageText(i, messages), Author: discordAuthor(u)})
+		}, discordWait},
+	}
+	defer func() {
+		wcancel()
+		<-slackWait.done
+		<-discordWait.done
+	}()
+	var rows []concFigures
+	for _, p := range paths {
+		for _, n := range users {
+			m.reset()
+			f := concFigures{Path: p.name, Users: n}
+			cpu0 := procCPU(pid)
+			lat := make([][]time.Duration, n)
+			errs := make([]error, n)
+			var wg sync.WaitGroup
+			t0 := time.Now()
+			for u := range n {
+				wg.Go(func() {
+					for i := range messages {
+						s := time.Now()
+						p.send(u, i)
+						if err := p.watch.wait(ctx, u); err != nil {
+							errs[u] = err
+							return
+						}
+						lat[u] = append(lat[u], time.Since(s))
+					}
+				})
+			}
+			wg.Wait()
+			wall := time.Since(t0)
+			for u, err := range errs {
+				if err != nil {
+					return nil, nil, fmt.Errorf("%s, user %d: %w: %s", p.name, u+1, err, stderr)
+				}
+			}
+			var all []time.Duration
+			for _, l := range lat {
+				all = append(all, l...)
+			}
+			f.Messages = len(all)
+			f.CPUPerMsg = (procCPU(pid) - cpu0) / time.Duration(f.Messages)
+			f.Wall = distribution(all)
+			f.PerSecond = float64(f.Messages) / wall.Seconds()
+			f.CallsPerMsg = float64(m.thinker.Load()) / float64(f.Messages)
+			f.PeakRSS = vmHWM(pid)
+			rows = append(rows, f)
+		}
+	}
+	sf.LoadRSS = vmHWM(pid)
+	if err := stop(); err != nil {
+		return nil, nil, err
+	}
+	if err := tb.err(); err != nil {
+		return nil, nil, fmt.Errorf("fakes: %w", err)
+	}
+	return sf, rows, nil
+}
+
+// userOf is the user of a DM channel id made by slackDM or dmChannelID.
+func userOf(channel, prefix string) (int, bool) {
+	rest, ok := strings.CutPrefix(channel, prefix)
+	if !ok {
+		return 0, false
+	}
+	var n int
+	if _, err := fmt.Sscan(rest, &n); err != nil || n < 1 {
+		return 0, false
+	}
+	return n - 1, true
+}
+
+// replyWatch follows a fake's posts and tells each user's waiter of a
+// reply in the user's DM channel.
+type replyWatch struct {
+	replies []chan struct{}
+	done    chan struct{}
+}
+
+// newReplyWatch watches until ctx ends: changed is the fake's change
+// notification, channels lists the channel of every post so far, user
+// maps a channel to its user.
+func newReplyWatch(ctx context.Context, users, messages int, changed func() <-chan struct{}, channels func() []string, user func(string) (int, bool)) *replyWatch {
+	w := &replyWatch{replies: make([]chan struct{}, users), done: make(chan struct{})}
+	for u := range w.replies {
+		w.replies[u] = make(chan struct{}, 1024)
+	}
+	go func() {
+		defer close(w.done)
+		seen := 0
+		for {
+			ch := changed()
+			posts := channels()
+			for _, c := range posts[seen:] {
+				if u, ok := user(c); ok && u < users {
+					w.replies[u] <- struct{}{}
+				}
+			}
+			seen = len(posts)
+			select {
+			case <-ch:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return w
+}
+
+// wait waits for user u's next reply.
+func (w *replyWatch) wait(ctx context.Context, u int) error {
+	select {
+	case <-w.replies[u]:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
