@@ -98,7 +98,11 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	var shown []string
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name != "bench" && f.Name != "readme" && f.Name != "bin" && f.Name != "go" {
-			shown = append(shown, "-"+f.Name+" "+f.Value.String())
+			v := f.Value.String()
+			if v == "" || strings.ContainsAny(v, " '") {
+				v = "'" + v + "'"
+			}
+			shown = append(shown, "-"+f.Name+" "+v)
 		}
 	})
 	c.commandLine = "make bench"

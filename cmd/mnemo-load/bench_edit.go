@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 
@@ -152,6 +153,6 @@ func waitListed(ctx context.Context, u *memory.User, path string, size int64) er
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		time.Sleep(20 * time.Microsecond)
+		runtime.Gosched() // the watcher's goroutines run in this process
 	}
 }

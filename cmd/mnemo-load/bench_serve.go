@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -209,8 +210,8 @@ func userOf(channel, prefix string) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	var n int
-	if _, err := fmt.Sscan(rest, &n); err != nil || n < 1 {
+	n, err := strconv.Atoi(rest) // base 10: the ids are zero-padded
+	if err != nil || n < 1 {
 		return 0, false
 	}
 	return n - 1, true

@@ -32,7 +32,12 @@ func renderBench(r *benchResult) string {
 	p(". Command: `%s` (`bin/mnemo` as a child process; a scripted model, a fake Slack and a fake Discord in the bench process on 127.0.0.1, answering at once).\n\n", r.Command)
 	p("| measurement | mnemo CPU / message | wall p50 | wall p99 | ÷ bare client (p50) | LLM calls / message | peak RSS | bytes |\n")
 	p("|---|---|---|---|---|---|---|---|\n")
-	row := func(cells ...string) { p("| %s |\n", strings.Join(cells, " | ")) }
+	row := func(cells ...string) {
+		for i, c := range cells { // a | in a cell, even in a code span, ends it
+			cells[i] = strings.ReplaceAll(c, "|", `\|`)
+		}
+		p("| %s |\n", strings.Join(cells, " | "))
+	}
 	for _, c := range r.Chats {
 		ratio := "–"
 		if c.Bare.P50 > 0 {
