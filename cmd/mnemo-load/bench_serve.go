@@ -110,11 +110,26 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages int) (*ser
 		}
 	}
 	defer stop()
-	if err := slk.WaitConnected(1, readyTimeout); err != nil {
-		return nil, nil, fmt.Errorf("mnemo serve never connected to Slack: %w: %s", err, stderr)
-	}
-	if _, err := dsc.WaitCommandSets(1, readyTimeout); err != nil {
-		return nil, nil, fmt.Errorf("mnemo serve never registered /memory on Discord: %w: %s", err, stderr)
+	ready := make(chan error, 1)
+	go func() {
+		if err := slk.WaitConnected(1, readyTimeout); err != nil {
+			ready <- fmt.Errorf("mnemo serve never connected to Slack: %w", err)
+			return
+		}
+		if _, err := dsc.WaitCommandSets(1, readyTimeout); err != nil {
+			ready <- fmt.Errorf("mnemo serve never registered /memory on Discord: %w", err)
+			return
+		}
+		ready <- nil
+	}()
+	select {
+	case err := <-ready:
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: %s", err, stderr)
+		}
+	case err := <-exited:
+		stopped = true
+		return nil, nil, fmt.Errorf("mnemo serve exited before it was ready (%v): %s", err, stderr)
 	}
 	sf := &serveFigures{Ready: time.Since(t0), IdleRSS: vmHWM(cmd.Process.Pid), Users: most}
 

@@ -246,13 +246,17 @@ func parseGoBench(out string) []goBenchmark {
 	return bs
 }
 
-// nsText is go's ns/op as a duration (3 significant digits or so).
+// nsText is go's ns/op as a duration of three significant digits.
 func nsText(v string) string {
 	ns, err := strconv.ParseFloat(v, 64)
 	if err != nil {
 		return v + " ns"
 	}
-	return msText(ns / 1e6)
+	unit := time.Duration(1)
+	for limit := 1000.0; ns >= limit && unit < time.Second; limit *= 10 {
+		unit *= 10
+	}
+	return time.Duration(ns).Round(unit).String()
 }
 
 func lastLines(s string, n int) string {
