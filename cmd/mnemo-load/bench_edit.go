@@ -124,7 +124,7 @@ func editToIndex(ctx context.Context, dir string, reps int) ([]editFigures, erro
 				return nil, fmt.Errorf("%s: %w", k.name, err)
 			}
 			t0 := time.Now()
-			if err := waitListed(ctx, u, path, size); err != nil {
+			if err := waitListed(ctx, u, path, size, editWaitMax); err != nil {
 				return nil, fmt.Errorf("%s: %w", k.name, err)
 			}
 			lat = append(lat, time.Since(t0))
@@ -135,8 +135,8 @@ func editToIndex(ctx context.Context, dir string, reps int) ([]editFigures, erro
 }
 
 // waitListed polls u's List until it shows path at size.
-func waitListed(ctx context.Context, u *memory.User, path string, size int64) error {
-	deadline := time.Now().Add(editWaitMax)
+func waitListed(ctx context.Context, u *memory.User, path string, size int64, wait time.Duration) error {
+	deadline := time.Now().Add(wait)
 	for {
 		list, err := u.List()
 		if err != nil {
@@ -148,7 +148,7 @@ func waitListed(ctx context.Context, u *memory.User, path string, size int64) er
 			}
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s (%d bytes) not listed after %v", path, size, editWaitMax)
+			return fmt.Errorf("%s (%d bytes) not listed after %v", path, size, wait)
 		}
 		if err := ctx.Err(); err != nil {
 			return err

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -120,6 +119,10 @@ func thousands(n int) string {
 // markers: replacing what is between them, or, without markers, right
 // under the heading. The file is replaced atomically.
 func updateReadme(path, table string) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("-readme: %w", err)
+	}
 	old, err := os.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("-readme: %w", err)
@@ -128,26 +131,15 @@ func updateReadme(path, table string) error {
 	if err != nil {
 		return fmt.Errorf("-readme %s: %w", path, err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".readme-*")
-	if err != nil {
+	tmp := path + ".bench-tmp"
+	if err := os.WriteFile(tmp, []byte(text), st.Mode().Perm()); err != nil {
 		return fmt.Errorf("-readme: %w", err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.WriteString(text); err != nil {
-		tmp.Close()
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
 		return fmt.Errorf("-readme: %w", err)
 	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("-readme: %w", err)
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("-readme: %w", err)
-	}
-	if err := os.Chmod(tmp.Name(), st.Mode().Perm()); err != nil {
-		return fmt.Errorf("-readme: %w", err)
-	}
-	return os.Rename(tmp.Name(), path)
+	return nil
 }
 
 // replaceSection puts table between the markers in readme's Performance

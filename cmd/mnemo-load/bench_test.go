@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // buildMnemo builds cmd/mnemo into a test folder: the bench measures the
@@ -289,16 +291,17 @@ func TestUpdateReadme(t *testing.T) {
 	if err := updateReadme(path, "x"); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("no heading: %v", err)
 	}
-	// A folder that cannot take the temp file.
-	ro := filepath.Join(t.TempDir(), "ro")
-	os.Mkdir(ro, 0o700)
-	os.WriteFile(filepath.Join(ro, "README.md"), []byte("## Performance\n"), 0o600)
-	os.Chmod(ro, 0o500)
-	t.Cleanup(func() { os.Chmod(ro, 0o700) })
-	if os.Getuid() != 0 {
-		if err := updateReadme(filepath.Join(ro, "README.md"), "x"); err == nil {
-			t.Error("wrote into a read-only folder")
-		}
+	// The temp file cannot be written (a folder in its place).
+	os.WriteFile(path, []byte("## Performance\n"), 0o640)
+	os.Mkdir(path+".bench-tmp", 0o700)
+	if err := updateReadme(path, "x"); err == nil || !strings.Contains(err.Error(), "-readme") {
+		t.Errorf("temp file: %v", err)
+	}
+	// Nor can it replace a folder.
+	dir := filepath.Join(t.TempDir(), "README.md")
+	os.Mkdir(dir, 0o700)
+	if err := updateReadme(dir, "x"); err == nil {
+		t.Error("a folder was read as a README")
 	}
 }
 
@@ -436,5 +439,109 @@ func TestSmallFormatting(t *testing.T) {
 	}
 	if orDash("") != "–" || orDash("x") != "x" || lastLines("a\nb\nc\n", 2) != "b\nc" {
 		t.Error("orDash/lastLines")
+	}
+}
+
+// fakeMnemo writes a script standing in for mnemo: chat answers every line
+// with a reply line and exits with code; serve ends at once.
+func fakeMnemo(t *testing.T, code int) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "mnemo")
+	text := "#!/bin/sh\nwhile read l; do echo " + benchReply + " fake; done\nexit " + string(rune('0'+code)) + "\n"
+	if err := os.WriteFile(script, []byte(text), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// With a stand-in that answers chats but cannot serve, the chat rows are
+// made and the run ends naming serve; the figures of a process that made
+// no model call are zeros, not errors.
+func TestBenchWithStandIn(t *testing.T) {
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-messages", "2", "-sizes", "1", "-users", "2", "-starts", "1"}, &bytes.Buffer{}, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "serve: mnemo serve exited before it was ready") {
+		t.Errorf("err = %v", err)
+	}
+	for _, want := range []string{"bench: chat, 1 files", "bench: console, 2 users", "bench: serve"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr.String())
+		}
+	}
+	b := &bencher{bin: fakeMnemo(t, 3), dir: t.TempDir()}
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("chat exiting 3: %v", err)
+	}
+	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("console exiting 3: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.chatAtSize(ctx, 1, 2, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled chat: %v", err)
+	}
+	if _, err := b.consoleConcurrent(ctx, 1, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled console: %v", err)
+	}
+	if _, _, err := b.serveRun(ctx, []int{1}, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled serve: %v", err)
+	}
+	if _, _, err := echoHi(ctx, b.bin, t.TempDir(), nil, "u"); err == nil {
+		t.Error("cancelled echo hi ran")
+	}
+	// A work folder that cannot hold folders.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	b.dir = file
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1); err == nil {
+		t.Error("chat in a file")
+	}
+	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil {
+		t.Error("console in a file")
+	}
+	if _, _, err := b.serveRun(context.Background(), []int{1}, 1); err == nil {
+		t.Error("serve in a file")
+	}
+}
+
+func TestReplayFails(t *testing.T) {
+	m := newBenchModel(1)
+	m.bodies = [][]byte{[]byte("not json")}
+	if _, err := m.replay(context.Background()); err == nil || !strings.Contains(err.Error(), "bare client: the fake model answered") {
+		t.Errorf("bad body: %v", err)
+	}
+	m.close()
+	if _, err := m.replay(context.Background()); err == nil || !strings.Contains(err.Error(), "bare client: ") {
+		t.Errorf("closed server: %v", err)
+	}
+}
+
+func TestWaits(t *testing.T) {
+	dir := t.TempDir()
+	if err := seed(context.Background(), dir, 1, 2, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	store, err := memory.Open(memory.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	u, _ := store.User(userName(0))
+	if err := waitListed(context.Background(), u, "facts/user.md", 1, time.Millisecond); err == nil || !strings.Contains(err.Error(), "facts/user.md (1 bytes) not listed after 1ms") {
+		t.Errorf("timeout: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := waitListed(ctx, u, "facts/none.md", 1, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	os.RemoveAll(dir)
+	if err := waitListed(context.Background(), u, "facts/none.md", 1, time.Minute); err == nil {
+		t.Error("a removed memory listed")
+	}
+	w := newReplyWatch(ctx, 1, 1, func() <-chan struct{} { return nil }, func() []string { return nil }, func(string) (int, bool) { return 0, false })
+	<-w.done
+	if err := w.wait(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("reply wait: %v", err)
 	}
 }
