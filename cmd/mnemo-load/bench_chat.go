@@ -256,7 +256,7 @@ func startChat(ctx context.Context, bin, dir string, env []string, user string) 
 func (c *chatProc) say(text string) (time.Duration, error) {
 	t0 := time.Now()
 	if _, err := io.WriteString(c.in, text+"\n"); err != nil {
-		return 0, err
+		return 0, fmt.Errorf("send %q: %w", text, err)
 	}
 	for {
 		line, err := c.out.ReadString('\n')

@@ -89,6 +89,9 @@ Discord path's CPU per message, against a baseline measured in the same run.
 The fakes run in this process; a CPU profile labelled by side tells their
 share of the CPU time (the "by side" line).
 
+mnemo-load -bench [flags] measures the mnemo binary instead (make bench; see
+mnemo-load -bench -h).
+
 Exit status: 0 success, 1 failure or failed checks, 2 usage error.
 
 Flags:
