@@ -232,9 +232,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 // bencher runs the measured children.
 type bencher struct {
-	bin, dir string
-	progress func(format string, args ...any)
-	seq      int // for fresh folders
+	bin, dir  string
+	progress  func(format string, args ...any)
+	seq       int           // for fresh folders
+	readyWait time.Duration // how long serve may take to be ready; 0: readyTimeout
 }
 
 // fresh returns a new empty folder under the work folder.

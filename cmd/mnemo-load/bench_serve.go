@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"log/slog"
@@ -110,26 +111,31 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages int) (*ser
 		}
 	}
 	defer stop()
-	ready := make(chan error, 1)
-	go func() {
-		if err := slk.WaitConnected(1, readyTimeout); err != nil {
-			ready <- fmt.Errorf("mnemo serve never connected to Slack: %w", err)
-			return
+	// Ready: Slack's socket connected and Discord's /memory registered;
+	// the fakes say when anything changes.
+	wait := cmp.Or(b.readyWait, readyTimeout)
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	for {
+		sch, dch := slk.Changed(), dsc.Changed()
+		if slk.Connections() > 0 && len(dsc.CommandSets()) > 0 {
+			break
 		}
-		if _, err := dsc.WaitCommandSets(1, readyTimeout); err != nil {
-			ready <- fmt.Errorf("mnemo serve never registered /memory on Discord: %w", err)
-			return
+		select {
+		case <-sch:
+		case <-dch:
+		case err := <-exited:
+			stopped = true
+			if ctx.Err() != nil { // killed for it
+				return nil, nil, context.Cause(ctx)
+			}
+			return nil, nil, fmt.Errorf("mnemo serve exited before it was ready (%v): %s", err, stderr)
+		case <-timeout.C:
+			return nil, nil, fmt.Errorf("mnemo serve was not ready (Slack connected: %v, Discord's /memory registered: %v) after %v: %s",
+				slk.Connections() > 0, len(dsc.CommandSets()) > 0, wait, stderr)
+		case <-ctx.Done():
+			return nil, nil, context.Cause(ctx)
 		}
-		ready <- nil
-	}()
-	select {
-	case err := <-ready:
-		if err != nil {
-			return nil, nil, fmt.Errorf("%w: %s", err, stderr)
-		}
-	case err := <-exited:
-		stopped = true
-		return nil, nil, fmt.Errorf("mnemo serve exited before it was ready (%v): %s", err, stderr)
 	}
 	sf := &serveFigures{Ready: time.Since(t0), IdleRSS: vmHWM(cmd.Process.Pid), Users: most}
 

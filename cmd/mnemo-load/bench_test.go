@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -64,6 +66,7 @@ func TestBenchSmallRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the mnemo binary")
 	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	bin := buildMnemo(t)
 	readme := filepath.Join(t.TempDir(), "README.md")
 	if err := os.WriteFile(readme, []byte("# x\n\n## Performance\n\nhand-written text\n\n## Next\n"), 0o644); err != nil {
@@ -458,6 +461,7 @@ func fakeMnemo(t *testing.T, code int) string {
 // made and the run ends naming serve; the figures of a process that made
 // no model call are zeros, not errors.
 func TestBenchWithStandIn(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var stderr bytes.Buffer
 	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-messages", "2", "-sizes", "1", "-users", "2", "-starts", "1"}, &bytes.Buffer{}, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "serve: mnemo serve exited before it was ready") {
@@ -501,6 +505,26 @@ func TestBenchWithStandIn(t *testing.T) {
 	}
 	if _, _, err := b.serveRun(context.Background(), []int{1}, 1); err == nil {
 		t.Error("serve in a file")
+	}
+}
+
+// A serve that never connects is given up after the wait, and stopped.
+func TestServeNeverReady(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	script := filepath.Join(t.TempDir(), "mnemo")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho starting >&2\nexec sleep 30\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b := &bencher{bin: script, dir: t.TempDir(), readyWait: 200 * time.Millisecond}
+	_, _, err := b.serveRun(context.Background(), []int{1}, 1)
+	if err == nil || !strings.Contains(err.Error(), "mnemo serve was not ready (Slack connected: false, Discord's /memory registered: false) after 200ms: starting") {
+		t.Errorf("err = %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	b.readyWait = time.Minute
+	if _, _, err := b.serveRun(ctx, []int{1}, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v", err)
 	}
 }
 
