@@ -58,7 +58,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	users := fs.String("users", "1,10,100", "concurrent users through console, Slack and Discord")
 	fs.IntVar(&c.concMessages, "conc-messages", 5, "messages per user in the concurrent rows")
 	fs.IntVar(&c.edits, "edits", 20, "repetitions of each edit-to-index change")
-	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size")
+	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
 	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/", "packages whose go test benchmarks are run (\"\": none)")
 	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime (\"\": go's default, 1s)")
@@ -200,7 +200,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		res.Conc = append(res.Conc, f)
 	}
 	progress("serve: Slack and Discord, %v users × %d messages", cfg.users, cfg.concMessages)
-	sf, conc, err := b.serveRun(ctx, cfg.users, cfg.concMessages)
+	sf, conc, err := b.serveRun(ctx, cfg.users, cfg.concMessages, cfg.starts)
 	if err != nil {
 		return fmt.Errorf("serve: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -30,17 +31,17 @@ func slackDM(u int) string     { return fmt.Sprintf("D%08d", u+1) }
 
 // serveFigures is `mnemo serve`'s start and memory.
 type serveFigures struct {
-	Ready   time.Duration // exec → Slack connected and Discord's /memory registered
-	IdleRSS int64         // peak RSS once ready, before any message
-	LoadRSS int64         // peak RSS after every row
-	Users   int           // users linked, 20 memory files each
+	Ready   Latency // exec → Slack connected and Discord's /memory registered, ms
+	IdleRSS int64   // peak RSS once ready, before any message
+	LoadRSS int64   // peak RSS after every row
+	Users   int     // users linked, 20 memory files each
 }
 
 // serveRun starts `mnemo serve` with the Slack and the Discord adapter
 // against the fakes, every user linked on both to a seeded memory of 20
 // files, and sends, for each n of users, messages messages from each of n
 // users at once, first over Slack, then over Discord.
-func (b *bencher) serveRun(ctx context.Context, users []int, messages int) (*serveFigures, []concFigures, error) {
+func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts int) (*serveFigures, []concFigures, error) {
 	most := 0
 	for _, n := range users {
 		most = max(most, n)
@@ -82,64 +83,34 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages int) (*ser
 		"SLACK_BOT_TOKEN="+slacktest.DefaultBotToken, "SLACK_APP_TOKEN="+slacktest.DefaultAppToken, "SLACK_API_URL="+slk.APIURL(),
 		"DISCORD_BOT_TOKEN="+dsc.Options().Token, "DISCORD_API_URL="+dsc.URL())
 
-	cmd := execCommand(ctx, b.bin, dir, env, "serve", "--listen", "127.0.0.1:0")
-	stderr := &tailBuffer{max: 4096}
-	cmd.Stderr = stderr
-	t0 := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, nil, fmt.Errorf("start mnemo serve: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	stopped := false
-	stop := func() error {
-		if stopped {
-			return nil
+	// Start-up to ready, starts times: the first start on this memory,
+	// then restarts (the state folder as the previous run left it).
+	var readies []time.Duration
+	var sv *serveProc
+	defer func() {
+		if sv != nil {
+			_ = sv.stop()
 		}
-		stopped = true
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case err := <-exited:
+	}()
+	for i := range starts {
+		var err error
+		sv, err = b.startServe(ctx, dir, env, slk, dsc)
+		if err != nil {
+			return nil, nil, err
+		}
+		readies = append(readies, sv.ready)
+		if i < starts-1 {
+			err, sv = sv.stop(), nil
 			if err != nil {
-				return fmt.Errorf("mnemo serve: %w: %s", err, stderr)
+				return nil, nil, err
 			}
-			return nil
-		case <-time.After(time.Minute):
-			_ = cmd.Process.Kill()
-			<-exited
-			return fmt.Errorf("mnemo serve did not stop within a minute of SIGTERM: %s", stderr)
 		}
 	}
-	defer stop()
-	// Ready: Slack's socket connected and Discord's /memory registered;
-	// the fakes say when anything changes.
-	wait := cmp.Or(b.readyWait, readyTimeout)
-	timeout := time.NewTimer(wait)
-	defer timeout.Stop()
-	for {
-		sch, dch := slk.Changed(), dsc.Changed()
-		if slk.Connections() > 0 && len(dsc.CommandSets()) > 0 {
-			break
-		}
-		select {
-		case <-sch:
-		case <-dch:
-		case err := <-exited:
-			stopped = true
-			if ctx.Err() != nil { // killed for it
-				return nil, nil, context.Cause(ctx)
-			}
-			return nil, nil, fmt.Errorf("mnemo serve exited before it was ready (%v): %s", err, stderr)
-		case <-timeout.C:
-			return nil, nil, fmt.Errorf("mnemo serve was not ready (Slack connected: %v, Discord's /memory registered: %v) after %v: %s",
-				slk.Connections() > 0, len(dsc.CommandSets()) > 0, wait, stderr)
-		case <-ctx.Done():
-			return nil, nil, context.Cause(ctx)
-		}
-	}
-	sf := &serveFigures{Ready: time.Since(t0), IdleRSS: vmHWM(cmd.Process.Pid), Users: most}
+	sf := &serveFigures{Ready: distribution(readies), IdleRSS: vmHWM(sv.cmd.Process.Pid), Users: most}
+	stderr := sv.stderr
+	stop := sv.stop
 
-	pid := cmd.Process.Pid
+	pid := sv.cmd.Process.Pid
 	wctx, wcancel := context.WithCancel(ctx)
 	slackWait := newReplyWatch(wctx, most, messages, slk.Changed, func() []string {
 		var chs []string
@@ -282,5 +253,77 @@ func (w *replyWatch) wait(ctx context.Context, u int) error {
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
+	}
+}
+
+// serveProc is a running `mnemo serve`.
+type serveProc struct {
+	cmd     *exec.Cmd
+	stderr  *tailBuffer
+	exited  chan error
+	stopped bool
+	ready   time.Duration // exec → ready
+}
+
+// startServe starts `mnemo serve` in dir and returns once it is ready:
+// Slack's socket connected and Discord's /memory registered (once more
+// than before it started), as the fakes tell on every change.
+func (b *bencher) startServe(ctx context.Context, dir string, env []string, slk *slacktest.Server, dsc *discordtest.Server) (*serveProc, error) {
+	conns, sets := slk.Connections(), len(dsc.CommandSets())
+	p := &serveProc{cmd: execCommand(ctx, b.bin, dir, env, "serve", "--listen", "127.0.0.1:0"), stderr: &tailBuffer{max: 4096}, exited: make(chan error, 1)}
+	p.cmd.Stderr = p.stderr
+	t0 := time.Now()
+	if err := p.cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start mnemo serve: %w", err)
+	}
+	go func() { p.exited <- p.cmd.Wait() }()
+	wait := cmp.Or(b.readyWait, readyTimeout)
+	timeout := time.NewTimer(wait)
+	defer timeout.Stop()
+	for {
+		sch, dch := slk.Changed(), dsc.Changed()
+		slackUp, discordUp := slk.Connections() > conns, len(dsc.CommandSets()) > sets
+		if slackUp && discordUp {
+			p.ready = time.Since(t0)
+			return p, nil
+		}
+		select {
+		case <-sch:
+		case <-dch:
+		case err := <-p.exited:
+			p.stopped = true
+			if ctx.Err() != nil { // killed for it
+				return nil, context.Cause(ctx)
+			}
+			return nil, fmt.Errorf("mnemo serve exited before it was ready (%v): %s", err, p.stderr)
+		case <-timeout.C:
+			_ = p.stop()
+			return nil, fmt.Errorf("mnemo serve was not ready (Slack connected: %v, Discord's /memory registered: %v) after %v: %s",
+				slackUp, discordUp, wait, p.stderr)
+		case <-ctx.Done():
+			_ = p.stop()
+			return nil, context.Cause(ctx)
+		}
+	}
+}
+
+// stop ends serve with SIGTERM, as an operator would, and waits for it
+// (a minute at most, then SIGKILL).
+func (p *serveProc) stop() error {
+	if p.stopped {
+		return nil
+	}
+	p.stopped = true
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case err := <-p.exited:
+		if err != nil {
+			return fmt.Errorf("mnemo serve: %w: %s", err, p.stderr)
+		}
+		return nil
+	case <-time.After(time.Minute):
+		_ = p.cmd.Process.Kill()
+		<-p.exited
+		return fmt.Errorf("mnemo serve did not stop within a minute of SIGTERM: %s", p.stderr)
 	}
 }

@@ -61,7 +61,7 @@ func renderBench(r *benchResult) string {
 			durText(c.CPUPerMsg), msText(c.Wall.P50), msText(c.Wall.P99), "–", fmt.Sprintf("%.2f", c.CallsPerMsg), sizeText(c.PeakRSS), "–")
 	}
 	if s := r.Serve; s != nil {
-		row("`mnemo serve` start-up to ready (Slack connected, Discord's /memory registered)", "–", durText(s.Ready), "–", "–", "–", sizeText(s.IdleRSS)+" idle", "–")
+		row("`mnemo serve` start-up to ready (Slack connected, Discord's /memory registered)", "–", msText(s.Ready.P50), msText(s.Ready.Max)+" (max)", "–", "–", sizeText(s.IdleRSS)+" idle", "–")
 		row(fmt.Sprintf("`mnemo serve` after every Slack and Discord row (%d users linked)", s.Users), "–", "–", "–", "–", "–", sizeText(s.LoadRSS)+" under load", "–")
 	}
 	for _, e := range r.Edits {

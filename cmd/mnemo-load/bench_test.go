@@ -196,7 +196,7 @@ func TestBenchChildFails(t *testing.T) {
 	if _, _, err := echoHi(ctx, "/bin/false", t.TempDir(), nil, "u"); err == nil || !strings.Contains(err.Error(), "exit status 1") {
 		t.Errorf("echo hi: %v", err)
 	}
-	if _, _, err := b.serveRun(ctx, []int{1}, 1); err == nil || !strings.Contains(err.Error(), "mnemo serve exited before it was ready") {
+	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); err == nil || !strings.Contains(err.Error(), "mnemo serve exited before it was ready") {
 		t.Errorf("serve: %v", err)
 	}
 	if _, err := startChat(ctx, filepath.Join(t.TempDir(), "nope"), t.TempDir(), nil, "u"); err == nil {
@@ -220,7 +220,7 @@ func TestRenderBench(t *testing.T) {
 			{Files: 0, Messages: 200, FirstRequest: 999},
 		},
 		Conc:    []concFigures{{Path: "Slack", Users: 10, Messages: 50, CPUPerMsg: time.Millisecond, Wall: Latency{P50: 3, P99: 9}, PerSecond: 400, CallsPerMsg: 1, PeakRSS: 30 << 20}},
-		Serve:   &serveFigures{Ready: 16 * time.Millisecond, IdleRSS: 20 << 20, LoadRSS: 40 << 20, Users: 100},
+		Serve:   &serveFigures{Ready: Latency{P50: 16, Max: 20}, IdleRSS: 20 << 20, LoadRSS: 40 << 20, Users: 100},
 		Edits:   []editFigures{{Kind: "cp", Latency: Latency{P50: 0.08, P99: 0.2}}},
 		Binary:  18_400_000,
 		GoBench: []goBenchmark{{Pkg: "memory", Name: "BenchmarkList-2", NsOp: "3.2µs", BOp: "456", AllocsOp: "6"}},
@@ -233,7 +233,7 @@ func TestRenderBench(t *testing.T) {
 		"| `mnemo chat`, 200-message chat, user with 0 files | 0s | 0s | 0s | – | 0.00 (+0 reflector) | 0.0 KiB | first request 999 B |",
 		"| `echo hi \\| mnemo chat` start → exit, 10,000 files | 9ms (whole run) | 12ms | 35ms (max) | – | – | 17.0 MiB | – |",
 		"| Slack, 10 concurrent user(s) × 5 messages (400 msg/s) | 1ms | 3ms | 9ms | – | 1.00 | 30.0 MiB | – |",
-		"| `mnemo serve` start-up to ready (Slack connected, Discord's /memory registered) | – | 16ms | – | – | – | 20.0 MiB idle | – |",
+		"| `mnemo serve` start-up to ready (Slack connected, Discord's /memory registered) | – | 16ms | 20ms (max) | – | – | 20.0 MiB idle | – |",
 		"| `mnemo serve` after every Slack and Discord row (100 users linked) | – | – | – | – | – | 40.0 MiB under load | – |",
 		"| edit-to-index, cp (200 files; change complete → `List` shows it) | – | 80µs | 200µs | – | – | – | – |",
 		"| binary (`make build`: -trimpath -s -w) | – | – | – | – | – | – | 18.4 MB |",
@@ -487,7 +487,7 @@ func TestBenchWithStandIn(t *testing.T) {
 	if _, err := b.consoleConcurrent(ctx, 1, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled console: %v", err)
 	}
-	if _, _, err := b.serveRun(ctx, []int{1}, 1); !errors.Is(err, context.Canceled) {
+	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled serve: %v", err)
 	}
 	if _, _, err := echoHi(ctx, b.bin, t.TempDir(), nil, "u"); err == nil {
@@ -503,7 +503,7 @@ func TestBenchWithStandIn(t *testing.T) {
 	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil {
 		t.Error("console in a file")
 	}
-	if _, _, err := b.serveRun(context.Background(), []int{1}, 1); err == nil {
+	if _, _, err := b.serveRun(context.Background(), []int{1}, 1, 1); err == nil {
 		t.Error("serve in a file")
 	}
 }
@@ -516,14 +516,14 @@ func TestServeNeverReady(t *testing.T) {
 		t.Fatal(err)
 	}
 	b := &bencher{bin: script, dir: t.TempDir(), readyWait: 200 * time.Millisecond}
-	_, _, err := b.serveRun(context.Background(), []int{1}, 1)
+	_, _, err := b.serveRun(context.Background(), []int{1}, 1, 1)
 	if err == nil || !strings.Contains(err.Error(), "mnemo serve was not ready (Slack connected: false, Discord's /memory registered: false) after 200ms: starting") {
 		t.Errorf("err = %v", err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	b.readyWait = time.Minute
-	if _, _, err := b.serveRun(ctx, []int{1}, 1); !errors.Is(err, context.DeadlineExceeded) {
+	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("err = %v", err)
 	}
 }
