@@ -170,7 +170,12 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (
 			return f, c.fail(err)
 		}
 		if i == 0 {
-			cpu0 = procCPU(c.cmd.Process.Pid) // the start is the next row's
+			// The start, and what it left running in the background, is
+			// the echo hi rows' cost.
+			if err := settle(ctx, c.proc.Pid); err != nil {
+				return f, c.fail(err)
+			}
+			cpu0 = procCPU(c.proc.Pid)
 			continue
 		}
 		lat = append(lat, d)
@@ -306,6 +311,36 @@ func procCPU(pid int) time.Duration {
 	return time.Duration(sum)
 }
 
+// Settling: a process is idle when it used less than settleIdle of CPU
+// in settleWindow; settle waits at most settleMax for that.
+const (
+	settleWindow = 50 * time.Millisecond
+	settleIdle   = time.Millisecond
+	settleMax    = 10 * time.Second
+)
+
+// settle waits until process pid is idle, so that what its start left
+// running in the background (the history baseline of the memory files,
+// say) is not counted against the messages measured next. A process
+// that is still busy after settleMax is measured as it is.
+func settle(ctx context.Context, pid int) error {
+	deadline := time.Now().Add(settleMax)
+	last := procCPU(pid)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(settleWindow):
+		}
+		now := procCPU(pid)
+		if now-last < settleIdle {
+			return nil
+		}
+		last = now
+	}
+	return nil
+}
+
 // vmHWM is process pid's peak resident set size so far, in bytes, from
 // /proc/<pid>/status; 0 when it cannot be read.
 func vmHWM(pid int) int64 {
@@ -380,6 +415,9 @@ func (b *bencher) consoleConcurrent(ctx context.Context, users, messages int) (c
 	m.reset()
 	cpu0 := make([]time.Duration, users)
 	for u, c := range chats {
+		if err := settle(ctx, c.proc.Pid); err != nil {
+			return f, err
+		}
 		cpu0[u] = procCPU(c.proc.Pid)
 	}
 	lat := make([][]time.Duration, users)

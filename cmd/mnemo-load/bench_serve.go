@@ -106,6 +106,9 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 			}
 		}
 	}
+	if err := settle(ctx, sv.cmd.Process.Pid); err != nil { // the history baseline of every user's files, say
+		return nil, nil, err
+	}
 	sf := &serveFigures{Ready: distribution(readies), IdleRSS: vmHWM(sv.cmd.Process.Pid), Users: most}
 	stderr := sv.stderr
 	stop := sv.stop

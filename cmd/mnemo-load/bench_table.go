@@ -68,7 +68,7 @@ func renderBench(r *benchResult) string {
 		row("edit-to-index, "+e.Kind+" (200 files; change complete → `List` shows it)", "–", msText(e.Latency.P50), msText(e.Latency.P99), "–", "–", "–", "–")
 	}
 	row("binary (`make build`: -trimpath -s -w)", "–", "–", "–", "–", "–", "–", bytesText(r.Binary))
-	p("\nmnemo CPU is the child's own (every thread's `schedstat`) between its first and last reply, divided by the messages: the start is in the `echo hi` rows, and the reflections that ran during the chat are included. ")
+	p("\nmnemo CPU is the child's own (every thread's `schedstat`) from the first reply, once the child is idle, to the last reply, divided by the messages: the start and what it leaves running in the background are in the `echo hi` rows' CPU; the reflections that ran during the chat are included. ")
 	p("Wall time is from the message written (stdin, a Slack event, a Discord `MESSAGE_CREATE`) to its reply read (stdout, a post at the fake). ")
 	p("The bare client replays the Thinker's request bodies of the same chat one after the other on one connection against the same fake model. ")
 	p("The concurrent console rows run one `mnemo chat` per user (each its own data folder, 20 files); Slack and Discord rows go to one `mnemo serve`; their RSS is the largest process's peak so far.\n")

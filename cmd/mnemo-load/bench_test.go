@@ -565,3 +565,14 @@ func TestWaits(t *testing.T) {
 		t.Errorf("reply wait: %v", err)
 	}
 }
+
+func TestSettle(t *testing.T) {
+	if err := settle(context.Background(), -1); err != nil { // no such process: no CPU, idle
+		t.Errorf("settle: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := settle(ctx, os.Getpid()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
