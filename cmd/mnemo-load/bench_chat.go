@@ -132,6 +132,8 @@ type chatFigures struct {
 	Start           Latency // `echo hi | mnemo chat` start → exit, ms
 	StartCPU        time.Duration
 	StartRSS        int64
+	StartCalls      float64 // model calls per `echo hi` (Thinker)
+	StartReflector  float64 // reflector calls per `echo hi`
 }
 
 // chatDir seeds a data folder with one user of files memory files and
@@ -206,6 +208,7 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (
 	// each time would measure the first start only).
 	var walls []time.Duration
 	var cpus []time.Duration
+	m.reset()
 	for range starts {
 		w, ru, err := echoHi(ctx, b.bin, dir, env, userName(0))
 		if err != nil {
@@ -216,6 +219,8 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (
 		f.StartRSS = max(f.StartRSS, rssBytes(ru.Maxrss, "linux"))
 	}
 	f.Start = distribution(walls)
+	f.StartCalls = float64(m.thinker.Load()) / float64(starts)
+	f.StartReflector = float64(m.reflector.Load()) / float64(starts)
 	slices.Sort(cpus)
 	f.StartCPU = cpus[len(cpus)/2]
 	return f, nil

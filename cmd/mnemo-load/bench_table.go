@@ -54,7 +54,8 @@ func renderBench(r *benchResult) string {
 	}
 	for _, c := range r.Chats {
 		row(fmt.Sprintf("`echo hi | mnemo chat` start → exit, %s files", thousands(c.Files)),
-			durText(c.StartCPU)+" (whole run)", msText(c.Start.P50), msText(c.Start.Max)+" (max)", "–", "–", sizeText(c.StartRSS), "–")
+			durText(c.StartCPU)+" (whole run)", msText(c.Start.P50), msText(c.Start.Max)+" (max)", "–",
+			fmt.Sprintf("%.2f (+%.2g reflector)", c.StartCalls, c.StartReflector), sizeText(c.StartRSS), "–")
 	}
 	for _, c := range r.Conc {
 		row(fmt.Sprintf("%s, %d concurrent user(s) × %d messages (%.0f msg/s)", c.Path, c.Users, c.Messages/max(c.Users, 1), c.PerSecond),

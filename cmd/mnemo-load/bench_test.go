@@ -104,8 +104,8 @@ func TestBenchSmallRun(t *testing.T) {
 		}
 	}
 	// A casual message costs one model call: the reply.
-	if n := strings.Count(out, "| 1.00 (+"); n != 2 {
-		t.Errorf("%d chat rows with 1.00 calls per message, want 2:\n%s", n, out)
+	if n := strings.Count(out, "| 1.00 (+"); n != 4 {
+		t.Errorf("%d chat and echo hi rows with 1.00 calls per message, want 4:\n%s", n, out)
 	}
 	if n := strings.Count(out, "| 1.00 | "); n != 6 {
 		t.Errorf("%d concurrent rows with 1.00 calls per message, want 6:\n%s", n, out)
@@ -216,7 +216,7 @@ func TestRenderBench(t *testing.T) {
 		Chats: []chatFigures{
 			{Files: 10000, Messages: 200, CPUPerMsg: 550 * time.Microsecond, Wall: Latency{P50: 1.1, P99: 2.5}, Bare: Latency{P50: 0.5},
 				CallsPerMsg: 1, ReflectorCalls: 10, FirstRequest: 3400, MaxReflector: 371000, MaxRSS: 18 << 20,
-				Start: Latency{P50: 12, Max: 35}, StartCPU: 9 * time.Millisecond, StartRSS: 17 << 20},
+				Start: Latency{P50: 12, Max: 35}, StartCPU: 9 * time.Millisecond, StartRSS: 17 << 20, StartCalls: 1, StartReflector: 1},
 			{Files: 0, Messages: 200, FirstRequest: 999},
 		},
 		Conc:    []concFigures{{Path: "Slack", Users: 10, Messages: 50, CPUPerMsg: time.Millisecond, Wall: Latency{P50: 3, P99: 9}, PerSecond: 400, CallsPerMsg: 1, PeakRSS: 30 << 20}},
@@ -231,7 +231,7 @@ func TestRenderBench(t *testing.T) {
 		"Measured 2026-01-02 on Test CPU, 2 cores, go1.x; load average 1 2 3 at the start, 4 5 6 at the end",
 		"| `mnemo chat`, 200-message chat, user with 10,000 files | 550µs | 1.1ms | 2.5ms | 2.20 (bare 500µs) | 1.00 (+10 reflector) | 18.0 MiB | first request 3.4 KB; reflector request 371.0 KB |",
 		"| `mnemo chat`, 200-message chat, user with 0 files | 0s | 0s | 0s | – | 0.00 (+0 reflector) | 0.0 KiB | first request 999 B |",
-		"| `echo hi \\| mnemo chat` start → exit, 10,000 files | 9ms (whole run) | 12ms | 35ms (max) | – | – | 17.0 MiB | – |",
+		"| `echo hi \\| mnemo chat` start → exit, 10,000 files | 9ms (whole run) | 12ms | 35ms (max) | – | 1.00 (+1 reflector) | 17.0 MiB | – |",
 		"| Slack, 10 concurrent user(s) × 5 messages (400 msg/s) | 1ms | 3ms | 9ms | – | 1.00 | 30.0 MiB | – |",
 		"| `mnemo serve` start-up to ready (Slack connected, Discord's /memory registered) | – | 16ms | 20ms (max) | – | – | 20.0 MiB idle | – |",
 		"| `mnemo serve` after every Slack and Discord row (100 users linked) | – | – | – | – | – | 40.0 MiB under load | – |",
