@@ -1,10 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -79,9 +86,22 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 		slk.SetUser(slacktest.User{ID: slackUserID(u), TeamID: slacktest.DefaultTeamID, Name: fmt.Sprintf("load%04d", u+1), RealName: displayName(u)})
 		dsc.AddChannel(discordgo.Channel{ID: dmChannelID(u), Type: discordgo.ChannelTypeDM, Recipients: []*discordgo.User{discordAuthor(u)}})
 	}
+	// mnemo's web API calls go through a proxy that tells when a reply
+	// was posted: asking the fakes on every change would copy all their
+	// records under their lock, slowing down what is measured.
+	slackWait, err := newPostWatch(slk.URL(), most, slackPost)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer slackWait.close()
+	discordWait, err := newPostWatch(dsc.URL(), most, discordPost)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer discordWait.close()
 	env := childEnv(dir, "OPENAI_BASE_URL="+m.srv.URL(), "OPENAI_API_KEY=sk-bench", "MNEMO_DATA_DIR="+mem,
-		"SLACK_BOT_TOKEN="+slacktest.DefaultBotToken, "SLACK_APP_TOKEN="+slacktest.DefaultAppToken, "SLACK_API_URL="+slk.APIURL(),
-		"DISCORD_BOT_TOKEN="+dsc.Options().Token, "DISCORD_API_URL="+dsc.URL())
+		"SLACK_BOT_TOKEN="+slacktest.DefaultBotToken, "SLACK_APP_TOKEN="+slacktest.DefaultAppToken, "SLACK_API_URL="+slackWait.url()+"/api/",
+		"DISCORD_BOT_TOKEN="+dsc.Options().Token, "DISCORD_API_URL="+discordWait.url()+"/")
 
 	// Start-up to ready, starts times: the first start on this memory,
 	// then restarts (the state folder as the previous run left it).
@@ -114,25 +134,10 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 	stop := sv.stop
 
 	pid := sv.cmd.Process.Pid
-	wctx, wcancel := context.WithCancel(ctx)
-	slackWait := newReplyWatch(wctx, most, messages, slk.Changed, func() []string {
-		var chs []string
-		for _, p := range slk.Posts() {
-			chs = append(chs, p.Channel)
-		}
-		return chs
-	}, func(ch string) (int, bool) { return userOf(ch, "D") })
-	discordWait := newReplyWatch(wctx, most, messages, dsc.Changed, func() []string {
-		var chs []string
-		for _, p := range dsc.Posts() {
-			chs = append(chs, p.ChannelID)
-		}
-		return chs
-	}, func(ch string) (int, bool) { return userOf(ch, "6") })
 	paths := []struct {
 		name  string
 		send  func(u, i int)
-		watch *replyWatch
+		watch *postWatch
 	}{
 		{"Slack", func(u, i int) {
 			slk.Message(slacktest.MessageEvent{Channel: slackDM(u), ChannelType: "im", User: slackUserID(u), Text: messageText(i, messages)})
@@ -141,11 +146,6 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 			dsc.MessageCreate(discordgo.Message{ChannelID: dmChannelID(u), Content: messageText(i, messages), Author: discordAuthor(u)})
 		}, discordWait},
 	}
-	defer func() {
-		wcancel()
-		<-slackWait.done
-		<-discordWait.done
-	}()
 	var rows []concFigures
 	for _, p := range paths {
 		for _, n := range users {
@@ -212,51 +212,106 @@ func userOf(channel, prefix string) (int, bool) {
 	return n - 1, true
 }
 
-// replyWatch follows a fake's posts and tells each user's waiter of a
-// reply in the user's DM channel.
-type replyWatch struct {
+// postWatch is a reverse proxy on 127.0.0.1 in front of a fake's web
+// API: it passes every call on and, when a message post into a user's DM
+// channel was answered 2xx, tells that user's waiter.
+type postWatch struct {
+	srv     *httptest.Server
 	replies []chan struct{}
-	done    chan struct{}
 }
 
-// newReplyWatch watches until ctx ends: changed is the fake's change
-// notification, channels lists the channel of every post so far, user
-// maps a channel to its user.
-func newReplyWatch(ctx context.Context, users, messages int, changed func() <-chan struct{}, channels func() []string, user func(string) (int, bool)) *replyWatch {
-	w := &replyWatch{replies: make([]chan struct{}, users), done: make(chan struct{})}
+// postMatch says whether a call is a message post and into which user's
+// DM channel.
+type postMatch func(r *http.Request, body []byte) (user int, ok bool)
+
+func newPostWatch(target string, users int, match postMatch) (*postWatch, error) {
+	to, err := url.Parse(target)
+	if err != nil {
+		return nil, fmt.Errorf("fake's URL: %w", err)
+	}
+	w := &postWatch{replies: make([]chan struct{}, users)}
 	for u := range w.replies {
 		w.replies[u] = make(chan struct{}, 1024)
 	}
-	go func() {
-		defer close(w.done)
-		seen := 0
-		for {
-			ch := changed()
-			posts := channels()
-			for _, c := range posts[seen:] {
-				if u, ok := user(c); ok && u < users {
-					w.replies[u] <- struct{}{}
-				}
-			}
-			seen = len(posts)
-			select {
-			case <-ch:
-			case <-ctx.Done():
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(to) }}
+	w.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		u, post := -1, false
+		if r.Method == http.MethodPost {
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				http.Error(rw, err.Error(), http.StatusBadRequest)
 				return
 			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			u, post = match(r, body)
 		}
-	}()
-	return w
+		rec := &statusRecorder{ResponseWriter: rw, status: http.StatusOK}
+		proxy.ServeHTTP(rec, r)
+		if post && u < users && rec.status/100 == 2 {
+			w.replies[u] <- struct{}{}
+		}
+	}))
+	return w, nil
 }
 
+func (w *postWatch) url() string { return w.srv.URL }
+func (w *postWatch) close()      { w.srv.Close() }
+
 // wait waits for user u's next reply.
-func (w *replyWatch) wait(ctx context.Context, u int) error {
+func (w *postWatch) wait(ctx context.Context, u int) error {
 	select {
 	case <-w.replies[u]:
 		return nil
 	case <-ctx.Done():
 		return context.Cause(ctx)
 	}
+}
+
+// statusRecorder keeps the status a handler wrote; Unwrap lets the
+// proxy reach the connection for a WebSocket upgrade.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// slackPost matches chat.postMessage into a DM channel made by slackDM
+// (form-encoded, as slack-go sends it, or JSON).
+func slackPost(r *http.Request, body []byte) (int, bool) {
+	if !strings.HasSuffix(r.URL.Path, "/chat.postMessage") {
+		return 0, false
+	}
+	channel := ""
+	if strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		var v struct {
+			Channel string `json:"channel"`
+		}
+		_ = json.Unmarshal(body, &v)
+		channel = v.Channel
+	} else if q, err := url.ParseQuery(string(body)); err == nil {
+		channel = q.Get("channel")
+	}
+	return userOf(channel, "D")
+}
+
+// discordPost matches POST /api/v9/channels/{id}/messages into a DM
+// channel made by dmChannelID.
+func discordPost(r *http.Request, _ []byte) (int, bool) {
+	rest, ok := strings.CutPrefix(r.URL.Path, "/api/v9/channels/")
+	if !ok {
+		return 0, false
+	}
+	channel, ok := strings.CutSuffix(rest, "/messages")
+	if !ok {
+		return 0, false
+	}
+	return userOf(channel, "6")
 }
 
 // serveProc is a running `mnemo serve`.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -559,10 +561,65 @@ func TestWaits(t *testing.T) {
 	if err := waitListed(ctx, u, "facts/none.md", 1, time.Minute); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
-	w := newReplyWatch(ctx, 1, 1, func() <-chan struct{} { return nil }, func() []string { return nil }, func(string) (int, bool) { return 0, false })
-	<-w.done
-	if err := w.wait(ctx, 0); !errors.Is(err, context.Canceled) {
-		t.Errorf("reply wait: %v", err)
+}
+
+func TestPostWatch(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "refused") {
+			http.Error(w, "no", http.StatusForbidden)
+		}
+	}))
+	defer fake.Close()
+	w, err := newPostWatch(fake.URL, 2, slackPost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	post := func(path, ctype, body string) {
+		resp, err := http.Post(w.url()+path, ctype, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	post("/api/chat.postMessage", "application/x-www-form-urlencoded", "channel=D00000002&text=hi")
+	post("/api/chat.postMessage", "application/json", `{"channel":"D00000001"}`)
+	post("/api/chat.postMessage", "application/x-www-form-urlencoded", "channel=D00000009") // not a user of the run
+	post("/api/chat.update", "application/x-www-form-urlencoded", "channel=D00000001")
+	post("/api/refused/chat.postMessage", "application/x-www-form-urlencoded", "channel=D00000001")
+	if _, err := http.Get(w.url() + "/api/auth.test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, u := range []int{1, 0} {
+		if err := w.wait(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(w.replies[0])+len(w.replies[1]) != 0 {
+		t.Errorf("%d and %d more replies seen", len(w.replies[0]), len(w.replies[1]))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := w.wait(cctx, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait: %v", err)
+	}
+	if _, err := newPostWatch("://bad", 1, slackPost); err == nil {
+		t.Error("a bad URL was taken")
+	}
+	get := func(path string) *http.Request {
+		r, _ := http.NewRequest(http.MethodPost, "http://x"+path, nil)
+		return r
+	}
+	for path, want := range map[string]int{"/api/v9/channels/600000000000000000003/messages": 2, "/api/v9/channels/600000000000000000003/typing": -1, "/api/v9/users/@me": -1} {
+		u, ok := discordPost(get(path), nil)
+		if !ok {
+			u = -1
+		}
+		if u != want {
+			t.Errorf("discordPost(%s) = %d, want %d", path, u, want)
+		}
 	}
 }
 
