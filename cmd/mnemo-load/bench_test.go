@@ -605,6 +605,10 @@ func TestPostWatch(t *testing.T) {
 	if err := w.wait(cctx, 0); !errors.Is(err, context.Canceled) {
 		t.Errorf("wait: %v", err)
 	}
+	rr := httptest.NewRecorder()
+	if (&statusRecorder{ResponseWriter: rr}).Unwrap() != rr { // how the proxy reaches the connection of a WebSocket
+		t.Error("Unwrap")
+	}
 	if _, err := newPostWatch("://bad", 1, slackPost); err == nil {
 		t.Error("a bad URL was taken")
 	}
