@@ -30,8 +30,14 @@ coverage:
 	@$(GO) tool cover -func=coverage.out | tail -1
 	@$(GO) tool cover -func=coverage.out | awk -v min=$(COVERMIN) '/^total:/ { sub("%","",$$3); if ($$3+0 < min) { printf "coverage %.1f%% is below %d%%\n", $$3, min; exit 1 } }'
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./memory/
+# One table of mnemo's own cost on this machine (bin/mnemo as a child
+# process against a scripted model, fake Slack and fake Discord on
+# 127.0.0.1), plus the go test benchmarks, printed and written into
+# README.md's Performance section. A quick run:
+# BENCHFLAGS="-messages 20 -sizes 0,200 -users 1,10 -benchtime 100ms".
+BENCHFLAGS ?=
+bench: build
+	$(GO) run ./cmd/mnemo-load -bench -bin $(BIN) -go $(GO) -readme README.md $(BENCHFLAGS)
 
 # The load tool: the real store, model client, Thinker and reflector against
 # a fake model on 127.0.0.1. LOADFLAGS="-users 200 -messages 10" and so on.

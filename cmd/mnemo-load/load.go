@@ -89,6 +89,9 @@ Discord path's CPU per message, against a baseline measured in the same run.
 The fakes run in this process; a CPU profile labelled by side tells their
 share of the CPU time (the "by side" line).
 
+mnemo-load -bench [flags] measures the mnemo binary instead (make bench; see
+mnemo-load -bench -h).
+
 Exit status: 0 success, 1 failure or failed checks, 2 usage error.
 
 Flags:
@@ -274,6 +277,9 @@ type Report struct {
 }
 
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && (args[0] == "-bench" || args[0] == "--bench") {
+		return runBench(ctx, args[1:], stdout, stderr)
+	}
 	return runWith(ctx, args, stdout, stderr, hooks{})
 }
 

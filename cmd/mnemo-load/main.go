@@ -28,6 +28,14 @@
 // in this process: a CPU profile labelled by side (runtime/pprof labels)
 // tells their share of the CPU time.
 //
+// With -bench first (`make bench`), it measures the real binary instead:
+// bin/mnemo as a child process (chat per message and against a bare client,
+// start → exit, console, Slack and Discord at 1, 10, 100 users, serve's
+// start-up and RSS, edit-to-index, LLM calls per message, request sizes,
+// binary size) against the fakes in this process, prints one Markdown table
+// and writes it into the README's Performance section (bench*.go; run
+// `mnemo-load -bench -h` for its flags).
+//
 // Exit status: 0 success; 1 failure (also a run whose checks failed: the
 // report is printed, then the problems); 2 usage error.
 package main

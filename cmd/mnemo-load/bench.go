@@ -1,0 +1,341 @@
+package main
+
+// -bench: `make bench`. One table for the machine it runs on, measured on
+// the real binary (bin/mnemo) run as a child process against fakes in this
+// process (the model, Slack, Discord; all on 127.0.0.1), so that the child's
+// CPU time and RSS are mnemo's alone. See benchUsage.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// benchConfig is the -bench mode's flags.
+type benchConfig struct {
+	bin, readme, goCmd, goPkgs, benchtime string
+	messages, concMessages, edits, starts int
+	sizes, users                          []int
+	timeout                               time.Duration
+	dir                                   string
+	commandLine                           string // as shown in the README
+}
+
+const benchUsage = `Usage: mnemo-load -bench [flags]
+
+Measures the real binary (-bin, built by make build) as a child process
+against a fake model, a fake Slack and a fake Discord in this process, all on
+127.0.0.1, prints one table for this machine and, with -readme, writes it into
+that file's "## Performance" section between the markers
+` + benchBegin + ` and ` + benchEnd + ` (replacing what was there).
+Figures are reported, never asserted. Then it runs the go test benchmarks of
+-gobench and summarises them.
+
+Flags:
+`
+
+func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
+	c := benchConfig{}
+	fs := flag.NewFlagSet("mnemo-load -bench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Bool("bench", true, "the bench mode (this)")
+	fs.StringVar(&c.bin, "bin", "bin/mnemo", "the mnemo binary to measure (make build)")
+	fs.StringVar(&c.readme, "readme", "", "write the table into this README's \"## Performance\" section")
+	fs.IntVar(&c.messages, "messages", 200, "messages of the per-message chat at each memory size")
+	sizes := fs.String("sizes", "0,200,2000,10000", "fact+episode files of the user, one chat per size")
+	users := fs.String("users", "1,10,100", "concurrent users through console, Slack and Discord")
+	fs.IntVar(&c.concMessages, "conc-messages", 5, "messages per user in the concurrent rows")
+	fs.IntVar(&c.edits, "edits", 20, "repetitions of each edit-to-index change")
+	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
+	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
+	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/", "packages whose go test benchmarks are run (\"\": none)")
+	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime (\"\": go's default, 1s)")
+	fs.DurationVar(&c.timeout, "timeout", 14*time.Minute, "end the run with an error after this long")
+	fs.StringVar(&c.dir, "dir", "", "work folder (default: a temp folder, removed at the end)")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, benchUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return c, err
+		}
+		return c, usageError{fmt.Errorf("%w (see -bench -h)", err)}
+	}
+	var err error
+	if fs.NArg() > 0 {
+		return c, usageError{fmt.Errorf("unexpected argument %q (see -bench -h)", fs.Arg(0))}
+	}
+	if c.sizes, err = intList("-sizes", *sizes, 0); err != nil {
+		return c, err
+	}
+	if c.users, err = intList("-users", *users, 1); err != nil {
+		return c, err
+	}
+	switch {
+	case c.messages < 2:
+		return c, usageError{errors.New("-messages must be at least 2 (the first one starts the chat)")}
+	case c.concMessages < 1:
+		return c, usageError{errors.New("-conc-messages must be at least 1")}
+	case c.edits < 1:
+		return c, usageError{errors.New("-edits must be at least 1")}
+	case c.starts < 1:
+		return c, usageError{errors.New("-starts must be at least 1")}
+	case c.timeout <= 0:
+		return c, usageError{errors.New("-timeout must be positive")}
+	}
+	var shown []string
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name != "bench" && f.Name != "readme" && f.Name != "bin" && f.Name != "go" {
+			v := f.Value.String()
+			if v == "" || strings.ContainsAny(v, " '") {
+				v = "'" + v + "'"
+			}
+			shown = append(shown, "-"+f.Name+" "+v)
+		}
+	})
+	c.commandLine = "make bench"
+	if len(shown) > 0 {
+		c.commandLine += ` BENCHFLAGS="` + strings.Join(shown, " ") + `"`
+	}
+	return c, nil
+}
+
+// intList parses "1,10,100": numbers of at least min.
+func intList(flagName, s string, min int) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		n, err := strconv.Atoi(f)
+		if err != nil || n < min {
+			return nil, usageError{fmt.Errorf("%s: %q is not a whole number of at least %d", flagName, f, min)}
+		}
+		out = append(out, n)
+	}
+	if len(out) == 0 {
+		return nil, usageError{fmt.Errorf("%s: give at least one number, e.g. 1,10", flagName)}
+	}
+	return out, nil
+}
+
+// benchResult is everything -bench measured.
+type benchResult struct {
+	Machine machine
+	Command string
+	Chats   []chatFigures // per message, one per memory size
+	Conc    []concFigures // console, Slack, Discord at 1, 10, 100 users
+	Serve   *serveFigures // start-up to ready, RSS idle and under load
+	Edits   []editFigures // edit-to-index
+	Binary  int64         // bytes
+	GoBench []goBenchmark // go test -bench
+	Notes   []string      // what went wrong with a part of the run
+}
+
+// machine is what the table was measured on.
+type machine struct {
+	CPU       string
+	Cores     int
+	Go        string
+	LoadStart string // /proc/loadavg's first three at the start
+	LoadEnd   string
+	Date      string
+}
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseBenchFlags(args, stdout)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeoutCause(ctx, cfg.timeout, fmt.Errorf("timed out after %v (-timeout)", cfg.timeout))
+	defer cancel()
+	bin, err := filepath.Abs(cfg.bin)
+	if err != nil {
+		return err
+	}
+	st, err := os.Stat(bin)
+	if err != nil {
+		return fmt.Errorf("-bin: %w (run make build first)", err)
+	}
+	dir := cfg.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "mnemo-bench-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+	} else if err := emptyDir(dir); err != nil {
+		return err
+	}
+	progress := func(format string, args ...any) { fmt.Fprintf(stderr, "bench: "+format+"\n", args...) }
+	res := &benchResult{Machine: readMachine(), Command: cfg.commandLine, Binary: st.Size()}
+	b := &bencher{bin: bin, dir: dir, progress: progress}
+
+	for _, n := range cfg.sizes {
+		progress("chat, %d files: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
+		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts)
+		if err != nil {
+			return fmt.Errorf("chat at %d files: %w", n, err)
+		}
+		res.Chats = append(res.Chats, f)
+	}
+	for _, n := range cfg.users {
+		progress("console, %d users × %d messages", n, cfg.concMessages)
+		f, err := b.consoleConcurrent(ctx, n, cfg.concMessages)
+		if err != nil {
+			return fmt.Errorf("console with %d users: %w", n, err)
+		}
+		res.Conc = append(res.Conc, f)
+	}
+	progress("serve: Slack and Discord, %v users × %d messages", cfg.users, cfg.concMessages)
+	sf, conc, err := b.serveRun(ctx, cfg.users, cfg.concMessages, cfg.starts)
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	res.Serve, res.Conc = sf, append(res.Conc, conc...)
+	progress("edit-to-index, %d of each change", cfg.edits)
+	if res.Edits, err = editToIndex(ctx, filepath.Join(dir, "edits"), cfg.edits); err != nil {
+		return fmt.Errorf("edit-to-index: %w", err)
+	}
+	if pkgs := strings.Fields(cfg.goPkgs); len(pkgs) > 0 {
+		progress("go test -bench %s", strings.Join(pkgs, " "))
+		if res.GoBench, err = runGoBench(ctx, cfg.goCmd, cfg.benchtime, pkgs); err != nil {
+			res.Notes = append(res.Notes, err.Error())
+		}
+	}
+	res.Machine.LoadEnd = loadAvg()
+
+	table := renderBench(res)
+	if _, err := io.WriteString(stdout, table); err != nil {
+		return err
+	}
+	if cfg.readme != "" {
+		if err := updateReadme(cfg.readme, table); err != nil {
+			return err
+		}
+		progress("wrote the table into %s", cfg.readme)
+	}
+	return nil
+}
+
+// bencher runs the measured children.
+type bencher struct {
+	bin, dir  string
+	progress  func(format string, args ...any)
+	seq       int           // for fresh folders
+	readyWait time.Duration // how long serve may take to be ready; 0: readyTimeout
+}
+
+// fresh returns a new empty folder under the work folder.
+func (b *bencher) fresh(name string) (string, error) {
+	b.seq++
+	d := filepath.Join(b.dir, fmt.Sprintf("%03d-%s", b.seq, name))
+	return d, os.MkdirAll(d, 0o700)
+}
+
+func readMachine() machine {
+	m := machine{CPU: "unknown CPU", Cores: runtime.NumCPU(), Go: runtime.Version(), LoadStart: loadAvg(),
+		Date: time.Now().UTC().Format(time.DateOnly)}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		m.CPU = cpuModel(b)
+	}
+	return m
+}
+
+// cpuModel is the first "model name" of /proc/cpuinfo.
+func cpuModel(cpuinfo []byte) string {
+	sc := bufio.NewScanner(bytes.NewReader(cpuinfo))
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return "unknown CPU"
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages, or "?".
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+	return loadFields(string(b))
+}
+
+func loadFields(s string) string {
+	f := strings.Fields(s)
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
+}
+
+// childEnv is the environment of a measured child: nothing of this
+// process's but PATH, so that no OPENAI_API_KEY or MNEMO_* of the person
+// running the bench changes what is measured.
+func childEnv(home string, kv ...string) []string {
+	env := []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "USER=bench", "TERM=dumb", "NO_COLOR=1"}
+	return append(env, kv...)
+}
+
+// startChild starts bin with args in dir, stdout piped, stderr's tail kept.
+func startChild(ctx context.Context, bin, dir string, env []string, args ...string) (*exec.Cmd, io.WriteCloser, *bufio.Reader, *tailBuffer, error) {
+	cmd := execCommand(ctx, bin, dir, env, args...)
+	stderr := &tailBuffer{max: 4096}
+	cmd.Stderr = stderr
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, nil, err
+	}
+	return cmd, in, bufio.NewReader(out), stderr, nil
+}
+
+// tailBuffer keeps the last max bytes written to it: a child's stderr, for
+// the error when it fails.
+type tailBuffer struct {
+	max int
+	mu  sync.Mutex
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if over := len(t.buf) - t.max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.buf))
+}
+
+// execCommand is bin with args, run in dir with env.
+func execCommand(ctx context.Context, bin, dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Dir, cmd.Env = dir, env
+	return cmd
+}

@@ -1,0 +1,478 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
+)
+
+// benchReply starts every answer of the bench's model, so that the driver
+// knows a reply line from anything else.
+const benchReply = "bench-reply"
+
+// benchModel is the scripted model of the bench: it answers at once, the
+// Thinker with one line of text (a casual message needs no tool), the
+// reflector with "nothing to remember". It counts the calls and keeps the
+// Thinker's request bodies, for the bare client to replay.
+type benchModel struct {
+	srv          *openaitest.Server
+	thinker      atomic.Int64
+	reflector    atomic.Int64
+	replaying    atomic.Bool
+	keepBodies   int // at most this many bodies kept
+	mu           sync.Mutex
+	bodies       [][]byte
+	firstThinker int // bytes of the first Thinker request
+	maxReflector int // bytes of the largest reflector request
+}
+
+func newBenchModel(keepBodies int) *benchModel {
+	m := &benchModel{srv: openaitest.NewServer(), keepBodies: keepBodies}
+	m.srv.Handle(m.reply)
+	return m
+}
+
+func (m *benchModel) close() { m.srv.Close() }
+
+func (m *benchModel) reply(r openaitest.Request) (openaitest.Reply, bool) {
+	m.srv.DiscardRequests()
+	if m.replaying.Load() {
+		return openaitest.Text(benchReply + " ok"), true
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if strings.Contains(r.System(), "memory reflector") {
+		m.reflector.Add(1)
+		m.maxReflector = max(m.maxReflector, len(r.Body))
+		return openaitest.Text("Nothing worth remembering."), true
+	}
+	if m.thinker.Add(1) == 1 {
+		m.firstThinker = len(r.Body)
+	}
+	if len(m.bodies) < m.keepBodies {
+		m.bodies = append(m.bodies, bytes.Clone(r.Body))
+	}
+	return openaitest.Text(benchReply + " ok"), true
+}
+
+// reset forgets the counts and bodies.
+func (m *benchModel) reset() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.thinker.Store(0)
+	m.reflector.Store(0)
+	m.bodies, m.firstThinker, m.maxReflector = nil, 0, 0
+}
+
+// replay sends the kept Thinker bodies again, one after the other on one
+// connection, as a bare client would, and returns each round trip's time.
+func (m *benchModel) replay(ctx context.Context) ([]time.Duration, error) {
+	m.mu.Lock()
+	bodies := m.bodies
+	m.mu.Unlock()
+	m.replaying.Store(true)
+	defer m.replaying.Store(false)
+	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	client := &http.Client{Transport: tr}
+	url := m.srv.URL() + "/chat/completions"
+	var out []time.Duration
+	for _, body := range bodies {
+		t0 := time.Now()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return nil, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer sk-bench")
+		resp, err := client.Do(req)
+		if err != nil {
+			return nil, fmt.Errorf("bare client: %w", err)
+		}
+		_, err = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			return nil, fmt.Errorf("bare client: %w", err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			return nil, fmt.Errorf("bare client: the fake model answered %s", resp.Status)
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+// chatFigures is one per-message row: a `mnemo chat` of one user with
+// Files memory files.
+type chatFigures struct {
+	Files, Messages int
+	CPUPerMsg       time.Duration // the child's CPU between the first and the last reply, per message
+	Wall            Latency       // message written → reply read, ms
+	Bare            Latency       // the same Thinker requests replayed by a bare client, ms
+	CallsPerMsg     float64       // model calls per message (Thinker)
+	ReflectorCalls  int64
+	FirstRequest    int     // bytes
+	MaxReflector    int     // bytes
+	MaxRSS          int64   // bytes, the chat's peak
+	Start           Latency // `echo hi | mnemo chat` start → exit, ms
+	StartCPU        time.Duration
+	StartRSS        int64
+	StartCalls      float64 // model calls per `echo hi` (Thinker)
+	StartReflector  float64 // reflector calls per `echo hi`
+}
+
+// chatDir seeds a data folder with one user of files memory files and
+// returns its folder and the env of a chat against m.
+func (b *bencher) chatDir(ctx context.Context, name string, files int, m *benchModel) (dir string, env []string, err error) {
+	if dir, err = b.fresh(name); err != nil {
+		return "", nil, err
+	}
+	mem := filepath.Join(dir, "data", "memory")
+	if err := seed(ctx, mem, 1, files, time.Now()); err != nil {
+		return "", nil, err
+	}
+	env = childEnv(dir, "OPENAI_BASE_URL="+m.srv.URL(), "OPENAI_API_KEY=sk-bench", "MNEMO_DATA_DIR="+mem)
+	return dir, env, nil
+}
+
+// chatAtSize measures a chat of messages messages with files memory files,
+// then starts × `echo hi | mnemo chat` on the same memory.
+func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (chatFigures, error) {
+	f := chatFigures{Files: files, Messages: messages}
+	m := newBenchModel(messages)
+	defer m.close()
+	dir, env, err := b.chatDir(ctx, fmt.Sprintf("chat-%d", files), files, m)
+	if err != nil {
+		return f, err
+	}
+	c, err := startChat(ctx, b.bin, dir, env, userName(0))
+	if err != nil {
+		return f, err
+	}
+	var lat []time.Duration
+	var cpu0 time.Duration
+	for i := range messages {
+		d, err := c.say(messageText(i, messages))
+		if err != nil {
+			return f, c.fail(err)
+		}
+		if i == 0 {
+			// The start, and what it left running in the background, is
+			// the echo hi rows' cost.
+			if err := settle(ctx, c.proc.Pid); err != nil {
+				return f, c.fail(err)
+			}
+			cpu0 = procCPU(c.proc.Pid)
+			continue
+		}
+		lat = append(lat, d)
+	}
+	cpu1 := procCPU(c.cmd.Process.Pid)
+	ru, err := c.finish()
+	if err != nil {
+		return f, err
+	}
+	f.CPUPerMsg = (cpu1 - cpu0) / time.Duration(messages-1)
+	f.Wall = distribution(lat)
+	f.MaxRSS = rssBytes(ru.Maxrss, "linux")
+	f.CallsPerMsg = float64(m.thinker.Load()) / float64(messages)
+	f.ReflectorCalls = m.reflector.Load()
+	m.mu.Lock()
+	f.FirstRequest, f.MaxReflector = m.firstThinker, m.maxReflector
+	if len(m.bodies) > 0 {
+		m.bodies = m.bodies[1:] // the first message's, like its time, is not compared
+	}
+	m.mu.Unlock()
+	bare, err := m.replay(ctx)
+	if err != nil {
+		return f, err
+	}
+	f.Bare = distribution(bare)
+
+	// One message, start → exit, on the same memory (a fresh state folder
+	// each time would measure the first start only).
+	var walls []time.Duration
+	var cpus []time.Duration
+	m.reset()
+	for range starts {
+		w, ru, err := echoHi(ctx, b.bin, dir, env, userName(0))
+		if err != nil {
+			return f, err
+		}
+		walls = append(walls, w)
+		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
+		f.StartRSS = max(f.StartRSS, rssBytes(ru.Maxrss, "linux"))
+	}
+	f.Start = distribution(walls)
+	f.StartCalls = float64(m.thinker.Load()) / float64(starts)
+	f.StartReflector = float64(m.reflector.Load()) / float64(starts)
+	slices.Sort(cpus)
+	f.StartCPU = cpus[len(cpus)/2]
+	return f, nil
+}
+
+// echoHi runs `echo hi | mnemo chat` and returns its wall time, start to
+// exit, and its rusage.
+func echoHi(ctx context.Context, bin, dir string, env []string, user string) (time.Duration, *syscall.Rusage, error) {
+	var out, errb bytes.Buffer
+	cmd := execCommand(ctx, bin, dir, env, "chat", "--user", user)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader("hi\n"), &out, &errb
+	t0 := time.Now()
+	err := cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		return 0, nil, fmt.Errorf("echo hi | mnemo chat: %w: %s", err, strings.TrimSpace(errb.String()))
+	}
+	if !strings.Contains(out.String(), benchReply) {
+		return 0, nil, fmt.Errorf("echo hi | mnemo chat printed %q, not the model's reply", out.String())
+	}
+	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage), nil
+}
+
+// chatProc is a running `mnemo chat`, piped.
+type chatProc struct {
+	cmd    *exec.Cmd
+	proc   *os.Process
+	in     io.WriteCloser
+	out    *bufio.Reader
+	stderr *tailBuffer
+}
+
+func startChat(ctx context.Context, bin, dir string, env []string, user string) (*chatProc, error) {
+	cmd, in, out, stderr, err := startChild(ctx, bin, dir, env, "chat", "--user", user)
+	if err != nil {
+		return nil, fmt.Errorf("start mnemo chat: %w", err)
+	}
+	return &chatProc{cmd: cmd, proc: cmd.Process, in: in, out: out, stderr: stderr}, nil
+}
+
+// say writes one message and waits for the reply line; it returns the
+// time between the two.
+func (c *chatProc) say(text string) (time.Duration, error) {
+	t0 := time.Now()
+	if _, err := io.WriteString(c.in, text+"\n"); err != nil {
+		return 0, fmt.Errorf("send %q: %w", text, err)
+	}
+	for {
+		line, err := c.out.ReadString('\n')
+		if strings.Contains(line, benchReply) {
+			return time.Since(t0), nil
+		}
+		if err != nil {
+			return 0, fmt.Errorf("no reply to %q: %w", text, err)
+		}
+	}
+}
+
+// finish closes the chat's input (EOF: the chat ends) and waits for it.
+func (c *chatProc) finish() (*syscall.Rusage, error) {
+	c.in.Close()
+	_, _ = io.Copy(io.Discard, c.out)
+	if err := c.cmd.Wait(); err != nil {
+		return nil, fmt.Errorf("mnemo chat: %w: %s", err, c.stderr)
+	}
+	return c.cmd.ProcessState.SysUsage().(*syscall.Rusage), nil
+}
+
+// fail ends a chat that went wrong and adds its stderr to err.
+func (c *chatProc) fail(err error) error {
+	_ = c.proc.Kill()
+	c.in.Close()
+	_ = c.cmd.Wait()
+	return fmt.Errorf("mnemo chat: %w: %s", err, c.stderr)
+}
+
+// procCPU is the CPU time (user + sys) of every thread of process pid so
+// far, from /proc/<pid>/task/*/schedstat (nanoseconds, unlike stat's clock
+// ticks); 0 when it cannot be read.
+func procCPU(pid int) time.Duration {
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/schedstat", pid))
+	var sum int64
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // the thread ended
+		}
+		if f := strings.Fields(string(b)); len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			sum += n
+		}
+	}
+	return time.Duration(sum)
+}
+
+// Settling: a process is idle when it used less than settleIdle of CPU
+// in settleWindow; settle waits at most settleMax for that.
+const (
+	settleWindow = 50 * time.Millisecond
+	settleIdle   = time.Millisecond
+	settleMax    = 10 * time.Second
+)
+
+// settle waits until process pid is idle, so that what its start left
+// running in the background (the history baseline of the memory files,
+// say) is not counted against the messages measured next. A process
+// that is still busy after settleMax is measured as it is.
+func settle(ctx context.Context, pid int) error {
+	deadline := time.Now().Add(settleMax)
+	last := procCPU(pid)
+	for time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(settleWindow):
+		}
+		now := procCPU(pid)
+		if now-last < settleIdle {
+			return nil
+		}
+		last = now
+	}
+	return nil
+}
+
+// vmHWM is process pid's peak resident set size so far, in bytes, from
+// /proc/<pid>/status; 0 when it cannot be read.
+func vmHWM(pid int) int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	return statusKB(string(b), "VmHWM:")
+}
+
+func statusKB(status, key string) int64 {
+	for line := range strings.Lines(status) {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			f := strings.Fields(v)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n * 1024
+			}
+		}
+	}
+	return 0
+}
+
+// concFigures is one concurrent row: users users at once through a path.
+type concFigures struct {
+	Path        string // console, Slack, Discord
+	Users       int
+	Messages    int           // answered, all users
+	CPUPerMsg   time.Duration // mnemo's CPU per message (every mnemo process)
+	Wall        Latency
+	PerSecond   float64
+	CallsPerMsg float64
+	PeakRSS     int64 // the largest process's peak
+}
+
+// consoleConcurrent runs users `mnemo chat`s at once, each its own person
+// with its own data folder (a chat holds its folder's lock) of 20 files,
+// each sending a first message (not measured: it waits for the start) and
+// then messages messages.
+func (b *bencher) consoleConcurrent(ctx context.Context, users, messages int) (concFigures, error) {
+	f := concFigures{Path: "console", Users: users}
+	m := newBenchModel(0)
+	defer m.close()
+	chats := make([]*chatProc, users)
+	defer func() {
+		for _, c := range chats {
+			if c != nil {
+				_ = c.proc.Kill()
+				_ = c.cmd.Wait()
+			}
+		}
+	}()
+	for u := range users {
+		dir, env, err := b.chatDir(ctx, fmt.Sprintf("console-%d-%d", users, u), 20, m)
+		if err != nil {
+			return f, err
+		}
+		if chats[u], err = startChat(ctx, b.bin, dir, env, userName(0)); err != nil {
+			return f, err
+		}
+	}
+	// Everyone says hello first: the starts are not measured.
+	errs := make([]error, users)
+	var wg sync.WaitGroup
+	for u, c := range chats {
+		wg.Go(func() { _, errs[u] = c.say("hello") })
+	}
+	wg.Wait()
+	if err := firstError(chats, errs); err != nil {
+		return f, err
+	}
+	m.reset()
+	cpu0 := make([]time.Duration, users)
+	for u, c := range chats {
+		if err := settle(ctx, c.proc.Pid); err != nil {
+			return f, err
+		}
+		cpu0[u] = procCPU(c.proc.Pid)
+	}
+	lat := make([][]time.Duration, users)
+	t0 := time.Now()
+	for u, c := range chats {
+		wg.Go(func() {
+			for i := range messages {
+				d, err := c.say(messageText(i, messages))
+				if err != nil {
+					errs[u] = err
+					return
+				}
+				lat[u] = append(lat[u], d)
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(t0)
+	if err := firstError(chats, errs); err != nil {
+		return f, err
+	}
+	var cpu time.Duration
+	for u, c := range chats {
+		cpu += procCPU(c.proc.Pid) - cpu0[u]
+		f.PeakRSS = max(f.PeakRSS, vmHWM(c.proc.Pid))
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	f.Messages = len(all)
+	f.CPUPerMsg = cpu / time.Duration(f.Messages)
+	f.Wall = distribution(all)
+	f.PerSecond = float64(f.Messages) / wall.Seconds()
+	f.CallsPerMsg = float64(m.thinker.Load()) / float64(f.Messages)
+	for u, c := range chats {
+		if _, err := c.finish(); err != nil {
+			return f, err
+		}
+		chats[u] = nil
+	}
+	return f, nil
+}
+
+// firstError is the first of errs, with its chat's stderr, or nil.
+func firstError(chats []*chatProc, errs []error) error {
+	for u, err := range errs {
+		if err != nil {
+			return fmt.Errorf("user %d: %w: %s", u+1, err, chats[u].stderr)
+		}
+	}
+	return nil
+}

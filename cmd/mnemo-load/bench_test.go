@@ -1,0 +1,639 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/mnemo-agent/mnemo/memory"
+)
+
+// buildMnemo builds cmd/mnemo into a test folder: the bench measures the
+// real binary.
+func buildMnemo(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "mnemo")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/mnemo-agent/mnemo/cmd/mnemo").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build ./cmd/mnemo: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// fakeGo writes a script standing in for the go command: it prints out
+// and exits with code.
+func fakeGo(t *testing.T, out string, code int) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "out.txt"), []byte(out), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	script := filepath.Join(dir, "go")
+	text := "#!/bin/sh\necho \"$@\" > " + filepath.Join(dir, "args.txt") + "\ncat " + filepath.Join(dir, "out.txt") + "\necho oops >&2\nexit " + string(rune('0'+code)) + "\n"
+	if err := os.WriteFile(script, []byte(text), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+const goBenchOut = `goos: linux
+goarch: amd64
+pkg: github.com/mnemo-agent/mnemo/memory
+cpu: AMD EPYC
+BenchmarkList/10-2       	  160966	      8459 ns/op	     456 B/op	       6 allocs/op
+PASS
+ok  	github.com/mnemo-agent/mnemo/memory	17.576s
+pkg: github.com/mnemo-agent/mnemo/bots/internal/intake
+BenchmarkAdd-2          	    1887	    655305 ns/op	         1.000 fsyncs/msg	    1824 B/op	      15 allocs/op
+BenchmarkOdd-2 notanumber 5 ns/op
+BenchmarkShort-2 12
+BenchmarkNoMem-2 100 1500000 ns/op
+`
+
+// TestBenchSmallRun runs the whole bench on tiny sizes against the real
+// binary and checks that every row is there with figures that make sense,
+// and that the README's section is written between the markers.
+func TestBenchSmallRun(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the mnemo binary")
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	bin := buildMnemo(t)
+	readme := filepath.Join(t.TempDir(), "README.md")
+	if err := os.WriteFile(readme, []byte("# x\n\n## Performance\n\nhand-written text\n\n## Next\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	goCmd := fakeGo(t, goBenchOut, 0)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-bench", "-bin", bin, "-readme", readme, "-go", goCmd, "-benchtime", "10x",
+		"-messages", "3", "-sizes", "0,3", "-users", "1,2", "-conc-messages", "2", "-edits", "2", "-starts", "2"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	for _, want := range []string{
+		"| `mnemo chat`, 3-message chat, user with 0 files |",
+		"| `mnemo chat`, 3-message chat, user with 3 files |",
+		"| `echo hi \\| mnemo chat` start → exit, 0 files |",
+		"| console, 1 concurrent user(s) × 2 messages",
+		"| console, 2 concurrent user(s) × 2 messages",
+		"| Slack, 2 concurrent user(s) × 2 messages",
+		"| Discord, 1 concurrent user(s) × 2 messages",
+		"| `mnemo serve` start-up to ready",
+		"idle |",
+		"under load |",
+		"| edit-to-index, in-place write",
+		"| edit-to-index, sed -i",
+		"| edit-to-index, mv",
+		"| binary (`make build`",
+		"| memory | BenchmarkList/10-2 | 8.46µs | 456 | 6 | – |",
+		"| bots/internal/intake | BenchmarkAdd-2 | 655µs | 1824 | 15 | 1.000 fsyncs/msg |",
+		"Command: `make bench BENCHFLAGS=\"-benchtime 10x -conc-messages 2 -edits 2 -messages 3 -sizes 0,3 -starts 2 -users 1,2\"`",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the table lacks %q:\n%s", want, out)
+		}
+	}
+	// A casual message costs one model call: the reply.
+	if n := strings.Count(out, "| 1.00 (+"); n != 4 {
+		t.Errorf("%d chat and echo hi rows with 1.00 calls per message, want 4:\n%s", n, out)
+	}
+	if n := strings.Count(out, "| 1.00 | "); n != 6 {
+		t.Errorf("%d concurrent rows with 1.00 calls per message, want 6:\n%s", n, out)
+	}
+	args, _ := os.ReadFile(filepath.Join(filepath.Dir(goCmd), "args.txt"))
+	if got := strings.TrimSpace(string(args)); got != "test -run ^$ -bench . -benchmem -benchtime 10x ./memory/ ./reflector/ ./bots/internal/intake/" {
+		t.Errorf("go was run with %q", got)
+	}
+	text, _ := os.ReadFile(readme)
+	if !strings.Contains(string(text), "## Performance\n\n"+benchBegin+"\n\n"+strings.TrimRight(out, "\n")+"\n\n"+benchEnd+"\n\nhand-written text\n\n## Next\n") {
+		t.Errorf("README section:\n%s", text)
+	}
+	if !strings.Contains(stderr.String(), "bench: wrote the table into "+readme) {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+}
+
+func TestBenchFlags(t *testing.T) {
+	c, err := parseBenchFlags(nil, &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.bin != "bin/mnemo" || c.messages != 200 || len(c.sizes) != 4 || c.sizes[3] != 10000 || len(c.users) != 3 || c.users[2] != 100 ||
+		c.commandLine != "make bench" || c.timeout != 14*time.Minute {
+		t.Errorf("defaults: %+v", c)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-messages", "1"}, "-messages must be at least 2"},
+		{[]string{"-conc-messages", "0"}, "-conc-messages must be at least 1"},
+		{[]string{"-edits", "0"}, "-edits must be at least 1"},
+		{[]string{"-starts", "0"}, "-starts must be at least 1"},
+		{[]string{"-timeout", "0s"}, "-timeout must be positive"},
+		{[]string{"-sizes", "1,x"}, `-sizes: "x" is not a whole number of at least 0`},
+		{[]string{"-sizes", "-1"}, `-sizes: "-1" is not a whole number of at least 0`},
+		{[]string{"-users", "0"}, `-users: "0" is not a whole number of at least 1`},
+		{[]string{"-users", " , "}, "-users: give at least one number"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+		{[]string{"-nope"}, "flag provided but not defined: -nope (see -bench -h)"},
+	} {
+		_, err := parseBenchFlags(tc.args, &bytes.Buffer{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, new(usageError)) {
+			t.Errorf("%v: err %v, want a usage error with %q", tc.args, err, tc.want)
+		}
+	}
+	var help bytes.Buffer
+	if _, err := parseBenchFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) || !strings.Contains(help.String(), "Usage: mnemo-load -bench") || !strings.Contains(help.String(), "-gobench") {
+		t.Errorf("-h: %v\n%s", err, help.String())
+	}
+	// Through run: a usage error is exit status 2.
+	var stderr bytes.Buffer
+	if code := exitCode(run(context.Background(), []string{"-bench", "-edits", "0"}, &bytes.Buffer{}, &stderr), &stderr); code != 2 {
+		t.Errorf("exit %d, want 2", code)
+	}
+}
+
+func TestBenchMissingBinary(t *testing.T) {
+	err := run(context.Background(), []string{"-bench", "-bin", filepath.Join(t.TempDir(), "nope")}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "run make build first") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestBenchDirMustBeEmpty(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x"), nil, 0o600)
+	err := run(context.Background(), []string{"-bench", "-bin", "/bin/true", "-dir", dir}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "is not empty") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+// A binary that answers nothing fails each part with what went wrong.
+func TestBenchChildFails(t *testing.T) {
+	ctx := context.Background()
+	b := &bencher{bin: "/bin/true", dir: t.TempDir(), progress: func(string, ...any) {}}
+	if _, err := b.chatAtSize(ctx, 0, 3, 1); err == nil || !strings.Contains(err.Error(), "mnemo chat: ") { // no reply, or no reader
+		t.Errorf("chat: %v", err)
+	}
+	if _, err := b.consoleConcurrent(ctx, 2, 1); err == nil || !strings.Contains(err.Error(), "user 1: ") {
+		t.Errorf("console: %v", err)
+	}
+	if _, _, err := echoHi(ctx, "/bin/true", t.TempDir(), nil, "u"); err == nil || !strings.Contains(err.Error(), "not the model's reply") {
+		t.Errorf("echo hi: %v", err)
+	}
+	if _, _, err := echoHi(ctx, "/bin/false", t.TempDir(), nil, "u"); err == nil || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("echo hi: %v", err)
+	}
+	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); err == nil || !strings.Contains(err.Error(), "mnemo serve exited before it was ready") {
+		t.Errorf("serve: %v", err)
+	}
+	if _, err := startChat(ctx, filepath.Join(t.TempDir(), "nope"), t.TempDir(), nil, "u"); err == nil {
+		t.Error("a missing binary started")
+	}
+	// runBench names the part that failed.
+	err := run(ctx, []string{"-bench", "-bin", "/bin/true", "-sizes", "0", "-messages", "2"}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "chat at 0 files: ") {
+		t.Errorf("run: %v", err)
+	}
+}
+
+func TestRenderBench(t *testing.T) {
+	r := &benchResult{
+		Machine: machine{CPU: "Test CPU", Cores: 2, Go: "go1.x", LoadStart: "1 2 3", LoadEnd: "4 5 6", Date: "2026-01-02"},
+		Command: "make bench",
+		Chats: []chatFigures{
+			{Files: 10000, Messages: 200, CPUPerMsg: 550 * time.Microsecond, Wall: Latency{P50: 1.1, P99: 2.5}, Bare: Latency{P50: 0.5},
+				CallsPerMsg: 1, ReflectorCalls: 10, FirstRequest: 3400, MaxReflector: 371000, MaxRSS: 18 << 20,
+				Start: Latency{P50: 12, Max: 35}, StartCPU: 9 * time.Millisecond, StartRSS: 17 << 20, StartCalls: 1, StartReflector: 1},
+			{Files: 0, Messages: 200, FirstRequest: 999},
+		},
+		Conc:    []concFigures{{Path: "Slack", Users: 10, Messages: 50, CPUPerMsg: time.Millisecond, Wall: Latency{P50: 3, P99: 9}, PerSecond: 400, CallsPerMsg: 1, PeakRSS: 30 << 20}},
+		Serve:   &serveFigures{Ready: Latency{P50: 16, Max: 20}, IdleRSS: 20 << 20, LoadRSS: 40 << 20, Users: 100},
+		Edits:   []editFigures{{Kind: "cp", Latency: Latency{P50: 0.08, P99: 0.2}}},
+		Binary:  18_400_000,
+		GoBench: []goBenchmark{{Pkg: "memory", Name: "BenchmarkList-2", NsOp: "3.2µs", BOp: "456", AllocsOp: "6"}},
+		Notes:   []string{"go test failed"},
+	}
+	out := renderBench(r)
+	for _, want := range []string{
+		"Measured 2026-01-02 on Test CPU, 2 cores, go1.x; load average 1 2 3 at the start, 4 5 6 at the end",
+		"| `mnemo chat`, 200-message chat, user with 10,000 files | 550µs | 1.1ms | 2.5ms | 2.20 (bare 500µs) | 1.00 (+10 reflector) | 18.0 MiB | first request 3.4 KB; reflector request 371.0 KB |",
+		"| `mnemo chat`, 200-message chat, user with 0 files | 0s | 0s | 0s | – | 0.00 (+0 reflector) | 0.0 KiB | first request 999 B |",
+		"| `echo hi \\| mnemo chat` start → exit, 10,000 files | 9ms (whole run) | 12ms | 35ms (max) | – | 1.00 (+1 reflector) | 17.0 MiB | – |",
+		"| Slack, 10 concurrent user(s) × 5 messages (400 msg/s) | 1ms | 3ms | 9ms | – | 1.00 | 30.0 MiB | – |",
+		"| `mnemo serve` start-up to ready (Slack connected, Discord's /memory registered) | – | 16ms | 20ms (max) | – | – | 20.0 MiB idle | – |",
+		"| `mnemo serve` after every Slack and Discord row (100 users linked) | – | – | – | – | – | 40.0 MiB under load | – |",
+		"| edit-to-index, cp (200 files; change complete → `List` shows it) | – | 80µs | 200µs | – | – | – | – |",
+		"| binary (`make build`: -trimpath -s -w) | – | – | – | – | – | – | 18.4 MB |",
+		"| memory | BenchmarkList-2 | 3.2µs | 456 | 6 | – |",
+		"\nNote: go test failed\n",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	const table = "| a |\n|---|\n| 1 |\n"
+	block := benchBegin + "\n\n| a |\n|---|\n| 1 |\n\n" + benchEnd
+	first, err := replaceSection("# T\n\n## Performance\n\nkept\n## Next\n", table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# T\n\n## Performance\n\n" + block + "\n\nkept\n## Next\n"; first != want {
+		t.Errorf("first:\n%q\nwant\n%q", first, want)
+	}
+	// A rerun replaces the table, nothing else.
+	second, err := replaceSection(first, "| b |\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "# T\n\n## Performance\n\n" + benchBegin + "\n\n| b |\n\n" + benchEnd + "\n\nkept\n## Next\n"; second != want {
+		t.Errorf("second:\n%q\nwant\n%q", second, want)
+	}
+	// The heading as the last line.
+	if got, err := replaceSection("## Performance", table); err != nil || got != "## Performance\n\n"+block+"\n" {
+		t.Errorf("heading at the end: %q, %v", got, err)
+	}
+	if _, err := replaceSection("# T\n## Performance tips\n", table); err == nil || !strings.Contains(err.Error(), `no "## Performance" heading`) {
+		t.Errorf("no heading: %v", err)
+	}
+	if _, err := replaceSection("## Performance\n"+benchBegin+"\n", table); err == nil || !strings.Contains(err.Error(), "no "+benchEnd) {
+		t.Errorf("no end marker: %v", err)
+	}
+}
+
+func TestUpdateReadme(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "README.md")
+	if err := updateReadme(path, "x"); err == nil || !strings.Contains(err.Error(), "-readme") {
+		t.Errorf("missing file: %v", err)
+	}
+	os.WriteFile(path, []byte("## Performance\n"), 0o640)
+	if err := updateReadme(path, "| t |\n"); err != nil {
+		t.Fatal(err)
+	}
+	text, _ := os.ReadFile(path)
+	st, _ := os.Stat(path)
+	if !strings.Contains(string(text), "| t |") || st.Mode().Perm() != 0o640 {
+		t.Errorf("%q, mode %v", text, st.Mode())
+	}
+	os.WriteFile(path, []byte("no heading\n"), 0o640)
+	if err := updateReadme(path, "x"); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("no heading: %v", err)
+	}
+	// The temp file cannot be written (a folder in its place).
+	os.WriteFile(path, []byte("## Performance\n"), 0o640)
+	os.Mkdir(path+".bench-tmp", 0o700)
+	if err := updateReadme(path, "x"); err == nil || !strings.Contains(err.Error(), "-readme") {
+		t.Errorf("temp file: %v", err)
+	}
+	// Nor can it replace a folder.
+	dir := filepath.Join(t.TempDir(), "README.md")
+	os.Mkdir(dir, 0o700)
+	if err := updateReadme(dir, "x"); err == nil {
+		t.Error("a folder was read as a README")
+	}
+}
+
+func TestParseGoBench(t *testing.T) {
+	bs := parseGoBench(goBenchOut)
+	if len(bs) != 3 {
+		t.Fatalf("%d benchmarks: %+v", len(bs), bs)
+	}
+	if g := bs[0]; g.Pkg != "memory" || g.Name != "BenchmarkList/10-2" || g.NsOp != "8.46µs" || g.BOp != "456" || g.AllocsOp != "6" || len(g.Other) != 0 {
+		t.Errorf("%+v", g)
+	}
+	if g := bs[1]; g.Pkg != "bots/internal/intake" || g.Other[0] != "1.000 fsyncs/msg" {
+		t.Errorf("%+v", g)
+	}
+	if g := bs[2]; g.NsOp != "1.5ms" || g.BOp != "–" || g.AllocsOp != "–" {
+		t.Errorf("%+v", g)
+	}
+	for v, want := range map[string]string{"x": "x ns", "12": "12ns", "8459": "8.46µs", "655305": "655µs", "1234567890": "1.23s", "98765432101": "1m38.8s"} {
+		if got := nsText(v); got != want {
+			t.Errorf("nsText(%s) = %q, want %q", v, got, want)
+		}
+	}
+}
+
+func TestRunGoBench(t *testing.T) {
+	ctx := context.Background()
+	bs, err := runGoBench(ctx, fakeGo(t, goBenchOut, 0), "", []string{"./a/"})
+	if err != nil || len(bs) != 3 {
+		t.Errorf("%v, %d", err, len(bs))
+	}
+	bs, err = runGoBench(ctx, fakeGo(t, goBenchOut+"FAIL\n", 1), "", []string{"./a/"})
+	if err == nil || !strings.Contains(err.Error(), "exit status 1: oops") || !strings.Contains(err.Error(), "FAIL") || len(bs) != 3 {
+		t.Errorf("%v, %d", err, len(bs))
+	}
+	// In the bench, a failure is a note under the table, not the end.
+	b := benchResult{}
+	_, err = runGoBench(ctx, filepath.Join(t.TempDir(), "nogo"), "", []string{"./a/"})
+	if err == nil {
+		t.Fatal("a missing go command ran")
+	}
+	b.Notes = append(b.Notes, err.Error())
+	if !strings.Contains(renderBench(&b), "Note: ") {
+		t.Error("no note")
+	}
+}
+
+func TestEditToIndex(t *testing.T) {
+	fs, err := editToIndex(context.Background(), t.TempDir(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fs) != len(editKinds) {
+		t.Fatalf("%d kinds", len(fs))
+	}
+	for _, f := range fs {
+		if f.Latency.P50 <= 0 || f.Latency.Max < f.Latency.P50 {
+			t.Errorf("%s: %+v", f.Kind, f.Latency)
+		}
+	}
+	// A change that never shows ends with an error naming it.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := editToIndex(ctx, t.TempDir(), 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+func TestCommandChangeFails(t *testing.T) {
+	dir := t.TempDir()
+	if _, _, err := commandChange(dir, "x.md", "cp", filepath.Join(dir, "missing"), filepath.Join(dir, "x.md")); err == nil || !strings.Contains(err.Error(), "cp: exit status 1") {
+		t.Errorf("%v", err)
+	}
+	if _, _, err := commandChange(dir, "x.md", "true"); err == nil {
+		t.Error("no file, no error")
+	}
+	for _, k := range editKinds {
+		if _, _, err := k.make(filepath.Join(dir, "none"), filepath.Join(dir, "none"), 0); err == nil {
+			t.Errorf("%s in a missing folder: no error", k.name)
+		}
+	}
+}
+
+func TestProcFigures(t *testing.T) {
+	pid := os.Getpid()
+	if procCPU(pid) <= 0 {
+		t.Error("no CPU time for this process")
+	}
+	if vmHWM(pid) <= 0 {
+		t.Error("no VmHWM for this process")
+	}
+	if procCPU(-1) != 0 || vmHWM(-1) != 0 {
+		t.Error("a missing process has figures")
+	}
+	if statusKB("VmRSS:\t  12 kB\nVmHWM:\t  34 kB\n", "VmHWM:") != 34*1024 || statusKB("VmHWM:\n", "VmHWM:") != 0 {
+		t.Error("statusKB")
+	}
+	if cpuModel([]byte("processor\t: 0\nmodel name\t: AMD EPYC 7B13\n")) != "AMD EPYC 7B13" || cpuModel(nil) != "unknown CPU" {
+		t.Error("cpuModel")
+	}
+	if loadFields("0.5 1.0 1.5 2/300 42\n") != "0.5 1.0 1.5" || loadFields("") != "?" {
+		t.Error("loadFields")
+	}
+	if m := readMachine(); m.Cores < 1 || m.Go == "" || m.Date == "" {
+		t.Errorf("%+v", m)
+	}
+}
+
+func TestSmallFormatting(t *testing.T) {
+	for n, want := range map[int]string{0: "0", 999: "999", 1000: "1,000", 10000: "10,000", 1234567: "1,234,567"} {
+		if got := thousands(n); got != want {
+			t.Errorf("thousands(%d) = %q", n, got)
+		}
+	}
+	for n, want := range map[int64]string{12: "12 B", 3400: "3.4 KB", 18_400_000: "18.4 MB"} {
+		if got := bytesText(n); got != want {
+			t.Errorf("bytesText(%d) = %q", n, got)
+		}
+	}
+	for ch, want := range map[string]int{"D00000010": 9, "600000000000000000009": 8} {
+		prefix := ch[:1]
+		if u, ok := userOf(ch, prefix); !ok || u != want {
+			t.Errorf("userOf(%q) = %d, %v", ch, u, ok)
+		}
+	}
+	for _, ch := range []string{"C00000001", "D", "D0", "Dx"} {
+		if _, ok := userOf(ch, "D"); ok {
+			t.Errorf("userOf(%q) ok", ch)
+		}
+	}
+	tb := &tailBuffer{max: 4}
+	tb.Write([]byte("ab"))
+	tb.Write([]byte("cdef "))
+	if tb.String() != "def" {
+		t.Errorf("tail %q", tb.String())
+	}
+	if orDash("") != "–" || orDash("x") != "x" || lastLines("a\nb\nc\n", 2) != "b\nc" {
+		t.Error("orDash/lastLines")
+	}
+}
+
+// fakeMnemo writes a script standing in for mnemo: chat answers every line
+// with a reply line and exits with code; serve ends at once.
+func fakeMnemo(t *testing.T, code int) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "mnemo")
+	text := "#!/bin/sh\nwhile read l; do echo " + benchReply + " fake; done\nexit " + string(rune('0'+code)) + "\n"
+	if err := os.WriteFile(script, []byte(text), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// With a stand-in that answers chats but cannot serve, the chat rows are
+// made and the run ends naming serve; the figures of a process that made
+// no model call are zeros, not errors.
+func TestBenchWithStandIn(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-messages", "2", "-sizes", "1", "-users", "2", "-starts", "1"}, &bytes.Buffer{}, &stderr)
+	if err == nil || !strings.Contains(err.Error(), "serve: mnemo serve exited before it was ready") {
+		t.Errorf("err = %v", err)
+	}
+	for _, want := range []string{"bench: chat, 1 files", "bench: console, 2 users", "bench: serve"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("stderr lacks %q: %s", want, stderr.String())
+		}
+	}
+	b := &bencher{bin: fakeMnemo(t, 3), dir: t.TempDir()}
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("chat exiting 3: %v", err)
+	}
+	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("console exiting 3: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := b.chatAtSize(ctx, 1, 2, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled chat: %v", err)
+	}
+	if _, err := b.consoleConcurrent(ctx, 1, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled console: %v", err)
+	}
+	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled serve: %v", err)
+	}
+	if _, _, err := echoHi(ctx, b.bin, t.TempDir(), nil, "u"); err == nil {
+		t.Error("cancelled echo hi ran")
+	}
+	// A work folder that cannot hold folders.
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	b.dir = file
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1); err == nil {
+		t.Error("chat in a file")
+	}
+	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil {
+		t.Error("console in a file")
+	}
+	if _, _, err := b.serveRun(context.Background(), []int{1}, 1, 1); err == nil {
+		t.Error("serve in a file")
+	}
+}
+
+// A serve that never connects is given up after the wait, and stopped.
+func TestServeNeverReady(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	script := filepath.Join(t.TempDir(), "mnemo")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho starting >&2\nexec sleep 30\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b := &bencher{bin: script, dir: t.TempDir(), readyWait: 200 * time.Millisecond}
+	_, _, err := b.serveRun(context.Background(), []int{1}, 1, 1)
+	if err == nil || !strings.Contains(err.Error(), "mnemo serve was not ready (Slack connected: false, Discord's /memory registered: false) after 200ms: starting") {
+		t.Errorf("err = %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	b.readyWait = time.Minute
+	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestReplayFails(t *testing.T) {
+	m := newBenchModel(1)
+	m.bodies = [][]byte{[]byte("not json")}
+	if _, err := m.replay(context.Background()); err == nil || !strings.Contains(err.Error(), "bare client: the fake model answered") {
+		t.Errorf("bad body: %v", err)
+	}
+	m.close()
+	if _, err := m.replay(context.Background()); err == nil || !strings.Contains(err.Error(), "bare client: ") {
+		t.Errorf("closed server: %v", err)
+	}
+}
+
+func TestWaits(t *testing.T) {
+	dir := t.TempDir()
+	if err := seed(context.Background(), dir, 1, 2, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	store, err := memory.Open(memory.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	u, _ := store.User(userName(0))
+	if err := waitListed(context.Background(), u, "facts/user.md", 1, time.Millisecond); err == nil || !strings.Contains(err.Error(), "facts/user.md (1 bytes) not listed after 1ms") {
+		t.Errorf("timeout: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := waitListed(ctx, u, "facts/none.md", 1, time.Minute); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
+
+func TestPostWatch(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, "refused") {
+			http.Error(w, "no", http.StatusForbidden)
+		}
+	}))
+	defer fake.Close()
+	w, err := newPostWatch(fake.URL, 2, slackPost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	post := func(path, ctype, body string) {
+		resp, err := http.Post(w.url()+path, ctype, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	post("/api/chat.postMessage", "application/x-www-form-urlencoded", "channel=D00000002&text=hi")
+	post("/api/chat.postMessage", "application/json", `{"channel":"D00000001"}`)
+	post("/api/chat.postMessage", "application/x-www-form-urlencoded", "channel=D00000009") // not a user of the run
+	post("/api/chat.update", "application/x-www-form-urlencoded", "channel=D00000001")
+	post("/api/refused/chat.postMessage", "application/x-www-form-urlencoded", "channel=D00000001")
+	if _, err := http.Get(w.url() + "/api/auth.test"); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for _, u := range []int{1, 0} {
+		if err := w.wait(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(w.replies[0])+len(w.replies[1]) != 0 {
+		t.Errorf("%d and %d more replies seen", len(w.replies[0]), len(w.replies[1]))
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := w.wait(cctx, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("wait: %v", err)
+	}
+	rr := httptest.NewRecorder()
+	if (&statusRecorder{ResponseWriter: rr}).Unwrap() != rr { // how the proxy reaches the connection of a WebSocket
+		t.Error("Unwrap")
+	}
+	if _, err := newPostWatch("://bad", 1, slackPost); err == nil {
+		t.Error("a bad URL was taken")
+	}
+	get := func(path string) *http.Request {
+		r, _ := http.NewRequest(http.MethodPost, "http://x"+path, nil)
+		return r
+	}
+	for path, want := range map[string]int{"/api/v9/channels/600000000000000000003/messages": 2, "/api/v9/channels/600000000000000000003/typing": -1, "/api/v9/users/@me": -1} {
+		u, ok := discordPost(get(path), nil)
+		if !ok {
+			u = -1
+		}
+		if u != want {
+			t.Errorf("discordPost(%s) = %d, want %d", path, u, want)
+		}
+	}
+}
+
+func TestSettle(t *testing.T) {
+	if err := settle(context.Background(), -1); err != nil { // no such process: no CPU, idle
+		t.Errorf("settle: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := settle(ctx, os.Getpid()); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+}
