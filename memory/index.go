@@ -168,14 +168,19 @@ func (x *index) rescan(root *os.Root) {
 	}
 	reread := x.reread
 	x.full, x.reread = false, false
-	seen := map[string]bool{}
+	seen := make(map[string]bool, len(x.files))
 	if root != nil {
-		for _, sub := range []string{factsDir, episodesDir} {
-			for _, f := range x.scanDir(root, sub, reread) {
-				seen[f.path] = true
-				if !f.trusted {
-					x.refresh(root, f.path)
-				}
+		// Both folders are checked at once (x.files is only read): with
+		// thousands of files, their stats are most of a start's work.
+		var facts, episodes []dirFile
+		var wg sync.WaitGroup
+		wg.Go(func() { facts = x.scanDir(root, factsDir, reread) })
+		episodes = x.scanDir(root, episodesDir, reread)
+		wg.Wait()
+		for _, f := range append(facts, episodes...) {
+			seen[f.path] = true
+			if !f.trusted {
+				x.refresh(root, f.path)
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -82,7 +83,7 @@ func parseCache(data []byte) (map[string]entry, error) {
 		return nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
 	}
 	body = body[:i-len(cacheMagic)]
-	files := map[string]entry{}
+	files := make(map[string]entry, min(n, len(body)/16)) // no line is shorter
 	sc := bufio.NewScanner(bytes.NewReader(body))
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
@@ -181,9 +182,10 @@ func (x *index) load() {
 	for p, e := range files {
 		x.gen++
 		e.gen = x.gen
-		x.files[p] = e
+		files[p] = e
 	}
-	x.sorted = nil
+	maps.Copy(files, x.files) // what this run read before: newer
+	x.files, x.sorted = files, nil
 }
 
 func readCacheFile(name string) ([]byte, error) {
