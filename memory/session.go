@@ -171,7 +171,7 @@ func boundedIndex(files []FileInfo, budget int) string {
 		line := IndexLine(f)
 		room := budget - b.Len()
 		if rest := len(files) - i - 1; rest > 0 {
-			room -= len(omittedLine(rest))
+			room -= omittedLen(rest)
 		}
 		if i > 0 && len(line)+1 > room {
 			b.WriteString("\n" + strings.TrimSuffix(omittedLine(len(files)-i), "\n"))
