@@ -13,6 +13,7 @@ import (
 
 	"hash/crc32"
 
+	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
 )
 
@@ -593,5 +594,33 @@ func TestWatchesOnlyUsersAskedFor(t *testing.T) {
 	eventually(t, "carol's edit seen", func() bool { return listPaths(t, c) == "facts/user.md=aaaa" })
 	if c.idx.unwatched {
 		t.Fatal("carol's index rescans")
+	}
+}
+
+// The racy boundary: a file modified racySlack before it was read is
+// still racily clean; a nanosecond earlier it is trusted.
+func TestIndexCacheRacyBoundary(t *testing.T) {
+	now := time.Now().Truncate(time.Second)
+	for _, tc := range []struct {
+		age  time.Duration // of the file when it was read
+		want string        // listed at the next start
+	}{{racySlack, "bbbb"}, {racySlack + time.Nanosecond, "aaaa"}} {
+		t.Run(tc.age.String(), func(t *testing.T) {
+			base := t.TempDir()
+			dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+			file := filepath.Join(dir, "alice/facts/work.md")
+			writeFile(t, file, factA)
+			mtime := now.Add(-tc.age)
+			os.Chtimes(file, mtime, mtime)
+			clk := func(o *Options) { o.Clock = clocktest.New(now) }
+			s := cachedStore(t, dir, cache, clk)
+			listPaths(t, mustUser(t, s, "alice"))
+			s.Close()
+			swapSameKey(t, file, factB)
+			s = cachedStore(t, dir, cache, clk)
+			if got := listPaths(t, mustUser(t, s, "alice")); got != "facts/work.md="+tc.want {
+				t.Fatalf("lists %q, want the summary %q", got, tc.want)
+			}
+		})
 	}
 }
