@@ -624,3 +624,24 @@ func TestIndexCacheRacyBoundary(t *testing.T) {
 		})
 	}
 }
+
+// Only plain files are leftovers: a folder or symlink with a temp name
+// is not mnemo's and stays.
+func TestLeftoverOnlyPlainFiles(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "memory")
+	folder := filepath.Join(dir, "alice/facts/.a.md"+tempMarker+"1")
+	link := filepath.Join(dir, "alice/episodes/.b.md"+tempMarker+"2")
+	if err := os.MkdirAll(folder, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.MkdirAll(filepath.Dir(link), 0o700)
+	if err := os.Symlink("elsewhere", link); err != nil {
+		t.Fatal(err)
+	}
+	newStore(t, func(o *Options) { o.Dir = dir })
+	for _, p := range []string{folder, link} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("%s removed: %v", p, err)
+		}
+	}
+}

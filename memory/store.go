@@ -222,12 +222,22 @@ func (s *Store) removeLeftovers() {
 	}
 	for _, name := range users {
 		for _, sub := range []string{factsDir, episodesDir} {
+			// Names only (no sort, no stat): this runs over every file
+			// of every user at each start.
 			dir := filepath.Join(s.opts.Dir, name, sub)
-			entries, _ := os.ReadDir(dir)
-			for _, e := range entries {
-				if isTempName(e.Name()) && e.Type().IsRegular() {
-					err := os.Remove(filepath.Join(dir, e.Name()))
-					s.log.Info("memory: removed leftover temp file", "user", name, "file", sub+"/"+e.Name(), "err", err)
+			d, err := os.Open(dir)
+			if err != nil {
+				continue
+			}
+			names, _ := d.Readdirnames(-1)
+			d.Close()
+			for _, n := range names {
+				if !isTempName(n) {
+					continue
+				}
+				if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+					err := os.Remove(filepath.Join(dir, n))
+					s.log.Info("memory: removed leftover temp file", "user", name, "file", sub+"/"+n, "err", err)
 				}
 			}
 		}
