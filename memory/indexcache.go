@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -34,8 +33,12 @@ import (
 // file, rename): losing it costs a rebuild, never a wrong summary.
 const cacheMagic = "mnemo index cache 1\n"
 
-// maxCacheFile bounds what is read of a cache file (about 100 bytes a file).
-const maxCacheFile = 64 << 20
+// maxCacheFile bounds what is read of a cache file (about 100 bytes a
+// file), maxCacheLine one line of it (a summary is at most a few hundred).
+const (
+	maxCacheFile = 64 << 20
+	maxCacheLine = 64 << 10
+)
 
 // encodeCache renders entries (any order) as a cache file.
 func encodeCache(files map[string]entry) []byte {
@@ -84,10 +87,14 @@ func parseCache(data []byte) (map[string]entry, error) {
 	}
 	body = body[:i-len(cacheMagic)]
 	files := make(map[string]entry, min(n, len(body)/16)) // no line is shorter
-	sc := bufio.NewScanner(bytes.NewReader(body))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		p, e, err := parseCacheLine(sc.Text())
+	// One string for all the lines: paths and summaries are parts of it.
+	for rest := string(body); rest != ""; {
+		line, after, _ := strings.Cut(rest, "\n")
+		rest = after
+		if len(line) > maxCacheLine {
+			return nil, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
+		}
+		p, e, err := parseCacheLine(line)
 		if err != nil {
 			return nil, err
 		}
@@ -95,9 +102,6 @@ func parseCache(data []byte) (map[string]entry, error) {
 			return nil, fmt.Errorf("%w: %s listed twice", errBadCache, p)
 		}
 		files[p] = e
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%w: %v", errBadCache, err)
 	}
 	if len(files) != n {
 		return nil, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
@@ -147,7 +151,7 @@ func parseCacheLine(line string) (string, entry, error) {
 			bits = 64 // the inode
 		}
 		v, err := strconv.ParseUint(field, 10, bits)
-		if err != nil || field != strconv.FormatUint(v, 10) {
+		if err != nil || (len(field) > 1 && field[0] == '0') { // as written: no sign, no leading zero
 			return bad("a bad number")
 		}
 		nums[k], rest = v, after
