@@ -171,3 +171,59 @@ func TestPreloadIndexesBounded(t *testing.T) {
 		t.Errorf("one file = %q", got)
 	}
 }
+
+// listResultExact is listResult as it was before its shortcut: the exact
+// omitted entry computed for every file. The two must agree everywhere.
+func listResultExact(files []FileInfo, budget int) string {
+	facts := 0
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, factsDir+"/") {
+			facts++
+		}
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, f := range files {
+		entry, _ := json.Marshal(f)
+		room := budget - b.Len() - len("]")
+		if i > 0 {
+			room--
+		}
+		if rest := len(files) - i - 1; rest > 0 {
+			room -= len(",") + len(omittedEntry(rest, max(facts-i-1, 0), budget))
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if len(entry) > room {
+			b.Write(omittedEntry(len(files)-i, max(facts-i, 0), budget))
+			break
+		}
+		b.Write(entry)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func TestListResultShortcutExact(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 9, 10, 11, 12, 99, 100, 101, 150} {
+		for _, facts := range []int{0, 1, 2, n / 2, n} {
+			if facts > n {
+				continue
+			}
+			var files []FileInfo
+			for i := range n {
+				p := fmt.Sprintf("episodes/%04d-01.md", 2999-i)
+				if i < facts {
+					p = fmt.Sprintf("facts/f%03d.md", i)
+				}
+				files = append(files, FileInfo{Path: p, Summary: strings.Repeat("s", i*7%40), Size: int64(i * 97)})
+			}
+			for budget := 2; budget < 6000; budget += 37 {
+				if got, want := listResult(files, budget), listResultExact(files, budget); got != want {
+					t.Fatalf("%d files (%d facts), budget %d:\n got %s\nwant %s", n, facts, budget, got, want)
+				}
+			}
+		}
+	}
+}
