@@ -118,14 +118,17 @@ func TestIndexCacheRacilyCleanIsReread(t *testing.T) {
 	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
 	file := filepath.Join(dir, "alice/facts/work.md")
 	writeFile(t, file, factA)
-	// Modified 1s before it is read: within the slack.
-	recent := time.Now().Add(-racySlack / 2)
+	// Modified 1s before it is read (the store's clock stands still):
+	// within the slack.
+	now := time.Now()
+	recent := now.Add(-racySlack / 2)
 	os.Chtimes(file, recent, recent)
-	s := cachedStore(t, dir, cache)
+	clk := func(o *Options) { o.Clock = clocktest.New(now) }
+	s := cachedStore(t, dir, cache, clk)
 	listPaths(t, mustUser(t, s, "alice"))
 	s.Close()
 	swapSameKey(t, file, factB)
-	s = cachedStore(t, dir, cache)
+	s = cachedStore(t, dir, cache, clk)
 	if got := listPaths(t, mustUser(t, s, "alice")); got != "facts/work.md=bbbb" {
 		t.Fatalf("a racily clean entry was trusted: %q", got)
 	}
