@@ -279,6 +279,17 @@ func TestParseCacheRejects(t *testing.T) {
 	if files, err := parseCache(file(strings.Replace(line, "30", "18446744073709551615", 1), 1)); err != nil || files["facts/a.md"].key.Ino != 1<<64-1 {
 		t.Fatalf("the largest inode: %+v %v", files, err)
 	}
+	// The longest line taken, and one byte more.
+	long := func(n int) string {
+		head := `"facts/a.md" 1 2 3 4 0 "`
+		return head + strings.Repeat("x", n-len(head)-1) + `"` + "\n"
+	}
+	if files, err := parseCache(file(long(maxCacheLine), 1)); err != nil || len(files["facts/a.md"].Summary) != maxCacheLine-len(`"facts/a.md" 1 2 3 4 0 ""`) {
+		t.Fatalf("a line of maxCacheLine bytes: %v", err)
+	}
+	if _, err := parseCache(file(long(maxCacheLine+1), 1)); err == nil {
+		t.Fatal("a line over maxCacheLine accepted")
+	}
 	good := file(line, 1)
 	for name, data := range map[string][]byte{
 		"no header":        good[1:],
