@@ -659,3 +659,18 @@ func TestLeftoverOnlyPlainFiles(t *testing.T) {
 		}
 	}
 }
+
+// A user folder that is a symlink (refused by every operation) is not
+// watched through: its target is another folder.
+func TestSymlinkedUserNotWatched(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "memory")
+	writeFile(t, filepath.Join(dir, "bob/facts/user.md"), userFact)
+	if err := os.Symlink("bob", filepath.Join(dir, "eve")); err != nil {
+		t.Fatal(err)
+	}
+	s := newStore(t, func(o *Options) { o.Dir = dir })
+	mustUser(t, s, "eve")
+	if got := s.w.WatchList(); len(got) != 1 {
+		t.Fatalf("watching %v, want only the root", got)
+	}
+}

@@ -277,6 +277,9 @@ func (s *Store) watchUser(name string) {
 // makes that user's index rescan on every List.
 func (s *Store) addWatches(u *User) {
 	dir := filepath.Join(s.opts.Dir, u.name)
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return // a symlink or file is refused by every operation (openRoot): nothing to watch through it
+	}
 	var err error
 	for _, d := range []string{dir, filepath.Join(dir, factsDir), filepath.Join(dir, episodesDir)} {
 		if e := s.w.Add(d); e != nil && !errors.Is(e, fs.ErrNotExist) {
