@@ -1,26 +1,36 @@
 package memory
 
 import (
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
 )
 
-// benchUser makes a user with n files: n/2 facts, n/2 months of episodes.
-func benchUser(b *testing.B, n int) (*Store, *User) {
-	s := newStore(b)
+// benchSizes are the memory sizes benchmarked, in files per user.
+var benchSizes = []int{10, 200, 2000, 10000}
+
+// benchUser makes a user with n files: n/2 facts, n/2 months of episodes,
+// written an hour ago (so an index cache may trust them; see racySlack).
+func benchUser(b *testing.B, n int, mod ...func(*Options)) (*Store, *User) {
+	s := newStore(b, mod...)
 	dir := filepath.Join(s.Dir(), "alice")
+	old := time.Now().Add(-time.Hour)
 	for i := 0; i < n; i++ {
 		var p string
 		if i%2 == 0 {
 			p = fmt.Sprintf("facts/topic%d.md", i)
 		} else {
-			p = fmt.Sprintf("episodes/%04d-%02d.md", 1900+i/24, i/2%12+1)
+			p = fmt.Sprintf("episodes/%04d-%02d.md", 1000+i/24, i/2%12+1)
 		}
 		writeFile(b, filepath.Join(dir, p), fmt.Sprintf("# Title %d\n\n> Summary: summary of file %d\n\n- a fact worth keeping\n", i, i))
+		os.Chtimes(filepath.Join(dir, p), old, old)
 	}
 	u := mustUser(b, s, "alice")
 	if files, _ := u.List(); len(files) != n {
@@ -29,8 +39,42 @@ func benchUser(b *testing.B, n int) (*Store, *User) {
 	return s, u
 }
 
+// BenchmarkIndexBuild: a user's first List of a run — every file read
+// (cold), or the index cache read and every file's size, time and inode
+// checked (cache).
+func BenchmarkIndexBuild(b *testing.B) {
+	for _, cached := range []bool{false, true} {
+		for _, n := range benchSizes {
+			name := fmt.Sprintf("cold/%d", n)
+			if cached {
+				name = fmt.Sprintf("cache/%d", n)
+			}
+			b.Run(name, func(b *testing.B) {
+				cache := filepath.Join(b.TempDir(), "index")
+				_, u := benchUser(b, n, func(o *Options) { o.IndexCache = cache })
+				root, err := u.openRoot(false)
+				if err != nil {
+					b.Fatal(err)
+				}
+				u.idx.save()
+				if !cached {
+					cache = ""
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					x := newIndex(time.Now, filepath.Join(cache, "alice.idx"))
+					if len(x.list(root)) != n {
+						b.Fatal("wrong count")
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkList: List when nothing changed (every message's index).
 func BenchmarkList(b *testing.B) {
-	for _, n := range []int{10, 200, 2000} {
+	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			_, u := benchUser(b, n)
 			b.ReportAllocs()
@@ -42,7 +86,7 @@ func BenchmarkList(b *testing.B) {
 }
 
 func BenchmarkRead(b *testing.B) {
-	for _, n := range []int{10, 200, 2000} {
+	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			_, u := benchUser(b, n)
 			sess := u.NewSession()
@@ -57,7 +101,7 @@ func BenchmarkRead(b *testing.B) {
 }
 
 func BenchmarkAppend(b *testing.B) {
-	for _, n := range []int{10, 200, 2000} {
+	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			_, u := benchUser(b, n)
 			sess := u.NewSession()
@@ -73,6 +117,37 @@ func BenchmarkAppend(b *testing.B) {
 				}
 				i++
 			}
+		})
+	}
+}
+
+// BenchmarkTools: the model's tool calls as the agent makes them
+// (arguments decoded, result encoded): memory_list (its result bounded),
+// memory_read, memory_append.
+func BenchmarkTools(b *testing.B) {
+	for _, n := range benchSizes {
+		_, u := benchUser(b, n)
+		tools := map[string]agent.Tool{}
+		for _, t := range AllTools(u.NewSession()) {
+			tools[t.Name] = t
+		}
+		run := func(name, tool string, args func(i int) string) {
+			b.Run(fmt.Sprintf("%s/%d", name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := tools[tool].Call(context.Background(), json.RawMessage(args(i))); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		}
+		run("list", "memory_list", func(int) string { return `{}` })
+		run("read", "memory_read", func(int) string { return `{"path":"facts/topic0.md"}` })
+		run("append", "memory_append", func(i int) string {
+			year := 3000 + i/50 // a fresh month every 50 entries keeps the file a realistic size
+			return fmt.Sprintf(`{"path":"episodes/%04d-02.md","entry":"## Bench\n- Summary: bench entry\n- Date: %04d-02-01\n- detail\n"}`, year, year)
 		})
 	}
 }

@@ -124,3 +124,106 @@ func TestMemoryListOmittedCounts(t *testing.T) {
 		t.Errorf("omitted counts met: %v", seen)
 	}
 }
+
+// The reflector's pre-load does not grow with the memory: each index is
+// cut at its budget, the newest episodes and the first facts kept, and a
+// last line counts what was left out.
+func TestPreloadIndexesBounded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "memory")
+	for i := range 300 {
+		writeFile(t, filepath.Join(dir, "alice", fmt.Sprintf("facts/topic-%03d.md", i)), fmt.Sprintf("# T\n\n> Summary: topic %d\n", i))
+		writeFile(t, filepath.Join(dir, "alice", fmt.Sprintf("episodes/%04d-01.md", 1700+i)), fmt.Sprintf("# E\n\n> Summary: year %d\n", 1700+i))
+	}
+	s := newStore(t, func(o *Options) { o.Dir = dir })
+	for _, budget := range []int{100, DefaultIndexBudget, 6000} {
+		facts, eps, err := mustUser(t, s, "alice").NewSession().Preload(budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if limit := max(budget, DefaultIndexBudget); len(facts) > limit {
+			t.Errorf("budget %d: facts part is %d bytes, over %d", budget, len(facts), limit)
+		}
+		if len(eps) > DefaultIndexBudget {
+			t.Errorf("budget %d: episodes part is %d bytes", budget, len(eps))
+		}
+		for part, text := range map[string]string{"facts": facts, "episodes": eps} {
+			lines := strings.Split(text, "\n")
+			shown := strings.Count(text, ".md (")
+			if part == "facts" {
+				lines = lines[1:] // the note that the facts are indexed
+			}
+			if want := fmt.Sprintf("- (%d more files not shown; see memory_list)", 300-shown); lines[len(lines)-1] != want {
+				t.Errorf("budget %d: %s ends %q, want %q", budget, part, lines[len(lines)-1], want)
+			}
+			if shown < 10 {
+				t.Errorf("budget %d: only %d %s shown", budget, shown, part)
+			}
+		}
+		if !strings.HasPrefix(eps, "- episodes/1999-01.md (") || !strings.Contains(facts, "\n- facts/topic-000.md (") {
+			t.Errorf("budget %d: not the newest episodes and first facts:\n%s\n%s", budget, facts, eps)
+		}
+	}
+	// One file over the budget on its own is still shown.
+	if got := boundedIndex([]FileInfo{{Path: "facts/a.md", Summary: "a"}, {Path: "facts/b.md", Summary: "b"}}, 1); got != "- facts/a.md (0B): a\n- (1 more file not shown; see memory_list)" {
+		t.Errorf("tiny budget = %q", got)
+	}
+	if got := boundedIndex([]FileInfo{{Path: "facts/a.md", Summary: "a"}}, 1); got != "- facts/a.md (0B): a" {
+		t.Errorf("one file = %q", got)
+	}
+}
+
+// listResultExact is listResult as it was before its shortcut: the exact
+// omitted entry computed for every file. The two must agree everywhere.
+func listResultExact(files []FileInfo, budget int) string {
+	facts := 0
+	for _, f := range files {
+		if strings.HasPrefix(f.Path, factsDir+"/") {
+			facts++
+		}
+	}
+	var b strings.Builder
+	b.WriteByte('[')
+	for i, f := range files {
+		entry, _ := json.Marshal(f)
+		room := budget - b.Len() - len("]")
+		if i > 0 {
+			room--
+		}
+		if rest := len(files) - i - 1; rest > 0 {
+			room -= len(",") + len(omittedEntry(rest, max(facts-i-1, 0), budget))
+		}
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		if len(entry) > room {
+			b.Write(omittedEntry(len(files)-i, max(facts-i, 0), budget))
+			break
+		}
+		b.Write(entry)
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+func TestListResultShortcutExact(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3, 9, 10, 11, 12, 99, 100, 101, 150} {
+		for _, facts := range []int{0, 1, 2, n / 2, n} {
+			if facts > n {
+				continue
+			}
+			var files []FileInfo
+			for i := range n {
+				p := fmt.Sprintf("episodes/%04d-01.md", 2999-i)
+				if i < facts {
+					p = fmt.Sprintf("facts/f%03d.md", i)
+				}
+				files = append(files, FileInfo{Path: p, Summary: strings.Repeat("s", i*7%40), Size: int64(i * 97)})
+			}
+			for budget := 2; budget < 6000; budget += 37 {
+				if got, want := listResult(files, budget), listResultExact(files, budget); got != want {
+					t.Fatalf("%d files (%d facts), budget %d:\n got %s\nwant %s", n, facts, budget, got, want)
+				}
+			}
+		}
+	}
+}

@@ -6,10 +6,19 @@ import (
 	"io/fs"
 	"os"
 	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // summaryHead is how much of a file is read to find its summary line.
 const summaryHead = 16 << 10
+
+// racySlack: a file whose modification time is this close to (or after)
+// the moment it was read may have changed again within the same tick of
+// the file system's clock without its size, time or inode changing, so its
+// cached summary is not trusted (git's "racily clean" entries).
+const racySlack = 2 * time.Second
 
 // FileInfo is one line of memory_list: a file, its summary and size.
 type FileInfo struct {
@@ -18,20 +27,71 @@ type FileInfo struct {
 	Size    int64  `json:"size"`
 }
 
-// index is one user's list of files. Events mark paths dirty (or the whole
-// user); List recomputes only what is dirty, so it is never stale and
-// costs nothing when nothing changed.
-type index struct {
-	mu        sync.Mutex
-	files     map[string]FileInfo
-	dirty     map[string]struct{}
-	full      bool // rescan both folders at the next List
-	unwatched bool // no events arrive: rescan at every List
-	sorted    []FileInfo
+// statKey is what a file's summary is cached against: a change to the
+// file changes at least one of them (modulo racySlack).
+type statKey struct {
+	Size  int64
+	MTime int64 // nanoseconds since the epoch
+	Ino   uint64
 }
 
-func newIndex() *index {
-	return &index{files: map[string]FileInfo{}, dirty: map[string]struct{}{}, full: true}
+func keyOf(fi fs.FileInfo) statKey {
+	ino, _ := fileIno(fi)
+	return statKey{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: ino}
+}
+
+// entry is one indexed file: what List shows, and what it was read at.
+type entry struct {
+	FileInfo
+	key    statKey // of the file as read; zero: unknown (never trusted)
+	readAt int64   // when it was read (ns since the epoch)
+	kept   bool    // the caller of keepEach keeps this version (see User.KeepEach)
+	gen    uint64  // changes whenever the entry does
+}
+
+// trusted reports whether e still describes a file with key k: same
+// size, time and inode, and not racily clean.
+func (e entry) trusted(k statKey) bool {
+	return e.key != statKey{} && k == e.key && e.key.MTime < e.readAt-int64(racySlack)
+}
+
+// trustedStat is trusted for the file name in the folder open as dirfd,
+// which must be a plain file with one link (see checkRegular).
+func (e entry) trustedStat(dirfd int, name string) bool {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return false
+	}
+	if uint32(st.Mode)&unix.S_IFMT != unix.S_IFREG || uint64(st.Nlink) != 1 {
+		return false
+	}
+	return e.trusted(statKey{Size: st.Size, MTime: st.Mtim.Nano(), Ino: uint64(st.Ino)})
+}
+
+// index is one user's list of files. Events mark paths dirty (or the whole
+// user); List recomputes only what is dirty, so it is never stale and
+// costs nothing when nothing changed. A full rescan re-reads only the files
+// whose size, time or inode changed since they were read; the entries may
+// come from the index cache (indexcache.go) of an earlier run.
+type index struct {
+	mu        sync.Mutex
+	now       func() time.Time
+	files     map[string]entry
+	dirty     map[string]struct{}
+	full      bool // rescan both folders at the next List
+	reread    bool // and re-read every file: events may have been lost
+	unwatched bool // no events arrive: rescan at every List
+	sorted    []FileInfo
+	gen       uint64
+	// cache is where the index is kept between runs ("": nowhere); loaded
+	// tells whether it was read; changed whether the entries differ from it.
+	cache   string
+	loaded  bool
+	changed bool
+}
+
+func newIndex(now func() time.Time, cache string) *index {
+	return &index{now: now, files: map[string]entry{}, dirty: map[string]struct{}{}, full: true, cache: cache}
 }
 
 func (x *index) invalidate(p string) {
@@ -41,20 +101,39 @@ func (x *index) invalidate(p string) {
 	x.mu.Unlock()
 }
 
-func (x *index) invalidateAll(unwatched bool) {
+// invalidateAll makes the next List rescan; reread: and re-read every
+// file (events were lost); unwatched: at every List from now on.
+func (x *index) invalidateAll(unwatched, reread bool) {
 	x.mu.Lock()
 	x.full = true
+	x.reread = x.reread || reread
 	x.unwatched = x.unwatched || unwatched
 	x.sorted = nil
 	x.mu.Unlock()
+}
+
+// put stores e as p's entry.
+func (x *index) put(p string, e entry) {
+	x.gen++
+	e.gen = x.gen
+	x.files[p] = e
+	x.sorted = nil
+	x.changed = true
+}
+
+func (x *index) drop(p string) {
+	if _, ok := x.files[p]; ok {
+		delete(x.files, p)
+		x.sorted = nil
+		x.changed = true
+	}
 }
 
 // set records what a store write just produced, so the writer's own next
 // List sees it without waiting for the event.
 func (x *index) set(p string, text []byte) {
 	x.mu.Lock()
-	x.files[p] = FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text))}
-	x.sorted = nil
+	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text))}})
 	x.mu.Unlock()
 }
 
@@ -74,7 +153,7 @@ func (x *index) list(root *os.Root) []FileInfo {
 	if x.sorted == nil {
 		x.sorted = make([]FileInfo, 0, len(x.files))
 		for _, f := range x.files {
-			x.sorted = append(x.sorted, f)
+			x.sorted = append(x.sorted, f.FileInfo)
 		}
 		sortFiles(x.sorted)
 	}
@@ -83,48 +162,123 @@ func (x *index) list(root *os.Root) []FileInfo {
 }
 
 func (x *index) rescan(root *os.Root) {
-	x.full = false
-	x.sorted = nil
-	seen := map[string]bool{}
+	if !x.loaded {
+		x.loaded = true
+		x.load()
+	}
+	reread := x.reread
+	x.full, x.reread = false, false
+	seen := make(map[string]bool, len(x.files))
 	if root != nil {
-		for _, sub := range []string{factsDir, episodesDir} {
-			for _, name := range readDirNames(root, sub) {
-				p := sub + "/" + name
-				if _, err := ParsePath(p); err == nil {
-					seen[p] = true
-					x.refresh(root, p)
-				}
+		// Both folders are checked at once (x.files is only read): with
+		// thousands of files, their stats are most of a start's work.
+		var facts, episodes []dirFile
+		var wg sync.WaitGroup
+		wg.Go(func() { facts = x.scanDir(root, factsDir, reread) })
+		episodes = x.scanDir(root, episodesDir, reread)
+		wg.Wait()
+		for _, f := range append(facts, episodes...) {
+			seen[f.path] = true
+			if !f.trusted {
+				x.refresh(root, f.path)
 			}
 		}
 	}
 	for p := range x.files {
 		if !seen[p] {
-			delete(x.files, p)
+			x.drop(p)
 		}
 	}
+}
+
+// dirFile is a memory file found in a folder, and whether its entry is
+// still trusted (entry.trusted).
+type dirFile struct {
+	path    string
+	trusted bool
+}
+
+// scanDir lists the memory files in folder sub. Trust is checked with one
+// fstatat per file against the open folder (os.Root.Lstat walks the path
+// for each); with reread, nothing is trusted.
+func (x *index) scanDir(root *os.Root, sub string, reread bool) []dirFile {
+	d, err := root.Open(sub)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	out := make([]dirFile, 0, len(names))
+	for _, name := range names {
+		if p := sub + "/" + name; validPath(p) {
+			out = append(out, dirFile{path: p})
+		}
+	}
+	if rc, err := d.SyscallConn(); err == nil && !reread {
+		rc.Control(func(fd uintptr) { // an error leaves every file untrusted
+			for i, f := range out {
+				if e, ok := x.files[f.path]; ok {
+					out[i].trusted = e.trustedStat(int(fd), f.path[len(sub)+1:])
+				}
+			}
+		})
+	}
+	return out
 }
 
 // refresh re-reads one file's size and summary; a file that is gone or is
 // not a plain file drops out of the index.
 func (x *index) refresh(root *os.Root, p string) {
-	x.sorted = nil
 	if root == nil {
-		delete(x.files, p)
+		x.drop(p)
 		return
 	}
+	readAt := x.now().UnixNano()
 	f, fi, err := openRegular(root, p)
 	if err != nil {
-		delete(x.files, p)
+		x.drop(p)
 		return
 	}
 	defer f.Close()
 	head := make([]byte, summaryHead)
 	n, err := io.ReadFull(f, head)
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-		delete(x.files, p)
+		x.drop(p)
 		return
 	}
-	x.files[p] = FileInfo{Path: p, Summary: FileSummary(string(head[:n])), Size: fi.Size()}
+	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(head[:n])), Size: fi.Size()}, key: keyOf(fi), readAt: readAt})
+}
+
+// unkept lists the entries not marked kept, with their generation.
+func (x *index) unkept() map[string]uint64 {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	out := map[string]uint64{}
+	for p, e := range x.files {
+		if !e.kept {
+			out[p] = e.gen
+		}
+	}
+	return out
+}
+
+// markKept marks p's entry kept when it is still generation gen and
+// nothing says it changed since: no event pending, no rescan due, and
+// events arriving at all.
+func (x *index) markKept(p string, gen uint64) bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	e, ok := x.files[p]
+	if _, dirty := x.dirty[p]; !ok || dirty || e.gen != gen || x.full || x.unwatched {
+		return false
+	}
+	e.kept = true
+	x.files[p] = e
+	x.changed = true
+	return true
 }
 
 func readDirNames(root *os.Root, dir string) []string {
@@ -138,4 +292,9 @@ func readDirNames(root *os.Root, dir string) []string {
 		return nil
 	}
 	return names
+}
+
+func validPath(p string) bool {
+	_, err := ParsePath(p)
+	return err == nil
 }

@@ -33,7 +33,7 @@ func trimZero(f float64) string {
 
 // IndexLine is one file as the index shows it.
 func IndexLine(f FileInfo) string {
-	return fmt.Sprintf("- %s (%s): %s", f.Path, FormatSize(f.Size), oneLine(f.Summary, maxSummaryLen))
+	return "- " + f.Path + " (" + FormatSize(f.Size) + "): " + oneLine(f.Summary, maxSummaryLen)
 }
 
 // RenderIndex renders the memory index injected at iteration 1, in the
@@ -54,7 +54,7 @@ func RenderIndex(files []FileInfo, budget int) string {
 		rest := len(files) - i - 1
 		room := budget - b.Len() - len(indexFooter)
 		if rest > 0 {
-			room -= len(omittedLine(rest)) // keep space to say what is left out
+			room -= omittedLen(rest) // keep space to say what is left out
 		}
 		if len(line) > room {
 			b.WriteString(omittedLine(len(files) - i))
@@ -72,4 +72,17 @@ func omittedLine(n int) string {
 		noun = "file"
 	}
 	return fmt.Sprintf("- (%d more %s not shown; see memory_list)\n", n, noun)
+}
+
+// omittedLen is len(omittedLine(n)), without formatting it: RenderIndex
+// asks for every line of every message's index.
+func omittedLen(n int) int {
+	l := len("- ( more files not shown; see memory_list)\n")
+	if n == 1 {
+		l-- // "file"
+	}
+	for ; n >= 10; n /= 10 {
+		l++
+	}
+	return l + 1
 }

@@ -75,3 +75,11 @@ func TestRenderIndexBudget(t *testing.T) {
 		t.Errorf("singular: %s", one)
 	}
 }
+
+func TestOmittedLen(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 9, 10, 11, 99, 100, 999, 1000, 12345} {
+		if got, want := omittedLen(n), len(omittedLine(n)); got != want {
+			t.Errorf("omittedLen(%d) = %d, want %d", n, got, want)
+		}
+	}
+}

@@ -116,18 +116,22 @@ func (s *Session) Append(p, entry, summary string) error {
 // Preload gives a reflection what it starts from: the fact files in full
 // while they fit factsBudget bytes together (their versions recorded, so
 // the reflection may write them without reading again), else their index
-// lines; and the index of the episode files. Empty parts say "none yet".
+// lines; and the index of the episode files, newest first. Each index is
+// bounded (the facts' by factsBudget, at least DefaultIndexBudget; the
+// episodes' by DefaultIndexBudget), its last line counting what was left
+// out, so the reflector's request does not grow with the memory. Empty
+// parts say "none yet".
 func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
 	files, err := s.u.List()
 	if err != nil {
 		return "", "", err
 	}
-	var factFiles, epLines []string
+	var factFiles []string
 	total := int64(0)
-	var factInfos []FileInfo
+	var factInfos, epInfos []FileInfo
 	for _, f := range files {
 		if k, _ := ParsePath(f.Path); k == KindEpisode {
-			epLines = append(epLines, IndexLine(f))
+			epInfos = append(epInfos, f)
 			continue
 		}
 		factInfos = append(factInfos, f)
@@ -143,19 +147,38 @@ func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
 		}
 		facts = strings.Join(factFiles, "\n\n")
 	} else {
-		lines := make([]string, 0, len(factInfos)+1)
-		lines = append(lines, fmt.Sprintf("(The fact files hold %d bytes together, more than the %d pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", total, factsBudget))
-		for _, f := range factInfos {
-			lines = append(lines, IndexLine(f))
-		}
-		facts = strings.Join(lines, "\n")
+		head := fmt.Sprintf("(The fact files hold %d bytes together, more than the %d pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", total, factsBudget)
+		facts = head + "\n" + boundedIndex(factInfos, max(factsBudget, DefaultIndexBudget)-len(head)-1)
 	}
 	if len(factInfos) == 0 {
 		facts = "none yet"
 	}
-	episodes = strings.Join(epLines, "\n")
+	episodes = boundedIndex(epInfos, DefaultIndexBudget)
 	if episodes == "" {
 		episodes = "none yet"
 	}
 	return facts, episodes, nil
+}
+
+// boundedIndex is the index lines of files, in order, within budget bytes
+// (a line for at least one file): past it, a last line says how many more
+// there are and where to see them.
+func boundedIndex(files []FileInfo, budget int) string {
+	var b strings.Builder
+	for i, f := range files {
+		line := IndexLine(f)
+		room := budget - b.Len()
+		if rest := len(files) - i - 1; rest > 0 {
+			room -= omittedLen(rest)
+		}
+		if i > 0 && len(line)+1 > room {
+			b.WriteString("\n" + strings.TrimSuffix(omittedLine(len(files)-i), "\n"))
+			break
+		}
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(line)
+	}
+	return b.String()
 }

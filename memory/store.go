@@ -42,6 +42,12 @@ type Options struct {
 	// Remove through this store, and (with Watch) a change made outside it
 	// that the watcher saw (ChangeEdit). It must not call back into the store.
 	OnChange func(Commit)
+	// IndexCache, when set, is the folder that keeps each user's index
+	// between runs (<IndexCache>/<user>.idx, see indexcache.go), so that
+	// a start re-reads only the files that changed; "": none. Only a
+	// store that watches writes it (at Close); any store removes a user's
+	// with a forget (Remove, RemoveAll).
+	IndexCache string
 
 	// watched, when set, is called after the watcher handled an event
 	// (name: its path) or an error (name ""): tests wait on it instead of
@@ -116,11 +122,29 @@ func (s *Store) Close() error {
 	}
 	close(s.closed)
 	w := s.w
-	s.mu.Unlock()
-	var err error
-	if w != nil {
-		err = w.Close()
+	users := make([]*User, 0, len(s.users))
+	for _, u := range s.users {
+		users = append(users, u)
 	}
+	s.mu.Unlock()
+	// The watcher's file closes while the caches are written: closing
+	// an inotify descriptor can wait for the kernel (see README).
+	werr := make(chan error, 1)
+	go func() {
+		if w != nil {
+			werr <- w.Close()
+		}
+		close(werr)
+	}()
+	for _, u := range users {
+		if w == nil {
+			break // not written without a watcher: another process may be the one that watches
+		}
+		if err := u.idx.save(); err != nil {
+			s.log.Warn("memory: could not keep the index for the next start; it will be rebuilt", "user", u.name, "err", err)
+		}
+	}
+	err := <-werr
 	s.wg.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -168,15 +192,24 @@ func (s *Store) User(name string) (*User, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	if u, ok := s.users[name]; ok {
-		return u, nil
+	u, ok := s.users[name]
+	if !ok {
+		cache := ""
+		if s.opts.IndexCache != "" {
+			cache = filepath.Join(s.opts.IndexCache, name+".idx")
+		}
+		u = &User{name: name, s: s, idx: newIndex(s.clock.Now, cache)}
+		u.idx.unwatched = s.w == nil
+		s.users[name] = u
 	}
-	u := &User{name: name, s: s, idx: newIndex()}
-	if s.w == nil {
-		u.idx.unwatched = true
+	w := s.w
+	s.mu.Unlock()
+	if w != nil {
+		// A user's folders are watched from the first time the user is
+		// asked for, before anyone can list them: a process pays for the
+		// folders it uses, not for every user's.
+		u.watchOnce.Do(func() { s.addWatches(u) })
 	}
-	s.users[name] = u
 	return u, nil
 }
 
@@ -189,19 +222,30 @@ func (s *Store) removeLeftovers() {
 	}
 	for _, name := range users {
 		for _, sub := range []string{factsDir, episodesDir} {
+			// Names only (no sort, no stat): this runs over every file
+			// of every user at each start.
 			dir := filepath.Join(s.opts.Dir, name, sub)
-			entries, _ := os.ReadDir(dir)
-			for _, e := range entries {
-				if isTempName(e.Name()) && e.Type().IsRegular() {
-					err := os.Remove(filepath.Join(dir, e.Name()))
-					s.log.Info("memory: removed leftover temp file", "user", name, "file", sub+"/"+e.Name(), "err", err)
+			d, err := os.Open(dir)
+			if err != nil {
+				continue
+			}
+			names, _ := d.Readdirnames(-1)
+			d.Close()
+			for _, n := range names {
+				if !isTempName(n) {
+					continue
+				}
+				if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
+					err := os.Remove(filepath.Join(dir, n))
+					s.log.Info("memory: removed leftover temp file", "user", name, "file", sub+"/"+n, "err", err)
 				}
 			}
 		}
 	}
 }
 
-// startWatch watches the root, every user folder and their subfolders.
+// startWatch watches the root; the folders of a user are watched once
+// the user is asked for (User).
 func (s *Store) startWatch() error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -212,33 +256,40 @@ func (s *Store) startWatch() error {
 		return err
 	}
 	s.w = w
-	users, _ := s.Users()
-	for _, name := range users {
-		s.watchUser(name)
-	}
 	s.wg.Add(1)
 	go s.watchLoop()
 	return nil
 }
 
-// watchUser adds watches for a user folder and its subfolders; a folder
-// that cannot be watched makes that user's index rescan on every List.
+// watchUser adds watches for a user folder that appeared, when the user
+// is in use; a user not asked for yet is watched when first asked for.
 func (s *Store) watchUser(name string) {
-	dir := filepath.Join(s.opts.Dir, name)
-	err := s.w.Add(dir)
-	for _, sub := range []string{factsDir, episodesDir} {
-		if e := s.w.Add(filepath.Join(dir, sub)); e != nil && !errors.Is(e, fs.ErrNotExist) {
+	s.mu.Lock()
+	u := s.users[name]
+	s.mu.Unlock()
+	if u != nil {
+		s.addWatches(u)
+	}
+}
+
+// addWatches adds watches for a user folder and its subfolders (those
+// missing are watched when they appear); a folder that cannot be watched
+// makes that user's index rescan on every List.
+func (s *Store) addWatches(u *User) {
+	dir := filepath.Join(s.opts.Dir, u.name)
+	if fi, err := os.Lstat(dir); err == nil && !fi.IsDir() {
+		return // a symlink or file is refused by every operation (openRoot): nothing to watch through it
+	}
+	var err error
+	for _, d := range []string{dir, filepath.Join(dir, factsDir), filepath.Join(dir, episodesDir)} {
+		if e := s.w.Add(d); e != nil && !errors.Is(e, fs.ErrNotExist) {
 			err = errors.Join(err, e)
 		}
 	}
-	u, uerr := s.User(name)
-	if uerr != nil {
-		return
-	}
 	if err != nil {
-		s.log.Warn("memory: cannot watch user folder; its index will rescan on every list", "user", name, "err", err)
+		s.log.Warn("memory: cannot watch user folder; its index will rescan on every list", "user", u.name, "err", err)
 	}
-	u.idx.invalidateAll(err != nil)
+	u.idx.invalidateAll(err != nil, false)
 }
 
 func (s *Store) watchLoop() {
@@ -257,7 +308,7 @@ func (s *Store) watchLoop() {
 			}
 			// An overflow (or any watcher error) may have lost events: rescan everyone.
 			s.log.Warn("memory: watcher error; rescanning all users", "err", err)
-			s.invalidateAll()
+			s.invalidateAll(true)
 			s.observe("")
 		}
 	}
@@ -269,7 +320,7 @@ func (s *Store) observe(name string) {
 	}
 }
 
-func (s *Store) invalidateAll() {
+func (s *Store) invalidateAll(reread bool) {
 	s.mu.Lock()
 	users := make([]*User, 0, len(s.users))
 	for _, u := range s.users {
@@ -277,7 +328,7 @@ func (s *Store) invalidateAll() {
 	}
 	s.mu.Unlock()
 	for _, u := range users {
-		u.idx.invalidateAll(false)
+		u.idx.invalidateAll(false, reread)
 	}
 }
 
@@ -307,11 +358,11 @@ func (s *Store) handleEvent(ev fsnotify.Event) {
 		if ev.Has(fsnotify.Create) && (parts[1] == factsDir || parts[1] == episodesDir) {
 			if err := s.w.Add(ev.Name); err != nil {
 				s.log.Warn("memory: cannot watch folder; its user's index will rescan on every list", "dir", ev.Name, "err", err)
-				u.idx.invalidateAll(true)
+				u.idx.invalidateAll(true, false)
 				return
 			}
 		}
-		u.idx.invalidateAll(false)
+		u.idx.invalidateAll(false, false)
 	case 3:
 		p := parts[1] + "/" + parts[2]
 		if _, err := ParsePath(p); err != nil {
@@ -338,7 +389,7 @@ func (s *Store) forgetRoot(name string) {
 	// Dropped, not closed: a write or read may still hold it, and the
 	// event may even be late, the folder already recreated.
 	u.dropRoot()
-	u.idx.invalidateAll(false)
+	u.idx.invalidateAll(false, false)
 }
 
 // sortFiles orders facts by name, then episodes newest first.

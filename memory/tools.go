@@ -94,6 +94,10 @@ func listResult(files []FileInfo, budget int) string {
 			facts++
 		}
 	}
+	// No later omitted entry is longer than the first one could be (its
+	// counts only shrink): while an entry fits with that much to spare,
+	// the exact one need not be made.
+	maxOmitted := len(omittedEntry(len(files), facts, budget))
 	var b bytes.Buffer
 	b.WriteByte('[')
 	for i, f := range files {
@@ -102,8 +106,10 @@ func listResult(files []FileInfo, budget int) string {
 		if i > 0 {
 			room-- // the comma
 		}
-		if rest := len(files) - i - 1; rest > 0 {
+		if rest := len(files) - i - 1; rest > 0 && len(entry)+len(",")+maxOmitted > room {
 			room -= len(",") + len(omittedEntry(rest, max(facts-i-1, 0), budget)) // keep space to say what is left out
+		} else if rest > 0 {
+			room -= len(",") + maxOmitted
 		}
 		if i > 0 {
 			b.WriteByte(',')

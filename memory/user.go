@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,9 +50,11 @@ type User struct {
 	name string
 	s    *Store
 	idx  *index
-	wmu  sync.Mutex // serialises this process's writes and root swaps
-	rmu  sync.Mutex // guards root
-	root *os.Root
+	// watchOnce adds the watches of the user's folders (Store.User).
+	watchOnce sync.Once
+	wmu       sync.Mutex // serialises this process's writes and root swaps
+	rmu       sync.Mutex // guards root
+	root      *os.Root
 	// known is the version of each file this store last wrote or saw:
 	// what the watcher compares with to tell a hand edit from its own
 	// write. Guarded by kmu.
@@ -132,6 +135,40 @@ func (u *User) List() ([]FileInfo, error) {
 		return nil, err
 	}
 	return u.idx.list(root), nil
+}
+
+// KeepEach calls keep with the text of each of the user's files that has
+// not been kept since it last changed, and marks it kept when keep returns
+// nil, so that the next call (in this run or, with Options.IndexCache, the
+// next) skips it while it stays the same. cmd/mnemo keeps the files as
+// found at start in their history this way without reading every file
+// at every start. It stops when stop returns true and returns how many
+// files it marked. Without events from the watcher nothing is marked:
+// a change could go unnoticed.
+func (u *User) KeepEach(stop func() bool, keep func(p string, text []byte) error) (int, error) {
+	if _, err := u.List(); err != nil { // rescans: every entry is current
+		return 0, err
+	}
+	todo := u.idx.unkept()
+	paths := make([]string, 0, len(todo))
+	for p := range todo {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	marked := 0
+	for _, p := range paths {
+		if stop() {
+			break
+		}
+		d, err := u.Read(p)
+		if err != nil {
+			continue // gone or not readable: memory check says why
+		}
+		if keep(p, []byte(d.Text)) == nil && u.idx.markKept(p, todo[p]) {
+			marked++
+		}
+	}
+	return marked, nil
 }
 
 // Version is the current version of a memory file (absent when missing).
@@ -526,7 +563,7 @@ func (u *User) Remove(p string) error {
 	u.idx.invalidate(p)
 	u.s.log.Info("memory: removed", "user", u.name, "path", p)
 	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}})
-	return syncDir(root, u.s.fault, path.Dir(p))
+	return errors.Join(syncDir(root, u.s.fault, path.Dir(p)), u.idx.removeCache())
 }
 
 // RemoveAll deletes the user's whole memory folder.
@@ -547,7 +584,7 @@ func (u *User) RemoveAll() error {
 	if err := u.s.base.RemoveAll(u.name); err != nil {
 		return fmt.Errorf("remove memory of %s: %w", u.name, err)
 	}
-	u.idx.invalidateAll(false)
+	u.idx.invalidateAll(false, false)
 	u.s.log.Info("memory: removed user", "user", u.name)
-	return nil
+	return u.idx.removeCache()
 }

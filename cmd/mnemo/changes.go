@@ -78,26 +78,22 @@ func (l *changeLog) baseline(ctx context.Context, store *memory.Store, only stri
 		if err != nil {
 			continue
 		}
-		files, err := u.List()
-		if err != nil {
-			continue
-		}
-		for _, f := range files {
-			if ctx.Err() != nil {
-				return kept
-			}
-			doc, err := u.Read(f.Path)
+		// Only files not kept since they last changed are read: the
+		// index cache remembers the rest from the run before.
+		// A user whose files cannot be listed is skipped: memory check says why.
+		u.KeepEach(func() bool { return ctx.Err() != nil }, func(p string, text []byte) error {
+			_, recorded, err := l.hist.Record(name, p, text, "as found at start")
 			if err != nil {
-				continue // not readable: memory check says why
-			}
-			_, recorded, err := l.hist.Record(name, f.Path, []byte(doc.Text), "as found at start")
-			if err != nil {
-				l.log.Warn("history: could not keep a memory file as found at start", "user", name, "path", f.Path, "err", err)
-				continue
+				l.log.Warn("history: could not keep a memory file as found at start", "user", name, "path", p, "err", err)
+				return err
 			}
 			if recorded {
 				kept++
 			}
+			return nil
+		})
+		if ctx.Err() != nil {
+			break
 		}
 	}
 	if kept > 0 {

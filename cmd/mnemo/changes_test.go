@@ -59,3 +59,41 @@ func TestHistoryBaseline(t *testing.T) {
 		t.Errorf("a cancelled baseline kept %d", n)
 	}
 }
+
+// With a watcher and the index cache (files marked kept are skipped, see
+// memory.User.KeepEach), a file changed while mnemo was not running is
+// still kept at the next start, and nothing is kept twice.
+func TestHistoryBaselineAcrossRuns(t *testing.T) {
+	dir := t.TempDir()
+	mem := filepath.Join(dir, "memory")
+	write := func(p, text string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(mem, p)), 0o755)
+		os.WriteFile(filepath.Join(mem, p), []byte(text), 0o644)
+	}
+	write("ann/facts/user.md", "# Ann\n> Summary: a\n")
+	write("ann/facts/work.md", "# Work\n> Summary: w\n")
+	h, err := memhistory.Open(memhistory.Options{Dir: filepath.Join(dir, "history")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	l := &changeLog{hist: h, metrics: metrics.New(metrics.Gauges{}), log: slog.New(slog.DiscardHandler)}
+	run := func(want int) {
+		t.Helper()
+		store, err := memory.Open(memory.Options{Dir: mem, Watch: true, IndexCache: filepath.Join(dir, "index")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		if n := l.baseline(context.Background(), store, "ann"); n != want {
+			t.Errorf("kept %d versions, want %d", n, want)
+		}
+	}
+	run(2)
+	write("ann/facts/user.md", "# Ann\n> Summary: edited while mnemo was stopped\n")
+	run(1)
+	if vs, _ := h.List("ann", "facts/user.md"); len(vs) != 2 || vs[0].Who != "as found at start" || vs[0].Size != 48 {
+		t.Errorf("ann's user.md: %+v", vs)
+	}
+	run(0)
+}

@@ -171,6 +171,8 @@ func openAdminStore(cfg *config.Config, logger *slog.Logger) (*memory.Store, err
 		Watch:    false,
 		Clean:    false,
 		Logger:   logger,
+		// Read to list faster; removed with a forget (it holds summaries).
+		IndexCache: filepath.Join(stateDir(cfg), "index"),
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync/atomic"
 	"time"
 
@@ -30,7 +31,8 @@ type Options struct {
 	// OnToolCall is told of every memory tool call (see Memory).
 	OnToolCall func(tool string, err error)
 
-	// StateDir holds the reflection journal (StateDir/reflector).
+	// StateDir holds the reflection journal (StateDir/reflector) and the
+	// memory index cache (StateDir/index, unless Store.IndexCache is set).
 	StateDir string
 	// Reflect and Agent are the rest of the reflector's and the Thinker's
 	// configuration; the model, memory, logger and fault hook are set here.
@@ -64,6 +66,9 @@ func Open(o Options) (*Core, error) {
 	}
 	if so.Faults == nil {
 		so.Faults = o.Faults
+	}
+	if so.IndexCache == "" && o.StateDir != "" {
+		so.IndexCache = filepath.Join(o.StateDir, "index")
 	}
 	store, err := memory.Open(so)
 	if err != nil {

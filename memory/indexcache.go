@@ -1,0 +1,266 @@
+package memory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// The index cache keeps a user's index between runs, so that a start
+// re-reads only the files that changed since: one file per user,
+// <Options.IndexCache>/<user>.idx, in this form
+//
+//	mnemo index cache 1
+//	"facts/user.md" 320 1767225600000000000 1234 1767225700000000000 1 "user name, language"
+//	...
+//	end 12 9a3c00f1
+//
+// one line per file: path, size, modification time and inode as read,
+// when it was read (ns), whether it is kept (see User.KeepEach) and its
+// summary, the strings Go-quoted; the last line counts the files and is
+// the CRC-32 of everything before it. Entries are trusted only while the
+// file's size, time and inode are the same (entry.trusted), so a cache
+// that is old is merely slower; one that is torn, foreign or corrupt in
+// any way is ignored whole and rebuilt. It is written without fsync (temp
+// file, rename): losing it costs a rebuild, never a wrong summary.
+const cacheMagic = "mnemo index cache 1\n"
+
+// maxCacheFile bounds what is read of a cache file (about 100 bytes a
+// file), maxCacheLine one line of it (a summary is at most a few hundred).
+const (
+	maxCacheFile = 64 << 20
+	maxCacheLine = 64 << 10
+)
+
+// encodeCache renders entries (any order) as a cache file.
+func encodeCache(files map[string]entry) []byte {
+	var b bytes.Buffer
+	b.WriteString(cacheMagic)
+	for _, p := range sortedKeys(files) {
+		e := files[p]
+		kept := 0
+		if e.kept {
+			kept = 1
+		}
+		fmt.Fprintf(&b, "%s %d %d %d %d %d %s\n", strconv.Quote(p), e.Size, e.key.MTime, e.key.Ino, e.readAt, kept, strconv.Quote(e.Summary))
+	}
+	fmt.Fprintf(&b, "end %d %08x\n", len(files), crc32.ChecksumIEEE(b.Bytes()))
+	return b.Bytes()
+}
+
+func sortedKeys(files map[string]entry) []string {
+	keys := make([]string, 0, len(files))
+	for p := range files {
+		keys = append(keys, p)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// errBadCache is every reason a cache file is not used.
+var errBadCache = errors.New("not a valid index cache")
+
+// parseCache reads a cache file; any flaw rejects it whole.
+func parseCache(data []byte) (map[string]entry, error) {
+	body, ok := bytes.CutPrefix(data, []byte(cacheMagic))
+	if !ok {
+		return nil, fmt.Errorf("%w: no header", errBadCache)
+	}
+	i := bytes.LastIndex(data[:len(data)-1], []byte("\n")) + 1 // start of the last line
+	if i < len(cacheMagic) || data[len(data)-1] != '\n' {
+		return nil, fmt.Errorf("%w: no end line", errBadCache)
+	}
+	n, sum, ok := parseEndLine(string(data[i:]))
+	if !ok {
+		return nil, fmt.Errorf("%w: a bad end line", errBadCache)
+	}
+	if crc32.ChecksumIEEE(data[:i]) != sum {
+		return nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
+	}
+	body = body[:i-len(cacheMagic)]
+	files := make(map[string]entry, min(n, len(body)/16)) // no line is shorter
+	// One string for all the lines: paths and summaries are parts of it.
+	for rest := string(body); rest != ""; {
+		line, after, _ := strings.Cut(rest, "\n")
+		rest = after
+		if len(line) > maxCacheLine {
+			return nil, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
+		}
+		p, e, err := parseCacheLine(line)
+		if err != nil {
+			return nil, err
+		}
+		if _, dup := files[p]; dup {
+			return nil, fmt.Errorf("%w: %s listed twice", errBadCache, p)
+		}
+		files[p] = e
+	}
+	if len(files) != n {
+		return nil, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
+	}
+	return files, nil
+}
+
+// parseEndLine reads "end <files> <crc32>\n", exactly as encodeCache writes it.
+func parseEndLine(line string) (n int, sum uint32, ok bool) {
+	f := strings.Fields(line)
+	if len(f) != 3 || f[0] != "end" {
+		return 0, 0, false
+	}
+	n, err1 := strconv.Atoi(f[1])
+	s, err2 := strconv.ParseUint(f[2], 16, 32)
+	if err1 != nil || err2 != nil || line != fmt.Sprintf("end %d %08x\n", n, s) {
+		return 0, 0, false
+	}
+	return n, uint32(s), true
+}
+
+func parseCacheLine(line string) (string, entry, error) {
+	bad := func(why string) (string, entry, error) {
+		return "", entry{}, fmt.Errorf("%w: %s in line %q", errBadCache, why, line)
+	}
+	qp, err := strconv.QuotedPrefix(line)
+	if err != nil {
+		return bad("no quoted path")
+	}
+	p, _ := strconv.Unquote(qp)
+	if _, err := ParsePath(p); err != nil {
+		return bad("a bad path")
+	}
+	rest, ok := strings.CutPrefix(line[len(qp):], " ")
+	if !ok {
+		return bad("no fields")
+	}
+	// size, mtime, inode, read at, kept
+	var nums [5]uint64
+	for k := range nums {
+		field, after, ok := strings.Cut(rest, " ")
+		if !ok {
+			return bad("too few fields")
+		}
+		bits := 63 // an int64, never negative
+		if k == 2 {
+			bits = 64 // the inode
+		}
+		v, err := strconv.ParseUint(field, 10, bits)
+		if err != nil || (len(field) > 1 && field[0] == '0') { // as written: no sign, no leading zero
+			return bad("a bad number")
+		}
+		nums[k], rest = v, after
+	}
+	if nums[4] > 1 {
+		return bad("a bad kept flag")
+	}
+	qs, err := strconv.QuotedPrefix(rest)
+	if err != nil || qs != rest {
+		return bad("no quoted summary")
+	}
+	summary, _ := strconv.Unquote(qs)
+	size := int64(nums[0])
+	e := entry{FileInfo: FileInfo{Path: p, Summary: summary, Size: size},
+		key: statKey{Size: size, MTime: int64(nums[1]), Ino: nums[2]}, readAt: int64(nums[3]), kept: nums[4] == 1}
+	return p, e, nil
+}
+
+// load fills an empty index from its cache file, when there is a good one.
+func (x *index) load() {
+	if x.cache == "" {
+		return
+	}
+	data, err := readCacheFile(x.cache)
+	if err != nil {
+		return
+	}
+	files, err := parseCache(data)
+	if err != nil {
+		return
+	}
+	for p, e := range files {
+		x.gen++
+		e.gen = x.gen
+		files[p] = e
+	}
+	maps.Copy(files, x.files) // what this run read before: newer
+	x.files, x.sorted = files, nil
+}
+
+func readCacheFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() || fi.Size() > maxCacheFile || fi.Size() == 0 {
+		return nil, fmt.Errorf("%s: %w", name, errBadCache)
+	}
+	data := make([]byte, fi.Size())
+	if _, err := f.ReadAt(data, 0); err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+// save writes the index to its cache file when it changed since it was
+// loaded or last saved (and was built at all).
+func (x *index) save() error {
+	x.mu.Lock()
+	if x.cache == "" || !x.loaded || !x.changed {
+		x.mu.Unlock()
+		return nil
+	}
+	data := encodeCache(x.files)
+	x.changed = false
+	x.mu.Unlock()
+	if err := writeCacheFile(x.cache, data); err != nil {
+		x.mu.Lock()
+		x.changed = true
+		x.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// writeCacheFile replaces name with data: a temp file beside it, renamed
+// over it. No fsync: a cache torn by a crash fails its checksum.
+func writeCacheFile(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+		return fmt.Errorf("index cache: %w", err)
+	}
+	tmp := name + ".tmp"
+	err := os.WriteFile(tmp, data, 0o600)
+	if err == nil {
+		err = os.Rename(tmp, name)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("index cache: %w", err)
+	}
+	return nil
+}
+
+// removeCache deletes the index cache file: it holds summaries of the
+// user's files, and a forget must forget.
+func (x *index) removeCache() error {
+	if x.cache == "" {
+		return nil
+	}
+	x.mu.Lock()
+	x.changed = true // written again, without what was forgotten, at Close
+	x.mu.Unlock()
+	if err := os.Remove(x.cache); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the index cache %s: %w", x.cache, err)
+	}
+	return nil
+}
