@@ -270,6 +270,10 @@ func (e *env) add(t Turn) {
 	}
 }
 
+// endWindow ends the journal's sync window (its timer fires and the
+// flusher fsyncs), so that Armed counts the reflector's own timers only.
+func (e *env) endWindow() { e.clock.Advance(DefaultSyncWindow) }
+
 // waitFor waits until cond holds, checking it again at each log line, tool
 // call and end of a run.
 func (e *env) waitFor(what string, cond func() bool) {
@@ -358,6 +362,7 @@ func (r *Reflector) crash() {
 		u.disarm()
 	})
 	r.wg.Wait()
+	r.j.stop(false)
 }
 
 // requestsFor lists the recorded requests of one user's runs.
