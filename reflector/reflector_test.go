@@ -3,6 +3,7 @@ package reflector
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -833,5 +834,59 @@ func TestSameTaskIDQueuedOnce(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "turn already journaled") {
 		t.Errorf("logs:\n%s", e.logs.String())
+	}
+}
+
+// TestPreloadIsBoundedAtAnySize: at 10,000 files the pre-load keeps to the
+// budget — whole files and whole index lines, newest episodes first — and
+// the model is told how many it does not see and how to see them; the
+// whole request (system prompt, memory, one turn) stays under 24 KB. A
+// pre-load that fits is shown whole, with no note.
+func TestPreloadIsBoundedAtAnySize(t *testing.T) {
+	e := newEnv(t, nil)
+	var facts, eps []string
+	facts = append(facts, "(The fact files hold 9000000 bytes together, more than the 16384 pre-loaded in full: here is their index.)")
+	for i := range 5000 {
+		facts = append(facts, fmt.Sprintf("- facts/topic-%04d.md (1.2KB): a fact file about topic %d", i, i))
+		eps = append(eps, fmt.Sprintf("- episodes/%04d-01.md (3.4KB): what happened in month %d", 9999-i, i))
+	}
+	p := Prepared{Facts: strings.Join(facts, "\n"), Episodes: strings.Join(eps, "\n")}
+	batch := []entry{{turn: turn("alice", "t1", "I'm Ada")}}
+	msg := e.r.userMessage("alice", batch, p)
+	if size := len(systemPrompt) + len(msg); size > 24<<10 {
+		t.Fatalf("the request is %d bytes at 10,000 files", size)
+	}
+	for _, want := range []string{facts[0], facts[1], eps[0], "not shown here", "memory_list lists every file and memory_read reads one"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message lacks %q", want)
+		}
+	}
+	if strings.Contains(msg, eps[4999]) || strings.Contains(msg, facts[5000]) {
+		t.Error("the oldest episode or the last fact file is shown")
+	}
+	_, _, factsLeft, epsLeft := capPreload(p.Facts, p.Episodes, DefaultFactsBudget)
+	if !strings.Contains(msg, fmt.Sprintf("(%d more fact file(s) not shown", factsLeft)) ||
+		!strings.Contains(msg, fmt.Sprintf("(%d more episode file(s) not shown", epsLeft)) || factsLeft < 4000 || epsLeft < 4900 {
+		t.Errorf("left out %d facts, %d episodes:\n%s", factsLeft, epsLeft, msg[len(msg)-2000:])
+	}
+
+	// Whole fact files: one that does not fit is left out whole.
+	full := "### facts/a.md\n# A\n\n- one\n\n### facts/b.md\n" + strings.Repeat("b", 100) + "\n\n### facts/c.md\n# C"
+	kept, left := keepWithin(full, len("### facts/a.md\n# A\n\n- one")+10)
+	if kept != "### facts/a.md\n# A\n\n- one" || left != 2 {
+		t.Fatalf("keepWithin = %q, %d", kept, left)
+	}
+	if kept, left := keepWithin(full, len(full)); kept != full || left != 0 {
+		t.Fatalf("a text that fits: %q, %d", kept, left)
+	}
+	// The exact fit of two files keeps both.
+	two := "### facts/a.md\n# A\n\n- one\n\n### facts/b.md\n" + strings.Repeat("b", 100)
+	if kept, left := keepWithin(full, len(two)); kept != two || left != 1 {
+		t.Fatalf("exact fit: %q, %d", kept, left)
+	}
+	// What fits is shown whole, with no note.
+	if msg := e.r.userMessage("alice", batch, Prepared{Facts: full, Episodes: eps[0]}); strings.Contains(msg, "not shown") ||
+		!strings.Contains(msg, "# C") {
+		t.Fatalf("a small pre-load was cut:\n%s", msg)
 	}
 }
