@@ -61,7 +61,7 @@ func BenchmarkJournalAdd(b *testing.B) {
 				}
 			}
 			b.StopTimer()
-			b.ReportMetric(float64(fsyncs.Load())/float64(b.N), "fsyncs/turn")
+			b.ReportMetric(float64(fsyncs.Load())/float64(b.N), "fsyncs-before-return/turn")
 			r.crash()
 		})
 	}
@@ -95,4 +95,54 @@ func BenchmarkSplit(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkJournalGroupCommit is the flusher's side: turns written, and a
+// window's flush every 20 turns (a busy server), per turn; the turns of one
+// user share an fsync, those of 100 users mostly do not (one file each).
+func BenchmarkJournalGroupCommit(b *testing.B) {
+	for _, users := range []int{1, 100} {
+		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
+			var fsyncs atomic.Int64
+			j := newJournal(b.TempDir(), func(op, _ string) error {
+				if op == opFsync {
+					fsyncs.Add(1)
+				}
+				return nil
+			})
+			tr := turn("alice", "", strings.Repeat("a message of about a hundred bytes, ", 3))
+			b.ResetTimer()
+			for i := range b.N {
+				tr.User = fmt.Sprintf("user%d", i%users)
+				if err := j.append(entry{turn: tr}); err != nil {
+					b.Fatal(err)
+				}
+				if i%20 == 19 {
+					j.flushAll()
+				}
+			}
+			j.flushAll()
+			b.StopTimer()
+			b.ReportMetric(float64(fsyncs.Load())/float64(b.N), "fsyncs/turn")
+			for u := range users {
+				_ = j.release(fmt.Sprintf("user%d", u))
+			}
+		})
+	}
+}
+
+// BenchmarkJournalCompaction is the atomic rewrite of a journal holding
+// 20 pending turns (a failed run's or a compaction's).
+func BenchmarkJournalCompaction(b *testing.B) {
+	j := newJournal(b.TempDir(), nil)
+	entries := make([]entry, 20)
+	for i := range entries {
+		entries[i] = entry{turn: turn("alice", fmt.Sprint(i), strings.Repeat("text ", 40))}
+	}
+	b.ResetTimer()
+	for range b.N {
+		if err := j.rewrite("alice", entries, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
