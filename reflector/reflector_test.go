@@ -638,10 +638,11 @@ func TestFailedFsyncRewritesTheJournal(t *testing.T) {
 	e.failOp(opFsync, errors.New("fsync failed"))
 	e.add(turn("alice", "t2", "two"))
 	e.endWindow()
-	e.waitFor("the failed rewrite", func() bool {
-		return strings.Contains(e.logs.String(), "could not rewrite the journal after a failed fsync")
+	e.waitFor("the failed fsync and rewrite", func() bool {
+		return strings.Contains(e.logs.String(), "could not rewrite the journal after a failed fsync") &&
+			strings.Contains(e.logs.String(), "could not make the journal durable")
 	})
-	if !strings.Contains(e.logs.String(), "could not make the journal durable") || !strings.Contains(e.logs.String(), "fsync failed") {
+	if !strings.Contains(e.logs.String(), "fsync failed") {
 		t.Fatalf("logs:\n%s", e.logs.String())
 	}
 	e.failOp("", nil)
