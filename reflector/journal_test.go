@@ -282,3 +282,34 @@ func TestReplayRemovesTempFiles(t *testing.T) {
 		t.Fatalf("left in the journal folder: %v", left)
 	}
 }
+
+// TestCloseRewritesAJournalItCannotFsync: at shutdown a file whose fsync
+// fails is rewritten whole before the runs, so the turns are durable and
+// the next start has them.
+func TestCloseRewritesAJournalItCannotFsync(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
+		return openaitest.Error(400, "", "nope"), true // the turn stays journaled
+	})
+	var fsyncs atomic.Int32
+	e.faultMu.Lock()
+	e.fault = func(op, _ string) error {
+		if op == opFsync && fsyncs.Add(1) == 1 {
+			return errors.New("fsync failed")
+		}
+		return nil
+	}
+	e.faultMu.Unlock()
+	e.add(turn("alice", "t1", "one"))
+	if err := e.r.Close(context.Background()); err == nil {
+		t.Fatal("Close reported nothing left journaled")
+	}
+	for _, want := range []string{"could not make the journal durable at shutdown", "journal rewritten after a failed fsync"} {
+		if !strings.Contains(e.logs.String(), want) {
+			t.Fatalf("logs lack %q:\n%s", want, e.logs.String())
+		}
+	}
+	if r := e.open(); r.Pending() != 1 {
+		t.Fatalf("after a restart: %d pending", r.Pending())
+	}
+}
