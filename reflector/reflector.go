@@ -419,14 +419,21 @@ func (r *Reflector) userMessage(user string, batch []entry, p Prepared) string {
 }
 
 // capPreload bounds the pre-load by budget bytes as a whole, so the
-// request stays small however much a user has stored: the episode index
-// may take up to an eighth of it (newest first), the fact files the rest
-// (in full, or their index), then the episode index what the facts left.
-// Whole files or index lines are kept; the counts of those left out are
-// returned, for the model to be told.
+// request stays small however much a user has stored. Fact files shown in
+// full may take the budget; listings (the fact index, when the facts are
+// over the budget, and the episode index) take half of it together, since
+// memory_list gives the rest. Within that the episode index may take up to
+// a quarter first (newest first), the facts the rest, then the episode
+// index what the facts left. Whole files or index lines are kept; the
+// counts of those left out are returned, for the model to be told.
 func capPreload(facts, episodes string, budget int) (string, string, int, int) {
-	facts, factsLeft := keepWithin(facts, budget-min(len(episodes), budget/8))
-	episodes, episodesLeft := keepWithin(episodes, budget-len(facts))
+	listing := budget / 2
+	limit := listing
+	if strings.HasPrefix(facts, "### ") {
+		limit = budget // fact files in full
+	}
+	facts, factsLeft := keepWithin(facts, limit-min(len(episodes), listing/4))
+	episodes, episodesLeft := keepWithin(episodes, min(listing, limit-len(facts)))
 	return facts, episodes, factsLeft, episodesLeft
 }
 

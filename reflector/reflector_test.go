@@ -865,7 +865,10 @@ func TestPreloadIsBoundedAtAnySize(t *testing.T) {
 	if strings.Contains(msg, eps[4999]) || strings.Contains(msg, facts[5000]) {
 		t.Error("the oldest episode or the last fact file is shown")
 	}
-	_, _, factsLeft, epsLeft := capPreload(p.Facts, p.Episodes, DefaultFactsBudget)
+	keptFacts, keptEps, factsLeft, epsLeft := capPreload(p.Facts, p.Episodes, DefaultFactsBudget)
+	if n := len(keptFacts) + len(keptEps); n > DefaultFactsBudget/2 {
+		t.Errorf("the listings take %d bytes, over half the budget", n)
+	}
 	if !strings.Contains(msg, fmt.Sprintf("(%d more fact file(s) not shown", factsLeft)) ||
 		!strings.Contains(msg, fmt.Sprintf("(%d more episode file(s) not shown", epsLeft)) || factsLeft < 4000 || epsLeft < 4900 {
 		t.Errorf("left out %d facts, %d episodes:\n%s", factsLeft, epsLeft, msg[len(msg)-2000:])
