@@ -299,6 +299,26 @@ func (e *env) waitFor(what string, cond func() bool) {
 	}
 }
 
+// waitLogs waits until cond holds, checking it again at each log line and
+// tool call only: unlike waitFor it runs nothing on the users' loops, so
+// what it waits for must come about without them being woken.
+func (e *env) waitLogs(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := e.changes.next()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
 // running lists the done channels of the runs in progress.
 func (r *Reflector) running() []chan struct{} {
 	var dones []chan struct{}

@@ -452,9 +452,7 @@ func (j *journal) release(user string) error {
 // closeLocked closes the handle; the next append reopens the file.
 // jf.syncMu and jf.mu held.
 func (jf *jfile) closeLocked() {
-	if jf.f != nil {
-		_ = jf.f.Close() // written data is in the file (or rewritten) whatever Close says
-	}
+	_ = jf.f.Close() // nil: ErrInvalid; else written data is in the file (or rewritten) whatever Close says
 	jf.f, jf.size, jf.dirty, jf.fresh, jf.broken = nil, 0, false, false, nil
 }
 

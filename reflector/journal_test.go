@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -311,5 +312,32 @@ func TestCloseRewritesAJournalItCannotFsync(t *testing.T) {
 	}
 	if r := e.open(); r.Pending() != 1 {
 		t.Fatalf("after a restart: %d pending", r.Pending())
+	}
+}
+
+// TestRecordFsyncsTheFolderOfANewFile: a run's first record, appended to a
+// file created since the last fsync, makes the file's creation durable
+// too; later records fsync the file only.
+func TestRecordFsyncsTheFolderOfANewFile(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	var mu sync.Mutex
+	var ops []string
+	e.faultMu.Lock()
+	e.fault = func(op, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ops = append(ops, op+":"+filepath.Base(name))
+		return nil
+	}
+	e.faultMu.Unlock()
+	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`)), openaitest.Text("nothing"))
+	e.add(turn("alice", "t1", "I'm Ada"))
+	e.waitFor("the run", func() bool { return e.r.Pending() == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"create:alice.jsonl", "write:alice.jsonl", "write:alice.jsonl", "fsync:alice.jsonl", "fsyncdir:reflector",
+		"write:alice.jsonl", "fsync:alice.jsonl", "remove:alice.jsonl", "fsyncdir:reflector"}
+	if strings.Join(ops, " ") != strings.Join(want, " ") {
+		t.Fatalf("disk operations:\n%v\nwant\n%v", ops, want)
 	}
 }
