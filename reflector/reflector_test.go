@@ -557,12 +557,15 @@ func TestCloseWithExpiredContextKeepsJournal(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "interrupted by shutdown") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
-	// The next start reflects them.
-	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
+	// The next start reflects them (alice's at once: MaxTurns wait; held
+	// until Pending is read).
+	release := make(chan struct{})
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { <-release; return openaitest.Text("ok"), true })
 	e.r = e.open()
 	if e.r.Pending() != 3 {
 		t.Fatalf("Pending after restart = %d", e.r.Pending())
 	}
+	close(release)
 	must(t, e.r.Close(context.Background()))
 	if e.r.Pending() != 0 {
 		t.Fatal("not reflected at the next start")
