@@ -256,6 +256,12 @@ func TestBadReflectedLines(t *testing.T) {
 	if !strings.Contains(logs.String(), "2 turns reflected but 1 are journaled") {
 		t.Fatalf("logs:\n%s", logs.String())
 	}
+	// A mark may cover every turn journaled before it.
+	t3 := mustLine(t, turn("alice", "t3", "three"), 0)
+	entries, _, _ = parseJournal("alice", "alice.jsonl", []byte(t1+t2+`{"kind":"reflected","run":"r1","turns":2}`+"\n"+t3), log)
+	if len(entries) != 1 || entries[0].turn.TaskID != "t3" {
+		t.Fatalf("entries after a mark of all turns: %+v", entries)
+	}
 	dir := t.TempDir()
 	must(t, os.MkdirAll(filepath.Join(dir, "reflector"), 0o700))
 	must(t, os.WriteFile(filepath.Join(dir, "reflector", "alice.jsonl"), []byte(data), 0o600))
