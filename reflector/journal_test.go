@@ -347,3 +347,17 @@ func TestRecordFsyncsTheFolderOfANewFile(t *testing.T) {
 		t.Fatalf("disk operations:\n%v\nwant\n%v", ops, want)
 	}
 }
+
+// TestSyncWindowIsConfigured: a window set in the Config is the one the
+// flusher waits for.
+func TestSyncWindowIsConfigured(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SyncWindow = time.Second })
+	fsyncs, each := e.countOps(opFsync)
+	e.add(turn("alice", "t1", "one"))
+	e.clock.Advance(time.Second - time.Nanosecond)
+	if n := fsyncs.Load(); n != 0 || e.clock.Armed() != 2 {
+		t.Fatalf("%d fsyncs, %d timers before the window ended", n, e.clock.Armed())
+	}
+	e.clock.Advance(time.Nanosecond)
+	<-each
+}

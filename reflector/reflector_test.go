@@ -774,7 +774,8 @@ func TestOpenErrors(t *testing.T) {
 	cfg.StateDir = t.TempDir()
 	r, err := Open(cfg)
 	must(t, err)
-	if r.cfg.Idle != DefaultIdle || r.cfg.MaxTurns != DefaultMaxTurns || r.cfg.MaxSteps != DefaultMaxSteps || r.cfg.FactsBudget != DefaultFactsBudget {
+	if r.cfg.Idle != DefaultIdle || r.cfg.MaxTurns != DefaultMaxTurns || r.cfg.MaxSteps != DefaultMaxSteps || r.cfg.FactsBudget != DefaultFactsBudget ||
+		r.cfg.SyncWindow != DefaultSyncWindow {
 		t.Errorf("defaults: %+v", r.cfg)
 	}
 	must(t, r.Close(context.Background()))
