@@ -1,8 +1,9 @@
 // Package reflector turns finished chat turns into long-term memory. Each
-// turn is journaled durably under <state>/reflector/<user>.jsonl the moment
-// it is added; once a user's conversation has been quiet for a while (or
+// turn is written to <state>/reflector/<user>.jsonl the moment it is added
+// and made durable off the reply path, by a group commit within a short
+// window (journal.go); once a user's conversation has been quiet for a while (or
 // enough turns have piled up, or at shutdown) one background run per user
-// pre-loads that user's facts and episode index, shows the model the whole
+// pre-loads that user's facts and episode index (bounded by a budget), shows the model the whole
 // burst of chat as quoted data, and lets it call the memory tools in its own
 // agent.RunLoop to write, patch or append what is worth keeping — or nothing
 // at all. Runs of one user never overlap; different users reflect
@@ -13,6 +14,7 @@
 // Concurrency: each user with turns pending has one goroutine, its loop
 // (schedule.go), that owns the user's state and journal file and runs
 // every operation on them in turn — Add, Forget, Close, the idle timer
-// firing, a run's journal records and its end. Timers come from the
-// injected clock.Clock; Close waits for every loop and run.
+// firing, a run's journal records and its end. One flusher goroutine
+// fsyncs the files written in each window. Timers come from the injected
+// clock.Clock; Close waits for every loop and run, and fsyncs what is left.
 package reflector

@@ -1,7 +1,6 @@
 package reflector
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -31,12 +30,8 @@ func (j *journal) forget(user string) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("reflector: forget the journaled turns of %s: %w", user, err)
 	}
-	n := 0
-	for _, line := range bytes.Split(data, []byte("\n")) {
-		if bytes.Contains(line, []byte(`"userText"`)) && !bytes.Contains(line, []byte(`"kind"`)) {
-			n++ // a turn, not a record of a run
-		}
-	}
+	entries, _, _ := parseJournal(user, j.path(user), data, j.log) // reflected turns are not counted
+	n := len(entries)
 	if err := j.rewrite(user, nil, nil); err != nil {
 		return 0, fmt.Errorf("reflector: forget the journaled turns of %s: %w", user, err)
 	}

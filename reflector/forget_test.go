@@ -64,6 +64,7 @@ func TestForgetStopsARunningReflection(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "the user's memory was forgotten") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
+	e.endWindow()
 	if kept := e.r.hasState("alice"); kept || e.clock.Armed() != 0 {
 		t.Errorf("after the forgotten run: state kept %v, %d timers armed", kept, e.clock.Armed())
 	}
@@ -122,6 +123,7 @@ func TestTurnAddedWhileAForgottenRunEnds(t *testing.T) {
 	e.add(turn("alice", "t3", "new"))
 	close(e.mem.block)
 	e.settle()
+	e.endWindow()
 	if e.r.Pending() != 1 || e.clock.Armed() != 1 || len(e.journalLines("alice")) != 1 {
 		t.Fatalf("after the forgotten run: pending %d, %d timers, journal %q", e.r.Pending(), e.clock.Armed(), e.journalLines("alice"))
 	}

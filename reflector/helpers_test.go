@@ -270,6 +270,10 @@ func (e *env) add(t Turn) {
 	}
 }
 
+// endWindow ends the journal's sync window (its timer fires and the
+// flusher fsyncs), so that Armed counts the reflector's own timers only.
+func (e *env) endWindow() { e.clock.Advance(DefaultSyncWindow) }
+
 // waitFor waits until cond holds, checking it again at each log line, tool
 // call and end of a run.
 func (e *env) waitFor(what string, cond func() bool) {
@@ -290,6 +294,26 @@ func (e *env) waitFor(what string, cond func() bool) {
 			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
 		}
 		if i, _, _ := reflect.Select(cases); i == 1 {
+			e.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// waitLogs waits until cond holds, checking it again at each log line and
+// tool call only: unlike waitFor it runs nothing on the users' loops, so
+// what it waits for must come about without them being woken.
+func (e *env) waitLogs(what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := e.changes.next()
+		if cond() {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
 	}
@@ -358,6 +382,7 @@ func (r *Reflector) crash() {
 		u.disarm()
 	})
 	r.wg.Wait()
+	r.j.stop(false)
 }
 
 // requestsFor lists the recorded requests of one user's runs.

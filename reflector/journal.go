@@ -2,8 +2,6 @@ package reflector
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,9 +10,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/google/renameio/v2"
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/clock"
 )
 
 // The journal keeps the turns that have not been reflected yet, one file per
@@ -24,22 +25,30 @@ import (
 //	 "userText":"I'm Ada","replyText":"Hi Ada","time":"2026-03-05T14:02:00Z",
 //	 "context":[{"author":"bob","text":"..."}],"attempts":1}
 //
-// A turn is appended (and fsynced, with the folder fsynced when the file is
-// new) before Add returns. After a run the file is replaced atomically (temp
-// file, fsync, rename, folder fsync) by the turns that are still pending,
-// or removed when none are. "attempts" counts the failed runs that covered
-// the turn, so the retry limit holds across restarts. A line that does not
-// parse (a crash in the middle of an append) is skipped with a warning and
-// the file rewritten clean at Open, so later appends never extend it.
+// Each user's file is kept open for appending while the user has turns
+// pending (see jfile). A turn is written to it before Add returns — so a
+// crash of the process loses nothing — but fsynced off the reply path: a
+// flusher woken by the append waits Config.SyncWindow on the clock and
+// makes every file written meanwhile durable with one fsync each (group
+// commit), so only a crash of the machine within that window can lose the
+// turns handed off in it. Close fsyncs what is left before it returns.
 //
 // Lines with a "kind" record the run in progress (see record), so that a
 // run cut short by a crash, a shutdown or a failure is resumed rather than
 // redone: its model replies are replayed and each change it made is made
-// at most once.
+// at most once. Those lines are fsynced before Add's caller or the run
+// moves on, since each vouches for something about to happen. A run that
+// succeeds appends a "reflected" line (its turns and records are done); the
+// file is removed once nothing is pending, and compacted (rewritten
+// atomically with only what is pending) once what is done passes
+// compactBytes. "attempts" counts the failed runs that covered the turn, so
+// the retry limit holds across restarts; a failed run rewrites the file. A
+// line that does not parse (a crash in the middle of an append) is skipped
+// with a warning and the file rewritten clean at Open, so later appends
+// never extend it.
 
 const (
 	journalExt = ".jsonl"
-	tempMark   = ".tmp-"
 )
 
 // entry is one journaled turn.
@@ -116,15 +125,54 @@ func parseLine(line []byte) (entry, error) {
 	return entry{turn: t, attempts: w.Attempts, cut: w.Cut}, nil
 }
 
+// compactBytes is how much reflected content (done turns and records) a
+// journal file may hold before it is compacted.
+const compactBytes = 64 << 10
+
+// DefaultSyncWindow is Config.SyncWindow's default.
+const DefaultSyncWindow = 10 * time.Millisecond
+
 // journal is the folder of journal files. Callers serialise the operations
-// on one user's file; different users' files are independent.
+// on one user's file (the user's loop); different users' files are
+// independent. The flusher fsyncs files concurrently with those operations.
 type journal struct {
-	dir   string
-	fault faultHook
+	dir    string
+	fault  faultHook
+	clock  clock.Clock
+	window time.Duration
+	log    *slog.Logger
+	// onBroken is told of a user whose file could not be fsynced, so its
+	// loop rewrites it whole (the Reflector pokes the loop).
+	onBroken func(user string)
+
+	mu    sync.Mutex
+	files map[string]*jfile // the users' open files
+	dirty map[*jfile]bool   // written since their last fsync
+
+	armed  bool             // a window is open: its timer is on its way to the flusher or running
+	timers chan clock.Timer // the window's timer, to the flusher (capacity 1); nil: no flusher
+	quit   chan struct{}    // closed to stop the flusher
+	done   chan struct{}    // closed when the flusher ended
+}
+
+// jfile is one user's journal file, open for appending.
+type jfile struct {
+	user string
+	// syncMu is held by whoever fsyncs, replaces or closes f, so the
+	// flusher never fsyncs a file being replaced; appends of turns take mu
+	// only, so they never wait for an fsync.
+	syncMu sync.Mutex
+	mu     sync.Mutex // guards the fields below
+	f      *os.File   // nil: not open
+	size   int64      // bytes in the file
+	dirty  bool       // written since its last fsync
+	fresh  bool       // created since the folder's last fsync
+	broken error      // an fsync failed: the file must be rewritten whole
 }
 
 func newJournal(dir string, fault faultHook) *journal {
-	return &journal{dir: dir, fault: fault}
+	return &journal{dir: dir, fault: fault, clock: clock.Real{}, window: DefaultSyncWindow,
+		log: slog.New(slog.DiscardHandler), files: map[string]*jfile{}, dirty: map[*jfile]bool{}}
 }
 
 // Disk operations as Config.Faults names them (the memory store uses the
@@ -168,23 +216,63 @@ func fsyncFolder(dir string, fault faultHook) error {
 	return nil
 }
 
-// append adds e to its user's file and makes it durable.
+// file is user's file, opened by the next append.
+func (j *journal) file(user string) *jfile {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	jf := j.files[user]
+	if jf == nil {
+		jf = &jfile{user: user}
+		j.files[user] = jf
+	}
+	return jf
+}
+
+// append writes e to its user's file without waiting for it to be
+// durable: the flusher fsyncs it within the sync window.
 func (j *journal) append(e entry) error {
 	line, err := encodeLine(e)
 	if err != nil {
 		return err
 	}
-	if err := j.appendLine(e.turn.User, line); err != nil {
+	jf := j.file(e.turn.User)
+	jf.mu.Lock()
+	err = j.write(jf, line)
+	jf.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("reflector: journal turn %q of %s: %w", e.turn.TaskID, e.turn.User, err)
 	}
+	j.mu.Lock()
+	j.dirty[jf] = true
+	if j.timers != nil && !j.armed {
+		// Armed here, not by the flusher, so the window starts with the
+		// first turn it covers.
+		j.armed = true
+		j.timers <- j.clock.NewTimer(j.window) // capacity 1, and one armed at a time: never blocks
+	}
+	j.mu.Unlock()
 	return nil
 }
 
-// appendRecord adds one line about user's run and makes it durable.
+// appendRecord adds one line about user's run and makes it durable before
+// it returns, with the turns written before it.
 func (j *journal) appendRecord(user string, rec record) error {
 	line, err := json.Marshal(rec)
 	if err == nil {
-		err = j.appendLine(user, append(line, '\n'))
+		jf := j.file(user)
+		jf.syncMu.Lock()
+		jf.mu.Lock()
+		if err = jf.broken; err == nil {
+			old := jf.size
+			if err = j.write(jf, append(line, '\n')); err == nil {
+				if err = j.syncLocked(jf); err != nil {
+					_ = jf.f.Truncate(old) // leave no line the run was not told of
+					jf.size = old
+				}
+			}
+		}
+		jf.mu.Unlock()
+		jf.syncMu.Unlock()
 	}
 	if err != nil {
 		return fmt.Errorf("reflector: journal the %s of run %s of %s: %w", rec.Kind, rec.Run, user, err)
@@ -192,11 +280,33 @@ func (j *journal) appendRecord(user string, rec record) error {
 	return nil
 }
 
-// appendLine adds one line to user's file and fsyncs it. On a failed write
-// the file is cut back to its old length, so no torn line stays behind;
-// disk failures are wrapped with agent.ErrStorage.
-func (j *journal) appendLine(user string, line []byte) error {
-	p := j.path(user)
+// write appends line to jf, opening the file first when it is not; a
+// failed write is cut back, so no torn line stays behind. Disk failures
+// are wrapped with agent.ErrStorage. jf.mu held.
+func (j *journal) write(jf *jfile, line []byte) error {
+	if jf.f == nil {
+		if err := j.open(jf); err != nil {
+			return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+		}
+	}
+	p := j.path(jf.user)
+	err := j.fault.at(opWrite, p)
+	if err == nil {
+		_, err = jf.f.Write(line)
+	}
+	if err != nil {
+		_ = jf.f.Truncate(jf.size)
+		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+	}
+	jf.size += int64(len(line))
+	jf.dirty = true
+	return nil
+}
+
+// open opens jf's file for appending, creating it (then its folder needs
+// an fsync too). jf.mu held.
+func (j *journal) open(jf *jfile) error {
+	p := j.path(jf.user)
 	var f *os.File
 	err := j.fault.at(opCreate, p)
 	if err == nil {
@@ -207,42 +317,229 @@ func (j *journal) appendLine(user string, line []byte) error {
 		f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: open journal: %w", agent.ErrStorage, err)
+		return fmt.Errorf("open journal: %w", err)
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
 		err = fmt.Errorf("%s is not a regular file", p)
 	}
+	if err != nil {
+		f.Close()
+		return err
+	}
+	jf.f, jf.size, jf.fresh = f, fi.Size(), created
+	return nil
+}
+
+// syncLocked fsyncs jf (and the folder when jf is new). A failure marks
+// the file broken: after a failed fsync the kernel may have dropped the
+// written pages, so only a rewrite makes the content durable again.
+// jf.syncMu and jf.mu held.
+func (j *journal) syncLocked(jf *jfile) error {
+	if jf.f == nil || (!jf.dirty && !jf.fresh) {
+		return nil
+	}
+	err := j.fault.at(opFsync, jf.f.Name())
 	if err == nil {
-		if err = j.fault.at(opWrite, p); err == nil {
-			_, err = f.Write(line)
-		}
-		if err == nil {
-			if err = j.fault.at(opFsync, p); err == nil {
-				err = f.Sync()
-			}
-		}
-		if err != nil {
-			_ = f.Truncate(fi.Size())
-		}
+		err = jf.f.Sync()
 	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && created {
-		if err = j.fsyncDir(); err != nil {
-			_ = os.Remove(p) // the new file holds only this line: leave nothing Add did not vouch for
-		}
+	if err == nil && jf.fresh {
+		err = j.fsyncDir()
 	}
 	if err != nil {
-		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+		jf.broken = fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err)
+		return jf.broken
+	}
+	jf.dirty, jf.fresh = false, false
+	return nil
+}
+
+// flush makes what was written to jf durable. It holds jf.mu only around
+// the bookkeeping, so turns appended meanwhile do not wait for the fsync
+// (they are covered by the next one).
+func (j *journal) flush(jf *jfile) error {
+	jf.syncMu.Lock()
+	defer jf.syncMu.Unlock()
+	jf.mu.Lock()
+	f, fresh := jf.f, jf.fresh
+	if f == nil || jf.broken != nil || (!jf.dirty && !fresh) {
+		jf.mu.Unlock()
+		return nil
+	}
+	jf.dirty, jf.fresh = false, false
+	jf.mu.Unlock()
+	err := j.fault.at(opFsync, f.Name())
+	if err == nil {
+		err = f.Sync()
+	}
+	if err == nil && fresh {
+		err = j.fsyncDir()
+	}
+	if err != nil {
+		jf.mu.Lock()
+		jf.broken = fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err)
+		jf.mu.Unlock()
+		return err
 	}
 	return nil
 }
 
+// sync makes user's file durable now.
+func (j *journal) sync(user string) error {
+	j.mu.Lock()
+	jf := j.files[user]
+	j.mu.Unlock()
+	if jf == nil {
+		return nil
+	}
+	return j.flush(jf)
+}
+
+// broken reports whether user's file failed an fsync and must be
+// rewritten.
+func (j *journal) broken(user string) bool {
+	j.mu.Lock()
+	jf := j.files[user]
+	j.mu.Unlock()
+	if jf == nil {
+		return false
+	}
+	jf.mu.Lock()
+	defer jf.mu.Unlock()
+	return jf.broken != nil
+}
+
+// markBroken records that user's file must be rewritten (a rewrite of it
+// failed).
+func (j *journal) markBroken(user string, err error) {
+	jf := j.file(user)
+	jf.mu.Lock()
+	jf.broken = err
+	jf.mu.Unlock()
+}
+
+// size is the number of bytes in user's open file (0: none open).
+func (j *journal) size(user string) int64 {
+	j.mu.Lock()
+	jf := j.files[user]
+	j.mu.Unlock()
+	if jf == nil {
+		return 0
+	}
+	jf.mu.Lock()
+	defer jf.mu.Unlock()
+	return jf.size
+}
+
+// release makes user's file durable and closes it: its loop ended.
+func (j *journal) release(user string) error {
+	j.mu.Lock()
+	jf := j.files[user]
+	delete(j.files, user)
+	j.mu.Unlock()
+	if jf == nil {
+		return nil
+	}
+	err := j.flush(jf)
+	jf.syncMu.Lock()
+	jf.mu.Lock()
+	jf.closeLocked()
+	jf.mu.Unlock()
+	jf.syncMu.Unlock()
+	return err
+}
+
+// closeLocked closes the handle; the next append reopens the file.
+// jf.syncMu and jf.mu held.
+func (jf *jfile) closeLocked() {
+	_ = jf.f.Close() // nil: ErrInvalid; else written data is in the file (or rewritten) whatever Close says
+	jf.f, jf.size, jf.dirty, jf.fresh, jf.broken = nil, 0, false, false, nil
+}
+
+// start runs the flusher: the first append after a flush opens a window
+// (a timer of the sync window on the clock); when it ends the flusher
+// fsyncs every file written meanwhile (one fsync per file for all the
+// turns of the window).
+func (j *journal) start(c clock.Clock, window time.Duration, log *slog.Logger, onBroken func(string)) {
+	j.clock, j.window, j.log, j.onBroken = c, window, log, onBroken
+	j.timers, j.quit, j.done = make(chan clock.Timer, 1), make(chan struct{}), make(chan struct{})
+	go j.flusher()
+}
+
+func (j *journal) flusher() {
+	defer close(j.done)
+	for {
+		var t clock.Timer
+		select {
+		case t = <-j.timers:
+		case <-j.quit:
+			return
+		}
+		select {
+		case <-t.C():
+		case <-j.quit:
+			t.Stop()
+			return
+		}
+		j.mu.Lock()
+		j.armed = false // appends from now on open the next window
+		j.mu.Unlock()
+		j.flushAll()
+	}
+}
+
+// flushAll fsyncs every file written since its last fsync. A file that
+// fails is reported to onBroken, whose loop rewrites it whole.
+func (j *journal) flushAll() {
+	j.mu.Lock()
+	dirty := make([]*jfile, 0, len(j.dirty))
+	for jf := range j.dirty {
+		dirty = append(dirty, jf)
+	}
+	clear(j.dirty)
+	j.mu.Unlock()
+	for _, jf := range dirty {
+		if err := j.flush(jf); err != nil {
+			j.log.Error("reflector: could not make the journal durable; it is rewritten whole", "user", jf.user, "err", err)
+			if j.onBroken != nil {
+				j.onBroken(jf.user)
+			}
+		}
+	}
+}
+
+// stop ends the flusher (when started), fsyncing what is left when flush
+// is set.
+func (j *journal) stop(flush bool) {
+	if j.quit == nil {
+		return
+	}
+	close(j.quit)
+	<-j.done
+	j.mu.Lock()
+	if len(j.timers) > 0 {
+		(<-j.timers).Stop() // a window the flusher did not take
+	}
+	j.mu.Unlock()
+	if flush {
+		j.flushAll()
+	}
+}
+
 // rewrite replaces user's file by entries and the records of run (nil: no
-// run open), atomically; nothing left removes it.
+// run open), atomically; nothing left removes it. The open handle is
+// closed; the next append opens the new file.
 func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
+	j.mu.Lock()
+	jf := j.files[user]
+	j.mu.Unlock()
+	if jf != nil {
+		jf.syncMu.Lock()
+		defer jf.syncMu.Unlock()
+		jf.mu.Lock()
+		defer jf.mu.Unlock()
+		jf.closeLocked()
+	}
 	p := j.path(user)
 	if len(entries) == 0 {
 		err := j.fault.at(opRemove, p)
@@ -272,49 +569,43 @@ func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
 	return nil
 }
 
-// install puts data at name atomically: a temp file beside it (its name
-// starts with '.', apart from every journal name), fsynced, renamed over
-// name, and the folder fsynced. A failure before the rename leaves name
-// as it was; disk failures are wrapped with agent.ErrStorage.
+// install puts data at name atomically with renameio (a temp file beside
+// it, its name starting with '.', apart from every journal name; fsynced
+// and renamed over name), then fsyncs the folder, which renameio leaves
+// to its caller. A failure before the rename leaves name as it was; disk
+// failures are wrapped with agent.ErrStorage.
 func (j *journal) install(name string, data []byte) error {
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:]) // crypto/rand.Read does not fail on supported platforms
-	tmp := filepath.Join(filepath.Dir(name), "."+filepath.Base(name)+tempMark+hex.EncodeToString(rnd[:]))
-	err := j.writeFile(tmp, data)
+	var pf *renameio.PendingFile
+	err := j.fault.at(opCreate, name)
 	if err == nil {
-		if err = j.fault.at(opRename, name); err == nil {
-			err = os.Rename(tmp, name)
+		pf, err = renameio.NewPendingFile(name, renameio.WithTempDir(filepath.Dir(name)),
+			renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600))
+	}
+	if err == nil {
+		defer pf.Cleanup() // removes the temp file unless it was renamed
+		if err = j.fault.at(opWrite, name); err == nil {
+			_, err = pf.Write(data)
+		}
+		if err == nil {
+			err = j.fault.at(opFsync, name)
+		}
+		if err == nil {
+			err = j.fault.at(opRename, name)
+		}
+		if err == nil {
+			err = pf.CloseAtomicallyReplace() // fsync, then rename
 		}
 	}
 	if err != nil {
-		_ = os.Remove(tmp)
 		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
 	}
 	return fsyncFolder(filepath.Dir(name), j.fault)
 }
 
-// writeFile creates name (O_EXCL) with data, fsynced.
-func (j *journal) writeFile(name string, data []byte) error {
-	var f *os.File
-	err := j.fault.at(opCreate, name)
-	if err == nil {
-		f, err = os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	}
-	if err != nil {
-		return err
-	}
-	if err = j.fault.at(opWrite, name); err == nil {
-		_, err = f.Write(data)
-	}
-	if err == nil {
-		if err = j.fault.at(opFsync, name); err == nil {
-			err = f.Sync()
-		}
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
+// isTemp reports whether a journal folder entry is a temp file of install
+// (".<user>.jsonl<random>", or ".<user>.jsonl.tmp-<hex>" of older mnemos).
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, journalExt) && !strings.HasSuffix(name, journalExt)
 }
 
 // replay reads every journal file: the pending turns by user. Leftover temp
@@ -328,7 +619,7 @@ func (j *journal) replay(log *slog.Logger) (map[string]pending, error) {
 	out := map[string]pending{}
 	for _, de := range des {
 		name := de.Name()
-		if strings.HasPrefix(name, ".") && strings.Contains(name, journalExt+tempMark) {
+		if isTemp(name) {
 			_ = os.Remove(filepath.Join(j.dir, name)) // a rewrite that crashed before its rename
 			continue
 		}
@@ -358,16 +649,29 @@ type pending struct {
 	run     *runLog
 }
 
-// load reads one user's file, cleaning it up when it had bad lines.
+// load reads one user's file, rewriting it when it had bad lines or
+// reflected ones.
 func (j *journal) load(user string, log *slog.Logger) ([]entry, *runLog, error) {
 	p := j.path(user)
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reflector: read journal: %w", err)
 	}
-	var entries []entry
+	entries, run, dirty := parseJournal(user, p, data, log)
+	if dirty {
+		if err := j.rewrite(user, entries, run); err != nil {
+			return nil, nil, err
+		}
+	}
+	return entries, run, nil
+}
+
+// parseJournal reads the content of user's file p: the pending turns, the
+// run open over them, and whether the file holds more than those (bad or
+// reflected lines), so a rewrite would make it smaller.
+func parseJournal(user, p string, data []byte, log *slog.Logger) (entries []entry, run *runLog, dirty bool) {
 	var recs []record
-	dirty := len(data) == 0 || data[len(data)-1] != '\n'
+	dirty = len(data) == 0 || data[len(data)-1] != '\n'
 	for i, line := range bytes.Split(data, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
@@ -379,7 +683,19 @@ func (j *journal) load(user string, log *slog.Logger) ([]entry, *runLog, error) 
 		if err == nil && probe.Kind == "failed" {
 			continue // a failed file moved back by an admin: its note on why
 		}
-		if err == nil && probe.Kind != "" {
+		if err == nil && probe.Kind == kindReflected {
+			var rec record
+			if rec, err = parseRecord(line); err == nil && rec.Turns > len(entries) {
+				err = fmt.Errorf("%d turns reflected but %d are journaled", rec.Turns, len(entries))
+			}
+			if err == nil {
+				// The run over the first Turns turns succeeded: they and
+				// its records are done.
+				entries, recs, dirty = entries[rec.Turns:], nil, true
+				continue
+			}
+		}
+		if err == nil && probe.Kind != "" && probe.Kind != kindReflected {
 			var rec record
 			if rec, err = parseRecord(line); err == nil {
 				recs = append(recs, rec)
@@ -406,10 +722,5 @@ func (j *journal) load(user string, log *slog.Logger) ([]entry, *runLog, error) 
 		dirty = true
 		log.Warn("reflector: "+problem+"; the turns are reflected afresh", "file", p)
 	}
-	if dirty {
-		if err := j.rewrite(user, entries, run); err != nil {
-			return nil, nil, err
-		}
-	}
-	return entries, run, nil
+	return entries, run, dirty
 }

@@ -2,12 +2,19 @@ package reflector
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 func TestJournalLineRoundTrip(t *testing.T) {
@@ -119,4 +126,238 @@ func TestJournalFileErrors(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "gone")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("the folder appeared")
 	}
+}
+
+// countOps makes e count the disk operations op (on any file) and signal
+// each on the returned channel.
+func (e *env) countOps(op string) (n *atomic.Int32, each chan struct{}) {
+	n, each = &atomic.Int32{}, make(chan struct{}, 100)
+	e.faultMu.Lock()
+	e.fault = func(o, _ string) error {
+		if o == op {
+			n.Add(1)
+			each <- struct{}{}
+		}
+		return nil
+	}
+	e.faultMu.Unlock()
+	return n, each
+}
+
+// TestTurnsAreFsyncedTogetherAfterTheWindow: Add writes the turn but does
+// not fsync it; when the sync window ends one fsync covers every turn of
+// the window; a window opens again with the next turn.
+func TestTurnsAreFsyncedTogetherAfterTheWindow(t *testing.T) {
+	e := newEnv(t, nil)
+	fsyncs, each := e.countOps(opFsync)
+	for i := range 5 {
+		e.add(turn("alice", fmt.Sprint("t", i), "hi"))
+	}
+	if n := fsyncs.Load(); n != 0 {
+		t.Fatalf("%d fsyncs before the window ended", n)
+	}
+	if lines := e.journalLines("alice"); len(lines) != 5 {
+		t.Fatalf("the turns are not in the file before Add returned: %q", lines)
+	}
+	e.clock.Advance(DefaultSyncWindow - 1)
+	if n := fsyncs.Load(); n != 0 {
+		t.Fatalf("%d fsyncs before the window ended", n)
+	}
+	e.clock.Advance(1)
+	<-each
+	e.add(turn("alice", "t5", "again"))
+	if e.clock.Armed() != 2 { // the idle timer and the new window
+		t.Fatalf("%d timers armed", e.clock.Armed())
+	}
+	e.endWindow()
+	<-each
+	if n := fsyncs.Load(); n != 2 {
+		t.Fatalf("%d fsyncs for 6 turns in two windows, want 2", n)
+	}
+}
+
+// TestCloseFsyncsBeforeItReturns: a clean shutdown inside a window makes
+// the turns durable before the runs start, without waiting for the window.
+func TestCloseFsyncsBeforeItReturns(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
+		return openaitest.Error(400, "", "nope"), true // the turns stay journaled
+	})
+	fsyncs, _ := e.countOps(opFsync)
+	e.add(turn("alice", "t1", "one"))
+	e.add(turn("bob", "b1", "two"))
+	if err := e.r.Close(context.Background()); err == nil {
+		t.Fatal("Close reported nothing left journaled")
+	}
+	if n := fsyncs.Load(); n < 2 {
+		t.Fatalf("%d fsyncs at Close, want one per file at least", n)
+	}
+	r := e.open()
+	if r.Pending() != 2 {
+		t.Fatalf("after a restart: %d pending, want 2", r.Pending())
+	}
+}
+
+// TestReflectedTurnsAreMarkedThenCompacted: a run that succeeds while other
+// turns wait appends a "reflected" line rather than rewriting the file; a
+// restart skips the reflected turns and compacts the file; past
+// compactBytes of reflected content the file is compacted at once.
+func TestReflectedTurnsAreMarkedThenCompacted(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	arrived, release := e.gateModel("nothing to remember")
+	e.add(turn("alice", "t1", "one"))
+	<-arrived
+	e.add(turn("alice", "t2", "two"))
+	release <- struct{}{}
+	<-arrived // t2's run
+	e.waitFor("the mark", func() bool { return len(e.journalLines("alice")) == 3 })
+	lines := e.journalLines("alice")
+	if !strings.Contains(lines[2], `"kind":"reflected"`) || !strings.Contains(lines[2], `"turns":1`) {
+		t.Fatalf("journal %q", lines)
+	}
+	e.r.crash()
+	close(release)
+	e.cfg.MaxTurns = 20
+	e.r = e.open()
+	if e.r.Pending() != 1 {
+		t.Fatalf("after a restart %d pending, want t2 only", e.r.Pending())
+	}
+	if lines := e.journalLines("alice"); len(lines) != 1 || !strings.Contains(lines[0], `"t2"`) {
+		t.Fatalf("not compacted at Open: %q", lines)
+	}
+
+	// Past compactBytes the file is compacted by the run's end.
+	e2 := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	arrived, release = e2.gateModel("nothing to remember")
+	defer close(release)
+	e2.add(turn("alice", "t1", strings.Repeat("x", compactBytes)))
+	<-arrived
+	e2.add(turn("alice", "t2", "two"))
+	release <- struct{}{}
+	<-arrived
+	e2.waitFor("the compaction", func() bool { return len(e2.journalLines("alice")) == 1 })
+	if lines := e2.journalLines("alice"); !strings.Contains(lines[0], `"t2"`) {
+		t.Fatalf("journal %q", lines)
+	}
+}
+
+// TestBadReflectedLines: a "reflected" line covering more turns than are
+// journaled is skipped with a warning; an offline forget counts only the
+// turns still pending.
+func TestBadReflectedLines(t *testing.T) {
+	var logs bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&logs, nil))
+	t1, t2 := mustLine(t, turn("alice", "t1", "one"), 0), mustLine(t, turn("alice", "t2", "two"), 0)
+	data := t1 + `{"kind":"reflected","run":"r1","turns":2}` + "\n" + t2 + `{"kind":"reflected","run":"r1","turns":1}` + "\n"
+	entries, run, dirty := parseJournal("alice", "alice.jsonl", []byte(data), log)
+	if len(entries) != 1 || run != nil || !dirty || entries[0].turn.TaskID != "t2" {
+		t.Fatalf("entries %+v, run %v, dirty %v", entries, run, dirty)
+	}
+	if !strings.Contains(logs.String(), "2 turns reflected but 1 are journaled") {
+		t.Fatalf("logs:\n%s", logs.String())
+	}
+	// A mark may cover every turn journaled before it.
+	t3 := mustLine(t, turn("alice", "t3", "three"), 0)
+	entries, _, _ = parseJournal("alice", "alice.jsonl", []byte(t1+t2+`{"kind":"reflected","run":"r1","turns":2}`+"\n"+t3), log)
+	if len(entries) != 1 || entries[0].turn.TaskID != "t3" {
+		t.Fatalf("entries after a mark of all turns: %+v", entries)
+	}
+	dir := t.TempDir()
+	must(t, os.MkdirAll(filepath.Join(dir, "reflector"), 0o700))
+	must(t, os.WriteFile(filepath.Join(dir, "reflector", "alice.jsonl"), []byte(data), 0o600))
+	if n, err := ForgetJournaled(dir, "alice"); n != 1 || err != nil {
+		t.Fatalf("ForgetJournaled = %d, %v; want the one pending turn", n, err)
+	}
+}
+
+// TestReplayRemovesTempFiles: temp files of a rewrite cut short (renameio's
+// names, and older mnemos') are removed at Open; a stray dot file is not.
+func TestReplayRemovesTempFiles(t *testing.T) {
+	e := newEnv(t, nil)
+	e.r.crash()
+	for _, name := range []string{".alice.jsonl123456", ".alice.jsonl.tmp-abcdef", ".notes"} {
+		e.writeJournal(name, "x")
+	}
+	e.r = e.open()
+	des, err := os.ReadDir(filepath.Join(e.dir, "reflector"))
+	must(t, err)
+	var left []string
+	for _, de := range des {
+		left = append(left, de.Name())
+	}
+	if len(left) != 1 || left[0] != ".notes" {
+		t.Fatalf("left in the journal folder: %v", left)
+	}
+}
+
+// TestCloseRewritesAJournalItCannotFsync: at shutdown a file whose fsync
+// fails is rewritten whole before the runs, so the turns are durable and
+// the next start has them.
+func TestCloseRewritesAJournalItCannotFsync(t *testing.T) {
+	e := newEnv(t, nil)
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
+		return openaitest.Error(400, "", "nope"), true // the turn stays journaled
+	})
+	var fsyncs atomic.Int32
+	e.faultMu.Lock()
+	e.fault = func(op, _ string) error {
+		if op == opFsync && fsyncs.Add(1) == 1 {
+			return errors.New("fsync failed")
+		}
+		return nil
+	}
+	e.faultMu.Unlock()
+	e.add(turn("alice", "t1", "one"))
+	if err := e.r.Close(context.Background()); err == nil {
+		t.Fatal("Close reported nothing left journaled")
+	}
+	for _, want := range []string{"could not make the journal durable at shutdown", "journal rewritten after a failed fsync"} {
+		if !strings.Contains(e.logs.String(), want) {
+			t.Fatalf("logs lack %q:\n%s", want, e.logs.String())
+		}
+	}
+	if r := e.open(); r.Pending() != 1 {
+		t.Fatalf("after a restart: %d pending", r.Pending())
+	}
+}
+
+// TestRecordFsyncsTheFolderOfANewFile: a run's first record, appended to a
+// file created since the last fsync, makes the file's creation durable
+// too; later records fsync the file only.
+func TestRecordFsyncsTheFolderOfANewFile(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	var mu sync.Mutex
+	var ops []string
+	e.faultMu.Lock()
+	e.fault = func(op, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ops = append(ops, op+":"+filepath.Base(name))
+		return nil
+	}
+	e.faultMu.Unlock()
+	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`)), openaitest.Text("nothing"))
+	e.add(turn("alice", "t1", "I'm Ada"))
+	e.waitFor("the run", func() bool { return e.r.Pending() == 0 })
+	mu.Lock()
+	defer mu.Unlock()
+	want := []string{"create:alice.jsonl", "write:alice.jsonl", "write:alice.jsonl", "fsync:alice.jsonl", "fsyncdir:reflector",
+		"write:alice.jsonl", "fsync:alice.jsonl", "remove:alice.jsonl", "fsyncdir:reflector"}
+	if strings.Join(ops, " ") != strings.Join(want, " ") {
+		t.Fatalf("disk operations:\n%v\nwant\n%v", ops, want)
+	}
+}
+
+// TestSyncWindowIsConfigured: a window set in the Config is the one the
+// flusher waits for.
+func TestSyncWindowIsConfigured(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SyncWindow = time.Second })
+	fsyncs, each := e.countOps(opFsync)
+	e.add(turn("alice", "t1", "one"))
+	e.clock.Advance(time.Second - time.Nanosecond)
+	if n := fsyncs.Load(); n != 0 || e.clock.Armed() != 2 {
+		t.Fatalf("%d fsyncs, %d timers before the window ended", n, e.clock.Armed())
+	}
+	e.clock.Advance(time.Nanosecond)
+	<-each
 }

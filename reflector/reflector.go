@@ -99,9 +99,15 @@ type Config struct {
 	// MaxSteps caps the model calls of one run's tool loop (default 12).
 	MaxSteps int
 	// FactsBudget: fact files are pre-loaded in full up to this many bytes
-	// together (default 16384).
+	// together (default 16384); past it Memory.Prepare gives their index,
+	// bounded as the episode index is (memory counts what it leaves out).
 	FactsBudget int
-	Logger      *slog.Logger // nil: discard
+	// SyncWindow is how long a journaled turn may wait for its fsync:
+	// Add writes the turn and returns, and one fsync per file makes the
+	// turns of a window durable (default 10ms). Only a crash of the
+	// machine (not of the process) within it can lose those turns.
+	SyncWindow time.Duration
+	Logger     *slog.Logger // nil: discard
 	// Clock gives "today", the time of turns without one and the idle and
 	// retry timers; nil: the system clock.
 	Clock clock.Clock
@@ -155,6 +161,7 @@ func Open(cfg Config) (*Reflector, error) {
 	cfg.MaxTurns = defaults.Positive(cfg.MaxTurns, DefaultMaxTurns)
 	cfg.MaxSteps = defaults.Positive(cfg.MaxSteps, DefaultMaxSteps)
 	cfg.FactsBudget = defaults.Positive(cfg.FactsBudget, DefaultFactsBudget)
+	cfg.SyncWindow = defaults.Positive(cfg.SyncWindow, DefaultSyncWindow)
 	cfg.Logger = defaults.Logger(cfg.Logger)
 	dir := filepath.Join(cfg.StateDir, "reflector")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -166,6 +173,7 @@ func Open(cfg Config) (*Reflector, error) {
 		return nil, err
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.j.start(r.clock, cfg.SyncWindow, r.log, r.poke)
 	for name, p := range replayed {
 		r.mu.Lock()
 		u := r.acquire(name, true)
@@ -188,8 +196,11 @@ func Open(cfg Config) (*Reflector, error) {
 	return r, nil
 }
 
-// Add journals a finished turn durably, then (re)arms its user's idle timer.
-// When Add returns nil the turn survives a crash. A zero Time is set to Now.
+// Add journals a finished turn, then (re)arms its user's idle timer. When
+// Add returns nil the turn is in the journal file and survives a crash of
+// the process; it is fsynced within Config.SyncWindow (with the other
+// turns of that window), so it survives a crash of the machine from then
+// on. Add does not wait for the fsync. A zero Time is set to Now.
 func (r *Reflector) Add(t Turn) error {
 	if err := validUser(t.User); err != nil {
 		return err
@@ -250,6 +261,7 @@ func (r *Reflector) Close(ctx context.Context) error {
 		<-done
 	}
 	r.cancel()
+	r.j.stop(true)
 	n := r.Pending()
 	switch {
 	case n == 0:
@@ -260,6 +272,17 @@ func (r *Reflector) Close(ctx context.Context) error {
 	default:
 		return fmt.Errorf("reflector: %d turn(s) could not be reflected before shutdown (see the errors logged); they stay journaled in %s and are retried at the next start",
 			n, r.j.dir)
+	}
+}
+
+// poke runs an empty op on user's loop, if it runs: the loop then sees
+// that the user's file failed an fsync and rewrites it (see repair).
+func (r *Reflector) poke(user string) {
+	r.mu.Lock()
+	u := r.acquire(user, false)
+	r.mu.Unlock()
+	if u != nil {
+		u.exec(func() {})
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -81,6 +82,7 @@ func TestMaxTurnsReflectsAtOnce(t *testing.T) {
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Fatalf("%d model calls, want 1", n)
 	}
+	e.endWindow()
 	if e.clock.Armed() != 0 {
 		t.Errorf("%d timers still armed", e.clock.Armed())
 	}
@@ -554,12 +556,15 @@ func TestCloseWithExpiredContextKeepsJournal(t *testing.T) {
 	if !strings.Contains(e.logs.String(), "interrupted by shutdown") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
-	// The next start reflects them.
-	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
+	// The next start reflects them (alice's at once: MaxTurns wait; held
+	// until Pending is read).
+	release := make(chan struct{})
+	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { <-release; return openaitest.Text("ok"), true })
 	e.r = e.open()
 	if e.r.Pending() != 3 {
 		t.Fatalf("Pending after restart = %d", e.r.Pending())
 	}
+	close(release)
 	must(t, e.r.Close(context.Background()))
 	if e.r.Pending() != 0 {
 		t.Fatal("not reflected at the next start")
@@ -605,27 +610,73 @@ func TestAddFillsTimeAndFailsWithoutLosingState(t *testing.T) {
 	if err := e.r.Add(turn("carol", "c1", "x")); err == nil || !strings.Contains(err.Error(), "open journal") {
 		t.Fatalf("Add = %v", err)
 	}
-	// fsync failures fail Add and leave no partial line.
-	e.failOp(opFsync, errors.New("fsync failed"))
-	if err := e.r.Add(turn("alice", "t2", "x")); err == nil || !strings.Contains(err.Error(), "fsync failed") {
+	// A write failure fails Add and leaves no partial line.
+	e.failOp(opWrite, errors.New("disk full"))
+	if err := e.r.Add(turn("alice", "t2", "x")); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Add = %v", err)
 	}
 	if lines := e.journalLines("alice"); len(lines) != 1 {
 		t.Fatalf("a failed append left %d lines", len(lines))
 	}
-	e.failOp(opFsyncDir, errors.New("dir fsync failed"))
-	if err := e.r.Add(turn("dave", "d1", "x")); err == nil || !strings.Contains(err.Error(), "dir fsync failed") {
-		t.Fatalf("Add = %v", err)
-	}
 	e.failOp("", nil)
-	if _, err := os.Stat(filepath.Join(e.dir, "reflector", "dave.jsonl")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a journal whose creation was not made durable stays: %v", err)
-	}
 	if e.r.Pending() != 1 {
 		t.Fatalf("Pending = %d, want 1", e.r.Pending())
 	}
 	if e.r.hasState("bob") || e.r.hasState("carol") {
 		t.Error("state kept for users whose Add failed")
+	}
+}
+
+// TestFailedFsyncRewritesTheJournal: Add does not wait for the fsync, so
+// an fsync that fails at the end of the sync window (of the file, or of
+// the folder of a new file) cannot fail Add: it is logged, and the user's
+// loop rewrites the file whole from the turns it holds (after a failed
+// fsync the written pages may be gone), at once or, when that fails too,
+// at its next operation.
+func TestFailedFsyncRewritesTheJournal(t *testing.T) {
+	e := newEnv(t, nil)
+	e.add(turn("alice", "t1", "one"))
+	e.endWindow()
+	e.failOp(opFsync, errors.New("fsync failed"))
+	e.add(turn("alice", "t2", "two"))
+	e.endWindow()
+	e.waitFor("the failed fsync and rewrite", func() bool {
+		return strings.Contains(e.logs.String(), "could not rewrite the journal after a failed fsync") &&
+			strings.Contains(e.logs.String(), "could not make the journal durable")
+	})
+	if !strings.Contains(e.logs.String(), "fsync failed") {
+		t.Fatalf("logs:\n%s", e.logs.String())
+	}
+	e.failOp("", nil)
+	e.add(turn("alice", "t3", "three"))
+	if !strings.Contains(e.logs.String(), "journal rewritten after a failed fsync") {
+		t.Fatalf("logs:\n%s", e.logs.String())
+	}
+	if lines := e.journalLines("alice"); len(lines) != 3 || !strings.Contains(lines[2], `"t3"`) {
+		t.Fatalf("journal %q", lines)
+	}
+	// A new file whose folder cannot be fsynced is rewritten (the rewrite
+	// fsyncs the folder again).
+	var dirSyncs atomic.Int32
+	e.faultMu.Lock()
+	e.fault = func(op, _ string) error {
+		if op == opFsyncDir {
+			if dirSyncs.Add(1) == 1 {
+				return errors.New("dir fsync failed")
+			}
+		}
+		return nil
+	}
+	e.faultMu.Unlock()
+	e.add(turn("dave", "d1", "x"))
+	e.endWindow()
+	// The flusher wakes dave's loop for it (nothing else does meanwhile).
+	e.waitLogs("the rewrite", func() bool { return count(e.logs.String(), "journal rewritten after a failed fsync") == 2 })
+	if lines := e.journalLines("dave"); len(lines) != 1 || dirSyncs.Load() != 2 {
+		t.Fatalf("journal %q, %d folder fsyncs", lines, dirSyncs.Load())
+	}
+	if e.r.Pending() != 4 {
+		t.Fatalf("Pending = %d, want 4", e.r.Pending())
 	}
 }
 
@@ -722,7 +773,8 @@ func TestOpenErrors(t *testing.T) {
 	cfg.StateDir = t.TempDir()
 	r, err := Open(cfg)
 	must(t, err)
-	if r.cfg.Idle != DefaultIdle || r.cfg.MaxTurns != DefaultMaxTurns || r.cfg.MaxSteps != DefaultMaxSteps || r.cfg.FactsBudget != DefaultFactsBudget {
+	if r.cfg.Idle != DefaultIdle || r.cfg.MaxTurns != DefaultMaxTurns || r.cfg.MaxSteps != DefaultMaxSteps || r.cfg.FactsBudget != DefaultFactsBudget ||
+		r.cfg.SyncWindow != DefaultSyncWindow {
 		t.Errorf("defaults: %+v", r.cfg)
 	}
 	must(t, r.Close(context.Background()))

@@ -265,7 +265,7 @@ func TestCommitJournalFailureAbortsTheWrite(t *testing.T) {
 	e.fault = func(op, _ string) error {
 		if op == opFsync {
 			n++
-			if n == 4 { // turn, run line, step, then the intent
+			if n == 3 { // the run line (with the turn), the step, then the intent
 				return syscall.ENOSPC
 			}
 		}

@@ -17,6 +17,9 @@ const (
 	kindStep   = "step"   // a model reply with tool calls, before they ran
 	kindIntent = "intent" // a change to Path is about to make version After
 	kindDone   = "done"   // tool call Call finished its change with Result
+	// kindReflected: the run succeeded; its records and the first Turns
+	// pending turns are done.
+	kindReflected = "reflected"
 )
 
 // record is one journal line about the run in progress:
@@ -93,7 +96,7 @@ func parseRecord(line []byte) (record, error) {
 	switch {
 	case rec.Run == "":
 		return bad("no run id")
-	case rec.Kind == kindRun && rec.Turns < 1:
+	case (rec.Kind == kindRun || rec.Kind == kindReflected) && rec.Turns < 1:
 		return bad("no turns")
 	case rec.Kind == kindStep && (rec.Step < 1 || rec.Message == nil || len(rec.Message.ToolCalls) == 0):
 		return bad("no step number or tool calls")
@@ -101,7 +104,7 @@ func parseRecord(line []byte) (record, error) {
 		return bad("no call number")
 	case rec.Kind == kindIntent && rec.Path == "":
 		return bad("no path")
-	case rec.Kind != kindRun && rec.Kind != kindStep && rec.Kind != kindIntent && rec.Kind != kindDone:
+	case rec.Kind != kindRun && rec.Kind != kindStep && rec.Kind != kindIntent && rec.Kind != kindDone && rec.Kind != kindReflected:
 		return record{}, fmt.Errorf("unknown record kind %q", rec.Kind)
 	}
 	return rec, nil

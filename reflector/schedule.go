@@ -104,7 +104,15 @@ func (u *userState) loop() {
 			u.r.mu.Unlock()
 			o.f()
 		}
-		gone := u.retire()
+		u.repair()
+		gone := false
+		if u.quiet() {
+			// Make the file durable and close it before the loop may end.
+			if err := u.r.j.release(u.name); err != nil {
+				u.repair()
+			}
+			gone = u.retire()
+		}
 		for _, c := range u.ended {
 			close(c)
 		}
@@ -118,13 +126,15 @@ func (u *userState) loop() {
 	}
 }
 
-// retire reports whether the loop is done: nothing runs, nothing is
-// promised, and nothing waits (or Close was called, which leaves what
-// failed journaled). It drops the state from the users map then.
+// quiet reports whether nothing runs and nothing waits (or Close was
+// called, which leaves what failed journaled).
+func (u *userState) quiet() bool {
+	return !u.busy && (u.closing || (len(u.queued) == 0 && u.timer == nil))
+}
+
+// retire reports whether the loop is done: it is quiet and nothing is
+// promised. It drops the state from the users map then.
 func (u *userState) retire() bool {
-	if u.busy || (!u.closing && (len(u.queued) > 0 || u.timer != nil)) {
-		return false
-	}
 	u.r.mu.Lock()
 	defer u.r.mu.Unlock()
 	if u.refs > 0 {
@@ -134,7 +144,25 @@ func (u *userState) retire() bool {
 	return true
 }
 
-// add journals t durably, then schedules it.
+// repair rewrites the user's file whole when an fsync of it failed (the
+// kernel may have dropped what was written), unless a run is in progress:
+// the run's records would race with it, and its next record fails the run,
+// whose end rewrites the file anyway.
+func (u *userState) repair() {
+	r := u.r
+	if u.busy || !r.j.broken(u.name) {
+		return
+	}
+	if err := r.j.rewrite(u.name, u.queued, u.run); err != nil {
+		r.j.markBroken(u.name, err)
+		r.log.Error("reflector: could not rewrite the journal after a failed fsync; the turns are kept in memory and retried, but a crash of the machine may lose them",
+			"user", u.name, "err", err)
+		return
+	}
+	r.log.Info("reflector: journal rewritten after a failed fsync", "user", u.name, "turns", len(u.queued))
+}
+
+// add journals t (durable within the sync window), then schedules it.
 func (u *userState) add(t Turn) error {
 	if t.TaskID != "" && slices.ContainsFunc(u.queued, func(q entry) bool { return q.turn.TaskID == t.TaskID }) {
 		// The same message answered again (a restart before the adapter
@@ -157,6 +185,10 @@ func (u *userState) add(t Turn) error {
 func (u *userState) close() {
 	u.closing = true
 	u.disarm()
+	if err := u.r.j.sync(u.name); err != nil {
+		u.r.log.Error("reflector: could not make the journal durable at shutdown; it is rewritten whole", "user", u.name, "err", err)
+		u.repair()
+	}
 	if !u.busy && len(u.queued) > 0 {
 		u.start()
 	}
@@ -272,7 +304,7 @@ func (u *userState) finish(run *runLog, batch []entry, tasks []string, start tim
 		u.forgotten(batch)
 	case err == nil:
 		outcome = "ok"
-		u.succeeded(batch, tasks, start)
+		u.succeeded(batch, tasks, start, run)
 	case errors.As(err, &split):
 		outcome = "split"
 		u.split(batch, split)
@@ -287,10 +319,20 @@ func (u *userState) finish(run *runLog, batch []entry, tasks []string, start tim
 	}
 }
 
-// succeeded removes the covered turns and the run from the journal.
-func (u *userState) succeeded(batch []entry, tasks []string, start time.Time) {
+// succeeded removes the covered turns and the run from the journal: the
+// file goes when nothing else is pending; else a "reflected" line marks
+// them done, and the file is compacted once what is done passes
+// compactBytes.
+func (u *userState) succeeded(batch []entry, tasks []string, start time.Time, run *runLog) {
 	r := u.r
-	if err := r.j.rewrite(u.name, u.queued, nil); err != nil {
+	var err error
+	if len(u.queued) > 0 {
+		err = r.j.appendRecord(u.name, record{Kind: kindReflected, Run: run.id, Turns: len(batch)})
+	}
+	if len(u.queued) == 0 || err != nil || r.j.size(u.name)-pendingBytes(u.queued) > compactBytes {
+		err = r.j.rewrite(u.name, u.queued, nil)
+	}
+	if err != nil {
 		r.log.Error("reflection: could not remove reflected turns from the journal; the run is resumed at the next start and changes nothing twice",
 			"user", u.name, "tasks", tasks, "err", err)
 	}
@@ -300,6 +342,16 @@ func (u *userState) succeeded(batch []entry, tasks []string, start time.Time) {
 	if len(u.queued) > 0 && (u.due || u.closing || len(u.queued) >= r.cfg.MaxTurns) {
 		u.start()
 	}
+}
+
+// pendingBytes is the size of entries' journal lines.
+func pendingBytes(entries []entry) int64 {
+	n := int64(0)
+	for _, e := range entries {
+		line, _ := encodeLine(e) // they were encoded when journaled
+		n += int64(len(line))
+	}
+	return n
 }
 
 // forgotten ends a run whose user's memory was forgotten meanwhile: Forget

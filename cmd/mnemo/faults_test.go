@@ -70,13 +70,21 @@ func TestChatDiskFaultsAreFailures(t *testing.T) {
 	}
 }
 
-// TestChatJournalFaultIsAFailure: a turn that cannot be journaled is lost,
-// and the chat says so and exits 1.
+// TestChatJournalFaultIsAFailure: a turn that cannot be written to the
+// journal is lost, and the chat says so and exits 1. A journal that cannot
+// be fsynced (at exit: turns are fsynced off the reply path) fails the chat
+// too, saying why.
 func TestChatJournalFaultIsAFailure(t *testing.T) {
 	w := newChatWorld(t)
-	r := w.chatFaults(t, "Hello, I'm Zhang San.\n", failOn("fsync", "zhangsan.jsonl", syscall.EIO))
+	r := w.chatFaults(t, "Hello, I'm Zhang San.\n", failOn("write", "zhangsan.jsonl", syscall.EIO))
 	r.want(t, 1, "Noted.\n", "1 turn(s) could not be saved to the reflection journal")
 	if !strings.Contains(r.stderr, "input/output error") {
+		t.Errorf("stderr does not say why:\n%s", r.stderr)
+	}
+	w = newChatWorld(t)
+	r = w.chatFaults(t, "Hello, I'm Zhang San.\n", failOn("fsync", "zhangsan.jsonl", syscall.EIO))
+	r.want(t, 1, "Noted.\n", "not everything was saved")
+	if !strings.Contains(r.stderr, "could not make the journal durable") || !strings.Contains(r.stderr, "input/output error") {
 		t.Errorf("stderr does not say why:\n%s", r.stderr)
 	}
 }
