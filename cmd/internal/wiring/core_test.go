@@ -2,6 +2,7 @@ package wiring
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,5 +115,61 @@ func TestCoreToolCalls(t *testing.T) {
 	}
 	if strings.Join(calls, ",") != "memory_read:true" { // the file does not exist
 		t.Errorf("tool calls %v", calls)
+	}
+}
+
+// A reflection's request does not grow with the memory: with 10,000 fact
+// and episode files (each index past its budget) the reflector's request
+// — system prompt, pre-load, one turn, tool definitions — stays under
+// 24 KB, and says how many files it left out.
+func TestReflectionRequestBoundedAtAnySize(t *testing.T) {
+	model := llmtest.New(llmtest.Text("hello"), llmtest.Text("nothing to remember"))
+	o := coreOptions(t, model)
+	for i := range 5000 {
+		for _, f := range []struct{ path, text string }{
+			{fmt.Sprintf("facts/topic-%04d.md", i), fmt.Sprintf("# Topic %d\n\n> Summary: what Ann said about topic %d\n\n- a fact about it\n", i, i)},
+			{fmt.Sprintf("episodes/%04d-01.md", 9999-i), fmt.Sprintf("# Month %d\n\n> Summary: what we did in month %d\n\n## 01\n\n- work\n", i, i)},
+		} {
+			p := filepath.Join(o.Store.Dir, "ann", f.path)
+			if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte(f.text), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	c, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "hi"}); err != nil || r.Failed {
+		t.Fatalf("Handle = %+v, %v", r, err)
+	}
+	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
+		t.Fatalf("Close = %v, %v", rerr, err)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model requests, want the reply and one reflection", len(reqs))
+	}
+	size, text := 0, ""
+	for _, m := range reqs[1].Messages {
+		size += len(m.Content)
+		text += m.Content
+	}
+	tools, err := json.Marshal(reqs[1].Tools)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size += len(tools)
+	t.Logf("reflection request at 10,000 files: %d bytes", size)
+	if size > 24<<10 {
+		t.Errorf("the reflection request is %d bytes at 10,000 files", size)
+	}
+	for _, want := range []string{"more files not shown; see memory_list", "episodes/9999-01.md", "facts/topic-0000.md"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the reflection request lacks %q", want)
+		}
 	}
 }
