@@ -226,6 +226,17 @@ func TestReflectedTurnsAreMarkedThenCompacted(t *testing.T) {
 		t.Fatalf("not compacted at Open: %q", lines)
 	}
 
+	// A big turn still pending is not what counts: only reflected content.
+	e3 := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	arrived, release = e3.gateModel("nothing to remember")
+	e3.add(turn("alice", "t1", "one"))
+	<-arrived
+	e3.add(turn("alice", "t2", strings.Repeat("x", compactBytes)))
+	release <- struct{}{}
+	<-arrived
+	e3.waitFor("the mark", func() bool { return len(e3.journalLines("alice")) == 3 })
+	close(release)
+
 	// Past compactBytes the file is compacted by the run's end.
 	e2 := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 	arrived, release = e2.gateModel("nothing to remember")
