@@ -140,7 +140,7 @@ func TestPreloadIndexesBounded(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if limit := max(budget/2, DefaultIndexBudget); len(facts) > limit {
+		if limit := max(budget/4, DefaultIndexBudget); len(facts) > limit {
 			t.Errorf("budget %d: facts part is %d bytes, over %d", budget, len(facts), limit)
 		}
 		if len(eps) > DefaultIndexBudget {
@@ -228,20 +228,20 @@ func TestListResultShortcutExact(t *testing.T) {
 	}
 }
 
-// Past the facts budget, the fact index takes half of it (at the default
-// 16 KB: 8 KB), so a reflection request stays small at any size.
-func TestPreloadFactIndexHalfBudget(t *testing.T) {
+// Past the facts budget, the fact index takes a quarter of it (at least
+// DefaultIndexBudget), so a reflection request stays small at any size.
+func TestPreloadFactIndexQuarterBudget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "memory")
 	for i := range 300 {
 		writeFile(t, filepath.Join(dir, "alice", fmt.Sprintf("facts/topic-%03d.md", i)), fmt.Sprintf("# T\n\n> Summary: topic %d\n\n%s\n", i, strings.Repeat("x", 100)))
 	}
 	s := newStore(t, func(o *Options) { o.Dir = dir })
-	facts, _, err := mustUser(t, s, "alice").NewSession().Preload(16384)
+	facts, _, err := mustUser(t, s, "alice").NewSession().Preload(24000)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(facts) > 8192 || len(facts) < 8192-200 {
-		t.Errorf("fact index is %d bytes, want just under 8192", len(facts))
+	if len(facts) > 6000 || len(facts) < 6000-200 {
+		t.Errorf("fact index is %d bytes, want just under 6000", len(facts))
 	}
 	if !strings.HasPrefix(facts, "(The fact files hold") {
 		t.Errorf("not an index:\n%.200s", facts)

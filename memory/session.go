@@ -117,8 +117,8 @@ func (s *Session) Append(p, entry, summary string) error {
 // while they fit factsBudget bytes together (their versions recorded, so
 // the reflection may write them without reading again), else their index
 // lines; and the index of the episode files, newest first. Each index is
-// bounded (the facts' by half of factsBudget, at least DefaultIndexBudget;
-// the episodes' by DefaultIndexBudget), its last line counting what was left
+// bounded (the facts' by a quarter of factsBudget, at least
+// DefaultIndexBudget; the episodes' by DefaultIndexBudget), its last line counting what was left
 // out, so the reflector's request does not grow with the memory. Empty
 // parts say "none yet".
 func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
@@ -148,7 +148,7 @@ func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
 		facts = strings.Join(factFiles, "\n\n")
 	} else {
 		head := fmt.Sprintf("(The fact files hold %d bytes together, more than the %d pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", total, factsBudget)
-		facts = head + "\n" + boundedIndex(factInfos, max(factsBudget/2, DefaultIndexBudget)-len(head)-1)
+		facts = head + "\n" + boundedIndex(factInfos, max(factsBudget/4, DefaultIndexBudget)-len(head)-1)
 	}
 	if len(factInfos) == 0 {
 		facts = "none yet"
