@@ -4,7 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"regexp"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // Role says who wrote a Message.
@@ -126,12 +127,12 @@ var (
 )
 
 // userinfoRE matches the user and password part of a URL ("scheme://user:pass@").
-var userinfoRE = regexp.MustCompile(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@]*@`)
+var userinfoRE = text.NewRegexp(`(?i)\b([a-z][a-z0-9+.\-]*://)[^/?#\s@]*@`)
 
 // RedactURLs removes credentials written into URLs
 // (http://user:pass@host → http://…@host) anywhere in s, so that an
 // address from OPENAI_BASE_URL, SLACK_API_URL or DISCORD_API_URL can be
 // logged or put in an error.
 func RedactURLs(s string) string {
-	return userinfoRE.ReplaceAllString(s, "${1}…@")
+	return userinfoRE.Get().ReplaceAllString(s, "${1}…@")
 }

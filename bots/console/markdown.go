@@ -1,8 +1,9 @@
 package console
 
 import (
-	"regexp"
 	"strings"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // ANSI styles for a terminal that takes colour (Config.Color).
@@ -19,12 +20,12 @@ const (
 )
 
 var (
-	codeRE   = regexp.MustCompile("`([^`\n]+)`")
-	boldRE   = regexp.MustCompile(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
-	italicRE = regexp.MustCompile(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*($|[^\w*])`)
-	linkRE   = regexp.MustCompile(`\[([^\]\n]+)\]\(([^)\s]+)\)`)
-	bulletRE = regexp.MustCompile(`^(\s*)[-*+] (.*)$`)
-	ruleRE   = regexp.MustCompile(`^\s*([-*_])(\s*([-*_]))+\s*$`)
+	codeRE   = text.NewRegexp("`([^`\n]+)`")
+	boldRE   = text.NewRegexp(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
+	italicRE = text.NewRegexp(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*($|[^\w*])`)
+	linkRE   = text.NewRegexp(`\[([^\]\n]+)\]\(([^)\s]+)\)`)
+	bulletRE = text.NewRegexp(`^(\s*)[-*+] (.*)$`)
+	ruleRE   = text.NewRegexp(`^\s*([-*_])(\s*([-*_]))+\s*$`)
 )
 
 // style renders the Markdown a model commonly writes for a terminal:
@@ -48,12 +49,12 @@ func style(text string) string {
 				h = ansiUnderline + h
 			}
 			lines[i] = ansiBold + h + ansiReset
-		case ruleRE.MatchString(l) && len(trimmed) >= 3:
+		case ruleRE.Get().MatchString(l) && len(trimmed) >= 3:
 			lines[i] = ansiDim + strings.Repeat("─", 40) + ansiReset
 		case strings.HasPrefix(trimmed, ">"):
 			lines[i] = ansiDim + "│ " + ansiReset + inline(strings.TrimSpace(strings.TrimPrefix(trimmed, ">")))
 		default:
-			if m := bulletRE.FindStringSubmatch(l); m != nil {
+			if m := bulletRE.Get().FindStringSubmatch(l); m != nil {
 				lines[i] = m[1] + ansiCode + "•" + ansiReset + " " + inline(m[2])
 				continue
 			}
@@ -76,7 +77,7 @@ func heading(l string) string {
 func inline(l string) string {
 	var b strings.Builder
 	for {
-		loc := codeRE.FindStringSubmatchIndex(l)
+		loc := codeRE.Get().FindStringSubmatchIndex(l)
 		if loc == nil {
 			b.WriteString(emphasis(l))
 			return b.String()
@@ -88,7 +89,7 @@ func inline(l string) string {
 }
 
 func emphasis(s string) string {
-	s = linkRE.ReplaceAllString(s, "$1 "+ansiDim+"($2)"+ansiReset)
-	s = boldRE.ReplaceAllString(s, ansiBold+"$1$2"+ansiReset)
-	return italicRE.ReplaceAllString(s, "$1"+ansiItalic+"$2"+ansiReset+"$3")
+	s = linkRE.Get().ReplaceAllString(s, "$1 "+ansiDim+"($2)"+ansiReset)
+	s = boldRE.Get().ReplaceAllString(s, ansiBold+"$1$2"+ansiReset)
+	return italicRE.Get().ReplaceAllString(s, "$1"+ansiItalic+"$2"+ansiReset+"$3")
 }

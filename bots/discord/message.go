@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
@@ -306,7 +306,7 @@ func replyParts(text string) []string {
 
 // tokenRE matches Discord's <…> markup: users, roles, channels, emoji,
 // timestamps.
-var tokenRE = regexp.MustCompile(`<(@!?|@&|#|a?:[A-Za-z0-9_~]+:|t:)([0-9]+)(?::[tTdDfFR])?>`)
+var tokenRE = text.NewRegexp(`<(@!?|@&|#|a?:[A-Za-z0-9_~]+:|t:)([0-9]+)(?::[tTdDfFR])?>`)
 
 // plainText is a message's text for the model: a mention of the bot is
 // dropped when stripBot (else written @botName), other user mentions are
@@ -318,8 +318,8 @@ func plainText(m *discordgo.Message, botID, botName string, stripBot bool) strin
 			names[u.ID] = cmp.Or(core.CleanName(cmp.Or(u.GlobalName, u.Username)), u.ID)
 		}
 	}
-	s := tokenRE.ReplaceAllStringFunc(m.Content, func(tok string) string {
-		sub := tokenRE.FindStringSubmatch(tok)
+	s := tokenRE.Get().ReplaceAllStringFunc(m.Content, func(tok string) string {
+		sub := tokenRE.Get().FindStringSubmatch(tok)
 		kind, id := sub[1], sub[2]
 		switch {
 		case kind == "@" || kind == "@!":

@@ -1,9 +1,9 @@
 package slack
 
 import (
-	"regexp"
 	"strings"
 
+	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
@@ -32,7 +32,7 @@ func formatReply(md string) []string {
 func toMrkdwn(md string) string { return markdown.Slack(md) }
 
 // slackTokenRE matches Slack's <…> sequences in message text.
-var slackTokenRE = regexp.MustCompile(`<([^<>\n]*)>`)
+var slackTokenRE = text.NewRegexp(`<([^<>\n]*)>`)
 
 var textUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 
@@ -41,7 +41,7 @@ var textUnescaper = strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 // "label (url)", and &amp; &lt; &gt; their characters. A mention of the bot
 // (botUserID) is dropped when stripBot, else written @botName.
 func plainText(s, botUserID, botName string, stripBot bool) string {
-	s = slackTokenRE.ReplaceAllStringFunc(s, func(tok string) string {
+	s = slackTokenRE.Get().ReplaceAllStringFunc(s, func(tok string) string {
 		target, label, _ := strings.Cut(tok[1:len(tok)-1], "|")
 		switch {
 		case strings.HasPrefix(target, "@"):

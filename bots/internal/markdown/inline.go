@@ -1,12 +1,13 @@
 package markdown
 
 import (
-	"regexp"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
+
+	lazy "github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // mode is how inline content is written.
@@ -169,11 +170,11 @@ func (r *renderer) link(label, dest string, image bool, m mode) string {
 		return label
 	case m == plain:
 		return dest
-	case !webURL.MatchString(dest) && dest == "":
+	case !webURL.Get().MatchString(dest) && dest == "":
 		return r.esc(label)
-	case !webURL.MatchString(dest) && label == "":
+	case !webURL.Get().MatchString(dest) && label == "":
 		return r.esc(dest)
-	case !webURL.MatchString(dest):
+	case !webURL.Get().MatchString(dest):
 		return r.esc(label + " (" + dest + ")")
 	case r.d == slack && (label == "" || label == dest):
 		return "<" + escapeURL(dest) + ">"
@@ -186,7 +187,7 @@ func (r *renderer) link(label, dest string, image bool, m mode) string {
 }
 
 var (
-	plainEmail   = regexp.MustCompile(`^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+$`)
+	plainEmail   = lazy.NewRegexp(`^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+$`)
 	labelEscaper = strings.NewReplacer("[", `\[`, "]", `\]`)
 	// discordURL: what would end a masked link's target early.
 	discordURL = strings.NewReplacer("(", "%28", ")", "%29", " ", "%20")
@@ -205,12 +206,12 @@ func (r *renderer) autoLink(n *ast.AutoLink, m mode) string {
 	}
 	url := string(n.URL(r.src))
 	if n.AutoLinkType == ast.AutoLinkEmail {
-		if !plainEmail.MatchString(label) { // <!subteam^S1|@devs> is one to CommonMark
+		if !plainEmail.Get().MatchString(label) { // <!subteam^S1|@devs> is one to CommonMark
 			return escapeText("<" + label + ">")
 		}
 		url = "mailto:" + label
 	}
-	if !webURL.MatchString(url) {
+	if !webURL.Get().MatchString(url) {
 		return escapeText("<" + label + ">")
 	}
 	if label == url {

@@ -12,6 +12,8 @@ import (
 	east "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/text"
 
+	lazy "github.com/mnemo-agent/mnemo/agent/text"
+
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -27,14 +29,14 @@ const Rule = "──────────"
 var (
 	// webURL: a target Slack and Discord can link (anything else is shown
 	// as text, so no Slack control sequence can be built from a link).
-	webURL = regexp.MustCompile(`^(?:https?://|mailto:)[^\s<>]+$`)
+	webURL = lazy.NewRegexp(`^(?:https?://|mailto:)[^\s<>]+$`)
 	// pingRE finds the words Slack turns into channel-wide pings when they
 	// are linked; a "@" inside a word (an e-mail address) is not one.
-	pingRE = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}_])@(channel|here|everyone)`)
+	pingRE = lazy.NewRegexp(`(?i)(^|[^\p{L}\p{N}_])@(channel|here|everyone)`)
 )
 
 // PingRE matches what would ping a whole Slack channel (for tests).
-func PingRE() *regexp.Regexp { return pingRE }
+func PingRE() *regexp.Regexp { return pingRE.Get() }
 
 // Slack renders Markdown as Slack mrkdwn. Its code fences are bare "```"
 // lines, and no other line holds three backticks in a row.
@@ -366,7 +368,7 @@ func escapeURL(u string) string {
 // neutralize puts a zero-width space after the "@" of @here, @channel and
 // @everyone.
 func neutralize(s string) string {
-	return pingRE.ReplaceAllString(s, "${1}@"+zwsp+"${2}")
+	return pingRE.Get().ReplaceAllString(s, "${1}@"+zwsp+"${2}")
 }
 
 // breakFences puts zero-width spaces into runs of three or more backticks,

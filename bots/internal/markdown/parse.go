@@ -2,15 +2,18 @@ package markdown
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+
 	"github.com/yuin/goldmark/util"
+
+	lazy "github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // goldmark is quadratic on some hostile input: a long line of unclosed
@@ -33,33 +36,47 @@ const (
 // runs go on one list, which goldmark walks.
 var delims = parser.NewContextKey()
 
+// lazyParser holds the parser, built at its first use (a chat never
+// renders for Slack or Discord, and building it is a good part of a start).
+var lazyParser struct {
+	once sync.Once
+	p    parser.Parser
+}
+
 // mdParser is safe for concurrent use: goldmark keeps the state of a
 // parse in a context of its own.
-var mdParser = goldmark.New(
-	goldmark.WithParser(parser.NewParser(
-		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
-		parser.WithInlineParsers(
-			util.Prioritized(perLine(parser.NewCodeSpanParser()), 100),
-			util.Prioritized(perLine(parser.NewLinkParser()), 200),
-			util.Prioritized(perLine(parser.NewAutoLinkParser()), 300),
-			util.Prioritized(perLine(parser.NewRawHTMLParser()), 400),
-			util.Prioritized(perBlock(parser.NewEmphasisParser()), 500),
-			util.Prioritized(perBlock(extension.NewStrikethroughParser()), 500),
-			// Bare addresses as GitHub finds them, up to a space or "<"
-			// (goldmark's own pattern stops at "*", so emphasis would be
-			// read inside an address).
-			util.Prioritized(bareLinks{extension.NewLinkifyParser(extension.WithLinkifyURLRegexp(bareURL))}, 999),
-		),
-		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-	)),
-	goldmark.WithExtensions(extension.Table, extension.TaskList),
-).Parser()
+func mdParser() parser.Parser {
+	lazyParser.once.Do(func() { lazyParser.p = newParser() })
+	return lazyParser.p
+}
 
-var bareURL = regexp.MustCompile(`^(?:https?|ftp)://[^\s<]+`)
+func newParser() parser.Parser {
+	return goldmark.New(
+		goldmark.WithParser(parser.NewParser(
+			parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+			parser.WithInlineParsers(
+				util.Prioritized(perLine(parser.NewCodeSpanParser()), 100),
+				util.Prioritized(perLine(parser.NewLinkParser()), 200),
+				util.Prioritized(perLine(parser.NewAutoLinkParser()), 300),
+				util.Prioritized(perLine(parser.NewRawHTMLParser()), 400),
+				util.Prioritized(perBlock(parser.NewEmphasisParser()), 500),
+				util.Prioritized(perBlock(extension.NewStrikethroughParser()), 500),
+				// Bare addresses as GitHub finds them, up to a space or "<"
+				// (goldmark's own pattern stops at "*", so emphasis would be
+				// read inside an address).
+				util.Prioritized(bareLinks{extension.NewLinkifyParser(extension.WithLinkifyURLRegexp(bareURL.Get()))}, 999),
+			),
+			parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		)),
+		goldmark.WithExtensions(extension.Table, extension.TaskList),
+	).Parser()
+}
+
+var bareURL = lazy.NewRegexp(`^(?:https?|ftp)://[^\s<]+`)
 
 // parse parses md (cleaned already) into its syntax tree.
 func parse(src []byte) ast.Node {
-	return mdParser.Parse(text.NewReader(src))
+	return mdParser().Parse(text.NewReader(src))
 }
 
 // budgeted is an inline parser that gives up (its trigger is text) after

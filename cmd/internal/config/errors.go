@@ -2,11 +2,12 @@ package config
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // This file words the problems found while decoding: yaml.v3's errors,
@@ -50,9 +51,9 @@ func got(n *yaml.Node) string {
 }
 
 var (
-	reCannot    = regexp.MustCompile("(?s)^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
-	reNotFound  = regexp.MustCompile(`(?s)^line (\d+): field (.+) not found in type (.+)$`)
-	reDuplicate = regexp.MustCompile(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+	reCannot    = text.NewRegexp("(?s)^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	reNotFound  = text.NewRegexp(`(?s)^line (\d+): field (.+) not found in type (.+)$`)
+	reDuplicate = text.NewRegexp(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
 )
 
 // listExamples shows a list of each []string key, for "expected a list".
@@ -62,12 +63,12 @@ var listExamples = map[string]string{
 
 // typeError rewords one of yaml.v3's decoding errors to name the key.
 func (d *decoder) typeError(msg string) {
-	if m := reNotFound.FindStringSubmatch(msg); m != nil {
+	if m := reNotFound.Get().FindStringSubmatch(msg); m != nil {
 		prefix := d.schema.section[m[3]]
 		d.add(atoi(m[1]), "unknown key %q%s", joinKey(prefix, m[2]), d.suggest(m[2], prefix))
 		return
 	}
-	if m := reDuplicate.FindStringSubmatch(msg); m != nil {
+	if m := reDuplicate.Get().FindStringSubmatch(msg); m != nil {
 		line, name := atoi(m[1]), m[2]
 		name, _ = strconv.Unquote(name)
 		for _, e := range d.entries {
@@ -83,10 +84,10 @@ func (d *decoder) typeError(msg string) {
 		}
 		return
 	}
-	m := reCannot.FindStringSubmatch(msg)
+	m := reCannot.Get().FindStringSubmatch(msg)
 	if m == nil { // not one yaml.v3 v3.0.x writes: shown as it is
 		line := 0
-		if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlErrLine.Get().FindStringSubmatch(msg); m != nil {
 			line, msg = atoi(m[1]), m[2]
 		}
 		d.add(line, "%s", strings.ReplaceAll(msg, "\n", `\n`)) // one line per problem

@@ -8,13 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"reflect"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 const (
@@ -225,11 +226,11 @@ func safeDecode(dec *yaml.Decoder, v any) (err error) {
 	return dec.Decode(v)
 }
 
-var yamlErrLine = regexp.MustCompile(`(?s)^line (\d+): (.*)$`)
+var yamlErrLine = text.NewRegexp(`(?s)^line (\d+): (.*)$`)
 
 func (d *decoder) syntaxError(data []byte, err error) {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
-	if m := yamlErrLine.FindStringSubmatch(msg); m != nil {
+	if m := yamlErrLine.Get().FindStringSubmatch(msg); m != nil {
 		msg = m[2]
 	}
 	// yaml.v3 places a parser error at the start of the enclosing block,

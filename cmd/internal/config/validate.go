@@ -5,7 +5,6 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -13,6 +12,7 @@ import (
 	"unicode"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 const (
@@ -250,12 +250,12 @@ func inside(dir, root string) bool {
 }
 
 var (
-	slackAccountRe   = regexp.MustCompile(`^slack:([A-Za-z0-9]{1,32})/([A-Za-z0-9]{1,32})$`)
-	discordAccountRe = regexp.MustCompile(`^discord:[0-9]{1,20}$`)
+	slackAccountRe   = text.NewRegexp(`^slack:([A-Za-z0-9]{1,32})/([A-Za-z0-9]{1,32})$`)
+	discordAccountRe = text.NewRegexp(`^discord:[0-9]{1,20}$`)
 )
 
 // guildIDRe is a Discord snowflake as Copy Server ID shows it.
-var guildIDRe = regexp.MustCompile(`^[1-9][0-9]{0,19}$`)
+var guildIDRe = text.NewRegexp(`^[1-9][0-9]{0,19}$`)
 
 func (c *Config) validateGuildIDs(ch *checker) {
 	const key = "discord.guildIDs"
@@ -266,7 +266,7 @@ func (c *Config) validateGuildIDs(ch *checker) {
 	first := map[string]string{} // id → key where first listed
 	for i, id := range ids {
 		ikey := fmt.Sprintf("%s[%d]", key, i)
-		if _, err := strconv.ParseUint(id, 10, 64); err != nil || !guildIDRe.MatchString(id) {
+		if _, err := strconv.ParseUint(id, 10, 64); err != nil || !guildIDRe.Get().MatchString(id) {
 			ch.add(ikey, "%s: %s is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on", quote(id))
 			continue
 		}
@@ -306,12 +306,12 @@ func (c *Config) validateIdentities(ch *checker) {
 		}
 		for i, a := range accounts {
 			ikey := fmt.Sprintf("%s[%d]", key, i)
-			m := slackAccountRe.FindStringSubmatch(a)
+			m := slackAccountRe.Get().FindStringSubmatch(a)
 			switch {
 			case m != nil && (strings.ToUpper(m[1]) != m[1] || strings.ToUpper(m[2]) != m[2]):
 				ch.add(ikey, "%s: %s: Slack IDs are upper case, as in \"slack:T01ABC/U02DEF\"", quote(a))
 				continue
-			case m == nil && !discordAccountRe.MatchString(a):
+			case m == nil && !discordAccountRe.Get().MatchString(a):
 				ch.add(ikey, "%s: %s must be \"slack:TEAM_ID/USER_ID\" or \"discord:USER_ID\" (digits)", quote(a))
 				continue
 			}
