@@ -384,11 +384,16 @@ func (j *journal) flush(jf *jfile) error {
 	return nil
 }
 
+// lookup is user's journal file, nil when it has none.
+func (j *journal) lookup(user string) *jfile {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.files[user]
+}
+
 // sync makes user's file durable now.
 func (j *journal) sync(user string) error {
-	j.mu.Lock()
-	jf := j.files[user]
-	j.mu.Unlock()
+	jf := j.lookup(user)
 	if jf == nil {
 		return nil
 	}
@@ -398,9 +403,7 @@ func (j *journal) sync(user string) error {
 // broken reports whether user's file failed an fsync and must be
 // rewritten.
 func (j *journal) broken(user string) bool {
-	j.mu.Lock()
-	jf := j.files[user]
-	j.mu.Unlock()
+	jf := j.lookup(user)
 	if jf == nil {
 		return false
 	}
@@ -420,9 +423,7 @@ func (j *journal) markBroken(user string, err error) {
 
 // size is the number of bytes in user's open file (0: none open).
 func (j *journal) size(user string) int64 {
-	j.mu.Lock()
-	jf := j.files[user]
-	j.mu.Unlock()
+	jf := j.lookup(user)
 	if jf == nil {
 		return 0
 	}
@@ -530,9 +531,7 @@ func (j *journal) stop(flush bool) {
 // run open), atomically; nothing left removes it. The open handle is
 // closed; the next append opens the new file.
 func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
-	j.mu.Lock()
-	jf := j.files[user]
-	j.mu.Unlock()
+	jf := j.file(user)
 	if jf != nil {
 		jf.syncMu.Lock()
 		defer jf.syncMu.Unlock()
