@@ -1,0 +1,217 @@
+package reflector
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/google/renameio/v2"
+
+	"github.com/mnemo-agent/mnemo/agent"
+)
+
+// The journal's files as a whole: atomic rewrites, and reading them back
+// at start (journal.go appends to them and makes them durable).
+
+// rewrite replaces user's file by entries and the records of run (nil: no
+// run open), atomically; nothing left removes it. The open handle is
+// closed; the next append opens the new file.
+func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
+	jf := j.file(user)
+	if jf != nil {
+		jf.syncMu.Lock()
+		defer jf.syncMu.Unlock()
+		jf.mu.Lock()
+		defer jf.mu.Unlock()
+		jf.closeLocked()
+	}
+	p := j.path(user)
+	if len(entries) == 0 {
+		err := j.fault.at(opRemove, p)
+		if err == nil {
+			err = os.Remove(p)
+		}
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("reflector: remove journal: %w: %w", agent.ErrStorage, err)
+		}
+		return j.fsyncDir()
+	}
+	var buf bytes.Buffer
+	for _, e := range entries {
+		line, err := encodeLine(e)
+		if err != nil {
+			return err
+		}
+		buf.Write(line)
+	}
+	for _, rec := range run.records() {
+		line, _ := json.Marshal(rec) // strings, ints and a decoded message: cannot fail
+		buf.Write(append(line, '\n'))
+	}
+	if err := j.install(p, buf.Bytes()); err != nil {
+		return fmt.Errorf("reflector: rewrite journal of %s: %w", user, err)
+	}
+	return nil
+}
+
+// install puts data at name atomically with renameio (a temp file beside
+// it, its name starting with '.', apart from every journal name; fsynced
+// and renamed over name), then fsyncs the folder, which renameio leaves
+// to its caller. A failure before the rename leaves name as it was; disk
+// failures are wrapped with agent.ErrStorage.
+func (j *journal) install(name string, data []byte) error {
+	var pf *renameio.PendingFile
+	err := j.fault.at(opCreate, name)
+	if err == nil {
+		pf, err = renameio.NewPendingFile(name, renameio.WithTempDir(filepath.Dir(name)),
+			renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600))
+	}
+	if err == nil {
+		defer pf.Cleanup() // removes the temp file unless it was renamed
+		if err = j.fault.at(opWrite, name); err == nil {
+			_, err = pf.Write(data)
+		}
+		if err == nil {
+			err = j.fault.at(opFsync, name)
+		}
+		if err == nil {
+			err = j.fault.at(opRename, name)
+		}
+		if err == nil {
+			err = pf.CloseAtomicallyReplace() // fsync, then rename
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+	}
+	return fsyncFolder(filepath.Dir(name), j.fault)
+}
+
+// isTemp reports whether a journal folder entry is a temp file of install
+// (".<user>.jsonl<random>", or ".<user>.jsonl.tmp-<hex>" of older mnemos).
+func isTemp(name string) bool {
+	return strings.HasPrefix(name, ".") && strings.Contains(name, journalExt) && !strings.HasSuffix(name, journalExt)
+}
+
+// replay reads every journal file: the pending turns by user. Leftover temp
+// files are removed; unreadable lines are skipped with a warning and their
+// file rewritten without them.
+func (j *journal) replay(log *slog.Logger) (map[string]pending, error) {
+	des, err := os.ReadDir(j.dir)
+	if err != nil {
+		return nil, fmt.Errorf("reflector: read journal folder: %w", err)
+	}
+	out := map[string]pending{}
+	for _, de := range des {
+		name := de.Name()
+		if isTemp(name) {
+			_ = os.Remove(filepath.Join(j.dir, name)) // a rewrite that crashed before its rename
+			continue
+		}
+		user, ok := strings.CutSuffix(name, journalExt)
+		if !ok {
+			continue
+		}
+		if err := validUser(user); err != nil || !de.Type().IsRegular() {
+			log.Warn("reflector: ignoring a stray file in the journal folder", "file", filepath.Join(j.dir, name))
+			continue
+		}
+		entries, run, err := j.load(user, log)
+		if err != nil {
+			return nil, err
+		}
+		if len(entries) > 0 {
+			out[user] = pending{entries: entries, run: run}
+		}
+	}
+	return out, nil
+}
+
+// pending is what a user's journal holds: the turns, and the run that
+// was in progress over the first of them, if any.
+type pending struct {
+	entries []entry
+	run     *runLog
+}
+
+// load reads one user's file, rewriting it when it had bad lines or
+// reflected ones.
+func (j *journal) load(user string, log *slog.Logger) ([]entry, *runLog, error) {
+	p := j.path(user)
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reflector: read journal: %w", err)
+	}
+	entries, run, dirty := parseJournal(user, p, data, log)
+	if dirty {
+		if err := j.rewrite(user, entries, run); err != nil {
+			return nil, nil, err
+		}
+	}
+	return entries, run, nil
+}
+
+// parseJournal reads the content of user's file p: the pending turns, the
+// run open over them, and whether the file holds more than those (bad or
+// reflected lines), so a rewrite would make it smaller.
+func parseJournal(user, p string, data []byte, log *slog.Logger) (entries []entry, run *runLog, dirty bool) {
+	var recs []record
+	dirty = len(data) == 0 || data[len(data)-1] != '\n'
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var probe struct {
+			Kind string `json:"kind"`
+		}
+		err := json.Unmarshal(line, &probe)
+		if err == nil && probe.Kind == "failed" {
+			continue // a failed file moved back by an admin: its note on why
+		}
+		if err == nil && probe.Kind == kindReflected {
+			var rec record
+			if rec, err = parseRecord(line); err == nil && rec.Turns > len(entries) {
+				err = fmt.Errorf("%d turns reflected but %d are journaled", rec.Turns, len(entries))
+			}
+			if err == nil {
+				// The run over the first Turns turns succeeded: they and
+				// its records are done.
+				entries, recs, dirty = entries[rec.Turns:], nil, true
+				continue
+			}
+		}
+		if err == nil && probe.Kind != "" && probe.Kind != kindReflected {
+			var rec record
+			if rec, err = parseRecord(line); err == nil {
+				recs = append(recs, rec)
+				continue
+			}
+		}
+		var e entry
+		if err == nil {
+			e, err = parseLine(line)
+		}
+		if err == nil && e.turn.User != user {
+			err = fmt.Errorf("the turn belongs to %q", e.turn.User)
+		}
+		if err != nil {
+			dirty = true
+			log.Warn("reflector: skipping an unreadable journal line (a crash while it was written?)",
+				"file", p, "line", i+1, "err", err)
+			continue
+		}
+		entries = append(entries, e)
+	}
+	run, problem := assembleRun(recs, len(entries))
+	if problem != "" {
+		dirty = true
+		log.Warn("reflector: "+problem+"; the turns are reflected afresh", "file", p)
+	}
+	return entries, run, dirty
+}
