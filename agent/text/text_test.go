@@ -77,3 +77,14 @@ func TestLongestRun(t *testing.T) {
 		}
 	}
 }
+
+// A text that starts with continuation bytes (not valid UTF-8) is cut to
+// nothing rather than past its start.
+func TestCutInvalidStart(t *testing.T) {
+	if got := Cut("\x80\x80abc", 1); got != "" {
+		t.Errorf("Cut = %q, want empty", got)
+	}
+	if got := Cut("\x80\x80abc", 3); got != "\x80\x80a" {
+		t.Errorf("Cut = %q", got)
+	}
+}
