@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"net/http"
-	"sort"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -126,11 +126,11 @@ func familyOf(line string) string {
 // escaped as the text format wants; kv alternates keys and values.
 func series(name string, kv ...string) string {
 	type label struct{ k, v string }
-	labels := make([]label, 0, len(kv)/2)
-	for i := 0; i+1 < len(kv); i += 2 {
+	var labels []label
+	for i := 0; i < len(kv); i += 2 {
 		labels = append(labels, label{kv[i], kv[i+1]})
 	}
-	sort.Slice(labels, func(i, j int) bool { return labels[i].k < labels[j].k })
+	slices.SortFunc(labels, func(a, b label) int { return strings.Compare(a.k, b.k) })
 	var b strings.Builder
 	b.WriteString(name)
 	b.WriteByte('{')
