@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -171,5 +174,65 @@ func TestReflectionRequestBoundedAtAnySize(t *testing.T) {
 		if !strings.Contains(text, want) {
 			t.Errorf("the reflection request lacks %q", want)
 		}
+	}
+}
+
+// What Open is given reaches the store: the logger (a leftover temp file
+// removed at start is logged), the fault hook (a write goes through it)
+// and the index cache in the state folder (written at Close); a turn
+// journaled well is not counted as lost.
+func TestCoreOptionsReachTheStore(t *testing.T) {
+	model := llmtest.New(llmtest.Text("hello"), llmtest.Text("nothing to remember"))
+	o := coreOptions(t, model)
+	var logs logtest.Buffer
+	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	var mu sync.Mutex
+	var ops []string
+	o.Faults = func(op, name string) error {
+		mu.Lock()
+		defer mu.Unlock()
+		ops = append(ops, op+" "+name)
+		return nil
+	}
+	o.Store.Watch = true // a watching store keeps its index for the next start
+	o.Store.Clean = true // and one that cleans logs the leftovers it removes
+	leftover := filepath.Join(o.Store.Dir, "ann", "facts", ".user.md.mnemo-tmp-0123456789abcdef")
+	if err := os.MkdirAll(filepath.Dir(leftover), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(leftover, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(logs.String(), "removed leftover temp file") {
+		t.Errorf("the store did not log to the core's logger:\n%s", logs.String())
+	}
+	u, err := c.Store.User("ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Write("facts/user.md", "# Ann\n\n> Summary: Ann\n", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	hooked := len(ops)
+	mu.Unlock()
+	if hooked == 0 {
+		t.Error("the store's write did not go through the core's fault hook")
+	}
+	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "hi"}); err != nil || r.Failed {
+		t.Fatalf("Handle = %+v, %v", r, err)
+	}
+	if c.Lost() != 0 {
+		t.Errorf("lost %d turns, want 0", c.Lost())
+	}
+	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
+		t.Fatalf("Close = %v, %v", rerr, err)
+	}
+	if _, err := os.Stat(filepath.Join(o.StateDir, "index")); err != nil {
+		t.Errorf("no index cache in the state folder: %v", err)
 	}
 }
