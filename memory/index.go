@@ -202,15 +202,11 @@ type dirFile struct {
 // fstatat per file against the open folder (os.Root.Lstat walks the path
 // for each); with reread, nothing is trusted.
 func (x *index) scanDir(root *os.Root, sub string, reread bool) []dirFile {
-	d, err := root.Open(sub)
-	if err != nil {
+	d, names := openDir(root, sub)
+	if d == nil {
 		return nil
 	}
 	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
 	out := make([]dirFile, 0, len(names))
 	for _, name := range names {
 		if p := sub + "/" + name; validPath(p) {
@@ -282,16 +278,26 @@ func (x *index) markKept(p string, gen uint64) bool {
 }
 
 func readDirNames(root *os.Root, dir string) []string {
-	d, err := root.Open(dir)
-	if err != nil {
-		return nil
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil
+	d, names := openDir(root, dir)
+	if d != nil {
+		d.Close()
 	}
 	return names
+}
+
+// openDir opens folder dir and reads its names; nil when either fails.
+// The caller closes the folder.
+func openDir(root *os.Root, dir string) (*os.File, []string) {
+	d, err := root.Open(dir)
+	if err != nil {
+		return nil, nil
+	}
+	names, err := d.Readdirnames(-1)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.Close()
+		return nil, nil
+	}
+	return d, names
 }
 
 func validPath(p string) bool {
