@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -24,9 +25,6 @@ type changeLog struct {
 	metrics *metrics.Metrics
 	log     *slog.Logger
 }
-
-// historyDir is the history folder in the state folder.
-func historyDir(cfg *config.Config) string { return filepath.Join(stateDir(cfg), "history") }
 
 func (l *changeLog) onChange(c memory.Commit) {
 	var err error

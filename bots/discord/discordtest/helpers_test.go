@@ -184,13 +184,3 @@ func (c *client) counts() (connects, disconnects int) {
 	defer c.mu.Unlock()
 	return c.connects, c.disconnects
 }
-
-func must[T any](t *testing.T) func(T, error) T {
-	return func(v T, err error) T {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-}
