@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
-
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/memory"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
