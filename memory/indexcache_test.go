@@ -114,24 +114,31 @@ func TestIndexCacheRereadsOnlyChangedFiles(t *testing.T) {
 // the same tick of the file system's clock without its key changing: it
 // is read again at the next start.
 func TestIndexCacheRacilyCleanIsReread(t *testing.T) {
+	// Modified 1s before it is read (the store's clock stands still):
+	// within the slack.
+	if got := listAfterSwapAtAge(t, time.Now(), racySlack/2); got != "facts/work.md=bbbb" {
+		t.Fatalf("a racily clean entry was trusted: %q", got)
+	}
+}
+
+// listAfterSwapAtAge reads alice's file, modified age before now (the
+// store's clock stands still at now), into the cache, swaps its text for
+// factB with the same key, and lists what the next start sees.
+func listAfterSwapAtAge(t *testing.T, now time.Time, age time.Duration) string {
+	t.Helper()
 	base := t.TempDir()
 	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
 	file := filepath.Join(dir, "alice/facts/work.md")
 	writeFile(t, file, factA)
-	// Modified 1s before it is read (the store's clock stands still):
-	// within the slack.
-	now := time.Now()
-	recent := now.Add(-racySlack / 2)
-	os.Chtimes(file, recent, recent)
+	mtime := now.Add(-age)
+	os.Chtimes(file, mtime, mtime)
 	clk := func(o *Options) { o.Clock = clocktest.New(now) }
 	s := cachedStore(t, dir, cache, clk)
 	listPaths(t, mustUser(t, s, "alice"))
 	s.Close()
 	swapSameKey(t, file, factB)
 	s = cachedStore(t, dir, cache, clk)
-	if got := listPaths(t, mustUser(t, s, "alice")); got != "facts/work.md=bbbb" {
-		t.Fatalf("a racily clean entry was trusted: %q", got)
-	}
+	return listPaths(t, mustUser(t, s, "alice"))
 }
 
 // Files gone, added, or no longer plain single-link files while mnemo
@@ -620,19 +627,7 @@ func TestIndexCacheRacyBoundary(t *testing.T) {
 		want string        // listed at the next start
 	}{{racySlack, "bbbb"}, {racySlack + time.Nanosecond, "aaaa"}} {
 		t.Run(tc.age.String(), func(t *testing.T) {
-			base := t.TempDir()
-			dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
-			file := filepath.Join(dir, "alice/facts/work.md")
-			writeFile(t, file, factA)
-			mtime := now.Add(-tc.age)
-			os.Chtimes(file, mtime, mtime)
-			clk := func(o *Options) { o.Clock = clocktest.New(now) }
-			s := cachedStore(t, dir, cache, clk)
-			listPaths(t, mustUser(t, s, "alice"))
-			s.Close()
-			swapSameKey(t, file, factB)
-			s = cachedStore(t, dir, cache, clk)
-			if got := listPaths(t, mustUser(t, s, "alice")); got != "facts/work.md="+tc.want {
+			if got := listAfterSwapAtAge(t, now, tc.age); got != "facts/work.md="+tc.want {
 				t.Fatalf("lists %q, want the summary %q", got, tc.want)
 			}
 		})

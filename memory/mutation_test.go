@@ -47,13 +47,7 @@ func TestFileSummaryPrefersFirstTitle(t *testing.T) {
 }
 
 func TestEpisodeSummaryBudgetExact(t *testing.T) {
-	mk := func(ss ...string) []episode {
-		var es []episode
-		for _, s := range ss {
-			es = append(es, episode{Summary: s})
-		}
-		return es
-	}
+	mk := episodesSummarized
 	a, b := strings.Repeat("a", 58), strings.Repeat("b", 58)
 	// 58 + ", " + 58 + the 2 the budget reserves per part = 120: both fit.
 	if got := episodeSummary(mk(a, b)); got != a+", "+b {
@@ -72,22 +66,6 @@ func TestEpisodeSummaryBudgetExact(t *testing.T) {
 	// Three parts come out oldest first.
 	if got := episodeSummary(mk("x", "y", "z")); got != "x, y, z" {
 		t.Errorf("order: got %q", got)
-	}
-}
-
-func TestSetSummaryEdges(t *testing.T) {
-	cases := []struct{ name, text, want string }{
-		{"title is the last line", "# T", "# T\n\n> Summary: new"},
-		{"summary in the first entry of a file without header", "## E\n> Summary: inner\n- Date: 2026-02-01\n",
-			"# 2026-02 Episodes\n\n> Summary: new\n\n## E\n> Summary: inner\n- Date: 2026-02-01\n"},
-		{"two titles: under the first", "# A\n\n# B\n\n## E\n", "# A\n\n> Summary: new\n\n# B\n\n## E\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := setSummary(c.text, "new", "2026-02 Episodes"); got != c.want {
-				t.Errorf("setSummary = %q; want %q", got, c.want)
-			}
-		})
 	}
 }
 
