@@ -543,17 +543,25 @@ func TestListOmittedNamesOnlyWhatIsLeftOut(t *testing.T) {
 	}
 }
 
-// A file that passes the Lstat but cannot be opened, on every try (here:
-// no file descriptor left), is tried a bounded number of times, then
-// refused with the open's error: a read never loops for ever.
-func TestOpenRegularRetriesAreBounded(t *testing.T) {
+// rootWithFile opens, for the test, an os.Root on a new folder holding one
+// file.
+func rootWithFile(t *testing.T, name, content string) (string, *os.Root) {
+	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "x.md"), "x")
+	writeFile(t, filepath.Join(dir, name), content)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
+	t.Cleanup(func() { root.Close() })
+	return dir, root
+}
+
+// A file that passes the Lstat but cannot be opened, on every try (here:
+// no file descriptor left), is tried a bounded number of times, then
+// refused with the open's error: a read never loops for ever.
+func TestOpenRegularRetriesAreBounded(t *testing.T) {
+	_, root := rootWithFile(t, "x.md", "x")
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
@@ -600,13 +608,7 @@ func TestOpenRegularRetriesAreBounded(t *testing.T) {
 // the open meets a symlink swapped in since. A stress test: it cannot fail
 // when the code is right.
 func TestOpenNeverFollowsASwappedInLink(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "secret.md"), "SECRET")
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	dir, root := rootWithFile(t, "secret.md", "SECRET")
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)
