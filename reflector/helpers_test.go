@@ -1,7 +1,6 @@
 package reflector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"go.uber.org/goleak"
 )
@@ -159,26 +159,6 @@ func (c *changes) notify() {
 	}
 }
 
-// logBuf is a goroutine-safe log sink.
-type logBuf struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changes *changes
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	defer l.changes.notify()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // env is one test's reflector with its fakes.
 type env struct {
 	t       *testing.T
@@ -187,7 +167,7 @@ type env struct {
 	changes *changes
 	mem     *fakeMemory
 	srv     *openaitest.Server
-	logs    *logBuf
+	logs    *logtest.Buffer
 	cfg     Config
 	r       *Reflector
 
@@ -224,7 +204,7 @@ func (e *env) faults(op, name string) error {
 func newEnv(t *testing.T, tweak func(*Config)) *env {
 	t.Helper()
 	c := &changes{}
-	e := &env{t: t, dir: t.TempDir(), clock: newClock(), mem: newFakeMemory(c), srv: openaitest.New(t), logs: &logBuf{changes: c}, changes: c}
+	e := &env{t: t, dir: t.TempDir(), clock: newClock(), mem: newFakeMemory(c), srv: openaitest.New(t), logs: &logtest.Buffer{OnWrite: c.notify}, changes: c}
 	e.cfg = Config{
 		Model:     openai.New(openai.Config{BaseURL: e.srv.URL(), APIKey: "test-key", MaxRetries: -1}),
 		ModelName: "reflector-model",
