@@ -258,25 +258,7 @@ func (e *env) endWindow() { e.clock.Advance(DefaultSyncWindow) }
 // call and end of a run.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	for {
-		changed := e.changes.next()
-		running := e.r.running() // after the loops' ops under way: cond sees their effects
-		if cond() {
-			return
-		}
-		cases := []reflect.SelectCase{
-			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(changed)},
-			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
-		}
-		for _, d := range running {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
-		}
-		if i, _, _ := reflect.Select(cases); i == 1 {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	e.wait(what, cond, e.r.running)
 }
 
 // waitLogs waits until cond holds, checking it again at each log line and
@@ -284,16 +266,32 @@ func (e *env) waitFor(what string, cond func() bool) {
 // what it waits for must come about without them being woken.
 func (e *env) waitLogs(what string, cond func() bool) {
 	e.t.Helper()
+	e.wait(what, cond, nil)
+}
+
+// wait waits until cond holds, checking it again at each change and, when
+// running is set, at the end of each run it lists.
+func (e *env) wait(what string, cond func() bool, running func() []chan struct{}) {
+	e.t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
 	for {
 		changed := e.changes.next()
+		var dones []chan struct{}
+		if running != nil {
+			dones = running() // after the loops' ops under way: cond sees their effects
+		}
 		if cond() {
 			return
 		}
-		select {
-		case <-changed:
-		case <-deadline.C:
+		cases := []reflect.SelectCase{
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(changed)},
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
+		}
+		for _, d := range dones {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
+		}
+		if i, _, _ := reflect.Select(cases); i == 1 {
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
 	}
@@ -434,6 +432,18 @@ func (e *env) gateModel(text string) (arrived chan struct{}, release chan struct
 		<-release
 		return openaitest.Text(text), true
 	})
+	return arrived, release
+}
+
+// turnDuringRun adds alice's turn t1, lets its run start once the idle time
+// is up and reach the model, held there as by gateModel(text), and adds
+// her turn t2 while that run is busy.
+func (e *env) turnDuringRun(text string) (arrived chan struct{}, release chan struct{}) {
+	arrived, release = e.gateModel(text)
+	e.add(turn("alice", "t1", "one"))
+	e.clock.Advance(2 * time.Minute)
+	<-arrived
+	e.add(turn("alice", "t2", "two"))
 	return arrived, release
 }
 

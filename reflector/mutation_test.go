@@ -117,11 +117,7 @@ func TestCloseMakesOneRunPerPendingBatch(t *testing.T) {
 // meanwhile waits for the conversation to go quiet (below MaxTurns).
 func TestTurnAddedDuringARunWaitsForIdle(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 3 })
-	arrived, release := e.gateModel("nothing to remember")
-	e.add(turn("alice", "t1", "one"))
-	e.clock.Advance(2 * time.Minute)
-	<-arrived
-	e.add(turn("alice", "t2", "two"))
+	_, release := e.turnDuringRun("nothing to remember")
 	close(release)
 	e.waitFor("the first run", func() bool { return e.r.Pending() == 1 })
 	e.settle()

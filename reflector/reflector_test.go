@@ -513,11 +513,7 @@ func TestCloseWaitsForRunningReflection(t *testing.T) {
 
 func TestCloseReflectsTurnsAddedDuringARun(t *testing.T) {
 	e := newEnv(t, nil)
-	arrived, release := e.gateModel("ok")
-	e.add(turn("alice", "t1", "one"))
-	e.clock.Advance(2 * time.Minute)
-	<-arrived
-	e.add(turn("alice", "t2", "two")) // waits for its idle timer
+	arrived, release := e.turnDuringRun("ok") // t2 waits for its idle timer
 	closed := make(chan error, 1)
 	go func() { closed <- e.r.Close(context.Background()) }()
 	release <- struct{}{}
@@ -725,11 +721,7 @@ func TestStaleTimerCallbacksDoNothing(t *testing.T) {
 
 func TestTimerFiringDuringRunStartsNextRunAfterIt(t *testing.T) {
 	e := newEnv(t, nil)
-	arrived, release := e.gateModel("ok")
-	e.add(turn("alice", "t1", "one"))
-	e.clock.Advance(2 * time.Minute)
-	<-arrived
-	e.add(turn("alice", "t2", "two"))
+	arrived, release := e.turnDuringRun("ok")
 	e.clock.Advance(2 * time.Minute) // t2's idle timer fires while t1's run is busy
 	release <- struct{}{}
 	<-arrived // the next run starts as soon as the first ends
