@@ -35,8 +35,7 @@ func TestForgetDropsPendingTurns(t *testing.T) {
 	}
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.clock.Advance(time.Hour)
-	e.waitFor("bob's reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("bob's reflection")
 	for _, q := range e.srv.Requests() {
 		if strings.Contains(q.LastUser(), "I'm Ada") {
 			t.Fatal("a forgotten turn was reflected")

@@ -341,6 +341,13 @@ func (e *env) settle() {
 	}
 }
 
+// drain waits until no turn is pending and no run is in progress.
+func (e *env) drain(what string) {
+	e.t.Helper()
+	e.waitFor(what, func() bool { return e.r.Pending() == 0 })
+	e.settle()
+}
+
 // hasState reports whether the reflector keeps state (a loop) for user.
 func (r *Reflector) hasState(user string) bool {
 	r.mu.Lock()
