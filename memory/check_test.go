@@ -21,46 +21,36 @@ func put(rel, content string) func(t *testing.T, root string) {
 	return func(t *testing.T, root string) { writeFile(t, filepath.Join(root, rel), content) }
 }
 
-func mkdir(rel string) func(t *testing.T, root string) {
+// layoutStep makes a layout step of an operation on the root that may fail.
+func layoutStep(op func(root string) error) func(t *testing.T, root string) {
 	return func(t *testing.T, root string) {
-		if err := os.MkdirAll(filepath.Join(root, rel), 0o700); err != nil {
+		t.Helper()
+		if err := op(root); err != nil {
 			t.Fatal(err)
 		}
 	}
+}
+
+func mkdir(rel string) func(t *testing.T, root string) {
+	return layoutStep(func(root string) error { return os.MkdirAll(filepath.Join(root, rel), 0o700) })
 }
 
 func symlink(target, rel string) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) {
-		if err := os.Symlink(target, filepath.Join(root, rel)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return layoutStep(func(root string) error { return os.Symlink(target, filepath.Join(root, rel)) })
 }
 
 func fifo(rel string) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) {
-		if err := syscall.Mkfifo(filepath.Join(root, rel), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return layoutStep(func(root string) error { return syscall.Mkfifo(filepath.Join(root, rel), 0o600) })
 }
 
 func hardlink(from, rel string) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) {
-		if err := os.Link(filepath.Join(root, from), filepath.Join(root, rel)); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return layoutStep(func(root string) error { return os.Link(filepath.Join(root, from), filepath.Join(root, rel)) })
 }
 
 // aged sets a file's modification time to checkNow minus d.
 func aged(rel string, d time.Duration) func(t *testing.T, root string) {
-	return func(t *testing.T, root string) {
-		at := checkNow.Add(-d)
-		if err := os.Chtimes(filepath.Join(root, rel), at, at); err != nil {
-			t.Fatal(err)
-		}
-	}
+	at := checkNow.Add(-d)
+	return layoutStep(func(root string) error { return os.Chtimes(filepath.Join(root, rel), at, at) })
 }
 
 func sized(rel string, n int64) func(t *testing.T, root string) {

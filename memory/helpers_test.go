@@ -33,6 +33,17 @@ func mustUser(t testing.TB, s *Store, name string) *User {
 	return u
 }
 
+// aliceWithUserFact opens a store in which a person has written alice's
+// facts/user.md by hand; it returns the store, alice and that file's path.
+func aliceWithUserFact(t testing.TB, mod ...func(*Options)) (*Store, *User, string) {
+	t.Helper()
+	s := newStore(t, mod...)
+	u := mustUser(t, s, "alice")
+	path := filepath.Join(s.Dir(), "alice/facts/user.md")
+	writeFile(t, path, userFact)
+	return s, u, path
+}
+
 // writeFile writes a file the way a person with a shell would.
 func writeFile(t testing.TB, path, content string) {
 	t.Helper()

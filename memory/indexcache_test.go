@@ -23,6 +23,13 @@ func cachedStore(t *testing.T, dir, cache string, mod ...func(*Options)) *Store 
 	return newStore(t, append([]func(*Options){func(o *Options) { o.Dir, o.IndexCache = dir, cache }}, mod...)...)
 }
 
+// cacheDirs is a new memory folder and, outside it, where its index cache
+// goes.
+func cacheDirs(t *testing.T) (dir, cache string) {
+	base := t.TempDir()
+	return filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+}
+
 // writeAged writes a file as a person did an hour ago: old enough that its
 // summary, once read, is trusted at the next start (see racySlack).
 func writeAged(t *testing.T, name, text string) {
@@ -90,8 +97,7 @@ func TestIndexCacheRereadsOnlyChangedFiles(t *testing.T) {
 		}, "bbbb"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			base := t.TempDir()
-			dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+			dir, cache := cacheDirs(t)
 			file := filepath.Join(dir, "alice/facts/work.md")
 			writeAged(t, file, factA)
 			s := cachedStore(t, dir, cache)
@@ -114,31 +120,36 @@ func TestIndexCacheRereadsOnlyChangedFiles(t *testing.T) {
 // the same tick of the file system's clock without its key changing: it
 // is read again at the next start.
 func TestIndexCacheRacilyCleanIsReread(t *testing.T) {
-	base := t.TempDir()
-	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
-	file := filepath.Join(dir, "alice/facts/work.md")
-	writeFile(t, file, factA)
 	// Modified 1s before it is read (the store's clock stands still):
 	// within the slack.
-	now := time.Now()
-	recent := now.Add(-racySlack / 2)
-	os.Chtimes(file, recent, recent)
+	if got := listAfterSwapAtAge(t, time.Now(), racySlack/2); got != "facts/work.md=bbbb" {
+		t.Fatalf("a racily clean entry was trusted: %q", got)
+	}
+}
+
+// listAfterSwapAtAge reads alice's file, modified age before now (the
+// store's clock stands still at now), into the cache, swaps its text for
+// factB with the same key, and lists what the next start sees.
+func listAfterSwapAtAge(t *testing.T, now time.Time, age time.Duration) string {
+	t.Helper()
+	dir, cache := cacheDirs(t)
+	file := filepath.Join(dir, "alice/facts/work.md")
+	writeFile(t, file, factA)
+	mtime := now.Add(-age)
+	os.Chtimes(file, mtime, mtime)
 	clk := func(o *Options) { o.Clock = clocktest.New(now) }
 	s := cachedStore(t, dir, cache, clk)
 	listPaths(t, mustUser(t, s, "alice"))
 	s.Close()
 	swapSameKey(t, file, factB)
 	s = cachedStore(t, dir, cache, clk)
-	if got := listPaths(t, mustUser(t, s, "alice")); got != "facts/work.md=bbbb" {
-		t.Fatalf("a racily clean entry was trusted: %q", got)
-	}
+	return listPaths(t, mustUser(t, s, "alice"))
 }
 
 // Files gone, added, or no longer plain single-link files while mnemo
 // was not running are seen at the next start.
 func TestIndexCacheFilesAddedAndRemoved(t *testing.T) {
-	base := t.TempDir()
-	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+	dir, cache := cacheDirs(t)
 	alice := filepath.Join(dir, "alice")
 	writeAged(t, filepath.Join(alice, "facts/gone.md"), factA)
 	writeAged(t, filepath.Join(alice, "facts/linked.md"), factA)
@@ -151,7 +162,7 @@ func TestIndexCacheFilesAddedAndRemoved(t *testing.T) {
 	os.Remove(filepath.Join(alice, "facts/gone.md"))
 	// A hard link changes neither size, time nor inode of the file; it
 	// is no longer a memory file mnemo reads (checkRegular).
-	if err := os.Link(filepath.Join(alice, "facts/linked.md"), filepath.Join(base, "elsewhere.md")); err != nil {
+	if err := os.Link(filepath.Join(alice, "facts/linked.md"), filepath.Join(filepath.Dir(dir), "elsewhere.md")); err != nil {
 		t.Fatal(err)
 	}
 	writeAged(t, filepath.Join(alice, "episodes/2026-01.md"), "# 2026-01 Episodes\n\n> Summary: jan\n")
@@ -164,8 +175,7 @@ func TestIndexCacheFilesAddedAndRemoved(t *testing.T) {
 // The cache file is what encodeCache writes, and a store's own writes,
 // the files it read and the entries it dropped all reach it at Close.
 func TestIndexCacheWrittenAtClose(t *testing.T) {
-	base := t.TempDir()
-	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+	dir, cache := cacheDirs(t)
 	writeAged(t, filepath.Join(dir, "alice/facts/work.md"), factA)
 	s := cachedStore(t, dir, cache)
 	u := mustUser(t, s, "alice")
@@ -232,8 +242,7 @@ func TestIndexCacheCorruptIsRebuilt(t *testing.T) {
 		"a folder": nil,
 	} {
 		t.Run(name, func(t *testing.T) {
-			base := t.TempDir()
-			dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+			dir, cache := cacheDirs(t)
 			writeAged(t, filepath.Join(dir, "alice/facts/work.md"), factA)
 			if data == nil {
 				os.MkdirAll(filepath.Join(cache, "alice.idx"), 0o700)
@@ -359,8 +368,7 @@ func FuzzParseCache(f *testing.F) {
 func TestForgetRemovesIndexCache(t *testing.T) {
 	for _, whole := range []bool{false, true} {
 		t.Run(fmt.Sprint("whole=", whole), func(t *testing.T) {
-			base := t.TempDir()
-			dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+			dir, cache := cacheDirs(t)
 			writeAged(t, filepath.Join(dir, "alice/facts/work.md"), factA)
 			writeAged(t, filepath.Join(dir, "alice/facts/user.md"), userFact)
 			s := cachedStore(t, dir, cache)
@@ -398,8 +406,7 @@ func TestForgetRemovesIndexCache(t *testing.T) {
 
 // A cache file that cannot be removed makes the forget fail, naming it.
 func TestForgetIndexCacheUnremovable(t *testing.T) {
-	base := t.TempDir()
-	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+	dir, cache := cacheDirs(t)
 	writeAged(t, filepath.Join(dir, "alice/facts/work.md"), factA)
 	writeFile(t, filepath.Join(cache, "alice.idx", "x"), "a folder where the cache file goes")
 	s := cachedStore(t, dir, cache)
@@ -412,8 +419,7 @@ func TestForgetIndexCacheUnremovable(t *testing.T) {
 // A store that does not watch reads the cache but never writes it: it
 // may not be the process that owns the memory.
 func TestIndexCacheNotWrittenWithoutWatcher(t *testing.T) {
-	base := t.TempDir()
-	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+	dir, cache := cacheDirs(t)
 	file := filepath.Join(dir, "alice/facts/work.md")
 	writeAged(t, file, factA)
 	s := cachedStore(t, dir, cache)
@@ -478,8 +484,7 @@ func keepAll(t *testing.T, u *User, k *keepLog) string {
 
 // KeepEach hands over each file once until it changes, across runs too.
 func TestKeepEach(t *testing.T) {
-	base := t.TempDir()
-	dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
+	dir, cache := cacheDirs(t)
 	alice := filepath.Join(dir, "alice")
 	writeAged(t, filepath.Join(alice, "facts/work.md"), factA)
 	writeAged(t, filepath.Join(alice, "facts/user.md"), userFact)
@@ -620,19 +625,7 @@ func TestIndexCacheRacyBoundary(t *testing.T) {
 		want string        // listed at the next start
 	}{{racySlack, "bbbb"}, {racySlack + time.Nanosecond, "aaaa"}} {
 		t.Run(tc.age.String(), func(t *testing.T) {
-			base := t.TempDir()
-			dir, cache := filepath.Join(base, "memory"), filepath.Join(base, "state/index")
-			file := filepath.Join(dir, "alice/facts/work.md")
-			writeFile(t, file, factA)
-			mtime := now.Add(-tc.age)
-			os.Chtimes(file, mtime, mtime)
-			clk := func(o *Options) { o.Clock = clocktest.New(now) }
-			s := cachedStore(t, dir, cache, clk)
-			listPaths(t, mustUser(t, s, "alice"))
-			s.Close()
-			swapSameKey(t, file, factB)
-			s = cachedStore(t, dir, cache, clk)
-			if got := listPaths(t, mustUser(t, s, "alice")); got != "facts/work.md="+tc.want {
+			if got := listAfterSwapAtAge(t, now, tc.age); got != "facts/work.md="+tc.want {
 				t.Fatalf("lists %q, want the summary %q", got, tc.want)
 			}
 		})

@@ -91,14 +91,17 @@ func TestParseEpisodesProblems(t *testing.T) {
 	}
 }
 
-func TestEpisodeSummary(t *testing.T) {
-	mk := func(ss ...string) []episode {
-		var es []episode
-		for _, s := range ss {
-			es = append(es, episode{Summary: s})
-		}
-		return es
+// episodesSummarized makes one episode a summary, oldest first.
+func episodesSummarized(ss ...string) []episode {
+	var es []episode
+	for _, s := range ss {
+		es = append(es, episode{Summary: s})
 	}
+	return es
+}
+
+func TestEpisodeSummary(t *testing.T) {
+	mk := episodesSummarized
 	if got := episodeSummary(mk("logger fix", "short ID", "config refactor")); got != "logger fix, short ID, config refactor" {
 		t.Errorf("got %q", got)
 	}
@@ -122,6 +125,11 @@ func TestSetSummary(t *testing.T) {
 		{"insert under title, text right after", "# T\nbody\n", "# T\n\n> Summary: new\n\nbody\n"},
 		{"no title", "## E\n- x\n", "# 2026-02 Episodes\n\n> Summary: new\n\n## E\n- x\n"},
 		{"summary inside entry untouched", "# T\n## E\n> Summary: inner\n", "# T\n\n> Summary: new\n\n## E\n> Summary: inner\n"},
+		// Edges found by mutation testing.
+		{"title is the last line", "# T", "# T\n\n> Summary: new"},
+		{"summary in the first entry of a file without header", "## E\n> Summary: inner\n- Date: 2026-02-01\n",
+			"# 2026-02 Episodes\n\n> Summary: new\n\n## E\n> Summary: inner\n- Date: 2026-02-01\n"},
+		{"two titles: under the first", "# A\n\n# B\n\n## E\n", "# A\n\n> Summary: new\n\n# B\n\n## E\n"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -47,13 +47,7 @@ func TestFileSummaryPrefersFirstTitle(t *testing.T) {
 }
 
 func TestEpisodeSummaryBudgetExact(t *testing.T) {
-	mk := func(ss ...string) []episode {
-		var es []episode
-		for _, s := range ss {
-			es = append(es, episode{Summary: s})
-		}
-		return es
-	}
+	mk := episodesSummarized
 	a, b := strings.Repeat("a", 58), strings.Repeat("b", 58)
 	// 58 + ", " + 58 + the 2 the budget reserves per part = 120: both fit.
 	if got := episodeSummary(mk(a, b)); got != a+", "+b {
@@ -72,22 +66,6 @@ func TestEpisodeSummaryBudgetExact(t *testing.T) {
 	// Three parts come out oldest first.
 	if got := episodeSummary(mk("x", "y", "z")); got != "x, y, z" {
 		t.Errorf("order: got %q", got)
-	}
-}
-
-func TestSetSummaryEdges(t *testing.T) {
-	cases := []struct{ name, text, want string }{
-		{"title is the last line", "# T", "# T\n\n> Summary: new"},
-		{"summary in the first entry of a file without header", "## E\n> Summary: inner\n- Date: 2026-02-01\n",
-			"# 2026-02 Episodes\n\n> Summary: new\n\n## E\n> Summary: inner\n- Date: 2026-02-01\n"},
-		{"two titles: under the first", "# A\n\n# B\n\n## E\n", "# A\n\n> Summary: new\n\n# B\n\n## E\n"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := setSummary(c.text, "new", "2026-02 Episodes"); got != c.want {
-				t.Errorf("setSummary = %q; want %q", got, c.want)
-			}
-		})
 	}
 }
 
@@ -565,17 +543,25 @@ func TestListOmittedNamesOnlyWhatIsLeftOut(t *testing.T) {
 	}
 }
 
-// A file that passes the Lstat but cannot be opened, on every try (here:
-// no file descriptor left), is tried a bounded number of times, then
-// refused with the open's error: a read never loops for ever.
-func TestOpenRegularRetriesAreBounded(t *testing.T) {
+// rootWithFile opens, for the test, an os.Root on a new folder holding one
+// file.
+func rootWithFile(t *testing.T, name, content string) (string, *os.Root) {
+	t.Helper()
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "x.md"), "x")
+	writeFile(t, filepath.Join(dir, name), content)
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
+	t.Cleanup(func() { root.Close() })
+	return dir, root
+}
+
+// A file that passes the Lstat but cannot be opened, on every try (here:
+// no file descriptor left), is tried a bounded number of times, then
+// refused with the open's error: a read never loops for ever.
+func TestOpenRegularRetriesAreBounded(t *testing.T) {
+	_, root := rootWithFile(t, "x.md", "x")
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
@@ -622,13 +608,7 @@ func TestOpenRegularRetriesAreBounded(t *testing.T) {
 // the open meets a symlink swapped in since. A stress test: it cannot fail
 // when the code is right.
 func TestOpenNeverFollowsASwappedInLink(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "secret.md"), "SECRET")
-	root, err := os.OpenRoot(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
+	dir, root := rootWithFile(t, "secret.md", "SECRET")
 	var stop atomic.Bool
 	var wg sync.WaitGroup
 	wg.Add(1)

@@ -86,10 +86,7 @@ func TestWriteRules(t *testing.T) {
 }
 
 func TestWriteNeedsReadAndDetectsHumanEdit(t *testing.T) {
-	s := newStore(t)
-	u := mustUser(t, s, "alice")
-	path := filepath.Join(s.Dir(), "alice/facts/user.md")
-	writeFile(t, path, userFact)
+	_, u, path := aliceWithUserFact(t)
 
 	blind := u.NewSession()
 	if err := blind.Write("facts/user.md", userFact+"- x\n"); !errors.Is(err, ErrNotRead) || !strings.Contains(err.Error(), "not read first") {
@@ -146,10 +143,7 @@ func TestWriteNeedsReadAndDetectsHumanEdit(t *testing.T) {
 }
 
 func TestPatch(t *testing.T) {
-	s := newStore(t)
-	u := mustUser(t, s, "alice")
-	path := filepath.Join(s.Dir(), "alice/facts/user.md")
-	writeFile(t, path, userFact)
+	_, u, path := aliceWithUserFact(t)
 	sess := u.NewSession()
 	if _, err := sess.Patch("facts/user.md", []Patch{{OldText: "Zhang San", NewText: "Li Si"}}); !errors.Is(err, ErrNotRead) {
 		t.Fatalf("patch before read = %v", err)
@@ -353,10 +347,7 @@ func TestHugeFileRefused(t *testing.T) {
 
 func TestEditorSwapFile(t *testing.T) {
 	clk := clocktest.New(time.Date(2026, 2, 15, 12, 0, 0, 0, time.UTC))
-	s := newStore(t, func(o *Options) { o.EditWait, o.Clock = 100*time.Millisecond, clk })
-	u := mustUser(t, s, "alice")
-	path := filepath.Join(s.Dir(), "alice/facts/user.md")
-	writeFile(t, path, userFact)
+	s, u, path := aliceWithUserFact(t, func(o *Options) { o.EditWait, o.Clock = 100*time.Millisecond, clk })
 	swap := filepath.Join(s.Dir(), "alice/facts/.user.md.swp")
 	writeFile(t, swap, "vim")
 	sess := u.NewSession()

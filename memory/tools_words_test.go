@@ -11,10 +11,7 @@ import (
 // add what the model should do next, in the very words the model has
 // always been given. The store's own texts carry no tool names.
 func TestToolErrorWording(t *testing.T) {
-	s := newStore(t)
-	u := mustUser(t, s, "alice")
-	path := filepath.Join(s.Dir(), "alice/facts/user.md")
-	writeFile(t, path, userFact)
+	s, u, path := aliceWithUserFact(t)
 	tools := toolMap(AllTools(u.NewSession()))
 	steps := []struct{ tool, args, want string }{
 		{"memory_read", `{"path":"facts/none.md"}`, "facts/none.md: no such memory file; memory_list shows the files that exist"},

@@ -107,10 +107,7 @@ func TestLiveIndexNewUser(t *testing.T) {
 // Without events (watching off or unavailable) every List rescans: slower
 // but never stale.
 func TestUnwatchedIndexRescans(t *testing.T) {
-	s := newStore(t, func(o *Options) { o.Watch = false })
-	u := mustUser(t, s, "alice")
-	p := filepath.Join(s.Dir(), "alice/facts/user.md")
-	writeFile(t, p, userFact)
+	_, u, p := aliceWithUserFact(t, func(o *Options) { o.Watch = false })
 	if got := listPaths(t, u); got != "facts/user.md=user name, language" {
 		t.Fatalf("List = %q", got)
 	}
@@ -128,10 +125,7 @@ func TestWatcherOverflowRescans(t *testing.T) {
 	if err := os.MkdirAll(filepath.Join(dir, "alice", "facts"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	s := newStore(t, func(o *Options) { o.Dir = dir })
-	u := mustUser(t, s, "alice")
-	p := filepath.Join(s.Dir(), "alice/facts/user.md")
-	writeFile(t, p, userFact)
+	s, u, _ := aliceWithUserFact(t, func(o *Options) { o.Dir = dir })
 	if got := listPaths(t, u); got != "facts/user.md=user name, language" {
 		t.Fatalf("List = %q", got)
 	}
@@ -156,9 +150,7 @@ func TestWatcherOverflowRescans(t *testing.T) {
 }
 
 func TestHandleEventIgnoresNoise(t *testing.T) {
-	s := newStore(t)
-	u := mustUser(t, s, "alice")
-	writeFile(t, filepath.Join(s.Dir(), "alice/facts/user.md"), userFact)
+	s, u, _ := aliceWithUserFact(t)
 	// Stop the real watcher first, so only the events below reach the index.
 	s.w.Close()
 	s.wg.Wait()

@@ -11,10 +11,7 @@ import (
 // Turns journaled by a process that has stopped are dropped for one user
 // only, and the next Open replays the others but not them.
 func TestForgetJournaled(t *testing.T) {
-	e := newEnv(t, nil)
-	e.add(turn("alice", "t1", "I'm Ada"))
-	e.add(turn("alice", "t2", "I live in Paris"))
-	e.add(turn("bob", "t3", "I'm Bob"))
+	e := envWithTwoUsers(t)
 	e.r.cancel() // stop as a crash would: everything stays journaled
 	e.r.Close(cancelled())
 

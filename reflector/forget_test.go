@@ -10,11 +10,19 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
-func TestForgetDropsPendingTurns(t *testing.T) {
+// envWithTwoUsers opens an env holding two turns of alice's and one of
+// bob's, none reflected yet: forgetting alice must leave bob's.
+func envWithTwoUsers(t *testing.T) *env {
+	t.Helper()
 	e := newEnv(t, nil)
 	e.add(turn("alice", "t1", "I'm Ada"))
 	e.add(turn("alice", "t2", "I live in Paris"))
 	e.add(turn("bob", "t3", "I'm Bob"))
+	return e
+}
+
+func TestForgetDropsPendingTurns(t *testing.T) {
+	e := envWithTwoUsers(t)
 	n, err := e.r.Forget(context.Background(), "alice")
 	if err != nil || n != 2 {
 		t.Fatalf("Forget = %d, %v; want 2 turns", n, err)
@@ -27,8 +35,7 @@ func TestForgetDropsPendingTurns(t *testing.T) {
 	}
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.clock.Advance(time.Hour)
-	e.waitFor("bob's reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("bob's reflection")
 	for _, q := range e.srv.Requests() {
 		if strings.Contains(q.LastUser(), "I'm Ada") {
 			t.Fatal("a forgotten turn was reflected")
@@ -75,9 +82,7 @@ func TestForgetStopsARunningReflection(t *testing.T) {
 // the write the tool was making is refused by the journal afterwards.
 func TestForgetWaitsForARunThatIgnoresCancel(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
-	e.mem.block = make(chan struct{})
-	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
-	e.srv.Enqueue(openaitest.Text("saved"))
+	e.stuckWrite()
 	e.add(turn("alice", "t1", "I'm Ada"))
 	e.waitFor("the write to start", func() bool { return len(e.mem.Calls()) == 1 })
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
@@ -95,6 +100,14 @@ func TestForgetWaitsForARunThatIgnoresCancel(t *testing.T) {
 	}
 }
 
+// stuckWrite makes the next run's model call memory_write, which then
+// waits, heeding no cancel, until e.mem.block is closed.
+func (e *env) stuckWrite() {
+	e.mem.block = make(chan struct{})
+	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
+	e.srv.Enqueue(openaitest.Text("saved"))
+}
+
 func (e *env) running(user string) bool {
 	busy := false
 	e.r.each(func(u *userState) {
@@ -109,9 +122,7 @@ func (e *env) running(user string) bool {
 // the forgotten run still ends, waits for its own idle timer.
 func TestTurnAddedWhileAForgottenRunEnds(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 2 })
-	e.mem.block = make(chan struct{})
-	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)))
-	e.srv.Enqueue(openaitest.Text("saved"))
+	e.stuckWrite()
 	e.add(turn("alice", "t1", "I'm Ada"))
 	e.add(turn("alice", "t2", "I write Go"))
 	e.waitFor("the write to start", func() bool { return len(e.mem.Calls()) == 1 })

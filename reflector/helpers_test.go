@@ -1,7 +1,6 @@
 package reflector
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +17,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"go.uber.org/goleak"
 )
@@ -159,26 +159,6 @@ func (c *changes) notify() {
 	}
 }
 
-// logBuf is a goroutine-safe log sink.
-type logBuf struct {
-	mu      sync.Mutex
-	buf     bytes.Buffer
-	changes *changes
-}
-
-func (l *logBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	defer l.changes.notify()
-	return l.buf.Write(p)
-}
-
-func (l *logBuf) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
 // env is one test's reflector with its fakes.
 type env struct {
 	t       *testing.T
@@ -187,7 +167,7 @@ type env struct {
 	changes *changes
 	mem     *fakeMemory
 	srv     *openaitest.Server
-	logs    *logBuf
+	logs    *logtest.Buffer
 	cfg     Config
 	r       *Reflector
 
@@ -224,7 +204,7 @@ func (e *env) faults(op, name string) error {
 func newEnv(t *testing.T, tweak func(*Config)) *env {
 	t.Helper()
 	c := &changes{}
-	e := &env{t: t, dir: t.TempDir(), clock: newClock(), mem: newFakeMemory(c), srv: openaitest.New(t), logs: &logBuf{changes: c}, changes: c}
+	e := &env{t: t, dir: t.TempDir(), clock: newClock(), mem: newFakeMemory(c), srv: openaitest.New(t), logs: &logtest.Buffer{OnWrite: c.notify}, changes: c}
 	e.cfg = Config{
 		Model:     openai.New(openai.Config{BaseURL: e.srv.URL(), APIKey: "test-key", MaxRetries: -1}),
 		ModelName: "reflector-model",
@@ -278,25 +258,7 @@ func (e *env) endWindow() { e.clock.Advance(DefaultSyncWindow) }
 // call and end of a run.
 func (e *env) waitFor(what string, cond func() bool) {
 	e.t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
-	defer deadline.Stop()
-	for {
-		changed := e.changes.next()
-		running := e.r.running() // after the loops' ops under way: cond sees their effects
-		if cond() {
-			return
-		}
-		cases := []reflect.SelectCase{
-			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(changed)},
-			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
-		}
-		for _, d := range running {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
-		}
-		if i, _, _ := reflect.Select(cases); i == 1 {
-			e.t.Fatalf("timed out waiting for %s", what)
-		}
-	}
+	e.wait(what, cond, e.r.running)
 }
 
 // waitLogs waits until cond holds, checking it again at each log line and
@@ -304,16 +266,32 @@ func (e *env) waitFor(what string, cond func() bool) {
 // what it waits for must come about without them being woken.
 func (e *env) waitLogs(what string, cond func() bool) {
 	e.t.Helper()
+	e.wait(what, cond, nil)
+}
+
+// wait waits until cond holds, checking it again at each change and, when
+// running is set, at the end of each run it lists.
+func (e *env) wait(what string, cond func() bool, running func() []chan struct{}) {
+	e.t.Helper()
 	deadline := time.NewTimer(10 * time.Second)
 	defer deadline.Stop()
 	for {
 		changed := e.changes.next()
+		var dones []chan struct{}
+		if running != nil {
+			dones = running() // after the loops' ops under way: cond sees their effects
+		}
 		if cond() {
 			return
 		}
-		select {
-		case <-changed:
-		case <-deadline.C:
+		cases := []reflect.SelectCase{
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(changed)},
+			{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(deadline.C)},
+		}
+		for _, d := range dones {
+			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(d)})
+		}
+		if i, _, _ := reflect.Select(cases); i == 1 {
 			e.t.Fatalf("timed out waiting for %s", what)
 		}
 	}
@@ -361,6 +339,13 @@ func (e *env) settle() {
 			}
 		}
 	}
+}
+
+// drain waits until no turn is pending and no run is in progress.
+func (e *env) drain(what string) {
+	e.t.Helper()
+	e.waitFor(what, func() bool { return e.r.Pending() == 0 })
+	e.settle()
 }
 
 // hasState reports whether the reflector keeps state (a loop) for user.
@@ -454,6 +439,18 @@ func (e *env) gateModel(text string) (arrived chan struct{}, release chan struct
 		<-release
 		return openaitest.Text(text), true
 	})
+	return arrived, release
+}
+
+// turnDuringRun adds alice's turn t1, lets its run start once the idle time
+// is up and reach the model, held there as by gateModel(text), and adds
+// her turn t2 while that run is busy.
+func (e *env) turnDuringRun(text string) (arrived chan struct{}, release chan struct{}) {
+	arrived, release = e.gateModel(text)
+	e.add(turn("alice", "t1", "one"))
+	e.clock.Advance(2 * time.Minute)
+	<-arrived
+	e.add(turn("alice", "t2", "two"))
 	return arrived, release
 }
 

@@ -42,11 +42,24 @@ func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
 		}
 		return j.fsyncDir()
 	}
+	buf, err := encodeJournal(entries, run)
+	if err != nil {
+		return err
+	}
+	if err := j.install(p, buf.Bytes()); err != nil {
+		return fmt.Errorf("reflector: rewrite journal of %s: %w", user, err)
+	}
+	return nil
+}
+
+// encodeJournal is the text of a journal file holding entries and the
+// records of run (nil: none), one line each.
+func encodeJournal(entries []entry, run *runLog) (*bytes.Buffer, error) {
 	var buf bytes.Buffer
 	for _, e := range entries {
 		line, err := encodeLine(e)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		buf.Write(line)
 	}
@@ -54,10 +67,7 @@ func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
 		line, _ := json.Marshal(rec) // strings, ints and a decoded message: cannot fail
 		buf.Write(append(line, '\n'))
 	}
-	if err := j.install(p, buf.Bytes()); err != nil {
-		return fmt.Errorf("reflector: rewrite journal of %s: %w", user, err)
-	}
-	return nil
+	return &buf, nil
 }
 
 // install puts data at name atomically with renameio (a temp file beside

@@ -117,11 +117,7 @@ func TestCloseMakesOneRunPerPendingBatch(t *testing.T) {
 // meanwhile waits for the conversation to go quiet (below MaxTurns).
 func TestTurnAddedDuringARunWaitsForIdle(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 3 })
-	arrived, release := e.gateModel("nothing to remember")
-	e.add(turn("alice", "t1", "one"))
-	e.clock.Advance(2 * time.Minute)
-	<-arrived
-	e.add(turn("alice", "t2", "two"))
+	_, release := e.turnDuringRun("nothing to remember")
 	close(release)
 	e.waitFor("the first run", func() bool { return e.r.Pending() == 1 })
 	e.settle()
@@ -188,8 +184,7 @@ func TestFailedRunResumesAfterRestart(t *testing.T) {
 	e.r.crash()
 	e.srv.Enqueue(openaitest.Text("saved"))
 	e.r = e.open()
-	e.waitFor("the resumed run", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the resumed run")
 	if n := len(e.mem.Calls()); n != 2 {
 		t.Fatalf("%d tool calls in all, want the 2 of the first go", n)
 	}
@@ -255,8 +250,7 @@ func TestResumedRunThenFullBatchAtOnce(t *testing.T) {
 	e.writeJournal("alice.jsonl", data)
 	e.srv.Enqueue(openaitest.Text("saved"), openaitest.Text("nothing to remember"))
 	e.r = e.open()
-	e.waitFor("both runs, without the clock moving", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("both runs, without the clock moving")
 	if n := len(e.srv.Requests()); n != 2 {
 		t.Fatalf("%d model calls, want 2", n)
 	}

@@ -35,8 +35,7 @@ func TestBurstIsOneRunAfterIdle(t *testing.T) {
 		t.Fatalf("%d model calls before the conversation went quiet", n)
 	}
 	e.clock.Advance(time.Second)
-	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflection")
 	reqs := e.srv.Requests()
 	if len(reqs) != 1 {
 		t.Fatalf("%d model calls, want exactly 1 for the burst", len(reqs))
@@ -77,8 +76,7 @@ func TestMaxTurnsReflectsAtOnce(t *testing.T) {
 		t.Fatalf("%d model calls below MaxTurns", n)
 	}
 	e.add(turn("alice", "t3", "three"))
-	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflection")
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Fatalf("%d model calls, want 1", n)
 	}
@@ -136,8 +134,7 @@ func TestUsersConcurrentButOneRunPerUser(t *testing.T) {
 		t.Fatalf("a second alice run was prepared while the first ran")
 	}
 	close(release)
-	e.waitFor("all reflections", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("all reflections")
 	reqs := e.requestsFor("alice")
 	if len(reqs) != 2 {
 		t.Fatalf("alice: %d runs, want 2", len(reqs))
@@ -169,8 +166,7 @@ func TestRequestFramingAndAttribution(t *testing.T) {
 	failed.Failed, failed.ReplyText = true, ""
 	e.add(failed)
 	e.clock.Advance(2 * time.Minute)
-	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflection")
 	req := e.srv.Requests()[0]
 	if req.Chat.Model != "reflector-model" {
 		t.Errorf("model %q", req.Chat.Model)
@@ -225,8 +221,7 @@ func TestFailedTurnWithPartialOutput(t *testing.T) {
 	tr := turn("alice", "t1", "long question")
 	tr.Failed, tr.ReplyText, tr.Speaker, tr.Platform, tr.TaskID = true, "half an ans", "", "", ""
 	e.add(tr)
-	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflection")
 	msg := e.srv.Requests()[0].LastUser()
 	for _, want := range []string{"Partial output before the failure:\n```text\nhalf an ans\n```", "USER (\"alice\") said:",
 		"## Fact files\n\n```text\nnone yet\n```", "## Episode index\n\n```text\nnone yet\n```", "## Turn 1 of 1 · 2026-03-05 14:00 UTC\n"} {
@@ -244,8 +239,7 @@ func TestModelWritesThroughTools(t *testing.T) {
 		openaitest.Text("Saved the user's name."),
 	)
 	e.add(turn("alice", "t1", "I'm Ada"))
-	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflection")
 	calls := e.mem.Calls()
 	if len(calls) != 2 || calls[0].Name != "memory_write" || calls[0].User != "alice" || !strings.Contains(calls[0].Args, "Name: Ada") {
 		t.Fatalf("tool calls: %+v", calls)
@@ -267,8 +261,7 @@ func TestNoToolsWritesNothing(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 	e.srv.Enqueue(openaitest.Text("Casual chat; nothing to remember."))
 	e.add(turn("alice", "t1", "haha nice weather"))
-	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflection")
 	if calls := e.mem.Calls(); len(calls) != 0 {
 		t.Fatalf("tool calls: %+v", calls)
 	}
@@ -333,8 +326,7 @@ func TestModelErrorRetriesThenDrops(t *testing.T) {
 	// The next attempt (backoff 4·Idle) succeeds and empties the journal.
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.clock.Advance(8 * time.Minute)
-	e.waitFor("the last attempt", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the last attempt")
 	if lines := e.journalLines("alice"); lines != nil {
 		t.Errorf("journal left: %q", lines)
 	}
@@ -347,8 +339,7 @@ func TestPoisonTurnDroppedAcrossRestarts(t *testing.T) {
 	e.srv.Enqueue(openaitest.Error(400, "", "poison"))
 	e.r = e.open()
 	e.clock.Advance(2 * time.Minute)
-	e.waitFor("the drop", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the drop")
 	if lines := e.journalLines("alice"); lines != nil {
 		t.Errorf("journal left: %q", lines)
 	}
@@ -401,8 +392,7 @@ func TestCrashReplay(t *testing.T) {
 		t.Fatal("replayed turns ran before Idle")
 	}
 	e.clock.Advance(2 * time.Minute)
-	e.waitFor("replayed reflections", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("replayed reflections")
 	reqs := e.requestsFor("alice")
 	if len(reqs) != 1 || !strings.Contains(reqs[0].LastUser(), "I'm Ada") || !strings.Contains(reqs[0].LastUser(), "I like Go") {
 		t.Fatalf("alice's replayed run: %d requests", len(reqs))
@@ -513,11 +503,7 @@ func TestCloseWaitsForRunningReflection(t *testing.T) {
 
 func TestCloseReflectsTurnsAddedDuringARun(t *testing.T) {
 	e := newEnv(t, nil)
-	arrived, release := e.gateModel("ok")
-	e.add(turn("alice", "t1", "one"))
-	e.clock.Advance(2 * time.Minute)
-	<-arrived
-	e.add(turn("alice", "t2", "two")) // waits for its idle timer
+	arrived, release := e.turnDuringRun("ok") // t2 waits for its idle timer
 	closed := make(chan error, 1)
 	go func() { closed <- e.r.Close(context.Background()) }()
 	release <- struct{}{}
@@ -696,8 +682,7 @@ func TestJournalRewriteFailureIsLogged(t *testing.T) {
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
 	e.failOp(opFsyncDir, errors.New("dir fsync failed"))
 	e.clock.Advance(4 * time.Minute)
-	e.waitFor("the success", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the success")
 	if !strings.Contains(e.logs.String(), "could not remove reflected turns from the journal") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
@@ -716,8 +701,7 @@ func TestStaleTimerCallbacksDoNothing(t *testing.T) {
 		t.Fatalf("a stale timer started a run (%d calls)", n)
 	}
 	e.clock.Advance(time.Minute)
-	e.waitFor("the run", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the run")
 	if n := len(e.srv.Requests()); n != 1 {
 		t.Fatalf("%d calls", n)
 	}
@@ -725,25 +709,19 @@ func TestStaleTimerCallbacksDoNothing(t *testing.T) {
 
 func TestTimerFiringDuringRunStartsNextRunAfterIt(t *testing.T) {
 	e := newEnv(t, nil)
-	arrived, release := e.gateModel("ok")
-	e.add(turn("alice", "t1", "one"))
-	e.clock.Advance(2 * time.Minute)
-	<-arrived
-	e.add(turn("alice", "t2", "two"))
+	arrived, release := e.turnDuringRun("ok")
 	e.clock.Advance(2 * time.Minute) // t2's idle timer fires while t1's run is busy
 	release <- struct{}{}
 	<-arrived // the next run starts as soon as the first ends
 	close(release)
-	e.waitFor("both runs", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("both runs")
 }
 
 func TestRealTimers(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.Clock, c.Idle = nil, 20*time.Millisecond })
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
 	e.add(turn("alice", "t1", "one"))
-	e.waitFor("the run", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the run")
 	must(t, e.r.Close(context.Background()))
 }
 

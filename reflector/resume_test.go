@@ -60,8 +60,7 @@ func TestCrashMidRunResumesWithoutRedoing(t *testing.T) {
 	srv2.Enqueue(openaitest.Text("Saved the meeting."))
 	e.cfg.Model = openai.New(openai.Config{BaseURL: srv2.URL(), APIKey: "k", MaxRetries: -1})
 	e.r = e.open() // a resumed run starts at once, without waiting for Idle
-	e.waitFor("the resumed run", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the resumed run")
 	if n := e.callsNamed("memory_append"); n != 1 {
 		t.Fatalf("the append was made %d times, want once", n)
 	}
@@ -136,8 +135,7 @@ func TestResumeDecidesInDoubtCallsByVersion(t *testing.T) {
 			e.journalRun("v-after", tc.done)
 			e.srv.Enqueue(openaitest.Text("saved"))
 			e.r = e.open()
-			e.waitFor("the resumed run", func() bool { return e.r.Pending() == 0 })
-			e.settle()
+			e.drain("the resumed run")
 			if n := e.callsNamed("memory_append"); n != tc.wantCalls {
 				t.Fatalf("append made %d times, want %d", n, tc.wantCalls)
 			}
@@ -222,8 +220,7 @@ func TestStorageFailureFailsTheRun(t *testing.T) {
 	e.mem.mu.Unlock()
 	e.srv.Enqueue(openaitest.Text("Saved now."))
 	e.clock.Advance(2 * time.Minute)
-	e.waitFor("the retry", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the retry")
 	if n := e.callsNamed("memory_append"); n != 2 {
 		t.Fatalf("append tried %d times, want 2 (failed, then made)", n)
 	}
@@ -298,8 +295,7 @@ func TestContextLengthSplitsTheBatch(t *testing.T) {
 	e.add(turn("alice", "t1", "one"))
 	e.add(turn("alice", "t2", "two"))
 	e.add(turn("alice", "t3", huge))
-	e.waitFor("the reflections", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflections")
 	var ok []string
 	for _, req := range e.srv.Requests() {
 		msg := req.LastUser()
@@ -437,8 +433,7 @@ func TestFailedFileMovedBack(t *testing.T) {
 	e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	e.r = e.open()
 	e.clock.Advance(time.Hour)
-	e.waitFor("the reflection", func() bool { return e.r.Pending() == 0 })
-	e.settle()
+	e.drain("the reflection")
 	if strings.Contains(e.logs.String(), "unreadable") || len(e.srv.Requests()) != 1 {
 		t.Fatalf("logs:\n%s", e.logs.String())
 	}

@@ -108,17 +108,9 @@ func (j *journal) moveFailed(user string, entries []entry, run *runLog, cause er
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("%w: create %s: %w", agent.ErrStorage, dir, err)
 	}
-	var b strings.Builder
-	for _, e := range entries {
-		line, err := encodeLine(e)
-		if err != nil {
-			return err
-		}
-		b.Write(line)
-	}
-	for _, rec := range run.records() {
-		line, _ := json.Marshal(rec) // cannot fail: see rewrite
-		b.Write(append(line, '\n'))
+	b, err := encodeJournal(entries, run)
+	if err != nil {
+		return err
 	}
 	last, _ := json.Marshal(failedRecord{Kind: "failed", User: user, Error: cause.Error(), Time: now.UTC()})
 	b.Write(append(last, '\n'))
@@ -127,7 +119,7 @@ func (j *journal) moveFailed(user string, entries []entry, run *runLog, cause er
 		id = run.id
 	}
 	name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s%s", user, now.UTC().Format("20060102T150405Z"), id, journalExt))
-	if err := j.install(name, []byte(b.String())); err != nil {
+	if err := j.install(name, b.Bytes()); err != nil {
 		_ = os.Remove(name) // renamed but not durable: the turns stay journaled instead
 		return fmt.Errorf("write %s: %w", name, err)
 	}

@@ -8,8 +8,13 @@ import (
 	"sync"
 )
 
-// Buffer is a bytes.Buffer safe for concurrent writes and reads.
+// Buffer is a bytes.Buffer safe for concurrent writes and reads. Its zero
+// value is ready to use.
 type Buffer struct {
+	// OnWrite, when set, is called after each write, once what was written
+	// can be read: a test that waits for a log line wakes up at each one.
+	OnWrite func()
+
 	mu sync.Mutex
 	b  bytes.Buffer
 }
@@ -17,8 +22,12 @@ type Buffer struct {
 // Write appends p.
 func (l *Buffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
+	n, err := l.b.Write(p)
+	l.mu.Unlock()
+	if l.OnWrite != nil {
+		l.OnWrite()
+	}
+	return n, err
 }
 
 // String is everything written so far.

@@ -22,3 +22,15 @@ func TestConcurrentWrites(t *testing.T) {
 		t.Errorf("%d lines, want 800", n)
 	}
 }
+
+// OnWrite runs after every write, and what was written is readable by then.
+func TestOnWriteSeesTheWrite(t *testing.T) {
+	var b Buffer
+	var seen []string
+	b.OnWrite = func() { seen = append(seen, b.String()) }
+	b.Write([]byte("a"))
+	b.Write([]byte("b"))
+	if got := strings.Join(seen, "|"); got != "a|ab" {
+		t.Errorf("OnWrite saw %q, want \"a|ab\"", got)
+	}
+}

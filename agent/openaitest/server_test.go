@@ -648,28 +648,37 @@ func TestWaitRequestsTimeoutFailsTest(t *testing.T) {
 	}
 }
 
-func TestStreamText(t *testing.T) {
-	s := New(t)
-	s.Enqueue(Text("Hello there, Ada Lovelace."))
-	req := chatReq("hi")
-	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+// streamChunks streams req from s and returns every chunk up to the end.
+func streamChunks(t *testing.T, s *Server, req openai.ChatCompletionRequest) []openai.ChatCompletionStreamResponse {
+	t.Helper()
 	stream, err := client(s, "k").CreateChatCompletionStream(context.Background(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stream.Close()
-	var text strings.Builder
-	var pieces int
-	var finish openai.FinishReason
-	var usage *openai.Usage
+	var chunks []openai.ChatCompletionStreamResponse
 	for {
 		chunk, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			break
+			return chunks
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
+		chunks = append(chunks, chunk)
+	}
+}
+
+func TestStreamText(t *testing.T) {
+	s := New(t)
+	s.Enqueue(Text("Hello there, Ada Lovelace."))
+	req := chatReq("hi")
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	var text strings.Builder
+	var pieces int
+	var finish openai.FinishReason
+	var usage *openai.Usage
+	for _, chunk := range streamChunks(t, s, req) {
 		if chunk.Object != "chat.completion.chunk" || chunk.Model != "gpt-test" {
 			t.Errorf("chunk = %+v", chunk)
 		}
@@ -707,11 +716,6 @@ func TestStreamToolCalls(t *testing.T) {
 		Call("memory_read", `{"path":"episodes/2026-02.md"}`).WithID("call_x"),
 	}
 	s.Enqueue(ToolCalls(calls...).WithFinishReason(FinishLength))
-	stream, err := client(s, "k").CreateChatCompletionStream(context.Background(), chatReq("hi"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stream.Close()
 	type acc struct {
 		id, name, args string
 		fragments      int
@@ -719,14 +723,7 @@ func TestStreamToolCalls(t *testing.T) {
 	var got []acc
 	var finish openai.FinishReason
 	var role string
-	for {
-		chunk, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, chunk := range streamChunks(t, s, chatReq("hi")) {
 		if chunk.Usage != nil {
 			t.Errorf("usage chunk without include_usage: %+v", chunk.Usage)
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/google/renameio/v2"
 	"golang.org/x/term"
 )
 
@@ -80,21 +81,18 @@ func historyEntry(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 })
 }
 
-// rewrite replaces the file at path with entries, atomically.
+// rewrite replaces the file at path with entries, atomically: a private
+// (0600) temp file beside it, fsynced and renamed over it.
 func rewrite(path string, entries []string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o600))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name()) // after a successful rename, nothing to remove
-	_, werr := tmp.WriteString(strings.Join(entries, "\n") + "\n")
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
+	defer f.Cleanup() // after a successful replace, nothing to remove
+	if _, err := f.WriteString(strings.Join(entries, "\n") + "\n"); err != nil {
+		return err
 	}
-	if werr != nil {
-		return werr
-	}
-	return os.Rename(tmp.Name(), path)
+	return f.CloseAtomicallyReplace()
 }
 
 // Add is the editor's: it would add every line, also each line of a

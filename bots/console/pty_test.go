@@ -35,6 +35,14 @@ func startTTY(t *testing.T, cfg Config) *tty {
 	return tt
 }
 
+// quit types Ctrl-D at the empty prompt, which ends the chat, and checks
+// that Run returned nil.
+func (tt *tty) quit(t *testing.T) {
+	t.Helper()
+	tt.Type(t, "\x04")
+	tt.end(t)
+}
+
 // end waits for Run to return and checks it returned nil.
 func (tt *tty) end(t *testing.T) {
 	t.Helper()
@@ -76,8 +84,7 @@ func TestTerminalEditsTheLine(t *testing.T) {
 	tt.WaitFor(t, "mnemo> echo: hello!")
 	tt.Type(t, "big cat dog\x1b[1~say \x1b[1;5Cx\x1b[4~ bye bye\x17\x1b\x7fok\r")
 	tt.WaitFor(t, "mnemo> echo: say big xcat dog ok")
-	tt.Type(t, "\x04")
-	tt.end(t)
+	tt.quit(t)
 	if got := texts(h.Tasks()); strings.Join(got, "|") != "hello!|say big xcat dog ok" {
 		t.Errorf("messages sent: %q", got)
 	}
@@ -102,8 +109,7 @@ func TestTerminalHistoryAcrossChats(t *testing.T) {
 	first := startTTY(t, Config{User: "alice", Handler: h, History: file})
 	first.Type(t, "what did we fix last week?\r")
 	first.WaitFor(t, "mnemo> echo: what did we fix last week?")
-	first.Type(t, "\x04")
-	first.end(t)
+	first.quit(t)
 	fi, err := os.Stat(file)
 	if err != nil {
 		t.Fatal(err)
@@ -116,8 +122,7 @@ func TestTerminalHistoryAcrossChats(t *testing.T) {
 	second.WaitFor(t, "what did we fix last week?")
 	second.Type(t, " again\r")
 	second.WaitFor(t, "mnemo> echo: what did we fix last week? again")
-	second.Type(t, "\x04")
-	second.end(t)
+	second.quit(t)
 	if got := texts(h.Tasks()); len(got) != 2 || got[1] != "what did we fix last week? again" {
 		t.Errorf("messages sent: %q", got)
 	}
@@ -135,8 +140,7 @@ func TestTerminalPasteIsOneMessage(t *testing.T) {
 	tt.WaitFor(t, promptMore+"    main.main()")
 	tt.Type(t, "why?\r")
 	tt.WaitFor(t, "mnemo> echo: look: panic: boom")
-	tt.Type(t, "\x04")
-	tt.end(t)
+	tt.quit(t)
 	want := "look: panic: boom\ngoroutine 1 [running]:\n    main.main()\nwhy?"
 	if got := texts(h.Tasks()); len(got) != 1 || got[0] != want {
 		t.Errorf("messages sent: %q; want one: %q", got, want)
@@ -158,8 +162,7 @@ func TestTerminalShowsThinking(t *testing.T) {
 	if clear < 0 || !strings.Contains(shown[clear:], ansiMnemo+"mnemo>"+ansiReset) {
 		t.Errorf("the indicator was not cleared before the reply: %q", shown)
 	}
-	tt.Type(t, "\x04")
-	tt.end(t)
+	tt.quit(t)
 }
 
 // ctxHandler answers "slow" only when its context ends (a model that
