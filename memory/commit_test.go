@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/fault"
 )
 
 // TestCommitHookSeesEachChangeBeforeItIsMade: the hook is told the version
@@ -66,7 +67,7 @@ func TestRemoveDiskFault(t *testing.T) {
 	var fail error
 	s := newStore(t, func(o *Options) {
 		o.Faults = func(op, _ string) error {
-			if op == OpRemove {
+			if op == fault.Remove {
 				return fail
 			}
 			return nil

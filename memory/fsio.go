@@ -14,6 +14,7 @@ import (
 	"syscall"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/fault"
 )
 
 // maxFileSize bounds what mnemo reads of any memory file, so a stray huge
@@ -158,37 +159,10 @@ func currentVersion(root *os.Root, name string) ([]byte, Version, error) {
 	return data, v, err
 }
 
-// Disk operations, as the Options.Faults hook names them: it is called
-// before each one with the path inside the user's folder.
-const (
-	OpCreate   = "create"   // a temp file
-	OpWrite    = "write"    // its content
-	OpFsync    = "fsync"    // the temp file
-	OpRename   = "rename"   // the temp file over the target
-	OpFsyncDir = "fsyncdir" // the folder, after a rename or removal
-	OpRemove   = "remove"
-)
-
-// faultHook is Options.Faults; a nil hook injects nothing.
-type faultHook func(op, name string) error
-
-func (f faultHook) at(op, name string) error {
-	if f == nil {
-		return nil
-	}
-	return f(op, name)
-}
-
 // diskError marks a failure of the disk (not of the caller's request) with
 // agent.ErrStorage, so the reflector keeps the turns and retries.
 func diskError(op, name string, err error) error {
 	return fmt.Errorf("%w: %s %s: %w", agent.ErrStorage, op, name, err)
-}
-
-func randomSuffix() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
-	return hex.EncodeToString(b[:])
 }
 
 // writeAtomic replaces name with data: a temp file in the same folder
@@ -196,12 +170,12 @@ func randomSuffix() string {
 // a crash leaves the old file or the new one and never a torn one. check
 // runs just before the rename; an error from it aborts the write. Every
 // failure of the disk itself is wrapped with agent.ErrStorage.
-func writeAtomic(root *os.Root, fault faultHook, name string, data []byte, perm fs.FileMode, check func() error) (err error) {
+func writeAtomic(root *os.Root, hook fault.Hook, name string, data []byte, perm fs.FileMode, check func() error) (err error) {
 	dir, base := path.Split(name)
 	dir = strings.TrimSuffix(dir, "/")
-	tmp := path.Join(dir, "."+base+tempMarker+randomSuffix())
+	tmp := path.Join(dir, "."+base+tempMarker+rand.Text())
 	var f *os.File
-	if err = fault.at(OpCreate, tmp); err == nil {
+	if err = hook.At(fault.Create, tmp); err == nil {
 		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	}
 	if err != nil {
@@ -212,14 +186,14 @@ func writeAtomic(root *os.Root, fault faultHook, name string, data []byte, perm 
 			_ = root.Remove(tmp)
 		}
 	}()
-	if err = fault.at(OpWrite, tmp); err == nil {
+	if err = hook.At(fault.Write, tmp); err == nil {
 		_, err = f.Write(data)
 	}
 	if err != nil {
 		f.Close()
 		return diskError("write", name, err)
 	}
-	if err = fault.at(OpFsync, tmp); err == nil {
+	if err = hook.At(fault.Fsync, tmp); err == nil {
 		err = f.Sync()
 	}
 	if err != nil {
@@ -234,23 +208,23 @@ func writeAtomic(root *os.Root, fault faultHook, name string, data []byte, perm 
 			return err
 		}
 	}
-	if err = fault.at(OpRename, name); err == nil {
+	if err = hook.At(fault.Rename, name); err == nil {
 		err = root.Rename(tmp, name)
 	}
 	if err != nil {
 		return diskError("rename into", name, err)
 	}
-	return syncDir(root, fault, dir)
+	return syncDir(root, hook, dir)
 }
 
 // syncDir makes a rename or removal in dir durable.
-func syncDir(root *os.Root, fault faultHook, dir string) error {
+func syncDir(root *os.Root, hook fault.Hook, dir string) error {
 	d, err := root.Open(dir)
 	if err != nil {
 		return diskError("open folder for fsync", dir, err)
 	}
 	defer d.Close()
-	if err = fault.at(OpFsyncDir, dir); err == nil {
+	if err = hook.At(fault.FsyncDir, dir); err == nil {
 		err = d.Sync()
 	}
 	if err != nil {

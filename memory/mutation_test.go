@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"io"
 	"log/slog"
@@ -355,7 +356,7 @@ func TestWriteRetriesAreBounded(t *testing.T) {
 	var s *Store
 	s = newStore(t, func(o *Options) {
 		o.Faults = func(op, name string) error {
-			if op != OpWrite || !strings.HasPrefix(name, "episodes/.2026-02.md") {
+			if op != fault.Write || !strings.HasPrefix(name, "episodes/.2026-02.md") {
 				return nil
 			}
 			mu.Lock()
@@ -446,7 +447,7 @@ func TestEmptyWaitKeepsConflictRetries(t *testing.T) {
 		o.Clock = clock
 		o.EditWait = time.Hour
 		o.Faults = func(op, name string) error {
-			if op == OpWrite && !raced { // and the person saves once more during our write
+			if op == fault.Write && !raced { // and the person saves once more during our write
 				raced = true
 				writeFile(t, path(), "# 2026-02 Episodes\n\n> Summary: saved again\n")
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
+	"github.com/mnemo-agent/mnemo/agent/fault"
 )
 
 func TestWriteReadListRoundTrip(t *testing.T) {
@@ -407,11 +408,11 @@ func TestDiskFaultsFailTheWrite(t *testing.T) {
 		op  string
 		err error
 	}{
-		{OpCreate, syscall.EROFS},
-		{OpWrite, syscall.ENOSPC},
-		{OpFsync, syscall.EIO},
-		{OpRename, syscall.EROFS},
-		{OpFsyncDir, syscall.EIO},
+		{fault.Create, syscall.EROFS},
+		{fault.Write, syscall.ENOSPC},
+		{fault.Fsync, syscall.EIO},
+		{fault.Rename, syscall.EROFS},
+		{fault.FsyncDir, syscall.EIO},
 	}
 	for _, tc := range cases {
 		for _, exists := range []bool{false, true} {
@@ -446,7 +447,7 @@ func TestDiskFaultsFailTheWrite(t *testing.T) {
 				}
 				got, rerr := os.ReadFile(filepath.Join(s.Dir(), "alice/facts/user.md"))
 				switch {
-				case tc.op == OpFsyncDir:
+				case tc.op == fault.FsyncDir:
 					// The rename happened; only its durability is in doubt:
 					// the caller is told, and a retry rewrites the same text.
 					if string(got) != userFact {

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"fmt"
+	"github.com/mnemo-agent/mnemo/agent/fault"
 	"io/fs"
 	"os"
 	"path"
@@ -554,7 +555,7 @@ func (u *User) Remove(p string) error {
 	}
 	u.own(p, Version{})
 	// A symlink, FIFO or hard link is removed as a name: nothing is followed.
-	if err = u.s.fault.at(OpRemove, p); err == nil {
+	if err = u.s.fault.At(fault.Remove, p); err == nil {
 		err = root.Remove(p)
 	}
 	if err != nil {

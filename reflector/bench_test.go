@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
@@ -29,7 +30,7 @@ func benchReflector(b *testing.B, fsyncs *atomic.Int64) *Reflector {
 	r, err := Open(Config{Model: idleModel{}, Memory: newFakeMemory(&changes{}), StateDir: b.TempDir(),
 		Idle: time.Hour, MaxTurns: 1_000_000, Clock: newClock(),
 		Faults: func(op, _ string) error {
-			if op == opFsync || op == opFsyncDir {
+			if op == fault.Fsync || op == fault.FsyncDir {
 				fsyncs.Add(1)
 			}
 			return nil
@@ -105,7 +106,7 @@ func BenchmarkJournalGroupCommit(b *testing.B) {
 		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
 			var fsyncs atomic.Int64
 			j := newJournal(b.TempDir(), func(op, _ string) error {
-				if op == opFsync {
+				if op == fault.Fsync {
 					fsyncs.Add(1)
 				}
 				return nil

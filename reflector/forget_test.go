@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -148,7 +149,7 @@ func TestTurnAddedWhileAForgottenRunEnds(t *testing.T) {
 func TestForgetJournalFailure(t *testing.T) {
 	e := newEnv(t, nil)
 	e.add(turn("alice", "t1", "hi"))
-	e.failOp(opRemove, errors.New("disk on fire"))
+	e.failOp(fault.Remove, errors.New("disk on fire"))
 	if _, err := e.r.Forget(context.Background(), "alice"); err == nil || !strings.Contains(err.Error(), "forget the journaled turns of alice") || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("Forget = %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/fault"
 )
 
 // The journal keeps the turns that have not been reflected yet, one file per
@@ -134,7 +135,7 @@ const DefaultSyncWindow = 10 * time.Millisecond
 // independent. The flusher fsyncs files concurrently with those operations.
 type journal struct {
 	dir    string
-	fault  faultHook
+	fault  fault.Hook
 	clock  clock.Clock
 	window time.Duration
 	log    *slog.Logger
@@ -167,30 +168,9 @@ type jfile struct {
 	broken error      // an fsync failed: the file must be rewritten whole
 }
 
-func newJournal(dir string, fault faultHook) *journal {
-	return &journal{dir: dir, fault: fault, clock: clock.Real{}, window: DefaultSyncWindow,
+func newJournal(dir string, hook fault.Hook) *journal {
+	return &journal{dir: dir, fault: hook, clock: clock.Real{}, window: DefaultSyncWindow,
 		log: slog.New(slog.DiscardHandler), files: map[string]*jfile{}, dirty: map[*jfile]bool{}}
-}
-
-// Disk operations as Config.Faults names them (the memory store uses the
-// same names, so one hook serves both).
-const (
-	opCreate   = "create"
-	opWrite    = "write"
-	opFsync    = "fsync"
-	opRename   = "rename"
-	opFsyncDir = "fsyncdir"
-	opRemove   = "remove"
-)
-
-// faultHook is Config.Faults; a nil hook injects nothing.
-type faultHook func(op, name string) error
-
-func (f faultHook) at(op, name string) error {
-	if f == nil {
-		return nil
-	}
-	return f(op, name)
 }
 
 func (j *journal) path(user string) string { return filepath.Join(j.dir, user+journalExt) }
@@ -198,13 +178,13 @@ func (j *journal) path(user string) string { return filepath.Join(j.dir, user+jo
 // fsyncDir makes a creation, rename or removal in the folder durable.
 func (j *journal) fsyncDir() error { return fsyncFolder(j.dir, j.fault) }
 
-func fsyncFolder(dir string, fault faultHook) error {
+func fsyncFolder(dir string, hook fault.Hook) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("reflector: open %s for fsync: %w", dir, err)
 	}
 	defer d.Close()
-	if err = fault.at(opFsyncDir, dir); err == nil {
+	if err = hook.At(fault.FsyncDir, dir); err == nil {
 		err = d.Sync()
 	}
 	if err != nil {
@@ -287,7 +267,7 @@ func (j *journal) write(jf *jfile, line []byte) error {
 		}
 	}
 	p := j.path(jf.user)
-	err := j.fault.at(opWrite, p)
+	err := j.fault.At(fault.Write, p)
 	if err == nil {
 		_, err = jf.f.Write(line)
 	}
@@ -305,7 +285,7 @@ func (j *journal) write(jf *jfile, line []byte) error {
 func (j *journal) open(jf *jfile) error {
 	p := j.path(jf.user)
 	var f *os.File
-	err := j.fault.at(opCreate, p)
+	err := j.fault.At(fault.Create, p)
 	if err == nil {
 		f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	}
@@ -336,7 +316,7 @@ func (j *journal) syncLocked(jf *jfile) error {
 	if jf.f == nil || (!jf.dirty && !jf.fresh) {
 		return nil
 	}
-	err := j.fault.at(opFsync, jf.f.Name())
+	err := j.fault.At(fault.Fsync, jf.f.Name())
 	if err == nil {
 		err = jf.f.Sync()
 	}
@@ -365,7 +345,7 @@ func (j *journal) flush(jf *jfile) error {
 	}
 	jf.dirty, jf.fresh = false, false
 	jf.mu.Unlock()
-	err := j.fault.at(opFsync, f.Name())
+	err := j.fault.At(fault.Fsync, f.Name())
 	if err == nil {
 		err = f.Sync()
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
@@ -240,7 +241,7 @@ func TestJournalFailureStopsTheRunBeforeItsTools(t *testing.T) {
 	e.r.crash()
 	e.r = e.open()
 	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_append", appendArgs)))
-	e.failOp(opFsync, syscall.EIO)
+	e.failOp(fault.Fsync, syscall.EIO)
 	e.clock.Advance(2 * time.Minute)
 	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
@@ -260,7 +261,7 @@ func TestCommitJournalFailureAbortsTheWrite(t *testing.T) {
 	var n int
 	e.faultMu.Lock()
 	e.fault = func(op, _ string) error {
-		if op == opFsync {
+		if op == fault.Fsync {
 			n++
 			if n == 3 { // the run line (with the turn), the step, then the intent
 				return syscall.ENOSPC
@@ -387,7 +388,7 @@ func TestFailedTurnsWithoutFolder(t *testing.T) {
 // TestMoveFailedFaults: when the failed folder cannot be written, the turns
 // stay journaled and are retried.
 func TestMoveFailedFaults(t *testing.T) {
-	for _, op := range []string{opCreate, opRename, opFsyncDir} {
+	for _, op := range []string{fault.Create, fault.Rename, fault.FsyncDir} {
 		t.Run(op, func(t *testing.T) {
 			e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 			e.r.crash()
