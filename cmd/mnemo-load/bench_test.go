@@ -288,10 +288,13 @@ func TestUpdateReadme(t *testing.T) {
 	if err := updateReadme(path, "x"); err == nil || !strings.Contains(err.Error(), path) {
 		t.Errorf("no heading: %v", err)
 	}
-	// The temp file cannot be written (a folder in its place).
-	os.WriteFile(path, []byte("## Performance\n"), 0o640)
-	os.Mkdir(path+".bench-tmp", 0o700)
-	if err := updateReadme(path, "x"); err == nil || !strings.Contains(err.Error(), "-readme") {
+	// The temp file cannot be made: its name, "." + the README's + digits,
+	// is longer than a file name may be (even for root).
+	long := filepath.Join(t.TempDir(), strings.Repeat("r", 251)+".md")
+	if err := os.WriteFile(long, []byte("## Performance\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	if err := updateReadme(long, "x"); err == nil || !strings.Contains(err.Error(), "-readme") {
 		t.Errorf("temp file: %v", err)
 	}
 	// Nor can it replace a folder.
