@@ -9,7 +9,6 @@ import (
 	"maps"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -118,12 +117,7 @@ func TestLockRefusesSecondWriter(t *testing.T) {
 func TestLockHeldByAnotherProcess(t *testing.T) {
 	w := newChatWorld(t)
 	putFile(t, filepath.Join(w.env["MNEMO_DATA_DIR"], "alice", "facts", "user.md"), aliceUser)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelperProcess$", "-test.count=1")
-	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "MNEMO_LOCK_CHILD=1")
-	for k, v := range w.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd := w.child("TestLockHelperProcess", "MNEMO_LOCK_CHILD=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -46,14 +46,9 @@ type mainProcess struct {
 func startMain(t *testing.T, w *chatWorld, args ...string) *mainProcess {
 	t.Helper()
 	p := &mainProcess{stdout: newWatchedLog(), stderr: newWatchedLog(), done: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], "-test.run=^TestMainChild$", "-test.count=1")
-	p.cmd.Dir = w.dir
 	// GORACE: a -race binary otherwise sleeps 1s at exit, which would be
 	// measured as shutdown time.
-	p.cmd.Env = append(os.Environ(), "MNEMO_MAIN_ARGS="+strings.Join(args, " "), "GORACE=atexit_sleep_ms=0")
-	for k, v := range w.env {
-		p.cmd.Env = append(p.cmd.Env, k+"="+v)
-	}
+	p.cmd = w.child("TestMainChild", "MNEMO_MAIN_ARGS="+strings.Join(args, " "), "GORACE=atexit_sleep_ms=0")
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
