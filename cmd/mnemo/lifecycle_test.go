@@ -136,10 +136,7 @@ func gateReflections(t *testing.T, w *chatWorld) *reflectionGate {
 func TestForgetWhileServeRuns(t *testing.T) {
 	w := newChatWorld(t)
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 50ms\nidentities:\n  ada: [\"slack:T0TEAM/U0ADA\"]\n")
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	gate := gateReflections(t, w)
 	logs := newWatchedLog()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -66,6 +66,22 @@ func slackConfig(t *testing.T, w *chatWorld) *config.Config {
 	return cfg
 }
 
+// fakeSlack starts a fake Slack (team T0TEAM, bot U0BOT) that takes the
+// tokens bot and app, and points w's environment at it with them.
+func (w *chatWorld) fakeSlack(t *testing.T, bot, app string) *slacktest.Server {
+	slk := slacktest.New(t, slacktest.Options{BotToken: bot, AppToken: app, TeamID: "T0TEAM", BotUserID: "U0BOT"})
+	w.env["SLACK_BOT_TOKEN"], w.env["SLACK_APP_TOKEN"], w.env["SLACK_API_URL"] = bot, app, slk.APIURL()
+	return slk
+}
+
+// fakeDiscord starts a fake Discord and points w's environment at it,
+// with the token it takes.
+func (w *chatWorld) fakeDiscord(t *testing.T, opts discordtest.Options) *discordtest.Server {
+	dsc := discordtest.New(t, opts)
+	w.env["DISCORD_BOT_TOKEN"], w.env["DISCORD_API_URL"] = dsc.Options().Token, dsc.URL()
+	return dsc
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -202,10 +218,7 @@ func TestMemoryShowAndForget(t *testing.T) {
 // DM after a restart is answered from the memory the first one left.
 func TestServeSlackEndToEnd(t *testing.T) {
 	w := newChatWorld(t)
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	serve := func(connections int, text string, posts int) []slacktest.Post {
 		t.Helper()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -249,10 +262,8 @@ func TestServeSlackEndToEnd(t *testing.T) {
 // the variable and the fix; nothing is left running.
 func TestServeSlackRefusedToken(t *testing.T) {
 	w := newChatWorld(t)
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-real", AppToken: "xapp-real", TeamID: "T0TEAM", BotUserID: "U0BOT"})
+	w.fakeSlack(t, "xoxb-real", "xapp-real")
 	w.env["SLACK_BOT_TOKEN"] = "xoxb-revoked"
-	w.env["SLACK_APP_TOKEN"] = "xapp-real"
-	w.env["SLACK_API_URL"] = slk.APIURL()
 	r := cli(t, w.env, "serve", "--listen", "127.0.0.1:0")
 	r.want(t, 1, "", "SLACK_BOT_TOKEN was refused by Slack (invalid_auth)")
 	if strings.Contains(r.stderr, "xoxb-revoked") {
@@ -272,13 +283,8 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte(cfgFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	dsc := discordtest.New(t, discordtest.Options{})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
-	w.env["DISCORD_BOT_TOKEN"] = dsc.Options().Token
-	w.env["DISCORD_API_URL"] = dsc.URL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
+	dsc := w.fakeDiscord(t, discordtest.Options{})
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -360,9 +366,7 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 func TestServeDiscordFatal(t *testing.T) {
 	w := newChatWorld(t)
 	no := false
-	dsc := discordtest.New(t, discordtest.Options{MessageContentAllowed: &no})
-	w.env["DISCORD_BOT_TOKEN"] = dsc.Options().Token
-	w.env["DISCORD_API_URL"] = dsc.URL()
+	w.fakeDiscord(t, discordtest.Options{MessageContentAllowed: &no})
 	cli(t, w.env, "serve", "--listen", "127.0.0.1:0").want(t, 1, "", "Message Content Intent")
 	w.env["DISCORD_BOT_TOKEN"] = "revoked-token"
 	r := cli(t, w.env, "serve", "--listen", "127.0.0.1:0")

@@ -175,10 +175,7 @@ func TestSigtermServeCancelsAHungReplyAfterTheGrace(t *testing.T) {
 	w := newChatWorld(t)
 	const grace = time.Second
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 1h\nshutdown:\n  grace: 1s\nidentities:\n  ada: [\"slack:T0TEAM/U0ADA\"]\n")
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	replies := hangModel(w, func(r openaitest.Request) bool { return !isReflection(r) })
 	p := startMain(t, w, "serve", "--listen", "127.0.0.1:0")
 	if err := slk.WaitConnected(1, 30*time.Second); err != nil {
@@ -224,10 +221,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 				p = startMain(t, w, "chat", "--user", "ada", "--verbose")
 				send = func(text string) { io.WriteString(p.stdin, text+"\n") }
 			} else {
-				slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-				w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-				w.env["SLACK_APP_TOKEN"] = "xapp-test"
-				w.env["SLACK_API_URL"] = slk.APIURL()
+				slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 				p = startMain(t, w, "serve", "--listen", "127.0.0.1:0")
 				if err := slk.WaitConnected(1, 30*time.Second); err != nil {
 					t.Fatalf("no Socket Mode connection: %v\n%s", err, p.stderr)
