@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -290,27 +289,20 @@ func TestControlRequests(t *testing.T) {
 	putFile(t, filepath.Join(w.dir, "data", "memory", "alice", "facts", "user.md"), aliceUser)
 	env, logs := serveEnv(w)
 	fa := &fakeAdapter{started: make(chan struct{})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
-			// A front end with more pending work adds its forgetter.
-			a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
-				switch user {
-				case "alice":
-					return 3, nil
-				case "broken":
-					return 0, errors.New("the intake journal is read-only")
-				}
-				return 0, nil
-			}})
-			return []namedAdapter{{"fake", fa}}, nil
-		})
-	}()
+	done := goServe(ctx, env, cfg, listenLocal(t), func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
+		// A front end with more pending work adds its forgetter.
+		a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
+			switch user {
+			case "alice":
+				return 3, nil
+			case "broken":
+				return 0, errors.New("the intake journal is read-only")
+			}
+			return 0, nil
+		}})
+		return []namedAdapter{{"fake", fa}}, nil
+	})
 	<-fa.started
 	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
 	call := func(req control.Request) (string, error) {
@@ -384,13 +376,7 @@ func TestControlSocketInTheWay(t *testing.T) {
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
 	var errOut bytes.Buffer
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-		return []namedAdapter{{"fake", &fakeAdapter{started: make(chan struct{})}}}, nil
-	})
+	err := serveWith(context.Background(), env, cfg, nil, listenLocal(t), adapters(namedAdapter{"fake", &fakeAdapter{started: make(chan struct{})}}))
 	if code := exitCode(err, &errOut); code != 1 || errOut.String() != want {
 		t.Errorf("serve: exit %d, %q", code, errOut.String())
 	}
@@ -418,19 +404,11 @@ func TestServeIsStoppingFromTheFirstSignal(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLocal(t)
 	base := "http://" + ln.Addr().String()
 	la := &lingeringAdapter{started: make(chan struct{}), stopped: make(chan struct{}), finish: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-			return []namedAdapter{{"slow", la}}, nil
-		})
-	}()
+	done := goServe(ctx, env, cfg, ln, adapters(namedAdapter{"slow", la}))
 	<-la.started
 	if code, body := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz before the signal = %d %q", code, body)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -212,23 +211,15 @@ func TestLockHeldForTheCommandsLife(t *testing.T) {
 	// A running serve holds it, and releases it when it stops.
 	scfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		done <- serveWith(ctx, env, scfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-			return []namedAdapter{{"fake", fa}}, nil
-		})
-	}()
+	served := goServe(ctx, env, scfg, listenLocal(t), adapters(namedAdapter{"fake", fa}))
 	<-fa.started
 	if _, err := lockData(nil, cfg, "mnemo test"); err == nil || err.Error()+"\n" != strings.TrimPrefix(inUse(data, os.Getpid(), "mnemo serve"), "mnemo: ") {
 		t.Errorf("lock while serve runs: %v", err)
 	}
 	cancel()
-	if err := <-done; err != nil {
+	if err := <-served; err != nil {
 		t.Fatal(err)
 	}
 	if l, err = lockData(nil, cfg, "mnemo test"); err != nil {

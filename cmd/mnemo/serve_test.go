@@ -82,6 +82,29 @@ func (w *chatWorld) fakeDiscord(t *testing.T, opts discordtest.Options) *discord
 	return dsc
 }
 
+// listenLocal listens on a free port of 127.0.0.1.
+func listenLocal(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// adapters builds the given front ends, whatever the config.
+func adapters(list ...namedAdapter) buildAdapters {
+	return func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) { return list, nil }
+}
+
+// goServe runs serveWith on ln with the front ends build makes until ctx
+// ends; the channel gets its result.
+func goServe(ctx context.Context, env *cliEnv, cfg *config.Config, ln net.Listener, build buildAdapters) <-chan error {
+	done := make(chan error, 1)
+	go func() { done <- serveWith(ctx, env, cfg, nil, ln, build) }()
+	return done
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -97,19 +120,11 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, logs := serveEnv(w)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLocal(t)
 	base := "http://" + ln.Addr().String()
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-			return []namedAdapter{{"fake", fa}}, nil
-		})
-	}()
+	done := goServe(ctx, env, cfg, ln, adapters(namedAdapter{"fake", fa}))
 	<-fa.started // ready by then
 	if code, body := get(t, base+"/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz = %d %q", code, body)
@@ -142,9 +157,7 @@ func TestServeAdapterFailure(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	bad := &fakeAdapter{started: make(chan struct{}), err: errors.New("SLACK_BOT_TOKEN was refused")}
 	good := &fakeAdapter{started: make(chan struct{})}
-	err := serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-		return []namedAdapter{{"slack", bad}, {"other", good}}, nil
-	})
+	err := serveWith(context.Background(), env, cfg, nil, ln, adapters(namedAdapter{"slack", bad}, namedAdapter{"other", good}))
 	if code := exitCode(err, io.Discard); code != 1 || !strings.Contains(err.Error(), "slack: SLACK_BOT_TOKEN was refused") || !good.stopped.Load() {
 		t.Fatalf("serve with a failing adapter = %v (exit %d), other stopped: %v", err, code, good.stopped.Load())
 	}
@@ -286,10 +299,7 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	dsc := w.fakeDiscord(t, discordtest.Options{})
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLocal(t)
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
