@@ -28,50 +28,6 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 )
 
-// watchedLog is a log sink a test can wait on: every write wakes the
-// waiters, which look again (no polling).
-type watchedLog struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{}
-}
-
-func newWatchedLog() *watchedLog { return &watchedLog{changed: make(chan struct{})} }
-
-func (l *watchedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return l.b.Write(p)
-}
-
-func (l *watchedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor waits until the log holds n occurrences of s, or fails the test.
-func (l *watchedLog) waitFor(t *testing.T, s string, n int) {
-	t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	for {
-		l.mu.Lock()
-		ok, ch := strings.Count(l.b.String(), s) >= n, l.changed
-		l.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("waited 30s for %d× %q in the log:\n%s", n, s, l.String())
-		}
-	}
-}
-
 // journalTurns reads state/reflector/<user>.jsonl: nil when there is no
 // file; every line must be a whole JSON object.
 func journalTurns(t *testing.T, w *chatWorld, user string) []map[string]any {
@@ -137,7 +93,7 @@ func TestForgetWhileServeRuns(t *testing.T) {
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 50ms\nidentities:\n  ada: [\"slack:T0TEAM/U0ADA\"]\n")
 	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	gate := gateReflections(t, w)
-	logs := newWatchedLog()
+	logs := &syncWriter{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)

@@ -386,8 +386,9 @@ func TestServeDiscordFatal(t *testing.T) {
 	}
 }
 
-// syncWriter is a bytes.Buffer safe for the serve goroutine's writes;
-// changed wakes the waiters at every write.
+// syncWriter is a bytes.Buffer safe for the writes of serve's goroutines
+// or a child process's output; every write wakes the waiters, which look
+// again (no polling).
 type syncWriter struct {
 	mu      sync.Mutex
 	b       bytes.Buffer
@@ -418,6 +419,15 @@ func (s *syncWriter) Changed() <-chan struct{} {
 		s.changed = make(chan struct{})
 	}
 	return s.changed
+}
+
+// waitFor waits until the log holds n occurrences of str, or fails the
+// test.
+func (s *syncWriter) waitFor(t *testing.T, str string, n int) {
+	t.Helper()
+	if !waitCond(30*time.Second, s.Changed, func() bool { return strings.Count(s.String(), str) >= n }) {
+		t.Fatalf("waited 30s for %d× %q in the log:\n%s", n, str, s.String())
+	}
 }
 
 // waitLogged waits until every one of lines was written.

@@ -36,8 +36,8 @@ func TestMainChild(t *testing.T) {
 type mainProcess struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stdout *watchedLog
-	stderr *watchedLog
+	stdout *syncWriter
+	stderr *syncWriter
 	done   chan struct{} // closed when it has exited; then code and exited are set
 	code   int
 	exited time.Time
@@ -45,7 +45,7 @@ type mainProcess struct {
 
 func startMain(t *testing.T, w *chatWorld, args ...string) *mainProcess {
 	t.Helper()
-	p := &mainProcess{stdout: newWatchedLog(), stderr: newWatchedLog(), done: make(chan struct{})}
+	p := &mainProcess{stdout: &syncWriter{}, stderr: &syncWriter{}, done: make(chan struct{})}
 	// GORACE: a -race binary otherwise sleeps 1s at exit, which would be
 	// measured as shutdown time.
 	p.cmd = w.child("TestMainChild", "MNEMO_MAIN_ARGS="+strings.Join(args, " "), "GORACE=atexit_sleep_ms=0")
