@@ -154,14 +154,14 @@ func TestServeAdapterFailure(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln := listenLocal(t)
 	bad := &fakeAdapter{started: make(chan struct{}), err: errors.New("SLACK_BOT_TOKEN was refused")}
 	good := &fakeAdapter{started: make(chan struct{})}
 	err := serveWith(context.Background(), env, cfg, nil, ln, adapters(namedAdapter{"slack", bad}, namedAdapter{"other", good}))
 	if code := exitCode(err, io.Discard); code != 1 || !strings.Contains(err.Error(), "slack: SLACK_BOT_TOKEN was refused") || !good.stopped.Load() {
 		t.Fatalf("serve with a failing adapter = %v (exit %d), other stopped: %v", err, code, good.stopped.Load())
 	}
-	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln2 := listenLocal(t)
 	err = serveWith(context.Background(), env, cfg, nil, ln2, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 		return nil, configError(errors.New("bad adapter config"))
 	})
