@@ -246,7 +246,7 @@ func TestControlRequests(t *testing.T) {
 	env, logs := serveEnv(w)
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := goServe(ctx, env, cfg, listenLocal(t), func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
+	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
 		// A front end with more pending work adds its forgetter.
 		a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
 			switch user {
@@ -360,11 +360,10 @@ func TestServeIsStoppingFromTheFirstSignal(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
-	ln := listenLocal(t)
-	base := "http://" + ln.Addr().String()
 	la := &lingeringAdapter{started: make(chan struct{}), stopped: make(chan struct{}), finish: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := goServe(ctx, env, cfg, ln, adapters(namedAdapter{"slow", la}))
+	addr, done := goServe(t, ctx, env, cfg, adapters(namedAdapter{"slow", la}))
+	base := "http://" + addr
 	<-la.started
 	if code, body := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz before the signal = %d %q", code, body)

@@ -213,7 +213,7 @@ func TestLockHeldForTheCommandsLife(t *testing.T) {
 	env, _ := serveEnv(w)
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	served := goServe(ctx, env, scfg, listenLocal(t), adapters(namedAdapter{"fake", fa}))
+	_, served := goServe(t, ctx, env, scfg, adapters(namedAdapter{"fake", fa}))
 	<-fa.started
 	if _, err := lockData(nil, cfg, "mnemo test"); err == nil || err.Error()+"\n" != strings.TrimPrefix(inUse(data, os.Getpid(), "mnemo serve"), "mnemo: ") {
 		t.Errorf("lock while serve runs: %v", err)

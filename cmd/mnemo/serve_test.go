@@ -97,12 +97,15 @@ func adapters(list ...namedAdapter) buildAdapters {
 	return func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) { return list, nil }
 }
 
-// goServe runs serveWith on ln with the front ends build makes until ctx
-// ends; the channel gets its result.
-func goServe(ctx context.Context, env *cliEnv, cfg *config.Config, ln net.Listener, build buildAdapters) <-chan error {
+// goServe runs serveWith on a free port of 127.0.0.1, whose address it
+// returns, with the front ends build makes until ctx ends; the channel
+// gets its result.
+func goServe(t *testing.T, ctx context.Context, env *cliEnv, cfg *config.Config, build buildAdapters) (string, <-chan error) {
+	t.Helper()
+	ln := listenLocal(t)
 	done := make(chan error, 1)
 	go func() { done <- serveWith(ctx, env, cfg, nil, ln, build) }()
-	return done
+	return ln.Addr().String(), done
 }
 
 func get(t *testing.T, url string) (int, string) {
@@ -120,11 +123,10 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, logs := serveEnv(w)
-	ln := listenLocal(t)
-	base := "http://" + ln.Addr().String()
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := goServe(ctx, env, cfg, ln, adapters(namedAdapter{"fake", fa}))
+	addr, done := goServe(t, ctx, env, cfg, adapters(namedAdapter{"fake", fa}))
+	base := "http://" + addr
 	<-fa.started // ready by then
 	if code, body := get(t, base+"/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz = %d %q", code, body)
@@ -133,7 +135,7 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 		t.Errorf("/readyz = %d %q", code, body)
 	}
 	// The container health check asks this serve, as the Dockerfile does.
-	cli(t, nil, "--listen", ln.Addr().String(), "healthcheck").want(t, 0, "ok\n", "")
+	cli(t, nil, "--listen", addr, "healthcheck").want(t, 0, "ok\n", "")
 	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "\nmnemo_journal_pending_turns 0\n") || !strings.Contains(body, "\ngo_goroutines ") {
 		t.Errorf("/metrics = %d %q", code, body)
 	}
