@@ -166,8 +166,7 @@ func TestDiscordMissingReplyFailsTheRun(t *testing.T) {
 	if !strings.Contains(out, "6 messages, 5 replies, 1 reply posts refused") || !strings.Contains(out, "tasks          6 in") {
 		t.Errorf("report:\n%s", out)
 	}
-	var stderr bytes.Buffer
-	if code := exitCode(err, &stderr); code != 1 {
+	if code := exitCode(err, io.Discard); code != 1 {
 		t.Errorf("exit %d, want 1", code)
 	}
 }
