@@ -9,7 +9,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -49,7 +48,6 @@ Flags:
 func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	c := benchConfig{}
 	fs := flag.NewFlagSet("mnemo-load -bench", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.Bool("bench", true, "the bench mode (this)")
 	fs.StringVar(&c.bin, "bin", "bin/mnemo", "the mnemo binary to measure (make build)")
 	fs.StringVar(&c.readme, "readme", "", "write the table into this README's \"## Performance\" section")
@@ -64,18 +62,9 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime (\"\": go's default, 1s)")
 	fs.DurationVar(&c.timeout, "timeout", 14*time.Minute, "end the run with an error after this long")
 	fs.StringVar(&c.dir, "dir", "", "work folder (default: a temp folder, removed at the end)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, benchUsage)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return c, err
-		}
-		return c, usageError{fmt.Errorf("%w (see -bench -h)", err)}
-	}
-	var err error
-	if fs.NArg() > 0 {
-		return c, usageError{fmt.Errorf("unexpected argument %q (see -bench -h)", fs.Arg(0))}
+	err := parseArgs(fs, args, stdout, benchUsage, "-bench -h")
+	if err != nil {
+		return c, err
 	}
 	if c.sizes, err = intList("-sizes", *sizes, 0); err != nil {
 		return c, err
@@ -83,17 +72,14 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	if c.users, err = intList("-users", *users, 1); err != nil {
 		return c, err
 	}
-	switch {
-	case c.messages < 2:
-		return c, usageError{errors.New("-messages must be at least 2 (the first one starts the chat)")}
-	case c.concMessages < 1:
-		return c, usageError{errors.New("-conc-messages must be at least 1")}
-	case c.edits < 1:
-		return c, usageError{errors.New("-edits must be at least 1")}
-	case c.starts < 1:
-		return c, usageError{errors.New("-starts must be at least 1")}
-	case c.timeout <= 0:
-		return c, usageError{errors.New("-timeout must be positive")}
+	if err := firstBroken(
+		rule{c.messages < 2, "-messages must be at least 2 (the first one starts the chat)"},
+		rule{c.concMessages < 1, "-conc-messages must be at least 1"},
+		rule{c.edits < 1, "-edits must be at least 1"},
+		rule{c.starts < 1, "-starts must be at least 1"},
+		rule{c.timeout <= 0, "-timeout must be positive"},
+	); err != nil {
+		return c, err
 	}
 	var shown []string
 	fs.Visit(func(f *flag.Flag) {

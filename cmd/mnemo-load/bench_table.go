@@ -8,9 +8,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/google/renameio/v2"
 )
 
 // The markers around the generated part of the README's Performance
@@ -118,7 +121,7 @@ func thousands(n int) string {
 
 // updateReadme writes table into path's Performance section between the
 // markers: replacing what is between them, or, without markers, right
-// under the heading. The file is replaced atomically.
+// under the heading. The file is replaced atomically, keeping its mode.
 func updateReadme(path, table string) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -132,12 +135,9 @@ func updateReadme(path, table string) error {
 	if err != nil {
 		return fmt.Errorf("-readme %s: %w", path, err)
 	}
-	tmp := path + ".bench-tmp"
-	if err := os.WriteFile(tmp, []byte(text), st.Mode().Perm()); err != nil {
-		return fmt.Errorf("-readme: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
+	// renameio.WriteFile keeps the mode of the file it replaces; the temp
+	// file is beside it, not in TMPDIR.
+	if err := renameio.WriteFile(path, []byte(text), st.Mode().Perm(), renameio.WithTempDir(filepath.Dir(path))); err != nil {
 		return fmt.Errorf("-readme: %w", err)
 	}
 	return nil

@@ -8,12 +8,12 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/cmd/internal/turns"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -59,53 +59,22 @@ func directTurn(cfg config, ag *agent.Agent) turnFunc {
 func quotes(text string, u int) bool { return strings.Contains(text, "- Name: "+displayName(u)) }
 
 // drive sends every user's messages in order on the user's conversation,
-// cfg.concurrency tasks (of as many users) at a time, until all are
-// answered or ctx ends. Users take turns: once a user's message is
-// answered, the user queues up behind the others for the next one, so the
-// load stays at cfg.concurrency until the last round instead of trailing
-// off with the users that happened to start last.
+// cfg.concurrency tasks (of as many users) at a time, users taking turns
+// (see turns.Run), until all are answered or ctx ends.
 func drive(ctx context.Context, cfg config, turn turnFunc) *driven {
 	d := &driven{}
 	lat := make([]time.Duration, cfg.users*cfg.messages)
 	ran := make([]bool, len(lat))
-	sent := make([]int, cfg.users) // messages sent per user; only the worker holding the user touches it
-	ready := make(chan int, cfg.users)
-	for u := range cfg.users {
-		ready <- u
-	}
-	var left atomic.Int64
-	left.Store(int64(cfg.users))
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range min(cfg.concurrency, cfg.users) {
-		wg.Go(func() {
-			for {
-				var u int
-				select {
-				case <-ctx.Done():
-					return
-				case next, ok := <-ready:
-					if !ok {
-						return
-					}
-					u = next
-				}
-				m := sent[u]
-				t0 := time.Now()
-				if !turn(ctx, d, u, m) {
-					return
-				}
-				i := u*cfg.messages + m
-				lat[i], ran[i] = time.Since(t0), true
-				if sent[u] = m + 1; sent[u] < cfg.messages {
-					ready <- u // never blocks: each user is queued at most once
-				} else if left.Add(-1) == 0 {
-					close(ready)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	turns.Run(ctx, cfg.concurrency, slices.Repeat([]int{cfg.messages}, cfg.users), func(u, m int) bool {
+		t0 := time.Now()
+		if !turn(ctx, d, u, m) {
+			return false
+		}
+		i := u*cfg.messages + m
+		lat[i], ran[i] = time.Since(t0), true
+		return true
+	})
 	d.wall = time.Since(start)
 	for i, ok := range ran {
 		if ok {

@@ -100,7 +100,6 @@ Flags:
 func parseFlags(args []string, stdout io.Writer) (config, error) {
 	var c config
 	fs := flag.NewFlagSet("mnemo-load", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
 	fs.IntVar(&c.users, "users", 50, "simulated users, each with its own memory and conversation")
 	fs.IntVar(&c.messages, "messages", 20, "messages per user, sent in order")
 	fs.IntVar(&c.files, "files", 20, "memory files pre-created per user: half facts, half episode months")
@@ -113,39 +112,62 @@ func parseFlags(args []string, stdout io.Writer) (config, error) {
 	fs.BoolVar(&c.json, "json", false, "print the result as JSON")
 	fs.DurationVar(&c.timeout, "timeout", 5*time.Minute, "end the run with an error after this long")
 	fs.StringVar(&c.platform, "platform", platformDirect, "direct: tasks straight to the agent; discord: DMs through the Discord adapter\nand a fake Discord; both: direct, then discord, and the difference")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usageHead)
-			fs.SetOutput(stdout)
-			fs.PrintDefaults()
-			return c, err
-		}
-		return c, usageError{fmt.Errorf("%w (see -h)", err)}
+	if err := parseArgs(fs, args, stdout, usageHead, "-h"); err != nil {
+		return c, err
 	}
-	if fs.NArg() > 0 {
-		return c, usageError{fmt.Errorf("unexpected argument %q (see -h)", fs.Arg(0))}
-	}
-	for _, r := range []struct {
-		bad  bool
-		rule string
-	}{
-		{c.users < 1, "-users must be at least 1"},
-		{c.messages < 1, "-messages must be at least 1"},
-		{c.files < 0, "-files must not be negative"},
-		{c.concurrency < 1, "-concurrency must be at least 1"},
-		{c.latency < 0, "-model-latency must not be negative"},
-		{c.reflectTurns < 1, "-reflect-turns must be at least 1"},
-		{c.reflectIdle < 0, "-reflect-idle must not be negative"},
-		{c.timeout <= 0, "-timeout must be positive"},
-	} {
-		if r.bad {
-			return c, usageError{errors.New(r.rule)}
-		}
+	if err := firstBroken(
+		rule{c.users < 1, "-users must be at least 1"},
+		rule{c.messages < 1, "-messages must be at least 1"},
+		rule{c.files < 0, "-files must not be negative"},
+		rule{c.concurrency < 1, "-concurrency must be at least 1"},
+		rule{c.latency < 0, "-model-latency must not be negative"},
+		rule{c.reflectTurns < 1, "-reflect-turns must be at least 1"},
+		rule{c.reflectIdle < 0, "-reflect-idle must not be negative"},
+		rule{c.timeout <= 0, "-timeout must be positive"},
+	); err != nil {
+		return c, err
 	}
 	if c.platform != platformDirect && c.platform != platformDiscord && c.platform != platformBoth {
 		return c, usageError{fmt.Errorf("-platform %q: want direct, discord or both", c.platform)}
 	}
 	return c, nil
+}
+
+// parseArgs parses args with fs, which prints nothing itself: -h prints
+// usage and the flags to stdout and returns flag.ErrHelp; a bad flag or a
+// stray argument is a usageError that points at help.
+func parseArgs(fs *flag.FlagSet, args []string, stdout io.Writer, usage, help string) error {
+	fs.SetOutput(io.Discard)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return err
+		}
+		return usageError{fmt.Errorf("%w (see %s)", err, help)}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (see %s)", fs.Arg(0), help)}
+	}
+	return nil
+}
+
+// rule is a check of the parsed flags: bad says it is broken, text says
+// what it wants.
+type rule struct {
+	bad  bool
+	text string
+}
+
+// firstBroken is the usageError of the first broken rule, nil if none is.
+func firstBroken(rules ...rule) error {
+	for _, r := range rules {
+		if r.bad {
+			return usageError{errors.New(r.text)}
+		}
+	}
+	return nil
 }
 
 // exitCode prints err (unless it is a help request) and maps it to the

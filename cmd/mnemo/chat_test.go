@@ -125,6 +125,18 @@ func (w *chatWorld) chat(t *testing.T, input string, args ...string) cliResult {
 	return cliResult{exitCode(err, &errOut), out.String(), errOut.String()}
 }
 
+// child runs this test binary again in w's folder, only the test named
+// test, with this process's environment, then env, then w's.
+func (w *chatWorld) child(test string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.count=1")
+	cmd.Dir = w.dir
+	cmd.Env = append(os.Environ(), env...)
+	for k, v := range w.env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	return cmd
+}
+
 func (w *chatWorld) file(t *testing.T, rel string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(w.dir, "data", "memory", rel))
@@ -328,12 +340,7 @@ func TestCrashBetweenReplyAndReflection(t *testing.T) {
 	}
 	w := newChatWorld(t)
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 1h\n")
-	cmd := exec.Command(os.Args[0], "-test.run=^TestChatChild$", "-test.count=1")
-	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "MNEMO_CHAT_CHILD=1")
-	for k, v := range w.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd := w.child("TestChatChild", "MNEMO_CHAT_CHILD=1")
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 func TestHealthURL(t *testing.T) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -178,14 +179,16 @@ Example:
 `,
 }
 
-// helpFor returns the help of the command typed as words ("memory",
-// "ls"), or an error that suggests the nearest command.
-func helpFor(words []string) (string, error) {
+// printHelp prints the help of the command typed as words ("memory",
+// "ls"), or returns an error that suggests the nearest command.
+func printHelp(w io.Writer, words []string) error {
 	key := strings.Join(words, " ")
-	if h, ok := commandHelp[key]; ok {
-		return h + globalHelp, nil
+	h, ok := commandHelp[key]
+	if !ok {
+		return unknownCommand(key)
 	}
-	return "", unknownCommand(key)
+	_, err := fmt.Fprint(w, h+globalHelp)
+	return err
 }
 
 // unknownCommand is the usage error for a command mnemo does not have,

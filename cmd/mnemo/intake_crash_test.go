@@ -119,22 +119,31 @@ func tail(s string, n int) string {
 	return s
 }
 
-// waitUntil waits until cond holds, checking it again each time changed
-// (taken before each check) is closed: the fakes record in the parent,
-// and the child's state is only seen through them and its logs.
+// waitUntil waits until cond holds (see waitCond), or fails the test
+// naming what it waited for.
 func waitUntil(t *testing.T, what string, timeout time.Duration, changed func() <-chan struct{}, cond func() bool) {
 	t.Helper()
+	if !waitCond(timeout, changed, cond) {
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// waitCond reports whether cond held within timeout, checking it again
+// each time changed (taken before each check) is closed: the fakes record
+// in the parent, and the child's state is only seen through them and its
+// logs.
+func waitCond(timeout time.Duration, changed func() <-chan struct{}, cond func() bool) bool {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	for {
 		next := changed()
 		if cond() {
-			return
+			return true
 		}
 		select {
 		case <-next:
 		case <-deadline.C:
-			t.Fatalf("timed out waiting for %s", what)
+			return false
 		}
 	}
 }

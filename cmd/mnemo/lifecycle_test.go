@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,50 +27,6 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 )
-
-// watchedLog is a log sink a test can wait on: every write wakes the
-// waiters, which look again (no polling).
-type watchedLog struct {
-	mu      sync.Mutex
-	b       bytes.Buffer
-	changed chan struct{}
-}
-
-func newWatchedLog() *watchedLog { return &watchedLog{changed: make(chan struct{})} }
-
-func (l *watchedLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	close(l.changed)
-	l.changed = make(chan struct{})
-	return l.b.Write(p)
-}
-
-func (l *watchedLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// waitFor waits until the log holds n occurrences of s, or fails the test.
-func (l *watchedLog) waitFor(t *testing.T, s string, n int) {
-	t.Helper()
-	deadline := time.NewTimer(30 * time.Second)
-	defer deadline.Stop()
-	for {
-		l.mu.Lock()
-		ok, ch := strings.Count(l.b.String(), s) >= n, l.changed
-		l.mu.Unlock()
-		if ok {
-			return
-		}
-		select {
-		case <-ch:
-		case <-deadline.C:
-			t.Fatalf("waited 30s for %d× %q in the log:\n%s", n, s, l.String())
-		}
-	}
-}
 
 // journalTurns reads state/reflector/<user>.jsonl: nil when there is no
 // file; every line must be a whole JSON object.
@@ -136,12 +91,9 @@ func gateReflections(t *testing.T, w *chatWorld) *reflectionGate {
 func TestForgetWhileServeRuns(t *testing.T) {
 	w := newChatWorld(t)
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 50ms\nidentities:\n  ada: [\"slack:T0TEAM/U0ADA\"]\n")
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	gate := gateReflections(t, w)
-	logs := newWatchedLog()
+	logs := &syncWriter{}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan int, 1)
@@ -293,27 +245,20 @@ func TestControlRequests(t *testing.T) {
 	putFile(t, filepath.Join(w.dir, "data", "memory", "alice", "facts", "user.md"), aliceUser)
 	env, logs := serveEnv(w)
 	fa := &fakeAdapter{started: make(chan struct{})}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
-			// A front end with more pending work adds its forgetter.
-			a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
-				switch user {
-				case "alice":
-					return 3, nil
-				case "broken":
-					return 0, errors.New("the intake journal is read-only")
-				}
-				return 0, nil
-			}})
-			return []namedAdapter{{"fake", fa}}, nil
-		})
-	}()
+	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
+		// A front end with more pending work adds its forgetter.
+		a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
+			switch user {
+			case "alice":
+				return 3, nil
+			case "broken":
+				return 0, errors.New("the intake journal is read-only")
+			}
+			return 0, nil
+		}})
+		return []namedAdapter{{"fake", fa}}, nil
+	})
 	<-fa.started
 	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
 	call := func(req control.Request) (string, error) {
@@ -387,13 +332,7 @@ func TestControlSocketInTheWay(t *testing.T) {
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
 	var errOut bytes.Buffer
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-		return []namedAdapter{{"fake", &fakeAdapter{started: make(chan struct{})}}}, nil
-	})
+	err := serveWith(context.Background(), env, cfg, nil, listenLocal(t), adapters(namedAdapter{"fake", &fakeAdapter{started: make(chan struct{})}}))
 	if code := exitCode(err, &errOut); code != 1 || errOut.String() != want {
 		t.Errorf("serve: exit %d, %q", code, errOut.String())
 	}
@@ -421,19 +360,10 @@ func TestServeIsStoppingFromTheFirstSignal(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
 	la := &lingeringAdapter{started: make(chan struct{}), stopped: make(chan struct{}), finish: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-			return []namedAdapter{{"slow", la}}, nil
-		})
-	}()
+	addr, done := goServe(t, ctx, env, cfg, adapters(namedAdapter{"slow", la}))
+	base := "http://" + addr
 	<-la.started
 	if code, body := get(t, base+"/readyz"); code != 200 {
 		t.Fatalf("/readyz before the signal = %d %q", code, body)

@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -118,12 +116,7 @@ func TestLockRefusesSecondWriter(t *testing.T) {
 func TestLockHeldByAnotherProcess(t *testing.T) {
 	w := newChatWorld(t)
 	putFile(t, filepath.Join(w.env["MNEMO_DATA_DIR"], "alice", "facts", "user.md"), aliceUser)
-	cmd := exec.Command(os.Args[0], "-test.run=^TestLockHelperProcess$", "-test.count=1")
-	cmd.Dir = w.dir
-	cmd.Env = append(os.Environ(), "MNEMO_LOCK_CHILD=1")
-	for k, v := range w.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd := w.child("TestLockHelperProcess", "MNEMO_LOCK_CHILD=1")
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -218,23 +211,15 @@ func TestLockHeldForTheCommandsLife(t *testing.T) {
 	// A running serve holds it, and releases it when it stops.
 	scfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() {
-		done <- serveWith(ctx, env, scfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-			return []namedAdapter{{"fake", fa}}, nil
-		})
-	}()
+	_, served := goServe(t, ctx, env, scfg, adapters(namedAdapter{"fake", fa}))
 	<-fa.started
 	if _, err := lockData(nil, cfg, "mnemo test"); err == nil || err.Error()+"\n" != strings.TrimPrefix(inUse(data, os.Getpid(), "mnemo serve"), "mnemo: ") {
 		t.Errorf("lock while serve runs: %v", err)
 	}
 	cancel()
-	if err := <-done; err != nil {
+	if err := <-served; err != nil {
 		t.Fatal(err)
 	}
 	if l, err = lockData(nil, cfg, "mnemo test"); err != nil {

@@ -18,8 +18,7 @@ import (
 func TestServeJSONLogs(t *testing.T) {
 	w := newChatWorld(t)
 	const bot, app = "xoxb-1234567890-secret-bot-token", "xapp-1-A0-1234567890-secret-app-token"
-	slk := slacktest.New(t, slacktest.Options{BotToken: bot, AppToken: app, TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	w.env["SLACK_BOT_TOKEN"], w.env["SLACK_APP_TOKEN"], w.env["SLACK_API_URL"] = bot, app, slk.APIURL()
+	slk := w.fakeSlack(t, bot, app)
 	ctx, cancel := context.WithCancel(context.Background())
 	var errOut syncWriter
 	done := make(chan int, 1)

@@ -355,23 +355,13 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 	case err != nil:
 		return err
 	case name == "help" && len(pos) > 0:
-		text, err := helpFor(pos)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprint(stdout, text)
-		return err
+		return printHelp(stdout, pos)
 	case g.help && name != "" && name != "help":
 		words := []string{name}
 		if proc.commands[name].group && len(pos) > 0 {
 			words = append(words, pos[0])
 		}
-		text, err := helpFor(words)
-		if err != nil {
-			return err
-		}
-		_, err = fmt.Fprint(stdout, text)
-		return err
+		return printHelp(stdout, words)
 	case g.help || name == "help":
 		_, err := fmt.Fprint(stdout, usageText)
 		return err

@@ -66,6 +66,48 @@ func slackConfig(t *testing.T, w *chatWorld) *config.Config {
 	return cfg
 }
 
+// fakeSlack starts a fake Slack (team T0TEAM, bot U0BOT) that takes the
+// tokens bot and app, and points w's environment at it with them.
+func (w *chatWorld) fakeSlack(t *testing.T, bot, app string) *slacktest.Server {
+	slk := slacktest.New(t, slacktest.Options{BotToken: bot, AppToken: app, TeamID: "T0TEAM", BotUserID: "U0BOT"})
+	w.env["SLACK_BOT_TOKEN"], w.env["SLACK_APP_TOKEN"], w.env["SLACK_API_URL"] = bot, app, slk.APIURL()
+	return slk
+}
+
+// fakeDiscord starts a fake Discord and points w's environment at it,
+// with the token it takes.
+func (w *chatWorld) fakeDiscord(t *testing.T, opts discordtest.Options) *discordtest.Server {
+	dsc := discordtest.New(t, opts)
+	w.env["DISCORD_BOT_TOKEN"], w.env["DISCORD_API_URL"] = dsc.Options().Token, dsc.URL()
+	return dsc
+}
+
+// listenLocal listens on a free port of 127.0.0.1.
+func listenLocal(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln
+}
+
+// adapters builds the given front ends, whatever the config.
+func adapters(list ...namedAdapter) buildAdapters {
+	return func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) { return list, nil }
+}
+
+// goServe runs serveWith on a free port of 127.0.0.1, whose address it
+// returns, with the front ends build makes until ctx ends; the channel
+// gets its result.
+func goServe(t *testing.T, ctx context.Context, env *cliEnv, cfg *config.Config, build buildAdapters) (string, <-chan error) {
+	t.Helper()
+	ln := listenLocal(t)
+	done := make(chan error, 1)
+	go func() { done <- serveWith(ctx, env, cfg, nil, ln, build) }()
+	return ln.Addr().String(), done
+}
+
 func get(t *testing.T, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
@@ -81,19 +123,10 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, logs := serveEnv(w)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	base := "http://" + ln.Addr().String()
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- serveWith(ctx, env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-			return []namedAdapter{{"fake", fa}}, nil
-		})
-	}()
+	addr, done := goServe(t, ctx, env, cfg, adapters(namedAdapter{"fake", fa}))
+	base := "http://" + addr
 	<-fa.started // ready by then
 	if code, body := get(t, base+"/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz = %d %q", code, body)
@@ -102,7 +135,7 @@ func TestServeHealthAndGracefulStop(t *testing.T) {
 		t.Errorf("/readyz = %d %q", code, body)
 	}
 	// The container health check asks this serve, as the Dockerfile does.
-	cli(t, nil, "--listen", ln.Addr().String(), "healthcheck").want(t, 0, "ok\n", "")
+	cli(t, nil, "--listen", addr, "healthcheck").want(t, 0, "ok\n", "")
 	if code, body := get(t, base+"/metrics"); code != 200 || !strings.Contains(body, "\nmnemo_journal_pending_turns 0\n") || !strings.Contains(body, "\ngo_goroutines ") {
 		t.Errorf("/metrics = %d %q", code, body)
 	}
@@ -123,16 +156,14 @@ func TestServeAdapterFailure(t *testing.T) {
 	w := newChatWorld(t)
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln := listenLocal(t)
 	bad := &fakeAdapter{started: make(chan struct{}), err: errors.New("SLACK_BOT_TOKEN was refused")}
 	good := &fakeAdapter{started: make(chan struct{})}
-	err := serveWith(context.Background(), env, cfg, nil, ln, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
-		return []namedAdapter{{"slack", bad}, {"other", good}}, nil
-	})
+	err := serveWith(context.Background(), env, cfg, nil, ln, adapters(namedAdapter{"slack", bad}, namedAdapter{"other", good}))
 	if code := exitCode(err, io.Discard); code != 1 || !strings.Contains(err.Error(), "slack: SLACK_BOT_TOKEN was refused") || !good.stopped.Load() {
 		t.Fatalf("serve with a failing adapter = %v (exit %d), other stopped: %v", err, code, good.stopped.Load())
 	}
-	ln2, _ := net.Listen("tcp", "127.0.0.1:0")
+	ln2 := listenLocal(t)
 	err = serveWith(context.Background(), env, cfg, nil, ln2, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
 		return nil, configError(errors.New("bad adapter config"))
 	})
@@ -202,10 +233,7 @@ func TestMemoryShowAndForget(t *testing.T) {
 // DM after a restart is answered from the memory the first one left.
 func TestServeSlackEndToEnd(t *testing.T) {
 	w := newChatWorld(t)
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	serve := func(connections int, text string, posts int) []slacktest.Post {
 		t.Helper()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -249,10 +277,8 @@ func TestServeSlackEndToEnd(t *testing.T) {
 // the variable and the fix; nothing is left running.
 func TestServeSlackRefusedToken(t *testing.T) {
 	w := newChatWorld(t)
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-real", AppToken: "xapp-real", TeamID: "T0TEAM", BotUserID: "U0BOT"})
+	w.fakeSlack(t, "xoxb-real", "xapp-real")
 	w.env["SLACK_BOT_TOKEN"] = "xoxb-revoked"
-	w.env["SLACK_APP_TOKEN"] = "xapp-real"
-	w.env["SLACK_API_URL"] = slk.APIURL()
 	r := cli(t, w.env, "serve", "--listen", "127.0.0.1:0")
 	r.want(t, 1, "", "SLACK_BOT_TOKEN was refused by Slack (invalid_auth)")
 	if strings.Contains(r.stderr, "xoxb-revoked") {
@@ -272,18 +298,10 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte(cfgFile), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	dsc := discordtest.New(t, discordtest.Options{})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
-	w.env["DISCORD_BOT_TOKEN"] = dsc.Options().Token
-	w.env["DISCORD_API_URL"] = dsc.URL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
+	dsc := w.fakeDiscord(t, discordtest.Options{})
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLocal(t)
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -360,9 +378,7 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 func TestServeDiscordFatal(t *testing.T) {
 	w := newChatWorld(t)
 	no := false
-	dsc := discordtest.New(t, discordtest.Options{MessageContentAllowed: &no})
-	w.env["DISCORD_BOT_TOKEN"] = dsc.Options().Token
-	w.env["DISCORD_API_URL"] = dsc.URL()
+	w.fakeDiscord(t, discordtest.Options{MessageContentAllowed: &no})
 	cli(t, w.env, "serve", "--listen", "127.0.0.1:0").want(t, 1, "", "Message Content Intent")
 	w.env["DISCORD_BOT_TOKEN"] = "revoked-token"
 	r := cli(t, w.env, "serve", "--listen", "127.0.0.1:0")
@@ -372,8 +388,9 @@ func TestServeDiscordFatal(t *testing.T) {
 	}
 }
 
-// syncWriter is a bytes.Buffer safe for the serve goroutine's writes;
-// changed wakes the waiters at every write.
+// syncWriter is a bytes.Buffer safe for the writes of serve's goroutines
+// or a child process's output; every write wakes the waiters, which look
+// again (no polling).
 type syncWriter struct {
 	mu      sync.Mutex
 	b       bytes.Buffer
@@ -404,6 +421,15 @@ func (s *syncWriter) Changed() <-chan struct{} {
 		s.changed = make(chan struct{})
 	}
 	return s.changed
+}
+
+// waitFor waits until the log holds n occurrences of str, or fails the
+// test.
+func (s *syncWriter) waitFor(t *testing.T, str string, n int) {
+	t.Helper()
+	if !waitCond(30*time.Second, s.Changed, func() bool { return strings.Count(s.String(), str) >= n }) {
+		t.Fatalf("waited 30s for %d× %q in the log:\n%s", n, str, s.String())
+	}
 }
 
 // waitLogged waits until every one of lines was written.

@@ -36,8 +36,8 @@ func TestMainChild(t *testing.T) {
 type mainProcess struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	stdout *watchedLog
-	stderr *watchedLog
+	stdout *syncWriter
+	stderr *syncWriter
 	done   chan struct{} // closed when it has exited; then code and exited are set
 	code   int
 	exited time.Time
@@ -45,15 +45,10 @@ type mainProcess struct {
 
 func startMain(t *testing.T, w *chatWorld, args ...string) *mainProcess {
 	t.Helper()
-	p := &mainProcess{stdout: newWatchedLog(), stderr: newWatchedLog(), done: make(chan struct{})}
-	p.cmd = exec.Command(os.Args[0], "-test.run=^TestMainChild$", "-test.count=1")
-	p.cmd.Dir = w.dir
+	p := &mainProcess{stdout: &syncWriter{}, stderr: &syncWriter{}, done: make(chan struct{})}
 	// GORACE: a -race binary otherwise sleeps 1s at exit, which would be
 	// measured as shutdown time.
-	p.cmd.Env = append(os.Environ(), "MNEMO_MAIN_ARGS="+strings.Join(args, " "), "GORACE=atexit_sleep_ms=0")
-	for k, v := range w.env {
-		p.cmd.Env = append(p.cmd.Env, k+"="+v)
-	}
+	p.cmd = w.child("TestMainChild", "MNEMO_MAIN_ARGS="+strings.Join(args, " "), "GORACE=atexit_sleep_ms=0")
 	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	var err error
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
@@ -180,10 +175,7 @@ func TestSigtermServeCancelsAHungReplyAfterTheGrace(t *testing.T) {
 	w := newChatWorld(t)
 	const grace = time.Second
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "reflector:\n  idle: 1h\nshutdown:\n  grace: 1s\nidentities:\n  ada: [\"slack:T0TEAM/U0ADA\"]\n")
-	slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	w.env["SLACK_API_URL"] = slk.APIURL()
+	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	replies := hangModel(w, func(r openaitest.Request) bool { return !isReflection(r) })
 	p := startMain(t, w, "serve", "--listen", "127.0.0.1:0")
 	if err := slk.WaitConnected(1, 30*time.Second); err != nil {
@@ -229,10 +221,7 @@ func TestSecondSignalStopsAtOnce(t *testing.T) {
 				p = startMain(t, w, "chat", "--user", "ada", "--verbose")
 				send = func(text string) { io.WriteString(p.stdin, text+"\n") }
 			} else {
-				slk := slacktest.New(t, slacktest.Options{BotToken: "xoxb-test", AppToken: "xapp-test", TeamID: "T0TEAM", BotUserID: "U0BOT"})
-				w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
-				w.env["SLACK_APP_TOKEN"] = "xapp-test"
-				w.env["SLACK_API_URL"] = slk.APIURL()
+				slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 				p = startMain(t, w, "serve", "--listen", "127.0.0.1:0")
 				if err := slk.WaitConnected(1, 30*time.Second); err != nil {
 					t.Fatalf("no Socket Mode connection: %v\n%s", err, p.stderr)

@@ -305,6 +305,20 @@ func (m *soakModel) nextCalls(r *soakRun, day, month string, done []toolResult) 
 		}
 	}
 	var calls []openaitest.ToolCall
+	readFact := func() {
+		calls = append(calls, openaitest.Call("memory_read", toolArgs(map[string]string{"path": soakFactPath})))
+	}
+	// readAgainOrPatch reads the file a second time; after that, a third
+	// identical memory_read would be refused as a repeat: it patches what
+	// was read last, which the store re-applies on the current text.
+	readAgainOrPatch := func() {
+		if reads < 2 {
+			readFact()
+			return
+		}
+		m.patches.Add(1)
+		calls = append(calls, soakPatch(r))
+	}
 	if !r.appended && appends < 2 {
 		calls = append(calls, openaitest.Call("memory_append", toolArgs(map[string]string{
 			"path": "episodes/" + month + ".md", "entry": soakEntry(r, day)})))
@@ -314,17 +328,12 @@ func (m *soakModel) nextCalls(r *soakRun, day, month string, done []toolResult) 
 	}
 	switch {
 	case lastFact == nil:
-		calls = append(calls, openaitest.Call("memory_read", toolArgs(map[string]string{"path": soakFactPath})))
+		readFact()
 	case lastFact.name == "memory_read" && !lastFact.failed() && !strings.Contains(lastFact.result, soakFactAnchor):
 		// Read while a person was saving it in place (-soak.free only):
 		// the file was cut short. Read it again, or patch.
 		m.torn.Add(1)
-		if reads < 2 {
-			calls = append(calls, openaitest.Call("memory_read", toolArgs(map[string]string{"path": soakFactPath})))
-			break
-		}
-		m.patches.Add(1)
-		calls = append(calls, soakPatch(r))
+		readAgainOrPatch()
 	case lastFact.name == "memory_read" && !lastFact.failed():
 		if reads == 1 && m.forceEvery > 0 && r.seq%m.forceEvery == 0 {
 			// A person saves the file now: after the read, before the write.
@@ -339,15 +348,7 @@ func (m *soakModel) nextCalls(r *soakRun, day, month string, done []toolResult) 
 		calls = append(calls, openaitest.Call("memory_write", toolArgs(map[string]string{"path": soakFactPath, "content": content})))
 	case lastFact.name == "memory_write" && strings.Contains(lastFact.result, "changed on disk since it was read"):
 		m.conflicts.Add(1)
-		if reads < 2 {
-			calls = append(calls, openaitest.Call("memory_read", toolArgs(map[string]string{"path": soakFactPath})))
-			break
-		}
-		// A third identical memory_read would be refused as a repeat:
-		// patch what was read last, which the store re-applies on the
-		// current text.
-		m.patches.Add(1)
-		calls = append(calls, soakPatch(r))
+		readAgainOrPatch()
 	default:
 		m.problem("reflection %s of %s: %s failed: %s", r.id, r.user, lastFact.name, lastFact.result)
 	}

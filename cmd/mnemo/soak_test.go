@@ -24,6 +24,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/turns"
 )
 
 // The soak (issue 9): `mnemo serve`, the real run() path, with the Slack
@@ -340,50 +341,35 @@ func (s *soak) sample(ctx context.Context) {
 }
 
 // drive sends every user's messages, each user waiting for the answer to
-// one before sending the next, -soak.concurrency users at once; it injects
-// the faults and kicks the person as messages go.
+// one before sending the next, -soak.concurrency users at once, users
+// taking turns (see turns.Run); it injects the faults and kicks the person
+// as messages go.
 func (s *soak) drive(ctx context.Context) {
 	per := make([]int, s.users) // messages per user: total spread evenly
 	for i := range s.total {
 		per[i%s.users]++
 	}
-	next := make([]int, s.users)
-	ready := make(chan int, s.users)
-	for u := range s.users {
-		ready <- u
-	}
-	var left atomic.Int64
-	left.Store(int64(s.users))
 	var count atomic.Int64
 	errs := make(chan error, s.figures.Concurrency)
 	start := time.Now()
-	var wg sync.WaitGroup
-	for range s.figures.Concurrency {
-		wg.Go(func() {
-			for u := range ready {
-				m := next[u]
-				token := soakToken(u, m)
-				answered := s.model.expect(token)
-				s.send(u, token)
-				s.afterSend(int(count.Add(1)))
-				select {
-				case <-answered:
-				case <-ctx.Done():
-					errs <- fmt.Errorf("%w: waiting for the answer to %s", context.Cause(ctx), token)
-					return
-				}
-				if next[u] = m + 1; next[u] < per[u] {
-					ready <- u
-				} else if left.Add(-1) == 0 {
-					close(ready)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	turns.Run(ctx, s.figures.Concurrency, per, func(u, m int) bool {
+		token := soakToken(u, m)
+		answered := s.model.expect(token)
+		s.send(u, token)
+		s.afterSend(int(count.Add(1)))
+		select {
+		case <-answered:
+			return true
+		case <-ctx.Done():
+			errs <- fmt.Errorf("%w: waiting for the answer to %s", context.Cause(ctx), token)
+			return false
+		}
+	})
 	close(errs)
 	if err := <-errs; err != nil {
 		s.fail("%v", err)
+	} else if n := count.Load(); n < int64(s.total) { // ctx ended between two turns
+		s.fail("%v: %d of %d messages sent", context.Cause(ctx), n, s.total)
 	}
 	// Every message reached the Thinker: wait for every reply post.
 	deadline := time.Until(deadlineOf(ctx))

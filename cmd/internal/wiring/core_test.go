@@ -29,6 +29,23 @@ func coreOptions(t *testing.T, model *llmtest.Script) Options {
 	}
 }
 
+// handle gives ann's message text to c's agent, which must answer it.
+func handle(t *testing.T, c *Core, text string) {
+	t.Helper()
+	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: text}); err != nil || r.Failed {
+		t.Fatalf("Handle(%q) = %+v, %v", text, r, err)
+	}
+}
+
+// closeCore closes c, which must reflect what is pending and close the
+// store without error.
+func closeCore(t *testing.T, c *Core) {
+	t.Helper()
+	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
+		t.Fatalf("Close = %v, %v", rerr, err)
+	}
+}
+
 // The core's turns go to the reflector, but for those SkipTurn keeps
 // back; Close reflects what is pending, then closes the store.
 func TestCoreOpenTurnsClose(t *testing.T) {
@@ -39,17 +56,12 @@ func TestCoreOpenTurnsClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, text := range []string{"hi", "skip me"} {
-		if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: text}); err != nil || r.Failed {
-			t.Fatalf("Handle(%q) = %+v, %v", text, r, err)
-		}
-	}
+	handle(t, c, "hi")
+	handle(t, c, "skip me")
 	if n := c.Reflector.Pending(); n != 1 {
 		t.Errorf("pending turns %d, want 1 (the skipped one is not journaled)", n)
 	}
-	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
-		t.Fatalf("Close = %v, %v", rerr, err)
-	}
+	closeCore(t, c)
 	if model.Pending() != 0 {
 		t.Errorf("the reflection at Close did not run: %d replies left", model.Pending())
 	}
@@ -146,12 +158,8 @@ func TestReflectionRequestBoundedAtAnySize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "hi"}); err != nil || r.Failed {
-		t.Fatalf("Handle = %+v, %v", r, err)
-	}
-	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
-		t.Fatalf("Close = %v, %v", rerr, err)
-	}
+	handle(t, c, "hi")
+	closeCore(t, c)
 	reqs := model.Requests()
 	if len(reqs) != 2 {
 		t.Fatalf("%d model requests, want the reply and one reflection", len(reqs))
@@ -223,15 +231,11 @@ func TestCoreOptionsReachTheStore(t *testing.T) {
 	if hooked == 0 {
 		t.Error("the store's write did not go through the core's fault hook")
 	}
-	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "hi"}); err != nil || r.Failed {
-		t.Fatalf("Handle = %+v, %v", r, err)
-	}
+	handle(t, c, "hi")
 	if c.Lost() != 0 {
 		t.Errorf("lost %d turns, want 0", c.Lost())
 	}
-	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
-		t.Fatalf("Close = %v, %v", rerr, err)
-	}
+	closeCore(t, c)
 	if _, err := os.Stat(filepath.Join(o.StateDir, "index")); err != nil {
 		t.Errorf("no index cache in the state folder: %v", err)
 	}

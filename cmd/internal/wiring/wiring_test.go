@@ -12,14 +12,21 @@ import (
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
-func TestAdapterErrors(t *testing.T) {
+// newMemory is the adapter over a store in a fresh folder, closed at the
+// end of the test.
+func newMemory(t *testing.T) (Memory, string) {
+	t.Helper()
 	dir := t.TempDir()
 	store, err := memory.Open(memory.Options{Dir: dir})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
-	m := Memory{Store: store}
+	t.Cleanup(func() { store.Close() })
+	return Memory{Store: store}, dir
+}
+
+func TestAdapterErrors(t *testing.T) {
+	m, dir := newMemory(t)
 	if _, err := m.Index("../x"); err == nil {
 		t.Error("Index of a bad user name: no error")
 	}
@@ -42,13 +49,7 @@ func TestAdapterErrors(t *testing.T) {
 }
 
 func TestAdapterHappyPath(t *testing.T) {
-	dir := t.TempDir()
-	store, err := memory.Open(memory.Options{Dir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	m := Memory{Store: store}
+	m, dir := newMemory(t)
 	if idx, err := m.Index("alice"); err != nil || idx != "Available memory: none yet." {
 		t.Fatalf("Index of a new user = %q, %v", idx, err)
 	}
