@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -105,7 +106,7 @@ type cliEnv struct {
 	// the reflection journal make on disk (see memory.Options.Faults): the
 	// crash and disk-fault tests kill or fail the process there. nil in the
 	// binary.
-	faults func(op, name string) error
+	faults fault.Hook
 	// commands are the subcommands that load the configuration; nil means
 	// commandTable (tests stand in for chat and serve here).
 	commands map[string]command
