@@ -4,42 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
-
-// failingFiles is an intake file layer whose fsyncs fail while fail is set.
-type failingFiles struct{ fail atomic.Bool }
-
-func (f *failingFiles) open(name string, flag int, perm fs.FileMode) (intake.File, error) {
-	of, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return failingFile{of, f}, nil
-}
-
-type failingFile struct {
-	*os.File
-	f *failingFiles
-}
-
-func (ff failingFile) Sync() error {
-	if ff.f.fail.Load() {
-		return syscall.EIO
-	}
-	return ff.File.Sync()
-}
 
 // metadata is a post's reply metadata: whom it answers and which part.
 func metadata(t *testing.T, p slacktest.Post) (string, int) {
@@ -62,8 +37,8 @@ func metadata(t *testing.T, p slacktest.Post) (string, int) {
 // answered when Slack delivers it again.
 func TestAckAfterJournal(t *testing.T) {
 	dir := t.TempDir()
-	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
+	files := &intaketest.FailingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.Open }})
 	release := hs.h.Hold()
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
@@ -78,7 +53,7 @@ func TestAckAfterJournal(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	files.fail.Store(true)
+	files.Fail.Store(true)
 	env = hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "again"})
 	waitFor(t, "the refusal", func() bool { return strings.Contains(hs.logs.String(), "message not acknowledged") })
 	logs := hs.logs.String()
@@ -91,7 +66,7 @@ func TestAckAfterJournal(t *testing.T) {
 			t.Fatal("an envelope was acked though its message is not durable")
 		}
 	}
-	files.fail.Store(false)
+	files.Fail.Store(false)
 	again := hs.srv.Redeliver(env, 1)
 	if _, err := hs.srv.WaitAck(again.ID, wait); err != nil {
 		t.Fatal(err)
@@ -288,29 +263,25 @@ func TestBusyJournaled(t *testing.T) {
 
 // A journal that cannot be opened stops Run with an error naming it.
 func TestJournalOpenError(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(file, nil, 0o600)
-	b, _ := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler(),
-		IntakeDir: filepath.Join(file, "intake")})
-	err := b.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "slack: intake: create the journal folder") ||
-		!strings.Contains(err.Error(), "the state folder must be writable") {
-		t.Fatalf("Run = %v", err)
-	}
+	intaketest.CheckOpenError(t, "slack", func(dir string) error {
+		b, _ := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler(),
+			IntakeDir: dir})
+		return b.Run(context.Background())
+	})
 }
 
 // A reply that cannot be journaled is posted anyway (answering matters
 // more than the crash window it opens), and logged.
 func TestReplyJournalError(t *testing.T) {
-	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
+	files := &intaketest.FailingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = files.Open }})
 	release := hs.h.Hold()
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
 		t.Fatal(err)
 	}
 	hs.h.WaitTasks(t, 1, wait)
-	files.fail.Store(true)
+	files.Fail.Store(true)
 	release()
 	posts, err := hs.srv.WaitPosts(1, wait)
 	if err != nil || posts[0].Text != "echo: hi" {
@@ -320,5 +291,5 @@ func TestReplyJournalError(t *testing.T) {
 		l := hs.logs.String()
 		return strings.Contains(l, "the reply could not be journaled; posting it anyway") && strings.Contains(l, "could not be marked done")
 	})
-	files.fail.Store(false)
+	files.Fail.Store(false)
 }
