@@ -594,6 +594,13 @@ func TestCompaction(t *testing.T) {
 	}
 }
 
+// rewriteNext makes j's next write rewrite the file.
+func rewriteNext(j *Journal) {
+	j.mu.Lock()
+	j.compactAt = 0
+	j.mu.Unlock()
+}
+
 // A rewrite that fails leaves the journal appending to its file; a folder
 // fsync that fails after the rename is retried before the next write may
 // count as durable.
@@ -601,9 +608,7 @@ func TestCompactionErrors(t *testing.T) {
 	w := newWorld(t)
 	j := w.open(t)
 	add(t, j, msg("m1"))
-	j.mu.Lock()
-	j.compactAt = 0 // the next write rewrites
-	j.mu.Unlock()
+	rewriteNext(j)
 	w.faults.set(func(f *faults) { f.open = syscall.EMFILE })
 	add(t, j, msg("m2"))
 	add(t, j, msg("m2b")) // not tried again at once
@@ -614,9 +619,7 @@ func TestCompactionErrors(t *testing.T) {
 	add(t, j, msg("m3"))
 
 	// The rename fails: a folder is where the file was.
-	j.mu.Lock()
-	j.compactAt = 0
-	j.mu.Unlock()
+	rewriteNext(j)
 	os.Rename(w.path(), w.path()+".moved")
 	os.MkdirAll(filepath.Join(w.path(), "sub"), 0o700)
 	add(t, j, msg("m4"))
@@ -627,9 +630,7 @@ func TestCompactionErrors(t *testing.T) {
 	os.Rename(w.path()+".moved", w.path())
 
 	// The temp file's fsync fails: the rewrite is abandoned.
-	j.mu.Lock()
-	j.compactAt = 0
-	j.mu.Unlock()
+	rewriteNext(j)
 	w.faults.set(func(f *faults) { f.sync = syscall.EIO })
 	if err := j.Add(msg("x"))[0]; !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Add = %v", err)
@@ -640,9 +641,7 @@ func TestCompactionErrors(t *testing.T) {
 	w.faults.set(func(f *faults) { f.sync = nil })
 
 	// The folder fsync fails after the rename.
-	j.mu.Lock()
-	j.compactAt = 0
-	j.mu.Unlock()
+	rewriteNext(j)
 	w.faults.set(func(f *faults) { f.dirSync = syscall.EIO })
 	add(t, j, msg("m5"))
 	if !strings.Contains(w.logs.String(), "cannot fsync the journal folder after a rewrite") {
