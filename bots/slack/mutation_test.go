@@ -120,47 +120,6 @@ func TestRespondStatusLogged(t *testing.T) {
 	}
 }
 
-// TestToMrkdwnEdges: block quotes (up to three spaces of indentation, with
-// or without a space after >) keep converting what they quote; four
-// spaces make code; a ``` info string cannot hold a backtick (a ~~~ one
-// can); private-use characters are text; brackets ending the line are
-// text.
-func TestToMrkdwnEdges(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{">quote", "&gt; quote"},
-		{">\ttabbed", "&gt; tabbed"},
-		{"> - item", "&gt; • item"},
-		{"> # Title", "&gt; *Title*"},
-		{">> twice", "&gt; &gt; twice"},
-		{"   > three spaces", "&gt; three spaces"},
-		{"    > four spaces", "```\n&gt; four spaces\n```"},
-		{"```js`x\ncode", "``\u200b`js`x\ncode"},
-		{"~~~ a`b\ncode\n~~~", "```\ncode\n```"},
-		{"a \uE002b\uE002 c", "a \uE002b\uE002 c"},
-		{"[just brackets]", "[just brackets]"},
-		{"[a](b", "[a](b"},
-	} {
-		if got := toMrkdwn(c.in); got != c.want {
-			t.Errorf("toMrkdwn(%q)\n got %q\nwant %q", c.in, got, c.want)
-		}
-	}
-}
-
-// TestBareURLs: a bare address is left as written (Slack links it), its
-// *, _ and ~ not read as emphasis.
-func TestBareURLs(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"see https://x.io", "see https://x.io"},
-		{"(https://x.io)", "(https://x.io)"},
-		{"xhttps://x.io/a_b_", "xhttps://x.io/a_b_"},
-		{"_https://x.io/*a*", "_https://x.io/*a*"},
-	} {
-		if got := toMrkdwn(c.in); got != c.want {
-			t.Errorf("toMrkdwn(%q) = %q; want %q", c.in, got, c.want)
-		}
-	}
-}
-
 // TestRedeliveryLogged: a duplicate is logged with Slack's retry attempt.
 func TestRedeliveryLogged(t *testing.T) {
 	hs := start(t, setup{})
