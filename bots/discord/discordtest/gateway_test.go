@@ -437,8 +437,7 @@ func TestClosedClientEndsSession(t *testing.T) {
 func TestMessageContentIntent(t *testing.T) {
 	t.Parallel()
 	no := false
-	srv := seeded(t, discordtest.Options{MessageContentAllowed: &no})
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{MessageContentAllowed: &no})
 	c.dg.Identify.Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsDirectMessages
 	c.mustOpen()
 	srv.MessageCreate(msg(channelID, "secret"))
@@ -459,8 +458,7 @@ func TestMessageContentIntent(t *testing.T) {
 
 func TestIntentsFilterEvents(t *testing.T) {
 	t.Parallel()
-	srv := seeded(t, discordtest.Options{})
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 	c.dg.Identify.Intents = discordgo.IntentsDirectMessages
 	c.mustOpen()
 	guildMsg := msg(channelID, "guild")

@@ -112,6 +112,14 @@ func connect(t *testing.T, opts discordtest.Options) (*discordtest.Server, *clie
 	return srv, open(t, srv)
 }
 
+// unopened starts a seeded server and makes a client for it that has not
+// opened the gateway (REST calls work without it).
+func unopened(t *testing.T, opts discordtest.Options) (*discordtest.Server, *client) {
+	t.Helper()
+	srv := seeded(t, opts)
+	return srv, newClient(t, srv, "")
+}
+
 // open opens a client and waits for its first heartbeat. Until discordgo's
 // heartbeat goroutine has sent it, a connection that dies makes that goroutine
 // start a second, concurrent reconnect (it finds the socket closed under it).

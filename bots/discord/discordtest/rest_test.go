@@ -80,8 +80,7 @@ func TestPostMessageAndOwnEcho(t *testing.T) {
 
 func TestPostMessageValidation(t *testing.T) {
 	t.Parallel()
-	srv := seeded(t, discordtest.Options{})
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 
 	_, err := c.dg.ChannelMessageSend(channelID, "  ")
 	if code, status := restCode(t, err); code != 50006 || status != 400 {
@@ -126,8 +125,7 @@ func TestPostMessageValidation(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	srv := seeded(t, discordtest.Options{})
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 6 {
@@ -300,8 +298,7 @@ func TestBulkOverwriteCommands(t *testing.T) {
 
 func TestRateLimitedRetried(t *testing.T) {
 	t.Parallel()
-	srv := seeded(t, discordtest.Options{})
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 	limited := make(chan *discordgo.RateLimit, 2)
 	c.dg.AddHandler(func(_ *discordgo.Session, e *discordgo.RateLimit) { limited <- e })
 
@@ -343,8 +340,7 @@ func TestRateLimitedRetried(t *testing.T) {
 
 func TestHTTPErrors(t *testing.T) {
 	t.Parallel()
-	srv := seeded(t, discordtest.Options{})
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 
 	f := discordtest.HTTPError(403, 50013, "Missing Permissions")
 	if f.String() != `HTTP 403 code 50013 "Missing Permissions"` {
