@@ -162,28 +162,29 @@ func (c *client) waitFor(what string, cond func() bool) {
 	}
 }
 
-func (c *client) waitMessages(n int) []*discordgo.MessageCreate {
+// waitList waits until *list (one of c's, under c.mu) has n entries and
+// returns a copy of it.
+func waitList[T any](c *client, what string, list *[]T, n int) []T {
 	c.t.Helper()
-	c.waitFor("messages", func() bool { return len(c.messages) >= n })
+	c.waitFor(what, func() bool { return len(*list) >= n })
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]*discordgo.MessageCreate(nil), c.messages...)
+	return slices.Clone(*list)
+}
+
+func (c *client) waitMessages(n int) []*discordgo.MessageCreate {
+	c.t.Helper()
+	return waitList(c, "messages", &c.messages, n)
 }
 
 func (c *client) waitInteractions(n int) []*discordgo.InteractionCreate {
 	c.t.Helper()
-	c.waitFor("interactions", func() bool { return len(c.interactions) >= n })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*discordgo.InteractionCreate(nil), c.interactions...)
+	return waitList(c, "interactions", &c.interactions, n)
 }
 
 func (c *client) waitReadies(n int) []*discordgo.Ready {
 	c.t.Helper()
-	c.waitFor("readies", func() bool { return len(c.readies) >= n })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*discordgo.Ready(nil), c.readies...)
+	return waitList(c, "readies", &c.readies, n)
 }
 
 func (c *client) waitResumed(n int) {
