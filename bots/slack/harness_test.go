@@ -81,6 +81,16 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	bottest.WaitFor(t, what, wait, cond)
 }
 
+// posts waits for n posts by the bot.
+func (hs *harness) posts(t *testing.T, n int) []slacktest.Post {
+	t.Helper()
+	p, err := hs.srv.WaitPosts(n, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // quiet waits until the bot has nothing left to do (every envelope sent
 // is acknowledged, and every message it took is answered: none pending in
 // the intake journal nor in the queue), then checks that exactly posts

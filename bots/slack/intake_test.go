@@ -49,9 +49,7 @@ func TestAckAfterJournal(t *testing.T) {
 		t.Fatalf("acked before it was journaled: %q, %v", b, err)
 	}
 	release()
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 1)
 
 	files.Fail.Store(true)
 	env = hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "again"})
@@ -71,9 +69,9 @@ func TestAckAfterJournal(t *testing.T) {
 	if _, err := hs.srv.WaitAck(again.ID, wait); err != nil {
 		t.Fatal(err)
 	}
-	posts, err := hs.srv.WaitPosts(2, wait)
-	if err != nil || posts[1].Text != "echo: again" {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts := hs.posts(t, 2)
+	if posts[1].Text != "echo: again" {
+		t.Fatalf("posts %+v", posts)
 	}
 	if n := len(hs.h.Tasks()); n != 2 {
 		t.Errorf("%d tasks", n)
@@ -151,10 +149,7 @@ func TestReplayAfterRestart(t *testing.T) {
 			srv.AddMessage("C1", slacktest.Message{User: "U3", Text: "root", TS: c.threadTS})
 		},
 	})
-	posts, err := hs.srv.WaitPosts(3, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 3)
 	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
 	if posts = hs.srv.Posts(); len(posts) != 3 {
 		t.Fatalf("%d posts after the replay; want 3: %+v", len(posts), posts)
@@ -185,9 +180,9 @@ func TestReplayAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "next"})
-	posts, err = hs.srv.WaitPosts(4, wait)
-	if err != nil || posts[3].Text != "echo: next" {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts = hs.posts(t, 4)
+	if posts[3].Text != "echo: next" {
+		t.Fatalf("posts %+v", posts)
 	}
 	if !strings.Contains(hs.logs.String(), "duplicate event ignored") {
 		t.Error("the redelivery was not recognised")
@@ -206,9 +201,9 @@ func TestResumeUnreadable(t *testing.T) {
 			srv.FailNext("conversations.history", slacktest.APIError("missing_scope"))
 		},
 	})
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil || posts[0].Text != "reply A" {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts := hs.posts(t, 1)
+	if posts[0].Text != "reply A" {
+		t.Fatalf("posts %+v", posts)
 	}
 	if !strings.Contains(hs.logs.String(), "cannot read which parts of an interrupted reply were posted") {
 		t.Error("not logged")
@@ -251,9 +246,9 @@ func TestBusyJournaled(t *testing.T) {
 	for i := range core.PerConversation + 1 {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
 	}
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil || posts[0].Text != core.BusyReplyText {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts := hs.posts(t, 1)
+	if posts[0].Text != core.BusyReplyText {
+		t.Fatalf("posts %+v", posts)
 	}
 	if to, _ := metadata(t, posts[0]); !strings.HasPrefix(to, "msg:T0TEAM/D1/") {
 		t.Errorf("busy reply to %q", to)
@@ -283,9 +278,9 @@ func TestReplyJournalError(t *testing.T) {
 	hs.h.WaitTasks(t, 1, wait)
 	files.Fail.Store(true)
 	release()
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil || posts[0].Text != "echo: hi" {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts := hs.posts(t, 1)
+	if posts[0].Text != "echo: hi" {
+		t.Fatalf("posts %+v", posts)
 	}
 	waitFor(t, "the log", func() bool {
 		l := hs.logs.String()

@@ -125,9 +125,7 @@ func TestRedeliveryLogged(t *testing.T) {
 	hs := start(t, setup{})
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "once"})
 	hs.srv.Redeliver(env, 2)
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 1)
 	waitFor(t, "the duplicate's log", func() bool {
 		for _, l := range strings.Split(hs.logs.String(), "\n") {
 			if strings.Contains(l, "duplicate event ignored") && strings.Contains(l, "retry_attempt=2") {
@@ -168,10 +166,7 @@ func TestDedupeKeys(t *testing.T) {
 	push("Ev7", "client-y", "1700000007.000100", "last")
 	// One DM conversation: answered in order, so once "last" is answered
 	// everything before it was.
-	posts, err := hs.srv.WaitPosts(6, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 6)
 	var got []string
 	for _, p := range posts {
 		got = append(got, strings.TrimPrefix(p.Text, "echo: "))
@@ -189,17 +184,12 @@ func TestBusyReplyLogged(t *testing.T) {
 	for i := range core.PerConversation + 1 {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
 	}
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	if posts[0].Text != escapeText(core.BusyReplyText) {
 		t.Errorf("first post %q", posts[0].Text)
 	}
 	release()
-	if _, err := hs.srv.WaitPosts(core.PerConversation+1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, core.PerConversation+1)
 	if err := hs.stop(); err != nil { // every task and busy reply is done
 		t.Fatal(err)
 	}
