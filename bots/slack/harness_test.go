@@ -81,16 +81,6 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 	bottest.WaitFor(t, what, wait, cond)
 }
 
-// posts waits for n posts by the bot.
-func (hs *harness) posts(t *testing.T, n int) []slacktest.Post {
-	t.Helper()
-	p, err := hs.srv.WaitPosts(n, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 // quiet waits until the bot has nothing left to do (every envelope sent
 // is acknowledged, and every message it took is answered: none pending in
 // the intake journal nor in the queue), then checks that exactly posts
@@ -113,6 +103,12 @@ func (hs *harness) quiet(t *testing.T, posts int) {
 	if got := hs.srv.Posts(); len(got) != posts {
 		t.Fatalf("%d posts; want %d: %+v", len(got), posts, got)
 	}
+}
+
+// posts waits for n posts by the bot.
+func (hs *harness) posts(t *testing.T, n int) []slacktest.Post {
+	t.Helper()
+	return bottest.WaitN(t, hs.srv.WaitPosts, n, wait)
 }
 
 // ackPayload waits for the ack of env and decodes its payload.
