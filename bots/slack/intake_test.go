@@ -201,13 +201,7 @@ func TestResumeUnreadable(t *testing.T) {
 			srv.FailNext("conversations.history", slacktest.APIError("missing_scope"))
 		},
 	})
-	posts := hs.posts(t, 1)
-	if posts[0].Text != "reply A" {
-		t.Fatalf("posts %+v", posts)
-	}
-	if !strings.Contains(hs.logs.String(), "cannot read which parts of an interrupted reply were posted") {
-		t.Error("not logged")
-	}
+	intaketest.CheckResumeUnreadable(t, hs.intakeRun(t))
 }
 
 // Forget drops the user's queued messages: they are never answered, and
@@ -265,26 +259,28 @@ func TestJournalOpenError(t *testing.T) {
 	})
 }
 
-// A reply that cannot be journaled is posted anyway (answering matters
-// more than the crash window it opens), and logged.
+// A reply that cannot be journaled is posted anyway, and logged.
 func TestReplyJournalError(t *testing.T) {
-	files := &intaketest.FailingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = files.Open }})
-	release := hs.h.Hold()
-	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
-	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
-		t.Fatal(err)
-	}
-	hs.h.WaitTasks(t, 1, wait)
-	files.Fail.Store(true)
-	release()
-	posts := hs.posts(t, 1)
-	if posts[0].Text != "echo: hi" {
-		t.Fatalf("posts %+v", posts)
-	}
-	waitFor(t, "the log", func() bool {
-		l := hs.logs.String()
-		return strings.Contains(l, "the reply could not be journaled; posting it anyway") && strings.Contains(l, "could not be marked done")
+	intaketest.CheckReplyJournalError(t, func(open intake.OpenFileFunc) intaketest.Run {
+		return start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = open }}).intakeRun(t)
 	})
-	files.Fail.Store(false)
+}
+
+// intakeRun drives hs in the checks intaketest shares: the test's user is
+// U1, writing in D1; a message is taken once it is acknowledged.
+func (hs *harness) intakeRun(t *testing.T) intaketest.Run {
+	return intaketest.Run{Handler: hs.h, Logs: hs.logs,
+		Send: func(text string) {
+			env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: text})
+			if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Posts: func(n int) []string {
+			var texts []string
+			for _, p := range hs.posts(t, n) {
+				texts = append(texts, p.Text)
+			}
+			return texts
+		}}
 }
