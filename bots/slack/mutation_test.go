@@ -120,25 +120,6 @@ func TestRespondStatusLogged(t *testing.T) {
 	}
 }
 
-// TestRedeliveryLogged: a duplicate is logged with Slack's retry attempt.
-func TestRedeliveryLogged(t *testing.T) {
-	hs := start(t, setup{})
-	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "once"})
-	hs.srv.Redeliver(env, 2)
-	hs.posts(t, 1)
-	waitFor(t, "the duplicate's log", func() bool {
-		for _, l := range strings.Split(hs.logs.String(), "\n") {
-			if strings.Contains(l, "duplicate event ignored") && strings.Contains(l, "retry_attempt=2") {
-				return true
-			}
-		}
-		return false
-	})
-	if n := len(hs.h.Tasks()); n != 1 {
-		t.Errorf("%d tasks for one message", n)
-	}
-}
-
 // TestDedupeKeys: events without an event_id, or without a
 // client_msg_id, are told apart by their message; two deliveries of one
 // client message (same client_msg_id, new event and ts) are answered
