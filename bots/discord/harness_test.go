@@ -111,11 +111,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 // posts waits for n posts by the bot.
 func (hs *harness) posts(t *testing.T, n int) []discordtest.Post {
 	t.Helper()
-	p, err := hs.srv.WaitPosts(n, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p
+	return bottest.WaitN(t, hs.srv.WaitPosts, n, wait)
 }
 
 // dm sends a DM from u.

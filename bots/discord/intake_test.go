@@ -3,12 +3,9 @@ package discord
 import (
 	"context"
 	"encoding/json"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/bwmarrin/discordgo"
@@ -16,30 +13,8 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
 )
-
-// failingFiles is an intake file layer whose fsyncs fail while fail is set.
-type failingFiles struct{ fail atomic.Bool }
-
-func (f *failingFiles) open(name string, flag int, perm fs.FileMode) (intake.File, error) {
-	of, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return failingFile{of, f}, nil
-}
-
-type failingFile struct {
-	*os.File
-	f *failingFiles
-}
-
-func (ff failingFile) Sync() error {
-	if ff.f.fail.Load() {
-		return syscall.EIO
-	}
-	return ff.File.Sync()
-}
 
 // A message is in the journal once received, before it is answered.
 func TestJournaledOnReceipt(t *testing.T) {
@@ -158,12 +133,7 @@ func TestResumeUnreadable(t *testing.T) {
 			srv.FailNext("GET /api/v9/channels/"+dmID+"/messages", discordtest.HTTPError(403, 50001, "Missing Access"))
 		},
 	})
-	if p := hs.posts(t, 1); p[0].Body.Content != "reply A" {
-		t.Fatalf("posts %+v", p)
-	}
-	if !strings.Contains(hs.logs.String(), "cannot read which parts of an interrupted reply were posted") {
-		t.Error("not logged")
-	}
+	intaketest.CheckResumeUnreadable(t, hs.intakeRun(t))
 }
 
 // Forget drops the user's queued messages: they are never answered.
@@ -195,9 +165,9 @@ func TestForgetQueued(t *testing.T) {
 // will not deliver it again), with an error logged naming the file.
 func TestJournalErrorAnswered(t *testing.T) {
 	dir := t.TempDir()
-	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
-	files.fail.Store(true)
+	files := &intaketest.FailingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.Open }})
+	files.Fail.Store(true)
 	hs.dm(alice, "hi")
 	if p := hs.posts(t, 1); p[0].Body.Content != "echo: hi" {
 		t.Fatalf("posts %+v", p)
@@ -206,19 +176,15 @@ func TestJournalErrorAnswered(t *testing.T) {
 	if !strings.Contains(logs, "could not be journaled; answering it anyway") || !strings.Contains(logs, "file="+filepath.Join(dir, "discord.jsonl")) {
 		t.Errorf("logs:\n%s", logs)
 	}
-	files.fail.Store(false)
+	files.Fail.Store(false)
 }
 
 // A journal that cannot be opened stops Run with an error naming it.
 func TestJournalOpenError(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(file, nil, 0o600)
-	b, _ := New(Config{Token: "t", APIURL: "http://127.0.0.1:1/", Handler: bottest.NewHandler(), IntakeDir: filepath.Join(file, "intake")})
-	err := b.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "discord: intake: create the journal folder") ||
-		!strings.Contains(err.Error(), "the state folder must be writable") {
-		t.Fatalf("Run = %v", err)
-	}
+	intaketest.CheckOpenError(t, "discord", func(dir string) error {
+		b, _ := New(Config{Token: "t", APIURL: "http://127.0.0.1:1/", Handler: bottest.NewHandler(), IntakeDir: dir})
+		return b.Run(context.Background())
+	})
 }
 
 // A message that comes while the bot shuts down is journaled, not
@@ -244,19 +210,20 @@ func TestReceivedWhileStopping(t *testing.T) {
 
 // A reply that cannot be journaled is posted anyway, and logged.
 func TestReplyJournalError(t *testing.T) {
-	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
-	release := hs.h.Hold()
-	hs.dm(alice, "hi")
-	hs.h.WaitTasks(t, 1, wait)
-	files.fail.Store(true)
-	release()
-	if p := hs.posts(t, 1); p[0].Body.Content != "echo: hi" {
-		t.Fatalf("posts %+v", p)
-	}
-	waitFor(t, "the log", func() bool {
-		l := hs.logs.String()
-		return strings.Contains(l, "the reply could not be journaled; posting it anyway") && strings.Contains(l, "could not be marked done")
+	intaketest.CheckReplyJournalError(t, func(open intake.OpenFileFunc) intaketest.Run {
+		return start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = open }}).intakeRun(t)
 	})
-	files.fail.Store(false)
+}
+
+// intakeRun drives hs in the checks intaketest shares; the test's user is alice.
+func (hs *harness) intakeRun(t *testing.T) intaketest.Run {
+	return intaketest.Run{Handler: hs.h, Logs: hs.logs,
+		Send: func(text string) { hs.dm(alice, text) },
+		Posts: func(n int) []string {
+			var texts []string
+			for _, p := range hs.posts(t, n) {
+				texts = append(texts, p.Body.Content)
+			}
+			return texts
+		}}
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -28,10 +29,7 @@ func TestDirectMessage(t *testing.T) {
 	if len(ack.Payload) != 0 || ack.Latency > time.Second {
 		t.Errorf("ack %+v", ack)
 	}
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	p := posts[0]
 	if p.Channel != "D1" || p.ThreadTS != "" || p.Text != "echo: hello &lt;there&gt;" || p.Seq < ack.Seq {
 		t.Errorf("post %+v (ack seq %d)", p, ack.Seq)
@@ -74,10 +72,7 @@ func TestDirectMessageInThread(t *testing.T) {
 	root := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "first"})
 	hs.srv.WaitPosts(1, wait)
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "in the thread", ThreadTS: root.TS})
-	posts, err := hs.srv.WaitPosts(2, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 2)
 	if posts[1].ThreadTS != root.TS || posts[1].Text != "echo: in the thread" {
 		t.Errorf("post %+v", posts[1])
 	}
@@ -97,10 +92,7 @@ func TestDirectMessageInThread(t *testing.T) {
 func TestMention(t *testing.T) {
 	hs := start(t, setup{})
 	env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> what's new?"})
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	if posts[0].Channel != "C1" || posts[0].ThreadTS != env.TS || posts[0].Text != "echo: what's new?" {
 		t.Errorf("post %+v", posts[0])
 	}
@@ -161,10 +153,7 @@ func TestThreadContext(t *testing.T) {
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", ThreadTS: root, Text: "<@U0BOT> and prod?"})
 	later := hs.srv.NextTS() // a message after the mention is not context
 	hs.srv.AddMessage("C1", slacktest.Message{User: "U2", Text: "later", TS: later, ThreadTS: root})
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	if posts[0].ThreadTS != root {
 		t.Errorf("post %+v", posts[0])
 	}
@@ -270,10 +259,7 @@ func TestIgnoredEvents(t *testing.T) {
 	}
 	last := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "answer me"})
 	hs.srv.WaitAck(last.ID, wait)
-	posts, err := hs.srv.WaitPosts(2, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 2)
 	hs.quiet(t, 2)
 	if posts[1].Text != "echo: answer me" {
 		t.Errorf("posts %+v", posts)
@@ -288,9 +274,7 @@ func TestRedelivery(t *testing.T) {
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "once"})
 	hs.srv.Redeliver(env, 1)
 	hs.srv.Redeliver(env, 2)
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 1)
 	hs.quiet(t, 1)
 	if n := len(hs.h.Tasks()); n != 1 {
 		t.Errorf("%d tasks", n)
@@ -298,18 +282,26 @@ func TestRedelivery(t *testing.T) {
 	if n := len(hs.srv.Acks()); n != 3 {
 		t.Errorf("%d acks", n)
 	}
-	if !strings.Contains(hs.logs.String(), "duplicate event ignored") {
-		t.Error("no log of the duplicate")
-	}
+	// Each duplicate is logged with Slack's retry attempt.
+	waitFor(t, "the duplicates' logs", func() bool {
+		var attempts []string
+		for _, l := range strings.Split(hs.logs.String(), "\n") {
+			if strings.Contains(l, "duplicate event ignored") {
+				_, attempt, _ := strings.Cut(l, "retry_attempt=")
+				attempt, _, _ = strings.Cut(attempt, " ")
+				attempts = append(attempts, attempt)
+			}
+		}
+		slices.Sort(attempts)
+		return strings.Join(attempts, " ") == "1 2"
+	})
 	// Slack's own redelivery of envelopes it thinks were not acked in
 	// time (here: after 1 ms, so it races the ack).
 	hs.srv.SetRedeliverAfter(time.Millisecond)
 	for range 5 {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hurry"})
 	}
-	if _, err := hs.srv.WaitPosts(6, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 6)
 	hs.quiet(t, 6)
 	retried := 0
 	for _, e := range hs.srv.Sent() {
@@ -351,10 +343,7 @@ func TestReplayAfterReconnect(t *testing.T) {
 	hs.quiet(t, 2)
 	// New messages are still answered on the new connection.
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "after"})
-	posts, err := hs.srv.WaitPosts(3, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 3)
 	if posts[2].Text != "echo: after" {
 		t.Errorf("posts %+v", posts)
 	}
@@ -370,16 +359,12 @@ func TestDropConnection(t *testing.T) {
 	if err := hs.srv.WaitConnected(2, wait); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 1)
 	waitFor(t, "Ready", hs.bot.Ready)
 	hs.srv.Disconnect("warning")
 	hs.srv.WaitConnected(3, wait)
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "later"})
-	if _, err := hs.srv.WaitPosts(2, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 2)
 	hs.quiet(t, 2)
 }
 
@@ -387,9 +372,7 @@ func TestRateLimitedPost(t *testing.T) {
 	hs := start(t, setup{})
 	hs.srv.FailNext("chat.postMessage", slacktest.RateLimited(time.Millisecond)) // Retry-After: 1
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "busy?"})
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 1)
 	hs.quiet(t, 1)
 	calls := hs.srv.Calls("chat.postMessage")
 	if len(calls) != 2 || calls[0].Status != 429 || calls[1].Status != 200 {
@@ -432,10 +415,7 @@ func TestLongReplySplit(t *testing.T) {
 	if len(want) < 3 || len(want) > maxParts {
 		t.Fatalf("%d parts", len(want))
 	}
-	posts, err := hs.srv.WaitPosts(len(want), wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, len(want))
 	hs.quiet(t, len(want))
 	var texts []string
 	for i, p := range posts {
@@ -456,10 +436,7 @@ func TestRepliesCannotPing(t *testing.T) {
 		return agent.Reply{Text: "Hey @here and @channel, <!everyone> <!subteam^S1|@devs> <@U1> [x](<!here>)"}, nil
 	})
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	checkNoPing(t, posts[0].Text, true)
 	if !strings.Contains(posts[0].Text, "@\u200bhere") || !strings.Contains(posts[0].Text, "&lt;!everyone&gt;") {
 		t.Errorf("post %q", posts[0].Text)
@@ -486,10 +463,7 @@ func TestFailedAndBrokenReplies(t *testing.T) {
 		{"panic", core.ErrorReplyText},
 	} {
 		env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> " + c.text})
-		posts, err := hs.srv.WaitPosts(i+1, wait)
-		if err != nil {
-			t.Fatal(err)
-		}
+		posts := hs.posts(t, i+1)
 		if p := posts[i]; p.ThreadTS != env.TS || p.Text != escapeText(c.want) {
 			t.Errorf("%s: post %+v", c.text, p)
 		}
@@ -604,10 +578,7 @@ func TestBoundedConcurrency(t *testing.T) {
 		t.Errorf("%d tasks running with one slot", n)
 	}
 	release()
-	posts, err := hs.srv.WaitPosts(2, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 2)
 	if posts[0].Text != "echo: one" || posts[1].Text != "echo: two" {
 		t.Errorf("posts %+v", posts)
 	}
@@ -653,10 +624,7 @@ func TestBusyConversation(t *testing.T) {
 		envs = append(envs, hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)}))
 	}
 	// The last one is refused while the first waits for its answer.
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	if posts[0].Text != escapeText(core.BusyReplyText) || posts[0].Channel != "D1" || posts[0].ThreadTS != "" {
 		t.Errorf("busy post %+v", posts[0])
 	}
@@ -668,10 +636,7 @@ func TestBusyConversation(t *testing.T) {
 		t.Error("the busy reply was not logged")
 	}
 	release()
-	posts, err = hs.srv.WaitPosts(core.PerConversation+1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts = hs.posts(t, core.PerConversation+1)
 	hs.quiet(t, core.PerConversation+1)
 	for i, p := range posts[1:] {
 		if want := fmt.Sprint("echo: m", i); p.Text != want || p.Channel != "D1" {
@@ -704,9 +669,7 @@ func TestBusyConversation(t *testing.T) {
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: "one too many"})
 	waitFor(t, "the error log", func() bool { return strings.Contains(hs.logs.String(), "cannot post the busy reply") })
 	release()
-	if _, err := hs.srv.WaitPosts(2*core.PerConversation+1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 2*core.PerConversation+1)
 }
 
 func TestBadFrames(t *testing.T) {
@@ -730,9 +693,7 @@ func TestBadFrames(t *testing.T) {
 	env = hs.srv.EventsAPI(map[string]any{"type": "app_home_opened", "user": "U1", "channel": "D1", "tab": "messages"})
 	hs.srv.WaitAck(env.ID, wait)
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "still fine"})
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 1)
 }
 
 func TestTokenShapes(t *testing.T) {

@@ -75,6 +75,28 @@ func TestToMrkdwn(t *testing.T) {
 		{"tab\tand\r\nwindows\rmac\x00nul", "tab\tand\nwindows\nmacnul"},
 		{"bad \xff utf8", "bad \uFFFD utf8"},
 		{"private \uE000 \uE0010\uE001 runes", "private \uE000 \uE0010\uE001 runes"},
+		// Block quotes (up to three spaces of indentation, with or without a
+		// space after >) keep converting what they quote; four spaces make
+		// code; a ``` info string cannot hold a backtick (a ~~~ one can);
+		// private-use characters are text; brackets ending the line are text.
+		{">quote", "&gt; quote"},
+		{">\ttabbed", "&gt; tabbed"},
+		{"> - item", "&gt; • item"},
+		{"> # Title", "&gt; *Title*"},
+		{">> twice", "&gt; &gt; twice"},
+		{"   > three spaces", "&gt; three spaces"},
+		{"    > four spaces", "```\n&gt; four spaces\n```"},
+		{"```js`x\ncode", "``\u200b`js`x\ncode"},
+		{"~~~ a`b\ncode\n~~~", "```\ncode\n```"},
+		{"a \uE002b\uE002 c", "a \uE002b\uE002 c"},
+		{"[just brackets]", "[just brackets]"},
+		{"[a](b", "[a](b"},
+		// A bare address is left as written (Slack links it), its *, _ and ~
+		// not read as emphasis.
+		{"see https://x.io", "see https://x.io"},
+		{"(https://x.io)", "(https://x.io)"},
+		{"xhttps://x.io/a_b_", "xhttps://x.io/a_b_"},
+		{"_https://x.io/*a*", "_https://x.io/*a*"},
 	} {
 		if got := toMrkdwn(c.in); got != c.want {
 			t.Errorf("toMrkdwn(%q)\n got %q\nwant %q", c.in, got, c.want)

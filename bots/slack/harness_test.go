@@ -105,6 +105,12 @@ func (hs *harness) quiet(t *testing.T, posts int) {
 	}
 }
 
+// posts waits for n posts by the bot.
+func (hs *harness) posts(t *testing.T, n int) []slacktest.Post {
+	t.Helper()
+	return bottest.WaitN(t, hs.srv.WaitPosts, n, wait)
+}
+
 // ackPayload waits for the ack of env and decodes its payload.
 func (hs *harness) ackPayload(t *testing.T, env slacktest.Envelope) responsePayload {
 	t.Helper()

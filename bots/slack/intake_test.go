@@ -4,42 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
-	"syscall"
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
-
-// failingFiles is an intake file layer whose fsyncs fail while fail is set.
-type failingFiles struct{ fail atomic.Bool }
-
-func (f *failingFiles) open(name string, flag int, perm fs.FileMode) (intake.File, error) {
-	of, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return failingFile{of, f}, nil
-}
-
-type failingFile struct {
-	*os.File
-	f *failingFiles
-}
-
-func (ff failingFile) Sync() error {
-	if ff.f.fail.Load() {
-		return syscall.EIO
-	}
-	return ff.File.Sync()
-}
 
 // metadata is a post's reply metadata: whom it answers and which part.
 func metadata(t *testing.T, p slacktest.Post) (string, int) {
@@ -62,8 +37,8 @@ func metadata(t *testing.T, p slacktest.Post) (string, int) {
 // answered when Slack delivers it again.
 func TestAckAfterJournal(t *testing.T) {
 	dir := t.TempDir()
-	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
+	files := &intaketest.FailingFiles{}
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.Open }})
 	release := hs.h.Hold()
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
@@ -74,11 +49,9 @@ func TestAckAfterJournal(t *testing.T) {
 		t.Fatalf("acked before it was journaled: %q, %v", b, err)
 	}
 	release()
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, 1)
 
-	files.fail.Store(true)
+	files.Fail.Store(true)
 	env = hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "again"})
 	waitFor(t, "the refusal", func() bool { return strings.Contains(hs.logs.String(), "message not acknowledged") })
 	logs := hs.logs.String()
@@ -91,14 +64,14 @@ func TestAckAfterJournal(t *testing.T) {
 			t.Fatal("an envelope was acked though its message is not durable")
 		}
 	}
-	files.fail.Store(false)
+	files.Fail.Store(false)
 	again := hs.srv.Redeliver(env, 1)
 	if _, err := hs.srv.WaitAck(again.ID, wait); err != nil {
 		t.Fatal(err)
 	}
-	posts, err := hs.srv.WaitPosts(2, wait)
-	if err != nil || posts[1].Text != "echo: again" {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts := hs.posts(t, 2)
+	if posts[1].Text != "echo: again" {
+		t.Fatalf("posts %+v", posts)
 	}
 	if n := len(hs.h.Tasks()); n != 2 {
 		t.Errorf("%d tasks", n)
@@ -176,10 +149,7 @@ func TestReplayAfterRestart(t *testing.T) {
 			srv.AddMessage("C1", slacktest.Message{User: "U3", Text: "root", TS: c.threadTS})
 		},
 	})
-	posts, err := hs.srv.WaitPosts(3, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 3)
 	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
 	if posts = hs.srv.Posts(); len(posts) != 3 {
 		t.Fatalf("%d posts after the replay; want 3: %+v", len(posts), posts)
@@ -210,9 +180,9 @@ func TestReplayAfterRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "next"})
-	posts, err = hs.srv.WaitPosts(4, wait)
-	if err != nil || posts[3].Text != "echo: next" {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts = hs.posts(t, 4)
+	if posts[3].Text != "echo: next" {
+		t.Fatalf("posts %+v", posts)
 	}
 	if !strings.Contains(hs.logs.String(), "duplicate event ignored") {
 		t.Error("the redelivery was not recognised")
@@ -231,13 +201,7 @@ func TestResumeUnreadable(t *testing.T) {
 			srv.FailNext("conversations.history", slacktest.APIError("missing_scope"))
 		},
 	})
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil || posts[0].Text != "reply A" {
-		t.Fatalf("posts %+v, %v", posts, err)
-	}
-	if !strings.Contains(hs.logs.String(), "cannot read which parts of an interrupted reply were posted") {
-		t.Error("not logged")
-	}
+	intaketest.CheckResumeUnreadable(t, hs.intakeRun(t))
 }
 
 // Forget drops the user's queued messages: they are never answered, and
@@ -276,9 +240,9 @@ func TestBusyJournaled(t *testing.T) {
 	for i := range core.PerConversation + 1 {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
 	}
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil || posts[0].Text != core.BusyReplyText {
-		t.Fatalf("posts %+v, %v", posts, err)
+	posts := hs.posts(t, 1)
+	if posts[0].Text != core.BusyReplyText {
+		t.Fatalf("posts %+v", posts)
 	}
 	if to, _ := metadata(t, posts[0]); !strings.HasPrefix(to, "msg:T0TEAM/D1/") {
 		t.Errorf("busy reply to %q", to)
@@ -288,37 +252,35 @@ func TestBusyJournaled(t *testing.T) {
 
 // A journal that cannot be opened stops Run with an error naming it.
 func TestJournalOpenError(t *testing.T) {
-	file := filepath.Join(t.TempDir(), "file")
-	os.WriteFile(file, nil, 0o600)
-	b, _ := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler(),
-		IntakeDir: filepath.Join(file, "intake")})
-	err := b.Run(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "slack: intake: create the journal folder") ||
-		!strings.Contains(err.Error(), "the state folder must be writable") {
-		t.Fatalf("Run = %v", err)
-	}
+	intaketest.CheckOpenError(t, "slack", func(dir string) error {
+		b, _ := New(Config{BotToken: "xoxb-1", AppToken: "xapp-1", APIURL: "http://127.0.0.1:1/api/", Handler: bottest.NewHandler(),
+			IntakeDir: dir})
+		return b.Run(context.Background())
+	})
 }
 
-// A reply that cannot be journaled is posted anyway (answering matters
-// more than the crash window it opens), and logged.
+// A reply that cannot be journaled is posted anyway, and logged.
 func TestReplyJournalError(t *testing.T) {
-	files := &failingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = files.open }})
-	release := hs.h.Hold()
-	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
-	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
-		t.Fatal(err)
-	}
-	hs.h.WaitTasks(t, 1, wait)
-	files.fail.Store(true)
-	release()
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil || posts[0].Text != "echo: hi" {
-		t.Fatalf("posts %+v, %v", posts, err)
-	}
-	waitFor(t, "the log", func() bool {
-		l := hs.logs.String()
-		return strings.Contains(l, "the reply could not be journaled; posting it anyway") && strings.Contains(l, "could not be marked done")
+	intaketest.CheckReplyJournalError(t, func(open intake.OpenFileFunc) intaketest.Run {
+		return start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = open }}).intakeRun(t)
 	})
-	files.fail.Store(false)
+}
+
+// intakeRun drives hs in the checks intaketest shares: the test's user is
+// U1, writing in D1; a message is taken once it is acknowledged.
+func (hs *harness) intakeRun(t *testing.T) intaketest.Run {
+	return intaketest.Run{Handler: hs.h, Logs: hs.logs,
+		Send: func(text string) {
+			env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: text})
+			if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Posts: func(n int) []string {
+			var texts []string
+			for _, p := range hs.posts(t, n) {
+				texts = append(texts, p.Text)
+			}
+			return texts
+		}}
 }

@@ -147,10 +147,7 @@ func TestOddEnvelopes(t *testing.T) {
 	msg := map[string]any{"type": "message", "user": "U1", "text": "no ids", "channel": "D1", "channel_type": "im", "ts": "1700000001.000100"}
 	push(map[string]any{"type": "event_callback", "token": "t", "event": msg})
 	push(map[string]any{"type": "event_callback", "token": "t", "event": msg})
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	hs.quiet(t, 1)
 	if task := hs.h.Tasks()[0]; task.User != "slack-T0TEAM-U1" || posts[0].Text != "echo: no ids" {
 		t.Errorf("task %+v", task)
@@ -162,10 +159,7 @@ func TestEmptyFormattedReplyAndIndicatorErrors(t *testing.T) {
 	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: "#"}, nil })
 	hs.srv.FailNext("reactions.remove", slacktest.HTTPError(500))
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1"})
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	if posts[0].Text != escapeText(agent.ApologyText) {
 		t.Errorf("post %q", posts[0].Text)
 	}

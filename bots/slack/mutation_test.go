@@ -120,68 +120,6 @@ func TestRespondStatusLogged(t *testing.T) {
 	}
 }
 
-// TestToMrkdwnEdges: block quotes (up to three spaces of indentation, with
-// or without a space after >) keep converting what they quote; four
-// spaces make code; a ``` info string cannot hold a backtick (a ~~~ one
-// can); private-use characters are text; brackets ending the line are
-// text.
-func TestToMrkdwnEdges(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{">quote", "&gt; quote"},
-		{">\ttabbed", "&gt; tabbed"},
-		{"> - item", "&gt; • item"},
-		{"> # Title", "&gt; *Title*"},
-		{">> twice", "&gt; &gt; twice"},
-		{"   > three spaces", "&gt; three spaces"},
-		{"    > four spaces", "```\n&gt; four spaces\n```"},
-		{"```js`x\ncode", "``\u200b`js`x\ncode"},
-		{"~~~ a`b\ncode\n~~~", "```\ncode\n```"},
-		{"a \uE002b\uE002 c", "a \uE002b\uE002 c"},
-		{"[just brackets]", "[just brackets]"},
-		{"[a](b", "[a](b"},
-	} {
-		if got := toMrkdwn(c.in); got != c.want {
-			t.Errorf("toMrkdwn(%q)\n got %q\nwant %q", c.in, got, c.want)
-		}
-	}
-}
-
-// TestBareURLs: a bare address is left as written (Slack links it), its
-// *, _ and ~ not read as emphasis.
-func TestBareURLs(t *testing.T) {
-	for _, c := range []struct{ in, want string }{
-		{"see https://x.io", "see https://x.io"},
-		{"(https://x.io)", "(https://x.io)"},
-		{"xhttps://x.io/a_b_", "xhttps://x.io/a_b_"},
-		{"_https://x.io/*a*", "_https://x.io/*a*"},
-	} {
-		if got := toMrkdwn(c.in); got != c.want {
-			t.Errorf("toMrkdwn(%q) = %q; want %q", c.in, got, c.want)
-		}
-	}
-}
-
-// TestRedeliveryLogged: a duplicate is logged with Slack's retry attempt.
-func TestRedeliveryLogged(t *testing.T) {
-	hs := start(t, setup{})
-	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "once"})
-	hs.srv.Redeliver(env, 2)
-	if _, err := hs.srv.WaitPosts(1, wait); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "the duplicate's log", func() bool {
-		for _, l := range strings.Split(hs.logs.String(), "\n") {
-			if strings.Contains(l, "duplicate event ignored") && strings.Contains(l, "retry_attempt=2") {
-				return true
-			}
-		}
-		return false
-	})
-	if n := len(hs.h.Tasks()); n != 1 {
-		t.Errorf("%d tasks for one message", n)
-	}
-}
-
 // TestDedupeKeys: events without an event_id, or without a
 // client_msg_id, are told apart by their message; two deliveries of one
 // client message (same client_msg_id, new event and ts) are answered
@@ -209,10 +147,7 @@ func TestDedupeKeys(t *testing.T) {
 	push("Ev7", "client-y", "1700000007.000100", "last")
 	// One DM conversation: answered in order, so once "last" is answered
 	// everything before it was.
-	posts, err := hs.srv.WaitPosts(6, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 6)
 	var got []string
 	for _, p := range posts {
 		got = append(got, strings.TrimPrefix(p.Text, "echo: "))
@@ -230,17 +165,12 @@ func TestBusyReplyLogged(t *testing.T) {
 	for i := range core.PerConversation + 1 {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
 	}
-	posts, err := hs.srv.WaitPosts(1, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
+	posts := hs.posts(t, 1)
 	if posts[0].Text != escapeText(core.BusyReplyText) {
 		t.Errorf("first post %q", posts[0].Text)
 	}
 	release()
-	if _, err := hs.srv.WaitPosts(core.PerConversation+1, wait); err != nil {
-		t.Fatal(err)
-	}
+	hs.posts(t, core.PerConversation+1)
 	if err := hs.stop(); err != nil { // every task and busy reply is done
 		t.Fatal(err)
 	}

@@ -29,9 +29,7 @@ func seed(srv *discordtest.Server) {
 
 func TestReadyAndMessageCreate(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 
 	ready := c.waitReadies(1)[0]
 	if ready.Version != 9 || ready.User == nil || ready.User.ID != discordtest.DefaultBotID || !ready.User.Bot ||
@@ -85,22 +83,16 @@ func msg(ch, content string) discordgo.Message {
 	return discordgo.Message{ChannelID: ch, Content: content, Author: &discordgo.User{ID: userID}}
 }
 
-func equal(a, b []string) bool { return strings.Join(a, "|") == strings.Join(b, "|") }
-
 func TestPendingEventsGoToFirstSession(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
+	srv := seeded(t, discordtest.Options{})
 	srv.MessageCreate(msg(channelID, "early"))
 	if seq := srv.Dispatch("MESSAGE_CREATE", discordgo.Message{ID: "42", ChannelID: dmID, Content: "raw",
 		Author: &discordgo.User{ID: userID}}); seq != 0 {
 		t.Fatalf("queued dispatch returned %d", seq)
 	}
 	c := open(t, srv)
-	c.waitMessages(2)
-	if got := c.contents(); !equal(got, []string{"early", "raw"}) {
-		t.Fatalf("contents %q", got)
-	}
+	c.wantContents("early", "raw")
 	evs, _ := srv.WaitEvents(3, wait)
 	if evs[0].Type != "READY" || evs[1].S != 2 || evs[2].S != 3 {
 		t.Fatalf("events %+v", evs)
@@ -109,9 +101,7 @@ func TestPendingEventsGoToFirstSession(t *testing.T) {
 
 func TestReconnectOp7ResumesWithoutLoss(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	sessionID := c.waitReadies(1)[0].SessionID
 	srv.MessageCreate(msg(channelID, "one"))
 	c.waitMessages(1)
@@ -123,10 +113,7 @@ func TestReconnectOp7ResumesWithoutLoss(t *testing.T) {
 	}
 	c.waitResumed(1)
 	srv.MessageCreate(msg(channelID, "three"))
-	c.waitMessages(3)
-	if got := c.contents(); !equal(got, []string{"one", "two", "three"}) {
-		t.Fatalf("contents %q", got)
-	}
+	c.wantContents("one", "two", "three")
 	disc, err := srv.WaitDisconnects(1, wait)
 	if err != nil || disc[0].Code != 1012 || disc[0].Conn != 1 || disc[0].ServerCode != 0 {
 		t.Fatalf("disconnects %+v, %v", disc, err)
@@ -151,9 +138,7 @@ func TestReconnectOp7ResumesWithoutLoss(t *testing.T) {
 func TestInvalidSessionReidentifies(t *testing.T) {
 	t.Parallel()
 	for _, resumable := range []bool{false, true} {
-		srv := discordtest.New(t, discordtest.Options{})
-		seed(srv)
-		c := open(t, srv)
+		srv, c := connect(t, discordtest.Options{})
 		first := c.waitReadies(1)[0].SessionID
 
 		srv.InvalidSession(resumable)
@@ -170,17 +155,13 @@ func TestInvalidSessionReidentifies(t *testing.T) {
 			t.Fatalf("resumable=%v: sessions %+v", resumable, sess)
 		}
 		srv.MessageCreate(msg(channelID, "after"))
-		if got := c.waitMessages(1)[0]; got.Content != "after" {
-			t.Fatalf("got %q", got.Content)
-		}
+		c.wantFirst("after")
 	}
 }
 
 func TestDroppedConnectionResumes(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	srv.MessageCreate(msg(channelID, "before"))
 	c.waitMessages(1)
 
@@ -188,10 +169,7 @@ func TestDroppedConnectionResumes(t *testing.T) {
 	srv.MessageCreate(msg(channelID, "while down"))
 	srv.MessageCreate(msg(dmID, "dm while down"))
 	c.waitResumed(1)
-	c.waitMessages(3)
-	if got := c.contents(); !equal(got, []string{"before", "while down", "dm while down"}) {
-		t.Fatalf("contents %q", got)
-	}
+	c.wantContents("before", "while down", "dm while down")
 	disc := srv.Disconnects()
 	if len(disc) != 1 || !disc[0].Dropped || disc[0].Code != 0 {
 		t.Fatalf("disconnects %+v", disc)
@@ -213,16 +191,12 @@ func TestDroppedConnectionResumes(t *testing.T) {
 
 func TestCloseConnectionsResumable(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	c.waitReadies(1)
 	srv.CloseConnections(4000, "Unknown error.")
 	srv.MessageCreate(msg(channelID, "kept"))
 	c.waitResumed(1)
-	if got := c.waitMessages(1)[0]; got.Content != "kept" {
-		t.Fatalf("got %q", got.Content)
-	}
+	c.wantFirst("kept")
 	disc := srv.Disconnects()
 	if len(disc) != 1 || disc[0].ServerCode != 4000 {
 		t.Fatalf("disconnects %+v", disc)
@@ -231,9 +205,7 @@ func TestCloseConnectionsResumable(t *testing.T) {
 
 func TestCloseConnectionsNotResumable(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	c.waitReadies(1)
 	// discordgo does not look at close codes: it tries to RESUME, gets op 9
 	// because 4009 ended the session, and sends IDENTIFY on the same socket.
@@ -247,9 +219,7 @@ func TestCloseConnectionsNotResumable(t *testing.T) {
 
 func TestHeartbeatACKsOffClientReconnects(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{HeartbeatInterval: 100 * time.Millisecond})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{HeartbeatInterval: 100 * time.Millisecond})
 	c.waitReadies(1)
 	srv.SetHeartbeatACKs(false)
 	// discordgo gives up after five intervals without an ACK, closes with
@@ -314,9 +284,7 @@ func TestOpenFailsOnFatalCloseCodes(t *testing.T) {
 		}
 		// Without the privileged intent the same portal settings work.
 		c.dg.Identify.Intents = discordgo.IntentsGuildMessages
-		if err := c.dg.Open(); err != nil {
-			t.Fatal(err)
-		}
+		c.mustOpen()
 		c.waitReadies(1)
 	})
 	t.Run("FailNextIdentify", func(t *testing.T) {
@@ -327,17 +295,14 @@ func TestOpenFailsOnFatalCloseCodes(t *testing.T) {
 		if err := c.dg.Open(); err == nil || !strings.Contains(err.Error(), "4004") {
 			t.Fatalf("Open: %v", err)
 		}
-		if err := c.dg.Open(); err != nil {
-			t.Fatal(err)
-		}
+		c.mustOpen()
 		c.waitReadies(1)
 	})
 }
 
 func TestShardRouting(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{Shards: 2})
-	seed(srv)
+	srv := seeded(t, discordtest.Options{Shards: 2})
 	guild0 := strconv.FormatUint(uint64(1000)<<22|77, 10) // (id >> 22) % 2 == 0
 	guild1 := strconv.FormatUint(uint64(1001)<<22|77, 10)
 	if discordtest.ShardFor(guild0, 2) != 0 || discordtest.ShardFor(guild1, 2) != 1 || discordtest.ShardFor("", 2) != 0 {
@@ -356,9 +321,7 @@ func TestShardRouting(t *testing.T) {
 			}
 		}
 		clients[i].dg.ShardID, clients[i].dg.ShardCount = i, 2
-		if err := clients[i].dg.Open(); err != nil {
-			t.Fatal(err)
-		}
+		clients[i].mustOpen()
 		if r := clients[i].waitReadies(1)[0]; r.Shard == nil || *r.Shard != [2]int{i, 2} {
 			t.Fatalf("shard %d: ready %+v", i, r)
 		}
@@ -366,14 +329,8 @@ func TestShardRouting(t *testing.T) {
 	srv.MessageCreate(msg("800000000000000002", "g1"))
 	srv.MessageCreate(msg("800000000000000001", "g0"))
 	srv.MessageCreate(msg(dmID, "dm"))
-	clients[0].waitMessages(2)
-	clients[1].waitMessages(1)
-	if got := clients[0].contents(); !equal(got, []string{"g0", "dm"}) {
-		t.Fatalf("shard 0 got %q", got)
-	}
-	if got := clients[1].contents(); !equal(got, []string{"g1"}) {
-		t.Fatalf("shard 1 got %q", got)
-	}
+	clients[0].wantContents("g0", "dm")
+	clients[1].wantContents("g1")
 	ids := srv.Identifies()
 	if len(ids) != 2 || ids[0].Shard == nil || *ids[0].Shard != [2]int{0, 2} || *ids[1].Shard != [2]int{1, 2} {
 		t.Fatalf("identifies %+v", ids)
@@ -382,9 +339,7 @@ func TestShardRouting(t *testing.T) {
 
 func TestRedispatchAndReplayOnResume(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	c.waitReadies(1)
 	sent := srv.MessageCreate(msg(channelID, "once"))
 	evs, err := srv.WaitEvents(2, wait)
@@ -446,16 +401,12 @@ func TestRawDispatch(t *testing.T) {
 	if seq := srv.Dispatch("MESSAGE_CREATE", []byte(`{"id":"5","channel_id":"`+dmID+`","content":"bytes"}`)); seq != 4 {
 		t.Fatalf("bytes seq %d", seq)
 	}
-	if got := c.waitMessages(1)[0]; got.Content != "bytes" {
-		t.Fatalf("got %q", got.Content)
-	}
+	c.wantFirst("bytes")
 }
 
 func TestClosedClientEndsSession(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	c.waitReadies(1)
 	// (open waited for the first heartbeat: closing before it makes
 	// discordgo's heartbeat goroutine find the socket closed and reconnect.)
@@ -475,9 +426,7 @@ func TestClosedClientEndsSession(t *testing.T) {
 	}
 	// Opening the same Session again: discordgo tries RESUME first, gets op 9
 	// and identifies on the same socket.
-	if err := c.dg.Open(); err != nil {
-		t.Fatal(err)
-	}
+	c.mustOpen()
 	c.waitReadies(2)
 	res, ids := srv.Resumes(), srv.Identifies()
 	if len(res) != 1 || res[0].Accepted || len(ids) != 2 || ids[1].Conn != 2 {
@@ -488,20 +437,13 @@ func TestClosedClientEndsSession(t *testing.T) {
 func TestMessageContentIntent(t *testing.T) {
 	t.Parallel()
 	no := false
-	srv := discordtest.New(t, discordtest.Options{MessageContentAllowed: &no})
-	seed(srv)
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{MessageContentAllowed: &no})
 	c.dg.Identify.Intents = discordgo.IntentsGuilds | discordgo.IntentsGuildMessages | discordgo.IntentsDirectMessages
-	if err := c.dg.Open(); err != nil {
-		t.Fatal(err)
-	}
+	c.mustOpen()
 	srv.MessageCreate(msg(channelID, "secret"))
 	srv.MessageCreate(msg(channelID, "hey <@"+discordtest.DefaultBotID+">"))
 	srv.MessageCreate(msg(dmID, "dm"))
-	c.waitMessages(3)
-	if got := c.contents(); !equal(got, []string{"", "hey <@" + discordtest.DefaultBotID + ">", "dm"}) {
-		t.Fatalf("contents %q", got)
-	}
+	c.wantContents("", "hey <@"+discordtest.DefaultBotID+">", "dm")
 	hist, err := c.dg.ChannelMessages(channelID, 10, "", "", "")
 	if err != nil || len(hist) != 2 || hist[1].Content != "" || hist[0].Content == "" {
 		t.Fatalf("history %+v, %v", hist, err)
@@ -516,22 +458,16 @@ func TestMessageContentIntent(t *testing.T) {
 
 func TestIntentsFilterEvents(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 	c.dg.Identify.Intents = discordgo.IntentsDirectMessages
-	if err := c.dg.Open(); err != nil {
-		t.Fatal(err)
-	}
+	c.mustOpen()
 	guildMsg := msg(channelID, "guild")
 	guildMsg.GuildID = guildID
 	if seq := srv.Dispatch("MESSAGE_CREATE", guildMsg); seq != 0 {
 		t.Fatalf("filtered event got seq %d", seq)
 	}
 	srv.MessageCreate(msg(dmID, "dm"))
-	if got := c.waitMessages(1)[0]; got.Content != "dm" {
-		t.Fatalf("got %q", got.Content)
-	}
+	c.wantFirst("dm")
 }
 
 func TestSeedingAndDispatchForms(t *testing.T) {
@@ -604,18 +540,10 @@ func TestPendingEventsPerShard(t *testing.T) {
 	srv.MessageCreate(msg(dmID, "for shard 0"))
 	c0 := newClient(t, srv, "")
 	c0.dg.ShardID, c0.dg.ShardCount = 0, 2
-	if err := c0.dg.Open(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c0.waitMessages(1)[0]; got.Content != "for shard 0" {
-		t.Fatalf("shard 0 got %q", got.Content)
-	}
+	c0.mustOpen()
+	c0.wantFirst("for shard 0")
 	c1 := newClient(t, srv, "")
 	c1.dg.ShardID, c1.dg.ShardCount = 1, 2
-	if err := c1.dg.Open(); err != nil {
-		t.Fatal(err)
-	}
-	if got := c1.waitMessages(1)[0]; got.Content != "for shard 1" {
-		t.Fatalf("shard 1 got %q", got.Content)
-	}
+	c1.mustOpen()
+	c1.wantFirst("for shard 1")
 }

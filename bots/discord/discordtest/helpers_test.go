@@ -3,6 +3,7 @@ package discordtest_test
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,29 @@ func newClient(t *testing.T, srv *discordtest.Server, token string) *client {
 	return c
 }
 
+// seeded starts a server that knows the test's user and channels.
+func seeded(t *testing.T, opts discordtest.Options) *discordtest.Server {
+	t.Helper()
+	srv := discordtest.New(t, opts)
+	seed(srv)
+	return srv
+}
+
+// connect starts a seeded server and opens a client on it.
+func connect(t *testing.T, opts discordtest.Options) (*discordtest.Server, *client) {
+	t.Helper()
+	srv := seeded(t, opts)
+	return srv, open(t, srv)
+}
+
+// unopened starts a seeded server and makes a client for it that has not
+// opened the gateway (REST calls work without it).
+func unopened(t *testing.T, opts discordtest.Options) (*discordtest.Server, *client) {
+	t.Helper()
+	srv := seeded(t, opts)
+	return srv, newClient(t, srv, "")
+}
+
 // open opens a client and waits for its first heartbeat. Until discordgo's
 // heartbeat goroutine has sent it, a connection that dies makes that goroutine
 // start a second, concurrent reconnect (it finds the socket closed under it).
@@ -103,9 +127,7 @@ func open(t *testing.T, srv *discordtest.Server) *client {
 	t.Helper()
 	c := newClient(t, srv, "")
 	before := srv.Heartbeats()
-	if err := c.dg.Open(); err != nil {
-		t.Fatalf("Open: %v", err)
-	}
+	c.mustOpen()
 	if err := srv.WaitHeartbeats(before+1, wait); err != nil {
 		t.Fatal(err)
 	}
@@ -140,28 +162,29 @@ func (c *client) waitFor(what string, cond func() bool) {
 	}
 }
 
-func (c *client) waitMessages(n int) []*discordgo.MessageCreate {
+// waitList waits until *list (one of c's, under c.mu) has n entries and
+// returns a copy of it.
+func waitList[T any](c *client, what string, list *[]T, n int) []T {
 	c.t.Helper()
-	c.waitFor("messages", func() bool { return len(c.messages) >= n })
+	c.waitFor(what, func() bool { return len(*list) >= n })
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return append([]*discordgo.MessageCreate(nil), c.messages...)
+	return slices.Clone(*list)
+}
+
+func (c *client) waitMessages(n int) []*discordgo.MessageCreate {
+	c.t.Helper()
+	return waitList(c, "messages", &c.messages, n)
 }
 
 func (c *client) waitInteractions(n int) []*discordgo.InteractionCreate {
 	c.t.Helper()
-	c.waitFor("interactions", func() bool { return len(c.interactions) >= n })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*discordgo.InteractionCreate(nil), c.interactions...)
+	return waitList(c, "interactions", &c.interactions, n)
 }
 
 func (c *client) waitReadies(n int) []*discordgo.Ready {
 	c.t.Helper()
-	c.waitFor("readies", func() bool { return len(c.readies) >= n })
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return append([]*discordgo.Ready(nil), c.readies...)
+	return waitList(c, "readies", &c.readies, n)
 }
 
 func (c *client) waitResumed(n int) {
@@ -169,14 +192,36 @@ func (c *client) waitResumed(n int) {
 	c.waitFor("resumed", func() bool { return c.resumed >= n })
 }
 
-func (c *client) contents() []string {
+// wantContents waits for len(want) messages and checks that they are all
+// the client got, in order.
+func (c *client) wantContents(want ...string) {
+	c.t.Helper()
+	c.waitMessages(len(want))
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	var out []string
+	var got []string
 	for _, m := range c.messages {
-		out = append(out, m.Content)
+		got = append(got, m.Content)
 	}
-	return out
+	c.mu.Unlock()
+	if !slices.Equal(got, want) {
+		c.t.Fatalf("contents %q, want %q", got, want)
+	}
+}
+
+// wantFirst waits for the client's first message and checks its content.
+func (c *client) wantFirst(content string) {
+	c.t.Helper()
+	if got := c.waitMessages(1)[0]; got.Content != content {
+		c.t.Fatalf("first message %q, want %q", got.Content, content)
+	}
+}
+
+// mustOpen opens the client's session.
+func (c *client) mustOpen() {
+	c.t.Helper()
+	if err := c.dg.Open(); err != nil {
+		c.t.Fatalf("Open: %v", err)
+	}
 }
 
 func (c *client) counts() (connects, disconnects int) {

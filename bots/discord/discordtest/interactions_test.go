@@ -41,9 +41,7 @@ func waitWritten(t *testing.T, srv *discordtest.Server, id string) {
 
 func TestInteractionDeferEditFollowup(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	sent := srv.InteractionCreate(askInteraction())
 	if sent.ID == "" || sent.Token == "" || sent.AppID != discordtest.DefaultBotID || sent.Version != 1 ||
 		sent.Member == nil || sent.User != nil {
@@ -133,9 +131,7 @@ func TestInteractionDeferEditFollowup(t *testing.T) {
 
 func TestInteractionImmediateResponse(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	dm := srv.InteractionCreate(discordgo.Interaction{ChannelID: dmID, User: &discordgo.User{ID: userID},
 		Data: discordgo.ApplicationCommandInteractionData{Name: "ask"}})
 	got := c.waitInteractions(1)[0].Interaction
@@ -191,9 +187,7 @@ func TestInteractionImmediateResponse(t *testing.T) {
 func TestInteractionWindowAndTokenLifetime(t *testing.T) {
 	t.Parallel()
 	clk := &clock{}
-	srv := discordtest.New(t, discordtest.Options{Now: clk.now})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{Now: clk.now})
 
 	late := srv.InteractionCreate(askInteraction())
 	waitWritten(t, srv, late.ID)

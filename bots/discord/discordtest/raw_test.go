@@ -56,8 +56,7 @@ const bot = "Bot test-token"
 
 func TestRawREST(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
+	srv := seeded(t, discordtest.Options{})
 	if srv.APIURL() != srv.URL()+"api/v9/" || !strings.HasPrefix(srv.URL(), "http://127.0.0.1:") {
 		t.Fatalf("urls %s %s", srv.URL(), srv.APIURL())
 	}
@@ -146,8 +145,7 @@ func TestRawREST(t *testing.T) {
 
 func TestRawWebhooks(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
+	srv := seeded(t, discordtest.Options{})
 	i := srv.InteractionCreate(askInteraction())
 	cb := "/api/v9/interactions/" + i.ID + "/" + i.Token + "/callback"
 	hook := "/api/v9/webhooks/" + i.AppID + "/" + i.Token
@@ -363,8 +361,7 @@ func TestRawInvalidNextIdentify(t *testing.T) {
 
 func TestRawGatewayResume(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{ReplayBuffer: 2})
-	seed(srv)
+	srv := seeded(t, discordtest.Options{ReplayBuffer: 2})
 
 	// An unknown session: op 9, then IDENTIFY works on the same socket.
 	rc := dialRaw(t, srv, "")

@@ -189,23 +189,13 @@ func (s *Server) Heartbeats() int { return faketest.Locked(&s.mu, func() int { r
 
 // WaitHeartbeats waits until at least n heartbeats were received.
 func (s *Server) WaitHeartbeats(n int, timeout time.Duration) error {
-	if !s.waitFor(timeout, func() bool { return s.heartbeats >= n }) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return timeoutError("heartbeats", s.heartbeats, n)
-	}
-	return nil
+	return faketest.WaitCount(&s.changes, &s.mu, ErrTimeout, n, timeout, "heartbeats", func() int { return s.heartbeats })
 }
 
 // WaitReady waits until n READY or RESUMED dispatches in total have been
 // written.
 func (s *Server) WaitReady(n int, timeout time.Duration) error {
-	if !s.waitFor(timeout, func() bool { return s.readies >= n }) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return timeoutError("READY/RESUMED", s.readies, n)
-	}
-	return nil
+	return faketest.WaitCount(&s.changes, &s.mu, ErrTimeout, n, timeout, "READY/RESUMED", func() int { return s.readies })
 }
 
 // Calls returns the REST calls whose "METHOD /path" starts with prefix
@@ -286,11 +276,6 @@ func (s *Server) CommandSets() []CommandSet {
 // WaitCommandSets waits until at least n bulk overwrites succeeded.
 func (s *Server) WaitCommandSets(n int, timeout time.Duration) ([]CommandSet, error) {
 	return waitRecords(s, n, timeout, "command sets", func() int { return len(s.commandSets) }, s.CommandSets)
-}
-
-// waitFor blocks until cond (called with s.mu held) is true or timeout.
-func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
-	return s.changes.Wait(&s.mu, timeout, cond)
 }
 
 // ErrTimeout is returned (wrapped) by the Wait methods.

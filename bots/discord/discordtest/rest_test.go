@@ -24,9 +24,7 @@ func restCode(t *testing.T, err error) (code, status int) {
 
 func TestPostMessageAndOwnEcho(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := open(t, srv)
+	srv, c := connect(t, discordtest.Options{})
 	question := srv.MessageCreate(msg(channelID, "question?"))
 	c.waitMessages(1)
 
@@ -82,9 +80,7 @@ func TestPostMessageAndOwnEcho(t *testing.T) {
 
 func TestPostMessageValidation(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 
 	_, err := c.dg.ChannelMessageSend(channelID, "  ")
 	if code, status := restCode(t, err); code != 50006 || status != 400 {
@@ -129,9 +125,7 @@ func TestPostMessageValidation(t *testing.T) {
 
 func TestHistory(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 	base := time.Date(2024, 5, 1, 12, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 6 {
@@ -191,8 +185,7 @@ func TestHistory(t *testing.T) {
 
 func TestChannelUserGatewayTyping(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{BotName: "bot"})
-	seed(srv)
+	srv := seeded(t, discordtest.Options{BotName: "bot"})
 	srv.AddChannel(discordgo.Channel{ID: "700", GuildID: guildID, ParentID: channelID, Type: discordgo.ChannelTypeGuildPublicThread,
 		Name: "thread"})
 	c := newClient(t, srv, "")
@@ -305,9 +298,7 @@ func TestBulkOverwriteCommands(t *testing.T) {
 
 func TestRateLimitedRetried(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 	limited := make(chan *discordgo.RateLimit, 2)
 	c.dg.AddHandler(func(_ *discordgo.Session, e *discordgo.RateLimit) { limited <- e })
 
@@ -349,9 +340,7 @@ func TestRateLimitedRetried(t *testing.T) {
 
 func TestHTTPErrors(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
-	seed(srv)
-	c := newClient(t, srv, "")
+	srv, c := unopened(t, discordtest.Options{})
 
 	f := discordtest.HTTPError(403, 50013, "Missing Permissions")
 	if f.String() != `HTTP 403 code 50013 "Missing Permissions"` {

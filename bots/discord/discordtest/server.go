@@ -3,7 +3,6 @@ package discordtest
 import (
 	"cmp"
 	"encoding/base64"
-	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -312,8 +311,4 @@ func snowflakeLess(a, b string) bool {
 // interactionToken looks like Discord's: base64 of "interaction:<id>:<random>".
 func interactionToken(id string) string {
 	return base64.RawURLEncoding.EncodeToString([]byte("interaction:" + id + ":" + faketest.RandomHex(48)))
-}
-
-func timeoutError(what string, got, want int) error {
-	return fmt.Errorf("%w: %d of %d %s", ErrTimeout, got, want, what)
 }

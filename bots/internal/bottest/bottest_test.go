@@ -97,3 +97,31 @@ func TestStartReportsAnError(t *testing.T) {
 		t.Errorf("Stop %v", err)
 	}
 }
+
+// fatalTB records Fatal instead of ending the test.
+type fatalTB struct {
+	testing.TB
+	fatal string
+}
+
+func (f *fatalTB) Helper()           {}
+func (f *fatalTB) Fatal(args ...any) { f.fatal = fmt.Sprint(args...) }
+
+func TestWaitN(t *testing.T) {
+	var asked []int
+	wait := func(n int, timeout time.Duration) ([]string, error) {
+		asked = append(asked, n)
+		if n > 2 {
+			return []string{"a", "b"}, errors.New("2 of 3 records")
+		}
+		return []string{"a", "b"}, nil
+	}
+	if got := WaitN(t, wait, 2, time.Minute); strings.Join(got, ",") != "a,b" {
+		t.Errorf("WaitN = %q", got)
+	}
+	f := &fatalTB{TB: t}
+	WaitN(f, wait, 3, time.Minute)
+	if f.fatal != "2 of 3 records" || fmt.Sprint(asked) != "[2 3]" {
+		t.Errorf("fatal %q, asked %v", f.fatal, asked)
+	}
+}

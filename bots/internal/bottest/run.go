@@ -75,6 +75,18 @@ func Start(t testing.TB, run func(context.Context) error, o RunOptions) *Run {
 // calls return the same).
 func (r *Run) Stop() error { return r.stop() }
 
+// WaitN calls a fake's Wait method (slacktest's and discordtest's WaitPosts
+// and the like) for n records and fails the test if they did not come
+// within timeout.
+func WaitN[T any](t testing.TB, wait func(n int, timeout time.Duration) ([]T, error), n int, timeout time.Duration) []T {
+	t.Helper()
+	out, err := wait(n, timeout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
 // WaitFor polls cond until it holds, failing the test after timeout.
 func WaitFor(t testing.TB, what string, timeout time.Duration, cond func() bool) {
 	t.Helper()

@@ -119,6 +119,18 @@ func WaitRecords[T any](c *fakewait.Changes, mu *sync.Mutex, errTimeout error, n
 	return out, nil
 }
 
+// WaitCount waits (see fakewait.Changes.Wait) until count, called with mu
+// held, reaches n; on a timeout the error wraps errTimeout and says how
+// many of n came.
+func WaitCount(c *fakewait.Changes, mu *sync.Mutex, errTimeout error, n int, timeout time.Duration, what string,
+	count func() int) error {
+	var got int
+	if !c.Wait(mu, timeout, func() bool { got = count(); return got >= n }) {
+		return fmt.Errorf("%w: %d of %d %s", errTimeout, got, n, what)
+	}
+	return nil
+}
+
 // Copy is a copy of *list taken under mu, each element passed through
 // clone when not nil.
 func Copy[T any](mu *sync.Mutex, list *[]T, clone func(T) T) []T {

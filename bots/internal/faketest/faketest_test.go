@@ -176,6 +176,13 @@ func TestRecords(t *testing.T) {
 	if !errors.Is(err, errTimeout) || err.Error() != "fake: timed out: 2 of 3 records" || len(got) != 2 {
 		t.Fatalf("WaitRecords past its time = %q, %v", got, err)
 	}
+	if err := WaitCount(&changes, &mu, errTimeout, 2, 10*time.Second, "records", count); err != nil {
+		t.Fatalf("WaitCount = %v", err)
+	}
+	if err := WaitCount(&changes, &mu, errTimeout, 3, time.Millisecond, "records", count); !errors.Is(err, errTimeout) ||
+		err.Error() != "fake: timed out: 2 of 3 records" {
+		t.Fatalf("WaitCount past its time = %v", err)
+	}
 
 	// Copies: changing them leaves the records as they are.
 	up := Copy(&mu, &list, strings.ToUpper)

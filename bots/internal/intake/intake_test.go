@@ -153,6 +153,16 @@ func (w *world) open(t *testing.T) *Journal {
 	return j
 }
 
+// reopen closes j and opens the journal again (a restart), checking what
+// it has pending.
+func (w *world) reopen(t *testing.T, j *Journal, want string) {
+	t.Helper()
+	j.Close()
+	if got := ids(w.open(t).Pending()); got != want {
+		t.Errorf("pending after a restart: %s, want %s; file:\n%s", got, want, w.file(t))
+	}
+}
+
 func (w *world) path() string { return filepath.Join(w.dir, "slack.jsonl") }
 
 func (w *world) file(t *testing.T) string {
@@ -473,11 +483,8 @@ func TestFsyncError(t *testing.T) {
 	}
 	w.faults.set(func(f *faults) { f.sync = nil })
 	add(t, j, msg("m2"))
-	j.Close()
-	j = w.open(t)
-	if got := ids(j.Pending()); got != "m1 m2" {
-		t.Errorf("pending %s", got) // m1's done was not durable: it is checked again
-	}
+	// m1's done was not durable: it is checked again
+	w.reopen(t, j, "m1 m2")
 }
 
 // A write that fails (a full disk) is cut back; when the cut fails too, the
@@ -512,11 +519,7 @@ func TestWriteError(t *testing.T) {
 	}
 	w.faults.set(func(f *faults) { f.write = nil })
 	add(t, j, msg("m6"))
-	j.Close()
-	j = w.open(t)
-	if got := ids(j.Pending()); got != "m0 m3 m4 m6" {
-		t.Errorf("pending %s; file:\n%s", got, w.file(t))
-	}
+	w.reopen(t, j, "m0 m3 m4 m6")
 }
 
 // Concurrent callers share fsyncs: while one fsync runs, the records that
@@ -583,15 +586,18 @@ func TestCompaction(t *testing.T) {
 	if err := j.Add(msg("x", "event:E12"))[0]; !errors.Is(err, ErrDuplicate) {
 		t.Errorf("a key remembered before the rewrite: %v", err)
 	}
-	j.Close()
-	j = w.open(t)
-	if got := ids(j.Pending()); got != "m7 m107 m207 m307" {
-		t.Errorf("pending %s", got)
-	}
+	w.reopen(t, j, "m7 m107 m207 m307")
 	des, _ := os.ReadDir(w.dir)
 	if len(des) != 1 {
 		t.Errorf("files left: %v", des)
 	}
+}
+
+// rewriteNext makes j's next write rewrite the file.
+func rewriteNext(j *Journal) {
+	j.mu.Lock()
+	j.compactAt = 0
+	j.mu.Unlock()
 }
 
 // A rewrite that fails leaves the journal appending to its file; a folder
@@ -601,9 +607,7 @@ func TestCompactionErrors(t *testing.T) {
 	w := newWorld(t)
 	j := w.open(t)
 	add(t, j, msg("m1"))
-	j.mu.Lock()
-	j.compactAt = 0 // the next write rewrites
-	j.mu.Unlock()
+	rewriteNext(j)
 	w.faults.set(func(f *faults) { f.open = syscall.EMFILE })
 	add(t, j, msg("m2"))
 	add(t, j, msg("m2b")) // not tried again at once
@@ -614,9 +618,7 @@ func TestCompactionErrors(t *testing.T) {
 	add(t, j, msg("m3"))
 
 	// The rename fails: a folder is where the file was.
-	j.mu.Lock()
-	j.compactAt = 0
-	j.mu.Unlock()
+	rewriteNext(j)
 	os.Rename(w.path(), w.path()+".moved")
 	os.MkdirAll(filepath.Join(w.path(), "sub"), 0o700)
 	add(t, j, msg("m4"))
@@ -627,9 +629,7 @@ func TestCompactionErrors(t *testing.T) {
 	os.Rename(w.path()+".moved", w.path())
 
 	// The temp file's fsync fails: the rewrite is abandoned.
-	j.mu.Lock()
-	j.compactAt = 0
-	j.mu.Unlock()
+	rewriteNext(j)
 	w.faults.set(func(f *faults) { f.sync = syscall.EIO })
 	if err := j.Add(msg("x"))[0]; !errors.Is(err, syscall.EIO) {
 		t.Fatalf("Add = %v", err)
@@ -640,9 +640,7 @@ func TestCompactionErrors(t *testing.T) {
 	w.faults.set(func(f *faults) { f.sync = nil })
 
 	// The folder fsync fails after the rename.
-	j.mu.Lock()
-	j.compactAt = 0
-	j.mu.Unlock()
+	rewriteNext(j)
 	w.faults.set(func(f *faults) { f.dirSync = syscall.EIO })
 	add(t, j, msg("m5"))
 	if !strings.Contains(w.logs.String(), "cannot fsync the journal folder after a rewrite") {
@@ -653,11 +651,7 @@ func TestCompactionErrors(t *testing.T) {
 	}
 	w.faults.set(func(f *faults) { f.dirSync = nil })
 	add(t, j, msg("m6"))
-	j.Close()
-	j = w.open(t)
-	if got := ids(j.Pending()); got != "m1 m2 m2b m3 m4 m5 m6" {
-		t.Errorf("pending %s", got)
-	}
+	w.reopen(t, j, "m1 m2 m2b m3 m4 m5 m6")
 }
 
 // Open refuses what it cannot use, naming it; a temp file a crashed rewrite

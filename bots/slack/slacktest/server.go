@@ -242,6 +242,12 @@ func (s *Server) waitFor(timeout time.Duration, cond func() bool) bool {
 // ErrTimeout is returned (wrapped) by the Wait methods.
 var ErrTimeout = errors.New("slacktest: timed out")
 
+// waitRecords waits until count() (called with s.mu held) reaches n, then
+// returns get().
+func waitRecords[T any](s *Server, n int, timeout time.Duration, what string, count func() int, get func() []T) ([]T, error) {
+	return faketest.WaitRecords(&s.changes, &s.mu, ErrTimeout, n, timeout, what, count, get)
+}
+
 func randomUUID() string {
 	h := faketest.RandomHex(16)
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]

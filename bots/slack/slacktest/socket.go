@@ -501,11 +501,7 @@ func (s *Server) RejectedDials() int {
 // WaitConnected waits until at least n connections have been opened in all
 // (counting closed ones), each having received its hello.
 func (s *Server) WaitConnected(n int, timeout time.Duration) error {
-	var got int
-	if !s.waitFor(timeout, func() bool { got = s.readyCountLocked(); return got >= n }) {
-		return fmt.Errorf("%w waiting for %d connections (got %d)", ErrTimeout, n, got)
-	}
-	return nil
+	return faketest.WaitCount(&s.changes, &s.mu, ErrTimeout, n, timeout, "connections", s.readyCountLocked)
 }
 
 // WaitOpen waits until exactly n connections are open.
@@ -556,10 +552,5 @@ func (s *Server) WaitAck(envelopeID string, timeout time.Duration) (Ack, error) 
 
 // WaitSent waits until at least n envelopes have been written and returns them.
 func (s *Server) WaitSent(n int, timeout time.Duration) ([]Envelope, error) {
-	ok := s.waitFor(timeout, func() bool { return len(s.sent) >= n })
-	out := s.Sent()
-	if !ok {
-		return out, fmt.Errorf("%w waiting for %d sent envelopes (got %d)", ErrTimeout, n, len(out))
-	}
-	return out, nil
+	return waitRecords(s, n, timeout, "sent envelopes", func() int { return len(s.sent) }, s.Sent)
 }

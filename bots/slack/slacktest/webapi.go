@@ -3,12 +3,12 @@ package slacktest
 import (
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -247,12 +247,8 @@ func (c Call) clone() Call {
 // WaitCalls waits until at least n calls to method ("" for any) have been
 // recorded and returns them all.
 func (s *Server) WaitCalls(method string, n int, timeout time.Duration) ([]Call, error) {
-	var out []Call
-	ok := s.waitFor(timeout, func() bool { out = s.callsLocked(method); return len(out) >= n })
-	if !ok {
-		return out, fmt.Errorf("%w waiting for %d %q calls (got %d)", ErrTimeout, n, method, len(out))
-	}
-	return out, nil
+	return waitRecords(s, n, timeout, strconv.Quote(method)+" calls", func() int { return len(s.callsLocked(method)) },
+		func() []Call { return s.Calls(method) })
 }
 
 // UnknownMethods returns, in order, the methods called that the server does
@@ -285,12 +281,7 @@ func (s *Server) chatLocked(method string) []Post {
 // WaitPosts waits until at least n chat.postMessage calls succeeded and
 // returns them all.
 func (s *Server) WaitPosts(n int, timeout time.Duration) ([]Post, error) {
-	var out []Post
-	ok := s.waitFor(timeout, func() bool { out = s.chatLocked("chat.postMessage"); return len(out) >= n })
-	if !ok {
-		return out, fmt.Errorf("%w waiting for %d posts (got %d)", ErrTimeout, n, len(out))
-	}
-	return out, nil
+	return waitRecords(s, n, timeout, "posts", func() int { return len(s.chatLocked("chat.postMessage")) }, s.Posts)
 }
 
 // Reactions returns the successful reactions.add / reactions.remove calls.
@@ -322,12 +313,7 @@ func (s *Server) responsesLocked() []Response {
 
 // WaitResponses waits until at least n response_url POSTs were recorded.
 func (s *Server) WaitResponses(n int, timeout time.Duration) ([]Response, error) {
-	var out []Response
-	ok := s.waitFor(timeout, func() bool { out = s.responsesLocked(); return len(out) >= n })
-	if !ok {
-		return out, fmt.Errorf("%w waiting for %d responses (got %d)", ErrTimeout, n, len(out))
-	}
-	return out, nil
+	return waitRecords(s, n, timeout, "responses", func() int { return len(s.responses) }, s.Responses)
 }
 
 // apiResult is what a method handler decides.
