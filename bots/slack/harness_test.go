@@ -3,9 +3,10 @@ package slack
 import (
 	"encoding/json"
 	"log/slog"
-	"os"
 	"testing"
 	"time"
+
+	"go.uber.org/goleak"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
@@ -14,11 +15,9 @@ import (
 
 const wait = 10 * time.Second
 
-// TestMain fails the run if the adapter's or socketmode's goroutines
-// outlive the tests.
-func TestMain(m *testing.M) {
-	os.Exit(slacktest.CheckGoroutines(m.Run(), 5*time.Second, "bots/slack.(*", "bots/internal/core.(*", "slack/socketmode", "net/http.(*persistConn)"))
-}
+// TestMain fails the run if any goroutine (the adapter's, socketmode's,
+// an HTTP connection's) outlives the tests.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // harness runs a Bot against a fake Slack until the test ends.
 type harness struct {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -19,14 +18,14 @@ import (
 	"github.com/slack-go/slack"
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
+	"go.uber.org/goleak"
 )
 
 const wait = 5 * time.Second
 
-// TestMain fails the run if server or socketmode goroutines outlive the tests.
-func TestMain(m *testing.M) {
-	os.Exit(CheckGoroutines(m.Run(), 5*time.Second, "slacktest.(*Server)", "slack/socketmode"))
-}
+// TestMain fails the run if any goroutine (the server's, socketmode's)
+// outlives the tests.
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func newServer(t *testing.T, opts Options) (*Server, *slack.Client) {
 	t.Helper()
@@ -1187,20 +1186,5 @@ func TestHelpers(t *testing.T) {
 	}
 	if opts := srv.Options(); opts.PingInterval != DefaultPingInterval || opts.MaxRedeliveries != DefaultMaxRedeliveries {
 		t.Fatalf("opts %+v", opts)
-	}
-}
-
-func TestCheckGoroutines(t *testing.T) {
-	if got := CheckGoroutines(3, time.Millisecond, "anything"); got != 3 {
-		t.Errorf("a failed run's code changed to %d", got)
-	}
-	stop := make(chan struct{})
-	go func() { <-stop }() // a goroutine whose stack names this test
-	if got := CheckGoroutines(0, 60*time.Millisecond, "TestCheckGoroutines.func"); got != 1 {
-		t.Errorf("a live goroutine was not reported: %d", got)
-	}
-	close(stop)
-	if got := CheckGoroutines(0, time.Second, "TestCheckGoroutines.func"); got != 0 {
-		t.Errorf("an ended goroutine was reported: %d", got)
 	}
 }
