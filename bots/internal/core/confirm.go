@@ -2,7 +2,6 @@ package core
 
 import (
 	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"time"
 )
@@ -50,9 +49,7 @@ func (c *Confirms) TTL() time.Duration { return c.ttl }
 
 // Add keeps p from now and returns its token.
 func (c *Confirms) Add(p Pending, now time.Time) string {
-	var raw [16]byte
-	_, _ = rand.Read(raw[:]) // never fails (crypto/rand)
-	token := hex.EncodeToString(raw[:])
+	token := rand.Text() // 128 bits, unguessable
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for k, v := range c.m {

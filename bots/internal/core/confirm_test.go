@@ -18,7 +18,7 @@ func TestConfirms(t *testing.T) {
 	}
 	seen := map[string]bool{}
 	for _, tok := range toks {
-		if !regexp.MustCompile(`^[0-9a-f]{32}$`).MatchString(tok) || seen[tok] {
+		if !regexp.MustCompile(`^[A-Z2-7]{26}$`).MatchString(tok) || seen[tok] {
 			t.Errorf("token %q", tok)
 		}
 		seen[tok] = true

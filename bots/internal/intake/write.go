@@ -3,7 +3,6 @@ package intake
 import (
 	"bytes"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -134,9 +133,7 @@ func (j *Journal) compactLocked() error {
 			buf.Write(record{Op: opPost, ID: it.ID, Text: it.Reply}.encode())
 		}
 	}
-	var rnd [8]byte
-	_, _ = rand.Read(rnd[:])
-	tmp := filepath.Join(j.opts.Dir, "."+j.opts.Name+ext+".tmp-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(j.opts.Dir, "."+j.opts.Name+ext+".tmp-"+rand.Text())
 	f, err := j.openFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, 0o600)
 	if err != nil {
 		return fmt.Errorf("intake: rewrite the journal %s: %w", j.path, err)
