@@ -4,4 +4,10 @@
 // the Tool type the memory and reflector packages implement, and imports
 // neither of them, nor any adapter, nor a provider SDK, so the loop can be
 // tested with fakes alone.
+//
+// A new tool is a typed parameter struct and NewTool[P], which generates
+// the JSON schema from P and decodes arguments strictly; a new model
+// provider implements llm.Model in a package beside agent/llm/openai; a
+// new chat platform is an adapter under bots/ that turns its events into
+// Tasks (see bots/internal/core).
 package agent

@@ -4,5 +4,7 @@
 // (temp file, fsync, rename, folder fsync), guarded against overwriting edits
 // a person made by hand, and indexed in memory by an fsnotify watcher so that
 // List is cheap and the next List after any edit sees it. It also provides the
-// five memory_* tools the agent and the reflector call.
+// five memory_* tools the agent and the reflector call: a new one is a
+// typed parameter struct and agent.NewTool in tools.go, with its
+// description in tools/<name>.md.
 package memory

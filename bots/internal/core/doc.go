@@ -11,4 +11,9 @@
 // flow with its single-use confirmation buttons (ParseCommand, MemoryFlow,
 // Confirms). Texts shown to people are plain Markdown; each adapter
 // converts them to its own markup.
+//
+// A new chat platform is a package bots/<name> that decodes its events
+// into agent Tasks on this core, journals them with bots/internal/intake
+// before acknowledging them, renders replies with bots/internal/markdown,
+// and is started by cmd/mnemo's serve.
 package core
