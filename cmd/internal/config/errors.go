@@ -162,28 +162,20 @@ func atoi(s string) int { i, _ := strconv.Atoi(s); return i }
 // suggest returns " (did you mean ...?)" for an unknown key name in the
 // section prefix, or "".
 func (d *decoder) suggest(name, prefix string) string {
-	lname := strings.ToLower(name)
-	best, bestDist := "", 3
+	var siblings []string
 	for _, k := range d.schema.keys {
-		sib, ok := strings.CutPrefix(k, joinKey(prefix, ""))
-		if prefix == "" {
-			sib, ok = k, true
-		}
-		if !ok || strings.Contains(sib, ".") {
-			continue
-		}
-		if dist := editDistance(lname, strings.ToLower(sib)); dist < bestDist || (dist == bestDist && sib < best) {
-			best, bestDist = sib, dist
+		if sib, ok := strings.CutPrefix(k, joinKey(prefix, "")); ok && !strings.Contains(sib, ".") {
+			siblings = append(siblings, sib)
 		}
 	}
-	if best != "" && 2*bestDist < len(best) {
+	if best, dist := text.Closest(name, siblings); best != "" && dist < 3 && 2*dist < len(best) {
 		return fmt.Sprintf(" (did you mean %q?)", joinKey(prefix, best))
 	}
 	// The right key in the wrong place, or written flat ("memory.dataDir:").
 	var elsewhere []string
 	for _, k := range d.schema.keys {
 		last := k[strings.LastIndex(k, ".")+1:]
-		if strings.EqualFold(last, name) || strings.EqualFold(k, name) || strings.EqualFold(k, joinKey(prefix, name)) {
+		if strings.EqualFold(last, name) || strings.EqualFold(k, name) {
 			elsewhere = append(elsewhere, strconv.Quote(k))
 		}
 	}
@@ -195,54 +187,4 @@ func (d *decoder) suggest(name, prefix string) string {
 		hint = "; write it nested, one section per level"
 	}
 	return fmt.Sprintf(" (did you mean %s?%s)", strings.Join(elsewhere, " or "), hint)
-}
-
-// Nearest is the candidate that name most likely misspells (ignoring
-// case): the only one it is a prefix of, else the closest by edits when
-// fewer than half the longer word's letters differ.
-func Nearest(name string, candidates []string) (string, bool) {
-	lname := strings.ToLower(name)
-	var prefixed []string
-	for _, c := range candidates {
-		if lname != "" && strings.HasPrefix(strings.ToLower(c), lname) {
-			prefixed = append(prefixed, c)
-		}
-	}
-	if len(prefixed) == 1 {
-		return prefixed[0], true
-	}
-	best, bestDist := "", 0
-	for _, c := range candidates {
-		if d := editDistance(lname, strings.ToLower(c)); best == "" || d < bestDist || (d == bestDist && c < best) {
-			best, bestDist = c, d
-		}
-	}
-	return best, best != "" && 2*bestDist < max(len(name), len(best))
-}
-
-// editDistance is the optimal string alignment distance (Levenshtein with
-// transpositions).
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range rb {
-		d[0][j+1] = j + 1
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
