@@ -51,9 +51,9 @@ func got(n *yaml.Node) string {
 }
 
 var (
-	reCannot    = text.NewRegexp("(?s)^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
-	reNotFound  = text.NewRegexp(`(?s)^line (\d+): field (.+) not found in type (.+)$`)
-	reDuplicate = text.NewRegexp(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+	reCannot    = text.NewRegexp("(?s)^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	reNotFound  = text.NewRegexp(`(?s)^field (.+) not found in type (.+)$`)
+	reDuplicate = text.NewRegexp(`(?s)^mapping key (".*") already defined at line (\d+)$`)
 )
 
 // listExamples shows a list of each []string key, for "expected a list".
@@ -61,16 +61,20 @@ var listExamples = map[string]string{
 	"discord.guildIDs": `["80351110224678912", "41771983423143937"]`,
 }
 
-// typeError rewords one of yaml.v3's decoding errors to name the key.
+// typeError rewords one of yaml.v3's decoding errors to name the key; one
+// it does not know is shown as it is.
 func (d *decoder) typeError(msg string) {
+	line := 0
+	if m := yamlErrLine.Get().FindStringSubmatch(msg); m != nil {
+		line, msg = atoi(m[1]), m[2]
+	}
 	if m := reNotFound.Get().FindStringSubmatch(msg); m != nil {
-		prefix := d.schema.section[m[3]]
-		d.add(atoi(m[1]), "unknown key %q%s", joinKey(prefix, m[2]), d.suggest(m[2], prefix))
+		prefix := d.schema.section[m[2]]
+		d.add(line, "unknown key %q%s", joinKey(prefix, m[1]), d.suggest(m[1], prefix))
 		return
 	}
 	if m := reDuplicate.Get().FindStringSubmatch(msg); m != nil {
-		line, name := atoi(m[1]), m[2]
-		name, _ = strconv.Unquote(name)
+		name, _ := strconv.Unquote(m[1])
 		for _, e := range d.entries {
 			if e.keyNode != nil && e.keyNode.Line == line && deref(e.keyNode).Value == name {
 				name = e.key
@@ -78,43 +82,36 @@ func (d *decoder) typeError(msg string) {
 			}
 		}
 		if strings.HasPrefix(name, "identities.") {
-			d.add(line, "duplicate name %q (already listed at line %s)", name, m[3])
+			d.add(line, "duplicate name %q (already listed at line %s)", name, m[2])
 		} else {
-			d.add(line, "duplicate key %q (already set at line %s)", name, m[3])
+			d.add(line, "duplicate key %q (already set at line %s)", name, m[2])
 		}
 		return
 	}
-	m := reCannot.Get().FindStringSubmatch(msg)
-	if m == nil { // not one yaml.v3 v3.0.x writes: shown as it is
-		line := 0
-		if m := yamlErrLine.Get().FindStringSubmatch(msg); m != nil {
-			line, msg = atoi(m[1]), m[2]
-		}
-		d.add(line, "%s", strings.ReplaceAll(msg, "\n", `\n`)) // one line per problem
-		return
-	}
-	line, tag, into := atoi(m[1]), m[2], m[4]
-	if key, ok := d.schema.section[into]; ok && key == "" {
-		d.add(line, "the top level must be a mapping of sections (llm:, memory:, slack:, ...), got %s", describe(&yaml.Node{Kind: kinds[tag]}))
-		return
-	}
-	match := func(n *yaml.Node) bool {
-		n = deref(n)
-		return n.Line == line && shortTag(n) == tag && strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))
-	}
-	for n := range d.seen {
-		if match(n) {
-			return // reported already, or decoded by scalars
-		}
-	}
-	for _, e := range d.entries {
-		if d.schema.typeOf(e.key) == into && match(e.n) {
-			d.seen[deref(e.n)] = true
-			d.add(line, "%s: %s", e.key, expected(e.key, into, deref(e.n), d.schema))
+	if m := reCannot.Get().FindStringSubmatch(msg); m != nil {
+		tag, into := m[1], m[3]
+		if key, ok := d.schema.section[into]; ok && key == "" {
+			d.add(line, "the top level must be a mapping of sections (llm:, memory:, slack:, ...), got %s", describe(&yaml.Node{Kind: kinds[tag]}))
 			return
 		}
+		match := func(n *yaml.Node) bool {
+			n = deref(n)
+			return n.Line == line && shortTag(n) == tag && strings.HasPrefix(n.Value, strings.TrimSuffix(m[2], "..."))
+		}
+		for n := range d.seen {
+			if match(n) {
+				return // reported already, or decoded by scalars
+			}
+		}
+		for _, e := range d.entries {
+			if d.schema.typeOf(e.key) == into && match(e.n) {
+				d.seen[deref(e.n)] = true
+				d.add(line, "%s: %s", e.key, expected(e.key, into, deref(e.n), d.schema))
+				return
+			}
+		}
 	}
-	d.add(line, "%s", strings.TrimPrefix(msg, "line "+m[1]+": "))
+	d.add(line, "%s", strings.ReplaceAll(msg, "\n", `\n`)) // one line per problem
 }
 
 // kinds are the node kinds of yaml.v3's tags for collections.

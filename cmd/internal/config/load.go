@@ -246,32 +246,24 @@ func (d *decoder) syntaxError(data []byte, err error) {
 	d.add(line, "YAML syntax error: %s", msg)
 }
 
-// failingLine is the first line n such that the text up to line n fails to
-// parse with message msg, or 0.
+// failingLine is a line n (the first, when the text keeps failing once it
+// does) such that the text up to line n fails to parse with message msg,
+// or 0.
 func failingLine(data []byte, msg string) int {
-	var ends []int // ends[i] = offset just past line i+1
-	for i, b := range data {
-		if b == '\n' {
-			ends = append(ends, i+1)
-		}
-	}
-	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
-		ends = append(ends, len(data))
-	}
-	fails := func(k int) bool {
-		dec := yaml.NewDecoder(bytes.NewReader(data[:ends[k-1]]))
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	k := sort.Search(len(lines), func(i int) bool {
+		dec := yaml.NewDecoder(bytes.NewReader(bytes.Join(lines[:i+1], nil)))
 		for {
 			var n yaml.Node
 			if err := safeDecode(dec, &n); err != nil {
 				return err != io.EOF && err.Error() == msg
 			}
 		}
-	}
-	k := sort.Search(len(ends), func(i int) bool { return fails(i + 1) }) + 1
-	if k > len(ends) || !fails(k) {
+	})
+	if k == len(lines) {
 		return 0
 	}
-	return k
+	return k + 1
 }
 
 // deref is the node an alias stands for (never itself an alias), or n.
