@@ -154,8 +154,9 @@ func (c *Config) validate(origin map[string]string) error {
 	dataOK := ch.notEmpty("memory.dataDir", c.Memory.DataDir)
 	stateOK := ch.notEmpty("state.dir", c.State.Dir)
 	if dataOK && stateOK && inside(c.State.Dir, c.Memory.DataDir) {
+		beside, _ := filepath.Abs(filepath.Join(c.Memory.DataDir, "..", "state")) // inside has just made paths absolute
 		ch.add("state.dir", "%s: %s is inside memory.dataDir %s, where every folder is a user's memory; put it beside, e.g. %s",
-			quote(c.State.Dir), quote(c.Memory.DataDir), quote(besideState(c.Memory.DataDir)))
+			quote(c.State.Dir), quote(c.Memory.DataDir), quote(beside))
 	}
 	ch.intRange("memory.indexBudget", c.Memory.IndexBudget, 256, 1<<20, " bytes")
 	ch.intRange("memory.readCap", c.Memory.ReadCap, 1024, 64<<20, " bytes")
@@ -215,14 +216,6 @@ func (c *Config) validate(origin map[string]string) error {
 	ch.oneOf("log.format", c.Log.Format, "text", "json")
 	ch.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	return joinProblems(ch.errs)
-}
-
-// besideState suggests a state folder next to the memory folder.
-func besideState(dataDir string) string {
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		dataDir = abs
-	}
-	return filepath.Join(filepath.Dir(dataDir), "state")
 }
 
 // inside reports whether dir is root or inside it, comparing absolute paths.
