@@ -248,9 +248,9 @@ func (c *Config) validateGuildIDs(ch *checker) {
 		ikey := fmt.Sprintf("%s[%d]", key, i)
 		if _, err := strconv.ParseUint(id, 10, 64); err != nil || !guildIDRe.Get().MatchString(id) {
 			ch.add(ikey, "%s: %s is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on", quote(id))
-			continue
+		} else {
+			ch.once(first, id, ikey, "%s: %s is already listed at %s; list each guild once")
 		}
-		ch.once(first, id, ikey, "%s: %s is already listed at %s; list each guild once")
 	}
 }
 
@@ -282,12 +282,11 @@ func (c *Config) validateIdentities(ch *checker) {
 			switch {
 			case m != nil && (strings.ToUpper(m[1]) != m[1] || strings.ToUpper(m[2]) != m[2]):
 				ch.add(ikey, "%s: %s: Slack IDs are upper case, as in \"slack:T01ABC/U02DEF\"", quote(a))
-				continue
 			case m == nil && !discordAccountRe.Get().MatchString(a):
 				ch.add(ikey, "%s: %s must be \"slack:TEAM_ID/USER_ID\" or \"discord:USER_ID\" (digits)", quote(a))
-				continue
+			default:
+				ch.once(owner, a, ikey, "%s: %s is already linked at %s; an account can belong to one name only")
 			}
-			ch.once(owner, a, ikey, "%s: %s is already linked at %s; an account can belong to one name only")
 		}
 	}
 }
