@@ -42,14 +42,6 @@ func section(key string) string {
 	return strconv.Quote(key)
 }
 
-// got is what a value is, quoted when it is a single value.
-func got(n *yaml.Node) string {
-	if n.Kind == yaml.ScalarNode {
-		return quote(n.Value)
-	}
-	return describe(n)
-}
-
 var (
 	reCannot    = text.NewRegexp("(?s)^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
 	reNotFound  = text.NewRegexp(`(?s)^field (.+) not found in type (.+)$`)

@@ -363,7 +363,11 @@ func (d *decoder) scalars(c *Config) {
 		}
 		d.seen[n] = true
 		if !ok {
-			d.add(e.n.Line, "%s: expected %s, got %s", e.key, want, got(n))
+			got := describe(n)
+			if n.Kind == yaml.ScalarNode {
+				got = quote(n.Value) // an int or bool key holds no secret
+			}
+			d.add(e.n.Line, "%s: expected %s, got %s", e.key, want, got)
 		}
 	}
 }
