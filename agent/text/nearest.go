@@ -1,6 +1,9 @@
 package text
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Nearest is the candidate that name most likely misspells (ignoring
 // case): the only one it is a prefix of, else the closest by edits when
@@ -25,8 +28,8 @@ func Nearest(name string, candidates []string) (string, bool) {
 // no candidates.
 func Closest(name string, candidates []string) (best string, dist int) {
 	lname := strings.ToLower(name)
-	for _, c := range candidates {
-		if d := editDistance(lname, strings.ToLower(c)); best == "" || d < dist || (d == dist && c < best) {
+	for i, c := range slices.Sorted(slices.Values(candidates)) {
+		if d := editDistance(lname, strings.ToLower(c)); i == 0 || d < dist {
 			best, dist = c, d
 		}
 	}

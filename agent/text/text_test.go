@@ -121,8 +121,10 @@ func TestNearest(t *testing.T) {
 }
 
 func TestClosest(t *testing.T) {
-	if best, dist := Closest("LOM", []string{"log", "llm", "level"}); best != "llm" || dist != 1 {
-		t.Errorf("Closest = %q, %d; want llm, 1 (the first in byte order of two as close)", best, dist)
+	for _, candidates := range [][]string{{"log", "llm", "level"}, {"llm", "log", "level"}} {
+		if best, dist := Closest("LOM", candidates); best != "llm" || dist != 1 {
+			t.Errorf("Closest among %q = %q, %d; want llm, 1 (the first in byte order of two as close)", candidates, best, dist)
+		}
 	}
 	if best, dist := Closest("x", nil); best != "" || dist != 0 {
 		t.Errorf("Closest among none = %q, %d", best, dist)
