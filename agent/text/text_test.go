@@ -88,3 +88,45 @@ func TestCutInvalidStart(t *testing.T) {
 		t.Errorf("Cut = %q", got)
 	}
 }
+
+func TestEditDistance(t *testing.T) {
+	for _, tt := range []struct {
+		a, b string
+		d    int
+	}{{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"model", "modle", 1}, {"model", "model", 0}, {"kitten", "sitting", 3}, {"ab", "ba", 1}} {
+		if got := editDistance(tt.a, tt.b); got != tt.d {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
+		}
+	}
+}
+
+func TestNearest(t *testing.T) {
+	cmds := []string{"chat", "serve", "memory", "init", "version", "help", "healthcheck"}
+	for _, tc := range []struct {
+		name, want string
+		ok         bool
+	}{
+		{"chta", "chat", true}, {"CHAT", "chat", true}, {"serv", "serve", true}, {"memroy", "memory", true},
+		{"he", "", false}, // a prefix of two
+		{"hea", "healthcheck", true}, {"xyz", "", false}, {"", "", false},
+	} {
+		got, ok := Nearest(tc.name, cmds)
+		if ok != tc.ok || (ok && got != tc.want) {
+			t.Errorf("Nearest(%q) = %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+	if _, ok := Nearest("x", nil); ok {
+		t.Error("a match among no candidates")
+	}
+}
+
+func TestClosest(t *testing.T) {
+	for _, candidates := range [][]string{{"log", "llm", "level"}, {"llm", "log", "level"}} {
+		if best, dist := Closest("LOM", candidates); best != "llm" || dist != 1 {
+			t.Errorf("Closest among %q = %q, %d; want llm, 1 (the first in byte order of two as close)", candidates, best, dist)
+		}
+	}
+	if best, dist := Closest("x", nil); best != "" || dist != 0 {
+		t.Errorf("Closest among none = %q, %d", best, dist)
+	}
+}

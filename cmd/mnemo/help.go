@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // globalHelp closes every command's help.
@@ -203,7 +203,7 @@ func unknownCommand(typed string) error {
 				subs = append(subs, s)
 			}
 		}
-		if near, ok := config.Nearest(sub, subs); ok {
+		if near, ok := text.Nearest(sub, subs); ok {
 			return usageError("unknown memory subcommand %q; did you mean %q? (mnemo help memory)", sub, near)
 		}
 		return usageError("unknown memory subcommand %q; use one of %s (mnemo help memory)", sub, memorySubNames)
@@ -214,7 +214,7 @@ func unknownCommand(typed string) error {
 			tops = append(tops, n)
 		}
 	}
-	if near, ok := config.Nearest(typed, tops); ok {
+	if near, ok := text.Nearest(typed, tops); ok {
 		return &exitError{code: 2, err: fmt.Errorf("unknown command %q; did you mean %q? (mnemo help lists the commands)", typed, near)}
 	}
 	return &exitError{code: 2, err: fmt.Errorf("unknown command %q", typed), usage: true}

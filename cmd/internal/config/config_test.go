@@ -1002,15 +1002,7 @@ func TestResolveLLM(t *testing.T) {
 	}
 }
 
-func TestEditDistanceAndSuggest(t *testing.T) {
-	for _, tt := range []struct {
-		a, b string
-		d    int
-	}{{"", "", 0}, {"abc", "", 3}, {"", "ab", 2}, {"model", "modle", 1}, {"model", "model", 0}, {"kitten", "sitting", 3}, {"ab", "ba", 1}} {
-		if got := editDistance(tt.a, tt.b); got != tt.d {
-			t.Errorf("editDistance(%q, %q) = %d, want %d", tt.a, tt.b, got, tt.d)
-		}
-	}
+func TestSuggest(t *testing.T) {
 	d := &decoder{schema: newSchema()}
 	for name, want := range map[string]string{
 		"levle":  ` (did you mean "log.level"?)`,
@@ -1154,25 +1146,5 @@ func TestHistoryKeys(t *testing.T) {
 		if _, err := loadString(tc.yaml, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v; want an error naming %s", tc.yaml, err, tc.want)
 		}
-	}
-}
-
-func TestNearest(t *testing.T) {
-	cmds := []string{"chat", "serve", "memory", "init", "version", "help", "healthcheck"}
-	for _, tc := range []struct {
-		name, want string
-		ok         bool
-	}{
-		{"chta", "chat", true}, {"CHAT", "chat", true}, {"serv", "serve", true}, {"memroy", "memory", true},
-		{"he", "", false}, // a prefix of two
-		{"hea", "healthcheck", true}, {"xyz", "", false}, {"", "", false},
-	} {
-		got, ok := Nearest(tc.name, cmds)
-		if ok != tc.ok || (ok && got != tc.want) {
-			t.Errorf("Nearest(%q) = %q, %v; want %q, %v", tc.name, got, ok, tc.want, tc.ok)
-		}
-	}
-	if _, ok := Nearest("x", nil); ok {
-		t.Error("a match among no candidates")
 	}
 }

@@ -42,18 +42,10 @@ func section(key string) string {
 	return strconv.Quote(key)
 }
 
-// got is what a value is, quoted when it is a single value.
-func got(n *yaml.Node) string {
-	if n.Kind == yaml.ScalarNode {
-		return quote(n.Value)
-	}
-	return describe(n)
-}
-
 var (
-	reCannot    = text.NewRegexp("(?s)^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
-	reNotFound  = text.NewRegexp(`(?s)^line (\d+): field (.+) not found in type (.+)$`)
-	reDuplicate = text.NewRegexp(`(?s)^line (\d+): mapping key (".*") already defined at line (\d+)$`)
+	reCannot    = text.NewRegexp("(?s)^cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	reNotFound  = text.NewRegexp(`(?s)^field (.+) not found in type (.+)$`)
+	reDuplicate = text.NewRegexp(`(?s)^mapping key (".*") already defined at line (\d+)$`)
 )
 
 // listExamples shows a list of each []string key, for "expected a list".
@@ -61,16 +53,20 @@ var listExamples = map[string]string{
 	"discord.guildIDs": `["80351110224678912", "41771983423143937"]`,
 }
 
-// typeError rewords one of yaml.v3's decoding errors to name the key.
+// typeError rewords one of yaml.v3's decoding errors to name the key; one
+// it does not know is shown as it is.
 func (d *decoder) typeError(msg string) {
+	line := 0
+	if m := yamlErrLine.Get().FindStringSubmatch(msg); m != nil {
+		line, msg = atoi(m[1]), m[2]
+	}
 	if m := reNotFound.Get().FindStringSubmatch(msg); m != nil {
-		prefix := d.schema.section[m[3]]
-		d.add(atoi(m[1]), "unknown key %q%s", joinKey(prefix, m[2]), d.suggest(m[2], prefix))
+		prefix := d.schema.section[m[2]]
+		d.add(line, "unknown key %q%s", joinKey(prefix, m[1]), d.suggest(m[1], prefix))
 		return
 	}
 	if m := reDuplicate.Get().FindStringSubmatch(msg); m != nil {
-		line, name := atoi(m[1]), m[2]
-		name, _ = strconv.Unquote(name)
+		name, _ := strconv.Unquote(m[1])
 		for _, e := range d.entries {
 			if e.keyNode != nil && e.keyNode.Line == line && deref(e.keyNode).Value == name {
 				name = e.key
@@ -78,43 +74,36 @@ func (d *decoder) typeError(msg string) {
 			}
 		}
 		if strings.HasPrefix(name, "identities.") {
-			d.add(line, "duplicate name %q (already listed at line %s)", name, m[3])
+			d.add(line, "duplicate name %q (already listed at line %s)", name, m[2])
 		} else {
-			d.add(line, "duplicate key %q (already set at line %s)", name, m[3])
+			d.add(line, "duplicate key %q (already set at line %s)", name, m[2])
 		}
 		return
 	}
-	m := reCannot.Get().FindStringSubmatch(msg)
-	if m == nil { // not one yaml.v3 v3.0.x writes: shown as it is
-		line := 0
-		if m := yamlErrLine.Get().FindStringSubmatch(msg); m != nil {
-			line, msg = atoi(m[1]), m[2]
-		}
-		d.add(line, "%s", strings.ReplaceAll(msg, "\n", `\n`)) // one line per problem
-		return
-	}
-	line, tag, into := atoi(m[1]), m[2], m[4]
-	if key, ok := d.schema.section[into]; ok && key == "" {
-		d.add(line, "the top level must be a mapping of sections (llm:, memory:, slack:, ...), got %s", describe(&yaml.Node{Kind: kinds[tag]}))
-		return
-	}
-	match := func(n *yaml.Node) bool {
-		n = deref(n)
-		return n.Line == line && shortTag(n) == tag && strings.HasPrefix(n.Value, strings.TrimSuffix(m[3], "..."))
-	}
-	for n := range d.seen {
-		if match(n) {
-			return // reported already, or decoded by scalars
-		}
-	}
-	for _, e := range d.entries {
-		if d.schema.typeOf(e.key) == into && match(e.n) {
-			d.seen[deref(e.n)] = true
-			d.add(line, "%s: %s", e.key, expected(e.key, into, deref(e.n), d.schema))
+	if m := reCannot.Get().FindStringSubmatch(msg); m != nil {
+		tag, into := m[1], m[3]
+		if key, ok := d.schema.section[into]; ok && key == "" {
+			d.add(line, "the top level must be a mapping of sections (llm:, memory:, slack:, ...), got %s", describe(&yaml.Node{Kind: kinds[tag]}))
 			return
 		}
+		match := func(n *yaml.Node) bool {
+			n = deref(n)
+			return n.Line == line && shortTag(n) == tag && strings.HasPrefix(n.Value, strings.TrimSuffix(m[2], "..."))
+		}
+		for n := range d.seen {
+			if match(n) {
+				return // reported already, or decoded by scalars
+			}
+		}
+		for _, e := range d.entries {
+			if d.schema.typeOf(e.key) == into && match(e.n) {
+				d.seen[deref(e.n)] = true
+				d.add(line, "%s: %s", e.key, expected(e.key, into, deref(e.n), d.schema))
+				return
+			}
+		}
 	}
-	d.add(line, "%s", strings.TrimPrefix(msg, "line "+m[1]+": "))
+	d.add(line, "%s", strings.ReplaceAll(msg, "\n", `\n`)) // one line per problem
 }
 
 // kinds are the node kinds of yaml.v3's tags for collections.
@@ -162,28 +151,20 @@ func atoi(s string) int { i, _ := strconv.Atoi(s); return i }
 // suggest returns " (did you mean ...?)" for an unknown key name in the
 // section prefix, or "".
 func (d *decoder) suggest(name, prefix string) string {
-	lname := strings.ToLower(name)
-	best, bestDist := "", 3
+	var siblings []string
 	for _, k := range d.schema.keys {
-		sib, ok := strings.CutPrefix(k, joinKey(prefix, ""))
-		if prefix == "" {
-			sib, ok = k, true
-		}
-		if !ok || strings.Contains(sib, ".") {
-			continue
-		}
-		if dist := editDistance(lname, strings.ToLower(sib)); dist < bestDist || (dist == bestDist && sib < best) {
-			best, bestDist = sib, dist
+		if sib, ok := strings.CutPrefix(k, joinKey(prefix, "")); ok && !strings.Contains(sib, ".") {
+			siblings = append(siblings, sib)
 		}
 	}
-	if best != "" && 2*bestDist < len(best) {
+	if best, dist := text.Closest(name, siblings); best != "" && dist < 3 && 2*dist < len(best) {
 		return fmt.Sprintf(" (did you mean %q?)", joinKey(prefix, best))
 	}
 	// The right key in the wrong place, or written flat ("memory.dataDir:").
 	var elsewhere []string
 	for _, k := range d.schema.keys {
 		last := k[strings.LastIndex(k, ".")+1:]
-		if strings.EqualFold(last, name) || strings.EqualFold(k, name) || strings.EqualFold(k, joinKey(prefix, name)) {
+		if strings.EqualFold(last, name) || strings.EqualFold(k, name) {
 			elsewhere = append(elsewhere, strconv.Quote(k))
 		}
 	}
@@ -195,54 +176,4 @@ func (d *decoder) suggest(name, prefix string) string {
 		hint = "; write it nested, one section per level"
 	}
 	return fmt.Sprintf(" (did you mean %s?%s)", strings.Join(elsewhere, " or "), hint)
-}
-
-// Nearest is the candidate that name most likely misspells (ignoring
-// case): the only one it is a prefix of, else the closest by edits when
-// fewer than half the longer word's letters differ.
-func Nearest(name string, candidates []string) (string, bool) {
-	lname := strings.ToLower(name)
-	var prefixed []string
-	for _, c := range candidates {
-		if lname != "" && strings.HasPrefix(strings.ToLower(c), lname) {
-			prefixed = append(prefixed, c)
-		}
-	}
-	if len(prefixed) == 1 {
-		return prefixed[0], true
-	}
-	best, bestDist := "", 0
-	for _, c := range candidates {
-		if d := editDistance(lname, strings.ToLower(c)); best == "" || d < bestDist || (d == bestDist && c < best) {
-			best, bestDist = c, d
-		}
-	}
-	return best, best != "" && 2*bestDist < max(len(name), len(best))
-}
-
-// editDistance is the optimal string alignment distance (Levenshtein with
-// transpositions).
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range rb {
-		d[0][j+1] = j + 1
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }

@@ -246,32 +246,24 @@ func (d *decoder) syntaxError(data []byte, err error) {
 	d.add(line, "YAML syntax error: %s", msg)
 }
 
-// failingLine is the first line n such that the text up to line n fails to
-// parse with message msg, or 0.
+// failingLine is a line n (the first, when the text keeps failing once it
+// does) such that the text up to line n fails to parse with message msg,
+// or 0.
 func failingLine(data []byte, msg string) int {
-	var ends []int // ends[i] = offset just past line i+1
-	for i, b := range data {
-		if b == '\n' {
-			ends = append(ends, i+1)
-		}
-	}
-	if len(ends) == 0 || ends[len(ends)-1] != len(data) {
-		ends = append(ends, len(data))
-	}
-	fails := func(k int) bool {
-		dec := yaml.NewDecoder(bytes.NewReader(data[:ends[k-1]]))
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	k := sort.Search(len(lines), func(i int) bool {
+		dec := yaml.NewDecoder(bytes.NewReader(bytes.Join(lines[:i+1], nil)))
 		for {
 			var n yaml.Node
 			if err := safeDecode(dec, &n); err != nil {
 				return err != io.EOF && err.Error() == msg
 			}
 		}
-	}
-	k := sort.Search(len(ends), func(i int) bool { return fails(i + 1) }) + 1
-	if k > len(ends) || !fails(k) {
+	})
+	if k == len(lines) {
 		return 0
 	}
-	return k
+	return k + 1
 }
 
 // deref is the node an alias stands for (never itself an alias), or n.
@@ -338,7 +330,9 @@ func (d *decoder) reject(n *yaml.Node, format string, args ...any) {
 
 // scalars decodes the integer and boolean keys more strictly than yaml.v3
 // (which reads 1.5 as 1 and yes as true) and more kindly (a quoted "20" is
-// 20). yaml.v3's own errors about these nodes are then ignored.
+// 20, a quoted "true" true): a scalar of the key's own tag (1_000, 0x400,
+// True) or a quoted decimal, true or false. yaml.v3's own errors about
+// these nodes are then ignored.
 func (d *decoder) scalars(c *Config) {
 	root := reflect.ValueOf(c).Elem()
 	for _, e := range d.entries {
@@ -347,57 +341,33 @@ func (d *decoder) scalars(c *Config) {
 			continue
 		}
 		f, n := root.FieldByIndex(idx), deref(e.n)
-		want, ok := "", false
-		switch f.Kind() {
-		case reflect.Int:
-			var i int
-			i, ok = scalarInt(n)
-			f.SetInt(int64(i))
-			want = "an integer"
-		case reflect.Bool:
-			var b bool
-			b, ok = scalarBool(n)
-			f.SetBool(b)
-			want = "true or false"
-		default:
+		kind, s := f.Kind(), strings.TrimSpace(n.Value)
+		tag, want := "!!int", "an integer"
+		if kind == reflect.Bool {
+			tag, want = "!!bool", "true or false"
+		}
+		switch {
+		case kind != reflect.Int && kind != reflect.Bool:
 			continue
+		case n.Kind != yaml.ScalarNode || (n.Tag != tag && n.Tag != "!!str"):
+			ok = false
+		case n.Tag == tag:
+			ok = n.Decode(f.Addr().Interface()) == nil
+		case kind == reflect.Int:
+			i, err := strconv.Atoi(s)
+			f.SetInt(int64(i))
+			ok = err == nil
+		default:
+			f.SetBool(s == "true")
+			ok = s == "true" || s == "false"
 		}
 		d.seen[n] = true
 		if !ok {
-			d.add(e.n.Line, "%s: expected %s, got %s", e.key, want, got(n))
+			got := describe(n)
+			if n.Kind == yaml.ScalarNode {
+				got = quote(n.Value) // an int or bool key holds no secret
+			}
+			d.add(e.n.Line, "%s: expected %s, got %s", e.key, want, got)
 		}
 	}
-}
-
-// scalarInt reads an integer: a YAML int (1000, 1_000, 0x400) or a quoted
-// decimal ("1000").
-func scalarInt(n *yaml.Node) (int, bool) {
-	return scalar(n, "!!int", func(s string) (int, bool) {
-		i, err := strconv.Atoi(s)
-		return i, err == nil
-	})
-}
-
-// scalarBool reads a boolean: a YAML bool (true, False) or a quoted "true"
-// or "false". YAML 1.1's yes, no, on and off are refused: YAML 1.2 reads
-// them as strings, and "off" is also a channelMemory value.
-func scalarBool(n *yaml.Node) (bool, bool) {
-	return scalar(n, "!!bool", func(s string) (bool, bool) {
-		return s == "true", s == "true" || s == "false"
-	})
-}
-
-// scalar reads a value from n: a YAML scalar of tag, or a quoted string
-// (trimmed) that quoted accepts.
-func scalar[T any](n *yaml.Node, tag string, quoted func(string) (T, bool)) (T, bool) {
-	var v T
-	switch {
-	case n.Kind != yaml.ScalarNode:
-	case n.Tag == tag:
-		err := n.Decode(&v)
-		return v, err == nil
-	case n.Tag == "!!str":
-		return quoted(strings.TrimSpace(n.Value))
-	}
-	return v, false
 }

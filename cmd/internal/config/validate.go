@@ -1,11 +1,13 @@
 package config
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"net"
 	"net/url"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -87,12 +89,9 @@ func (ch *checker) positive(key string, d time.Duration) {
 }
 
 func (ch *checker) oneOf(key, v string, allowed ...string) {
-	for _, a := range allowed {
-		if v == a {
-			return
-		}
+	if !slices.Contains(allowed, v) {
+		ch.add(key, "%s: %s is not one of %s", quote(v), strings.Join(allowed, ", "))
 	}
-	ch.add(key, "%s: %s is not one of %s", quote(v), strings.Join(allowed, ", "))
 }
 
 func (ch *checker) notEmpty(key, v string) bool {
@@ -131,21 +130,13 @@ func (ch *checker) token(key, v, prefix, hint string) {
 		return
 	}
 	if prefix != "" && !strings.HasPrefix(v, prefix) {
-		ch.add(key, "%s must start with %s; %s%s", prefix, hint, tokenKindHint(v))
+		kind := map[string]string{ // a Slack token's public prefix says its kind
+			"xapp-": " (this is an app-level token; it belongs in SLACK_APP_TOKEN)",
+			"xoxb-": " (this is a bot token; it belongs in SLACK_BOT_TOKEN)",
+			"xoxp-": " (this is a user token; mnemo needs the bot token)",
+		}[v[:min(len(v), 5)]]
+		ch.add(key, "%s must start with %s; %s%s", prefix, hint, kind)
 	}
-}
-
-// tokenKindHint names the kind of a Slack token by its public prefix.
-func tokenKindHint(v string) string {
-	switch {
-	case strings.HasPrefix(v, "xapp-"):
-		return " (this is an app-level token; it belongs in SLACK_APP_TOKEN)"
-	case strings.HasPrefix(v, "xoxb-"):
-		return " (this is a bot token; it belongs in SLACK_BOT_TOKEN)"
-	case strings.HasPrefix(v, "xoxp-"):
-		return " (this is a user token; mnemo needs the bot token)"
-	}
-	return ""
 }
 
 func (c *Config) validate(origin map[string]string) error {
@@ -163,8 +154,9 @@ func (c *Config) validate(origin map[string]string) error {
 	dataOK := ch.notEmpty("memory.dataDir", c.Memory.DataDir)
 	stateOK := ch.notEmpty("state.dir", c.State.Dir)
 	if dataOK && stateOK && inside(c.State.Dir, c.Memory.DataDir) {
+		beside, _ := filepath.Abs(filepath.Join(c.Memory.DataDir, "..", "state")) // inside has just made paths absolute
 		ch.add("state.dir", "%s: %s is inside memory.dataDir %s, where every folder is a user's memory; put it beside, e.g. %s",
-			quote(c.State.Dir), quote(c.Memory.DataDir), quote(besideState(c.Memory.DataDir)))
+			quote(c.State.Dir), quote(c.Memory.DataDir), quote(beside))
 	}
 	ch.intRange("memory.indexBudget", c.Memory.IndexBudget, 256, 1<<20, " bytes")
 	ch.intRange("memory.readCap", c.Memory.ReadCap, 1024, 64<<20, " bytes")
@@ -214,7 +206,8 @@ func (c *Config) validate(origin map[string]string) error {
 
 	c.validateIdentities(ch)
 
-	if host, port, err := net.SplitHostPort(c.Server.Listen); err != nil || !validPort(port) || strings.ContainsAny(host, " /") {
+	host, port, err := net.SplitHostPort(c.Server.Listen) // the port in plain decimal: no "http", no leading 0
+	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || port != fmt.Sprint(n) || strings.ContainsAny(host, " /") {
 		ch.add("server.listen", "%s: %s must be host:port, e.g. \"127.0.0.1:9090\" or \":9090\"", quote(c.Server.Listen))
 	}
 	ch.positive("shutdown.grace", c.Shutdown.Grace)
@@ -223,19 +216,6 @@ func (c *Config) validate(origin map[string]string) error {
 	ch.oneOf("log.format", c.Log.Format, "text", "json")
 	ch.oneOf("log.level", c.Log.Level, "debug", "info", "warn", "error")
 	return joinProblems(ch.errs)
-}
-
-func validPort(p string) bool {
-	n, err := strconv.Atoi(p)
-	return err == nil && n >= 0 && n <= 65535 && p == strconv.Itoa(n)
-}
-
-// besideState suggests a state folder next to the memory folder.
-func besideState(dataDir string) string {
-	if abs, err := filepath.Abs(dataDir); err == nil {
-		dataDir = abs
-	}
-	return filepath.Join(filepath.Dir(dataDir), "state")
 }
 
 // inside reports whether dir is root or inside it, comparing absolute paths.
@@ -268,24 +248,16 @@ func (c *Config) validateGuildIDs(ch *checker) {
 		ikey := fmt.Sprintf("%s[%d]", key, i)
 		if _, err := strconv.ParseUint(id, 10, 64); err != nil || !guildIDRe.Get().MatchString(id) {
 			ch.add(ikey, "%s: %s is not a guild id; a guild id is the number shown by Copy Server ID with Developer Mode on", quote(id))
-			continue
+		} else {
+			ch.once(first, id, ikey, "%s: %s is already listed at %s; list each guild once")
 		}
-		ch.once(first, id, ikey, "%s: %s is already listed at %s; list each guild once")
 	}
 }
 
 func (c *Config) validateIdentities(ch *checker) {
-	names := make([]string, 0, len(c.Identities))
-	for name := range c.Identities {
-		names = append(names, name)
-	}
 	// In file order, so that the later of two claims to an account is refused.
-	sort.Slice(names, func(i, j int) bool {
-		li, lj := ch.line("identities."+names[i]), ch.line("identities."+names[j])
-		if li != lj {
-			return li < lj
-		}
-		return names[i] < names[j]
+	names := slices.SortedFunc(maps.Keys(c.Identities), func(a, b string) int {
+		return cmp.Or(cmp.Compare(ch.line("identities."+a), ch.line("identities."+b)), strings.Compare(a, b))
 	})
 	total := 0
 	for _, name := range names {
@@ -310,12 +282,11 @@ func (c *Config) validateIdentities(ch *checker) {
 			switch {
 			case m != nil && (strings.ToUpper(m[1]) != m[1] || strings.ToUpper(m[2]) != m[2]):
 				ch.add(ikey, "%s: %s: Slack IDs are upper case, as in \"slack:T01ABC/U02DEF\"", quote(a))
-				continue
 			case m == nil && !discordAccountRe.Get().MatchString(a):
 				ch.add(ikey, "%s: %s must be \"slack:TEAM_ID/USER_ID\" or \"discord:USER_ID\" (digits)", quote(a))
-				continue
+			default:
+				ch.once(owner, a, ikey, "%s: %s is already linked at %s; an account can belong to one name only")
 			}
-			ch.once(owner, a, ikey, "%s: %s is already linked at %s; an account can belong to one name only")
 		}
 	}
 }
