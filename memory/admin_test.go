@@ -88,6 +88,11 @@ func TestReplace(t *testing.T) {
 	if readFile(t, file) != "# mine\n" {
 		t.Errorf("a refused replace changed the file: %q", readFile(t, file))
 	}
+	// Exactly the write cap is allowed.
+	atCap := strings.Repeat("x", 64)
+	if _, err := u.Replace("episodes/2026-11.md", atCap, v3, nil); err != nil || readFile(t, file) != atCap {
+		t.Errorf("at the write cap: %v, %d bytes", err, len(readFile(t, file)))
+	}
 }
 
 func TestEntries(t *testing.T) {
