@@ -6,19 +6,21 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/agent/fault"
-	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 )
 
 func TestSummaryLengthLimitExact(t *testing.T) {
@@ -636,5 +638,67 @@ func TestOpenNeverFollowsASwappedInLink(t *testing.T) {
 			t.Fatalf("open %d landed on the file a swapped-in symlink points to", i)
 		}
 		plainOpens++
+	}
+}
+
+// TestGenerationsNeverRepeatAfterALoad: an entry's generation is how the
+// history's "as found at start" copy knows the text it read is still the
+// entry's (markKept). Entries loaded from the cache and entries read
+// later must never share a number, or a file changed after the snapshot
+// would be marked kept and its new text never recorded. Which loaded
+// entry got which number depends on map order, so each file is changed
+// in turn, many times.
+func TestGenerationsNeverRepeatAfterALoad(t *testing.T) {
+	cache := filepath.Join(t.TempDir(), "ann.idx")
+	files := map[string]entry{}
+	for _, p := range []string{"facts/a.md", "facts/b.md", "facts/c.md"} {
+		files[p] = entry{FileInfo: FileInfo{Path: p, Summary: p, Size: 1}, key: statKey{Size: 1, MTime: 1, Ino: 1}}
+	}
+	if err := writeCacheFile(cache, encodeCache(files)); err != nil {
+		t.Fatal(err)
+	}
+	for trial := range 32 {
+		for p := range files {
+			x := newIndex(time.Now, cache)
+			x.load()
+			x.full = false // scanned, with events arriving
+			snap := x.unkept()
+			if len(snap) != len(files) {
+				t.Fatalf("loaded %d entries, want %d", len(snap), len(files))
+			}
+			x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: "changed", Size: 2}})
+			if x.markKept(p, snap[p]) {
+				t.Fatalf("trial %d: %s changed after the snapshot but was marked kept (generations %v)", trial, p, snap)
+			}
+			for q, gen := range snap {
+				if q != p && !x.markKept(q, gen) {
+					t.Errorf("trial %d: %s did not change but was not marked kept", trial, q)
+				}
+			}
+		}
+	}
+}
+
+// TestReadDirNamesClosesTheFolder: listing a folder does not leave its
+// descriptor open (a scan runs at every List without a watcher). The
+// collector is held off so a finalizer cannot close a leaked one.
+func TestReadDirNamesClosesTheFolder(t *testing.T) {
+	fds := func() int {
+		names, err := os.ReadDir("/proc/self/fd")
+		if err != nil {
+			t.Skipf("no /proc/self/fd: %v", err)
+		}
+		return len(names)
+	}
+	_, root := rootWithFile(t, "a.md", "x")
+	defer debug.SetGCPercent(debug.SetGCPercent(-1))
+	before := fds()
+	for range 64 {
+		if names := readDirNames(root, "."); len(names) != 1 || names[0] != "a.md" {
+			t.Fatalf("names %q", names)
+		}
+	}
+	if after := fds(); after > before+8 {
+		t.Errorf("64 listings left %d descriptors open", after-before)
 	}
 }
