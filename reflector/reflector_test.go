@@ -344,6 +344,9 @@ func TestPoisonTurnDroppedAcrossRestarts(t *testing.T) {
 	if lines := e.journalLines("alice"); lines != nil {
 		t.Errorf("journal left: %q", lines)
 	}
+	// Nothing is left to retry, so no retry is armed: alice's loop ends
+	// now, without the clock moving.
+	e.waitFor("alice's loop to end", func() bool { return !e.r.hasState("alice") })
 	if !strings.Contains(e.logs.String(), "gave up on 1 turn(s)") {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
