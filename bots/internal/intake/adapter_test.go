@@ -177,6 +177,13 @@ func TestAdapterReply(t *testing.T) {
 		t.Fatalf("%d messages left in the journal", n)
 	}
 
+	// So far the journal recorded every step: no failure of it is logged.
+	for _, not := range []string{"could not be journaled", "could not be marked done"} {
+		if strings.Contains(logs.String(), not) {
+			t.Errorf("a journal that worked logged %q:\n%s", not, logs)
+		}
+	}
+
 	// A journal that cannot record: the reply is posted anyway, and both
 	// failures are logged.
 	add(t, a.Journal(), msg("m4"))

@@ -433,6 +433,9 @@ func TestForget(t *testing.T) {
 	if n := j.Forget("alice"); n != 0 {
 		t.Errorf("second Forget = %d", n)
 	}
+	if n := strings.Count(w.logs.String(), "queued messages dropped"); n != 1 {
+		t.Errorf("a forget that dropped nothing is logged too (%d lines):\n%s", n, w.logs.String())
+	}
 	if err := j.Add(msg("again", "event:A1"))[0]; !errors.Is(err, ErrDuplicate) {
 		t.Errorf("a redelivery of a forgotten message: %v", err)
 	}
