@@ -170,6 +170,17 @@ func TestPreloadIndexesBounded(t *testing.T) {
 	if got := boundedIndex([]FileInfo{{Path: "facts/a.md", Summary: "a"}}, 1); got != "- facts/a.md (0B): a" {
 		t.Errorf("one file = %q", got)
 	}
+	// The last file needs no room kept for a "more files" line: two files
+	// whose lines just fit are both shown, one byte less and the second
+	// is not.
+	two := []FileInfo{{Path: "facts/a.md", Summary: "a"}, {Path: "facts/b.md", Summary: "b"}}
+	both := "- facts/a.md (0B): a\n- facts/b.md (0B): b"
+	if got := boundedIndex(two, len(both)); got != both {
+		t.Errorf("a budget both just fit in = %q", got)
+	}
+	if got := boundedIndex(two, len(both)-1); got != "- facts/a.md (0B): a\n- (1 more file not shown; see memory_list)" {
+		t.Errorf("a byte less = %q", got)
+	}
 }
 
 // listResultExact is listResult as it was before its shortcut: the exact
