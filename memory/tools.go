@@ -106,10 +106,11 @@ func listResult(files []FileInfo, budget int) string {
 		if i > 0 {
 			room-- // the comma
 		}
+		// Keep space to say what is left out. An entry that fits with room
+		// for the longest such note fits, so the exact note is made only
+		// when it might not.
 		if rest := len(files) - i - 1; rest > 0 && len(entry)+len(",")+maxOmitted > room {
-			room -= len(",") + len(omittedEntry(rest, max(facts-i-1, 0), budget)) // keep space to say what is left out
-		} else if rest > 0 {
-			room -= len(",") + maxOmitted
+			room -= len(",") + len(omittedEntry(rest, max(facts-i-1, 0), budget))
 		}
 		if i > 0 {
 			b.WriteByte(',')
