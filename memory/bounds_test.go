@@ -258,3 +258,31 @@ func TestPreloadFactIndexQuarterBudget(t *testing.T) {
 		t.Errorf("not an index:\n%.200s", facts)
 	}
 }
+
+// TestPreloadFactIndexNeverOverBudget: past the facts budget the fact
+// index, its heading included, stays within a quarter of the budget,
+// whatever the lengths: one summary grows a byte at a time over more
+// than a line's length, so some length fills the index to the byte.
+func TestPreloadFactIndexNeverOverBudget(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "memory")
+	for i := 1; i < 300; i++ {
+		writeFile(t, filepath.Join(dir, "alice", fmt.Sprintf("facts/topic-%03d.md", i)), fmt.Sprintf("# T\n\n> Summary: topic %d\n\n%s\n", i, strings.Repeat("x", 100)))
+	}
+	exact := false
+	for pad := range 64 {
+		writeFile(t, filepath.Join(dir, "alice", "facts/topic-000.md"), fmt.Sprintf("# T\n\n> Summary: topic %s\n\n%s\n", strings.Repeat("0", pad), strings.Repeat("x", 100)))
+		s := newStore(t, func(o *Options) { o.Dir = dir })
+		facts, _, err := mustUser(t, s, "alice").NewSession().Preload(24000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(facts) > 6000 {
+			t.Fatalf("summary padded by %d: the fact index is %d bytes, over a quarter of the budget (6000)", pad, len(facts))
+		}
+		exact = exact || len(facts) == 6000
+		s.Close()
+	}
+	if !exact {
+		t.Error("no length filled the index to the byte: the test does not reach the boundary")
+	}
+}
