@@ -6,10 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/agent/llm"
-	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
-	"github.com/mnemo-agent/mnemo/agent/llm/openai"
-	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"io"
 	"log/slog"
 	"reflect"
@@ -22,6 +18,12 @@ import (
 	"testing/synctest"
 	"text/template"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
+	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 var testNow = time.Date(2026, 2, 25, 14, 30, 0, 0, time.UTC) // a Wednesday
@@ -963,9 +965,16 @@ func TestHandleCancelWhileQueued(t *testing.T) {
 	})
 }
 
+// TestHandleCancelWhileThinking: a task the caller cancels (Ctrl-C in
+// the chat) ends with the apology, and is logged at INFO as cancelled, not
+// at WARN as a failure.
 func TestHandleCancelWhileThinking(t *testing.T) {
 	g := newGateModel()
-	a := gateAgent(t, g, 0)
+	var logs logtest.Buffer
+	a, err := New(Config{Model: g, ModelName: "m", Memory: &fakeMemory{}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Reply, 1)
 	go func() {
@@ -984,5 +993,9 @@ func TestHandleCancelWhileThinking(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("Handle did not return after its ctx was cancelled")
+	}
+	out := logs.String()
+	if !strings.Contains(out, "level=INFO") || !strings.Contains(out, "agent: task cancelled") || strings.Contains(out, "level=WARN") {
+		t.Errorf("a cancelled task should log INFO 'agent: task cancelled' and no warning; log:\n%s", out)
 	}
 }

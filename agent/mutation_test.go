@@ -14,7 +14,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -126,32 +125,5 @@ func TestRunLoopTextCutAtTokenLimitIsTheAnswer(t *testing.T) {
 	}
 	if srv.Pending() != 1 {
 		t.Errorf("the model was asked %d times", len(srv.Requests()))
-	}
-}
-
-// TestCancelledTaskIsNoWarning: a task the caller cancels (Ctrl-C in the
-// chat) is logged at INFO as cancelled, not at WARN as a failure; the
-// reply is still the apology.
-func TestCancelledTaskIsNoWarning(t *testing.T) {
-	g := newGateModel()
-	var logs logtest.Buffer
-	a, err := New(Config{Model: g, ModelName: "m", Memory: &fakeMemory{}, Logger: slog.New(slog.NewTextHandler(&logs, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan Reply, 1)
-	go func() {
-		r, _ := a.Handle(ctx, Task{User: "u", Conversation: "A", Text: "hi"})
-		done <- r
-	}()
-	g.waitEntered(t)
-	cancel()
-	if r := <-done; !r.Failed || r.Text != ApologyText {
-		t.Errorf("reply = %+v", r)
-	}
-	out := logs.String()
-	if !strings.Contains(out, "level=INFO") || !strings.Contains(out, "agent: task cancelled") || strings.Contains(out, "level=WARN") {
-		t.Errorf("a cancelled task should log INFO 'agent: task cancelled' and no warning; log:\n%s", out)
 	}
 }

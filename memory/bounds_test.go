@@ -239,48 +239,34 @@ func TestListResultShortcutExact(t *testing.T) {
 	}
 }
 
-// Past the facts budget, the fact index takes a quarter of it (at least
-// DefaultIndexBudget), so a reflection request stays small at any size.
+// TestPreloadFactIndexQuarterBudget: past the facts budget the fact
+// index, its heading included, takes just under a quarter of the budget
+// and never more, whatever the lengths: one summary grows a byte at a
+// time over more than a line's length, so some length fills the index to
+// the byte.
 func TestPreloadFactIndexQuarterBudget(t *testing.T) {
-	dir := filepath.Join(t.TempDir(), "memory")
-	for i := range 300 {
-		writeFile(t, filepath.Join(dir, "alice", fmt.Sprintf("facts/topic-%03d.md", i)), fmt.Sprintf("# T\n\n> Summary: topic %d\n\n%s\n", i, strings.Repeat("x", 100)))
-	}
-	s := newStore(t, func(o *Options) { o.Dir = dir })
-	facts, _, err := mustUser(t, s, "alice").NewSession().Preload(24000)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(facts) > 6000 || len(facts) < 6000-200 {
-		t.Errorf("fact index is %d bytes, want just under 6000", len(facts))
-	}
-	if !strings.HasPrefix(facts, "(The fact files hold") {
-		t.Errorf("not an index:\n%.200s", facts)
-	}
-}
-
-// TestPreloadFactIndexNeverOverBudget: past the facts budget the fact
-// index, its heading included, stays within a quarter of the budget,
-// whatever the lengths: one summary grows a byte at a time over more
-// than a line's length, so some length fills the index to the byte.
-func TestPreloadFactIndexNeverOverBudget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "memory")
 	for i := 1; i < 300; i++ {
 		writeFile(t, filepath.Join(dir, "alice", fmt.Sprintf("facts/topic-%03d.md", i)), fmt.Sprintf("# T\n\n> Summary: topic %d\n\n%s\n", i, strings.Repeat("x", 100)))
 	}
 	exact := false
 	for pad := range 64 {
-		writeFile(t, filepath.Join(dir, "alice", "facts/topic-000.md"), fmt.Sprintf("# T\n\n> Summary: topic %s\n\n%s\n", strings.Repeat("0", pad), strings.Repeat("x", 100)))
+		writeFile(t, filepath.Join(dir, "alice", "facts/topic-000.md"), fmt.Sprintf("# T\n\n> Summary: topic %s\n\n%s\n", strings.Repeat("0", pad+1), strings.Repeat("x", 100)))
 		s := newStore(t, func(o *Options) { o.Dir = dir })
 		facts, _, err := mustUser(t, s, "alice").NewSession().Preload(24000)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(facts) > 6000 {
-			t.Fatalf("summary padded by %d: the fact index is %d bytes, over a quarter of the budget (6000)", pad, len(facts))
+		if len(facts) > 6000 || len(facts) < 6000-200 {
+			t.Fatalf("summary padded by %d: the fact index is %d bytes, want just under 6000 (a quarter of the budget)", pad, len(facts))
+		}
+		if !strings.HasPrefix(facts, "(The fact files hold") {
+			t.Fatalf("not an index:\n%.200s", facts)
 		}
 		exact = exact || len(facts) == 6000
-		s.Close()
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if !exact {
 		t.Error("no length filled the index to the byte: the test does not reach the boundary")

@@ -3,7 +3,6 @@ package memory
 import (
 	"errors"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"io/fs"
 	"os"
 	"path"
@@ -11,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/fault"
 )
 
 // Errors callers can tell apart with errors.Is.

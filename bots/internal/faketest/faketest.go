@@ -106,17 +106,11 @@ func (fs *Faults[F]) Take(key string, prefix bool) (F, bool) {
 	return q[0], true
 }
 
-// WaitRecords waits (see fakewait.Changes.Wait) until count, called with mu
-// held, reaches n, and returns get() (called without mu) either way; on a
-// timeout the error wraps errTimeout and says how many of n came.
+// WaitRecords is WaitCount, then get() (called without mu) either way.
 func WaitRecords[T any](c *fakewait.Changes, mu *sync.Mutex, errTimeout error, n int, timeout time.Duration, what string,
 	count func() int, get func() []T) ([]T, error) {
-	ok := c.Wait(mu, timeout, func() bool { return count() >= n })
-	out := get()
-	if !ok {
-		return out, fmt.Errorf("%w: %d of %d %s", errTimeout, len(out), n, what)
-	}
-	return out, nil
+	err := WaitCount(c, mu, errTimeout, n, timeout, what, count)
+	return get(), err
 }
 
 // WaitCount waits (see fakewait.Changes.Wait) until count, called with mu

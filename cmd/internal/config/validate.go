@@ -154,7 +154,7 @@ func (c *Config) validate(origin map[string]string) error {
 	dataOK := ch.notEmpty("memory.dataDir", c.Memory.DataDir)
 	stateOK := ch.notEmpty("state.dir", c.State.Dir)
 	if dataOK && stateOK && inside(c.State.Dir, c.Memory.DataDir) {
-		beside, _ := filepath.Abs(filepath.Join(c.Memory.DataDir, "..", "state")) // inside has just made paths absolute
+		beside, _ := filepath.Abs(filepath.Join(c.Memory.DataDir, "..", "state")) // Abs cannot fail here: inside just made both paths absolute
 		ch.add("state.dir", "%s: %s is inside memory.dataDir %s, where every folder is a user's memory; put it beside, e.g. %s",
 			quote(c.State.Dir), quote(c.Memory.DataDir), quote(beside))
 	}
