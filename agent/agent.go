@@ -34,7 +34,7 @@ const (
 // Channel memory modes (Task.ChannelMemory).
 const (
 	ChannelMemoryFull = "full" // memory as in a DM
-	ChannelMemoryRead = "read" // memory informs the answer; private facts are not recited
+	ChannelMemoryRead = "read" // only the speaker's shared files, and the channel's memory
 	ChannelMemoryOff  = "off"  // no index, no memory tools
 )
 
@@ -71,7 +71,10 @@ type Task struct {
 	Time          time.Time // zero → Config.Now()
 	Channel       bool      // true in a public/group channel, false in a DM or the console
 	ChannelMemory string    // "full" | "read" | "off" (only meaningful when Channel); "" = "read"
-	Context       []ContextMessage
+	// ChannelKey names the channel's own memory (ChannelKey(platform,
+	// ids...)); "" in a DM, or for a channel without one.
+	ChannelKey string
+	Context    []ContextMessage
 }
 
 // Reply is the answer to a task.
@@ -93,15 +96,29 @@ type Turn struct {
 	Time                                                               time.Time
 	Context                                                            []ContextMessage
 	Failed                                                             bool
+	// Channel: said in a channel, which may learn it (see Scope.Shared);
+	// ChannelKey is that channel's memory ("" for none).
+	Channel    bool
+	ChannelKey string
+	// MemoryOff: said where memory is off; nothing of it is remembered.
+	MemoryOff bool
+}
+
+// Scope is what of the memory a turn may be reflected with: a channel's
+// turn sees only the speaker's shared files and the channel's memory.
+func (t Turn) Scope() Scope {
+	return Scope{User: t.User, Channel: t.ChannelKey, Shared: t.Channel}
 }
 
 // Memory is what the Thinker needs of the memory store; cmd satisfies it
-// with memory.Store.
+// with memory.Store. Both see exactly what the scope may: in a channel
+// the speaker's shared files and the channel's memory, nothing else.
 type Memory interface {
-	// Index is the iteration-1 index message, exactly as DESIGN.md shows it.
-	Index(user string) (string, error)
-	// ReadTools are memory_list and memory_read bound to user, fresh per task.
-	ReadTools(user string) ([]Tool, error)
+	// Index is the iteration-1 index message, exactly as the README shows it.
+	Index(s Scope) (string, error)
+	// ReadTools are memory_list and memory_read bound to the scope, fresh
+	// per task.
+	ReadTools(s Scope) ([]Tool, error)
 }
 
 // Config configures an Agent. Model, ModelName and Memory are required.
@@ -287,7 +304,7 @@ func (a *Agent) think(ctx context.Context, t Task, log *slog.Logger) (res LoopRe
 	var index string
 	var tools []Tool
 	if mode != ChannelMemoryOff {
-		index, tools, err = a.loadMemory(t.User)
+		index, tools, err = a.loadMemory(taskScope(t, mode))
 		if err != nil {
 			log.Warn("agent: memory unavailable; answering without it", "error", err)
 			mode, index, tools = "unavailable", "", nil
@@ -313,18 +330,28 @@ func (a *Agent) think(ctx context.Context, t Task, log *slog.Logger) (res LoopRe
 	return res, err
 }
 
+// taskScope is what of the memory a task in mode may see: in a DM all of
+// the speaker's; in a channel the channel's memory and, unless the
+// channel is trusted (full), only the speaker's shared files.
+func taskScope(t Task, mode string) Scope {
+	if !t.Channel {
+		return Scope{User: t.User}
+	}
+	return Scope{User: t.User, Channel: t.ChannelKey, Shared: mode != ChannelMemoryFull}
+}
+
 // loadMemory gets the index and the read tools; a panic in Memory is an
 // error like any other.
-func (a *Agent) loadMemory(user string) (index string, tools []Tool, err error) {
+func (a *Agent) loadMemory(s Scope) (index string, tools []Tool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("memory panicked: %v", r)
 		}
 	}()
-	if index, err = a.cfg.Memory.Index(user); err != nil {
+	if index, err = a.cfg.Memory.Index(s); err != nil {
 		return "", nil, fmt.Errorf("memory index: %w", err)
 	}
-	if tools, err = a.cfg.Memory.ReadTools(user); err != nil {
+	if tools, err = a.cfg.Memory.ReadTools(s); err != nil {
 		return "", nil, fmt.Errorf("memory tools: %w", err)
 	}
 	return index, tools, nil
@@ -341,7 +368,8 @@ func (a *Agent) emitTurn(t Task, r Reply, log *slog.Logger) {
 		}
 	}()
 	a.cfg.OnTurn(Turn{TaskID: t.ID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
-		Speaker: t.Speaker, UserText: t.Text, ReplyText: r.Text, Time: t.Time, Context: t.Context, Failed: r.Failed})
+		Speaker: t.Speaker, UserText: t.Text, ReplyText: r.Text, Time: t.Time, Context: t.Context, Failed: r.Failed,
+		Channel: t.Channel, ChannelKey: t.ChannelKey, MemoryOff: memoryMode(t, log) == ChannelMemoryOff})
 }
 
 // lockConversation waits until the conversation is free (or ctx ends)

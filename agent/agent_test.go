@@ -42,16 +42,18 @@ type fakeMemory struct {
 	toolsErr   error
 	indexPanic bool
 	users      []string // Index calls
+	scopes     []Scope  // Index calls, whole
 	toolsFor   []string // ReadTools calls
 	reads      []string // memory_read paths
 }
 
 var _ Memory = (*fakeMemory)(nil)
 
-func (m *fakeMemory) Index(user string) (string, error) {
+func (m *fakeMemory) Index(s Scope) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.users = append(m.users, user)
+	m.users = append(m.users, s.User)
+	m.scopes = append(m.scopes, s)
 	if m.indexPanic {
 		panic("index exploded")
 	}
@@ -68,7 +70,8 @@ func (m *fakeMemory) Index(user string) (string, error) {
 	return idx, nil
 }
 
-func (m *fakeMemory) ReadTools(user string) ([]Tool, error) {
+func (m *fakeMemory) ReadTools(s Scope) ([]Tool, error) {
+	user := s.User
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.toolsFor = append(m.toolsFor, user)
@@ -254,10 +257,12 @@ func TestHandleChannelMemoryModes(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%s/channel=%v", tt.mode, tt.channel), func(t *testing.T) {
 			mem := &fakeMemory{indexes: []string{adaIndex}}
-			a, srv := agentFixture(t, mem, nil)
+			var turns []Turn
+			a, srv := agentFixture(t, mem, func(c *Config) { c.OnTurn = func(t Turn) { turns = append(turns, t) } })
 			srv.Enqueue(openaitest.Text("ok"))
+			key := ChannelKey("slack", "T1", "C1")
 			task := Task{User: "slack-T1-U1", Conversation: "slack:C1:1.2", Platform: "slack", Speaker: "Ada",
-				Text: "what do you know about me?", Channel: tt.channel, ChannelMemory: tt.mode}
+				Text: "what do you know about me?", Channel: tt.channel, ChannelMemory: tt.mode, ChannelKey: key}
 			r := mustHandle(t, a, task)
 			if r.Failed || r.Text != "ok" {
 				t.Fatalf("reply = %+v", r)
@@ -271,7 +276,7 @@ func TestHandleChannelMemoryModes(t *testing.T) {
 			if !tt.wantIndex && (len(req.Chat.Tools) != 0 || len(req.Chat.Messages) != 2) {
 				t.Errorf("off: tools %v, messages %q", req.ToolNames(), roles(req.Chat.Messages))
 			}
-			if got := strings.Contains(sys, "do not recite or reveal private facts"); got != tt.wantPrivacy {
+			if got := strings.Contains(sys, "what they told you in private is not available here"); got != tt.wantPrivacy {
 				t.Errorf("privacy rule present = %v, want %v:\n%s", got, tt.wantPrivacy, sys)
 			}
 			if got := strings.Contains(sys, "Memory is switched off"); got != tt.wantOff {
@@ -284,7 +289,49 @@ func TestHandleChannelMemoryModes(t *testing.T) {
 			if (len(idx) == 1 && len(tools) == 1) != tt.wantIndex {
 				t.Errorf("memory consulted: index %v tools %v", idx, tools)
 			}
+			// What the model may see is the scope it is given: in a channel
+			// the channel's memory and, unless trusted, shared files only.
+			want := Scope{User: task.User}
+			if tt.channel {
+				want = Scope{User: task.User, Channel: key, Shared: tt.mode != "full"}
+			}
+			if tt.wantIndex && (len(mem.scopes) != 1 || mem.scopes[0] != want) {
+				t.Errorf("scopes %+v, want %+v", mem.scopes, want)
+			}
+			if len(turns) != 1 || turns[0].Channel != tt.channel || turns[0].MemoryOff != tt.wantOff ||
+				turns[0].Scope() != (Scope{User: task.User, Channel: key, Shared: tt.channel}) {
+				t.Errorf("turns %+v: want one with channel %v, memory off %v", turns, tt.channel, tt.wantOff)
+			}
 		})
+	}
+}
+
+func TestChannelKey(t *testing.T) {
+	for _, tt := range []struct {
+		platform string
+		ids      []string
+		want     string
+	}{
+		{"slack", []string{"T01", "C02"}, "#slack-T01-C02"},
+		{"discord", []string{"80351110224678912"}, "#discord-80351110224678912"},
+		{"slack", []string{"T01", "C/../x"}, ""},
+		{"slack", []string{"T01", ""}, ""},
+		{"discord", []string{strings.Repeat("9", 60)}, ""},
+	} {
+		if got := ChannelKey(tt.platform, tt.ids...); got != tt.want {
+			t.Errorf("ChannelKey(%q, %q) = %q, want %q", tt.platform, tt.ids, got, tt.want)
+		}
+		if tt.want != "" && (ValidateChannel(tt.want) != nil || ValidateOwner(tt.want) != nil || !IsChannel(tt.want) || ValidateUser(tt.want) == nil) {
+			t.Errorf("%q: a channel name, not a user name", tt.want)
+		}
+	}
+	for _, bad := range []string{"", "#", "#.x", "slack-T1", "##x", "#a/b", "#" + strings.Repeat("a", 65)} {
+		if ValidateChannel(bad) == nil {
+			t.Errorf("ValidateChannel(%q) = nil", bad)
+		}
+	}
+	if ValidateOwner("ann") != nil || ValidateOwner("#x") != nil || ValidateOwner("#") == nil || ValidateOwner("a b") == nil {
+		t.Error("ValidateOwner takes users and channels, and nothing else")
 	}
 }
 

@@ -22,9 +22,9 @@ func (echoModel) Complete(_ context.Context, req llm.Request) (llm.Response, err
 // memory.ReadTools of a fresh session of the user.
 type storeMemory struct{}
 
-func (storeMemory) Index(user string) (string, error) { return "Available memory: none yet.", nil }
+func (storeMemory) Index(agent.Scope) (string, error) { return "Available memory: none yet.", nil }
 
-func (storeMemory) ReadTools(user string) ([]agent.Tool, error) {
+func (storeMemory) ReadTools(agent.Scope) ([]agent.Tool, error) {
 	noop := func(context.Context, json.RawMessage) (string, error) { return "[]", nil }
 	return []agent.Tool{{Name: "memory_list", Call: noop}, {Name: "memory_read", Call: noop}}, nil
 }

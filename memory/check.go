@@ -109,7 +109,7 @@ type CheckReport struct {
 func (s *Store) Check(user string) (CheckReport, error) {
 	var r CheckReport
 	if user != "" {
-		if err := ValidateUser(user); err != nil {
+		if err := ValidateOwner(user); err != nil {
 			return r, err
 		}
 		li, err := s.base.Lstat(user)
@@ -131,7 +131,7 @@ func (s *Store) Check(user string) (CheckReport, error) {
 		switch {
 		case strings.HasPrefix(name, ".") || name == "lost+found":
 			// .gitkeep and the like: never a user (names cannot start with '.')
-		case ValidateUser(name) != nil:
+		case ValidateOwner(name) != nil:
 			r.Problems = append(r.Problems, Problem{Path: name, Kind: ProblemBadName,
 				Detail: "not a user folder name, so mnemo ignores it: user names are 1-64 letters, digits, '.', '_' or '-', not starting with '.'"})
 		default:

@@ -25,6 +25,9 @@ type FileInfo struct {
 	Path    string `json:"path"`
 	Summary string `json:"summary"`
 	Size    int64  `json:"size"`
+	// Shared: the header says "> Visibility: shared" (see IsShared).
+	// Not in memory_list's result: a view lists only what it may see.
+	Shared bool `json:"-"`
 }
 
 // statKey is what a file's summary is cached against: a change to the
@@ -82,7 +85,11 @@ type index struct {
 	reread    bool // and re-read every file: events may have been lost
 	unwatched bool // no events arrive: rescan at every List
 	sorted    []FileInfo
-	gen       uint64
+	// shared is the shared files of sorted, made when first asked for
+	// (a channel's view), and remade only after sorted was.
+	shared   []FileInfo
+	sharedOf []FileInfo
+	gen      uint64
 	// cache is where the index is kept between runs ("": nowhere); loaded
 	// tells whether it was read; changed whether the entries differ from it.
 	cache   string
@@ -133,8 +140,30 @@ func (x *index) drop(p string) {
 // List sees it without waiting for the event.
 func (x *index) set(p string, text []byte) {
 	x.mu.Lock()
-	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text))}})
+	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text)), Shared: IsShared(string(text))}})
 	x.mu.Unlock()
+}
+
+// listShared returns the current files whose header says they are shared
+// (read-only, like list's): what a channel's view lists, kept until a
+// change, so a channel message costs what a DM does.
+func (x *index) listShared(root *os.Root) []FileInfo {
+	all := x.list(root)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(all) == 0 {
+		return nil
+	}
+	if len(x.sharedOf) != len(all) || &x.sharedOf[0] != &all[0] {
+		x.shared = nil
+		for _, f := range all {
+			if f.Shared {
+				x.shared = append(x.shared, f)
+			}
+		}
+		x.sharedOf = all
+	}
+	return x.shared
 }
 
 // list returns the current files (read-only); root may be nil when the
@@ -245,7 +274,8 @@ func (x *index) refresh(root *os.Root, p string) {
 		x.drop(p)
 		return
 	}
-	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(head[:n])), Size: fi.Size()}, key: keyOf(fi), readAt: readAt})
+	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(head[:n])), Size: fi.Size(), Shared: IsShared(string(head[:n]))},
+		key: keyOf(fi), readAt: readAt})
 }
 
 // unkept lists the entries not marked kept, with their generation.

@@ -18,20 +18,27 @@ import (
 // re-reads only the files that changed since: one file per user,
 // <Options.IndexCache>/<user>.idx, in this form
 //
-//	mnemo index cache 1
-//	"facts/user.md" 320 1767225600000000000 1234 1767225700000000000 1 "user name, language"
+//	mnemo index cache 2
+//	"facts/user.md" 320 1767225600000000000 1234 1767225700000000000 3 "user name, language"
 //	...
 //	end 12 9a3c00f1
 //
 // one line per file: path, size, modification time and inode as read,
-// when it was read (ns), whether it is kept (see User.KeepEach) and its
-// summary, the strings Go-quoted; the last line counts the files and is
+// when it was read (ns), its flags (1: kept, see User.KeepEach; 2: shared,
+// see IsShared) and its summary, the strings Go-quoted; the last line counts the files and is
 // the CRC-32 of everything before it. Entries are trusted only while the
 // file's size, time and inode are the same (entry.trusted), so a cache
 // that is old is merely slower; one that is torn, foreign or corrupt in
 // any way is ignored whole and rebuilt. It is written without fsync (temp
 // file, rename): losing it costs a rebuild, never a wrong summary.
-const cacheMagic = "mnemo index cache 1\n"
+// Version 1 had no shared flag: such a cache is foreign, and rebuilt.
+const cacheMagic = "mnemo index cache 2\n"
+
+// The flags of a cache line.
+const (
+	flagKept   = 1
+	flagShared = 2
+)
 
 // maxCacheFile bounds what is read of a cache file (about 100 bytes a
 // file), maxCacheLine one line of it (a summary is at most a few hundred).
@@ -46,11 +53,14 @@ func encodeCache(files map[string]entry) []byte {
 	b.WriteString(cacheMagic)
 	for _, p := range sortedKeys(files) {
 		e := files[p]
-		kept := 0
+		flags := 0
 		if e.kept {
-			kept = 1
+			flags |= flagKept
 		}
-		fmt.Fprintf(&b, "%s %d %d %d %d %d %s\n", strconv.Quote(p), e.Size, e.key.MTime, e.key.Ino, e.readAt, kept, strconv.Quote(e.Summary))
+		if e.Shared {
+			flags |= flagShared
+		}
+		fmt.Fprintf(&b, "%s %d %d %d %d %d %s\n", strconv.Quote(p), e.Size, e.key.MTime, e.key.Ino, e.readAt, flags, strconv.Quote(e.Summary))
 	}
 	fmt.Fprintf(&b, "end %d %08x\n", len(files), crc32.ChecksumIEEE(b.Bytes()))
 	return b.Bytes()
@@ -139,7 +149,7 @@ func parseCacheLine(line string) (string, entry, error) {
 	if !ok {
 		return bad("no fields")
 	}
-	// size, mtime, inode, read at, kept
+	// size, mtime, inode, read at, flags
 	var nums [5]uint64
 	for k := range nums {
 		field, after, ok := strings.Cut(rest, " ")
@@ -156,8 +166,8 @@ func parseCacheLine(line string) (string, entry, error) {
 		}
 		nums[k], rest = v, after
 	}
-	if nums[4] > 1 {
-		return bad("a bad kept flag")
+	if nums[4] > flagKept|flagShared {
+		return bad("bad flags")
 	}
 	qs, err := strconv.QuotedPrefix(rest)
 	if err != nil || qs != rest {
@@ -165,8 +175,8 @@ func parseCacheLine(line string) (string, entry, error) {
 	}
 	summary, _ := strconv.Unquote(qs)
 	size := int64(nums[0])
-	e := entry{FileInfo: FileInfo{Path: p, Summary: summary, Size: size},
-		key: statKey{Size: size, MTime: int64(nums[1]), Ino: nums[2]}, readAt: int64(nums[3]), kept: nums[4] == 1}
+	e := entry{FileInfo: FileInfo{Path: p, Summary: summary, Size: size, Shared: nums[4]&flagShared != 0},
+		key: statKey{Size: size, MTime: int64(nums[1]), Ino: nums[2]}, readAt: int64(nums[3]), kept: nums[4]&flagKept != 0}
 	return p, e, nil
 }
 

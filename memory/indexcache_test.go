@@ -276,11 +276,17 @@ func TestParseCacheRejects(t *testing.T) {
 		b := cacheMagic + body
 		return fmt.Appendf(nil, "%send %d %08x\n", b, n, crc32IEEE([]byte(b)))
 	}
-	if files, err := parseCache(file(line, 1)); err != nil || files["facts/a.md"] != (entry{FileInfo: FileInfo{"facts/a.md", "sum", 10}, key: statKey{10, 20, 30}, readAt: 40, kept: true}) {
+	if files, err := parseCache(file(line, 1)); err != nil || files["facts/a.md"] != (entry{FileInfo: FileInfo{Path: "facts/a.md", Summary: "sum", Size: 10}, key: statKey{10, 20, 30}, readAt: 40, kept: true}) {
 		t.Fatalf("the good one: %+v %v", files, err)
 	}
-	if files, err := parseCache(file(strings.Replace(line, " 1 ", " 0 ", 1), 1)); err != nil || files["facts/a.md"].kept {
-		t.Fatalf("kept 0: %+v %v", files, err)
+	if files, err := parseCache(file(strings.Replace(line, " 1 ", " 0 ", 1), 1)); err != nil || files["facts/a.md"].kept || files["facts/a.md"].Shared {
+		t.Fatalf("flags 0: %+v %v", files, err)
+	}
+	if files, err := parseCache(file(strings.Replace(line, " 1 ", " 2 ", 1), 1)); err != nil || files["facts/a.md"].kept || !files["facts/a.md"].Shared {
+		t.Fatalf("flags 2 (shared): %+v %v", files, err)
+	}
+	if files, err := parseCache(file(strings.Replace(line, " 1 ", " 3 ", 1), 1)); err != nil || !files["facts/a.md"].kept || !files["facts/a.md"].Shared {
+		t.Fatalf("flags 3 (kept, shared): %+v %v", files, err)
 	}
 	if files, err := parseCache(file("", 0)); err != nil || len(files) != 0 {
 		t.Fatalf("no files: %+v %v", files, err)
@@ -302,7 +308,7 @@ func TestParseCacheRejects(t *testing.T) {
 	good := file(line, 1)
 	for name, data := range map[string][]byte{
 		"no header":        good[1:],
-		"other version":    bytes.Replace(good, []byte("cache 1"), []byte("cache 2"), 1),
+		"other version":    bytes.Replace(good, []byte("cache 2"), []byte("cache 1"), 1),
 		"no newline":       good[:len(good)-1],
 		"only the header":  []byte(cacheMagic),
 		"header and a bit": []byte(cacheMagic + "x"),
@@ -324,7 +330,7 @@ func TestParseCacheRejects(t *testing.T) {
 		"leading zero":     file(strings.Replace(line, " 10 ", " 010 ", 1), 1),
 		"size overflow":    file(strings.Replace(line, " 10 ", " 9223372036854775808 ", 1), 1),
 		"not a number":     file(strings.Replace(line, " 20 ", " x ", 1), 1),
-		"kept 2":           file(strings.Replace(line, " 1 ", " 2 ", 1), 1),
+		"flags 4":          file(strings.Replace(line, " 1 ", " 4 ", 1), 1),
 		"unquoted summary": file(strings.Replace(line, `"sum"`, `sum`, 1), 1),
 		"after summary":    file(strings.Replace(line, `"sum"`, `"sum" x`, 1), 1),
 		"a long line":      file(`"facts/a.md" 1 2 3 4 0 "`+strings.Repeat("x", 1<<20)+`"`+"\n", 1),
@@ -337,8 +343,8 @@ func TestParseCacheRejects(t *testing.T) {
 
 func FuzzParseCache(f *testing.F) {
 	f.Add(encodeCache(map[string]entry{
-		"facts/a.md":          {FileInfo: FileInfo{"facts/a.md", "a \"quoted\" summary\twith tab", 10}, key: statKey{10, 20, 30}, readAt: 40, kept: true},
-		"episodes/2026-01.md": {FileInfo: FileInfo{"episodes/2026-01.md", "", 0}},
+		"facts/a.md":          {FileInfo: FileInfo{Path: "facts/a.md", Summary: "a \"quoted\" summary\twith tab", Size: 10, Shared: true}, key: statKey{10, 20, 30}, readAt: 40, kept: true},
+		"episodes/2026-01.md": {FileInfo: FileInfo{Path: "episodes/2026-01.md"}},
 	}))
 	f.Add([]byte(cacheMagic + "end 0 00000000\n"))
 	f.Add([]byte("garbage"))

@@ -28,7 +28,14 @@ const (
 	maxNameLen  = 64
 )
 
-const pathHelp = "memory paths are facts/<name>.md (name: 1-64 letters, digits, '-' or '_') or episodes/YYYY-MM.md"
+const pathHelp = "memory paths are facts/<name>.md (name: 1-64 letters, digits, '-' or '_') or episodes/YYYY-MM.md, either with .shared before .md for a file made in a channel"
+
+// sharedSuffix marks the name of a file a channel's reflection made
+// (facts/<name>.shared.md, episodes/YYYY-MM.shared.md): what is learned in
+// a channel goes to a file of its own, so it never lands in a private
+// file nor a private one in it. No other dot is in the grammar, so these
+// names never collide with a person's.
+const sharedSuffix = ".shared"
 
 // ParsePath checks p against the path grammar byte by byte — nothing is
 // decoded, cleaned or normalised first, so "%2e%2e", "./", "\\" and
@@ -37,16 +44,49 @@ func ParsePath(p string) (Kind, error) {
 	switch {
 	case len(p) > len(factsDir)+1 && p[:len(factsDir)+1] == factsDir+"/":
 		name, ok := cutSuffix(p[len(factsDir)+1:], ".md")
-		if ok && validName(name) {
+		if ok && validName(trimShared(name)) {
 			return KindFact, nil
 		}
 	case len(p) > len(episodesDir)+1 && p[:len(episodesDir)+1] == episodesDir+"/":
 		month, ok := cutSuffix(p[len(episodesDir)+1:], ".md")
-		if ok && validMonth(month) {
+		if ok && validMonth(trimShared(month)) {
 			return KindEpisode, nil
 		}
 	}
 	return 0, fmt.Errorf("%w %q: %s", ErrBadPath, p, pathHelp)
+}
+
+// trimShared drops one sharedSuffix from the end of a name.
+func trimShared(name string) string {
+	if n, ok := cutSuffix(name, sharedSuffix); ok {
+		return n
+	}
+	return name
+}
+
+// IsSharedName reports whether a valid path p is a channel reflection's
+// file name (facts/<name>.shared.md, episodes/YYYY-MM.shared.md).
+func IsSharedName(p string) bool {
+	_, ok := cutSuffix(p, sharedSuffix+".md")
+	return ok
+}
+
+// SharedName is the shared file of a valid path p: facts/user.md gives
+// facts/user.shared.md; a shared name is its own.
+func SharedName(p string) string {
+	if IsSharedName(p) {
+		return p
+	}
+	return p[:len(p)-len(".md")] + sharedSuffix + ".md"
+}
+
+// PrivateName is the plain name of a valid path p: facts/user.shared.md
+// gives facts/user.md; a plain name is its own.
+func PrivateName(p string) string {
+	if !IsSharedName(p) {
+		return p
+	}
+	return p[:len(p)-len(sharedSuffix+".md")] + ".md"
 }
 
 func cutSuffix(s, suffix string) (string, bool) {
@@ -89,3 +129,7 @@ func isAlnum(c byte) bool {
 
 // ValidateUser checks a memory user name; the grammar is agent.ValidateUser's.
 func ValidateUser(name string) error { return agent.ValidateUser(name) }
+
+// ValidateOwner checks the name of a memory folder: a user's, or a
+// channel's ("#slack-T01-C02"; see agent.ChannelKey).
+func ValidateOwner(name string) error { return agent.ValidateOwner(name) }

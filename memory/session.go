@@ -14,6 +14,7 @@ import (
 // is detected instead of overwritten.
 type Session struct {
 	u      *User
+	vis    visPolicy // what its writes may touch (NewView sets it)
 	commit CommitHook
 	mu     sync.Mutex
 	seen   map[string]Version
@@ -82,7 +83,7 @@ func capText(s string, max int) string {
 
 // Write replaces or creates a fact file, based on the version last seen.
 func (s *Session) Write(p, content string) error {
-	v, err := s.u.Write(p, StripInvisible(content), s.base(p), s.commit)
+	v, err := s.u.write(p, StripInvisible(content), s.base(p), s.commit, s.vis)
 	if err == nil {
 		s.remember(p, v)
 	}
@@ -95,7 +96,7 @@ func (s *Session) Patch(p string, patches []Patch) (int, error) {
 	for i, pt := range patches {
 		clean[i] = Patch{OldText: pt.OldText, NewText: StripInvisible(pt.NewText)}
 	}
-	v, err := s.u.Patch(p, clean, s.base(p), s.commit)
+	v, err := s.u.patch(p, clean, s.base(p), s.commit, s.vis)
 	if err != nil {
 		return 0, err
 	}
@@ -106,7 +107,7 @@ func (s *Session) Patch(p string, patches []Patch) (int, error) {
 // Append appends an episode entry. Appending needs no prior read: it never
 // changes what is already in the file apart from the summary line.
 func (s *Session) Append(p, entry, summary string) error {
-	v, err := s.u.Append(p, StripInvisible(entry), StripInvisible(summary), s.commit)
+	v, err := s.u.appendEntry(p, StripInvisible(entry), StripInvisible(summary), s.commit, s.vis)
 	if err == nil {
 		s.remember(p, v)
 	}
@@ -122,7 +123,12 @@ func (s *Session) Append(p, entry, summary string) error {
 // out, so the reflector's request does not grow with the memory. Empty
 // parts say "none yet".
 func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
-	files, err := s.u.List()
+	return preload(s, factsBudget)
+}
+
+// preload is Preload of any Space.
+func preload(s Space, factsBudget int) (facts, episodes string, err error) {
+	files, err := s.List()
 	if err != nil {
 		return "", "", err
 	}
@@ -130,7 +136,7 @@ func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
 	total := int64(0)
 	var factInfos, epInfos []FileInfo
 	for _, f := range files {
-		if k, _ := ParsePath(f.Path); k == KindEpisode {
+		if k, _ := ParsePath(strings.TrimPrefix(f.Path, ChannelDir)); k == KindEpisode {
 			epInfos = append(epInfos, f)
 			continue
 		}
@@ -182,3 +188,6 @@ func boundedIndex(files []FileInfo, budget int) string {
 	}
 	return b.String()
 }
+
+// List lists the session's files (User.List).
+func (s *Session) List() ([]FileInfo, error) { return s.u.List() }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/fault"
 )
@@ -171,25 +172,41 @@ func (s *Store) sleep(d time.Duration) bool {
 func (s *Store) Dir() string { return s.opts.Dir }
 
 // Users lists the user folders, sorted. Anything else in the root (files,
-// symlinks, names outside the grammar) is skipped.
+// symlinks, channels' folders, names outside the grammar) is skipped.
 func (s *Store) Users() ([]string, error) {
+	return s.folders(ValidateUser)
+}
+
+// Channels lists the channels' memory folders (agent.ChannelKey), sorted.
+func (s *Store) Channels() ([]string, error) {
+	return s.folders(agent.ValidateChannel)
+}
+
+// Owners lists every memory folder: the users' and the channels'.
+func (s *Store) Owners() ([]string, error) {
+	return s.folders(ValidateOwner)
+}
+
+func (s *Store) folders(valid func(string) error) ([]string, error) {
 	entries, err := os.ReadDir(s.opts.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("memory: list users in %s: %w", s.opts.Dir, err)
 	}
 	var names []string
 	for _, e := range entries {
-		if e.Type().IsDir() && ValidateUser(e.Name()) == nil {
+		if e.Type().IsDir() && valid(e.Name()) == nil {
 			names = append(names, e.Name())
 		}
 	}
 	return names, nil
 }
 
-// User returns the handle for one user's memory. The folder is created on
-// the first write, not here, so asking about a new user leaves no trace.
+// User returns the handle for one user's memory, or a channel's (name an
+// agent.ChannelKey: the same sandbox, index and history). The folder is
+// created on the first write, not here, so asking about a new user leaves
+// no trace.
 func (s *Store) User(name string) (*User, error) {
-	if err := ValidateUser(name); err != nil {
+	if err := ValidateOwner(name); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -216,7 +233,7 @@ func (s *Store) User(name string) (*User, error) {
 
 // removeLeftovers deletes temp files a crashed writer left behind.
 func (s *Store) removeLeftovers() {
-	users, err := s.Users()
+	users, err := s.Owners()
 	if err != nil {
 		s.log.Warn("memory: cannot look for leftover temp files", "err", err)
 		return
@@ -344,7 +361,7 @@ func (s *Store) handleEvent(ev fsnotify.Event) {
 		return
 	}
 	parts := strings.Split(filepath.ToSlash(rel), "/")
-	if ValidateUser(parts[0]) != nil {
+	if ValidateOwner(parts[0]) != nil {
 		return
 	}
 	switch len(parts) {

@@ -60,9 +60,9 @@ type patchResult struct {
 
 var okResult = `{"success":true}`
 
-func listTool(s *Session) agent.Tool {
+func listTool(s Space) agent.Tool {
 	return agent.NewTool("memory_list", toolDoc("memory_list"), func(context.Context, listParams) (string, error) {
-		files, err := s.u.List()
+		files, err := s.List()
 		if err != nil {
 			return "", err
 		}
@@ -149,11 +149,11 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func readTool(s *Session) agent.Tool {
+func readTool(s Space) agent.Tool {
 	return agent.NewTool("memory_read", toolDoc("memory_read"), func(_ context.Context, a readParams) (string, error) {
 		text, err := s.Read(a.Path)
 		if err != nil {
-			return "", forModel(err)
+			return "", relabel(forModel(err), a.Path)
 		}
 		if text == "" {
 			return "(the file is empty)", nil
@@ -162,20 +162,20 @@ func readTool(s *Session) agent.Tool {
 	})
 }
 
-func writeTool(s *Session) agent.Tool {
+func writeTool(s Space) agent.Tool {
 	return agent.NewTool("memory_write", toolDoc("memory_write"), func(_ context.Context, a writeParams) (string, error) {
 		if err := s.Write(a.Path, a.Content); err != nil {
-			return "", forModel(err, hint{ErrNotRead, "; memory_read it, then write the whole updated file (or use memory_patch)"},
-				hint{ErrTooLarge, "; keep facts short or split them into several files"})
+			return "", relabel(forModel(err, hint{ErrNotRead, "; memory_read it, then write the whole updated file (or use memory_patch)"},
+				hint{ErrTooLarge, "; keep facts short or split them into several files"}), a.Path)
 		}
 		return okResult, nil
 	})
 }
 
-func patchTool(s *Session) agent.Tool {
+func patchTool(s Space) agent.Tool {
 	return agent.NewTool("memory_patch", toolDoc("memory_patch"), func(_ context.Context, a patchParams) (string, error) {
 		n, err := s.Patch(a.Path, a.Patches)
-		err = forModel(err, hint{ErrNotRead, ": memory_read it, then patch what you read"})
+		err = relabel(forModel(err, hint{ErrNotRead, ": memory_read it, then patch what you read"}), a.Path)
 		if errors.Is(err, ErrPatch) || errors.Is(err, ErrConflict) {
 			return jsonResult(patchResult{Success: false, AppliedCount: 0, Error: err.Error()})
 		}
@@ -186,11 +186,11 @@ func patchTool(s *Session) agent.Tool {
 	})
 }
 
-func appendTool(s *Session) agent.Tool {
+func appendTool(s Space) agent.Tool {
 	return agent.NewTool("memory_append", toolDoc("memory_append"), func(_ context.Context, a appendParams) (string, error) {
 		if err := s.Append(a.Path, a.Entry, a.Summary); err != nil {
-			return "", forModel(err, hint{ErrFileFull, "; ask an admin to split or trim it"},
-				hint{ErrTooLarge, "; keep entries to the essentials"})
+			return "", relabel(forModel(err, hint{ErrFileFull, "; ask an admin to split or trim it"},
+				hint{ErrTooLarge, "; keep entries to the essentials"}), a.Path)
 		}
 		return okResult, nil
 	})
@@ -245,12 +245,23 @@ func forModel(err error, hints ...hint) error {
 	return err
 }
 
+// relabel names a channel's file as the model named it: the channel's
+// memory words its errors with its own paths (facts/x.md), the model
+// knows the file as channel/facts/x.md.
+func relabel(err error, p string) error {
+	rel, ok := strings.CutPrefix(p, ChannelDir)
+	if err == nil || !ok || rel == "" || strings.Contains(err.Error(), p) {
+		return err // not a channel's path, or worded with it already
+	}
+	return modelError{text: strings.ReplaceAll(err.Error(), rel, p), err: err}
+}
+
 // ReadTools are the Thinker's tools: memory_list and memory_read.
-func ReadTools(s *Session) []agent.Tool {
+func ReadTools(s Space) []agent.Tool {
 	return []agent.Tool{listTool(s), readTool(s)}
 }
 
 // AllTools are the reflector's tools: list, read, write, patch, append.
-func AllTools(s *Session) []agent.Tool {
+func AllTools(s Space) []agent.Tool {
 	return []agent.Tool{listTool(s), readTool(s), writeTool(s), patchTool(s), appendTool(s)}
 }

@@ -139,6 +139,16 @@ func (u *User) List() ([]FileInfo, error) {
 	return u.idx.list(root), nil
 }
 
+// ListShared returns the user's shared files (IsShared), in List's order.
+// The slice is shared with the index: read it, never modify it.
+func (u *User) ListShared() ([]FileInfo, error) {
+	root, err := u.openRoot(false)
+	if err != nil {
+		return nil, err
+	}
+	return u.idx.listShared(root), nil
+}
+
 // KeepEach calls keep with the text of each of the user's files that has
 // not been kept since it last changed, and marks it kept when keep returns
 // nil, so that the next call (in this run or, with Options.IndexCache, the
@@ -238,13 +248,17 @@ func (u *User) checkTarget(p string, want Kind, what, text string) error {
 // Write replaces (or creates) a fact file. base is the version the caller
 // read; it is required when the file exists and must still be current.
 func (u *User) Write(p, content string, base *Version, commit CommitHook) (Version, error) {
+	return u.write(p, content, base, commit, visKeep)
+}
+
+func (u *User) write(p, content string, base *Version, commit CommitHook, vis visPolicy) (Version, error) {
 	if err := u.checkTarget(p, KindFact, "", content); err != nil {
 		return Version{}, err
 	}
 	if err := checkFact(content); err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
 	}
-	return u.update(p, ChangeWrite, true, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangeWrite, true, commit, vis.guard(p, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case v.Exists && base == nil:
 			return nil, fmt.Errorf("%s: %w: it already exists", p, ErrNotRead)
@@ -252,7 +266,7 @@ func (u *User) Write(p, content string, base *Version, commit CommitHook) (Versi
 			return nil, conflict(p, *base, v)
 		}
 		return []byte(content), nil
-	})
+	}))
 }
 
 // KindError is the ErrBadPath of a change the path's kind of file does not
@@ -337,11 +351,15 @@ func applyPatches(p, text string, patches []Patch) (string, error) {
 // file changed since base, the patches are re-applied to the new text if
 // each oldText still matches once there; otherwise it is a conflict.
 func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook) (Version, error) {
+	return u.patch(p, patches, base, commit, visKeep)
+}
+
+func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook, vis visPolicy) (Version, error) {
 	kind, err := ParsePath(p)
 	if err != nil {
 		return Version{}, err
 	}
-	return u.update(p, ChangePatch, false, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangePatch, false, commit, vis.guard(p, func(cur []byte, v Version) ([]byte, error) {
 		switch {
 		case !v.Exists:
 			if base != nil && base.Exists {
@@ -369,7 +387,7 @@ func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook
 			}
 		}
 		return []byte(out), nil
-	})
+	}))
 }
 
 // maxEpisodeFile bounds an episode file that memory_append grows.
@@ -379,6 +397,10 @@ const maxEpisodeFile = 1 << 20
 // with its title when new, and sets the file-level summary: to summary when
 // given, else regenerated from the entries' own summaries.
 func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, error) {
+	return u.appendEntry(p, entry, summary, commit, visKeep)
+}
+
+func (u *User) appendEntry(p, entry, summary string, commit CommitHook, vis visPolicy) (Version, error) {
 	if err := u.checkTarget(p, KindEpisode, "the entry is ", entry); err != nil {
 		return Version{}, err
 	}
@@ -391,7 +413,7 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 		return Version{}, fmt.Errorf("%s: %w: the entry is dated %s; append it to episodes/%s.md", p, ErrInvalid, e.Date, e.Date[:7])
 	}
 	summary = oneLine(summary, maxSummaryLen)
-	return u.update(p, ChangeAppend, true, commit, func(cur []byte, v Version) ([]byte, error) {
+	return u.update(p, ChangeAppend, true, commit, vis.guard(p, func(cur []byte, v Version) ([]byte, error) {
 		if v.Exists && len(cur) == 0 {
 			return nil, errEmptyOnDisk
 		}
@@ -409,7 +431,7 @@ func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, err
 			s = episodeSummary(entries)
 		}
 		return []byte(setSummary(text, s, month+" Episodes")), nil
-	})
+	}))
 }
 
 // update is the one write path: wait out an editor, read the current

@@ -38,6 +38,7 @@ type fakeMemory struct {
 	episodes   string
 	prepareErr error
 	prepared   map[string]int
+	scopes     []agent.Scope // of each Prepare, in order
 	calls      []toolCall
 	versions   map[string]string // path → version, moved by the write tools
 	toolErr    error             // returned by the write tools instead of writing
@@ -63,13 +64,15 @@ func newFakeMemory(c *changes) *fakeMemory {
 	}
 }
 
-func (m *fakeMemory) Prepare(user string, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
+func (m *fakeMemory) Prepare(scope agent.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
+	user := scope.User
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.prepareErr != nil {
 		return Prepared{}, m.prepareErr
 	}
 	m.prepared[user]++
+	m.scopes = append(m.scopes, scope)
 	tool := func(name string) agent.Tool {
 		return agent.Tool{Name: name, Description: name + " (fake)", Parameters: json.RawMessage(`{"type":"object"}`),
 			Call: func(_ context.Context, args json.RawMessage) (string, error) {

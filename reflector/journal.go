@@ -73,6 +73,8 @@ type wireTurn struct {
 	Time         time.Time     `json:"time"`
 	Context      []wireContext `json:"context,omitempty"`
 	Failed       bool          `json:"failed,omitempty"`
+	Channel      bool          `json:"channel,omitempty"`    // said in a channel: reflected shared
+	ChannelKey   string        `json:"channelKey,omitempty"` // that channel's memory
 	Attempts     int           `json:"attempts,omitempty"`
 	Cut          bool          `json:"cut,omitempty"`
 }
@@ -92,7 +94,7 @@ func encodeLine(e entry) ([]byte, error) {
 	t := e.turn
 	w := wireTurn{TaskID: t.TaskID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
 		Speaker: t.Speaker, UserText: t.UserText, ReplyText: t.ReplyText, Time: t.Time, Failed: t.Failed,
-		Attempts: e.attempts, Cut: e.cut}
+		Channel: t.Channel, ChannelKey: t.ChannelKey, Attempts: e.attempts, Cut: e.cut}
 	for _, c := range t.Context {
 		w.Context = append(w.Context, wireContext(c))
 	}
@@ -112,11 +114,17 @@ func parseLine(line []byte) (entry, error) {
 	if err := validUser(w.User); err != nil {
 		return entry{}, err
 	}
+	if w.ChannelKey != "" {
+		if err := agent.ValidateChannel(w.ChannelKey); err != nil {
+			return entry{}, err
+		}
+	}
 	if w.Attempts < 0 {
 		return entry{}, fmt.Errorf("negative attempts %d", w.Attempts)
 	}
 	t := Turn{TaskID: w.TaskID, User: w.User, Conversation: w.Conversation, Platform: w.Platform,
-		Speaker: w.Speaker, UserText: w.UserText, ReplyText: w.ReplyText, Time: w.Time, Failed: w.Failed}
+		Speaker: w.Speaker, UserText: w.UserText, ReplyText: w.ReplyText, Time: w.Time, Failed: w.Failed,
+		Channel: w.Channel, ChannelKey: w.ChannelKey}
 	for _, c := range w.Context {
 		t.Context = append(t.Context, ContextMessage(c))
 	}

@@ -271,12 +271,14 @@ func (u *userState) disarm() {
 func (u *userState) start() {
 	r := u.r
 	if u.run == nil {
-		u.run = newRunLog(len(u.queued))
+		u.run = newRunLog(scopeRun(u.queued))
 	}
 	n := min(u.run.turns, len(u.queued))
 	batch := u.queued[:n:n]
 	u.queued = append([]entry(nil), u.queued[n:]...)
-	u.running, u.busy, u.due = batch, true, false
+	// Turns of another scope, left for a run of their own, follow at once.
+	cut := len(u.queued) > 0 && u.queued[0].turn.Scope() != batch[0].turn.Scope()
+	u.running, u.busy, u.due = batch, true, cut
 	ctx, cancel := context.WithCancel(r.ctx)
 	u.cancel, u.done = cancel, make(chan struct{})
 	run := u.run
@@ -290,6 +292,18 @@ func (u *userState) start() {
 		err := r.reflect(ctx, u, run, batch, tasks)
 		u.do(func() { u.finish(run, batch, tasks, start, err) })
 	}()
+}
+
+// scopeRun is how many of the first entries share the first one's scope:
+// one run reflects one scope, so a DM's turns and a channel's are never
+// shown to the model together (and neither are two channels').
+func scopeRun(entries []entry) int {
+	for i := 1; i < len(entries); i++ {
+		if entries[i].turn.Scope() != entries[0].turn.Scope() {
+			return i
+		}
+	}
+	return len(entries)
 }
 
 // finish records the outcome of a run.

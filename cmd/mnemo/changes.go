@@ -64,7 +64,7 @@ func (l *changeLog) baseline(ctx context.Context, store *memory.Store, only stri
 	users := []string{only}
 	if only == "" {
 		var err error
-		if users, err = store.Users(); err != nil {
+		if users, err = store.Owners(); err != nil {
 			l.log.Warn("history: could not list the users to keep their files as found at start", "err", err)
 			return 0
 		}

@@ -84,7 +84,7 @@ func (s *Store) Close() error { return s.root.Close() }
 
 // dir is the folder of one file's versions, inside the root.
 func dir(user, p string) (string, error) {
-	if err := memory.ValidateUser(user); err != nil {
+	if err := memory.ValidateOwner(user); err != nil {
 		return "", err
 	}
 	if _, err := memory.ParsePath(p); err != nil {
@@ -272,7 +272,7 @@ func (s *Store) List(user, p string) ([]Version, error) {
 		defer s.mu.Unlock()
 		return s.list(d)
 	}
-	if err := memory.ValidateUser(user); err != nil {
+	if err := memory.ValidateOwner(user); err != nil {
 		return nil, err
 	}
 	s.mu.Lock()
@@ -359,7 +359,7 @@ func (s *Store) Read(user, p string, v Version) ([]byte, error) {
 
 // RemoveUser deletes all of user's history (a forget must forget).
 func (s *Store) RemoveUser(user string) error {
-	if err := memory.ValidateUser(user); err != nil {
+	if err := memory.ValidateOwner(user); err != nil {
 		return err
 	}
 	return s.removeAll(user)

@@ -86,8 +86,8 @@ func Open(o Options) (*Core, error) {
 	ac := o.Agent
 	ac.Model, ac.ModelName, ac.Memory, ac.Logger = o.Thinker, o.ThinkerModel, c.Memory, log
 	ac.OnTurn = func(t agent.Turn) {
-		if o.SkipTurn != nil && o.SkipTurn(t) {
-			return
+		if t.MemoryOff || o.SkipTurn != nil && o.SkipTurn(t) {
+			return // memory is off where it was said: nothing of it is kept
 		}
 		if err := c.Reflector.Add(t); err != nil {
 			c.lost.Add(1)

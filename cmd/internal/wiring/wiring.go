@@ -58,33 +58,51 @@ func Files(store *memory.Store, user string) (*memory.User, []memory.FileInfo, e
 	return u, files, err
 }
 
-// Index is the user's memory index as the Thinker injects it.
-func (m Memory) Index(user string) (string, error) {
-	_, files, err := Files(m.Store, user)
-	if err != nil {
-		return "", err
-	}
-	return memory.RenderIndex(files, m.IndexBudget), nil
-}
-
-// ReadTools are the Thinker's tools, on a fresh session of the user.
-func (m Memory) ReadTools(user string) ([]agent.Tool, error) {
-	u, err := m.Store.User(user)
+// View is the memory a scope may see (memory.NewView): the one place
+// where a task's or a reflection's scope becomes files.
+func View(store *memory.Store, s agent.Scope) (*memory.View, error) {
+	u, err := store.User(s.User)
 	if err != nil {
 		return nil, err
 	}
-	return m.observed(memory.ReadTools(u.NewSession())), nil
+	var ch *memory.User
+	if s.Channel != "" {
+		if err := agent.ValidateChannel(s.Channel); err != nil {
+			return nil, err
+		}
+		if ch, err = store.User(s.Channel); err != nil {
+			return nil, err
+		}
+	}
+	return memory.NewView(u, s.Shared, ch), nil
 }
 
-// Prepare opens a reflection session: pre-loaded facts, the episode index
-// and all five tools bound to that session, whose changes are told to
-// onCommit just before they are made.
-func (m Memory) Prepare(user string, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
-	u, err := m.Store.User(user)
+// Index is the scope's memory index as the Thinker injects it.
+func (m Memory) Index(s agent.Scope) (string, error) {
+	v, err := View(m.Store, s)
+	if err != nil {
+		return "", err
+	}
+	return v.Index(m.IndexBudget)
+}
+
+// ReadTools are the Thinker's tools, on a fresh view of the scope.
+func (m Memory) ReadTools(s agent.Scope) ([]agent.Tool, error) {
+	v, err := View(m.Store, s)
+	if err != nil {
+		return nil, err
+	}
+	return m.observed(memory.ReadTools(v)), nil
+}
+
+// Prepare opens a reflection on a view of the scope: pre-loaded facts,
+// the episode index and all five tools bound to that view, whose changes
+// are told to onCommit just before they are made.
+func (m Memory) Prepare(scope agent.Scope, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
+	s, err := View(m.Store, scope)
 	if err != nil {
 		return reflector.Prepared{}, err
 	}
-	s := u.NewSession()
 	if onCommit != nil {
 		s.OnCommit(func(c memory.Commit) error {
 			return onCommit(reflector.Commit{Path: c.Path, Kind: string(c.Kind), Before: versionID(c.Before), After: versionID(c.After)})
@@ -95,7 +113,7 @@ func (m Memory) Prepare(user string, factsBudget int, onCommit func(reflector.Co
 		return reflector.Prepared{}, err
 	}
 	version := func(p string) (string, error) {
-		v, err := u.Version(p)
+		v, err := s.Version(p)
 		return versionID(v), err
 	}
 	return reflector.Prepared{Facts: facts, Episodes: episodes, Tools: m.observed(memory.AllTools(s)), Version: version}, nil

@@ -1,0 +1,227 @@
+package memory
+
+import (
+	"errors"
+	"strings"
+)
+
+// ChannelDir is the prefix under which a channel's memory shows to the
+// tools in that channel: channel/facts/decisions.md.
+const ChannelDir = "channel/"
+
+// Space is what the memory tools work on: a Session (one memory, all of
+// it, as an admin or a test sees it) or a View (what one task or one
+// reflection may see).
+type Space interface {
+	List() ([]FileInfo, error)
+	Load(p string) (Doc, error)
+	Read(p string) (string, error)
+	Write(p, content string) error
+	Patch(p string, patches []Patch) (int, error)
+	Append(p, entry, summary string) error
+}
+
+var (
+	_ Space = (*Session)(nil)
+	_ Space = (*View)(nil)
+)
+
+// View is a speaker's memory as one conversation may see it, and with a
+// channel's memory beside it under ChannelDir. Privacy is what it gives,
+// never what the model is asked:
+//
+//   - private (a DM, the terminal, a channel set to full): every file of
+//     the speaker; what its writes make is private, and a shared file is
+//     refused (SharedFileError), so a DM's words never reach a channel;
+//   - shared (a channel): only the speaker's files whose header says
+//     "> Visibility: shared". A private file answers exactly as a missing
+//     one, to every tool and path form, and a write never touches it: it
+//     goes to the shared file of that name (facts/x.shared.md) unless the
+//     name itself is shared, and what it makes is shared.
+//
+// The channel's own files are all visible in their channel, and nowhere
+// else: a View without a channel has no ChannelDir.
+type View struct {
+	own    *Session
+	shared bool
+	ch     *Session // nil: no channel
+}
+
+// NewView is own's memory as a conversation sees it: shared selects the
+// channel rules above; ch is the channel's memory (Store.User of an
+// agent.ChannelKey), or nil.
+func NewView(own *User, shared bool, ch *User) *View {
+	v := &View{own: own.NewSession(), shared: shared}
+	v.own.vis = visPrivate
+	if shared {
+		v.own.vis = visShared
+	}
+	if ch != nil {
+		v.ch = ch.NewSession()
+	}
+	return v
+}
+
+// OnCommit sets the hook told of each change the view's writes make,
+// just before it is made; a change to the channel's memory names its
+// path with ChannelDir. Set it before the first write.
+func (v *View) OnCommit(h CommitHook) {
+	v.own.OnCommit(h)
+	if v.ch != nil && h != nil {
+		v.ch.OnCommit(func(c Commit) error {
+			c.Path = ChannelDir + c.Path
+			return h(c)
+		})
+	}
+}
+
+// Version is the current version of a file as OnCommit named it.
+func (v *View) Version(p string) (Version, error) {
+	if s, rel, ok := v.channel(p); ok {
+		return s.u.Version(rel)
+	}
+	return v.own.u.Version(p)
+}
+
+// channel splits a path of the channel's memory from its prefix.
+func (v *View) channel(p string) (*Session, string, bool) {
+	if v.ch == nil {
+		return nil, "", false
+	}
+	rel, ok := strings.CutPrefix(p, ChannelDir)
+	return v.ch, rel, ok
+}
+
+// List is what the view may see: the speaker's fact files, the channel's,
+// then the speaker's episode files and the channel's (each newest first).
+func (v *View) List() ([]FileInfo, error) {
+	var own []FileInfo
+	var err error
+	if v.shared {
+		own, err = v.own.u.ListShared()
+	} else {
+		own, err = v.own.u.List()
+	}
+	if err != nil || v.ch == nil {
+		return own, err
+	}
+	chf, err := v.ch.u.List()
+	if err != nil {
+		return nil, err
+	}
+	of, cf := factCount(own), factCount(chf)
+	out := make([]FileInfo, 0, len(own)+len(chf))
+	out = append(out, own[:of]...)
+	out = appendPrefixed(out, chf[:cf])
+	out = append(out, own[of:]...)
+	return appendPrefixed(out, chf[cf:]), nil
+}
+
+// factCount is how many of files (List's order) are fact files.
+func factCount(files []FileInfo) int {
+	for i, f := range files {
+		if strings.HasPrefix(f.Path, episodesDir+"/") {
+			return i
+		}
+	}
+	return len(files)
+}
+
+func appendPrefixed(out, files []FileInfo) []FileInfo {
+	for _, f := range files {
+		f.Path = ChannelDir + f.Path
+		out = append(out, f)
+	}
+	return out
+}
+
+// Index is the iteration-1 index of what the view may see.
+func (v *View) Index(budget int) (string, error) {
+	files, err := v.List()
+	if err != nil {
+		return "", err
+	}
+	return RenderIndex(files, budget), nil
+}
+
+// Load reads a whole file the view may see, and records its version.
+func (v *View) Load(p string) (Doc, error) {
+	if s, rel, ok := v.channel(p); ok {
+		d, err := s.Load(rel)
+		d.Path = p
+		return d, err
+	}
+	if !v.shared {
+		return v.own.Load(p)
+	}
+	if _, err := ParsePath(p); err != nil {
+		return Doc{}, err
+	}
+	// The name itself when it is shared, else its shared file: a private
+	// file and a missing one give the same answer, whatever went wrong.
+	for _, c := range []string{p, SharedName(p)} {
+		d, err := v.own.u.Read(c)
+		if err == nil && IsShared(d.Text) {
+			v.own.remember(c, d.Version)
+			return d, nil
+		}
+	}
+	return Doc{}, notFound(p)
+}
+
+// Read reads a file for the model, cut at the store's read cap.
+func (v *View) Read(p string) (string, error) {
+	d, err := v.Load(p)
+	if err != nil {
+		return "", err
+	}
+	return capText(d.Text, v.own.u.s.opts.ReadCap), nil
+}
+
+// target is the session and the path a change to p goes to: in a shared
+// view, p itself only when it is a shared file, else its shared file.
+func (v *View) target(p string) (*Session, string) {
+	if s, rel, ok := v.channel(p); ok {
+		return s, rel
+	}
+	if !v.shared || !validPath(p) {
+		return v.own, p
+	}
+	if d, err := v.own.u.Read(p); err == nil && IsShared(d.Text) {
+		return v.own, p
+	}
+	return v.own, SharedName(p)
+}
+
+// Write replaces or creates a fact file the view may change.
+func (v *View) Write(p, content string) error {
+	s, t := v.target(p)
+	return v.refused(p, s.Write(t, content))
+}
+
+// Patch patches a file the view may change.
+func (v *View) Patch(p string, patches []Patch) (int, error) {
+	s, t := v.target(p)
+	n, err := s.Patch(t, patches)
+	return n, v.refused(p, err)
+}
+
+// Append appends an episode entry to a file the view may change.
+func (v *View) Append(p, entry, summary string) error {
+	s, t := v.target(p)
+	return v.refused(p, s.Append(t, entry, summary))
+}
+
+// refused words errNotShared (the shared file of p's name is private now:
+// a person made it so) without saying what is in it.
+func (v *View) refused(p string, err error) error {
+	if errors.Is(err, errNotShared) {
+		return &NotWritableError{Path: p}
+	}
+	return err
+}
+
+// Preload is Session.Preload of what the view may see.
+func (v *View) Preload(factsBudget int) (facts, episodes string, err error) {
+	return preload(v, factsBudget)
+}

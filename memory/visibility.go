@@ -1,0 +1,165 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// A memory file is private unless its header — the lines above its first
+// "## " entry, within the first summaryHead bytes, as the index reads it —
+// holds "> Visibility: shared". "> Visibility: private", no such line, or
+// any other value is private, and so is a header that says both: a typo
+// or a doubt never shares a file. Existing files are therefore private.
+const (
+	visibilityKey     = "visibility:"
+	visibilityShared  = "> Visibility: shared"
+	visibilityPrivate = "> Visibility: private"
+)
+
+// visibilityValue returns the value after "> Visibility:" when line is one.
+func visibilityValue(line string) (string, bool) {
+	t := strings.TrimSpace(line)
+	if !strings.HasPrefix(t, ">") {
+		return "", false
+	}
+	t = strings.TrimSpace(t[1:])
+	if len(t) < len(visibilityKey) || !strings.EqualFold(t[:len(visibilityKey)], visibilityKey) {
+		return "", false
+	}
+	return strings.TrimSpace(t[len(visibilityKey):]), true
+}
+
+// IsShared reports whether a memory file's text marks it shared.
+func IsShared(text string) bool {
+	if len(text) > summaryHead {
+		text = text[:summaryHead]
+	}
+	text = strings.TrimPrefix(text, "\ufeff")
+	shared := false
+	for line := range strings.SplitSeq(text, "\n") {
+		if _, ok := headingText(line, "##"); ok {
+			break
+		}
+		if v, ok := visibilityValue(line); ok {
+			if !strings.EqualFold(v, "shared") {
+				return false
+			}
+			shared = true
+		}
+	}
+	return shared
+}
+
+// SetVisibility returns text with its header marking it shared or
+// private: every visibility line of the header is dropped, and the one
+// wanted goes under the "> Summary:" line (else under the "# Title", else
+// first). Private with no line before stays without one (no line is
+// private); private where a line was says so in words.
+func SetVisibility(text string, shared bool) string {
+	lines := strings.Split(text, "\n")
+	out := make([]string, 0, len(lines)+1)
+	had, at, title := false, -1, -1
+	header := true
+	for _, line := range lines {
+		if header {
+			if _, ok := headingText(line, "##"); ok {
+				header = false
+			} else if _, ok := visibilityValue(line); ok {
+				had = true
+				continue
+			} else if _, ok := summaryValue(line); ok && at < 0 {
+				at = len(out) + 1
+			} else if _, ok := headingText(strings.TrimPrefix(line, "\ufeff"), "#"); ok && title < 0 {
+				title = len(out) + 1
+			}
+		}
+		out = append(out, line)
+	}
+	var want string
+	switch {
+	case shared:
+		want = visibilityShared
+	case had:
+		want = visibilityPrivate
+	default:
+		return strings.Join(out, "\n")
+	}
+	if at < 0 {
+		at = max(title, 0)
+	}
+	if n := len(strings.Join(out[:at], "\n")); n+len(want)+2 > summaryHead {
+		at = 0 // past what the index reads: first, so it counts
+	}
+	out = append(out[:at], append([]string{want}, out[at:]...)...)
+	return strings.Join(out, "\n")
+}
+
+// visPolicy is what a write may touch and leaves behind: visKeep any file,
+// as it is (a person, an admin, a channel's own memory); visShared only a
+// shared file or a new one, left shared (a channel's reflection); visPrivate
+// only a private file or a new one, left private (a DM's reflection).
+type visPolicy int
+
+const (
+	visKeep visPolicy = iota
+	visShared
+	visPrivate
+)
+
+// errNotShared: a channel's write found a private file at its target. The
+// view answers it without saying what is there.
+var errNotShared = errors.New("not a shared file")
+
+// SharedFileError refuses a private conversation's write to a shared file:
+// what is said in a DM stays in private files.
+type SharedFileError struct{ Path string }
+
+func (e *SharedFileError) Error() string {
+	alt := "another file"
+	if IsSharedName(e.Path) {
+		alt = PrivateName(e.Path)
+	}
+	return fmt.Sprintf("%s is shared with channels (its header says %q): what is said in a private conversation is kept in private files only; write it to %s instead",
+		e.Path, visibilityShared, alt)
+}
+
+// guard checks the file a write starts from against the policy, and marks
+// what the write makes: a change never moves text between a private file
+// and a shared one, whatever the model wrote in the header.
+func (vis visPolicy) guard(p string, compute func(cur []byte, v Version) ([]byte, error)) func(cur []byte, v Version) ([]byte, error) {
+	if vis == visKeep {
+		return compute
+	}
+	return func(cur []byte, v Version) ([]byte, error) {
+		shared := vis == visShared
+		if v.Exists && len(cur) > 0 && IsShared(string(cur)) != shared {
+			if shared {
+				return nil, errNotShared
+			}
+			return nil, &SharedFileError{Path: p}
+		}
+		out, err := compute(cur, v)
+		if err != nil {
+			return nil, err
+		}
+		if v.Exists && len(cur) == 0 && shared {
+			return nil, errNotShared // an empty file says nothing: it is private
+		}
+		if IsShared(string(out)) != shared {
+			out = []byte(SetVisibility(string(out), shared))
+		}
+		return out, nil
+	}
+}
+
+// NotWritableError refuses a channel's write to a name whose shared file a
+// person has made private.
+type NotWritableError struct{ Path string }
+
+func (e *NotWritableError) Error() string {
+	return fmt.Sprintf("%v: %s cannot be written from this channel; choose another file name", ErrBadPath, e.Path)
+}
+
+// Unwrap makes the error ErrBadPath for errors.Is.
+func (e *NotWritableError) Unwrap() error { return ErrBadPath }
