@@ -163,3 +163,23 @@ func (e *NotWritableError) Error() string {
 
 // Unwrap makes the error ErrBadPath for errors.Is.
 func (e *NotWritableError) Unwrap() error { return ErrBadPath }
+
+// SetShared marks file p shared with channels (shared) or private, as its
+// owner asks (/memory share, /memory private): only the header's
+// visibility line changes, atomically, through the one write path (history
+// and hooks see a write). A file already so is left as it is.
+func (u *User) SetShared(p string, shared bool, commit CommitHook) (Version, error) {
+	d, err := u.Read(p)
+	if err != nil {
+		return Version{}, err
+	}
+	if IsShared(d.Text) == shared {
+		return d.Version, nil
+	}
+	return u.update(p, ChangeWrite, false, commit, func(cur []byte, v Version) ([]byte, error) {
+		if !v.Exists {
+			return nil, notFound(p)
+		}
+		return []byte(SetVisibility(string(cur), shared)), nil
+	})
+}

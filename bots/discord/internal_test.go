@@ -133,7 +133,10 @@ func TestKindCache(t *testing.T) {
 		if id == "bad" {
 			return nil, errors.New("403")
 		}
-		return &discordgo.Channel{ID: id, Type: discordgo.ChannelTypeGuildPublicThread}, nil
+		if id == "c1" {
+			return &discordgo.Channel{ID: id, Type: discordgo.ChannelTypeGuildText}, nil
+		}
+		return &discordgo.Channel{ID: id, Type: discordgo.ChannelTypeGuildPublicThread, ParentID: "p-" + id}, nil
 	}
 	ctx := context.Background()
 	if k.isThread(ctx, "bad") || k.isThread(ctx, "bad") || calls != 2 {
@@ -143,8 +146,25 @@ func TestKindCache(t *testing.T) {
 		t.Errorf("calls %d", calls)
 	}
 	k.isThread(ctx, "t2") // over max: the cache starts again
-	if len(k.thread) != 1 {
-		t.Errorf("cache %v", k.thread)
+	if len(k.parent) != 1 {
+		t.Errorf("cache %v", k.parent)
+	}
+	// A thread's messages belong to its parent channel's memory; a
+	// channel's to its own, asked for once.
+	if home, thread := k.home(ctx, "t2"); home != "p-t2" || !thread {
+		t.Errorf("home(t2) = %q, %v", home, thread)
+	}
+	before := calls
+	for range 2 {
+		if home, thread := k.home(ctx, "c1"); home != "c1" || thread {
+			t.Errorf("home(c1) = %q, %v", home, thread)
+		}
+	}
+	if calls != before+1 {
+		t.Errorf("c1 looked up %d times", calls-before)
+	}
+	if home, thread := k.home(ctx, "bad"); home != "bad" || thread {
+		t.Errorf("home(bad) = %q, %v", home, thread)
 	}
 }
 

@@ -159,9 +159,12 @@ func (b *Bot) answer(in *incoming) {
 	ctx := context.Background() // a message taken is answered, even during shutdown
 	start := time.Now()
 	stopTyping := b.startTyping(ctx, in.msg.ChannelID, log)
-	if !in.dm && b.channels.isThread(ctx, in.msg.ChannelID) {
+	home := ""
+	if !in.dm {
+		home, in.thread = b.channels.home(ctx, in.msg.ChannelID)
+	}
+	if in.thread {
 		// A thread is one conversation, whoever speaks in it.
-		in.thread = true
 		in.conversation = "discord:" + in.msg.GuildID + ":" + in.msg.ChannelID
 	}
 	task := agent.Task{
@@ -176,6 +179,8 @@ func (b *Bot) answer(in *incoming) {
 		ChannelMemory: core.TaskMemory(in.dm, b.cfg.ChannelMemory),
 	}
 	if !in.dm {
+		// The channel's memory: a thread's replies belong to its channel.
+		task.ChannelKey = agent.ChannelKey("discord", home)
 		task.Context = b.context(ctx, in, log)
 	}
 	text, failed := core.Answer(ctx, b.cfg.Handler, task, log)
@@ -451,36 +456,47 @@ func (c *msgCache) get(id string) *discordgo.Message {
 	return c.m[id]
 }
 
-// kindCache remembers which channels are threads (from the REST channel
-// object, asked for once per channel).
+// kindCache remembers which channels are threads, and their parents (from
+// the REST channel object, asked for once per channel).
 type kindCache struct {
 	mu     sync.Mutex
 	max    int
-	thread map[string]bool
+	parent map[string]string // a thread's parent channel; "" for a channel that is not a thread
 	lookup func(ctx context.Context, id string) (*discordgo.Channel, error)
 }
 
 func newKindCache(max int) *kindCache {
-	return &kindCache{max: max, thread: map[string]bool{}}
+	return &kindCache{max: max, parent: map[string]string{}}
 }
 
 func (c *kindCache) isThread(ctx context.Context, id string) bool {
+	_, thread := c.home(ctx, id)
+	return thread
+}
+
+// home is the channel whose memory a message in channel id belongs to: a
+// thread's parent (a thread is part of its channel), else id itself.
+func (c *kindCache) home(ctx context.Context, id string) (home string, thread bool) {
 	c.mu.Lock()
-	t, ok := c.thread[id]
+	p, ok := c.parent[id]
 	c.mu.Unlock()
-	if ok || c.lookup == nil {
-		return t
+	if !ok && c.lookup != nil {
+		ch, err := c.lookup(ctx, id)
+		if err != nil {
+			return id, false // not cached: asked again next time
+		}
+		if p = ""; ch.IsThread() {
+			p = cmp.Or(ch.ParentID, id)
+		}
+		c.mu.Lock()
+		if len(c.parent) >= c.max {
+			clear(c.parent)
+		}
+		c.parent[id] = p
+		c.mu.Unlock()
 	}
-	ch, err := c.lookup(ctx, id)
-	if err != nil {
-		return false // not cached: asked again next time
+	if p == "" {
+		return id, false
 	}
-	t = ch.IsThread()
-	c.mu.Lock()
-	if len(c.thread) >= c.max {
-		clear(c.thread)
-	}
-	c.thread[id] = t
-	c.mu.Unlock()
-	return t
+	return p, true
 }

@@ -192,6 +192,12 @@ func (b *Bot) answer(ctx context.Context, m *incoming) {
 		Channel:       !m.dm,
 		ChannelMemory: core.TaskMemory(m.dm, b.cfg.ChannelMemory),
 	}
+	if !m.dm {
+		// The channel's own memory (a group DM counts as a channel). The
+		// team is the workspace it was delivered for: a shared channel's
+		// memory stays per workspace.
+		task.ChannelKey = agent.ChannelKey("slack", m.workspace, m.channel)
+	}
 	// The speaker's name and the thread are read inside core.Answer, so a
 	// panic there too is answered with core.ErrorReplyText.
 	h := handlerFunc(func(ctx context.Context, task agent.Task) (agent.Reply, error) {
