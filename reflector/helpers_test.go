@@ -130,6 +130,13 @@ func (m *fakeMemory) Calls() []toolCall {
 	return append([]toolCall(nil), m.calls...)
 }
 
+// Scopes are the scopes Prepare was called with, in order.
+func (m *fakeMemory) Scopes() []agent.Scope {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]agent.Scope(nil), m.scopes...)
+}
+
 func (m *fakeMemory) Prepared(user string) int {
 	m.mu.Lock()
 	defer m.mu.Unlock()
