@@ -173,3 +173,39 @@ func BenchmarkEditToIndex(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkViewIndex: the index one message is given, in a DM (all of
+// the user's files) and in a channel (the shared ones, one in ten here,
+// beside a channel memory of 20 files): the channel's view is kept with
+// the index, so both cost the same at any size.
+func BenchmarkViewIndex(b *testing.B) {
+	for _, n := range []int{10, 10000} {
+		for _, where := range []string{"dm", "channel"} {
+			b.Run(fmt.Sprintf("%s/%d", where, n), func(b *testing.B) {
+				s, u := benchUser(b, n)
+				for i := 0; i < n; i += 10 {
+					p := fmt.Sprintf("facts/topic%d.md", i)
+					if _, err := u.SetShared(p, true, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				ch := mustUser(b, s, "#slack-T1-C1")
+				for i := range 20 {
+					if _, err := ch.Write(fmt.Sprintf("facts/decision%d.md", i), fmt.Sprintf("# Decision %d\n\n> Summary: what we chose\n", i), nil, nil); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportAllocs()
+				for b.Loop() {
+					v := NewView(u, false, nil)
+					if where == "channel" {
+						v = NewView(u, true, ch)
+					}
+					if _, err := v.Index(DefaultIndexBudget); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
