@@ -272,3 +272,16 @@ func TestPreloadFactIndexQuarterBudget(t *testing.T) {
 		t.Error("no length filled the index to the byte: the test does not reach the boundary")
 	}
 }
+
+// A channel's fact files count as fact files in what memory_list says it
+// left out, like the speaker's.
+func TestListResultCountsChannelFacts(t *testing.T) {
+	var files []FileInfo
+	for i := range 300 {
+		files = append(files, FileInfo{Path: fmt.Sprintf("channel/facts/decision-%03d.md", i), Summary: strings.Repeat("x", 60), Size: 100})
+	}
+	out := listResult(files, listBudget)
+	if !strings.Contains(out, "fact file") || strings.Contains(out, "older episode file") {
+		t.Errorf("left-out note: %s", out[strings.LastIndex(out, "{"):])
+	}
+}

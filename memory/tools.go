@@ -90,8 +90,8 @@ type listOmitted struct {
 func listResult(files []FileInfo, budget int) string {
 	facts := 0
 	for _, f := range files {
-		if strings.HasPrefix(f.Path, factsDir+"/") {
-			facts++
+		if strings.HasPrefix(strings.TrimPrefix(f.Path, ChannelDir), factsDir+"/") {
+			facts++ // the speaker's or the channel's
 		}
 	}
 	// No later omitted entry is longer than the first one could be (its
