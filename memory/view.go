@@ -2,6 +2,7 @@ package memory
 
 import (
 	"errors"
+	"slices"
 	"strings"
 )
 
@@ -159,7 +160,7 @@ func (v *View) Load(p string) (Doc, error) {
 	}
 	// The name itself when it is shared, else its shared file: a private
 	// file and a missing one give the same answer, whatever went wrong.
-	for _, c := range []string{p, SharedName(p)} {
+	for _, c := range slices.Compact([]string{p, SharedName(p)}) {
 		d, err := v.own.u.Read(c)
 		if err == nil && IsShared(d.Text) {
 			v.own.remember(c, d.Version)

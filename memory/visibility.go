@@ -133,6 +133,9 @@ func (vis visPolicy) guard(p string, compute func(cur []byte, v Version) ([]byte
 	}
 	return func(cur []byte, v Version) ([]byte, error) {
 		shared := vis == visShared
+		if !shared && IsSharedName(p) {
+			return nil, &SharedFileError{Path: p} // a channel's name, whatever it holds now
+		}
 		if v.Exists && len(cur) > 0 && IsShared(string(cur)) != shared {
 			if shared {
 				return nil, errNotShared
