@@ -258,7 +258,12 @@ func (d dropped) String() string {
 }
 
 // runForgetters runs fs for user in order and stops at the first error.
+// The forgetters drop a person's pending work; a channel's memory (user is
+// an agent.ChannelKey) has none of its own, and none is dropped.
 func runForgetters(ctx context.Context, fs []forgetter, user string) (dropped, error) {
+	if agent.IsChannel(user) {
+		return nil, nil
+	}
 	var d dropped
 	for _, f := range fs {
 		n, err := f.forget(ctx, user)
@@ -283,6 +288,9 @@ func (a *app) Forget(user, path string) error {
 // what is forgotten is not written back from it, then deletes the file or
 // the whole folder. It returns what was dropped; a missing file or folder
 // is an error wrapping memory.ErrNotFound, after the pending work is gone.
+// user may be a channel's memory (for mnemo memory forget): then only its
+// files and history go. A user's forget never touches a channel's memory:
+// channels' folders and histories are named apart ('#', agent.ChannelKey).
 func (a *app) forget(ctx context.Context, user, path string, keepHistory bool) (dropped, error) {
 	u, err := a.store.User(user) // checks the name before anything is dropped
 	if err != nil {
@@ -300,7 +308,7 @@ func (a *app) forget(ctx context.Context, user, path string, keepHistory bool) (
 	if err == nil && !keepHistory {
 		err = forgetHistory(a.hist, user, path)
 	}
-	if err == nil && path == "" {
+	if err == nil && path == "" && !agent.IsChannel(user) {
 		err = forgetChatHistory(a.cfg, user)
 	}
 	if err == nil {

@@ -36,15 +36,16 @@ func (a *app) listenControl() (*control.Server, error) {
 	return s, nil
 }
 
-// control answers one request of the control socket. A forget answers with
-// what it dropped besides the files ("" for nothing); a forget of all of a
-// user's memory when the user has no folder drops the pending work and is
-// no error (the caller knows whether there was a folder).
+// control answers one request of the control socket. A forget (of a
+// user's memory or a channel's) answers with what it dropped besides the
+// files ("" for nothing); a forget of all of a user's memory when the user
+// has no folder drops the pending work and is no error (the caller knows
+// whether there was a folder).
 func (a *app) control(ctx context.Context, req control.Request) (string, error) {
 	if req.Op != opForget {
 		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q", req.Op, opForget)
 	}
-	if err := memory.ValidateUser(req.User); err != nil {
+	if err := memory.ValidateOwner(req.User); err != nil {
 		return "", err
 	}
 	if req.Path != "" {

@@ -52,19 +52,27 @@ Admin commands on the memory folder (MNEMO_DATA_DIR or memory.dataDir); they
 need no model. Subcommands: users, ls, show, check, forget, export, edit,
 history, restore. mnemo help memory SUBCOMMAND says more.
 
+USER is a person's name, or a channel's memory: '#slack-TEAM-CHANNEL' or
+'#discord-CHANNEL', quoted (in a shell '#' starts a comment).
+
 Example:
   mnemo memory ls alice
+  mnemo memory ls '#slack-T01-C02'
 `,
 	"memory users": `Usage: mnemo memory users
 
-List the users that have memory, one per line.
+List the users that have memory, one per line; then, after a blank line
+and "channels:", the channels that have a memory (names starting with '#').
 
 Example:
   mnemo memory users
 `,
 	"memory ls": `Usage: mnemo memory ls USER
 
-List a user's memory files: path, size and summary.
+List a user's (or a channel's) memory files: path, size, visibility and
+summary. Visibility is private (only in DMs and the terminal), shared (also
+in channels: the header says "> Visibility: shared"), or, for a channel's
+own files, channel (everyone in that channel).
 
 Example:
   mnemo memory ls alice
@@ -88,7 +96,10 @@ Example:
 	"memory forget": `Usage: mnemo memory forget USER [PATH] --yes [--keep-history]
 
 Delete one memory file, or all of a user's memory, with the user's pending
-turns and history. With serve or chat running, that process does it.
+turns and history; or a file or all of a channel's memory ('#…', quoted),
+with its history. A user's forget leaves every channel's memory as it is:
+what they said in a channel is the channel's. With serve or chat running,
+that process does it.
 
 Flags:
   --yes            really delete (without it, says what would be deleted)
@@ -96,11 +107,12 @@ Flags:
 
 Example:
   mnemo memory forget alice facts/pets.md --yes
+  mnemo memory forget '#slack-T01-C02' --yes
 `,
 	"memory export": `Usage: mnemo memory export USER [-o FILE]
 
-Write a tar.gz of the user's memory folder to stdout (not to a terminal), or
-to FILE.
+Write a tar.gz of the user's (or channel's) memory folder to stdout (not to
+a terminal), or to FILE.
 
 Flags:
   -o FILE   write the archive to FILE (mode 0600) instead of stdout
@@ -119,8 +131,8 @@ Example:
 `,
 	"memory history": `Usage: mnemo memory history USER [PATH]
 
-The kept versions of one file, or of all the user's files: id, time, who,
-size and what changed.
+The kept versions of one file, or of all the user's (or channel's) files:
+id, time, who, size and what changed.
 
 Example:
   mnemo memory history alice facts/user.md

@@ -7,6 +7,8 @@ package main
 // lock (lock.go) and does the forget itself, or, while a chat or server owns
 // the folder, asks that process to do it through its control socket
 // (control.go) and reports success once the process says it is done.
+// USER is a person's name or a channel's memory (agent.ChannelKey,
+// "#slack-T01-C02"): every subcommand works on both, kept apart.
 
 import (
 	"context"
@@ -21,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -92,13 +95,17 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	}
 	usage := strings.TrimSpace("mnemo memory " + name + " " + sub.args)
 	pos := args
-	if len(pos) < sub.min || len(pos) > sub.max {
+	if len(pos) < sub.min {
+		// An unquoted '#' starts a shell comment: the channel's name is gone.
+		return usageError("memory %s takes %s; usage: %s; a channel's name starts with '#': quote it ('#slack-T01-C02'), or the shell drops it as a comment", name, argCount(sub), usage)
+	}
+	if len(pos) > sub.max {
 		return usageError("memory %s takes %s; usage: %s", name, argCount(sub), usage)
 	}
 	// Check the names before touching the disk: mistakes here are usage errors.
 	if len(pos) > 0 {
-		if err := memory.ValidateUser(pos[0]); err != nil {
-			return usageError("%v", err)
+		if err := checkOwner(pos[0]); err != nil {
+			return err
 		}
 	}
 	if len(pos) > 1 {
@@ -183,36 +190,120 @@ type memoryCmd struct {
 	store *memory.Store
 }
 
-// user returns a user's memory, or an error naming the fix when the user has
-// no folder.
-func (m *memoryCmd) user(name string) (*memory.User, error) {
-	if _, err := os.Lstat(filepath.Join(m.cfg.Memory.DataDir, name)); errors.Is(err, fs.ErrNotExist) {
-		return nil, noUser(name)
+// checkOwner checks the USER argument of a memory subcommand: a user's
+// name, or a channel's (agent.ChannelKey: "#slack-T01-C02").
+func checkOwner(name string) error {
+	err := memory.ValidateOwner(name)
+	if err != nil && !agent.IsChannel(name) {
+		return usageError("%v; a channel's memory is named '#' and such a name, quoted in a shell ('#slack-T01-C02'); mnemo memory users lists both", err)
 	}
-	return m.store.User(name)
-}
-
-func noUser(name string) error {
-	return failure(fmt.Errorf("no memory for user %q; mnemo memory users lists them", name))
-}
-
-func (m *memoryCmd) users() error {
-	names, err := m.store.Users()
 	if err != nil {
-		return err
-	}
-	if len(names) == 0 {
-		fmt.Fprintf(m.env.stderr, "no users have memory in %s yet\n", m.store.Dir())
-	}
-	for _, n := range names {
-		if _, err := fmt.Fprintln(m.env.stdout, n); err != nil {
-			return err
-		}
+		return usageError("%v", err)
 	}
 	return nil
 }
 
-// ls prints path, size and summary in aligned columns, sizes right-aligned.
+// shellName is name as typed in a shell: a channel's name is quoted ('#'
+// starts a comment there).
+func shellName(name string) string {
+	if agent.IsChannel(name) {
+		return "'" + name + "'"
+	}
+	return name
+}
+
+// ownerKind is "user" or "channel", for messages.
+func ownerKind(name string) string {
+	if agent.IsChannel(name) {
+		return "channel"
+	}
+	return "user"
+}
+
+// user returns a user's (or a channel's) memory, or an error naming the
+// fix when it has no folder.
+func (m *memoryCmd) user(name string) (*memory.User, error) {
+	if !m.hasFolder(name) {
+		return nil, m.noUser(name)
+	}
+	return m.store.User(name)
+}
+
+// hasFolder reports whether name has an entry in the memory folder.
+func (m *memoryCmd) hasFolder(name string) bool {
+	_, err := os.Lstat(filepath.Join(m.cfg.Memory.DataDir, name))
+	return !errors.Is(err, fs.ErrNotExist)
+}
+
+// noUser is the error for a name without memory. A channel's name typed
+// without its '#' (or a user's with one) is a likely slip: the message
+// names the one that exists.
+func (m *memoryCmd) noUser(name string) error {
+	other := agent.ChannelPrefix + name
+	if agent.IsChannel(name) {
+		other = strings.TrimPrefix(name, agent.ChannelPrefix)
+	}
+	if memory.ValidateOwner(other) == nil && m.hasFolder(other) {
+		return failure(fmt.Errorf("no memory for %s %q; did you mean the %s %s? (mnemo memory users lists them)", ownerKind(name), name, ownerKind(other), shellName(other)))
+	}
+	return failure(fmt.Errorf("no memory for %s %q; mnemo memory users lists them", ownerKind(name), name))
+}
+
+// users lists the people, one per line, then, when there are any, the
+// channels' memories after a blank line and a "channels:" line (each
+// channel's name starts with '#', so a script can tell them apart too).
+func (m *memoryCmd) users() error {
+	// One listing (Store.Owners: Users and Channels together), split.
+	owners, err := m.store.Owners()
+	if err != nil {
+		return err
+	}
+	var names, channels []string
+	for _, o := range owners {
+		if agent.IsChannel(o) {
+			channels = append(channels, o)
+		} else {
+			names = append(names, o)
+		}
+	}
+	if len(names) == 0 {
+		fmt.Fprintf(m.env.stderr, "no users have memory in %s yet\n", m.store.Dir())
+	}
+	var b strings.Builder
+	for _, n := range names {
+		b.WriteString(n + "\n")
+	}
+	if len(channels) > 0 {
+		if len(names) > 0 {
+			b.WriteString("\n")
+		}
+		b.WriteString("channels:\n")
+		for _, c := range channels {
+			b.WriteString(c + "\n")
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err = fmt.Fprint(m.env.stdout, b.String())
+	return err
+}
+
+// visibility is the word `memory ls` shows for f of owner: a channel's
+// files are seen by everyone in the channel, a user's are private or
+// shared (seen in channels) by their header.
+func visibility(owner string, f memory.FileInfo) string {
+	switch {
+	case agent.IsChannel(owner):
+		return "channel"
+	case f.Shared:
+		return "shared"
+	}
+	return "private"
+}
+
+// ls prints path, size, visibility and summary in aligned columns, sizes
+// right-aligned; the summary, free text, comes last.
 func (m *memoryCmd) ls(name string) error {
 	u, err := m.user(name)
 	if err != nil {
@@ -226,14 +317,15 @@ func (m *memoryCmd) ls(name string) error {
 		fmt.Fprintf(m.env.stderr, "%s has no memory files\n", name)
 		return nil
 	}
-	pw, sw := 0, 0
+	pw, sw, vw := 0, 0, 0
 	for _, f := range files {
 		pw = max(pw, len(f.Path))
 		sw = max(sw, len(memory.FormatSize(f.Size)))
+		vw = max(vw, len(visibility(name, f)))
 	}
 	var b strings.Builder
 	for _, f := range files {
-		fmt.Fprintf(&b, "%-*s  %*s  %s\n", pw, f.Path, sw, memory.FormatSize(f.Size), f.Summary)
+		fmt.Fprintf(&b, "%-*s  %*s  %-*s  %s\n", pw, f.Path, sw, memory.FormatSize(f.Size), vw, visibility(name, f), f.Summary)
 	}
 	_, err = fmt.Fprint(m.env.stdout, b.String())
 	return err
@@ -246,7 +338,7 @@ func (m *memoryCmd) show(name, p string) error {
 	}
 	doc, err := u.Read(p)
 	if errors.Is(err, memory.ErrNotFound) {
-		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, name))
+		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, shellName(name)))
 	}
 	if err != nil {
 		return err
@@ -258,12 +350,12 @@ func (m *memoryCmd) show(name, p string) error {
 func (m *memoryCmd) check(name string) error {
 	rep, err := m.store.Check(name)
 	if errors.Is(err, memory.ErrNotFound) {
-		return noUser(name)
+		return m.noUser(name)
 	}
 	if err != nil {
 		return err
 	}
-	counts := fmt.Sprintf("%d user%s, %d file%s checked", rep.Users, plural(rep.Users), rep.Files, plural(rep.Files))
+	counts := m.checkCounts(name, rep)
 	var b strings.Builder
 	for _, p := range rep.Problems {
 		b.WriteString(p.String() + "\n")
@@ -292,6 +384,37 @@ func (m *memoryCmd) check(name string) error {
 		return failure(fmt.Errorf("memory check: %d problem%s (%s)", n, plural(n), counts))
 	}
 	return nil
+}
+
+// checkCounts is what a check covered: "2 users, 1 channel, 5 files".
+// The report counts every folder it checked as a user; the channels'
+// among them are those of the channel grammar (a folder or not, as the
+// check counts them).
+func (m *memoryCmd) checkCounts(name string, rep memory.CheckReport) string {
+	channels := 0
+	switch {
+	case name != "":
+		if agent.IsChannel(name) {
+			channels = rep.Users
+		}
+	default:
+		entries, _ := os.ReadDir(m.store.Dir()) // the check has just read it
+		for _, e := range entries {
+			if agent.ValidateChannel(e.Name()) == nil {
+				channels++
+			}
+		}
+	}
+	channels = min(channels, rep.Users)
+	var parts []string
+	if users := rep.Users - channels; users > 0 || channels == 0 {
+		parts = append(parts, fmt.Sprintf("%d user%s", users, plural(users)))
+	}
+	if channels > 0 {
+		parts = append(parts, fmt.Sprintf("%d channel%s", channels, plural(channels)))
+	}
+	parts = append(parts, fmt.Sprintf("%d file%s checked", rep.Files, plural(rep.Files)))
+	return strings.Join(parts, ", ")
 }
 
 // lock takes the data folder's lock before a change, as chat and serve do.
@@ -327,8 +450,10 @@ func offlineForgetters(cfg *config.Config) []forgetter {
 }
 
 // forget deletes one file of a user's memory, or all of it, together with
-// the user's pending work (forgetters). It prints "deleted …" only once all
-// of that is done, by this process or by the running one.
+// the user's pending work (forgetters); or one file or all of a channel's
+// memory. A user's forget never touches a channel's memory: what they said
+// in a channel is the channel's. It prints "deleted …" only once all of
+// that is done, by this process or by the running one.
 func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory bool) error {
 	what, err := m.forgetTarget(name, p)
 	if err != nil {
@@ -336,9 +461,9 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 	}
 	if !yes {
 		if what == "" {
-			return noUser(name)
+			return m.noUser(name)
 		}
-		return usageError("this would delete %s; add --yes to delete it", what)
+		return usageError("this would delete %s%s; add --yes to delete it", what, m.channelsKept(name, p))
 	}
 	lock, err := m.lock()
 	if held := (*lockHeldError)(nil); errors.As(err, &held) {
@@ -374,7 +499,7 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 			return failure(err)
 		}
 	}
-	if p == "" {
+	if p == "" && !agent.IsChannel(name) {
 		if err := forgetChatHistory(m.cfg, name); err != nil {
 			return failure(err)
 		}
@@ -382,13 +507,25 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 	return m.reportForget(name, what, d.String(), "")
 }
 
-// forgetTarget says what a forget deletes: "alice/facts/pets.md (1.2 KB)"
-// or "all memory of alice: …". It is "" for all of a user who has no
-// memory folder (there may still be pending turns to drop); a missing file
-// is an error naming the fix.
+// channelsKept is what the question before a user's forget of all their
+// memory adds when there are channels' memories: they stay.
+func (m *memoryCmd) channelsKept(name, p string) string {
+	if p != "" || agent.IsChannel(name) {
+		return ""
+	}
+	if channels, err := m.store.Channels(); err != nil || len(channels) == 0 {
+		return ""
+	}
+	return " (the channels' memories stay as they are: what " + name + " said in a channel is the channel's; mnemo memory users lists them)"
+}
+
+// forgetTarget says what a forget deletes: "alice/facts/pets.md (1.2 KB)",
+// "all memory of alice: …" or "all memory of channel #slack-T01-C02: …".
+// It is "" for all of a user who has no memory folder (there may still be
+// pending turns to drop); a missing file is an error naming the fix.
 func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 	if p == "" {
-		if _, err := os.Lstat(filepath.Join(m.cfg.Memory.DataDir, name)); errors.Is(err, fs.ErrNotExist) {
+		if !m.hasFolder(name) {
 			return "", nil
 		}
 		u, files, err := wiring.Files(m.store, name)
@@ -396,7 +533,11 @@ func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 			return "", err
 		}
 		dir := filepath.Join(m.store.Dir(), u.Name())
-		return fmt.Sprintf("all memory of %s: the folder %s and its %d memory file%s", u.Name(), dir, len(files), plural(len(files))), nil
+		of := u.Name()
+		if agent.IsChannel(of) {
+			of = "channel " + of
+		}
+		return fmt.Sprintf("all memory of %s: the folder %s and its %d memory file%s", of, dir, len(files), plural(len(files))), nil
 	}
 	u, err := m.user(name)
 	if err != nil {
@@ -404,7 +545,7 @@ func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 	}
 	fi, err := u.Stat(p)
 	if errors.Is(err, memory.ErrNotFound) {
-		return "", failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, name))
+		return "", failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, shellName(name)))
 	}
 	if err != nil {
 		return "", err
@@ -444,7 +585,7 @@ func (m *memoryCmd) reportForget(name, what, dropped, by string) error {
 	case dropped != "":
 		line = name + " has no memory files"
 	default:
-		return noUser(name)
+		return m.noUser(name)
 	}
 	if dropped != "" {
 		line += "; also dropped " + dropped
@@ -456,7 +597,8 @@ func (m *memoryCmd) reportForget(name, what, dropped, by string) error {
 // export writes the archive to stdout and notes on stderr what was left out.
 func (m *memoryCmd) export(name, output string) error {
 	if output == "" && isTerminal(m.env.stdout) {
-		return usageError("memory export writes a tar.gz archive, not text for a terminal: redirect it (mnemo memory export %s > %s.tar.gz) or use -o FILE", name, name)
+		return usageError("memory export writes a tar.gz archive, not text for a terminal: redirect it (mnemo memory export %s > %s.tar.gz) or use -o FILE",
+			shellName(name), strings.TrimPrefix(name, agent.ChannelPrefix))
 	}
 	u, err := m.user(name)
 	if err != nil {

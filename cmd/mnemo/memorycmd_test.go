@@ -106,10 +106,10 @@ func TestMemoryArgs(t *testing.T) {
 		{[]string{"memory", "--yes", "forget", "alice"}, `mnemo: unknown memory subcommand "--yes"`},
 		{[]string{"memory", "--config"}, "mnemo: flag --config needs a value\n"},
 		{[]string{"memory", "users", "alice"}, "mnemo: memory users takes no arguments; usage: mnemo memory users\n"},
-		{[]string{"memory", "ls"}, "mnemo: memory ls takes 1 argument; usage: mnemo memory ls USER\n"},
-		{[]string{"memory", "show", "alice"}, "mnemo: memory show takes 2 arguments; usage: mnemo memory show USER PATH\n"},
+		{[]string{"memory", "ls"}, "mnemo: memory ls takes 1 argument; usage: mnemo memory ls USER; a channel's name starts with '#': quote it ('#slack-T01-C02'), or the shell drops it as a comment\n"},
+		{[]string{"memory", "show", "alice"}, "mnemo: memory show takes 2 arguments; usage: mnemo memory show USER PATH; a channel's name starts with '#': quote it ('#slack-T01-C02'), or the shell drops it as a comment\n"},
 		{[]string{"memory", "check", "alice", "bob"}, "mnemo: memory check takes 0 or 1 arguments; usage: mnemo memory check [USER]\n"},
-		{[]string{"memory", "forget"}, "mnemo: memory forget takes 1 or 2 arguments; usage: mnemo memory forget USER [PATH] --yes [--keep-history]\n"},
+		{[]string{"memory", "forget"}, "mnemo: memory forget takes 1 or 2 arguments; usage: mnemo memory forget USER [PATH] --yes [--keep-history]; a channel's name starts with '#': quote it ('#slack-T01-C02'), or the shell drops it as a comment\n"},
 		{[]string{"memory", "export", "alice", "bob"}, "mnemo: memory export takes 1 argument; usage: mnemo memory export USER [-o FILE]\n"},
 		{[]string{"memory", "ls", "--all", "alice"}, "mnemo: memory ls: unknown flag --all; usage: mnemo memory ls USER\n"},
 		{[]string{"memory", "ls", "alice", "--yes"}, "mnemo: memory ls: unknown flag --yes"},
@@ -131,9 +131,9 @@ func TestMemoryLs(t *testing.T) {
 	data, env := memoryFixture(t)
 	r := cli(t, env, "memory", "ls", "alice")
 	want := "" +
-		"facts/pets.md         48B  a cat called Tom\n" +
-		"facts/user.md         69B  name, language\n" +
-		"episodes/2026-01.md  109B  logger fix\n"
+		"facts/pets.md         48B  private  a cat called Tom\n" +
+		"facts/user.md         69B  private  name, language\n" +
+		"episodes/2026-01.md  109B  private  logger fix\n"
 	if r.code != 0 || r.stdout != want || r.stderr != "" {
 		t.Errorf("ls alice: %d\n%s\nwant\n%s\nstderr %s", r.code, r.stdout, want, r.stderr)
 	}
@@ -141,8 +141,8 @@ func TestMemoryLs(t *testing.T) {
 	putFile(t, filepath.Join(data, "bob/episodes/2026-02.md"), "# Feb\n\n> Summary: long\n"+strings.Repeat("x", 2500))
 	r = cli(t, env, "memory", "ls", "bob")
 	want = "" +
-		"facts/user.md          23B  Bob\n" +
-		"episodes/2026-02.md  2.5KB  long\n"
+		"facts/user.md          23B  private  Bob\n" +
+		"episodes/2026-02.md  2.5KB  private  long\n"
 	if r.stdout != want {
 		t.Errorf("ls bob:\n%s\nwant\n%s", r.stdout, want)
 	}

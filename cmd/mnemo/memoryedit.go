@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -25,10 +26,11 @@ func newFileText(p string) string {
 	return "# Title\n> Summary: a few words on what this file holds\n\n"
 }
 
-// edit is `mnemo memory edit USER PATH`, as visudo is for sudoers: the
-// file is copied to a private temporary file, $VISUAL or $EDITOR (default
-// vi) edits the copy, and the saved text is checked as `memory check`
-// would; problems are listed and the copy reopened (or the edit dropped).
+// edit is `mnemo memory edit USER PATH` (USER may be a channel's memory,
+// '#slack-T01-C02'), as visudo is for sudoers: the file is copied to a
+// private temporary file, $VISUAL or $EDITOR (default vi) edits the copy,
+// and the saved text is checked as `memory check` would; problems are
+// listed and the copy reopened (or the edit dropped).
 // The text is then written atomically, and only if the file is still the
 // version the edit started from: a bot write or another edit meanwhile is
 // shown and nothing is overwritten.
@@ -45,7 +47,8 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 		return failure(err)
 	}
 	// Private (0600) and named after the file, so editors highlight Markdown.
-	tmp, err := os.CreateTemp(m.env.getenv("TMPDIR"), "mnemo-edit-"+name+"-*-"+path.Base(p))
+	// A channel's '#' is left out: some editors give it a meaning.
+	tmp, err := os.CreateTemp(m.env.getenv("TMPDIR"), "mnemo-edit-"+strings.TrimPrefix(name, agent.ChannelPrefix)+"-*-"+path.Base(p))
 	if err != nil {
 		return failure(fmt.Errorf("memory edit: a temporary copy: %w; set TMPDIR to a writable folder", err))
 	}

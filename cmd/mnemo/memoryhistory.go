@@ -15,19 +15,20 @@ import (
 
 // openHistory opens the history folder in the state folder.
 func openHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, error) {
+	dir := filepath.Join(stateDir(cfg), "history")
 	h, err := memhistory.Open(memhistory.Options{
-		Dir: filepath.Join(stateDir(cfg), "history"), Now: now,
+		Dir: dir, Now: now,
 		Keep: cfg.History.Keep, MaxAge: cfg.History.MaxAge,
 	})
 	if err != nil {
-		return nil, failure(err)
+		return nil, failure(fmt.Errorf("%w; the history is kept in %s: make that a folder mnemo may write, or set state.dir", err, dir))
 	}
 	return h, nil
 }
 
 // history is `mnemo memory history USER [PATH]`: the versions kept of one
-// file, or of all the user's files, newest first, each with what changed
-// since the version before it.
+// file, or of all the user's (or the channel's) files, newest first, each
+// with what changed since the version before it.
 func (m *memoryCmd) history(name, p string) error {
 	h, err := openHistory(m.cfg, time.Now)
 	if err != nil {
@@ -95,7 +96,7 @@ func (m *memoryCmd) change(h *memhistory.Store, name string, v memhistory.Versio
 // change of its own.
 func (m *memoryCmd) restore(name, p, at string) error {
 	if strings.TrimSpace(at) == "" {
-		return usageError("memory restore needs --at ID or --at TIME (mnemo memory history %s %s lists them); usage: mnemo memory restore USER PATH --at ID|TIME", name, p)
+		return usageError("memory restore needs --at ID or --at TIME (mnemo memory history %s %s lists them); usage: mnemo memory restore USER PATH --at ID|TIME", shellName(name), p)
 	}
 	h, err := openHistory(m.cfg, time.Now)
 	if err != nil {
