@@ -28,8 +28,12 @@ type Config struct {
 	User        string
 	Handler     Handler
 	// Memory, when set, answers the /memory command with what is
-	// remembered about the user.
+	// remembered about the user, each file marked private or shared.
 	Memory func(user string) (string, error)
+	// Visibility, when set with Memory, carries out /memory share FILE
+	// and /memory private FILE for the user (core's texts, as in Slack
+	// and Discord).
+	Visibility Visibility
 	// Forget, when set, deletes all that is remembered about the user
 	// (/forget, confirmed with "/forget yes") and says what it deleted.
 	Forget func(user string) (string, error)
@@ -42,14 +46,20 @@ type Config struct {
 	Now      func() time.Time
 }
 
+// Visibility is what /memory share and /memory private need of the
+// memory store.
+type Visibility = core.Visibility
+
 // maxLine bounds one input line (a pasted log is fine; a runaway pipe is not).
 const maxLine = 1 << 20
 
 const help = `Type a message and press Enter. Commands:
-  /memory      what mnemo remembers about you
-  /forget      delete all of it (asks first)
-  /help        this help
-  /quit        end the chat (or Ctrl-D)`
+  /memory                what mnemo remembers about you, each file private or shared
+  /memory share FILE     let mnemo use FILE in Slack and Discord channels too
+  /memory private FILE   keep FILE to private conversations again (the default)
+  /forget                delete all of it (asks first)
+  /help                  this help
+  /quit                  end the chat (or Ctrl-D)`
 
 const interactiveHelp = help + `
 Lines: ←/→, Home/End, Ctrl-W deletes a word, ↑/↓ recall earlier messages.
@@ -104,8 +114,8 @@ func Run(ctx context.Context, cfg Config) error {
 		case text == "/help":
 			fmt.Fprintln(cfg.Out, help)
 			continue
-		case text == "/memory" && cfg.Memory != nil:
-			fmt.Fprintln(cfg.Out, showMemory(cfg))
+		case isMemory(text) && cfg.Memory != nil:
+			fmt.Fprintln(cfg.Out, memoryCommand(cfg, text))
 			continue
 		case isForget(text) && cfg.Forget != nil:
 			out, _ := forget(cfg, text)
@@ -125,12 +135,31 @@ func task(cfg Config, text, id string) agent.Task {
 		Speaker: cfg.User, Text: text, Time: cfg.Now()}
 }
 
-func showMemory(cfg Config) string {
-	out, err := cfg.Memory(cfg.User)
-	if err != nil {
-		out = "mnemo: cannot show your memory: " + err.Error()
+// isMemory reports whether text is a /memory command (one line: a
+// message of several lines that starts with /memory is a message).
+func isMemory(text string) bool {
+	f := strings.Fields(text)
+	return len(f) > 0 && f[0] == "/memory" && !strings.Contains(text, "\n")
+}
+
+// memoryCommand answers /memory [show], /memory share FILE and /memory
+// private FILE (the grammar and texts of core.ParseCommand and
+// core.SetVisibility), and anything else after /memory with the commands.
+func memoryCommand(cfg Config, text string) string {
+	cmd := core.ParseCommand(strings.TrimPrefix(text, "/memory"))
+	switch {
+	case cmd.Kind == core.CmdShow:
+		out, err := cfg.Memory(cfg.User)
+		if err != nil {
+			out = "mnemo: cannot show your memory: " + err.Error()
+		}
+		return out
+	case (cmd.Kind == core.CmdShare || cmd.Kind == core.CmdPrivate) && cfg.Visibility != nil:
+		return core.SetVisibility(cfg.Visibility, cfg.User, cmd.Target, cmd.Kind == core.CmdShare, nil)
+	case cmd.Kind == core.CmdHelp:
+		return help
 	}
-	return out
+	return "I don't know " + core.CodeSpan(strings.Join(strings.Fields(text), " ")) + " here.\n" + help
 }
 
 // isForget reports whether text is the /forget command (with or

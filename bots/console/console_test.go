@@ -13,6 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
 // Every chat's goroutines (the key reader, the spinner, the handler's)
@@ -167,5 +168,50 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 		if strings.ContainsAny(reply, "\x1b\x07\u009b\u202e\u200b") || !strings.Contains(reply, "]0;pwned[2Jhi31m evil!") {
 			t.Errorf("interactive=%v: %q", interactive, out.String())
 		}
+	}
+}
+
+// /memory share and /memory private change the chat's own user's file
+// with core's texts; a bad name, a missing file, a word the chat does not
+// know answer without changing anything or reaching the model; a message
+// of several lines starting with /memory is a message.
+func TestMemoryShareCommands(t *testing.T) {
+	vis := &bottest.Memory{Files: map[string]bool{"alice:facts/food.md": false, "bob:facts/food.md": false},
+		Check: func(p string) error {
+			if !strings.HasPrefix(p, "facts/") || strings.Contains(p, "..") {
+				return errors.New("bad path")
+			}
+			return nil
+		}}
+	h := &fakeHandler{}
+	var out strings.Builder
+	in := "/memory share facts/food.md\n/memory private `facts/food.md`\n/memory   share ../bob/facts/food.md\n/memory share facts/nope.md\n" +
+		"/memory share\n/memory help\n/memory forget facts/food.md\n/memory ls\n"
+	err := Run(context.Background(), Config{In: strings.NewReader(in), Out: &out, User: "alice", Handler: h,
+		Memory: func(user string) (string, error) { return "- facts/food.md (private)", nil }, Visibility: vis})
+	want := "`facts/food.md` is now shared with channels: I may use it in any channel you talk to me in.\n" +
+		"`facts/food.md` is now private: I use it only when we talk in private, never in a channel.\n" +
+		"`../bob/facts/food.md` is not a memory file. " + core.ShareGrammar + "\n" +
+		"You have no memory file `facts/nope.md`; `/memory` lists yours. Nothing was changed.\n" +
+		"Say which file to share, e.g. `/memory share facts/food.md`; `/memory` lists yours.\n" +
+		help + "\n" +
+		"I don't know `/memory forget facts/food.md` here.\n" + help + "\n" +
+		"- facts/food.md (private)\n"
+	if err != nil || out.String() != want || len(h.tasks) != 0 {
+		t.Errorf("err %v, tasks %d, output\n%s\nwant\n%s", err, len(h.tasks), out.String(), want)
+	}
+	if got := vis.Sets(); strings.Join(got, " ") != "alice:facts/food.md:shared alice:facts/food.md:private" || vis.IsShared("bob:facts/food.md") {
+		t.Errorf("changes %v", got)
+	}
+
+	// At a terminal; without Visibility share is not a command here.
+	out.Reset()
+	err = Run(context.Background(), Config{In: strings.NewReader("/memory share facts/food.md\r/memory share \\\rfacts/food.md\r"), Out: &out, Interactive: true,
+		User: "alice", Handler: h, Memory: func(string) (string, error) { return "", nil }})
+	if err != nil || !strings.Contains(out.String(), "I don't know `/memory share facts/food.md` here.") || len(vis.Sets()) != 2 {
+		t.Errorf("err %v, output %q", err, out.String())
+	}
+	if len(h.tasks) != 1 || h.tasks[0].Text != "/memory share \nfacts/food.md" {
+		t.Errorf("tasks %+v", h.tasks)
 	}
 }

@@ -83,11 +83,10 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 		case "/help":
 			fmt.Fprintln(cfg.Out, interactiveHelp)
 			continue
-		case "/memory":
-			if cfg.Memory != nil {
-				fmt.Fprintln(cfg.Out, showMemory(cfg))
-				continue
-			}
+		}
+		if isMemory(text) && cfg.Memory != nil {
+			fmt.Fprintln(cfg.Out, memoryCommand(cfg, text))
+			continue
 		}
 		if isForget(text) && cfg.Forget != nil {
 			out, forgotten := forget(cfg, text)

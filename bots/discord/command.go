@@ -8,6 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
@@ -21,7 +22,7 @@ const (
 // memoryCommand is the /memory application command.
 var memoryCommand = discordgo.ApplicationCommand{
 	Name:        "memory",
-	Description: "See what mnemo remembers about you, or make it forget",
+	Description: "See what mnemo remembers about you, share or keep private a file, or make it forget",
 	Options: []*discordgo.ApplicationCommandOption{
 		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "show", Description: "Show what mnemo remembers about you (only you see the answer)"},
 		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "forget", Description: "Delete one memory file, or all of it (asks you to confirm)",
@@ -29,8 +30,18 @@ var memoryCommand = discordgo.ApplicationCommand{
 				Type: discordgo.ApplicationCommandOptionString, Name: "file", Required: true, MaxLength: 100,
 				Description: "facts/<name>.md, episodes/YYYY-MM.md, or all",
 			}}},
+		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "share", Description: "Let mnemo use one of your memory files in channels too",
+			Options: []*discordgo.ApplicationCommandOption{fileOption}},
+		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "private", Description: "Keep one of your memory files to private conversations (DMs)",
+			Options: []*discordgo.ApplicationCommandOption{fileOption}},
 		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "help", Description: "How /memory works"},
 	},
+}
+
+// fileOption names the file /memory share and /memory private change.
+var fileOption = &discordgo.ApplicationCommandOption{
+	Type: discordgo.ApplicationCommandOptionString, Name: "file", Required: true, MaxLength: 100,
+	Description: "facts/<name>.md or episodes/YYYY-MM.md, as /memory show lists them",
 }
 
 // registerCommands registers /memory once per process (by shard 0 only,
@@ -133,16 +144,29 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		switch sub.Name {
 		case "forget":
 			cmd.Kind = core.CmdForget
-			for _, o := range sub.Options {
-				if v, ok := o.Value.(string); ok && o.Name == "file" {
-					cmd.Target = strings.TrimSpace(v)
-				}
-			}
+		case "share":
+			cmd.Kind = core.CmdShare
+		case "private":
+			cmd.Kind = core.CmdPrivate
 		case "help":
 			cmd.Kind = core.CmdHelp
 		}
+		for _, o := range sub.Options {
+			if v, ok := o.Value.(string); ok && o.Name == "file" && cmd.Kind != core.CmdHelp {
+				cmd.Target = strings.TrimSpace(v)
+			}
+		}
 	}
-	ans := b.flow.Handle(cmd, b.memoryUser(asker), asker, "discord-"+asker)
+	// Whose memory, and which channel's, come from the interaction, never
+	// from the text given.
+	who := core.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
+	if i.GuildID != "" {
+		// A guild channel, as its messages name its memory: a thread's
+		// is its parent channel's.
+		home, _ := b.channels.home(ctx, i.ChannelID)
+		who.Channel = agent.ChannelKey("discord", home)
+	}
+	ans := b.flow.Handle(cmd, who)
 	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(markdown.Discord(ans.Text))), AllowedMentions: noMentions()}
 	if ans.Confirm != "" {
 		edit.Components = &[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
@@ -154,7 +178,8 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		log.Warn("discord: cannot answer /memory", "error", err)
 		return
 	}
-	log.Info("discord: /memory answered", "forget", cmd.Kind == core.CmdForget, "confirm", ans.Confirm != "")
+	log.Info("discord: /memory answered", "forget", cmd.Kind == core.CmdForget, "confirm", ans.Confirm != "",
+		"visibility", cmd.Kind == core.CmdShare || cmd.Kind == core.CmdPrivate)
 }
 
 // button carries out Delete or Cancel: the original message is replaced

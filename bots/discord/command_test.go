@@ -11,8 +11,18 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 )
 
-// slash sends /memory <sub> [file:<file>] from u (in a guild when member).
+// slash sends /memory <sub> [file:<file>] from u (in a guild channel when
+// member, else in a DM).
 func (hs *harness) slash(u discordgo.User, member bool, sub, file string) discordgo.Interaction {
+	if member {
+		return hs.slashIn(u, channelID, sub, file)
+	}
+	return hs.slashIn(u, "", sub, file)
+}
+
+// slashIn sends /memory <sub> [file:<file>] from u in the guild's channel
+// (a DM for "").
+func (hs *harness) slashIn(u discordgo.User, channel, sub, file string) discordgo.Interaction {
 	opt := &discordgo.ApplicationCommandInteractionDataOption{Name: sub, Type: discordgo.ApplicationCommandOptionSubCommand}
 	if file != "" {
 		opt.Options = []*discordgo.ApplicationCommandInteractionDataOption{{Name: "file", Type: discordgo.ApplicationCommandOptionString, Value: file}}
@@ -22,8 +32,8 @@ func (hs *harness) slash(u discordgo.User, member bool, sub, file string) discor
 		Data: discordgo.ApplicationCommandInteractionData{Name: "memory", CommandType: discordgo.ChatApplicationCommand,
 			Options: []*discordgo.ApplicationCommandInteractionDataOption{opt}},
 	}
-	if member {
-		i.GuildID, i.ChannelID, i.Member = guildID, channelID, &discordgo.Member{User: &u}
+	if channel != "" {
+		i.GuildID, i.ChannelID, i.Member = guildID, channel, &discordgo.Member{User: &u}
 	} else {
 		i.User = &u
 	}
@@ -223,5 +233,97 @@ func TestInteractionRESTFailures(t *testing.T) {
 	waitFor(t, "the log", func() bool { return strings.Contains(hs.logs.String(), "cannot answer a /memory button") })
 	if len(hs.mem.Forgotten()) != 0 {
 		t.Error("a Cancel deleted")
+	}
+}
+
+// /memory is registered with share and private beside show, forget and
+// help, each of the two naming its file (the fake checks names and
+// descriptions as Discord does).
+func TestMemoryCommandRegistered(t *testing.T) {
+	hs := start(t, setup{})
+	sets, err := hs.srv.WaitCommandSets(1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var subs []string
+	for _, o := range sets[0].Commands[0].Options {
+		subs = append(subs, o.Name)
+		if o.Name != "share" && o.Name != "private" && o.Name != "forget" {
+			continue
+		}
+		if len(o.Options) != 1 || o.Options[0].Name != "file" || !o.Options[0].Required || o.Options[0].Type != discordgo.ApplicationCommandOptionString {
+			t.Errorf("/memory %s options %+v", o.Name, o.Options)
+		}
+	}
+	if strings.Join(subs, " ") != "show forget share private help" {
+		t.Errorf("subcommands %v", subs)
+	}
+}
+
+// /memory share and /memory private flip one of the asker's own files
+// (the memory user from the interaction's user, never the text) and
+// answer privately what changed; a bad name or a missing file changes
+// nothing.
+func TestMemoryShare(t *testing.T) {
+	hs := start(t, setup{})
+	alices, bobs := "discord-"+aliceID+":facts/food.md", "discord-"+bobID+":facts/food.md"
+	hs.mem.Files = map[string]bool{alices: false, bobs: false}
+	for n, s := range []struct {
+		channel, sub, file string
+		want               string
+		shared             bool
+	}{
+		{"", "share", "facts/food.md", "`facts/food.md` is now shared with channels: I may use it in any channel you talk to me in.", true},
+		{channelID, "share", "facts/food.md", "`facts/food.md` was already shared", true},
+		{threadID, "private", " facts/food.md ", "`facts/food.md` is now private: I use it only when we talk in private, never in a channel.", false},
+		{"", "share", "../discord-" + bobID + "/facts/food.md", "is not a memory file", false},
+		{channelID, "share", "facts/nope.md", "You have no memory file `facts/nope.md`", false},
+	} {
+		i := hs.slashIn(alice, s.channel, s.sub, s.file)
+		resp, edit := hs.answer(t, i, n+1)
+		if resp.Response.Data == nil || resp.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 {
+			t.Errorf("step %d: not an ephemeral answer: %+v", n, resp.Response)
+		}
+		if edit.Edit.Content == nil || !strings.Contains(*edit.Edit.Content, s.want) || len(buttons(edit)) != 0 {
+			t.Errorf("step %d, /memory %s %s: %+v; want %q", n, s.sub, s.file, edit.Edit, s.want)
+		}
+		if hs.mem.IsShared(alices) != s.shared {
+			t.Errorf("step %d: shared %v", n, hs.mem.IsShared(alices))
+		}
+	}
+	if got := hs.mem.Sets(); len(got) != 3 || got[2] != alices+":private" {
+		t.Errorf("changes %v", got)
+	}
+	if hs.mem.IsShared(bobs) || len(hs.srv.Posts()) != 0 || len(hs.mem.Forgotten()) != 0 {
+		t.Error("someone else's file changed, or something was posted or deleted")
+	}
+}
+
+// /memory in a guild channel shows its memory too, by the key its messages
+// use (a thread's is its parent channel's); a DM has none; with
+// channelMemory off none is asked for. The answer is the asker's alone.
+func TestMemoryShowChannel(t *testing.T) {
+	for _, c := range []struct {
+		setting, channel, want, note string
+	}{
+		{"", "", "", ""},
+		{"", channelID, "#discord-" + channelID, ""},
+		{"read", threadID, "#discord-" + channelID, ""},
+		{"full", channelID, "#discord-" + channelID, "channelMemory: full"},
+		{"off", threadID, "", "channelMemory: off"},
+	} {
+		hs := start(t, setup{config: func(cfg *Config) { cfg.ChannelMemory = c.setting }})
+		hs.mem.ShowText = "- [shared] facts/food.md (12B): likes ramen"
+		resp, edit := hs.answer(t, hs.slashIn(alice, c.channel, "show", ""), 1)
+		if resp.Response.Data == nil || resp.Response.Data.Flags&discordgo.MessageFlagsEphemeral == 0 ||
+			!strings.Contains(*edit.Edit.Content, "[shared] facts/food.md") || !strings.Contains(*edit.Edit.Content, c.note) {
+			t.Errorf("%s in %q: %+v, %q", c.setting, c.channel, resp.Response, *edit.Edit.Content)
+		}
+		if got := hs.mem.ShownChannels(); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s in %q: shown with channel %q; want %q", c.setting, c.channel, got, c.want)
+		}
+		if len(hs.srv.Posts()) != 0 {
+			t.Errorf("%s in %q: posted %+v", c.setting, c.channel, hs.srv.Posts())
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -67,13 +68,18 @@ func (b *Bot) onSlashCommand(ctx, taskCtx context.Context, evt socketmode.Event)
 
 // memoryCommand works out the answer to a /memory command (core.MemoryFlow,
 // its Markdown converted to mrkdwn; a confirmation gets Delete and Cancel
-// buttons).
+// buttons). Whose memory, and which channel's, come from the command's
+// team, user and channel ids, never from its text.
 func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
 	if !validID(cmd.TeamID) || !validID(cmd.UserID) {
 		return ephemeral("Sorry, I can't tell who you are from this command.")
 	}
-	own := "slack-" + cmd.TeamID + "-" + cmd.UserID
-	ans := b.flow.Handle(core.ParseCommand(textUnescaper.Replace(cmd.Text)), b.memoryUser(cmd.TeamID, cmd.UserID), cmd.UserID, own)
+	asker := core.Asker{ID: cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
+	if !strings.HasPrefix(cmd.ChannelID, "D") {
+		// A channel (a group DM too), as its messages name its memory.
+		asker.Channel = agent.ChannelKey("slack", cmd.TeamID, cmd.ChannelID)
+	}
+	ans := b.flow.Handle(core.ParseCommand(textUnescaper.Replace(cmd.Text)), asker)
 	text := toMrkdwn(ans.Text)
 	msg := ephemeral(text)
 	if ans.Confirm == "" {

@@ -13,18 +13,25 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // FuzzMemoryCommand: whatever follows /memory, the answer fits an ack, is
-// private, and nothing is deleted without the confirmation button.
+// private, nothing is deleted without the confirmation button, and a
+// file's visibility changes only by share or private naming that very
+// file of the asker's.
 func FuzzMemoryCommand(f *testing.F) {
-	for _, s := range []string{"", "show", "forget", "forget all", "forget facts/user.md", "forget ../../etc/passwd", "help", "forget `facts/x.md`", "&lt;!channel&gt;", "forget " + strings.Repeat("x", 5000)} {
+	for _, s := range []string{"", "show", "forget", "forget all", "forget facts/user.md", "forget ../../etc/passwd", "help", "forget `facts/x.md`", "&lt;!channel&gt;", "forget " + strings.Repeat("x", 5000),
+		"share facts/user.md", "private `facts/user.md`", "share", "private all", "share ../slack-T0TEAM-U0BOB/facts/user.md", "share facts/user.md facts/user.md", "share " + strings.Repeat("x", 5000)} {
 		f.Add(s)
 	}
-	mem := &bottest.Memory{ShowText: strings.Repeat("- facts/user.md (1KB): a line\n", 2000)}
+	mem := &bottest.Memory{ShowText: strings.Repeat("- facts/user.md (1KB): a line\n", 2000),
+		Files: map[string]bool{"slack-T0TEAM-U0ADA:facts/user.md": false, "slack-T0TEAM-U0BOB:facts/user.md": false},
+		Check: func(p string) error { _, err := memory.ParsePath(p); return err }}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := &Bot{cfg: Config{Memory: mem}, log: log, now: time.Now, teamID: "T0TEAM",
 		flow: &core.MemoryFlow{Memory: mem, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: log, Platform: "Slack"}}
+	changes := 0
 	f.Fuzz(func(t *testing.T, text string) {
 		msg := fitAck(b.memoryCommand(slackgo.SlashCommand{Command: "/memory", Text: text, TeamID: "T0TEAM", UserID: "U0ADA"}))
 		if js, _ := json.Marshal(socketmode.Response{EnvelopeID: strings.Repeat("0", 36), Payload: msg}); len(js) >= maxAckBytes {
@@ -38,6 +45,16 @@ func FuzzMemoryCommand(f *testing.F) {
 		}
 		if len(mem.Forgotten()) != 0 {
 			t.Fatalf("/memory %q deleted without confirmation", text)
+		}
+		sets := mem.Sets()
+		if cmd := core.ParseCommand(textUnescaper.Replace(text)); len(sets) > changes &&
+			((cmd.Kind != core.CmdShare && cmd.Kind != core.CmdPrivate) || cmd.Target != "facts/user.md" || len(sets) != changes+1 ||
+				sets[changes] != "slack-T0TEAM-U0ADA:facts/user.md:"+map[bool]string{true: "shared", false: "private"}[cmd.Kind == core.CmdShare]) {
+			t.Fatalf("/memory %q changed %v", text, sets[changes:])
+		}
+		changes = len(sets)
+		if mem.IsShared("slack-T0TEAM-U0BOB:facts/user.md") {
+			t.Fatalf("/memory %q changed someone else's file", text)
 		}
 	})
 }

@@ -263,12 +263,17 @@ func TestResponseURLs(t *testing.T) {
 // the adapter's own mrkdwn texts did.
 func TestMemoryTextsUnchanged(t *testing.T) {
 	for _, c := range []struct{ md, want string }{
-		{core.MemoryUsage, "*/memory* shows what I remember about you (only you can see the answer).\n" +
+		{core.MemoryUsage, "*/memory* shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
+			"*/memory share facts/&lt;name&gt;.md* lets me use that file in channels too, e.g. `/memory share facts/food.md`; */memory private facts/&lt;name&gt;.md* keeps it to our private conversations again. Every file is private until you share it.\n" +
 			"*/memory forget facts/&lt;name&gt;.md* or *episodes/YYYY-MM.md* deletes one file, e.g. `/memory forget facts/food.md`.\n" +
 			"*/memory forget all* deletes everything I remember about you.\n" +
 			"Nothing is deleted until you confirm with a button."},
 		{core.PathGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
-			"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`); `/memory` lists yours. Nothing was deleted."},
+			"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`), either with `.shared` before `.md` for a file made in a channel; `/memory` lists yours. Nothing was deleted."},
+		{core.ShareGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
+			"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`), either with `.shared` before `.md` for a file made in a channel; `/memory` lists yours. Nothing was changed."},
+		{core.FullNote, "_This server trusts its channels with all of your memory (`channelMemory: full`): there I use your private files too._"},
+		{core.OffNote, "_This server uses no memory in channels (`channelMemory: off`)._"},
 		{core.ExpiredText, "This confirmation has expired or was already used; nothing was deleted. Run `/memory forget …` again if you still want to."},
 		{core.WrongUserText, "This confirmation belongs to someone else; nothing was deleted."},
 		{core.CancelledText, "Cancelled: nothing was deleted."},
@@ -295,5 +300,79 @@ func TestMemoryTextsUnchanged(t *testing.T) {
 		"Press *Delete* to confirm (within 10 minutes), or *Cancel*."
 	if p.Text != want {
 		t.Errorf("confirmation\n got %q\nwant %q", p.Text, want)
+	}
+}
+
+// /memory share and /memory private flip one of the asker's own files
+// (the memory user from the command's team and user ids, never its text)
+// and answer privately what changed; a bad name or a missing file changes
+// nothing.
+func TestMemoryShare(t *testing.T) {
+	hs := start(t, setup{config: func(c *Config) { c.Identities = map[string]string{"slack:T0TEAM/U0LINKED": "zhangsan"} }})
+	hs.mem.Files = map[string]bool{"slack-T0TEAM-U0USER:facts/food.md": false, "slack-T0TEAM-U0OTHER:facts/food.md": false,
+		"zhangsan:episodes/2026-02.md": true}
+	for i, s := range []struct {
+		cmd  slacktest.SlashCommand
+		want string
+		sets int
+	}{
+		{slacktest.SlashCommand{Text: "share `facts/food.md`"}, "`facts/food.md` is now shared with channels: I may use it in any channel you talk to me in.", 1},
+		{slacktest.SlashCommand{Text: "share facts/food.md", ChannelID: "C0CHAN", ChannelName: "general"}, "`facts/food.md` was already shared with channels", 2},
+		{slacktest.SlashCommand{Text: "private facts/food.md", ChannelID: "G0MPIM", ChannelName: "mpdm-a--b-1"}, "`facts/food.md` is now private: I use it only when we talk in private, never in a channel.", 3},
+		{slacktest.SlashCommand{Text: "private episodes/2026-02.md", UserID: "U0LINKED"}, "`episodes/2026-02.md` is now private", 4},
+		{slacktest.SlashCommand{Text: "share ../slack-T0TEAM-U0OTHER/facts/food.md"}, "is not a memory file", 4},
+		{slacktest.SlashCommand{Text: "share slack-T0TEAM-U0OTHER:facts/food.md"}, "is not a memory file", 4},
+		{slacktest.SlashCommand{Text: "share facts/nope.md"}, "You have no memory file `facts/nope.md`; `/memory` lists yours. Nothing was changed.", 4},
+		{slacktest.SlashCommand{Text: "private"}, "Say which file to make private", 4},
+	} {
+		p := hs.ackPayload(t, hs.srv.SlashCommand(s.cmd))
+		if p.ResponseType != "ephemeral" || !strings.Contains(p.Text, s.want) || len(p.Blocks) != 0 {
+			t.Errorf("step %d, /memory %s: %+v; want %q", i, s.cmd.Text, p, s.want)
+		}
+		checkNoPing(t, p.Text, true)
+		if n := len(hs.mem.Sets()); n != s.sets {
+			t.Errorf("step %d, /memory %s: %d changes, want %d: %v", i, s.cmd.Text, n, s.sets, hs.mem.Sets())
+		}
+	}
+	want := []string{"slack-T0TEAM-U0USER:facts/food.md:shared", "slack-T0TEAM-U0USER:facts/food.md:shared",
+		"slack-T0TEAM-U0USER:facts/food.md:private", "zhangsan:episodes/2026-02.md:private"}
+	if got := hs.mem.Sets(); strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("changes %v; want %v", got, want)
+	}
+	if hs.mem.IsShared("slack-T0TEAM-U0OTHER:facts/food.md") || len(hs.srv.Posts()) != 0 || len(hs.mem.Forgotten()) != 0 {
+		t.Error("someone else's file changed, or something was posted or deleted")
+	}
+}
+
+// /memory in a channel shows the channel's memory too, by the key its
+// messages use (a group DM is a channel; a DM has none), and the answer is
+// only ever the asker's (ephemeral, nothing posted in the channel); with
+// channelMemory off no channel memory is asked for and the answer says
+// channels use none.
+func TestMemoryShowChannel(t *testing.T) {
+	for _, c := range []struct {
+		setting string
+		channel string
+		want    string
+		note    string
+	}{
+		{"", "D0DM", "", ""},
+		{"", "C0CHAN", "#slack-T0TEAM-C0CHAN", ""},
+		{"read", "G0MPIM", "#slack-T0TEAM-G0MPIM", ""},
+		{"full", "C0CHAN", "#slack-T0TEAM-C0CHAN", "channelMemory: full"},
+		{"off", "C0CHAN", "", "channelMemory: off"},
+	} {
+		hs := start(t, setup{config: func(cfg *Config) { cfg.ChannelMemory = c.setting }})
+		hs.mem.ShowText = "- [private] facts/food.md (12B): likes ramen"
+		p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{ChannelID: c.channel, ChannelName: "general"}))
+		if p.ResponseType != "ephemeral" || !strings.Contains(p.Text, "[private] facts/food.md") || !strings.Contains(p.Text, c.note) {
+			t.Errorf("%s in %s: %+v", c.setting, c.channel, p)
+		}
+		if got := hs.mem.ShownChannels(); len(got) != 1 || got[0] != c.want {
+			t.Errorf("%s in %s: shown with channel %q; want %q", c.setting, c.channel, got, c.want)
+		}
+		if len(hs.srv.Posts()) != 0 {
+			t.Errorf("%s in %s: posted %+v", c.setting, c.channel, hs.srv.Posts())
+		}
 	}
 }

@@ -85,9 +85,12 @@ func TestSocketErrors(t *testing.T) {
 // panicMemory panics, as a broken store might.
 type panicMemory struct{}
 
-func (panicMemory) Show(string) (string, error) { panic("show broke") }
-func (panicMemory) Forget(string, string) error { panic("forget broke") }
-func (panicMemory) CheckPath(string) error      { panic("check broke") }
+func (panicMemory) Show(string, string) (string, error) { panic("show broke") }
+func (panicMemory) Forget(string, string) error         { panic("forget broke") }
+func (panicMemory) CheckPath(string) error              { panic("check broke") }
+func (panicMemory) SetShared(string, string, bool) (bool, error) {
+	panic("set shared broke")
+}
 
 func TestMemoryPanics(t *testing.T) {
 	hs := start(t, setup{config: func(c *Config) { c.Memory = panicMemory{} }})

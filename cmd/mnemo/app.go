@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/http"
 	"path/filepath"
 	"strings"
@@ -174,33 +175,109 @@ func (a *app) Close(ctx context.Context) error {
 	return err
 }
 
-// Show is what `/memory` answers: the user's fact files in full and the
-// index of their episodes.
-func (a *app) Show(user string) (string, error) {
-	u, err := a.store.User(user)
-	if err != nil {
+// Show is what `/memory` answers in Slack and Discord: each of the user's
+// files marked private or shared, fact files in full, the index of their
+// episodes; in a channel (channel is its memory name, agent.ChannelKey),
+// what is remembered about the channel after them (all of it is used in
+// the channel: no marks). user is a person: a channel's memory is never
+// shown as someone's own.
+func (a *app) Show(user, channel string) (string, error) {
+	if err := memory.ValidateUser(user); err != nil {
 		return "", err
-	}
-	sess := u.NewSession()
-	files, err := u.List()
-	if err != nil {
-		return "", err
-	}
-	if len(files) == 0 {
-		return "I don't remember anything about you yet.", nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "What I remember about you (%d files):\n", len(files))
+	n, err := a.showFiles(&b, user, true, "What I remember about you (%d %s; I use [private] ones only when we talk in private, [shared] ones in channels too):\n")
+	switch {
+	case err != nil:
+		return "", err
+	case n == 0:
+		b.WriteString("I don't remember anything about you yet.\n")
+	default:
+		b.WriteString("\nTo let me use one of your files in channels: /memory share <path>; to keep it private again: /memory private <path>. " +
+			"To delete a file: /memory forget <path>. To delete everything: /memory forget all.\n")
+	}
+	if channel != "" {
+		if err := agent.ValidateChannel(channel); err != nil {
+			return "", err
+		}
+		b.WriteString("\n")
+		m, err := a.showFiles(&b, channel, false, "What I remember about this channel (%d %s, used with everyone who talks to me here):\n")
+		if err != nil {
+			return "", err
+		}
+		if m == 0 {
+			b.WriteString("I don't remember anything about this channel yet.\n")
+		}
+	}
+	return strings.TrimRight(b.String(), "\n"), nil
+}
+
+// showFiles writes owner's files to b under the heading (a format taking
+// the count and "file" or "files"), each an index line (marked [private]
+// or [shared] when tag) with a fact file's text below it; nothing when
+// there are none. It returns how many there are.
+func (a *app) showFiles(b *strings.Builder, owner string, tag bool, heading string) (int, error) {
+	u, files, err := wiring.Files(a.store, owner)
+	if err != nil || len(files) == 0 {
+		return 0, err
+	}
+	sess := u.NewSession()
+	fmt.Fprintf(b, heading, len(files), map[bool]string{true: "file", false: "files"}[len(files) == 1])
 	for _, f := range files {
-		b.WriteString("\n" + memory.IndexLine(f) + "\n")
+		line := memory.IndexLine(f)
+		if tag {
+			line = "- " + visibilityTag(f) + " " + strings.TrimPrefix(line, "- ")
+		}
+		b.WriteString("\n" + line + "\n")
 		if k, _ := memory.ParsePath(f.Path); k == memory.KindFact {
 			if d, err := sess.Load(f.Path); err == nil {
 				b.WriteString("```\n" + strings.TrimRight(d.Text, "\n") + "\n```\n")
 			}
 		}
 	}
-	b.WriteString("\nTo delete a file: /memory forget <path>. To delete everything: /memory forget all.")
-	return b.String(), nil
+	return len(files), nil
+}
+
+// visibilityTag is how /memory marks a file: [shared] when its header
+// says so (memory.IsShared, read with the index), else [private].
+func visibilityTag(f memory.FileInfo) string {
+	if f.Shared {
+		return "[shared]"
+	}
+	return "[private]"
+}
+
+// SetShared marks one of user's memory files shared with channels or
+// private (/memory share, /memory private in Slack, Discord and the
+// chat). user is a person, as the platform names them: a channel's files
+// are an admin's to change. The change is a write of the store: the
+// metrics count it and the history keeps it under the person's name. A
+// missing file is an error wrapping fs.ErrNotExist, as core.Memory asks.
+func (a *app) SetShared(user, path string, shared bool) (changed bool, err error) {
+	u, err := a.store.User(user)
+	if err == nil && agent.IsChannel(user) {
+		err = fmt.Errorf("%s is a channel's memory, not a person's: /memory share and /memory private change a person's own files", user)
+	}
+	if err != nil {
+		return false, err
+	}
+	who := user + " (/memory private)"
+	if shared {
+		who = user + " (/memory share)"
+	}
+	_, err = u.SetShared(path, shared, func(c memory.Commit) error {
+		changed = true
+		a.changes.author(c, who)
+		return nil
+	})
+	if errors.Is(err, memory.ErrNotFound) {
+		return false, fmt.Errorf("%w (%w)", err, fs.ErrNotExist)
+	}
+	if err != nil {
+		return false, err
+	}
+	a.env.logger.Info("memory: visibility changed at the user's request", "user", user, "path", path, "shared", shared, "changed", changed)
+	return changed, nil
 }
 
 // CheckPath says whether p is a memory file name (facts/<name>.md or

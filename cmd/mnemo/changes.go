@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
@@ -23,6 +24,32 @@ type changeLog struct {
 	hist    *memhistory.Store
 	metrics *metrics.Metrics
 	log     *slog.Logger
+	// authors name who asked for a change about to be made (author), by
+	// user and path, with the version it makes: onChange keeps that
+	// change in the history under their name instead of the reflector's.
+	authors sync.Map // authorKey → authored
+}
+
+type authorKey struct{ user, path string }
+
+type authored struct {
+	after memory.Version
+	who   string
+}
+
+// author notes that c, a change the store is about to make (told to a
+// memory.CommitHook), is who's. A change that then fails leaves a note
+// that no change matches; the next change of the file drops it.
+func (l *changeLog) author(c memory.Commit, who string) {
+	l.authors.Store(authorKey{c.User, c.Path}, authored{c.After, who})
+}
+
+// authorOf is who made c: the author noted for it, else the reflector.
+func (l *changeLog) authorOf(c memory.Commit) string {
+	if v, ok := l.authors.LoadAndDelete(authorKey{c.User, c.Path}); ok && v.(authored).after.Same(c.After) {
+		return v.(authored).who
+	}
+	return "reflector"
 }
 
 func (l *changeLog) onChange(c memory.Commit) {
@@ -46,7 +73,7 @@ func (l *changeLog) onChange(c memory.Commit) {
 			_, _, err = l.hist.Record(c.User, c.Path, c.Previous, "earlier text")
 		}
 		if err == nil {
-			_, _, err = l.hist.Record(c.User, c.Path, c.Text, "reflector")
+			_, _, err = l.hist.Record(c.User, c.Path, c.Text, l.authorOf(c))
 		}
 	}
 	if err != nil {

@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
@@ -96,4 +99,44 @@ func TestHistoryBaselineAcrossRuns(t *testing.T) {
 		t.Errorf("ann's user.md: %+v", vs)
 	}
 	run(0)
+}
+
+// Every kind of change is kept in the history under who made it: a hand
+// edit (or its deletion), a forget, the reflector's write after the text
+// it replaced, a person's /memory share under their name; a history that
+// cannot be written is logged, never a failed change.
+func TestChangeLogRecords(t *testing.T) {
+	h, err := memhistory.Open(memhistory.Options{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	l := &changeLog{hist: h, metrics: metrics.New(metrics.Gauges{}), log: slog.New(slog.NewTextHandler(&logs, nil))}
+	after := func(text string) memory.Version {
+		return memory.Version{Exists: true, Size: int64(len(text)), Hash: sha256.Sum256([]byte(text))}
+	}
+	l.onChange(memory.Commit{User: "ann", Path: "facts/a.md", Kind: memory.ChangeEdit, After: after("one"), Text: []byte("one")})
+	l.onChange(memory.Commit{User: "ann", Path: "facts/a.md", Kind: memory.ChangeWrite, After: after("two"), Text: []byte("two"), Previous: []byte("one")})
+	c := memory.Commit{User: "ann", Path: "facts/a.md", Kind: memory.ChangeWrite, After: after("three")}
+	l.author(c, "ann (/memory share)")
+	c.Text, c.Previous = []byte("three"), []byte("two")
+	l.onChange(c)
+	l.onChange(memory.Commit{User: "ann", Path: "facts/a.md", Kind: memory.ChangeEdit})
+	l.onChange(memory.Commit{User: "ann", Path: "facts/b.md", Kind: memory.ChangeDelete})
+	vs, err := h.List("ann", "facts/a.md")
+	var who []string
+	for _, v := range vs {
+		who = append(who, v.Who)
+	}
+	if err != nil || strings.Join(who, "; ") != "hand edit (deleted); ann (/memory share); reflector; hand edit" {
+		t.Errorf("history of facts/a.md: %q, %v", who, err)
+	}
+	if vs, _ := h.List("ann", "facts/b.md"); len(vs) != 1 || vs[0].Who != "forget" || !vs[0].Deleted {
+		t.Errorf("history of facts/b.md: %+v", vs)
+	}
+	h.Close()
+	l.onChange(memory.Commit{User: "ann", Path: "facts/a.md", Kind: memory.ChangeWrite, After: after("four"), Text: []byte("four")})
+	if !strings.Contains(logs.String(), "history: could not keep a version of a memory file") {
+		t.Errorf("a failed history is not logged: %s", logs.String())
+	}
 }

@@ -94,11 +94,12 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		// cancels the answer, and Withdraw keeps that turn from the reflector.
 		Handler: explainingHandler{measuredHandler{a.agent, a.metrics},
 			explainer{baseURL: a.baseURL, model: cfg.LLM.Model, models: a.llm}, &unanswered},
-		Withdraw: a.withdraw,
-		History:  chatHistory(cfg, name, interactive),
-		Color:    interactive && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
-		Memory:   a.showInChat,
-		Forget:   a.forgetInChat,
+		Withdraw:   a.withdraw,
+		History:    chatHistory(cfg, name, interactive),
+		Color:      interactive && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
+		Memory:     a.showInChat,
+		Visibility: a,
+		Forget:     a.forgetInChat,
 	})
 	switch {
 	case interactive && ctx.Err() != nil:

@@ -398,9 +398,9 @@ func TestChatMemoryForgetHelp(t *testing.T) {
 	r := w.chat(t, "/memory\n/help\n/forget\n", "--user", "zhangsan")
 	for _, want := range []string{
 		"## What I remember about you, zhangsan\n",
-		"### user name (facts/user.md)\n- Name: Zhang San\n",
-		"### Recent work together (2 of 2, from episodes/2026-11.md)\n- 2026-11-20 Set up CI — GitHub Actions\n- 2026-11-03 Fixed the flaky test — a race in the cache\n",
-		"/memory      what mnemo remembers about you\n",
+		"### user name (facts/user.md) [private]\n- Name: Zhang San\n",
+		"### Recent work together (2 of 2, from episodes/2026-11.md [private])\n- 2026-11-20 Set up CI — GitHub Actions\n- 2026-11-03 Fixed the flaky test — a race in the cache\n",
+		"/memory                what mnemo remembers about you, each file private or shared\n",
 		"To go ahead, type: /forget yes\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
@@ -415,4 +415,43 @@ func TestChatMemoryForgetHelp(t *testing.T) {
 	}
 	w.chat(t, "/forget yes\n/memory\n", "--user", "zhangsan").want(t, 0, "Done: I have forgotten everything about you, zhangsan.\nI don't remember anything about you yet.\n", "")
 	w.chat(t, "/forget yes\n", "--user", "zhangsan").want(t, 0, "There was nothing to forget", "")
+}
+
+// The terminal chat: /memory marks each file, /memory share and /memory
+// private change the chat's own person's file on disk.
+func TestChatMemoryShare(t *testing.T) {
+	w := newChatWorld(t)
+	w.putMemory(t, "zhangsan/facts/food.md", foodFact)
+	w.putMemory(t, "lisi/facts/food.md", foodFact)
+	r := w.chat(t, "/memory share facts/food.md\n/memory\n/memory private `facts/food.md`\n/memory share facts/nope.md\n/memory share ../lisi/facts/food.md\n", "--user", "zhangsan")
+	for _, want := range []string{
+		"`facts/food.md` is now shared with channels: I may use it in any channel you talk to me in.\n",
+		"### food likes (facts/food.md) [shared]\n- Likes ramen\n",
+		"I use [private] files only when we talk in private (here, and in DMs), [shared] ones in Slack and Discord channels too.",
+		"`facts/food.md` is now private: I use it only when we talk in private, never in a channel.\n",
+		"You have no memory file `facts/nope.md`; `/memory` lists yours. Nothing was changed.\n",
+		"`../lisi/facts/food.md` is not a memory file.",
+	} {
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("chat output lacks %q:\n%s\n%s", want, r.stdout, r.stderr)
+		}
+	}
+	if strings.Contains(r.stdout, "> Visibility") {
+		t.Errorf("/memory shows the visibility line:\n%s", r.stdout)
+	}
+	if got := w.file(t, "zhangsan/facts/food.md"); !strings.Contains(got, "> Visibility: private") {
+		t.Errorf("zhangsan's file: %q", got)
+	}
+	if got := w.file(t, "lisi/facts/food.md"); got != foodFact {
+		t.Errorf("lisi's file changed: %q", got)
+	}
+	if len(w.srv.Requests()) != 0 {
+		t.Error("a /memory command reached the model")
+	}
+	// A memory folder that is a file: /memory says so, share finds nothing.
+	w.putMemory(t, "wangwu", "not a folder")
+	r = w.chat(t, "/memory\n/memory share facts/food.md\n", "--user", "wangwu")
+	if !strings.Contains(r.stdout, "mnemo: cannot show your memory: memory folder") || !strings.Contains(r.stdout, "couldn't change `facts/food.md`") {
+		t.Errorf("a broken folder:\n%s\n%s", r.stdout, r.stderr)
+	}
 }

@@ -15,8 +15,9 @@ import (
 const recentEpisodes = 8
 
 // showInChat is /memory in the terminal chat: each fact file's text (its
-// title and summary lines as a heading), then the newest episode entries
-// with their dates — what is remembered, never the model's instructions.
+// title and summary lines as a heading, with the file marked [private] or
+// [shared]), then the newest episode entries with their dates — what is
+// remembered, never the model's instructions.
 func (a *app) showInChat(user string) (string, error) {
 	u, files, err := wiring.Files(a.store, user)
 	if err != nil {
@@ -33,10 +34,10 @@ func (a *app) showInChat(user string) (string, error) {
 			continue // deleted meanwhile, or not readable: memory check says why
 		}
 		if k, _ := memory.ParsePath(f.Path); k == memory.KindFact {
-			facts = append(facts, "### "+f.Summary+" ("+f.Path+")\n"+factBody(doc.Text))
+			facts = append(facts, "### "+f.Summary+" ("+f.Path+") "+visibilityTag(f)+"\n"+factBody(doc.Text))
 			continue
 		}
-		episodes = append(episodes, f.Path)
+		episodes = append(episodes, f.Path+" "+visibilityTag(f))
 		entries = append(entries, memory.Entries(doc.Text)...)
 	}
 	var b strings.Builder
@@ -55,17 +56,20 @@ func (a *app) showInChat(user string) (string, error) {
 			b.WriteString(line + "\n")
 		}
 	}
-	b.WriteString("\n/forget deletes all of it.")
+	b.WriteString("\nI use [private] files only when we talk in private (here, and in DMs), [shared] ones in Slack and Discord channels too. " +
+		"/memory share FILE or /memory private FILE changes one; /forget deletes all of it.")
 	return b.String(), nil
 }
 
-// factBody is a fact file's text without its title and summary lines
-// (shown as the heading above it).
+// factBody is a fact file's text without its title, summary and
+// visibility lines (shown in the heading above it).
 func factBody(text string) string {
 	var keep []string
 	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		t := strings.TrimSpace(line)
-		if strings.HasPrefix(t, "# ") || strings.HasPrefix(strings.ToLower(t), "> summary:") {
+		t := strings.ToLower(strings.TrimSpace(line))
+		quoted, ok := strings.CutPrefix(t, ">")
+		quoted = strings.TrimSpace(quoted)
+		if strings.HasPrefix(t, "# ") || ok && (strings.HasPrefix(quoted, "summary:") || strings.HasPrefix(quoted, "visibility:")) {
 			continue
 		}
 		keep = append(keep, line)

@@ -194,14 +194,14 @@ func TestMemoryShowAndForget(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close(context.Background())
-	out, err := a.Show("zhangsan")
-	if err != nil || !strings.Contains(out, "- facts/user.md (") || !strings.Contains(out, "- Name: Zhang San") || !strings.Contains(out, "/memory forget all") {
+	out, err := a.Show("zhangsan", "")
+	if err != nil || !strings.Contains(out, "- [private] facts/user.md (") || !strings.Contains(out, "- Name: Zhang San") || !strings.Contains(out, "/memory forget all") {
 		t.Fatalf("Show = %q, %v", out, err)
 	}
-	if out, _ := a.Show("nobody"); !strings.Contains(out, "don't remember anything") {
+	if out, _ := a.Show("nobody", ""); !strings.Contains(out, "don't remember anything") {
 		t.Errorf("Show of a new user = %q", out)
 	}
-	if _, err := a.Show("../x"); err == nil {
+	if _, err := a.Show("../x", ""); err == nil {
 		t.Error("Show accepted a bad user")
 	}
 	if a.CheckPath("facts/user.md") != nil || a.CheckPath("../bob/facts/user.md") == nil {
@@ -213,7 +213,7 @@ func TestMemoryShowAndForget(t *testing.T) {
 	if err := a.Forget("zhangsan", "facts/user.md"); err != nil {
 		t.Fatal(err)
 	}
-	if out, _ := a.Show("zhangsan"); !strings.Contains(out, "don't remember anything") {
+	if out, _ := a.Show("zhangsan", ""); !strings.Contains(out, "don't remember anything") {
 		t.Errorf("after forget: %q", out)
 	}
 	if err := a.Forget("zhangsan", ""); err != nil {

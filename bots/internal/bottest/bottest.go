@@ -5,6 +5,8 @@ package bottest
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"sync"
 	"testing"
 	"time"
@@ -107,20 +109,67 @@ type Memory struct {
 	ShowText  string
 	ShowErr   error
 	ForgetErr error
+	SetErr    error                   // SetShared fails with it
 	Delay     time.Duration           // Show takes this long (a slow store)
 	Check     func(path string) error // the path grammar; nil accepts all
-	shown     []string
-	forgets   []string // "user:path"
+	// Files are the files SetShared finds, "user:path" → shared; any
+	// other is missing (an error wrapping fs.ErrNotExist). Set it before
+	// the Memory is used; read it with IsShared.
+	Files    map[string]bool
+	shown    []string
+	channels []string // Show's channel, per call
+	forgets  []string // "user:path"
+	sets     []string // "user:path:shared" or "user:path:private", changed or not
 }
 
 // Show returns ShowText or ShowErr, after Delay.
-func (m *Memory) Show(user string) (string, error) {
+func (m *Memory) Show(user, channel string) (string, error) {
 	m.mu.Lock()
 	m.shown = append(m.shown, user)
+	m.channels = append(m.channels, channel)
 	text, err, delay := m.ShowText, m.ShowErr, m.Delay
 	m.mu.Unlock()
 	time.Sleep(delay)
 	return text, err
+}
+
+// SetShared records "user:path:shared" (or private) and flips the file in
+// Files, unless SetErr is set or the file is not there.
+func (m *Memory) SetShared(user, path string, shared bool) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.SetErr != nil {
+		return false, m.SetErr
+	}
+	was, ok := m.Files[user+":"+path]
+	if !ok {
+		return false, fmt.Errorf("%s: no such memory file: %w", path, fs.ErrNotExist)
+	}
+	m.Files[user+":"+path] = shared
+	m.sets = append(m.sets, user+":"+path+":"+map[bool]string{true: "shared", false: "private"}[shared])
+	return was != shared, nil
+}
+
+// IsShared reports whether "user:path" is shared in Files.
+func (m *Memory) IsShared(key string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.Files[key]
+}
+
+// Sets lists the visibility changes carried out, as "user:path:shared"
+// or "user:path:private".
+func (m *Memory) Sets() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.sets...)
+}
+
+// ShownChannels lists the channel each Show was asked with ("" for none).
+func (m *Memory) ShownChannels() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.channels...)
 }
 
 // CheckPath applies Check.

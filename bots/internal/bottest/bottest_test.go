@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"sync/atomic"
@@ -47,8 +48,25 @@ func TestMemory(t *testing.T) {
 		}
 		return nil
 	}}
-	if s, err := m.Show("ada"); s != "facts" || err != nil || m.Shown()[0] != "ada" {
-		t.Errorf("Show %q %v %v", s, err, m.Shown())
+	if s, err := m.Show("ada", "#slack-T1-C1"); s != "facts" || err != nil || m.Shown()[0] != "ada" || m.ShownChannels()[0] != "#slack-T1-C1" {
+		t.Errorf("Show %q %v %v %v", s, err, m.Shown(), m.ShownChannels())
+	}
+	m.Files = map[string]bool{"ada:facts/a.md": false}
+	if changed, err := m.SetShared("ada", "facts/a.md", true); !changed || err != nil || !m.IsShared("ada:facts/a.md") {
+		t.Errorf("SetShared: %v, %v", changed, err)
+	}
+	if changed, err := m.SetShared("ada", "facts/a.md", true); changed || err != nil {
+		t.Errorf("SetShared again: %v, %v", changed, err)
+	}
+	if _, err := m.SetShared("bob", "facts/a.md", true); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("SetShared of a missing file: %v", err)
+	}
+	m.SetErr = errors.New("disk")
+	if _, err := m.SetShared("ada", "facts/a.md", false); err != m.SetErr || !m.IsShared("ada:facts/a.md") {
+		t.Errorf("SetShared with SetErr: %v", err)
+	}
+	if got := m.Sets(); len(got) != 2 || got[0] != "ada:facts/a.md:shared" {
+		t.Errorf("sets %v", got)
 	}
 	if m.CheckPath("facts/a.md") != nil || m.CheckPath("x") == nil || (&Memory{}).CheckPath("x") != nil {
 		t.Error("CheckPath")
@@ -124,4 +142,22 @@ func TestWaitN(t *testing.T) {
 	if f.fatal != "2 of 3 records" || fmt.Sprint(asked) != "[2 3]" {
 		t.Errorf("fatal %q, asked %v", f.fatal, asked)
 	}
+}
+
+// panicTB turns a Fatalf into a panic of its message, so that a test can
+// see a helper fail without failing itself.
+type panicTB struct{ testing.TB }
+
+func (panicTB) Helper() {}
+
+func (panicTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// WaitTasks fails the test when the tasks do not come in time.
+func TestWaitTasksTimeout(t *testing.T) {
+	defer func() {
+		if got := recover(); got != "waited for 1 tasks, got 0" {
+			t.Errorf("Fatalf %v", got)
+		}
+	}()
+	NewHandler().WaitTasks(panicTB{t}, 1, time.Millisecond)
 }

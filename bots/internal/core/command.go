@@ -11,13 +11,15 @@ const (
 	CmdForget                     // forget <target>
 	CmdHelp                       // help, -h, --help (words after them ignored)
 	CmdUnknown                    // anything else
+	CmdShare                      // share <file>: shared with channels
+	CmdPrivate                    // private <file>: used in private conversations only
 )
 
 // Command is a parsed /memory command.
 type Command struct {
 	Kind CommandKind
 	// Target is, for CmdForget, the file path, or "all" (any case given);
-	// "" when missing.
+	// for CmdShare and CmdPrivate, the file path; "" when missing.
 	Target string
 	// Args is, for CmdUnknown, the words given.
 	Args string
@@ -28,10 +30,12 @@ type Command struct {
 const quoteChars = "`'\"“”‘’"
 
 // ParseCommand reads the text after "/memory": nothing, show, list or ls
-// show; "forget <target>" forgets (the words after forget, joined with
-// single spaces); help, -h and --help explain; anything else is unknown.
-// Quotes and backticks around words are stripped first. The text is
-// plain: a platform's escaping is undone by the adapter.
+// show; "forget <target>" forgets, "share <file>" shares a file with
+// channels and "private <file>" makes it private (the target is the words
+// after the command word, joined with single spaces); help, -h and --help
+// explain; anything else is unknown. Quotes and backticks around words are
+// stripped first. The text is plain: a platform's escaping is undone by
+// the adapter.
 func ParseCommand(text string) Command {
 	var args []string
 	for _, a := range strings.Fields(text) {
@@ -48,6 +52,10 @@ func ParseCommand(text string) Command {
 			target = "all"
 		}
 		return Command{Kind: CmdForget, Target: target}
+	case args[0] == "share":
+		return Command{Kind: CmdShare, Target: strings.Join(args[1:], " ")}
+	case args[0] == "private":
+		return Command{Kind: CmdPrivate, Target: strings.Join(args[1:], " ")}
 	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
 		return Command{Kind: CmdHelp}
 	}

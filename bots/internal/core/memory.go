@@ -3,24 +3,31 @@ package core
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"runtime/debug"
 	"strings"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // Texts of the /memory flow, in Markdown.
 const (
 	// MemoryUsage explains /memory.
-	MemoryUsage = "**/memory** shows what I remember about you (only you can see the answer).\n" +
+	MemoryUsage = "**/memory** shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
+		"**/memory share facts/<name>.md** lets me use that file in channels too, e.g. `/memory share facts/food.md`; **/memory private facts/<name>.md** keeps it to our private conversations again. Every file is private until you share it.\n" +
 		"**/memory forget facts/<name>.md** or **episodes/YYYY-MM.md** deletes one file, e.g. `/memory forget facts/food.md`.\n" +
 		"**/memory forget all** deletes everything I remember about you.\n" +
 		"Nothing is deleted until you confirm with a button."
-	// PathGrammar says what a memory file name is.
-	PathGrammar = "Memory files are `facts/<name>.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
-		"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`); `/memory` lists yours. Nothing was deleted."
+	// pathRules says what a memory file name is.
+	pathRules = "Memory files are `facts/<name>.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
+		"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`), either with `.shared` before `.md` for a file made in a channel; `/memory` lists yours."
+	// PathGrammar answers a forget of a name that is no memory file.
+	PathGrammar = pathRules + " Nothing was deleted."
+	// ShareGrammar answers a share or private of a name that is no memory file.
+	ShareGrammar = pathRules + " Nothing was changed."
 
 	NoMemoryText      = "Memory is not available on this server."
 	BrokenText        = "Sorry, something went wrong. Please try again later."
@@ -32,6 +39,13 @@ const (
 	CancelledText     = "Cancelled: nothing was deleted."
 	everythingPending = "**everything** I remember about you (every fact and episode file)"
 	everythingDone    = "everything I remembered about you"
+
+	sharedMeaning  = "shared with channels: I may use it in any channel you talk to me in."
+	privateMeaning = "private: I use it only when we talk in private, never in a channel."
+	// FullNote and OffNote follow /memory answers where the platform's
+	// channelMemory setting changes what shared and private mean.
+	FullNote = "_This server trusts its channels with all of your memory (`channelMemory: full`): there I use your private files too._"
+	OffNote  = "_This server uses no memory in channels (`channelMemory: off`)._"
 )
 
 // MemoryFlow answers /memory the same way on every platform. Confirms is
@@ -44,6 +58,27 @@ type MemoryFlow struct {
 	// Platform names the platform in texts ("Slack": "Your Slack account
 	// is linked …"); "" → "Your account is linked …".
 	Platform string
+	// ChannelMemory is the platform's channelMemory setting: with
+	// agent.ChannelMemoryOff a channel's memory is not shown (channels use
+	// none), and with off or agent.ChannelMemoryFull the answers say what
+	// that means for private and shared files; "" or read: nothing to add.
+	ChannelMemory string
+}
+
+// Asker is who sent a /memory command, and where.
+type Asker struct {
+	// ID is the platform user id: only they may confirm a forget.
+	ID string
+	// User is the memory user the account maps to, and the only one whose
+	// files the command reads or changes. Own is the memory user the
+	// account would have without identities: when they differ, the forget
+	// text says the account is linked and that the forget also deletes
+	// what was learned through the other linked accounts.
+	User, Own string
+	// Channel is the memory name of the channel the command was sent in
+	// (agent.ChannelKey, as the adapter names it for messages there); ""
+	// in a DM.
+	Channel string
 }
 
 // MemoryAnswer is what to show the asker (privately): Markdown text, and
@@ -68,15 +103,13 @@ func (f *MemoryFlow) now() time.Time {
 	return f.Now()
 }
 
-// Handle answers one /memory command for memory user `user`; asker is the
-// platform user id (only they may confirm); ownUser is the memory user
-// name this platform account would have without identities (when user !=
-// ownUser the forget text says the account is linked and that the forget
-// also deletes what was learned through the other linked accounts).
-// Nothing is deleted here: forget answers with a confirmation. A panic in
-// Memory becomes a polite error text.
-func (f *MemoryFlow) Handle(cmd Command, user, asker, ownUser string) (ans MemoryAnswer) {
-	log := f.log().With("memory_user", user, "asker", asker)
+// Handle answers one /memory command of a. Only a.User's memory is read or
+// changed (and a.Channel's shown): the adapter takes both from the
+// platform's event, never from the command's text. Nothing is deleted
+// here: forget answers with a confirmation. A panic in Memory becomes a
+// polite error text.
+func (f *MemoryFlow) Handle(cmd Command, a Asker) (ans MemoryAnswer) {
+	log := f.log().With("memory_user", a.User, "asker", a.ID)
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("/memory panicked", "panic", r, "stack", string(debug.Stack()))
@@ -88,21 +121,72 @@ func (f *MemoryFlow) Handle(cmd Command, user, asker, ownUser string) (ans Memor
 	}
 	switch cmd.Kind {
 	case CmdShow:
-		text, err := f.Memory.Show(user)
+		channel := a.Channel
+		if f.ChannelMemory == agent.ChannelMemoryOff {
+			channel = "" // channels use no memory here: nothing of theirs to show
+		}
+		text, err := f.Memory.Show(a.User, channel)
 		switch {
 		case err != nil:
-			log.Warn("/memory cannot read the memory", "error", err)
+			log.Warn("/memory cannot read the memory", "channel", channel, "error", err)
 			return MemoryAnswer{Text: ShowErrorText}
 		case strings.TrimSpace(text) == "":
-			return MemoryAnswer{Text: NothingYetText}
+			text = NothingYetText
 		}
-		return MemoryAnswer{Text: text}
+		return MemoryAnswer{Text: f.noted(text)}
+	case CmdShare, CmdPrivate:
+		return MemoryAnswer{Text: f.noted(SetVisibility(f.Memory, a.User, cmd.Target, cmd.Kind == CmdShare, log))}
 	case CmdForget:
-		return f.askForget(cmd.Target, user, asker, ownUser, log)
+		return f.askForget(cmd.Target, a.User, a.ID, a.Own, log)
 	case CmdHelp:
 		return MemoryAnswer{Text: MemoryUsage}
 	}
 	return MemoryAnswer{Text: "I don't know " + CodeSpan(strings.TrimSpace("/memory "+cmd.Args)) + ".\n\n" + MemoryUsage}
+}
+
+// noted adds to text what the channelMemory setting means for it.
+func (f *MemoryFlow) noted(text string) string {
+	switch f.ChannelMemory {
+	case agent.ChannelMemoryFull:
+		return text + "\n\n" + FullNote
+	case agent.ChannelMemoryOff:
+		return text + "\n\n" + OffNote
+	}
+	return text
+}
+
+// SetVisibility carries out /memory share (shared) or /memory private of
+// target, one of user's files, with v, and says in Markdown what changed:
+// with no target, which to name; with a name outside the path grammar,
+// the grammar; a missing file is said so; an error is logged and answered
+// politely (log nil: discarded). Nothing changes but the one file's
+// visibility.
+func SetVisibility(v Visibility, user, target string, shared bool, log *slog.Logger) string {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	word, verb, meaning := "private", "make private", privateMeaning
+	if shared {
+		word, verb, meaning = "share", "share", sharedMeaning
+	}
+	switch {
+	case target == "":
+		return "Say which file to " + verb + ", e.g. `/memory " + word + " facts/food.md`; `/memory` lists yours."
+	case v.CheckPath(target) != nil:
+		return CodeSpan(target) + " is not a memory file. " + ShareGrammar
+	}
+	changed, err := v.SetShared(user, target, shared)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "You have no memory file " + CodeSpan(target) + "; `/memory` lists yours. Nothing was changed."
+	case err != nil:
+		log.Warn("/memory "+word+" failed", "path", target, "error", err)
+		return "Sorry, I couldn't change " + CodeSpan(target) + " just now; nothing was changed. Please try again later."
+	case !changed:
+		return CodeSpan(target) + " was already " + meaning
+	}
+	log.Info("memory visibility changed at the user's request", "path", target, "shared", shared)
+	return CodeSpan(target) + " is now " + meaning
 }
 
 // askForget answers forget with a confirmation, or the grammar.

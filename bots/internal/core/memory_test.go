@@ -3,11 +3,15 @@ package core
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io/fs"
 	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
 )
 
 // fakeMemory is a Memory whose answers the tests set.
@@ -16,19 +20,37 @@ type fakeMemory struct {
 	show      string
 	showErr   error
 	forgetErr error
+	setErr    error
 	panics    bool
-	shown     []string
+	shown     []string // "user|channel"
 	forgets   []string // "user:path"
+	// files is whose files exist and whether each is shared:
+	// "user:path" → shared.
+	files map[string]bool
 }
 
-func (m *fakeMemory) Show(user string) (string, error) {
+func (m *fakeMemory) Show(user, channel string) (string, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.panics {
 		panic("show broke")
 	}
-	m.shown = append(m.shown, user)
+	m.shown = append(m.shown, user+"|"+channel)
 	return m.show, m.showErr
+}
+
+func (m *fakeMemory) SetShared(user, path string, shared bool) (bool, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.setErr != nil {
+		return false, m.setErr
+	}
+	was, ok := m.files[user+":"+path]
+	if !ok {
+		return false, fmt.Errorf("%s: no such memory file (%w)", path, fs.ErrNotExist)
+	}
+	m.files[user+":"+path] = shared
+	return was != shared, nil
 }
 
 func (m *fakeMemory) Forget(user, path string) error {
@@ -111,7 +133,7 @@ func TestMemoryFlowHandle(t *testing.T) {
 			if user == "" {
 				user = "own"
 			}
-			ans := f.Handle(ParseCommand(c.cmd), user, "U1", "own")
+			ans := f.Handle(ParseCommand(c.cmd), Asker{ID: "U1", User: user, Own: "own"})
 			if c.want != "" && ans.Text != c.want {
 				t.Errorf("text\n got %q\nwant %q", ans.Text, c.want)
 			}
@@ -133,9 +155,12 @@ func TestMemoryFlowHandle(t *testing.T) {
 // panicMemory panics, as a broken store might.
 type panicMemory struct{}
 
-func (panicMemory) Show(string) (string, error) { panic("show broke") }
-func (panicMemory) Forget(string, string) error { panic("forget broke") }
-func (panicMemory) CheckPath(string) error      { panic("check broke") }
+func (panicMemory) Show(string, string) (string, error) { panic("show broke") }
+func (panicMemory) Forget(string, string) error         { panic("forget broke") }
+func (panicMemory) CheckPath(string) error              { panic("check broke") }
+func (panicMemory) SetShared(string, string, bool) (bool, error) {
+	panic("set shared broke")
+}
 
 func TestMemoryFlowButton(t *testing.T) {
 	var mu sync.Mutex
@@ -146,7 +171,7 @@ func TestMemoryFlowButton(t *testing.T) {
 	f.Now = clock
 	ask := func(target, user string) string {
 		t.Helper()
-		ans := f.Handle(Command{Kind: CmdForget, Target: target}, user, "U1", "own")
+		ans := f.Handle(Command{Kind: CmdForget, Target: target}, Asker{ID: "U1", User: user, Own: "own"})
 		if ans.Confirm == "" {
 			t.Fatalf("no confirmation: %q", ans.Text)
 		}
@@ -208,7 +233,7 @@ func TestMemoryFlowButton(t *testing.T) {
 func TestMemoryFlowDefaults(t *testing.T) {
 	// Zero Log and Now work; a short TTL is written as it is.
 	f := &MemoryFlow{Memory: &fakeMemory{}, Confirms: NewConfirms(10, 30*time.Second)}
-	ans := f.Handle(Command{Kind: CmdForget, Target: "all"}, "u", "U", "u")
+	ans := f.Handle(Command{Kind: CmdForget, Target: "all"}, Asker{ID: "U", User: "u", Own: "u"})
 	if !strings.Contains(ans.Text, "(within 30 seconds)") {
 		t.Errorf("text %q", ans.Text)
 	}
@@ -229,5 +254,114 @@ func TestMemoryFlowDefaults(t *testing.T) {
 		if got := CodeSpan(c.in); got != c.want {
 			t.Errorf("CodeSpan(%q) = %q; want %q", c.in, got, c.want)
 		}
+	}
+}
+
+// /memory share and /memory private flip one of the asker's own files and
+// say what changed; a bad name answers with the grammar and a missing file
+// says so, with nothing changed; another person's file is never touched,
+// whatever the text names.
+func TestMemoryFlowShare(t *testing.T) {
+	const (
+		nowShared  = " is now shared with channels: I may use it in any channel you talk to me in."
+		nowPrivate = " is now private: I use it only when we talk in private, never in a channel."
+	)
+	mem := &fakeMemory{files: map[string]bool{"ann:facts/food.md": false, "ann:episodes/2026-02.md": true, "bob:facts/bob.md": false}}
+	f, logs := newFlow(mem, "Slack")
+	ann := Asker{ID: "U1", User: "ann", Own: "ann", Channel: "#slack-T1-C1"}
+	for i, s := range []struct {
+		cmd   string
+		want  string
+		files map[string]bool // after the command
+	}{
+		{"share", "Say which file to share, e.g. `/memory share facts/food.md`; `/memory` lists yours.", nil},
+		{"private", "Say which file to make private, e.g. `/memory private facts/food.md`; `/memory` lists yours.", nil},
+		{"share ../bob/facts/bob.md", "`../bob/facts/bob.md` is not a memory file. " + ShareGrammar, nil},
+		{"private all", "`all` is not a memory file. " + ShareGrammar, nil},
+		{"share facts/bob.md", "You have no memory file `facts/bob.md`; `/memory` lists yours. Nothing was changed.", nil},
+		{"share `facts/food.md`", "`facts/food.md`" + nowShared, map[string]bool{"ann:facts/food.md": true}},
+		{"share facts/food.md", "`facts/food.md` was already shared with channels: I may use it in any channel you talk to me in.", nil},
+		{"private facts/food.md", "`facts/food.md`" + nowPrivate, map[string]bool{"ann:facts/food.md": false}},
+		{"private facts/food.md", "`facts/food.md` was already private: I use it only when we talk in private, never in a channel.", nil},
+		{"private episodes/2026-02.md", "`episodes/2026-02.md`" + nowPrivate, map[string]bool{"ann:episodes/2026-02.md": false}},
+	} {
+		want := map[string]bool{"ann:facts/food.md": mem.files["ann:facts/food.md"], "ann:episodes/2026-02.md": mem.files["ann:episodes/2026-02.md"], "bob:facts/bob.md": false}
+		for k, v := range s.files {
+			want[k] = v
+		}
+		ans := f.Handle(ParseCommand(s.cmd), ann)
+		if ans.Text != s.want || ans.Confirm != "" {
+			t.Errorf("step %d, /memory %s:\n got %q\nwant %q", i, s.cmd, ans.Text, s.want)
+		}
+		if fmt.Sprint(mem.files) != fmt.Sprint(want) {
+			t.Errorf("step %d, /memory %s: files %v; want %v", i, s.cmd, mem.files, want)
+		}
+	}
+	if f.Confirms.Len() != 0 || len(mem.forgotten()) != 0 || len(mem.shown) != 0 {
+		t.Error("share asked for a confirmation, deleted or showed something")
+	}
+	if !strings.Contains(logs.String(), "memory visibility changed at the user's request") || !strings.Contains(logs.String(), "memory_user=ann") {
+		t.Errorf("logs %s", logs.String())
+	}
+
+	// The store fails: a polite text, the error in the log only.
+	mem.setErr = errors.New("rename /srv/data/memory/ann/facts/food.md: read-only file system")
+	ans := f.Handle(ParseCommand("share facts/food.md"), ann)
+	if ans.Text != "Sorry, I couldn't change `facts/food.md` just now; nothing was changed. Please try again later." {
+		t.Errorf("error: %q", ans.Text)
+	}
+	if !strings.Contains(logs.String(), "/memory share failed") || !strings.Contains(logs.String(), "read-only file system") {
+		t.Errorf("the error is not logged: %s", logs.String())
+	}
+	// A panic in the store is the broken text.
+	f.Memory = panicMemory{}
+	if ans := f.Handle(ParseCommand("private facts/food.md"), ann); ans.Text != BrokenText {
+		t.Errorf("panic: %q", ans.Text)
+	}
+	// No log: discarded.
+	mem.setErr = nil
+	if got := SetVisibility(mem, "bob", "facts/bob.md", true, nil); got != "`facts/bob.md`"+nowShared || !mem.files["bob:facts/bob.md"] {
+		t.Errorf("SetVisibility without a log: %q, %v", got, mem.files)
+	}
+}
+
+// /memory in a channel shows the channel's memory too (the key the
+// adapter gives), in a DM only the person's; where channels use no memory
+// the channel's is not asked for. The channelMemory setting adds what it
+// means for private and shared files.
+func TestMemoryFlowShowChannel(t *testing.T) {
+	mem := &fakeMemory{show: "- [private] facts/food.md", files: map[string]bool{"ann:facts/food.md": false}}
+	for _, c := range []struct {
+		setting, channel string
+		shown            string
+		note             string
+	}{
+		{"", "#slack-T1-C1", "ann|#slack-T1-C1", ""},
+		{agent.ChannelMemoryRead, "#discord-20", "ann|#discord-20", ""},
+		{agent.ChannelMemoryRead, "", "ann|", ""},
+		{agent.ChannelMemoryFull, "#slack-T1-C1", "ann|#slack-T1-C1", "\n\n" + FullNote},
+		{agent.ChannelMemoryOff, "#slack-T1-C1", "ann|", "\n\n" + OffNote},
+	} {
+		mem.shown = nil
+		f, _ := newFlow(mem, "")
+		f.ChannelMemory = c.setting
+		a := Asker{ID: "U1", User: "ann", Own: "ann", Channel: c.channel}
+		if ans := f.Handle(Command{Kind: CmdShow}, a); ans.Text != mem.show+c.note {
+			t.Errorf("%s %q: %q", c.setting, c.channel, ans.Text)
+		}
+		if len(mem.shown) != 1 || mem.shown[0] != c.shown {
+			t.Errorf("%s %q: shown %v; want %s", c.setting, c.channel, mem.shown, c.shown)
+		}
+		want := "`facts/food.md` was already private: I use it only when we talk in private, never in a channel." + c.note
+		if ans := f.Handle(ParseCommand("private facts/food.md"), a); ans.Text != want {
+			t.Errorf("%s: %q; want %q", c.setting, ans.Text, want)
+		}
+	}
+	// Nothing about the person: the usual text, with the note.
+	mem.show = "\n"
+	f, _ := newFlow(mem, "")
+	f.ChannelMemory = agent.ChannelMemoryFull
+	if ans := f.Handle(Command{Kind: CmdShow}, Asker{ID: "U1", User: "ann"}); ans.Text != NothingYetText+"\n\n"+FullNote {
+		t.Errorf("nothing: %q", ans.Text)
 	}
 }
