@@ -299,18 +299,26 @@ type forgetter struct {
 	// reflected" gives "2 turns waiting to be reflected".
 	noun, rest string
 	forget     func(ctx context.Context, user string) (int, error)
+	// verb says what was done to the items; "": "dropped".
+	verb string
 }
 
 // addForgetter makes every later forget also run f (before the files are
 // deleted). Call it before the front end starts taking messages.
 func (a *app) addForgetter(f forgetter) { a.forgetters = append(a.forgetters, f) }
 
-// allForgetters are the added ones first (queued messages: dropped before
-// they become turns), then the reflector's and the agent's.
-func (a *app) allForgetters() []forgetter {
+// allForgetters are what a forget of name drops first. A person's: the
+// added ones (queued messages: dropped before they become turns), then
+// the reflector's and the agent's. A channel's memory has no pending work
+// of its own, but turns said there still name it: they are detached, so
+// that they are not reflected back into the forgotten memory.
+func (a *app) allForgetters(name string) []forgetter {
+	if agent.IsChannel(name) {
+		return []forgetter{channelForgetter(a.refl.ForgetChannel)}
+	}
 	return append(append([]forgetter(nil), a.forgetters...),
-		forgetter{"turn", " waiting to be reflected", a.refl.Forget},
-		forgetter{"turn", " of short-term history", func(_ context.Context, user string) (int, error) { return a.agent.ForgetUser(user), nil }},
+		forgetter{noun: "turn", rest: " waiting to be reflected", forget: a.refl.Forget},
+		forgetter{noun: "turn", rest: " of short-term history", forget: func(_ context.Context, user string) (int, error) { return a.agent.ForgetUser(user), nil }},
 	)
 }
 
@@ -322,25 +330,38 @@ type droppedItem struct {
 	n int
 }
 
-// String is "2 turns waiting to be reflected, 1 turn of short-term
-// history": the kinds with something dropped, or "" when none had.
+// channelForgetter detaches a forgotten channel from the turns said there.
+func channelForgetter(detach func(ctx context.Context, key string) (int, error)) forgetter {
+	return forgetter{noun: "turn", rest: " waiting to be reflected", forget: detach, verb: "detached the channel from"}
+}
+
+// String is "dropped 2 turns waiting to be reflected, 1 turn of
+// short-term history": the kinds with something dropped (each verb said
+// once), or "" when none had.
 func (d dropped) String() string {
-	var parts []string
+	var b strings.Builder
+	last := ""
 	for _, it := range d {
-		if it.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s%s%s", it.n, it.f.noun, plural(it.n), it.f.rest))
+		if it.n == 0 {
+			continue
 		}
+		verb := cmp.Or(it.f.verb, "dropped")
+		switch {
+		case b.Len() == 0:
+			b.WriteString(verb + " ")
+		case verb != last:
+			b.WriteString("; " + verb + " ")
+		default:
+			b.WriteString(", ")
+		}
+		last = verb
+		fmt.Fprintf(&b, "%d %s%s%s", it.n, it.f.noun, plural(it.n), it.f.rest)
 	}
-	return strings.Join(parts, ", ")
+	return b.String()
 }
 
 // runForgetters runs fs for user in order and stops at the first error.
-// The forgetters drop a person's pending work; a channel's memory (user is
-// an agent.ChannelKey) has none of its own, and none is dropped.
 func runForgetters(ctx context.Context, fs []forgetter, user string) (dropped, error) {
-	if agent.IsChannel(user) {
-		return nil, nil
-	}
 	var d dropped
 	for _, f := range fs {
 		n, err := f.forget(ctx, user)
@@ -373,7 +394,7 @@ func (a *app) forget(ctx context.Context, user, path string, keepHistory bool) (
 	if err != nil {
 		return nil, err
 	}
-	d, err := runForgetters(ctx, a.allForgetters(), user)
+	d, err := runForgetters(ctx, a.allForgetters(user), user)
 	if err != nil {
 		return d, err
 	}

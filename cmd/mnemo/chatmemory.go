@@ -91,7 +91,7 @@ func (a *app) forgetInChat(user string) (string, error) {
 	}
 	msg := "Done: I have forgotten everything about you, " + user + "."
 	if s := d.String(); s != "" {
-		msg += " (Also dropped " + s + ".)"
+		msg += " (Also " + s + ".)"
 	}
 	return msg, nil
 }

@@ -248,7 +248,7 @@ func TestControlRequests(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
 		// A front end with more pending work adds its forgetter.
-		a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
+		a.addForgetter(forgetter{noun: "message", rest: " queued for an answer", forget: func(_ context.Context, user string) (int, error) {
 			switch user {
 			case "alice":
 				return 3, nil

@@ -389,7 +389,7 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	asked := make(chan string, 8)
 	ctx, cancel := context.WithCancel(context.Background())
 	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
-		a.addForgetter(forgetter{"message", " queued for an answer", func(_ context.Context, user string) (int, error) {
+		a.addForgetter(forgetter{noun: "message", rest: " queued for an answer", forget: func(_ context.Context, user string) (int, error) {
 			asked <- user
 			return 1, nil
 		}})
@@ -479,5 +479,27 @@ func TestMemoryHistoryTrouble(t *testing.T) {
 	cli(t, env, "memory", "edit", chanKey, "facts/decisions.md").want(t, 0, "", "mnemo: saved, but the history could not keep it: history: |"+fix+"mnemo: saved facts/decisions.md of #slack-T01-C02")
 	if b, _ := os.ReadFile(filepath.Join(data, chanKey, "facts/decisions.md")); !strings.Contains(string(b), "Fridays") {
 		t.Errorf("edit without a history: %q", b)
+	}
+}
+
+// A channel forgotten while turns said there wait to be reflected: the
+// forget detaches the channel from them (offline, in the journal), so the
+// next start reflects each person's words into their own shared files and
+// never writes the forgotten memory back; the report says so.
+func TestForgetChannelDetachesJournaledTurns(t *testing.T) {
+	data, state, env := channelFixture(t)
+	journal := filepath.Join(state, "reflector", "alice.jsonl")
+	line := `{"user":"alice","userText":"we ship on Friday","time":"2026-01-02T09:00:00Z","channel":true,"channelKey":"` + chanKey + `"}` + "\n"
+	other := `{"user":"alice","userText":"B's budget","time":"2026-01-02T09:01:00Z","channel":true,"channelKey":"#discord-42"}` + "\n"
+	putFile(t, journal, line+other)
+	cli(t, env, "memory", "forget", chanKey, "--yes").want(t, 0,
+		"deleted all memory of channel #slack-T01-C02: the folder "+data+"/#slack-T01-C02 and its 2 memory files; also detached the channel from 1 turn waiting to be reflected\n", "")
+	got, err := os.ReadFile(journal)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(got), chanKey) || !strings.Contains(string(got), "we ship on Friday") || !strings.Contains(string(got), `"channel":true`) ||
+		!strings.HasSuffix(string(got), other) {
+		t.Errorf("the journal after the channel's forget:\n%s", got)
 	}
 }

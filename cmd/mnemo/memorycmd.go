@@ -434,16 +434,21 @@ const forgetCallMargin = 15 * time.Second
 // not yet reflected, which the next start would otherwise write back. A
 // front end with its own journal (queued intake) adds its own here, as it
 // adds one to the app for the running case (app.addForgetter).
-func offlineForgetters(cfg *config.Config) []forgetter {
+func offlineForgetters(cfg *config.Config, name string) []forgetter {
+	if agent.IsChannel(name) { // see app.allForgetters
+		return []forgetter{channelForgetter(func(_ context.Context, key string) (int, error) {
+			return reflector.ForgetChannelJournaled(stateDir(cfg), key)
+		})}
+	}
 	intakeDir := filepath.Join(stateDir(cfg), "intake")
 	return []forgetter{
-		{"message", " queued for an answer on slack", func(_ context.Context, user string) (int, error) {
+		{noun: "message", rest: " queued for an answer on slack", forget: func(_ context.Context, user string) (int, error) {
 			return slackbot.ForgetQueued(intakeDir, user)
 		}},
-		{"message", " queued for an answer on discord", func(_ context.Context, user string) (int, error) {
+		{noun: "message", rest: " queued for an answer on discord", forget: func(_ context.Context, user string) (int, error) {
 			return discordbot.ForgetQueued(intakeDir, user)
 		}},
-		{"turn", " waiting to be reflected", func(_ context.Context, user string) (int, error) {
+		{noun: "turn", rest: " waiting to be reflected", forget: func(_ context.Context, user string) (int, error) {
 			return reflector.ForgetJournaled(stateDir(cfg), user)
 		}},
 	}
@@ -473,7 +478,7 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 		return err
 	}
 	defer lock.Close()
-	d, err := runForgetters(ctx, offlineForgetters(m.cfg), name)
+	d, err := runForgetters(ctx, offlineForgetters(m.cfg, name), name)
 	if err != nil {
 		return failure(err)
 	}
@@ -588,7 +593,7 @@ func (m *memoryCmd) reportForget(name, what, dropped, by string) error {
 		return m.noUser(name)
 	}
 	if dropped != "" {
-		line += "; also dropped " + dropped
+		line += "; also " + dropped
 	}
 	_, err := fmt.Fprintln(m.env.stdout, line+by)
 	return err

@@ -93,7 +93,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		if q, ok := ad.adapter.(interface{ Forget(user string) int }); ok {
 			// A forget drops the user's queued messages first, so none of
 			// them becomes a turn after the user's turns were dropped.
-			a.addForgetter(forgetter{"message", " queued for an answer on " + ad.name, func(_ context.Context, user string) (int, error) {
+			a.addForgetter(forgetter{noun: "message", rest: " queued for an answer on " + ad.name, forget: func(_ context.Context, user string) (int, error) {
 				return q.Forget(user), nil
 			}})
 		}
