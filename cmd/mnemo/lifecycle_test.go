@@ -283,7 +283,7 @@ func TestControlRequests(t *testing.T) {
 	if msg, err := call(control.Request{Op: "forget", User: "nobody"}); err != nil || msg != "" {
 		t.Errorf("forget of nobody = %q, %v", msg, err)
 	}
-	if msg, err := call(control.Request{Op: "forget", User: "alice", Path: "facts/user.md"}); err != nil || msg != "3 messages queued for an answer" {
+	if msg, err := call(control.Request{Op: "forget", User: "alice", Path: "facts/user.md"}); err != nil || msg != "dropped 3 messages queued for an answer" {
 		t.Errorf("forget of one file = %q, %v", msg, err)
 	}
 	cli(t, w.env, "memory", "forget", "nobody", "--yes").want(t, 1, "", `no memory for user "nobody"`)
