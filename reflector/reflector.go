@@ -246,6 +246,12 @@ func (r *Reflector) Close(ctx context.Context) error {
 		users = append(users, r.acquire(name, false))
 	}
 	r.mu.Unlock()
+	if ctx.Err() != nil {
+		// No time to reflect at all: no run starts (one that started
+		// would race the cancellation to the model), and every turn stays
+		// journaled for the next start.
+		r.cancel()
+	}
 	for _, u := range users {
 		u.exec(u.close)
 	}

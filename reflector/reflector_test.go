@@ -823,3 +823,27 @@ func TestSameTaskIDQueuedOnce(t *testing.T) {
 		t.Errorf("logs:\n%s", e.logs.String())
 	}
 }
+
+// Close with no time left starts no run: none could finish, and one that
+// started would race the cancellation to the model and change memory
+// while shutdown says the turns stay journaled. Every turn stays.
+func TestCloseWithNoTimeStartsNoRun(t *testing.T) {
+	e := newEnv(t, nil)
+	for _, u := range []string{"alice", "bob", "carol"} {
+		e.add(turn(u, "t-"+u, "hello"))
+	}
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := e.r.Close(ctx); err == nil || !strings.Contains(err.Error(), "3 turn(s) stay journaled") {
+		t.Errorf("Close(cancelled) = %v", err)
+	}
+	if n := len(e.srv.Requests()); n != 0 {
+		t.Errorf("%d model calls after a Close with no time", n)
+	}
+	for _, u := range []string{"alice", "bob", "carol"} {
+		if j := e.journalLines(u); len(j) != 1 {
+			t.Errorf("%s's journal: %q", u, j)
+		}
+	}
+}
