@@ -3,7 +3,11 @@
 // on that user's own folder and a strict path grammar, written atomically
 // (temp file, fsync, rename, folder fsync), guarded against overwriting edits
 // a person made by hand, and indexed in memory by an fsnotify watcher so that
-// List is cheap and the next List after any edit sees it. It also provides the
+// List is cheap and the next List after any edit sees it. A file is private
+// unless its header says "> Visibility: shared" (visibility.go); a View
+// (view.go) is what one conversation may see — in a channel only the
+// speaker's shared files and the channel's own memory (a folder named by
+// agent.ChannelKey) under channel/ — and where its writes may go. It also provides the
 // five memory_* tools the agent and the reflector call: a new one is a
 // typed parameter struct and agent.NewTool in tools.go, with its
 // description in tools/<name>.md.
