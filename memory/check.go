@@ -133,7 +133,7 @@ func (s *Store) Check(user string) (CheckReport, error) {
 			// .gitkeep and the like: never a user (names cannot start with '.')
 		case ValidateOwner(name) != nil:
 			r.Problems = append(r.Problems, Problem{Path: name, Kind: ProblemBadName,
-				Detail: "not a user folder name, so mnemo ignores it: user names are 1-64 letters, digits, '.', '_' or '-', not starting with '.'"})
+				Detail: "not a user or channel folder name, so mnemo ignores it: user names are 1-64 letters, digits, '.', '_' or '-', not starting with '.'; a channel's is '#' and such a name"})
 		default:
 			s.checkUser(&r, name, e.Type())
 		}

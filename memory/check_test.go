@@ -89,7 +89,7 @@ func TestCheck(t *testing.T) {
 			name:   "root entries",
 			layout: []step{mkdir("bad name"), mkdir("alice"), symlink("alice", "bob"), put("carol", "x"), fifo("dave")},
 			want: []string{
-				`"bad name": bad-name: not a user folder name`,
+				`"bad name": bad-name: not a user or channel folder name`,
 				"bob: not-regular: is a symlink, not a folder",
 				"carol: not-regular: is a file, not a folder; mnemo refuses to use it as carol's memory",
 				"dave: not-regular: is a FIFO, not a folder",
