@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"errors"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -260,4 +261,24 @@ func FuzzVisibility(f *testing.F) {
 			}
 		}
 	})
+}
+
+// An entry is appended to a month's shared file (episodes/YYYY-MM.shared.md,
+// where a channel's reflection writes) as to its plain file: the month is
+// the name without .shared. Before the fix every such append was refused
+// ("the entry is dated 2026-03-09; append it to episodes/2026-03.md").
+func TestAppendToASharedMonth(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	if _, err := u.Append("episodes/2026-03.shared.md", "## Demo\n- Summary: demo\n- Date: 2026-03-09\n", "", nil); err != nil {
+		t.Fatal(err)
+	}
+	want := "# 2026-03 Episodes\n\n> Summary: demo\n\n## Demo\n- Summary: demo\n- Date: 2026-03-09\n"
+	if got := readFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-03.shared.md")); got != want {
+		t.Errorf("the shared month:\n%q\nwant\n%q", got, want)
+	}
+	if _, err := u.Append("episodes/2026-03.shared.md", "## Late\n- Summary: late\n- Date: 2026-04-01\n", "", nil); !errors.Is(err, ErrInvalid) ||
+		!strings.Contains(err.Error(), "append it to episodes/2026-04.md") {
+		t.Errorf("an entry of another month: %v", err)
+	}
 }
