@@ -145,11 +145,14 @@ func (vis visPolicy) guard(p string, compute func(cur []byte, v Version) ([]byte
 			return nil, &SharedFileError{Path: p}
 		}
 		out, err := compute(cur, v)
+		if v.Exists && len(cur) == 0 && shared && !errors.Is(err, errEmptyOnDisk) {
+			// An empty file says nothing: it is private. Checked before
+			// the change's own refusal ("not read first"), which the view
+			// could never satisfy; an append waits out a save as usual.
+			return nil, errNotShared
+		}
 		if err != nil {
 			return nil, err
-		}
-		if v.Exists && len(cur) == 0 && shared {
-			return nil, errNotShared // an empty file says nothing: it is private
 		}
 		if IsShared(string(out)) != shared {
 			out = []byte(SetVisibility(string(out), shared))

@@ -282,3 +282,24 @@ func TestAppendToASharedMonth(t *testing.T) {
 		t.Errorf("an entry of another month: %v", err)
 	}
 }
+
+// An existing empty file is private: a channel's write or patch to the
+// shared file of that name is refused as for any private one
+// (NotWritableError), not told to read it first, which it never could
+// (its memory_read answers "no such memory file").
+func TestSharedViewWriteToAnEmptySharedName(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	writeFile(t, filepath.Join(s.Dir(), "alice/facts/empty.shared.md"), "")
+	v := NewView(u, true, nil)
+	var nw *NotWritableError
+	if err := v.Write("facts/empty.md", "# E\n\n> Summary: e\n"); !errors.As(err, &nw) || nw.Path != "facts/empty.md" {
+		t.Errorf("write: %v", err)
+	}
+	if _, err := v.Patch("facts/empty.shared.md", []Patch{{OldText: "a", NewText: "b"}}); !errors.As(err, &nw) || nw.Path != "facts/empty.shared.md" {
+		t.Errorf("patch: %v", err)
+	}
+	if got := readFile(t, filepath.Join(s.Dir(), "alice/facts/empty.shared.md")); got != "" {
+		t.Errorf("the empty file was written: %q", got)
+	}
+}
