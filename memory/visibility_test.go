@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // A file a Windows editor saved starts with a byte order mark, which
@@ -99,6 +100,8 @@ func TestIsShared(t *testing.T) {
 		{"other value", "# T\n> Visibility: public\n", false},
 		{"value with more words", "# T\n> Visibility: shared with everyone\n", false},
 		{"empty value", "# T\n> Visibility:\n", false},
+		{"shared then an empty value", "# T\n> Visibility: shared\n> Visibility:\n", false},
+		{"an empty value then shared", "# T\n>Visibility:\n> Visibility: shared\n", false},
 		{"short line", "# T\n> Visib\n", false},
 		{"BOM first", "\ufeff> Visibility: shared\n# T\n", true},
 		{"BOM before title", "\ufeff# T\n> Visibility: shared\n", true},
@@ -139,6 +142,7 @@ func TestSetVisibility(t *testing.T) {
 		{"a summary after ## is no header", "- x\n## E\n> Summary: s\n# T\n", true, "> Visibility: shared\n- x\n## E\n> Summary: s\n# T\n"},
 		{"replaces private", "# T\n> Summary: s\n> Visibility: private\n", true, "# T\n> Summary: s\n> Visibility: shared\n"},
 		{"drops every line", "> Visibility: private\n# T\n> visibility: SHARED\n> Summary: s\n> Visibility: x\n", true, "# T\n> Summary: s\n> Visibility: shared\n"},
+		{"drops a line with no value", "# T\n> Visibility:\n", true, "# T\n> Visibility: shared\n"},
 		{"keeps a line after ##", "# T\n> Summary: s\n## E\n> Visibility: private\n", true, "# T\n> Summary: s\n> Visibility: shared\n## E\n> Visibility: private\n"},
 		{"private with no line stays without", "# T\n> Summary: s\n- x\n", false, "# T\n> Summary: s\n- x\n"},
 		{"private with no line, a line after ##", "# T\n## E\n> Visibility: shared\n", false, "# T\n## E\n> Visibility: shared\n"},
@@ -301,5 +305,18 @@ func TestSharedViewWriteToAnEmptySharedName(t *testing.T) {
 	}
 	if got := readFile(t, filepath.Join(s.Dir(), "alice/facts/empty.shared.md")); got != "" {
 		t.Errorf("the empty file was written: %q", got)
+	}
+}
+
+// A channel's append to a month whose shared file is empty on disk waits
+// for a save in place to finish, as any append does, rather than refusing
+// it as private; a file that stays empty ends the wait as a conflict.
+func TestSharedViewAppendToAnEmptySharedMonthWaits(t *testing.T) {
+	s := newStore(t, func(o *Options) { o.EditWait = time.Nanosecond })
+	u := mustUser(t, s, "alice")
+	writeFile(t, filepath.Join(s.Dir(), "alice/episodes/2026-03.shared.md"), "")
+	err := NewView(u, true, nil).Append("episodes/2026-03.md", "## T\n- Summary: s\n- Date: 2026-03-01\n", "")
+	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "empty on disk") {
+		t.Errorf("append to an empty shared month = %v", err)
 	}
 }
