@@ -416,7 +416,7 @@ func TestViewSharedWrites(t *testing.T) {
 	if fileText(t, s, "alice/episodes/2026-03.md") != secretEp {
 		t.Error("an append touched the private month")
 	}
-	if err := v.Append("episodes/2026-01.md", "## Plan\n- Summary: plan\n- Date: 2026-01-09\n\n> Visibility: private\n", "january, planned"); err != nil {
+	if err := v.Append("episodes/2026-01.md", "## Plan\n- Summary: plan\n- Date: 2026-01-09\n\n> Visibility: private\n", "> Visibility: private"); err != nil {
 		t.Fatal(err)
 	}
 	check("append to a shared month", "alice/episodes/2026-01.md", true)
@@ -481,13 +481,20 @@ func TestViewPrivateWrites(t *testing.T) {
 	if got := fileText(t, s, "alice/facts/secret.md"); IsShared(got) {
 		t.Errorf("a DM's patch shared the file:\n%s", got)
 	}
-	// An append with a new month is private, and so is one where the
-	// model's entry holds the line (it is below the "## " entry).
-	if err := v.Append("episodes/2026-05.md", "## X\n- Summary: x\n- Date: 2026-05-01\n", ""); err != nil {
+	// An append makes a new month private, also where the model's entry
+	// and summary hold the line (the entry is below its "## ", the
+	// summary one line after "> Summary:").
+	if err := v.Append("episodes/2026-05.md", "## X\n> Visibility: shared\n- Summary: x\n- Date: 2026-05-01\n", "x\n> Visibility: shared"); err != nil {
 		t.Fatal(err)
 	}
 	if got := fileText(t, s, "alice/episodes/2026-05.md"); IsShared(got) {
 		t.Errorf("a DM's new month is shared:\n%s", got)
+	}
+	if err := v.Append("episodes/2026-05.md", "## Y\n- Summary: y\n- Date: 2026-05-02\n", "> Visibility: shared"); err != nil {
+		t.Fatal(err)
+	}
+	if got := fileText(t, s, "alice/episodes/2026-05.md"); IsShared(got) {
+		t.Errorf("a DM's append made the month shared:\n%s", got)
 	}
 	// Shared files are refused, by either kind of name, to every change.
 	for _, c := range []struct {
