@@ -154,14 +154,20 @@ func TestViewListOneSided(t *testing.T) {
 	}
 }
 
-// viewTool runs one memory tool of a view, as the model would.
+// viewTool runs one memory tool of a view, as the model would: the
+// Thinker's (ReadTools) for memory_list and memory_read, else the
+// reflector's (AllTools).
 func viewTool(t *testing.T, v *View, name string, args any) (string, error) {
 	t.Helper()
 	b, err := json.Marshal(args)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tool := range AllTools(v) {
+	tools := AllTools(v)
+	if name == "memory_list" || name == "memory_read" {
+		tools = ReadTools(v)
+	}
+	for _, tool := range tools {
 		if tool.Name == name {
 			return tool.Call(context.Background(), b)
 		}
