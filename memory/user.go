@@ -408,7 +408,7 @@ func (u *User) appendEntry(p, entry, summary string, commit CommitHook, vis visP
 	if err != nil {
 		return Version{}, fmt.Errorf("%s: %w: %v", p, ErrInvalid, err)
 	}
-	month := strings.TrimSuffix(path.Base(p), ".md")
+	month := trimShared(strings.TrimSuffix(path.Base(p), ".md")) // episodes/2026-03.shared.md: 2026-03
 	if !strings.HasPrefix(e.Date, month) {
 		return Version{}, fmt.Errorf("%s: %w: the entry is dated %s; append it to episodes/%s.md", p, ErrInvalid, e.Date, e.Date[:7])
 	}

@@ -55,8 +55,13 @@ func IsShared(text string) bool {
 // private: every visibility line of the header is dropped, and the one
 // wanted goes under the "> Summary:" line (else under the "# Title", else
 // first). Private with no line before stays without one (no line is
-// private); private where a line was says so in words.
+// private); private where a line was says so in words. A byte order mark
+// stays first, and the header under it is read as IsShared reads it.
 func SetVisibility(text string, shared bool) string {
+	lead := ""
+	if t, ok := strings.CutPrefix(text, "\ufeff"); ok {
+		lead, text = "\ufeff", t
+	}
 	lines := strings.Split(text, "\n")
 	out := make([]string, 0, len(lines)+1)
 	had, at, title := false, -1, -1
@@ -70,7 +75,7 @@ func SetVisibility(text string, shared bool) string {
 				continue
 			} else if _, ok := summaryValue(line); ok && at < 0 {
 				at = len(out) + 1
-			} else if _, ok := headingText(strings.TrimPrefix(line, "\ufeff"), "#"); ok && title < 0 {
+			} else if _, ok := headingText(line, "#"); ok && title < 0 {
 				title = len(out) + 1
 			}
 		}
@@ -83,16 +88,16 @@ func SetVisibility(text string, shared bool) string {
 	case had:
 		want = visibilityPrivate
 	default:
-		return strings.Join(out, "\n")
+		return lead + strings.Join(out, "\n")
 	}
 	if at < 0 {
 		at = max(title, 0)
 	}
-	if n := len(strings.Join(out[:at], "\n")); n+len(want)+2 > summaryHead {
+	if n := len(lead) + len(strings.Join(out[:at], "\n")); n+len(want)+2 > summaryHead {
 		at = 0 // past what the index reads: first, so it counts
 	}
 	out = append(out[:at], append([]string{want}, out[at:]...)...)
-	return strings.Join(out, "\n")
+	return lead + strings.Join(out, "\n")
 }
 
 // visPolicy is what a write may touch and leaves behind: visKeep any file,
@@ -143,11 +148,14 @@ func (vis visPolicy) guard(p string, compute func(cur []byte, v Version) ([]byte
 			return nil, &SharedFileError{Path: p}
 		}
 		out, err := compute(cur, v)
+		if v.Exists && len(cur) == 0 && shared && !errors.Is(err, errEmptyOnDisk) {
+			// An empty file says nothing: it is private. Checked before
+			// the change's own refusal ("not read first"), which the view
+			// could never satisfy; an append waits out a save as usual.
+			return nil, errNotShared
+		}
 		if err != nil {
 			return nil, err
-		}
-		if v.Exists && len(cur) == 0 && shared {
-			return nil, errNotShared // an empty file says nothing: it is private
 		}
 		if IsShared(string(out)) != shared {
 			out = []byte(SetVisibility(string(out), shared))
