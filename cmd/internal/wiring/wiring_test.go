@@ -47,6 +47,26 @@ func TestAdapterErrors(t *testing.T) {
 	if _, err := m.Prepare(agent.Scope{User: "bob"}, 100, nil); err == nil {
 		t.Error("Prepare of a user folder that is a file: no error")
 	}
+	// A scope's channel must be a channel's name: a person's is never
+	// shown as a channel's memory.
+	for _, ch := range []string{"alice", "#", "#a/b"} {
+		if _, err := m.Index(agent.Scope{User: "ann", Channel: ch, Shared: true}); err == nil {
+			t.Errorf("Index with the channel %q: no error", ch)
+		}
+	}
+	// Files lists what is there, and says why it cannot.
+	if err := os.MkdirAll(filepath.Join(dir, "ann", "facts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "ann", "facts", "a.md"), []byte("# A\n\n> Summary: a\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if u, files, err := Files(m.Store, "ann"); err != nil || u.Name() != "ann" || len(files) != 1 || files[0].Path != "facts/a.md" {
+		t.Errorf("Files(ann) = %v, %+v, %v", u, files, err)
+	}
+	if _, _, err := Files(m.Store, "../x"); err == nil {
+		t.Error("Files of a bad name: no error")
+	}
 }
 
 func TestAdapterHappyPath(t *testing.T) {
