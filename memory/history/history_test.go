@@ -190,6 +190,37 @@ func TestRemove(t *testing.T) {
 	}
 }
 
+// A channel's memory has a history of its own, apart from every person's:
+// removing a person's leaves it, removing it leaves theirs.
+func TestChannelHistory(t *testing.T) {
+	s, _, dir := open(t, 0, 0)
+	const ch = "#slack-T1-C1"
+	s.Record(ch, "facts/decisions.md", []byte("we ship Friday"), "reflector")
+	s.Record("ann", "facts/a.md", []byte("a"), "x")
+	if got, err := s.List(ch, ""); err != nil || len(got) != 1 || got[0].Path != "facts/decisions.md" {
+		t.Fatalf("List(%s) = %+v, %v", ch, got, err)
+	}
+	if err := s.RemoveUser("ann"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.List(ch, ""); len(got) != 1 {
+		t.Errorf("the channel's history after ann's removal: %+v", got)
+	}
+	s.Record("ann", "facts/a.md", []byte("a"), "x")
+	if err := s.RemoveUser(ch); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ch)); !os.IsNotExist(err) {
+		t.Errorf("the channel's history left: %v", err)
+	}
+	if got, _ := s.List("ann", ""); len(got) != 1 {
+		t.Errorf("ann's history after the channel's removal: %+v", got)
+	}
+	if _, _, err := s.Record("#", "facts/a.md", nil, "x"); err == nil {
+		t.Error("a bare # was accepted as a channel")
+	}
+}
+
 func TestBadNames(t *testing.T) {
 	s, _, _ := open(t, 0, 0)
 	for _, call := range []func() error{
