@@ -41,7 +41,13 @@ func IndexLine(f FileInfo) string {
 // budget bytes. Files past the budget are never dropped silently: a last
 // line says how many were left out.
 func RenderIndex(files []FileInfo, budget int) string {
-	if len(files) == 0 {
+	return renderIndex(len(files), func(i int) FileInfo { return files[i] }, budget)
+}
+
+// renderIndex is RenderIndex of n files, the i-th given by at: it asks
+// only for the files it shows (a view's index is never copied whole).
+func renderIndex(n int, at func(int) FileInfo, budget int) string {
+	if n == 0 {
 		return indexNone
 	}
 	if budget <= 0 {
@@ -49,15 +55,15 @@ func RenderIndex(files []FileInfo, budget int) string {
 	}
 	var b strings.Builder
 	b.WriteString(indexHeader)
-	for i, f := range files {
-		line := IndexLine(f) + "\n"
-		rest := len(files) - i - 1
+	for i := range n {
+		line := IndexLine(at(i)) + "\n"
+		rest := n - i - 1
 		room := budget - b.Len() - len(indexFooter)
 		if rest > 0 {
 			room -= omittedLen(rest) // keep space to say what is left out
 		}
 		if len(line) > room {
-			b.WriteString(omittedLine(len(files) - i))
+			b.WriteString(omittedLine(n - i))
 			break
 		}
 		b.WriteString(line)

@@ -3,6 +3,7 @@ package memory
 import (
 	"errors"
 	"slices"
+	"sort"
 	"strings"
 )
 
@@ -96,53 +97,80 @@ func (v *View) channel(p string) (*Session, string, bool) {
 // List is what the view may see: the speaker's fact files, the channel's,
 // then the speaker's episode files and the channel's (each newest first).
 func (v *View) List() ([]FileInfo, error) {
-	var own []FileInfo
+	p, err := v.parts()
+	if err != nil || v.ch == nil {
+		return p.own, err
+	}
+	out := make([]FileInfo, 0, p.len())
+	for i := range p.len() {
+		out = append(out, p.at(i))
+	}
+	return out, nil
+}
+
+// viewParts is a view's files as the index lists them, without copying
+// them: the speaker's (List's order, shared with the index) and the
+// channel's, each split where its episodes start.
+type viewParts struct {
+	own, ch   []FileInfo
+	ownF, chF int // how many of each are fact files
+}
+
+func (v *View) parts() (viewParts, error) {
+	var p viewParts
 	var err error
 	if v.shared {
-		own, err = v.own.u.ListShared()
+		p.own, err = v.own.u.ListShared()
 	} else {
-		own, err = v.own.u.List()
+		p.own, err = v.own.u.List()
 	}
 	if err != nil || v.ch == nil {
-		return own, err
+		return p, err
 	}
-	chf, err := v.ch.u.List()
-	if err != nil {
-		return nil, err
+	if p.ch, err = v.ch.u.List(); err != nil {
+		return viewParts{}, err
 	}
-	of, cf := factCount(own), factCount(chf)
-	out := make([]FileInfo, 0, len(own)+len(chf))
-	out = append(out, own[:of]...)
-	out = appendPrefixed(out, chf[:cf])
-	out = append(out, own[of:]...)
-	return appendPrefixed(out, chf[cf:]), nil
+	p.ownF, p.chF = factCount(p.own), factCount(p.ch)
+	return p, nil
 }
 
-// factCount is how many of files (List's order) are fact files.
+func (p viewParts) len() int { return len(p.own) + len(p.ch) }
+
+// at is the i-th file of the view's order; a channel's file is named with
+// ChannelDir.
+func (p viewParts) at(i int) FileInfo {
+	var f FileInfo
+	switch {
+	case i < p.ownF:
+		return p.own[i]
+	case i < p.ownF+p.chF:
+		f = p.ch[i-p.ownF]
+	case i < len(p.own)+p.chF:
+		return p.own[i-p.chF]
+	default:
+		f = p.ch[i-len(p.own)]
+	}
+	f.Path = ChannelDir + f.Path
+	return f
+}
+
+// factCount is how many of files (List's order: facts first) are fact
+// files, found by bisection: a message's cost does not grow with them.
 func factCount(files []FileInfo) int {
-	for i, f := range files {
-		if strings.HasPrefix(f.Path, episodesDir+"/") {
-			return i
-		}
-	}
-	return len(files)
+	return sort.Search(len(files), func(i int) bool { return strings.HasPrefix(files[i].Path, episodesDir+"/") })
 }
 
-func appendPrefixed(out, files []FileInfo) []FileInfo {
-	for _, f := range files {
-		f.Path = ChannelDir + f.Path
-		out = append(out, f)
-	}
-	return out
-}
-
-// Index is the iteration-1 index of what the view may see.
+// Index is the iteration-1 index of what the view may see. Only the lines
+// it shows are made: at any size it costs what the budget holds.
 func (v *View) Index(budget int) (string, error) {
-	files, err := v.List()
+	p, err := v.parts()
 	if err != nil {
 		return "", err
 	}
-	return RenderIndex(files, budget), nil
+	if v.ch == nil {
+		return RenderIndex(p.own, budget), nil
+	}
+	return renderIndex(p.len(), p.at, budget), nil
 }
 
 // Load reads a whole file the view may see, and records its version.
