@@ -720,6 +720,9 @@ func TestListSharedRebuilt(t *testing.T) {
 		}
 		return out
 	}
+	// Once the watcher has handled the folder made by the set-up (it may
+	// make the index rescan), nothing changes any more.
+	eventually(t, "the watcher to see alice's folder", func() bool { return watchLog.seen(filepath.Join(s.Dir(), "alice")) })
 	first, _ := alice.ListShared()
 	again, _ := alice.ListShared()
 	if &first[0] != &again[0] {
