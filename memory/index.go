@@ -139,8 +139,10 @@ func (x *index) drop(p string) {
 // set records what a store write just produced, so the writer's own next
 // List sees it without waiting for the event.
 func (x *index) set(p string, text []byte) {
+	// Read the text before taking the lock: the lock guards the map only.
+	e := entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text)), Shared: IsShared(string(text))}}
 	x.mu.Lock()
-	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text)), Shared: IsShared(string(text))}})
+	x.put(p, e)
 	x.mu.Unlock()
 }
 
