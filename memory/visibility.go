@@ -32,10 +32,7 @@ func visibilityValue(line string) (string, bool) {
 
 // IsShared reports whether a memory file's text marks it shared.
 func IsShared(text string) bool {
-	if len(text) > summaryHead {
-		text = text[:summaryHead]
-	}
-	text = strings.TrimPrefix(text, "\ufeff")
+	text = strings.TrimPrefix(text[:min(len(text), summaryHead)], "\ufeff")
 	shared := false
 	for line := range strings.SplitSeq(text, "\n") {
 		if _, ok := headingText(line, "##"); ok {
@@ -63,8 +60,9 @@ func SetVisibility(text string, shared bool) string {
 		lead, text = "\ufeff", t
 	}
 	lines := strings.Split(text, "\n")
-	out := make([]string, 0, len(lines)+1)
-	had, at, title := false, -1, -1
+	out := make([]string, 0, len(lines)) // one more line may be added
+	const unset = -1
+	had, at, title := false, unset, unset
 	header := true
 	for _, line := range lines {
 		if header {
@@ -73,9 +71,9 @@ func SetVisibility(text string, shared bool) string {
 			} else if _, ok := visibilityValue(line); ok {
 				had = true
 				continue
-			} else if _, ok := summaryValue(line); ok && at < 0 {
+			} else if _, ok := summaryValue(line); ok && at == unset {
 				at = len(out) + 1
-			} else if _, ok := headingText(line, "#"); ok && title < 0 {
+			} else if _, ok := headingText(line, "#"); ok && title == unset {
 				title = len(out) + 1
 			}
 		}
@@ -90,7 +88,7 @@ func SetVisibility(text string, shared bool) string {
 	default:
 		return lead + strings.Join(out, "\n")
 	}
-	if at < 0 {
+	if at == unset {
 		at = max(title, 0)
 	}
 	if n := len(lead) + len(strings.Join(out[:at], "\n")); n+len(want)+2 > summaryHead {
