@@ -24,6 +24,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
+	"github.com/mnemo-agent/mnemo/memory"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
 
@@ -501,5 +502,26 @@ func TestForgetChannelDetachesJournaledTurns(t *testing.T) {
 	if strings.Contains(string(got), chanKey) || !strings.Contains(string(got), "we ship on Friday") || !strings.Contains(string(got), `"channel":true`) ||
 		!strings.HasSuffix(string(got), other) {
 		t.Errorf("the journal after the channel's forget:\n%s", got)
+	}
+}
+
+// A new file's template in memory edit: a shared month's is dated in its
+// month and marked shared; a plain one is private (no line).
+func TestNewFileTextShared(t *testing.T) {
+	for p, want := range map[string][]string{
+		"episodes/2026-03.shared.md": {"# Episodes of 2026-03", "- Date: 2026-03-01", "> Visibility: shared"},
+		"episodes/2026-03.md":        {"# Episodes of 2026-03", "- Date: 2026-03-01"},
+		"facts/team.shared.md":       {"# Title", "> Visibility: shared"},
+		"facts/team.md":              {"# Title"},
+	} {
+		got := newFileText(p)
+		for _, w := range want {
+			if !strings.Contains(got, w) {
+				t.Errorf("newFileText(%s) lacks %q:\n%s", p, w, got)
+			}
+		}
+		if memory.IsShared(got) != memory.IsSharedName(p) || strings.Contains(got, ".shared-") {
+			t.Errorf("newFileText(%s):\n%s", p, got)
+		}
 	}
 }

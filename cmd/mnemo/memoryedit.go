@@ -19,11 +19,13 @@ import (
 
 // newFileText is what `memory edit` offers for a file that does not exist.
 func newFileText(p string) string {
+	text := "# Title\n> Summary: a few words on what this file holds\n\n"
 	if k, _ := memory.ParsePath(p); k == memory.KindEpisode {
-		month := strings.TrimSuffix(path.Base(p), ".md")
-		return "# Episodes of " + month + "\n> Summary: \n\n## Title of what happened\n- Summary: a few words\n- Date: " + month + "-01\n\nDetails.\n"
+		month := strings.TrimSuffix(path.Base(memory.PrivateName(p)), ".md") // episodes/2026-03.shared.md is March's too
+		text = "# Episodes of " + month + "\n> Summary: \n\n## Title of what happened\n- Summary: a few words\n- Date: " + month + "-01\n\nDetails.\n"
 	}
-	return "# Title\n> Summary: a few words on what this file holds\n\n"
+	// A *.shared.md file is a channel's reflection's: made shared, as it would.
+	return memory.SetVisibility(text, memory.IsSharedName(p))
 }
 
 // edit is `mnemo memory edit USER PATH` (USER may be a channel's memory,
