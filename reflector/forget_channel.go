@@ -78,14 +78,13 @@ func (u *userState) detach(key string) (n int, running <-chan struct{}, err erro
 	if u.busy && len(u.running) > 0 && u.running[0].turn.ChannelKey == key {
 		running = u.done
 	}
-	for i := range u.queued {
-		if u.queued[i].turn.ChannelKey == key {
-			u.queued[i].turn.ChannelKey = ""
-			if !u.busy && u.run != nil && i < u.run.turns {
-				u.run = nil
-			}
-			n++
-		}
+	open := 0 // the queued turns a run not yet running is open over
+	if !u.busy && u.run != nil {
+		open = u.run.turns
+	}
+	n, overRun := detachKey(u.queued, key, open)
+	if overRun {
+		u.run = nil
 	}
 	if n == 0 {
 		return 0, running, nil
@@ -131,15 +130,13 @@ func forgetChannelFiles(j *journal, key string) (int, error) {
 			return total, fmt.Errorf("reflector: forget the channel %s in the journal of %s: %w", key, user, err)
 		}
 		entries, run, _ := parseJournal(user, j.path(user), data, defaults.Logger(nil))
-		n := 0
-		for i := range entries {
-			if entries[i].turn.ChannelKey == key {
-				entries[i].turn.ChannelKey = ""
-				if run != nil && i < run.turns {
-					run = nil
-				}
-				n++
-			}
+		open := 0
+		if run != nil {
+			open = run.turns
+		}
+		n, overRun := detachKey(entries, key, open)
+		if overRun {
+			run = nil
 		}
 		if n == 0 {
 			continue
@@ -150,4 +147,19 @@ func forgetChannelFiles(j *journal, key string) (int, error) {
 		total += n
 	}
 	return total, nil
+}
+
+// detachKey removes the channel key from entries (in place) and says how
+// many it changed and whether one of them is among the first open, which
+// a run is open over: that run may have read the channel's memory, so it
+// restarts afresh.
+func detachKey(entries []entry, key string, open int) (n int, overRun bool) {
+	for i := range entries {
+		if entries[i].turn.ChannelKey == key {
+			entries[i].turn.ChannelKey = ""
+			overRun = overRun || i < open
+			n++
+		}
+	}
+	return n, overRun
 }

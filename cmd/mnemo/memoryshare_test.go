@@ -162,12 +162,7 @@ func TestServeSlackMemoryShare(t *testing.T) {
 	slk := w.fakeSlack(t, "xoxb-test", "xapp-test")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var errOut syncWriter
-	done := make(chan int, 1)
-	go func() {
-		err := run(stopOn(ctx), []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
-		done <- exitCode(err, &errOut)
-	}()
+	errOut, done := w.serveRun(ctx)
 	if err := slk.WaitConnected(1, 10*time.Second); err != nil {
 		t.Fatalf("no Socket Mode connection: %v\n%s", err, errOut.String())
 	}
@@ -228,12 +223,7 @@ func TestServeDiscordMemoryShare(t *testing.T) {
 	dsc.AddChannel(discordgo.Channel{ID: thread, GuildID: guild, Type: discordgo.ChannelTypeGuildPublicThread, ParentID: channel, Name: "a thread"})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var errOut syncWriter
-	done := make(chan int, 1)
-	go func() {
-		err := run(stopOn(ctx), []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, &errOut)
-		done <- exitCode(err, &errOut)
-	}()
+	errOut, done := w.serveRun(ctx)
 	if err := dsc.WaitReady(1, 10*time.Second); err != nil {
 		t.Fatalf("no Discord session: %v\n%s", err, errOut.String())
 	}
@@ -278,4 +268,16 @@ func TestServeDiscordMemoryShare(t *testing.T) {
 	if code := <-done; code != 0 {
 		t.Fatalf("serve exit %d after SIGTERM:\n%s", code, errOut.String())
 	}
+}
+
+// serveRun runs `mnemo serve` through run() until ctx ends; done gets its
+// exit code, errOut what it wrote to stderr.
+func (w *chatWorld) serveRun(ctx context.Context) (*syncWriter, <-chan int) {
+	errOut := &syncWriter{}
+	done := make(chan int, 1)
+	go func() {
+		err := run(stopOn(ctx), []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, errOut)
+		done <- exitCode(err, errOut)
+	}()
+	return errOut, done
 }
