@@ -39,7 +39,12 @@ func TestReference(t *testing.T) {
 		t.Fatalf("%v; run `%s`", err, RefreshCommand)
 	}
 	if !bytes.Equal(got, want) {
-		t.Errorf("%s is stale: the configuration changed; run `%s` and commit the result", reference, RefreshCommand)
+		g, w := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
+		n := 0
+		for n < min(len(g), len(w)) && g[n] == w[n] {
+			n++
+		}
+		t.Errorf("cmd/mnemo/CONFIG.md is stale (from line %d): the configuration changed; run `%s` and commit the result", n+1, RefreshCommand)
 	}
 }
 
