@@ -386,14 +386,13 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	}
 	h.Close()
 	env, _ := serveEnv(w)
-	fa := &fakeAdapter{started: make(chan struct{})}
 	asked := make(chan string, 8)
+	fa := &fakeAdapter{started: make(chan struct{}), forget: func(user string) int {
+		asked <- user
+		return 1
+	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
-		a.addForgetter(forgetter{noun: "message", rest: " queued for an answer", forget: func(_ context.Context, user string) (int, error) {
-			asked <- user
-			return 1, nil
-		}})
 		return []namedAdapter{{"fake", fa}}, nil
 	})
 	defer func() {
@@ -410,7 +409,7 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	}
 
 	cli(t, w.env, "memory", "forget", "alice", "--yes").want(t, 0,
-		"deleted all memory of alice: the folder "+data+"/alice and its 2 memory files; also dropped 1 message queued for an answer"+by, "")
+		"deleted all memory of alice: the folder "+data+"/alice and its 2 memory files; also dropped 1 message queued for an answer on fake"+by, "")
 	if exists(filepath.Join(data, "alice")) {
 		t.Error("alice's folder (a shared file in it) survived her forget")
 	}

@@ -6,13 +6,14 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
-	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 )
 
 const (
