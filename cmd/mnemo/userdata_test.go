@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
 
@@ -189,5 +190,43 @@ func TestForgetLeavesNoTraceWhileServeRuns(t *testing.T) {
 	}
 	if got := traces(t, filepath.Join(w.dir, "data"), "alice", aliceMark); len(got) > 0 {
 		t.Errorf("serve's shutdown brought alice back in %q", got)
+	}
+}
+
+// The running chat or serve and the offline `mnemo memory` forget with
+// the same holders, in the same order (userdata.Holders): serve only adds
+// the queue of an adapter that has no intake journal of its own.
+func TestRunningAndOfflineHoldersAreOneList(t *testing.T) {
+	w := newChatWorld(t)
+	cfg := slackConfig(t, w)
+	env, _ := serveEnv(w)
+	a, err := openApp(context.Background(), env, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close(cancelledContext())
+	store, err := openAdminStore(cfg, env.logger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	svc, done, err := (&memoryCmd{env: env, cfg: cfg, store: store}).data(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	names := func(hs []userdata.Holder) (out []string) {
+		for _, h := range hs {
+			out = append(out, h.Name())
+		}
+		return out
+	}
+	running, offline := names(a.data.Holders()), names(svc.Holders())
+	if !slices.Equal(running, offline) || len(running) < 9 {
+		t.Errorf("running holders %q, offline %q", running, offline)
+	}
+	a.useQueues(map[string]func(string) int{"slack": func(string) int { return 0 }, "fake": func(string) int { return 0 }})
+	if got := names(a.data.Holders()); !slices.Equal(got, slices.Insert(slices.Clone(offline), 2, "intake journal (fake)")) {
+		t.Errorf("serve's holders %q", got)
 	}
 }
