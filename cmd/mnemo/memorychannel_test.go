@@ -363,7 +363,7 @@ func TestForgetChannel(t *testing.T) {
 
 // While serve runs, the forgets go through its control socket: a person's
 // leaves the channel's memory and history byte for byte; a channel's runs
-// none of the person-only forgetters (queued messages, journaled turns,
+// none of the person-only holders (queued messages, journaled turns,
 // short-term history) and deletes only the channel's memory.
 func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	w := newChatWorld(t)
@@ -439,7 +439,7 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 		names = append(names, n)
 	}
 	if !slices.Equal(names, []string{"alice"}) {
-		t.Errorf("the person's forgetters ran for %q, want only alice", names)
+		t.Errorf("the person's queue holder ran for %q, want only alice", names)
 	}
 }
 

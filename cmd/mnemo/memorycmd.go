@@ -332,18 +332,19 @@ func (m *memoryCmd) ls(name string) error {
 }
 
 func (m *memoryCmd) show(name, p string) error {
-	u, err := m.user(name)
-	if err != nil {
+	if _, err := m.user(name); err != nil {
 		return err
 	}
-	doc, err := u.Read(p)
+	svc, done, _ := m.data(false) // without the history: cannot fail
+	defer done()
+	text, err := svc.Read(name, p)
 	if errors.Is(err, memory.ErrNotFound) {
 		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, shellName(name)))
 	}
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(m.env.stdout, doc.Text)
+	_, err = fmt.Fprint(m.env.stdout, text)
 	return err
 }
 
@@ -446,7 +447,7 @@ func (m *memoryCmd) data(history bool) (svc *userdata.Service, done func(), err 
 }
 
 // forget deletes one file of a user's memory, or all of it, together with
-// the user's pending work (forgetters); or one file or all of a channel's
+// everything else kept of the user (userdata.Holders); or one file or all of a channel's
 // memory. A user's forget never touches a channel's memory: what they said
 // in a channel is the channel's. It prints "deleted …" only once all of
 // that is done, by this process or by the running one.
@@ -591,10 +592,7 @@ func (m *memoryCmd) export(name, output string) error {
 		defer file.Cleanup()
 		out = file
 	}
-	svc, done, err := m.data(false)
-	if err != nil {
-		return err
-	}
+	svc, done, _ := m.data(false) // without the history: cannot fail
 	defer done()
 	rep, err := svc.Export(u.Name(), out)
 	for _, p := range rep.Skipped {

@@ -110,6 +110,17 @@ func (s *Service) showFiles(b *strings.Builder, owner string, tag bool, heading 
 	return len(files), nil
 }
 
+// Read is the whole text of owner's memory file p (`mnemo memory show`);
+// a missing file is an error wrapping memory.ErrNotFound.
+func (s *Service) Read(owner, p string) (string, error) {
+	u, err := s.store.User(owner)
+	if err != nil {
+		return "", err
+	}
+	d, err := u.Read(p)
+	return d.Text, err
+}
+
 // VisibilityTag is how /memory marks a file: [shared] when its header
 // says so (memory.IsShared, read with the index), else [private].
 func VisibilityTag(f memory.FileInfo) string {

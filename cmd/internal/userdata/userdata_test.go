@@ -356,6 +356,19 @@ func TestShow(t *testing.T) {
 	}
 }
 
+func TestRead(t *testing.T) {
+	svc := newWorld(t).offline()
+	if text, err := svc.Read("alice", "facts/pets.md"); text != aliceFact || err != nil {
+		t.Errorf("Read = %q, %v", text, err)
+	}
+	if _, err := svc.Read("alice", "facts/none.md"); !errors.Is(err, memory.ErrNotFound) {
+		t.Errorf("Read of a missing file: %v", err)
+	}
+	if _, err := svc.Read("../x", "facts/pets.md"); err == nil {
+		t.Error("Read of a bad name gave no error")
+	}
+}
+
 func TestShowChat(t *testing.T) {
 	w := newWorld(t)
 	svc := w.offline()
