@@ -2,13 +2,12 @@ package main
 
 import (
 	"context"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mnemo-agent/mnemo/agent/logtest"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"

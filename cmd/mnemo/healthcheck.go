@@ -4,12 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"io"
 	"net"
 	"net/http"
 	"time"
-
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // healthTimeout bounds `mnemo healthcheck`: container runtimes kill a

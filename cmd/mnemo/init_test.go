@@ -3,12 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )

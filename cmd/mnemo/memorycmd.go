@@ -15,14 +15,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/google/renameio/v2"
 	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
-
-	"github.com/google/renameio/v2"
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"

@@ -6,14 +6,13 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 )
 
 const (
