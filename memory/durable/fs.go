@@ -34,7 +34,9 @@ func (d Dir) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error)
 }
 
 // Rename renames oldname to newname.
-func (d Dir) Rename(oldname, newname string) error { return os.Rename(d.path(oldname), d.path(newname)) }
+func (d Dir) Rename(oldname, newname string) error {
+	return os.Rename(d.path(oldname), d.path(newname))
+}
 
 // Remove removes name.
 func (d Dir) Remove(name string) error { return os.Remove(d.path(name)) }
