@@ -13,7 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // The journal keeps the turns that have not been reflected yet, one file per
@@ -143,7 +143,7 @@ const DefaultSyncWindow = 10 * time.Millisecond
 // independent. The flusher fsyncs files concurrently with those operations.
 type journal struct {
 	dir    string
-	fault  fault.Hook
+	fault  durable.Hook
 	clock  clock.Clock
 	window time.Duration
 	log    *slog.Logger
@@ -176,7 +176,7 @@ type jfile struct {
 	broken error      // an fsync failed: the file must be rewritten whole
 }
 
-func newJournal(dir string, hook fault.Hook) *journal {
+func newJournal(dir string, hook durable.Hook) *journal {
 	return &journal{dir: dir, fault: hook, clock: clock.Real{}, window: DefaultSyncWindow,
 		log: slog.New(slog.DiscardHandler), files: map[string]*jfile{}, dirty: map[*jfile]bool{}}
 }
@@ -186,13 +186,13 @@ func (j *journal) path(user string) string { return filepath.Join(j.dir, user+jo
 // fsyncDir makes a creation, rename or removal in the folder durable.
 func (j *journal) fsyncDir() error { return fsyncFolder(j.dir, j.fault) }
 
-func fsyncFolder(dir string, hook fault.Hook) error {
+func fsyncFolder(dir string, hook durable.Hook) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("reflector: open %s for fsync: %w", dir, err)
 	}
 	defer d.Close()
-	if err = hook.At(fault.FsyncDir, dir); err == nil {
+	if err = hook.At(durable.FsyncDir, dir); err == nil {
 		err = d.Sync()
 	}
 	if err != nil {
@@ -275,7 +275,7 @@ func (j *journal) write(jf *jfile, line []byte) error {
 		}
 	}
 	p := j.path(jf.user)
-	err := j.fault.At(fault.Write, p)
+	err := j.fault.At(durable.Write, p)
 	if err == nil {
 		_, err = jf.f.Write(line)
 	}
@@ -293,7 +293,7 @@ func (j *journal) write(jf *jfile, line []byte) error {
 func (j *journal) open(jf *jfile) error {
 	p := j.path(jf.user)
 	var f *os.File
-	err := j.fault.At(fault.Create, p)
+	err := j.fault.At(durable.Create, p)
 	if err == nil {
 		f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
 	}
@@ -324,7 +324,7 @@ func (j *journal) syncLocked(jf *jfile) error {
 	if jf.f == nil || (!jf.dirty && !jf.fresh) {
 		return nil
 	}
-	err := j.fault.At(fault.Fsync, jf.f.Name())
+	err := j.fault.At(durable.Fsync, jf.f.Name())
 	if err == nil {
 		err = jf.f.Sync()
 	}
@@ -353,7 +353,7 @@ func (j *journal) flush(jf *jfile) error {
 	}
 	jf.dirty, jf.fresh = false, false
 	jf.mu.Unlock()
-	err := j.fault.At(fault.Fsync, f.Name())
+	err := j.fault.At(durable.Fsync, f.Name())
 	if err == nil {
 		err = f.Sync()
 	}

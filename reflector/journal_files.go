@@ -14,7 +14,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/mnemo-agent/mnemo/agent"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // The journal's files as a whole: atomic rewrites, and reading them back
@@ -34,7 +34,7 @@ func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
 	}
 	p := j.path(user)
 	if len(entries) == 0 {
-		err := j.fault.At(fault.Remove, p)
+		err := j.fault.At(durable.Remove, p)
 		if err == nil {
 			err = os.Remove(p)
 		}
@@ -78,21 +78,21 @@ func encodeJournal(entries []entry, run *runLog) (*bytes.Buffer, error) {
 // failures are wrapped with agent.ErrStorage.
 func (j *journal) install(name string, data []byte) error {
 	var pf *renameio.PendingFile
-	err := j.fault.At(fault.Create, name)
+	err := j.fault.At(durable.Create, name)
 	if err == nil {
 		pf, err = renameio.NewPendingFile(name, renameio.WithTempDir(filepath.Dir(name)),
 			renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600))
 	}
 	if err == nil {
 		defer pf.Cleanup() // removes the temp file unless it was renamed
-		if err = j.fault.At(fault.Write, name); err == nil {
+		if err = j.fault.At(durable.Write, name); err == nil {
 			_, err = pf.Write(data)
 		}
 		if err == nil {
-			err = j.fault.At(fault.Fsync, name)
+			err = j.fault.At(durable.Fsync, name)
 		}
 		if err == nil {
-			err = j.fault.At(fault.Rename, name)
+			err = j.fault.At(durable.Rename, name)
 		}
 		if err == nil {
 			err = pf.CloseAtomicallyReplace() // fsync, then rename

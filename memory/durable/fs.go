@@ -67,19 +67,21 @@ type Error struct {
 	Op   string
 	Name string
 	Err  error
+	what string // the step in words, when not the Op's
 }
 
 // Close is the Op of an Error closing a file.
 const Close = "close"
 
 func (e *Error) Error() string {
-	var what string
-	switch e.Op {
-	case Create:
+	what := e.what
+	switch {
+	case what != "":
+	case e.Op == Create:
 		what = "create temp file for"
-	case Rename:
+	case e.Op == Rename:
 		what = "rename into"
-	case FsyncDir:
+	case e.Op == FsyncDir:
 		what = "fsync folder"
 	default:
 		what = e.Op

@@ -214,7 +214,7 @@ func (l *Log) append(buf []byte, sync bool) error {
 		}
 	}
 	if err != nil {
-		err = &Error{op, l.shown, err}
+		err = &Error{Op: op, Name: l.shown, Err: err}
 	} else if sync && dirDirty {
 		err = SyncDir(l.fsys, path.Dir(l.name), l.hook)
 	}
@@ -261,7 +261,7 @@ func (l *Log) openLocked() error {
 		f, err = l.fsys.OpenFile(l.name, os.O_WRONLY|os.O_APPEND, 0)
 	}
 	if err != nil {
-		return &Error{"open", l.shown, err}
+		return &Error{Op: opOpen, Name: l.shown, Err: err}
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -269,7 +269,7 @@ func (l *Log) openLocked() error {
 	}
 	if err != nil {
 		f.Close()
-		return &Error{"open", l.shown, err}
+		return &Error{Op: opOpen, Name: l.shown, Err: err}
 	}
 	l.f, l.size, l.torn = f, fi.Size(), false
 	l.dirDirty = l.dirDirty || created
@@ -295,7 +295,7 @@ func (l *Log) Sync() error {
 		err = f.Sync()
 	}
 	if err != nil {
-		err = &Error{Fsync, l.shown, err}
+		err = &Error{Op: Fsync, Name: l.shown, Err: err}
 	} else if dirDirty {
 		err = SyncDir(l.fsys, path.Dir(l.name), l.hook)
 	}
@@ -413,8 +413,11 @@ func (l *Log) Close() error {
 	l.mu.Unlock()
 	if f != nil {
 		if cerr := f.Close(); cerr != nil {
-			err = &Error{Close, l.shown, cerr}
+			err = &Error{Op: Close, Name: l.shown, Err: cerr}
 		}
 	}
 	return err
 }
+
+// opOpen is the Op of an Error opening the journal.
+const opOpen = "open"

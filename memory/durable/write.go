@@ -29,6 +29,9 @@ type WriteOptions struct {
 	// Check runs just before the rename; an error from it aborts the
 	// write (the temp file is removed) and is returned as it is.
 	Check func() error
+	// NoDirSync leaves the folder fsync to the caller, who writes several
+	// files and then calls SyncDir once.
+	NoDirSync bool
 }
 
 // WriteFile replaces name in fsys with data atomically: a temp file in the
@@ -43,7 +46,7 @@ func WriteFile(fsys FS, name string, data []byte, o WriteOptions) error {
 	}
 	if err = f.Close(); err != nil {
 		_ = fsys.Remove(tmp)
-		return &Error{Close, display(fsys, name), err}
+		return &Error{Op: Close, Name: display(fsys, name), Err: err}
 	}
 	if o.Check != nil {
 		if err = o.Check(); err != nil {
@@ -51,7 +54,7 @@ func WriteFile(fsys FS, name string, data []byte, o WriteOptions) error {
 			return err
 		}
 	}
-	if err = rename(fsys, tmp, name, o.Hook); err != nil {
+	if err = rename(fsys, tmp, name, o.Hook); err != nil || o.NoDirSync {
 		return err
 	}
 	return SyncDir(fsys, path.Dir(name), o.Hook)
@@ -71,7 +74,7 @@ func writeTemp(fsys FS, name string, data []byte, perm fs.FileMode, h Hook) (*os
 		f, err = fsys.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|os.O_APPEND, perm)
 	}
 	if err != nil {
-		return nil, "", &Error{Create, display(fsys, name), err}
+		return nil, "", &Error{Op: Create, Name: display(fsys, name), Err: err}
 	}
 	op := Write
 	if err = h.At(Write, shown); err == nil {
@@ -86,7 +89,7 @@ func writeTemp(fsys FS, name string, data []byte, perm fs.FileMode, h Hook) (*os
 	if err != nil {
 		f.Close()
 		_ = fsys.Remove(tmp)
-		return nil, "", &Error{op, display(fsys, name), err}
+		return nil, "", &Error{Op: op, Name: display(fsys, name), Err: err}
 	}
 	return f, tmp, nil
 }
@@ -99,27 +102,24 @@ func rename(fsys FS, tmp, name string, h Hook) error {
 	}
 	if err != nil {
 		_ = fsys.Remove(tmp)
-		return &Error{Rename, display(fsys, name), err}
+		return &Error{Op: Rename, Name: display(fsys, name), Err: err}
 	}
 	return nil
 }
-
-// openDir is the Op of an Error opening a folder to fsync it.
-const openDir = "open folder for fsync"
 
 // SyncDir fsyncs the folder dir of fsys ("." for its top), so that a
 // creation, rename or removal in it survives a crash of the machine.
 func SyncDir(fsys FS, dir string, h Hook) error {
 	d, err := fsys.Open(dir)
 	if err != nil {
-		return &Error{openDir, display(fsys, dir), err}
+		return &Error{Op: FsyncDir, Name: display(fsys, dir), Err: err, what: "open folder for fsync"}
 	}
 	defer d.Close()
 	if err = h.At(FsyncDir, display(fsys, dir)); err == nil {
 		err = d.Sync()
 	}
 	if err != nil {
-		return &Error{FsyncDir, display(fsys, dir), err}
+		return &Error{Op: FsyncDir, Name: display(fsys, dir), Err: err}
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func RemoveFile(fsys FS, name string, h Hook) error {
 		err = fsys.Remove(name)
 	}
 	if err != nil && !os.IsNotExist(err) {
-		return &Error{Remove, display(fsys, name), err}
+		return &Error{Op: Remove, Name: display(fsys, name), Err: err}
 	}
 	return SyncDir(fsys, path.Dir(name), h)
 }
