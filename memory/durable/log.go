@@ -261,7 +261,7 @@ func (l *Log) openLocked() error {
 		f, err = l.fsys.OpenFile(l.name, os.O_WRONLY|os.O_APPEND, 0)
 	}
 	if err != nil {
-		return &Error{Op: opOpen, Name: l.shown, Err: err}
+		return &Error{Op: opOpen, Name: l.shown, Err: err, what: "open journal"}
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -269,7 +269,7 @@ func (l *Log) openLocked() error {
 	}
 	if err != nil {
 		f.Close()
-		return &Error{Op: opOpen, Name: l.shown, Err: err}
+		return &Error{Op: opOpen, Name: l.shown, Err: err, what: "open journal"}
 	}
 	l.f, l.size, l.torn = f, fi.Size(), false
 	l.dirDirty = l.dirDirty || created

@@ -133,12 +133,12 @@ func TestLogOpen(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(w.dir, "d.jsonl"), 0o700)
 	l := NewLog(Dir(w.dir), "d.jsonl", LogOptions{})
-	if err := l.Write([]byte("{}\n")); !IsDisk(err) || !strings.Contains(err.Error(), "open "+filepath.Join(w.dir, "d.jsonl")) {
+	if err := l.Write([]byte("{}\n")); !IsDisk(err) || !strings.Contains(err.Error(), "open journal "+filepath.Join(w.dir, "d.jsonl")) {
 		t.Errorf("a folder: %v", err)
 	}
 	w.f.set(Create, syscall.EMFILE)
 	l = NewLog(Dir(w.dir), "e.jsonl", LogOptions{Hook: w.f.hook})
-	if err := l.Write([]byte("{}\n")); !errors.Is(err, syscall.EMFILE) || !strings.Contains(err.Error(), "open "+filepath.Join(w.dir, "e.jsonl")) {
+	if err := l.Write([]byte("{}\n")); !errors.Is(err, syscall.EMFILE) || !strings.Contains(err.Error(), "open journal "+filepath.Join(w.dir, "e.jsonl")) {
 		t.Errorf("open fails: %v", err)
 	}
 }
