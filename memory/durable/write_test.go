@@ -230,3 +230,16 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("missing: %v", err)
 	}
 }
+
+// NoDirSync leaves the folder fsync to the caller (several files, one
+// SyncDir).
+func TestWriteFileNoDirSync(t *testing.T) {
+	dir := t.TempDir()
+	r := &recorder{}
+	if err := WriteFile(Dir(dir), "f", []byte("x"), WriteOptions{Hook: r.hook, NoDirSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ops) != 4 || r.ops[3] != "rename:f" || read(t, filepath.Join(dir, "f")) != "x" {
+		t.Errorf("ops %v", r.ops)
+	}
+}
