@@ -44,7 +44,8 @@ type Log struct {
 	mu        sync.Mutex
 	idle      *sync.Cond // broadcast when the writer or an exclusive step ends
 	open      *Batch     // lines waiting for the writer
-	writing   bool       // a Commit caller is the writer
+	writing   bool       // a Commit caller is the writer: it takes every batch waiting
+	appending bool       // a Write is running
 	exclusive bool       // a Replace, Remove or Close is running
 	closed    bool
 
@@ -146,7 +147,7 @@ func (l *Log) Add(lines []byte) *Batch {
 // none is left, so callers that come meanwhile share a write and an fsync.
 func (l *Log) Commit(b *Batch) error {
 	l.mu.Lock()
-	for l.exclusive {
+	for l.exclusive || l.appending {
 		l.idle.Wait()
 	}
 	if l.writing {
@@ -176,14 +177,14 @@ func (l *Log) Write(lines []byte) error {
 		return nil
 	}
 	l.mu.Lock()
-	for l.writing || l.exclusive {
+	for l.writing || l.appending || l.exclusive {
 		l.idle.Wait()
 	}
-	l.writing = true
+	l.appending = true
 	l.mu.Unlock()
 	err := l.append(lines, false)
 	l.mu.Lock()
-	l.writing = false
+	l.appending = false
 	l.idle.Broadcast()
 	l.mu.Unlock()
 	return err
@@ -203,30 +204,14 @@ func (l *Log) append(buf []byte, sync bool) error {
 	if torn {
 		buf = append([]byte{'\n'}, buf...) // never extend a partial line
 	}
-	op := Write
-	if err = l.hook.At(Write, l.shown); err == nil {
-		_, err = f.Write(buf)
-	}
-	if err == nil && sync {
-		op = Fsync
-		if err = l.hook.At(Fsync, l.shown); err == nil {
-			err = f.Sync()
-		}
-	}
-	if err != nil {
-		err = &Error{Op: op, Name: l.shown, Err: err}
-	} else if sync && dirDirty {
-		err = SyncDir(l.fsys, path.Dir(l.name), l.hook)
-	}
-	cut := false
-	if err != nil {
-		cut = l.hook.At(Truncate, l.shown) == nil && f.Truncate(size) == nil
-	}
+	err = l.put(f, buf, sync, dirDirty)
+	cut := err != nil && l.hook.At(Truncate, l.shown) == nil && f.Truncate(size) == nil
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	switch {
 	case err != nil:
 		l.torn = l.torn || !cut
+		return err
 	case l.torn:
 		if fi, serr := f.Stat(); serr == nil {
 			l.size = fi.Size()
@@ -235,11 +220,33 @@ func (l *Log) append(buf []byte, sync bool) error {
 	default:
 		l.size += int64(len(buf))
 	}
-	if err == nil {
-		l.dirty = !sync
-		l.dirDirty = l.dirDirty && !sync
+	l.dirty = !sync
+	l.dirDirty = l.dirDirty && !sync
+	return nil
+}
+
+// put writes buf to f and, with sync, makes it durable.
+func (l *Log) put(f *os.File, buf []byte, sync, dirDirty bool) error {
+	if err := l.hook.At(Write, l.shown); err != nil {
+		return &Error{Op: Write, Name: l.shown, Err: err}
 	}
-	return err
+	if _, err := f.Write(buf); err != nil {
+		return &Error{Op: Write, Name: l.shown, Err: err}
+	}
+	if !sync {
+		return nil
+	}
+	err := l.hook.At(Fsync, l.shown)
+	if err == nil {
+		err = f.Sync()
+	}
+	if err != nil {
+		return &Error{Op: Fsync, Name: l.shown, Err: err}
+	}
+	if dirDirty {
+		return SyncDir(l.fsys, path.Dir(l.name), l.hook)
+	}
+	return nil
 }
 
 // openLocked opens the file for appending, creating it (then its folder
@@ -312,7 +319,7 @@ func (l *Log) exclusively(step func() error) error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
-	for l.writing || l.exclusive || l.open != nil {
+	for l.writing || l.appending || l.exclusive || l.open != nil {
 		l.idle.Wait()
 	}
 	l.exclusive = true
@@ -405,7 +412,7 @@ func (l *Log) Close() error {
 	l.syncMu.Lock()
 	defer l.syncMu.Unlock()
 	l.mu.Lock()
-	for l.writing || l.exclusive {
+	for l.writing || l.appending || l.exclusive {
 		l.idle.Wait()
 	}
 	f := l.f

@@ -136,6 +136,12 @@ func TestLogOpen(t *testing.T) {
 	if err := l.Write([]byte("{}\n")); !IsDisk(err) || !strings.Contains(err.Error(), "open journal "+filepath.Join(w.dir, "d.jsonl")) {
 		t.Errorf("a folder: %v", err)
 	}
+	if err := os.Symlink(os.DevNull, filepath.Join(w.dir, "dev.jsonl")); err == nil {
+		l = NewLog(Dir(w.dir), "dev.jsonl", LogOptions{})
+		if err := l.Write([]byte("{}\n")); !IsDisk(err) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("a device: %v", err)
+		}
+	}
 	w.f.set(Create, syscall.EMFILE)
 	l = NewLog(Dir(w.dir), "e.jsonl", LogOptions{Hook: w.f.hook})
 	if err := l.Write([]byte("{}\n")); !errors.Is(err, syscall.EMFILE) || !strings.Contains(err.Error(), "open journal "+filepath.Join(w.dir, "e.jsonl")) {
@@ -421,6 +427,41 @@ func TestLogClose(t *testing.T) {
 		t.Errorf("second Close: %v", err)
 	}
 	if got := read(t, w.path); got != "{a}\n" {
+		t.Errorf("file %q", got)
+	}
+}
+
+// An append that comes while a Replace runs waits for it and goes to the
+// new file.
+func TestLogAppendWaitsForReplace(t *testing.T) {
+	dir := t.TempDir()
+	inReplace, release := make(chan struct{}), make(chan struct{})
+	hook := func(op, name string) error {
+		if op == Create && IsTemp(name) {
+			close(inReplace)
+			<-release
+		}
+		return nil
+	}
+	l := NewLog(Dir(dir), "j.jsonl", LogOptions{Hook: hook})
+	defer l.Close()
+	if err := l.Commit(l.Add([]byte("{a}\n"))); err != nil {
+		t.Fatal(err)
+	}
+	replaced := make(chan error, 1)
+	go func() { replaced <- l.Replace([]byte("{new}\n")) }()
+	<-inReplace
+	committed, written := make(chan error, 1), make(chan error, 1)
+	go func() { committed <- l.Commit(l.Add([]byte("{b}\n"))) }()
+	go func() { written <- l.Write([]byte("{c}\n")) }()
+	close(release)
+	for _, c := range []chan error{replaced, committed, written} {
+		if err := <-c; err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := read(t, filepath.Join(dir, "j.jsonl"))
+	if got != "{new}\n{b}\n{c}\n" && got != "{new}\n{c}\n{b}\n" {
 		t.Errorf("file %q", got)
 	}
 }
