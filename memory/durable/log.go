@@ -37,8 +37,8 @@ type Log struct {
 	perm  fs.FileMode
 
 	// syncMu is held by whoever fsyncs, replaces or closes f outside mu,
-	// so a Sync never fsyncs a file being replaced; Write takes mu only,
-	// so it never waits for an fsync.
+	// so a Sync never fsyncs a file being replaced; Write does not take
+	// it, so it never waits for a Sync (only for a Commit's write).
 	syncMu sync.Mutex
 
 	mu        sync.Mutex
