@@ -56,12 +56,16 @@ E2E_PKGS  ?= ./cmd/mnemo ./cmd/mnemo-load ./memory
 # ends. Many tests wait (on the network, child processes, discordgo's
 # one-second Close) rather than compute, hence -p 4 test binaries at once
 # and -parallel 8 for the tests that call t.Parallel (bots/discord and
-# its fake).
+# its fake). A -race binary sleeps a second before it exits, for threads
+# still running to report races (every test binary, every child mnemo a
+# test starts): RACE_ENV turns that off (GORACE=... in the environment is
+# kept after it; goleak fails the tests that leave goroutines running).
+RACE_ENV = GORACE="atexit_sleep_ms=0 $(GORACE)"
 test: lint
 	@$(MAKE) --no-print-directory -j3 --output-sync=target test-race test-plain test-norace
 
 test-race:
-	$(GO) test -race -count=1 -p 4 -parallel 8 -skip '$(E2E_TESTS)|$(NORACE_TESTS)' $(RACE_PKGS)
+	$(RACE_ENV) $(GO) test -race -count=1 -p 4 -parallel 8 -skip '$(E2E_TESTS)|$(NORACE_TESTS)' $(RACE_PKGS)
 
 test-plain:
 	@bad=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' $(PLAIN_PKGS) | grep -E ' sync(/atomic)?( |$$)' | cut -d: -f1); \
@@ -74,7 +78,7 @@ test-norace:
 # The long end-to-end tests `make test` leaves out (see E2E_TESTS), with
 # the race detector.
 e2e:
-	$(GO) test -race -count=1 -timeout 30m -run '$(E2E_TESTS)' $(E2E_PKGS)
+	$(RACE_ENV) $(GO) test -race -count=1 -timeout 30m -run '$(E2E_TESTS)' $(E2E_PKGS)
 
 # Fails when statement coverage of the whole module is below $(COVERMIN)%.
 coverage:
