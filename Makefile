@@ -52,17 +52,19 @@ NORACE_PKGS  ?= ./bots/slack ./memory
 E2E_TESTS ?= ^(TestSoak|TestCrashAtEveryWriteBoundary|TestIntakeCrashSlack|TestIntakeCrashDiscord|TestCrashSafety|TestSigtermChatWaitsTheGraceThenKeepsTheTurnJournaled|TestSigtermServeCancelsAHungReplyAfterTheGrace|TestSecondSignalStopsAtOnce|TestBenchSmallRun)$$
 E2E_PKGS  ?= ./cmd/mnemo ./cmd/mnemo-load ./memory
 
-# The three runs go side by side, each one's output printed whole when it
-# ends. Many tests wait (on the network, child processes, discordgo's
-# one-second Close) rather than compute, hence -p 4 test binaries at once
-# and -parallel 8 for the tests that call t.Parallel (bots/discord and
-# its fake). A -race binary sleeps a second before it exits, for threads
-# still running to report races (every test binary, every child mnemo a
-# test starts): RACE_ENV turns that off (GORACE=... in the environment is
-# kept after it; goleak fails the tests that leave goroutines running).
+# A -race binary sleeps a second before it exits, for threads still
+# running to report races (every test binary, every child mnemo a test
+# starts): RACE_ENV turns that off (GORACE=... from the environment is kept
+# after it; goleak fails the tests that leave goroutines running).
 RACE_ENV = GORACE="atexit_sleep_ms=0 $(GORACE)"
-test: lint
-	@$(MAKE) --no-print-directory -j3 --output-sync=target test-race test-plain test-norace
+
+# Lint and the three runs go side by side, each one's output printed whole
+# when it ends. Many tests wait (on the network, child processes,
+# discordgo's one-second Close) rather than compute, hence -p 4 test
+# binaries at once and -parallel 8 for the tests that call t.Parallel
+# (bots/discord and its fake).
+test:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint test-race test-plain test-norace
 
 test-race:
 	$(RACE_ENV) $(GO) test -race -count=1 -p 4 -parallel 8 -skip '$(E2E_TESTS)|$(NORACE_TESTS)' $(RACE_PKGS)
