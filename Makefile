@@ -26,15 +26,15 @@ lint:
 # sync/atomic, channels, signals, child processes). It finds nothing in
 # code that runs on one goroutine and makes it 2 to 10 times slower, so
 # the other packages (today agent/clock, agent/defaults, agent/fake,
-# agent/fault, agent/llm, cmd/internal/config, deploy: values, parsing,
-# templates) run without it. A package missing from this list is still
+# agent/fault, agent/llm, cmd/internal/config and its configdoc, deploy:
+# values, parsing, templates) run without it. A package missing from this list is still
 # tested, without -race; `make test` fails if such a package imports sync
 # or sync/atomic, the sign it belongs here. The slowest come first, so
 # that they do not start last and finish alone.
 RACE_PKGS ?= ./memory/... ./cmd/mnemo-load ./cmd/mnemo ./cmd/internal/wiring ./bots/... \
 	./reflector ./agent ./agent/clock/clocktest ./agent/llm/llmtest ./agent/llm/openai \
 	./agent/logtest ./agent/openaitest ./agent/text \
-	./cmd/internal/control ./cmd/internal/metrics ./cmd/internal/turns
+	./cmd/internal/control ./cmd/internal/metrics ./cmd/internal/turns ./cmd/internal/userdata
 PLAIN_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
 
 # Tests of the race packages that run on one goroutine and spend seconds
