@@ -1,4 +1,4 @@
-# mnemo — make targets. `make test` is what CI runs (with `make coverage`).
+# mnemo — make targets. CI (.ci/run) runs `make test`, `make e2e` and `make coverage`.
 GO       ?= go
 BIN      ?= bin/mnemo
 COVERMIN ?= 95
@@ -7,7 +7,7 @@ FUZZTIME ?= 20s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 BUILDDATE ?= $(shell date -u +%Y-%m-%d)
 
-.PHONY: build image test coverage lint bench load soak fuzz mutation crash run clean
+.PHONY: build image test test-race test-plain test-norace e2e coverage lint bench load soak fuzz mutation crash run clean
 
 build:
 	$(GO) build -trimpath -ldflags="-s -w -X main.version=$(VERSION) -X main.buildDate=$(BUILDDATE)" -o $(BIN) ./cmd/mnemo
@@ -21,8 +21,66 @@ lint:
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-test: lint
-	$(GO) test -race -count=1 ./...
+# The race detector runs on the packages that have concurrency: their code
+# or their tests start goroutines or share state between them (sync,
+# sync/atomic, channels, signals, child processes). It finds nothing in
+# code that runs on one goroutine and makes it 2 to 10 times slower, so
+# the other packages (today agent/clock, agent/defaults, agent/fake,
+# agent/fault, agent/llm, cmd/internal/config and its configdoc, deploy:
+# values, parsing, templates) run without it. A package missing from this list is still
+# tested, without -race; `make test` fails if such a package imports sync
+# or sync/atomic, the sign it belongs here. The slowest come first, so
+# that they do not start last and finish alone.
+RACE_PKGS ?= ./memory/... ./cmd/mnemo-load ./cmd/mnemo ./cmd/internal/wiring ./bots/... \
+	./reflector ./agent ./agent/clock/clocktest ./agent/llm/llmtest ./agent/llm/openai \
+	./agent/logtest ./agent/openaitest ./agent/text \
+	./cmd/internal/control ./cmd/internal/metrics ./cmd/internal/turns ./cmd/internal/userdata
+PLAIN_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
+
+# Tests of the race packages that run on one goroutine and spend seconds
+# of CPU (the reply formatter's linearity guard, memory_list's size
+# bounds): `make test` runs them without -race (10 times faster, nothing
+# for the detector to see); `make coverage` runs them too.
+NORACE_TESTS ?= ^(TestFormatIsLinear|TestListResultShortcutExact|TestMemoryListBudget)$$
+NORACE_PKGS  ?= ./bots/slack ./memory
+
+# The end-to-end tests that take long (`make e2e`; CI runs it): the soak,
+# the child processes killed at every write boundary (reflection, intake
+# journal, memory store), the signal tests against a child mnemo, the
+# benchmark run against a built binary. `make test` skips them;
+# `make coverage` runs them too.
+E2E_TESTS ?= ^(TestSoak|TestCrashAtEveryWriteBoundary|TestIntakeCrashSlack|TestIntakeCrashDiscord|TestCrashSafety|TestSigtermChatWaitsTheGraceThenKeepsTheTurnJournaled|TestSigtermServeCancelsAHungReplyAfterTheGrace|TestSecondSignalStopsAtOnce|TestBenchSmallRun)$$
+E2E_PKGS  ?= ./cmd/mnemo ./cmd/mnemo-load ./memory
+
+# A -race binary sleeps a second before it exits, for threads still
+# running to report races (every test binary, every child mnemo a test
+# starts): RACE_ENV turns that off (GORACE=... from the environment is kept
+# after it; goleak fails the tests that leave goroutines running).
+RACE_ENV = GORACE="atexit_sleep_ms=0 $(GORACE)"
+
+# Lint and the three runs go side by side, each one's output printed whole
+# when it ends. Many tests wait (on the network, child processes,
+# discordgo's one-second Close) rather than compute, hence -p 4 test
+# binaries at once and -parallel 8 for the tests that call t.Parallel
+# (bots/discord and its fake).
+test:
+	@$(MAKE) --no-print-directory -j4 --output-sync=target lint test-race test-plain test-norace
+
+test-race:
+	$(RACE_ENV) $(GO) test -race -count=1 -p 4 -parallel 8 -skip '$(E2E_TESTS)|$(NORACE_TESTS)' $(RACE_PKGS)
+
+test-plain:
+	@bad=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' $(PLAIN_PKGS) | grep -E ' sync(/atomic)?( |$$)' | cut -d: -f1); \
+	  if [ -n "$$bad" ]; then echo "these packages import sync or sync/atomic: add them to RACE_PKGS (Makefile):"; echo "$$bad"; exit 1; fi
+	$(GO) test -count=1 $(PLAIN_PKGS)
+
+test-norace:
+	$(GO) test -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
+
+# The long end-to-end tests `make test` leaves out (see E2E_TESTS), with
+# the race detector.
+e2e:
+	$(RACE_ENV) $(GO) test -race -count=1 -timeout 30m -run '$(E2E_TESTS)' $(E2E_PKGS)
 
 # Fails when statement coverage of the whole module is below $(COVERMIN)%.
 coverage:
@@ -45,7 +103,7 @@ load:
 	$(GO) run ./cmd/mnemo-load $(LOADFLAGS)
 
 # The crash test's long form: a child `mnemo chat` killed with SIGKILL
-# before each disk operation of a reflection (as in `make test`) and at
+# before each disk operation of a reflection (as in `make e2e`) and at
 # CRASH_KILLS random moments, restarted each time; the memory must hold
 # every intended change exactly once.
 CRASH_KILLS ?= 300
@@ -59,7 +117,7 @@ crash:
 # Discord replays, both reconnect and a person edits the memory files. It
 # fails unless every message is answered once, every reflection's writes
 # and every hand edit are in the files, and goroutines and open files are
-# back to their start; it prints its figures. `make test` runs it with
+# back to their start; it prints its figures. `make e2e` runs it with
 # 1,000 messages. SOAKFLAGS="-soak.seed N -soak.free -soak.report soak.json"
 # and so on (the flags are in cmd/mnemo/soak_test.go); GOFLAGS=-race too.
 SOAKMESSAGES ?= 10000

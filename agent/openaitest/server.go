@@ -8,9 +8,10 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo/agent/fake"
 )
 
 // DefaultModel is the model GET /v1/models lists until SetModels changes it,
@@ -99,7 +100,7 @@ type Handler func(r Request) (reply Reply, ok bool)
 // Server is a scripted OpenAI-compatible HTTP server on 127.0.0.1. Its
 // methods are safe for concurrent use.
 type Server struct {
-	t       testing.TB
+	t       fake.T
 	srv     *httptest.Server
 	closing chan struct{}
 	once    sync.Once
@@ -116,7 +117,7 @@ type Server struct {
 }
 
 // New starts a server on 127.0.0.1 and closes it when the test ends.
-func New(t testing.TB) *Server {
+func New(t fake.T) *Server {
 	t.Helper()
 	s := &Server{
 		t:       t,

@@ -2,7 +2,6 @@ package openaitest
 
 import (
 	"fmt"
-	"testing"
 )
 
 // NewServer starts a server on 127.0.0.1 outside a test, for a program such
@@ -30,10 +29,9 @@ func (s *Server) DiscardRequests() int {
 	return n
 }
 
-// standaloneTB is the testing.TB of a server made by NewServer: the methods
-// the server calls behave sensibly outside a test (the embedded nil
-// interface only completes the method set; nothing else is called).
-type standaloneTB struct{ testing.TB }
+// standaloneTB is the fake.T of a server made by NewServer: its methods
+// behave sensibly outside a test.
+type standaloneTB struct{}
 
 func (standaloneTB) Helper() {}
 

@@ -3,6 +3,7 @@ package discord
 import (
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,8 +56,16 @@ var (
 	bob   = discordgo.User{ID: bobID, Username: "bob"}
 )
 
+// parallelTests holds the tests start has made parallel.
+var parallelTests sync.Map
+
 func start(t *testing.T, s setup) *harness {
 	t.Helper()
+	// Each test has its own fake Discord and bot; discordgo's Close sleeps
+	// a second, so the tests wait side by side (a test may start twice).
+	if _, again := parallelTests.LoadOrStore(t, true); !again {
+		t.Parallel()
+	}
 	srv := discordtest.New(t, s.opts)
 	srv.AddUser(alice)
 	srv.AddUser(bob)

@@ -19,11 +19,11 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
@@ -72,11 +72,11 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 
 	m := newBenchModel(0)
 	defer m.close()
-	tb := &standaloneTB{log: discardLogger()}
+	tb := &fakeHost{log: discardLogger()}
 	defer tb.cleanup()
 	var slk *slacktest.Server
 	var dsc *discordtest.Server
-	if err := tb.start(func(t testing.TB) {
+	if err := tb.start(func(t fake.T) {
 		slk = slacktest.New(t, slacktest.Options{})
 		dsc = discordtest.New(t, discordtest.Options{})
 	}); err != nil {

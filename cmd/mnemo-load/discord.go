@@ -13,12 +13,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/discord"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 )
@@ -49,7 +49,7 @@ func discordAuthor(i int) *discordgo.User {
 type discordRun struct {
 	hooks    hooks
 	messages int
-	tb       *standaloneTB // owns the fake's cleanup
+	tb       *fakeHost // owns the fake's cleanup
 	srv      *discordtest.Server
 	bot      *discord.Bot
 	cancel   context.CancelFunc
@@ -73,7 +73,7 @@ func startDiscord(ctx context.Context, cfg config, ag *agent.Agent, log *slog.Lo
 	r := &discordRun{
 		hooks:     cfg.hooks,
 		messages:  cfg.messages,
-		tb:        &standaloneTB{log: log},
+		tb:        &fakeHost{log: log},
 		done:      make(chan struct{}),
 		channels:  make(map[string]int, cfg.users),
 		replies:   make([]chan bool, cfg.users),
@@ -84,7 +84,7 @@ func startDiscord(ctx context.Context, cfg config, ag *agent.Agent, log *slog.Lo
 	// The fake's goroutines (its listener, every connection, the gateway's
 	// writers) carry the label: its CPU is told apart from mnemo's.
 	asSide(sideFakeDiscord, func() {
-		err = r.tb.start(func(tb testing.TB) { r.srv = discordtest.New(tb, discordtest.Options{}) })
+		err = r.tb.start(func(tb fake.T) { r.srv = discordtest.New(tb, discordtest.Options{}) })
 	})
 	if err != nil {
 		return nil, fmt.Errorf("fake Discord: %w", err)
@@ -360,12 +360,10 @@ func clip(s string) string {
 	return s
 }
 
-// standaloneTB is the testing.TB discordtest.New needs, outside a test:
-// Cleanup keeps the functions for cleanup, Fatalf ends start with an
-// error, Errorf records one. The embedded nil interface only completes
-// the method set: discordtest calls no other method.
-type standaloneTB struct {
-	testing.TB
+// fakeHost is the fake.T the fakes (discordtest, slacktest) get outside a
+// test: Cleanup keeps the functions for cleanup, Fatalf (a fake could not
+// start) logs the error and ends the function given to start with it.
+type fakeHost struct {
 	log *slog.Logger
 
 	mu       sync.Mutex
@@ -376,33 +374,26 @@ type standaloneTB struct {
 // fatal is how Fatalf leaves the function given to start.
 type fatal struct{}
 
-func (*standaloneTB) Helper()      {}
-func (*standaloneTB) Name() string { return "mnemo-load" }
+func (*fakeHost) Helper() {}
 
-func (t *standaloneTB) Cleanup(f func()) {
+func (t *fakeHost) Cleanup(f func()) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.cleanups = append(t.cleanups, f)
 }
 
-func (t *standaloneTB) Errorf(format string, args ...any) {
+func (t *fakeHost) Fatalf(format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
 	t.log.Error(msg)
 	t.mu.Lock()
-	defer t.mu.Unlock()
 	t.errs = append(t.errs, msg)
-}
-
-func (t *standaloneTB) Fatalf(format string, args ...any) {
-	t.Errorf(format, args...)
+	t.mu.Unlock()
 	panic(fatal{})
 }
 
-func (t *standaloneTB) Logf(format string, args ...any) { t.log.Debug(fmt.Sprintf(format, args...)) }
-
-// start calls f with t and returns the errors f reported, a Fatalf ending
+// start calls f with t and returns the error f reported, a Fatalf ending
 // f early.
-func (t *standaloneTB) start(f func(testing.TB)) (err error) {
+func (t *fakeHost) start(f func(fake.T)) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			if _, ok := v.(fatal); !ok {
@@ -416,7 +407,7 @@ func (t *standaloneTB) start(f func(testing.TB)) (err error) {
 }
 
 // err joins the errors reported so far, nil if none.
-func (t *standaloneTB) err() error {
+func (t *fakeHost) err() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if len(t.errs) == 0 {
@@ -426,7 +417,7 @@ func (t *standaloneTB) err() error {
 }
 
 // cleanup runs the cleanup functions, last registered first.
-func (t *standaloneTB) cleanup() {
+func (t *fakeHost) cleanup() {
 	t.mu.Lock()
 	fs := t.cleanups
 	t.cleanups = nil

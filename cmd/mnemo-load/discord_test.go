@@ -10,7 +10,9 @@ import (
 	"math"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -19,6 +21,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/discord"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 )
@@ -367,28 +370,23 @@ func TestDiscordTimeout(t *testing.T) {
 	}
 }
 
-func TestStandaloneTB(t *testing.T) {
+func TestFakeHost(t *testing.T) {
 	var logs bytes.Buffer
-	tb := &standaloneTB{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	tb := &fakeHost{log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	var order []int
-	err := tb.start(func(tb testing.TB) {
+	err := tb.start(func(tb fake.T) {
 		tb.Helper()
 		tb.Cleanup(func() { order = append(order, 1) })
 		tb.Cleanup(func() { order = append(order, 2) })
-		tb.Logf("hello %d", 1)
-		if tb.Name() != "mnemo-load" {
-			t.Errorf("Name = %q", tb.Name())
-		}
 	})
 	if err != nil {
 		t.Errorf("start: %v", err)
 	}
-	err = tb.start(func(tb testing.TB) {
-		tb.Errorf("first %s", "problem")
+	err = tb.start(func(tb fake.T) {
 		tb.Fatalf("listen: %v", "no ports")
 		t.Error("Fatalf returned")
 	})
-	if err == nil || err.Error() != "first problem; listen: no ports" {
+	if err == nil || err.Error() != "listen: no ports" {
 		t.Errorf("start after Fatalf: %v", err)
 	}
 	tb.cleanup()
@@ -396,7 +394,7 @@ func TestStandaloneTB(t *testing.T) {
 	if len(order) != 2 || order[0] != 2 || order[1] != 1 {
 		t.Errorf("cleanups ran in order %v, want [2 1]", order)
 	}
-	if !strings.Contains(logs.String(), "hello 1") || !strings.Contains(logs.String(), "listen: no ports") {
+	if !strings.Contains(logs.String(), "listen: no ports") {
 		t.Errorf("logs:\n%s", logs.String())
 	}
 	defer func() {
@@ -404,7 +402,25 @@ func TestStandaloneTB(t *testing.T) {
 			t.Errorf("recovered %v, want the panic to go on", v)
 		}
 	}()
-	_ = tb.start(func(testing.TB) { panic("boom") })
+	_ = tb.start(func(fake.T) { panic("boom") })
+}
+
+// mnemo-load is a program, not a test: it starts the fakes through
+// fake.T, so package testing (and its flags) must not be linked in.
+func TestNoTestingLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	deps := strings.Fields(string(out))
+	if len(deps) < 10 || !slices.Contains(deps, "github.com/mnemo-agent/mnemo/bots/discord/discordtest") {
+		t.Fatalf("go list -deps listed too little to trust:\n%s", out)
+	}
+	for _, p := range deps {
+		if p == "testing" || strings.HasPrefix(p, "testing/") {
+			t.Errorf("mnemo-load links %s; the fakes must be started through fake.T, not testing.TB", p)
+		}
+	}
 }
 
 // The help names the new flag and a bad platform is a usage error.

@@ -31,7 +31,7 @@ import (
 // and Discord adapters on the real slack-go Socket Mode and discordgo
 // clients, against the fake Slack, the fake Discord and a scripted model,
 // while Slack redelivers and Discord replays events, both drop and renew
-// their connections, and a person edits the memory files. `make test` runs
+// their connections, and a person edits the memory files. `make e2e` runs
 // 1,000 messages; `make soak` runs 10,000 (-soak.messages).
 var (
 	soakMessages    = flag.Int("soak.messages", 1000, "soak: messages in all, spread over -soak.users users")

@@ -7,12 +7,12 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
@@ -155,7 +155,7 @@ type Server struct {
 }
 
 // New starts a fake Discord on 127.0.0.1 and registers Close with tb.Cleanup.
-func New(tb testing.TB, opts Options) *Server {
+func New(tb fake.T, opts Options) *Server {
 	tb.Helper()
 	opts = opts.withDefaults()
 	s := &Server{

@@ -10,17 +10,17 @@ import (
 	"net/url"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
 
 // Listen starts h on 127.0.0.1 (never another address) and returns the
 // running server; name prefixes the failure.
-func Listen(tb testing.TB, name string, h http.Handler) *httptest.Server {
+func Listen(tb fake.T, name string, h http.Handler) *httptest.Server {
 	tb.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

@@ -17,9 +17,9 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// fake is the smallest fake server: WebSocket connections at /ws, kept
+// tinyFake is the smallest fake server: WebSocket connections at /ws, kept
 // until Shutdown.
-type fake struct {
+type tinyFake struct {
 	mu       sync.Mutex
 	changes  fakewait.Changes
 	closed   bool
@@ -30,7 +30,7 @@ type fake struct {
 }
 
 func TestListenUpgradeShutdown(t *testing.T) {
-	f := &fake{}
+	f := &tinyFake{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
 		ws := Upgrade(w, r, &f.upgrader, &f.mu, &f.closed)

@@ -9,11 +9,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/fakewait"
 )
@@ -134,7 +134,7 @@ type sentInfo struct {
 }
 
 // New starts a fake Slack on 127.0.0.1 and registers Close with tb.Cleanup.
-func New(tb testing.TB, opts Options) *Server {
+func New(tb fake.T, opts Options) *Server {
 	tb.Helper()
 	opts = opts.withDefaults()
 	s := &Server{
