@@ -123,16 +123,15 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		ThinkerModel: cfg.LLM.Model, ReflectorModel: reflModel,
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
-			Watch: true, Clean: true, OnChange: changes.onChange,
+			Watch: true, Clean: true,
 		},
-		IndexBudget: cfg.Memory.IndexBudget, OnToolCall: countTool(changes.metrics),
+		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: stateDir(cfg),
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-			FactsBudget: cfg.Reflector.FactsBudget, OnRun: changes.metrics.Reflection},
+			FactsBudget: cfg.Reflector.FactsBudget},
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars},
-		SkipTurn: func(t agent.Turn) bool { _, ok := a.withdrawn.LoadAndDelete(t.TaskID); return ok },
-		Logger:   env.logger, Faults: env.faults,
+		Logger: env.logger, Faults: env.faults,
 	})
 	if err != nil {
 		hist.Close()

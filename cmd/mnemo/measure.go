@@ -3,13 +3,11 @@ package main
 import (
 	"context"
 	"errors"
-	"strings"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
-	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // measuredModel counts a role's model requests, their outcome, time and
@@ -55,18 +53,4 @@ func (m measuredHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply,
 	reply, err := m.h.Handle(ctx, t)
 	m.metrics.TaskDone(t.Platform, err == nil)
 	return reply, err
-}
-
-// countTool counts a tool's calls by result in the metrics.
-func countTool(m *metrics.Metrics) func(tool string, err error) {
-	return func(tool string, err error) {
-		result := "ok"
-		if err != nil {
-			result = "error"
-		}
-		m.ToolCall(tool, result)
-		if errors.Is(err, memory.ErrConflict) { // a person's edit won: the model must re-read
-			m.MemoryWrite(strings.TrimPrefix(tool, "memory_"), "conflict")
-		}
-	}
 }

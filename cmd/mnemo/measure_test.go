@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -41,10 +42,11 @@ func TestMeasuredDecorators(t *testing.T) {
 	measuredModel{stubModel{err: llm.ErrAuth}, "reflector", m}.Complete(context.Background(), llm.Request{})
 	measuredHandler{stubHandler{}, m}.Handle(context.Background(), agent.Task{Platform: "console"})
 	measuredHandler{stubHandler{err: errors.New("never started")}, m}.Handle(context.Background(), agent.Task{Platform: "console"})
-	count := countTool(m)
-	count("memory_read", nil)
-	count("memory_patch", fmt.Errorf("facts/a.md: %w", memory.ErrConflict))
-	count("memory_write", errors.New("bad"))
+	obs := coreObserver{changes: &changeLog{metrics: m}, withdrawn: new(sync.Map)}
+	obs.ToolCall("memory_read", nil)
+	obs.ToolCall("memory_patch", fmt.Errorf("facts/a.md: %w", memory.ErrConflict))
+	obs.ToolCall("memory_write", errors.New("bad"))
+	obs.Reflection("failed")
 	body := scrapeText(m)
 	for _, want := range []string{
 		`mnemo_llm_requests_total{outcome="ok",role="thinker"} 1`,
@@ -60,6 +62,7 @@ func TestMeasuredDecorators(t *testing.T) {
 		`mnemo_tool_calls_total{result="error",tool="memory_write"} 1`,
 		`mnemo_memory_writes_total{op="patch",outcome="conflict"} 1`,
 		`mnemo_memory_conflicts_total 1`,
+		`mnemo_reflections_total{outcome="failed"} 1`,
 	} {
 		if !strings.Contains(body, "\n"+want+"\n") {
 			t.Errorf("/metrics lacks %q", want)

@@ -27,20 +27,21 @@ type Options struct {
 	// ThinkerModel and ReflectorModel are the model names.
 	ThinkerModel, ReflectorModel string
 
-	Store       memory.Options // the memory store (Logger and Faults: from below when unset)
+	Store       memory.Options // the memory store (Logger and Faults: from below when unset; OnChange: the Observer's)
 	IndexBudget int            // bytes of the index the Thinker sees first
-	// OnToolCall is told of every memory tool call (see Memory).
-	OnToolCall func(tool string, err error)
+	// Observer is told of turns, tool calls, reflections and changes to
+	// the memory files; nil observes nothing.
+	Observer Observer
 
 	// StateDir holds the reflection journal (StateDir/reflector) and the
 	// memory index cache (StateDir/index, unless Store.IndexCache is set).
 	StateDir string
 	// Reflect and Agent are the rest of the reflector's and the Thinker's
-	// configuration; the model, memory, logger and fault hook are set here.
-	Reflect  reflector.Config
-	Agent    agent.Config
-	SkipTurn func(agent.Turn) bool // a turn not to reflect (cancelled at the terminal)
-	Logger   *slog.Logger
+	// configuration; the model, memory, logger, fault hook and the hooks
+	// the Observer is told through are set here.
+	Reflect reflector.Config
+	Agent   agent.Config
+	Logger  *slog.Logger
 	Faults   durable.Hook // before each disk step of the store and the journal; nil in production
 }
 
@@ -61,7 +62,12 @@ type Core struct {
 // reflector.
 func Open(o Options) (*Core, error) {
 	log := defaults.Logger(o.Logger)
+	obs := o.Observer
 	so := o.Store
+	var onTool func(string, error)
+	if obs != nil { // unobserved, the store and the tools skip the work of telling
+		so.OnChange, onTool = obs.Change, obs.ToolCall
+	}
 	if so.Logger == nil {
 		so.Logger = log
 	}
@@ -75,10 +81,13 @@ func Open(o Options) (*Core, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Core{Store: store, Memory: Memory{Store: store, IndexBudget: o.IndexBudget, OnToolCall: o.OnToolCall}, log: log}
+	c := &Core{Store: store, Memory: Memory{Store: store, IndexBudget: o.IndexBudget, OnToolCall: onTool}, log: log}
 	rc := o.Reflect
 	rc.Model, rc.ModelName, rc.Memory, rc.StateDir = o.Reflector, o.ReflectorModel, c.Memory, o.StateDir
 	rc.Logger, rc.Faults = log, o.Faults
+	if obs != nil {
+		rc.OnRun = obs.Reflection
+	}
 	if c.Reflector, err = reflector.Open(rc); err != nil {
 		store.Close()
 		return nil, fmt.Errorf("open the reflection journal in %s: %w", o.StateDir, err)
@@ -86,7 +95,7 @@ func Open(o Options) (*Core, error) {
 	ac := o.Agent
 	ac.Model, ac.ModelName, ac.Memory, ac.Logger = o.Thinker, o.ThinkerModel, c.Memory, log
 	ac.OnTurn = func(t agent.Turn) {
-		if t.MemoryOff || o.SkipTurn != nil && o.SkipTurn(t) {
+		if t.MemoryOff || obs != nil && !obs.Turn(t) {
 			return // memory is off where it was said: nothing of it is kept
 		}
 		if err := c.Reflector.Add(t); err != nil {

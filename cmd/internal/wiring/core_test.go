@@ -51,7 +51,7 @@ func closeCore(t *testing.T, c *Core) {
 func TestCoreOpenTurnsClose(t *testing.T) {
 	model := llmtest.New(llmtest.Text("hello"), llmtest.Text("hi again"), llmtest.Text("nothing to remember"))
 	o := coreOptions(t, model)
-	o.SkipTurn = func(t agent.Turn) bool { return t.UserText == "skip me" }
+	o.Observer = skipper{}
 	c, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
@@ -114,12 +114,27 @@ func TestCoreCloseCancelled(t *testing.T) {
 	}
 }
 
-// OnToolCall hears each memory tool call the Thinker makes.
+// skipper keeps back the turns whose message is "skip me".
+type skipper struct{ NopObserver }
+
+func (skipper) Turn(t agent.Turn) bool { return t.UserText != "skip me" }
+
+// toolCalls records the memory tool calls it is told of.
+type toolCalls struct {
+	NopObserver
+	calls *[]string
+}
+
+func (o toolCalls) ToolCall(tool string, err error) {
+	*o.calls = append(*o.calls, fmt.Sprintf("%s:%v", tool, err != nil))
+}
+
+// The Observer hears each memory tool call the Thinker makes.
 func TestCoreToolCalls(t *testing.T) {
 	model := llmtest.New(llmtest.Calls(llm.ToolCall{ID: "c1", Name: "memory_read", Arguments: `{"path":"facts/x.md"}`}), llmtest.Text("done"))
 	o := coreOptions(t, model)
 	var calls []string
-	o.OnToolCall = func(tool string, err error) { calls = append(calls, fmt.Sprintf("%s:%v", tool, err != nil)) }
+	o.Observer = toolCalls{calls: &calls}
 	c, err := Open(o)
 	if err != nil {
 		t.Fatal(err)
@@ -238,5 +253,48 @@ func TestCoreOptionsReachTheStore(t *testing.T) {
 	closeCore(t, c)
 	if _, err := os.Stat(filepath.Join(o.StateDir, "index")); err != nil {
 		t.Errorf("no index cache in the state folder: %v", err)
+	}
+}
+
+// recorder notes everything an Observer is told.
+type recorder struct {
+	mu     sync.Mutex
+	events []string
+}
+
+func (r *recorder) note(s string) { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
+
+func (r *recorder) Turn(t agent.Turn) bool { r.note("turn:" + t.UserText); return true }
+func (r *recorder) ToolCall(tool string, err error) {
+	r.note(fmt.Sprintf("tool:%s:%v", tool, err != nil))
+}
+func (r *recorder) Reflection(outcome string) { r.note("reflection:" + outcome) }
+func (r *recorder) Change(c memory.Commit)    { r.note("change:" + c.User + ":" + c.Path) }
+
+// One Observer, set once, hears the turns, the reflections and the
+// changes to the files (a write through the store here).
+func TestObserverHearsTheCore(t *testing.T) {
+	model := llmtest.New(llmtest.Text("hello"), llmtest.Text("nothing to remember"))
+	o := coreOptions(t, model)
+	rec := &recorder{}
+	o.Observer = rec
+	c, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	handle(t, c, "hi")
+	u, err := c.Store.User("ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Write("facts/pets.md", "# Pets\n> Summary: pets\n\n## Cat\nZebra.\n", nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	closeCore(t, c)
+	got := strings.Join(rec.events, ",")
+	for _, want := range []string{"turn:hi", "change:ann:facts/pets.md", "reflection:ok"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the observer heard %q; want %q among it", got, want)
+		}
 	}
 }
