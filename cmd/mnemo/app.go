@@ -22,16 +22,15 @@ import (
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
-// app is mnemo's core as every front end uses it: the memory store, the
-// model client, the Thinker and the reflector, wired together.
+// app is a running mnemo as chat and serve use it: the core (the store,
+// the reflector and the Thinker) with what the commands add around it —
+// the configuration, the model client, metrics, the file history and the
+// user-data service.
 type app struct {
-	env   *cliEnv
-	cfg   *config.Config
-	core  *wiring.Core
-	store *memory.Store
-	llm   *openai.Client
-	agent *agent.Agent
-	refl  *reflector.Reflector
+	env  *cliEnv
+	cfg  *config.Config
+	core *wiring.Core
+	llm  *openai.Client
 	// metrics are served on /metrics by serve; chat keeps them unread.
 	metrics *metrics.Metrics
 	// baseURL is the model server's address as resolved (what was tried).
@@ -137,9 +136,9 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		hist.Close()
 		return nil, failure(err)
 	}
-	a.core, a.store, a.refl, a.agent = core, core.Store, core.Reflector, core.Agent
+	a.core = core
 	a.changes = changes
-	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.refl.Pending})
+	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.core.Reflector.Pending})
 	a.useQueues(nil)
 	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
 	return a, nil
@@ -153,7 +152,7 @@ func (a *app) startBaseline(user string) {
 	a.stopBaseline, a.baselineDone = stop, make(chan struct{})
 	go func() {
 		defer close(a.baselineDone)
-		a.changes.baseline(bg, a.store, user)
+		a.changes.baseline(bg, a.core.Store, user)
 	}()
 }
 
@@ -184,7 +183,7 @@ func (a *app) Show(user, channel string) (string, error) { return a.data.Show(us
 // metrics count it and the history keeps it under the person's name. A
 // missing file is an error wrapping fs.ErrNotExist, as core.Memory asks.
 func (a *app) SetShared(user, path string, shared bool) (changed bool, err error) {
-	u, err := a.store.User(user)
+	u, err := a.core.Store.User(user)
 	if err == nil && agent.IsChannel(user) {
 		err = fmt.Errorf("%s is a channel's memory, not a person's: /memory share and /memory private change a person's own files", user)
 	}
@@ -226,8 +225,8 @@ const forgetWait = 30 * time.Second
 // for none). Call it before the front ends take messages.
 func (a *app) useQueues(queues map[string]func(user string) int) {
 	a.data = userdata.New(userdata.Wiring{
-		StateDir: stateDir(a.cfg), Store: a.store, History: a.hist,
-		Reflect: a.refl, Agent: a.agent, Queues: queues,
+		StateDir: stateDir(a.cfg), Store: a.core.Store, History: a.hist,
+		Reflect: a.core.Reflector, Agent: a.core.Agent, Queues: queues,
 	}, a.env.logger)
 }
 

@@ -41,7 +41,7 @@ func TestOpenAppBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close(context.Background())
-	r, err := a.agent.Handle(context.Background(), agent.Task{User: "alice", Platform: "console", Text: "long"})
+	r, err := a.core.Agent.Handle(context.Background(), agent.Task{User: "alice", Platform: "console", Text: "long"})
 	if err != nil || r.Failed || len([]rune(r.Text)) > 100 || !strings.Contains(r.Text, "reply cut") {
 		t.Errorf("maxReplyChars 100: reply %q, %v", r.Text, err)
 	}

@@ -92,7 +92,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		// A signal stops reading, not the answer being written (the
 		// console detaches it); at a terminal Ctrl-C is a key that
 		// cancels the answer, and Withdraw keeps that turn from the reflector.
-		Handler: explainingHandler{measuredHandler{a.agent, a.metrics},
+		Handler: explainingHandler{measuredHandler{a.core.Agent, a.metrics},
 			explainer{baseURL: a.baseURL, model: cfg.LLM.Model, models: a.llm}, &unanswered},
 		Withdraw:   a.withdraw,
 		History:    chatHistory(cfg, name, interactive),

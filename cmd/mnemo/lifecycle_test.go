@@ -195,7 +195,7 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.refl.Add(agent.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."}); err != nil {
+	if err := a.core.Reflector.Add(agent.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close(cancelledContext())
@@ -224,7 +224,7 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.refl.Add(agent.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
+	a.core.Reflector.Add(agent.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
 	a.Close(cancelledContext())
 	cli(t, w.env, "memory", "forget", "newbie").want(t, 1, "", `no memory for user "newbie"`)
 	cli(t, w.env, "memory", "forget", "newbie", "--yes").want(t, 0, "newbie has no memory files; also dropped 1 turn waiting to be reflected\n", "")

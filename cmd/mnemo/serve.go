@@ -118,7 +118,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		case len(down) > 0:
 			http.Error(w, "not connected: "+strings.Join(down, ", "), http.StatusServiceUnavailable)
 		default:
-			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.refl.Pending())
+			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.core.Reflector.Pending())
 		}
 	})
 	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
@@ -137,7 +137,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	// finish the tasks they took, then the reflector drains and the store
 	// closes (a.Close), all within the grace sd started.
 	firstErr := wiring.RunFrontends(ctx, sd.begin, fronts...)
-	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.refl.Pending())
+	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.core.Reflector.Pending())
 	// Forgets in progress finish first; later ones are refused (the CLI
 	// says to run it again, and does it itself once this process is gone).
 	ctl.Close(sd.hard)
@@ -173,7 +173,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 		bot, err := slackbot.New(slackbot.Config{
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-			Handler: measuredHandler{a.agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
+			Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -185,7 +185,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 		bot, err := discordbot.New(discordbot.Config{
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
-			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
+			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
 			IntakeDir: intakeDir,
 		})
 		if err != nil {

@@ -58,7 +58,7 @@ func personWorld(t *testing.T) (*chatWorld, *cliEnv, []string) {
 	}
 	for _, p := range []string{"alice", "bob"} {
 		mark := map[string]string{"alice": aliceMark, "bob": bobMark}[p]
-		if err := a.refl.Add(agent.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."}); err != nil {
+		if err := a.core.Reflector.Add(agent.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."}); err != nil {
 			t.Fatal(err)
 		}
 	}
