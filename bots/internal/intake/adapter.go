@@ -100,43 +100,53 @@ func (a *Adapter) closeIdle() {
 	}
 }
 
-// Wire is a message as the journal keeps it (W) that gives back the
-// message to answer (T): Valid checks the ids a reply is addressed with,
-// Incoming rebuilds the message of entry e, logging to log.
-type Wire[T any] interface {
-	Valid() bool
-	Incoming(e Entry, log *slog.Logger) T
-}
-
 // Replay answers what the journal kept from before a restart, in the order
 // it came: a message not answered yet goes to enqueue; a reply a crash
-// interrupted, with its text, to resume. An entry that does not decode as a
-// valid W is logged and dropped.
-func Replay[W Wire[T], T any](a *Adapter, enqueue func(T), resume func(m T, text string)) {
+// interrupted, with its text, to resume. decode gives back the message of
+// an entry (logging to log); an entry it cannot decode is logged and
+// dropped.
+func Replay[T any](a *Adapter, decode func(e Entry, log *slog.Logger) (T, error), enqueue func(T), resume func(m T, text string)) {
 	pending := a.Journal().Pending()
 	if len(pending) == 0 {
 		return
 	}
 	a.Log.Info(a.opts.Platform+": answering the messages received before a restart", "messages", len(pending))
 	for _, e := range pending {
-		var w W
-		err := json.Unmarshal(e.Data, &w)
-		if err == nil && !w.Valid() {
-			err = errors.New("malformed ids")
-		}
+		m, err := decode(e, a.Log)
 		if err != nil {
 			a.Log.Error(a.opts.Platform+": an unreadable message in the intake journal cannot be answered; dropping it",
 				"file", a.Journal().Path(), "id", e.ID, "error", err)
 			_ = a.Journal().Done(e.ID)
 			continue
 		}
-		m := w.Incoming(e, a.Log)
 		if e.Posting {
 			resume(m, e.Reply)
 		} else {
 			enqueue(m)
 		}
 	}
+}
+
+// Decode is the usual decode of Replay: the entry's data as JSON into a W,
+// which must be Valid, and the message W gives back.
+func Decode[W Wire[T], T any](e Entry, log *slog.Logger) (T, error) {
+	var w W
+	var zero T
+	if err := json.Unmarshal(e.Data, &w); err != nil {
+		return zero, err
+	}
+	if !w.Valid() {
+		return zero, errors.New("malformed ids")
+	}
+	return w.Incoming(e, log), nil
+}
+
+// Wire is a message as the journal keeps it (W) that gives back the
+// message to answer (T): Valid checks the ids a reply is addressed with,
+// Incoming rebuilds the message of entry e, logging to log.
+type Wire[T any] interface {
+	Valid() bool
+	Incoming(e Entry, log *slog.Logger) T
 }
 
 // Reply posts text as the answer to message id. The text is journaled

@@ -113,7 +113,7 @@ func TestAdapterReplay(t *testing.T) {
 	}
 	defer stop()
 	var queued, resumed []string
-	Replay[wireMsg](a, func(m string) { queued = append(queued, m) },
+	Replay(a, Decode[wireMsg], func(m string) { queued = append(queued, m) },
 		func(m, text string) { resumed = append(resumed, m+"="+text) })
 	if !slices.Equal(queued, []string{"a:first"}) || !slices.Equal(resumed, []string{"b:second=the reply"}) {
 		t.Fatalf("queued %q, resumed %q", queued, resumed)
@@ -131,7 +131,7 @@ func TestAdapterReplay(t *testing.T) {
 
 	// Nothing pending: nothing is said.
 	empty := NewAdapter(AdapterOptions{Platform: "slack"})
-	Replay[wireMsg](empty, func(string) { t.Fatal("queued") }, func(string, string) { t.Fatal("resumed") })
+	Replay(empty, Decode[wireMsg], func(string) { t.Fatal("queued") }, func(string, string) { t.Fatal("resumed") })
 }
 
 func TestAdapterReply(t *testing.T) {

@@ -34,8 +34,8 @@
 //
 // Adapter is the journal's side of an adapter's life, the same for every
 // platform: Run called once, the journal opened at its start and closed at
-// its end, what it kept replayed (Replay, through the adapter's Wire form),
-// and a reply journaled before it is posted and marked done after (Reply,
-// Resume, Post). An adapter brings the decoding of its messages and the
-// posting.
+// its end, what it kept replayed (Replay, with a decoder such as Decode of
+// the adapter's Wire form), and a reply journaled before it is posted and
+// marked done after (Reply, Resume, Post). bots/internal/pipeline drives
+// it for every platform.
 package intake
