@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -423,4 +424,41 @@ func TestStartTwice(t *testing.T) {
 	if _, err := e.p.Start(context.Background()); err == nil {
 		t.Fatal("a second Start did not fail")
 	}
+}
+
+// BenchmarkMessage is one DM's way through the pipeline alone (memory
+// journal, in-memory platform, echoing handler): receive, queue, answer,
+// post, done.
+func BenchmarkMessage(b *testing.B) {
+	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "fake"})
+	f := &countingPlatform{fake: newFake(), posted: make(chan struct{}, 1024)}
+	p := New[*msg](f, Options{Name: "fake", Handler: bottest.NewHandler(), Adapter: rt})
+	stop, err := p.Start(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer stop()
+	defer p.Close()
+	log := slog.New(slog.DiscardHandler)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		id := "m" + strconv.Itoa(i)
+		p.Receive(context.Background(), &msg{Message: Message{ID: id, User: "u", Conversation: id, DM: true, Text: "hi", Log: log}})
+		<-f.posted
+	}
+}
+
+// countingPlatform is fake without the recording: PostPart signals.
+type countingPlatform struct {
+	*fake
+	posted chan struct{}
+}
+
+func (c *countingPlatform) Ack(context.Context, *msg)                  {}
+func (c *countingPlatform) Typing(context.Context, *msg) func()        { return func() {} }
+func (c *countingPlatform) Prepare(context.Context, *msg, *agent.Task) {}
+func (c *countingPlatform) PostPart(context.Context, *msg, int, string) error {
+	c.posted <- struct{}{}
+	return nil
 }
