@@ -28,7 +28,7 @@ func (p platform) Encode(in *incoming) []byte {
 
 // Decode is a journaled message back, after a restart.
 func (p platform) Decode(e intake.Entry, log *slog.Logger) (*incoming, error) {
-	return intake.Decode[wireIncoming](e, log)
+	return pipeline.DecodeJSON[wireIncoming](e, log)
 }
 
 // Ack does nothing: the gateway needs no acknowledgement of a message.

@@ -26,7 +26,7 @@ func (platform) Encode(m *incoming) []byte {
 
 // Decode is a journaled message back, after a restart.
 func (p platform) Decode(e intake.Entry, log *slog.Logger) (*incoming, error) {
-	m, err := intake.Decode[wireIncoming](e, log)
+	m, err := pipeline.DecodeJSON[wireIncoming](e, log)
 	if err == nil {
 		m.User = p.b.memoryUser(m.team, m.author)
 	}

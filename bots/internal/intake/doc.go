@@ -34,8 +34,6 @@
 //
 // Adapter is the journal's side of an adapter's life, the same for every
 // platform: Run called once, the journal opened at its start and closed at
-// its end, what it kept replayed (Replay, with a decoder such as Decode of
-// the adapter's Wire form), and a reply journaled before it is posted and
-// marked done after (Reply, Resume, Post). bots/internal/pipeline drives
-// it for every platform.
+// its end. What is journaled when, and the replay after a restart, is
+// bots/internal/pipeline's.
 package intake

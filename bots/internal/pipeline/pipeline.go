@@ -24,6 +24,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -290,44 +291,100 @@ func (h prepared[M]) Handle(ctx context.Context, t agent.Task) (agent.Reply, err
 	return h.p.opts.Handler.Handle(ctx, t)
 }
 
-// reply posts text as the answer to m, journaled first (intake.Adapter.Reply).
+// reply posts text as the answer to m. The text is journaled first, so
+// that a crash while it is posted neither loses nor doubles it (resume).
 func (p *Pipeline[M]) reply(m M, text string, start time.Time) {
 	h := m.Head()
-	p.rt.Reply(h.ID, h.Log, text, start, p.poster(m, text))
+	if err := p.Journal().Posting(h.ID, text); err != nil {
+		h.Log.Error(p.opts.Name+": the reply could not be journaled; posting it anyway (a crash while it is posted could post it twice)", "error", err)
+	}
+	p.post(m, text, 0, start)
 }
 
-// poster posts the parts of text, m's reply, from a part on; it stops at
-// the first part that cannot be posted and says how many it posted.
-func (p *Pipeline[M]) poster(m M, text string) func(from int) (int, error) {
-	return func(from int) (int, error) {
-		parts := p.plat.Parts(m, text)
-		for i := from; i < len(parts); i++ {
-			if err := p.plat.PostPart(p.work, m, i, parts[i]); err != nil {
-				return i - from, fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
-			}
+// post posts the parts of text, m's reply, from the part from on, then
+// takes m out of the journal. It stops at the first part that cannot be
+// posted, which is not retried (logged).
+func (p *Pipeline[M]) post(m M, text string, from int, start time.Time) {
+	h := m.Head()
+	parts := p.plat.Parts(m, text)
+	n, err := 0, error(nil)
+	for i := from; i < len(parts) && err == nil; i++ {
+		if err = p.plat.PostPart(p.work, m, i, parts[i]); err != nil {
+			err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+		} else {
+			n++
 		}
-		return max(len(parts)-from, 0), nil
+	}
+	if err != nil {
+		what := "reply"
+		if text == core.BusyReplyText {
+			what = "busy reply"
+		}
+		h.Log.Error(p.opts.Name+": cannot post the "+what, "error", err, "parts_posted", n)
+	} else {
+		h.Log.Info(p.opts.Name+": replied", "parts", n, "duration", time.Since(start))
+	}
+	if err := p.Journal().Done(h.ID); err != nil {
+		h.Log.Warn(p.opts.Name+": the reply was posted but could not be marked done; after a restart it is checked, not posted again", "error", err)
 	}
 }
 
 // Replay answers what the journal kept from before a restart, in the
 // order it came: a message not answered yet is queued (or told busy); a
 // reply a crash interrupted is finished from the first part not posted.
-// Call it after Start and before the platform's new messages come, so each
-// conversation stays in order.
+// An entry the platform cannot decode is logged and dropped. Call it after
+// Start and before the platform's new messages come, so each conversation
+// stays in order.
 func (p *Pipeline[M]) Replay(ctx context.Context) {
-	intake.Replay(p.rt, p.plat.Decode, func(m M) { p.enqueue(ctx, m) }, func(m M, text string) {
-		resume := func() { p.resume(m, text) }
-		if !p.Queue.Submit(m.Head().Conversation, resume) {
-			p.Spawn(ctx, resume)
+	pending := p.Journal().Pending()
+	if len(pending) == 0 {
+		return
+	}
+	p.log.Info(p.opts.Name+": answering the messages received before a restart", "messages", len(pending))
+	for _, e := range pending {
+		m, err := p.plat.Decode(e, p.log)
+		switch {
+		case err != nil:
+			p.log.Error(p.opts.Name+": an unreadable message in the intake journal cannot be answered; dropping it",
+				"file", p.Journal().Path(), "id", e.ID, "error", err)
+			_ = p.Journal().Done(e.ID)
+		case e.Posting:
+			resume := func() { p.resume(m, e.Reply) }
+			if !p.Queue.Submit(m.Head().Conversation, resume) {
+				p.Spawn(ctx, resume)
+			}
+		default:
+			p.enqueue(ctx, m)
 		}
-	})
+	}
 }
 
 // resume finishes a reply a crash interrupted: the parts of it the
 // platform shows already are not posted again.
 func (p *Pipeline[M]) resume(m M, text string) {
-	h := m.Head()
 	posted := p.plat.Posted(p.work, m, p.plat.Parts(m, text))
-	p.rt.Resume(h.ID, h.Log, text, posted, p.poster(m, text))
+	m.Head().Log.Info(p.opts.Name+": finishing a reply interrupted by a restart", "parts_posted_before", posted)
+	p.post(m, text, posted, time.Now())
+}
+
+// Wire is a message as a platform journals it (W, JSON) that gives back
+// the message to answer (M): Valid checks the ids a reply is addressed
+// with, Incoming rebuilds the message of entry e, logging to log.
+type Wire[M any] interface {
+	Valid() bool
+	Incoming(e intake.Entry, log *slog.Logger) M
+}
+
+// DecodeJSON is the usual Platform.Decode: the entry's data as JSON into
+// a W, which must be Valid, and the message it gives back.
+func DecodeJSON[W Wire[M], M any](e intake.Entry, log *slog.Logger) (M, error) {
+	var w W
+	var zero M
+	if err := json.Unmarshal(e.Data, &w); err != nil {
+		return zero, err
+	}
+	if !w.Valid() {
+		return zero, errors.New("malformed ids")
+	}
+	return w.Incoming(e, log), nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -113,7 +114,10 @@ func (f *fake) Prepare(_ context.Context, m *msg, t *agent.Task) {
 func (f *fake) Parts(_ *msg, text string) []string { return strings.Split(text, "|") }
 
 func (f *fake) PostPart(_ context.Context, m *msg, i int, part string) error {
-	if i == f.failPost {
+	f.mu.Lock()
+	fail := i == f.failPost
+	f.mu.Unlock()
+	if fail {
 		return errors.New("HTTP 500")
 	}
 	f.record("post:" + m.ID + ":" + string(rune('0'+i)) + ":" + part)
@@ -424,6 +428,11 @@ func TestStartTwice(t *testing.T) {
 	if _, err := e.p.Start(context.Background()); err == nil {
 		t.Fatal("a second Start did not fail")
 	}
+	// Nothing journaled: nothing replayed, nothing said.
+	e.p.Replay(context.Background())
+	if strings.Contains(e.logs.String(), "before a restart") {
+		t.Errorf("an empty replay was logged:\n%s", e.logs)
+	}
 }
 
 // BenchmarkMessage is one DM's way through the pipeline alone (memory
@@ -461,4 +470,55 @@ func (c *countingPlatform) Prepare(context.Context, *msg, *agent.Task) {}
 func (c *countingPlatform) PostPart(context.Context, *msg, int, string) error {
 	c.posted <- struct{}{}
 	return nil
+}
+
+// A journal that cannot record: the reply is posted anyway, and both
+// failures are logged; a busy reply that cannot be posted is named so.
+func TestReplyJournalError(t *testing.T) {
+	files := &intaketest.FailingFiles{}
+	e := newEnv(t, t.TempDir(), Options{})
+	e.p.rt.OpenFile = files.Open
+	e.p.Queue = core.NewQueue(4, 1)
+	e.start(t)
+	release := e.h.Hold()
+	e.p.Receive(context.Background(), e.msg("m1", "c1", "hi"))
+	e.h.WaitTasks(t, 1, wait)
+	files.Fail.Store(true)
+	release()
+	e.f.waitEvent(t, "post:m1:0:echo: hi")
+	e.waitLog(t, "fake: the reply could not be journaled; posting it anyway")
+	e.waitLog(t, "fake: the reply was posted but could not be marked done")
+	files.Fail.Store(false)
+
+	release = e.h.Hold()
+	e.p.Receive(context.Background(), e.msg("m2", "c2", "one"))
+	e.h.WaitTasks(t, 2, wait)
+	e.f.mu.Lock()
+	e.f.failPost = 0
+	e.f.mu.Unlock()
+	e.p.Receive(context.Background(), e.msg("m3", "c2", "two"))
+	e.waitLog(t, "fake: cannot post the busy reply")
+	release()
+}
+
+// wireMsg is a message as a platform journals it.
+type wireMsg struct{ Text string }
+
+func (w wireMsg) Valid() bool { return w.Text != "" }
+
+func (w wireMsg) Incoming(e intake.Entry, log *slog.Logger) *msg {
+	return &msg{Message: Message{ID: e.ID, Text: w.Text, Log: log}}
+}
+
+func TestDecodeJSON(t *testing.T) {
+	log := slog.New(slog.DiscardHandler)
+	if m, err := DecodeJSON[wireMsg](intake.Entry{ID: "a", Data: []byte(`{"Text":"hi"}`)}, log); err != nil || m.ID != "a" || m.Text != "hi" {
+		t.Errorf("decoded %+v, %v", m, err)
+	}
+	if _, err := DecodeJSON[wireMsg](intake.Entry{Data: []byte(`{"Text":""}`)}, log); err == nil || err.Error() != "malformed ids" {
+		t.Errorf("not valid: %v", err)
+	}
+	if _, err := DecodeJSON[wireMsg](intake.Entry{Data: []byte(`{"Text":5}`)}, log); err == nil {
+		t.Error("not JSON of a wireMsg: no error")
+	}
 }
