@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,7 +73,7 @@ type Platform[M Incoming] interface {
 	Typing(ctx context.Context, m M) (stop func())
 	// Prepare completes the task for m before the handler runs it: the
 	// speaker, the channel's memory, the earlier messages of the thread.
-	// It runs inside core.Answer, so a panic is answered politely.
+	// A panic in it is answered politely, as one in the handler is.
 	Prepare(ctx context.Context, m M, t *agent.Task)
 	// Parts renders text as the messages of m's reply (at most the
 	// platform's limit; never none).
@@ -266,7 +267,10 @@ func (p *Pipeline[M]) answer(m M) {
 		Channel:       !h.DM,
 		ChannelMemory: core.TaskMemory(h.DM, p.opts.ChannelMemory),
 	}
-	text, failed := core.Answer(ctx, prepared[M]{p, m}, task, log)
+	text, failed := core.ErrorReplyText, true
+	if p.prepare(ctx, m, &task, log) {
+		text, failed = core.Answer(ctx, p.opts.Handler, task, log)
+	}
 	if !p.opts.TypingUntilPosted {
 		stopTyping()
 	}
@@ -279,16 +283,18 @@ func (p *Pipeline[M]) answer(m M) {
 	}
 }
 
-// prepared is the handler with the platform's Prepare run first (inside
-// core.Answer's recover).
-type prepared[M Incoming] struct {
-	p *Pipeline[M]
-	m M
-}
-
-func (h prepared[M]) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
-	h.p.plat.Prepare(ctx, h.m, &t)
-	return h.p.opts.Handler.Handle(ctx, t)
+// prepare runs the platform's Prepare; a panic in it is logged and
+// reported false (answered with core.ErrorReplyText, as core.Answer does
+// for the handler).
+func (p *Pipeline[M]) prepare(ctx context.Context, m M, t *agent.Task, log *slog.Logger) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("task panicked", "panic", r, "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	p.plat.Prepare(ctx, m, t)
+	return true
 }
 
 // reply posts text as the answer to m. The text is journaled first, so
