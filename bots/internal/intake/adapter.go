@@ -29,11 +29,10 @@ type AdapterOptions struct {
 // and is closed (with the idle connections of the HTTP client it made)
 // when Run ends. bots/internal/pipeline drives the messages through it.
 type Adapter struct {
-	opts  AdapterOptions
-	Log   *slog.Logger
-	Now   func() time.Time
-	HTTP  *http.Client
-	Queue *core.Queue // messages, in order per conversation
+	opts AdapterOptions
+	Log  *slog.Logger
+	Now  func() time.Time
+	HTTP *http.Client
 
 	// OpenFile is the journal's file layer; tests inject faults.
 	OpenFile OpenFileFunc
@@ -52,8 +51,7 @@ func NewAdapter(opts AdapterOptions) *Adapter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &Adapter{opts: opts, Log: opts.Logger, Now: opts.Now, HTTP: opts.HTTPClient,
-		Queue: core.NewQueue(core.MaxInFlight, core.PerConversation)}
+	a := &Adapter{opts: opts, Log: opts.Logger, Now: opts.Now, HTTP: opts.HTTPClient}
 	if a.HTTP == nil {
 		a.HTTP = core.NewHTTPClient(opts.HTTPTimeout)
 		a.ownHTTP = true

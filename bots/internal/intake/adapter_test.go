@@ -24,7 +24,7 @@ func newAdapter(t *testing.T, w *world) (*Adapter, *bottest.LogBuffer) {
 
 func TestAdapterDefaults(t *testing.T) {
 	a := NewAdapter(AdapterOptions{Platform: "discord", HTTPTimeout: 7 * time.Second})
-	if a.Log == nil || a.Now == nil || a.Queue == nil || a.Journal() == nil {
+	if a.Log == nil || a.Now == nil || a.Journal() == nil {
 		t.Fatalf("defaults not filled: %+v", a)
 	}
 	if a.HTTP == nil || a.HTTP.Timeout != 7*time.Second {

@@ -126,7 +126,7 @@ type Pipeline[M Incoming] struct {
 // New returns the pipeline of platform plat.
 func New[M Incoming](plat Platform[M], opts Options) *Pipeline[M] {
 	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Adapter, log: opts.Adapter.Log, now: opts.Adapter.Now,
-		Queue: opts.Adapter.Queue, Slots: make(chan struct{}, core.MaxInFlight), work: context.Background()}
+		Queue: core.NewQueue(core.MaxInFlight, core.PerConversation), Slots: make(chan struct{}, core.MaxInFlight), work: context.Background()}
 }
 
 // Journal is the intake journal.
@@ -144,7 +144,6 @@ func (p *Pipeline[M]) Queued() int { return p.Queue.Len() }
 // answered, even during shutdown). stop closes the journal: call it
 // after Close.
 func (p *Pipeline[M]) Start(ctx context.Context) (stop func(), err error) {
-	p.rt.Queue = p.Queue
 	p.work = context.WithoutCancel(ctx)
 	return p.rt.Start()
 }
