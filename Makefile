@@ -33,11 +33,11 @@ coverage:
 # One table of mnemo's own cost on this machine (bin/mnemo as a child
 # process against a scripted model, fake Slack and fake Discord on
 # 127.0.0.1), plus the go test benchmarks, printed and written into
-# README.md's Performance section. A quick run:
+# cmd/mnemo-load/README.md's Performance section. A quick run:
 # BENCHFLAGS="-messages 20 -sizes 0,200 -users 1,10 -benchtime 100ms".
 BENCHFLAGS ?=
 bench: build
-	$(GO) run ./cmd/mnemo-load -bench -bin $(BIN) -go $(GO) -readme README.md $(BENCHFLAGS)
+	$(GO) run ./cmd/mnemo-load -bench -bin $(BIN) -go $(GO) -readme cmd/mnemo-load/README.md $(BENCHFLAGS)
 
 # The load tool: the real store, model client, Thinker and reflector against
 # a fake model on 127.0.0.1. LOADFLAGS="-users 200 -messages 10" and so on.

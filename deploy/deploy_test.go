@@ -27,7 +27,7 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// The secrets mnemo reads from the environment (DESIGN: never in YAML).
+// The secrets mnemo reads from the environment (they never go in YAML).
 var secrets = []string{"OPENAI_API_KEY", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "DISCORD_BOT_TOKEN"}
 
 // dataDir is where the image keeps memory and state (WORKDIR and VOLUME).

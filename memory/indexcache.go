@@ -261,13 +261,21 @@ func writeCacheFile(name string, data []byte) error {
 }
 
 // removeCache deletes the index cache file: it holds summaries of the
-// user's files, and a forget must forget.
-func (x *index) removeCache() error {
+// user's files, and a forget must forget. The entry of the forgotten file
+// p (every entry for "") goes too, so that the cache written again at
+// Close, when the index is listed before, holds nothing of it.
+func (x *index) removeCache(p string) error {
 	if x.cache == "" {
 		return nil
 	}
 	x.mu.Lock()
-	x.changed = true // written again, without what was forgotten, at Close
+	if p == "" {
+		clear(x.files)
+		x.sorted, x.changed = nil, false // nothing to write until the index is built again
+	} else {
+		x.drop(p)
+		x.changed = true // written again, without what was forgotten, at Close
+	}
 	x.mu.Unlock()
 	if err := os.Remove(x.cache); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove the index cache %s: %w", x.cache, err)

@@ -410,6 +410,38 @@ func TestForgetRemovesIndexCache(t *testing.T) {
 	}
 }
 
+// A forget that nothing lists after it leaves no cache at Close either
+// (the entries of what was forgotten are not written back).
+func TestForgetWithoutListingWritesNoCache(t *testing.T) {
+	for _, whole := range []bool{false, true} {
+		t.Run(fmt.Sprint("whole=", whole), func(t *testing.T) {
+			dir, cache := cacheDirs(t)
+			writeAged(t, filepath.Join(dir, "alice/facts/work.md"), factA)
+			writeAged(t, filepath.Join(dir, "alice/facts/user.md"), userFact)
+			s := cachedStore(t, dir, cache)
+			u := mustUser(t, s, "alice")
+			listPaths(t, u)
+			var err error
+			if whole {
+				err = u.RemoveAll()
+			} else {
+				err = u.Remove("facts/work.md")
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			data, err := os.ReadFile(filepath.Join(cache, "alice.idx"))
+			if whole && !os.IsNotExist(err) {
+				t.Fatalf("a cache was written for a forgotten user (%v):\n%s", err, data)
+			}
+			if bytes.Contains(data, []byte("work.md")) {
+				t.Fatalf("the forgotten file is in the cache again:\n%s", data)
+			}
+		})
+	}
+}
+
 // A cache file that cannot be removed makes the forget fail, naming it.
 func TestForgetIndexCacheUnremovable(t *testing.T) {
 	dir, cache := cacheDirs(t)

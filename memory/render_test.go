@@ -16,7 +16,8 @@ func TestFormatSize(t *testing.T) {
 	}
 }
 
-// The index is exactly DESIGN.md's form; testdata/index.golden holds it.
+// The index is exactly the form the model is shown, one line a file
+// ("- facts/user.md (320B): summary"); testdata/index.golden holds it.
 func TestRenderIndexGolden(t *testing.T) {
 	files := []FileInfo{
 		{Path: "facts/user.md", Summary: "user name, language, role", Size: 320},

@@ -587,7 +587,7 @@ func (u *User) Remove(p string) error {
 	u.idx.invalidate(p)
 	u.s.log.Info("memory: removed", "user", u.name, "path", p)
 	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}})
-	return errors.Join(syncDir(root, u.s.fault, path.Dir(p)), u.idx.removeCache())
+	return errors.Join(syncDir(root, u.s.fault, path.Dir(p)), u.idx.removeCache(p))
 }
 
 // RemoveAll deletes the user's whole memory folder.
@@ -610,5 +610,5 @@ func (u *User) RemoveAll() error {
 	}
 	u.idx.invalidateAll(false, false)
 	u.s.log.Info("memory: removed user", "user", u.name)
-	return u.idx.removeCache()
+	return u.idx.removeCache("")
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
-// Benchmarks of the journal and of splitting. Figures go to the README
-// (Performance); nothing here asserts a speed.
+// Benchmarks of the journal and of splitting. make bench summarises them
+// in cmd/mnemo-load/README.md (Performance); nothing here asserts a speed.
 
 // idleModel is a model a benchmark never reaches: its runs are not due.
 type idleModel struct{}

@@ -628,3 +628,29 @@ func TestSettle(t *testing.T) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
+
+// TestBenchWritesThisREADME checks that make bench writes this folder's
+// README, and that its Performance section takes a table between the
+// markers, leaving the text around them as it is.
+func TestBenchWritesThisREADME(t *testing.T) {
+	mk, err := os.ReadFile(filepath.Join("..", "..", "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(mk), "-readme cmd/mnemo-load/README.md") {
+		t.Error("make bench does not write cmd/mnemo-load/README.md (-readme)")
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := replaceSection(string(readme), "| t |\n")
+	if err != nil {
+		t.Fatalf("README.md: %v", err)
+	}
+	before, _, _ := strings.Cut(string(readme), benchBegin)
+	_, after, _ := strings.Cut(string(readme), benchEnd)
+	if want := before + benchBegin + "\n\n| t |\n\n" + benchEnd + after; got != want || !strings.Contains(before, "\n"+perfHeading+"\n") {
+		t.Errorf("README.md's Performance section is not where the table goes:\n%s", got)
+	}
+}

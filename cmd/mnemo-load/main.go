@@ -33,7 +33,8 @@
 // start → exit, console, Slack and Discord at 1, 10, 100 users, serve's
 // start-up and RSS, edit-to-index, LLM calls per message, request sizes,
 // binary size) against the fakes in this process, prints one Markdown table
-// and writes it into the README's Performance section (bench*.go; run
+// and, with -readme, writes it into a README's Performance section: make
+// bench writes cmd/mnemo-load/README.md (bench*.go; run
 // `mnemo-load -bench -h` for its flags).
 //
 // Exit status: 0 success; 1 failure (also a run whose checks failed: the

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/http"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
@@ -48,10 +48,9 @@ type app struct {
 	// calls cancels the agent's model calls when the shutdown grace is
 	// over (shutdown.go).
 	calls *callGate
-	// forgetters are what a forget drops besides the reflector's pending
-	// turns and the short-term history: a front end that keeps more about
-	// a user (queued intake) appends one with addForgetter.
-	forgetters []forgetter
+	// data shows and forgets what is kept of a person or a channel
+	// (useQueues).
+	data *userdata.Service
 	// withdrawn holds the IDs of tasks a person cancelled (Ctrl-C in
 	// chat): their turns are not reflected.
 	withdrawn sync.Map
@@ -142,6 +141,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	a.core, a.store, a.refl, a.agent = core, core.Store, core.Reflector, core.Agent
 	a.changes = changes
 	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.refl.Pending})
+	a.useQueues(nil)
 	env.logger.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", stateDir(cfg))
 	return a, nil
 }
@@ -175,77 +175,8 @@ func (a *app) Close(ctx context.Context) error {
 	return err
 }
 
-// Show is what `/memory` answers in Slack and Discord: each of the user's
-// files marked private or shared, fact files in full, the index of their
-// episodes; in a channel (channel is its memory name, agent.ChannelKey),
-// what is remembered about the channel after them (all of it is used in
-// the channel: no marks). user is a person: a channel's memory is never
-// shown as someone's own.
-func (a *app) Show(user, channel string) (string, error) {
-	if err := memory.ValidateUser(user); err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	n, err := a.showFiles(&b, user, true, "What I remember about you (%d %s; I use [private] ones only when we talk in private, [shared] ones in channels too):\n")
-	switch {
-	case err != nil:
-		return "", err
-	case n == 0:
-		b.WriteString("I don't remember anything about you yet.\n")
-	default:
-		b.WriteString("\nTo let me use one of your files in channels: /memory share <path>; to keep it private again: /memory private <path>. " +
-			"To delete a file: /memory forget <path>. To delete everything: /memory forget all.\n")
-	}
-	if channel != "" {
-		if err := agent.ValidateChannel(channel); err != nil {
-			return "", err
-		}
-		b.WriteString("\n")
-		m, err := a.showFiles(&b, channel, false, "What I remember about this channel (%d %s, used with everyone who talks to me here):\n")
-		if err != nil {
-			return "", err
-		}
-		if m == 0 {
-			b.WriteString("I don't remember anything about this channel yet.\n")
-		}
-	}
-	return strings.TrimRight(b.String(), "\n"), nil
-}
-
-// showFiles writes owner's files to b under the heading (a format taking
-// the count and "file" or "files"), each an index line (marked [private]
-// or [shared] when tag) with a fact file's text below it; nothing when
-// there are none. It returns how many there are.
-func (a *app) showFiles(b *strings.Builder, owner string, tag bool, heading string) (int, error) {
-	u, files, err := wiring.Files(a.store, owner)
-	if err != nil || len(files) == 0 {
-		return 0, err
-	}
-	sess := u.NewSession()
-	fmt.Fprintf(b, heading, len(files), map[bool]string{true: "file", false: "files"}[len(files) == 1])
-	for _, f := range files {
-		line := memory.IndexLine(f)
-		if tag {
-			line = "- " + visibilityTag(f) + " " + strings.TrimPrefix(line, "- ")
-		}
-		b.WriteString("\n" + line + "\n")
-		if k, _ := memory.ParsePath(f.Path); k == memory.KindFact {
-			if d, err := sess.Load(f.Path); err == nil {
-				b.WriteString("```\n" + strings.TrimRight(d.Text, "\n") + "\n```\n")
-			}
-		}
-	}
-	return len(files), nil
-}
-
-// visibilityTag is how /memory marks a file: [shared] when its header
-// says so (memory.IsShared, read with the index), else [private].
-func visibilityTag(f memory.FileInfo) string {
-	if f.Shared {
-		return "[shared]"
-	}
-	return "[private]"
-}
+// Show is what `/memory` answers in Slack and Discord (userdata.Service.Show).
+func (a *app) Show(user, channel string) (string, error) { return a.data.Show(user, channel) }
 
 // SetShared marks one of user's memory files shared with channels or
 // private (/memory share, /memory private in Slack, Discord and the
@@ -290,127 +221,24 @@ func (a *app) CheckPath(p string) error {
 // forgetWait bounds how long a forget waits for a running reflection.
 const forgetWait = 30 * time.Second
 
-// forgetter drops one kind of pending work about a user that would
-// otherwise bring forgotten memory back (turns waiting to be reflected,
-// queued messages) or quote it (short-term history), and says how many
-// items it dropped.
-type forgetter struct {
-	// noun and rest name the items in the report: "turn", " waiting to be
-	// reflected" gives "2 turns waiting to be reflected".
-	noun, rest string
-	forget     func(ctx context.Context, user string) (int, error)
-	// verb says what was done to the items; "": "dropped".
-	verb string
-}
-
-// addForgetter makes every later forget also run f (before the files are
-// deleted). Call it before the front end starts taking messages.
-func (a *app) addForgetter(f forgetter) { a.forgetters = append(a.forgetters, f) }
-
-// allForgetters are what a forget of name drops first. A person's: the
-// added ones (queued messages: dropped before they become turns), then
-// the reflector's and the agent's. A channel's memory has no pending work
-// of its own, but turns said there still name it: they are detached, so
-// that they are not reflected back into the forgotten memory.
-func (a *app) allForgetters(name string) []forgetter {
-	if agent.IsChannel(name) {
-		return []forgetter{channelForgetter(a.refl.ForgetChannel)}
-	}
-	return append(append([]forgetter(nil), a.forgetters...),
-		forgetter{noun: "turn", rest: " waiting to be reflected", forget: a.refl.Forget},
-		forgetter{noun: "turn", rest: " of short-term history", forget: func(_ context.Context, user string) (int, error) { return a.agent.ForgetUser(user), nil }},
-	)
-}
-
-// dropped is what a forget dropped besides the files, in forgetter order.
-type dropped []droppedItem
-
-type droppedItem struct {
-	f forgetter
-	n int
-}
-
-// channelForgetter detaches a forgotten channel from the turns said there.
-func channelForgetter(detach func(ctx context.Context, key string) (int, error)) forgetter {
-	return forgetter{noun: "turn", rest: " waiting to be reflected", forget: detach, verb: "detached the channel from"}
-}
-
-// String is "dropped 2 turns waiting to be reflected, 1 turn of
-// short-term history": the kinds with something dropped (each verb said
-// once), or "" when none had.
-func (d dropped) String() string {
-	var b strings.Builder
-	last := ""
-	for _, it := range d {
-		if it.n == 0 {
-			continue
-		}
-		verb := cmp.Or(it.f.verb, "dropped")
-		switch {
-		case b.Len() == 0:
-			b.WriteString(verb + " ")
-		case verb != last:
-			b.WriteString("; " + verb + " ")
-		default:
-			b.WriteString(", ")
-		}
-		last = verb
-		fmt.Fprintf(&b, "%d %s%s%s", it.n, it.f.noun, plural(it.n), it.f.rest)
-	}
-	return b.String()
-}
-
-// runForgetters runs fs for user in order and stops at the first error.
-func runForgetters(ctx context.Context, fs []forgetter, user string) (dropped, error) {
-	var d dropped
-	for _, f := range fs {
-		n, err := f.forget(ctx, user)
-		d = append(d, droppedItem{f, n})
-		if err != nil {
-			return d, fmt.Errorf("forget %s: could not drop the %ss%s: %w", user, f.noun, f.rest, err)
-		}
-	}
-	return d, nil
+// useQueues (re)builds the user-data service over what this process runs:
+// the store, the history, the reflector, the Thinker's short-term history
+// and the running adapters' queues (Forget(user) by platform name; nil
+// for none). Call it before the front ends take messages.
+func (a *app) useQueues(queues map[string]func(user string) int) {
+	a.data = userdata.New(userdata.Wiring{
+		StateDir: stateDir(a.cfg), Store: a.store, History: a.hist,
+		Reflect: a.refl, Agent: a.agent, Queues: queues,
+	}, a.env.logger)
 }
 
 // Forget deletes one memory file (or, with path "", all of the user's
-// memory), for /memory forget in Slack and Discord. See forget.
+// memory), for /memory forget in Slack and Discord, with everything else
+// kept of the user (userdata.Service.Forget). A missing file or folder is
+// an error wrapping memory.ErrNotFound, after the rest is gone.
 func (a *app) Forget(user, path string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), forgetWait)
 	defer cancel()
-	_, err := a.forget(ctx, user, path, false)
+	_, err := a.data.Forget(ctx, userdata.Request{Owner: user, Path: path})
 	return err
-}
-
-// forget drops the user's pending work first (every forgetter), so that
-// what is forgotten is not written back from it, then deletes the file or
-// the whole folder. It returns what was dropped; a missing file or folder
-// is an error wrapping memory.ErrNotFound, after the pending work is gone.
-// user may be a channel's memory (for mnemo memory forget): then only its
-// files and history go. A user's forget never touches a channel's memory:
-// channels' folders and histories are named apart ('#', agent.ChannelKey).
-func (a *app) forget(ctx context.Context, user, path string, keepHistory bool) (dropped, error) {
-	u, err := a.store.User(user) // checks the name before anything is dropped
-	if err != nil {
-		return nil, err
-	}
-	d, err := runForgetters(ctx, a.allForgetters(user), user)
-	if err != nil {
-		return d, err
-	}
-	if path == "" {
-		err = u.RemoveAll()
-	} else {
-		err = u.Remove(path)
-	}
-	if err == nil && !keepHistory {
-		err = forgetHistory(a.hist, user, path)
-	}
-	if err == nil && path == "" && !agent.IsChannel(user) {
-		err = forgetChatHistory(a.cfg, user)
-	}
-	if err == nil {
-		a.env.logger.Info("memory: forgotten at the user's request", "user", user, "path", path, "dropped", d.String(), "history_kept", keepHistory)
-	}
-	return d, err
 }

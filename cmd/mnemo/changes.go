@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sync"
 
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/memory"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
@@ -124,29 +118,4 @@ func (l *changeLog) baseline(ctx context.Context, store *memory.Store, only stri
 		l.log.Info("history: kept memory files as found at start", "versions", kept)
 	}
 	return kept
-}
-
-// forgetHistory deletes the kept versions of a forgotten file (or, with
-// path "", of all the user's files): a forget must forget.
-func forgetHistory(h *memhistory.Store, user, path string) error {
-	var err error
-	if path == "" {
-		err = h.RemoveUser(user)
-	} else {
-		err = h.Remove(user, path)
-	}
-	if err != nil {
-		return fmt.Errorf("the memory is deleted, but not its history (%w); delete %s by hand", err, filepath.Join(h.Dir(), user))
-	}
-	return nil
-}
-
-// forgetChatHistory deletes what the user typed at the terminal chat (its
-// line history) when all their memory is forgotten.
-func forgetChatHistory(cfg *config.Config, user string) error {
-	name := chatHistory(cfg, user, true)
-	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("the memory is deleted, but not the chat history %s (%w); delete it by hand", name, err)
-	}
-	return nil
 }

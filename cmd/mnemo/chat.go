@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"sync/atomic"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -137,7 +137,7 @@ func chatHistory(cfg *config.Config, name string, interactive bool) string {
 	if !interactive {
 		return ""
 	}
-	return filepath.Join(stateDir(cfg), "chat", name+".history")
+	return userdata.ChatHistoryFile(stateDir(cfg), name) // a forget deletes it (userdata)
 }
 
 // isTerminal reports whether r is a character device (a person typing).

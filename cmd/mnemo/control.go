@@ -13,6 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -56,7 +57,7 @@ func (a *app) control(ctx context.Context, req control.Request) (string, error) 
 	a.env.logger.Info("control: forget requested by mnemo memory forget", "user", req.User, "path", req.Path)
 	ctx, cancel := context.WithTimeout(ctx, forgetWait)
 	defer cancel()
-	d, err := a.forget(ctx, req.User, req.Path, req.KeepHistory)
+	d, err := a.data.Forget(ctx, userdata.Request{Owner: req.User, Path: req.Path, KeepHistory: req.KeepHistory})
 	if req.Path == "" && errors.Is(err, memory.ErrNotFound) {
 		err = nil
 	}

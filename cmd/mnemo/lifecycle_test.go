@@ -244,19 +244,17 @@ func TestControlRequests(t *testing.T) {
 	cfg := slackConfig(t, w)
 	putFile(t, filepath.Join(w.dir, "data", "memory", "alice", "facts", "user.md"), aliceUser)
 	env, logs := serveEnv(w)
-	fa := &fakeAdapter{started: make(chan struct{})}
+	// A front end's queued messages are dropped first.
+	fa := &fakeAdapter{started: make(chan struct{}), forget: func(user string) int {
+		if user == "alice" {
+			return 3
+		}
+		return 0
+	}}
+	// A holder that fails stops the forget with its reason.
+	putFile(t, filepath.Join(w.dir, "data", "state", "chat", "broken.history", "x"), "in the way")
 	ctx, cancel := context.WithCancel(context.Background())
 	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
-		// A front end with more pending work adds its forgetter.
-		a.addForgetter(forgetter{noun: "message", rest: " queued for an answer", forget: func(_ context.Context, user string) (int, error) {
-			switch user {
-			case "alice":
-				return 3, nil
-			case "broken":
-				return 0, errors.New("the intake journal is read-only")
-			}
-			return 0, nil
-		}})
 		return []namedAdapter{{"fake", fa}}, nil
 	})
 	<-fa.started
@@ -272,7 +270,7 @@ func TestControlRequests(t *testing.T) {
 		{control.Request{Op: "forget", User: "../etc"}, "bad memory user name"},
 		{control.Request{Op: "forget", User: "alice", Path: "../bob/facts/user.md"}, "../bob/facts/user.md"},
 		{control.Request{Op: "forget", User: "alice", Path: "facts/none.md"}, "facts/none.md: no such memory file"},
-		{control.Request{Op: "forget", User: "broken"}, "forget broken: could not drop the messages queued for an answer: the intake journal is read-only"},
+		{control.Request{Op: "forget", User: "broken"}, "the memory is deleted, but not the chat history " + filepath.Join(w.dir, "data", "state", "chat", "broken.history")},
 	} {
 		if _, err := call(tc.req); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%+v: %v, want an error with %q", tc.req, err, tc.want)
@@ -283,7 +281,7 @@ func TestControlRequests(t *testing.T) {
 	if msg, err := call(control.Request{Op: "forget", User: "nobody"}); err != nil || msg != "" {
 		t.Errorf("forget of nobody = %q, %v", msg, err)
 	}
-	if msg, err := call(control.Request{Op: "forget", User: "alice", Path: "facts/user.md"}); err != nil || msg != "dropped 3 messages queued for an answer" {
+	if msg, err := call(control.Request{Op: "forget", User: "alice", Path: "facts/user.md"}); err != nil || msg != "dropped 3 messages queued for an answer on fake" {
 		t.Errorf("forget of one file = %q, %v", msg, err)
 	}
 	cli(t, w.env, "memory", "forget", "nobody", "--yes").want(t, 1, "", `no memory for user "nobody"`)
@@ -353,6 +351,8 @@ func (l *lingeringAdapter) Run(ctx context.Context) error {
 }
 
 func (l *lingeringAdapter) Ready() bool { return true }
+
+func (l *lingeringAdapter) Forget(string) int { return 0 }
 
 // From the first signal on, /readyz says serve is stopping, while the
 // adapters still finish their work.

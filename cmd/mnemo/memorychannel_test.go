@@ -363,7 +363,7 @@ func TestForgetChannel(t *testing.T) {
 
 // While serve runs, the forgets go through its control socket: a person's
 // leaves the channel's memory and history byte for byte; a channel's runs
-// none of the person-only forgetters (queued messages, journaled turns,
+// none of the person-only holders (queued messages, journaled turns,
 // short-term history) and deletes only the channel's memory.
 func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	w := newChatWorld(t)
@@ -386,14 +386,13 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	}
 	h.Close()
 	env, _ := serveEnv(w)
-	fa := &fakeAdapter{started: make(chan struct{})}
 	asked := make(chan string, 8)
+	fa := &fakeAdapter{started: make(chan struct{}), forget: func(user string) int {
+		asked <- user
+		return 1
+	}}
 	ctx, cancel := context.WithCancel(context.Background())
 	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
-		a.addForgetter(forgetter{noun: "message", rest: " queued for an answer", forget: func(_ context.Context, user string) (int, error) {
-			asked <- user
-			return 1, nil
-		}})
 		return []namedAdapter{{"fake", fa}}, nil
 	})
 	defer func() {
@@ -410,7 +409,7 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	}
 
 	cli(t, w.env, "memory", "forget", "alice", "--yes").want(t, 0,
-		"deleted all memory of alice: the folder "+data+"/alice and its 2 memory files; also dropped 1 message queued for an answer"+by, "")
+		"deleted all memory of alice: the folder "+data+"/alice and its 2 memory files; also dropped 1 message queued for an answer on fake"+by, "")
 	if exists(filepath.Join(data, "alice")) {
 		t.Error("alice's folder (a shared file in it) survived her forget")
 	}
@@ -440,7 +439,7 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 		names = append(names, n)
 	}
 	if !slices.Equal(names, []string{"alice"}) {
-		t.Errorf("the person's forgetters ran for %q, want only alice", names)
+		t.Errorf("the person's queue holder ran for %q, want only alice", names)
 	}
 }
 

@@ -24,10 +24,9 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
-	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
-	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -332,18 +331,19 @@ func (m *memoryCmd) ls(name string) error {
 }
 
 func (m *memoryCmd) show(name, p string) error {
-	u, err := m.user(name)
-	if err != nil {
+	if _, err := m.user(name); err != nil {
 		return err
 	}
-	doc, err := u.Read(p)
+	svc, done, _ := m.data(false) // without the history: cannot fail
+	defer done()
+	text, err := svc.Read(name, p)
 	if errors.Is(err, memory.ErrNotFound) {
 		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, shellName(name)))
 	}
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(m.env.stdout, doc.Text)
+	_, err = fmt.Fprint(m.env.stdout, text)
 	return err
 }
 
@@ -429,33 +429,24 @@ func (m *memoryCmd) lock() (*dataLock, error) {
 // the running process's answer.
 const forgetCallMargin = 15 * time.Second
 
-// offlineForgetters are what a forget drops besides the files when this
-// command holds the lock (no chat or serve runs): the turns journaled and
-// not yet reflected, which the next start would otherwise write back. A
-// front end with its own journal (queued intake) adds its own here, as it
-// adds one to the app for the running case (app.addForgetter).
-func offlineForgetters(cfg *config.Config, name string) []forgetter {
-	if agent.IsChannel(name) { // see app.allForgetters
-		return []forgetter{channelForgetter(func(_ context.Context, key string) (int, error) {
-			return reflector.ForgetChannelJournaled(stateDir(cfg), key)
-		})}
+// data is the user-data service over the folder while this command holds
+// its lock (no chat or serve runs): each holder finds the person's data in
+// its files (userdata.Holders, the same list a running process uses). With
+// history, the memory files' history is opened too; done closes it.
+func (m *memoryCmd) data(history bool) (svc *userdata.Service, done func(), err error) {
+	w := userdata.Wiring{StateDir: stateDir(m.cfg), Store: m.store}
+	done = func() {}
+	if history {
+		if w.History, err = openHistory(m.cfg, time.Now); err != nil {
+			return nil, nil, err
+		}
+		done = func() { w.History.Close() }
 	}
-	intakeDir := filepath.Join(stateDir(cfg), "intake")
-	return []forgetter{
-		{noun: "message", rest: " queued for an answer on slack", forget: func(_ context.Context, user string) (int, error) {
-			return slackbot.ForgetQueued(intakeDir, user)
-		}},
-		{noun: "message", rest: " queued for an answer on discord", forget: func(_ context.Context, user string) (int, error) {
-			return discordbot.ForgetQueued(intakeDir, user)
-		}},
-		{noun: "turn", rest: " waiting to be reflected", forget: func(_ context.Context, user string) (int, error) {
-			return reflector.ForgetJournaled(stateDir(cfg), user)
-		}},
-	}
+	return userdata.New(w, nil), done, nil
 }
 
 // forget deletes one file of a user's memory, or all of it, together with
-// the user's pending work (forgetters); or one file or all of a channel's
+// everything else kept of the user (userdata.Holders); or one file or all of a channel's
 // memory. A user's forget never touches a channel's memory: what they said
 // in a channel is the channel's. It prints "deleted …" only once all of
 // that is done, by this process or by the running one.
@@ -478,36 +469,17 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 		return err
 	}
 	defer lock.Close()
-	d, err := runForgetters(ctx, offlineForgetters(m.cfg, name), name)
+	svc, done, err := m.data(!keepHistory)
+	if err != nil {
+		return err
+	}
+	defer done()
+	d, err := svc.Forget(ctx, userdata.Request{Owner: name, Path: p, KeepHistory: keepHistory})
+	if what == "" && errors.Is(err, memory.ErrNotFound) {
+		err = nil // no folder: the pending work is gone, reportForget says the rest
+	}
 	if err != nil {
 		return failure(err)
-	}
-	if what != "" {
-		u, err := m.store.User(name)
-		if err == nil && p == "" {
-			err = u.RemoveAll()
-		} else if err == nil {
-			err = u.Remove(p)
-		}
-		if err != nil {
-			return err
-		}
-	}
-	if !keepHistory {
-		h, err := openHistory(m.cfg, time.Now)
-		if err != nil {
-			return err
-		}
-		err = forgetHistory(h, name, p)
-		h.Close()
-		if err != nil {
-			return failure(err)
-		}
-	}
-	if p == "" && !agent.IsChannel(name) {
-		if err := forgetChatHistory(m.cfg, name); err != nil {
-			return failure(err)
-		}
 	}
 	return m.reportForget(name, what, d.String(), "")
 }
@@ -619,7 +591,9 @@ func (m *memoryCmd) export(name, output string) error {
 		defer file.Cleanup()
 		out = file
 	}
-	rep, err := u.Export(out)
+	svc, done, _ := m.data(false) // without the history: cannot fail
+	defer done()
+	rep, err := svc.Export(u.Name(), out)
 	for _, p := range rep.Skipped {
 		fmt.Fprintf(m.env.stderr, "mnemo: export: skipped %s\n", p)
 	}

@@ -3,11 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 
 	"github.com/mnemo-agent/mnemo/memory"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
@@ -30,12 +31,12 @@ func openHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, e
 // file, or of all the user's (or the channel's) files, newest first, each
 // with what changed since the version before it.
 func (m *memoryCmd) history(name, p string) error {
-	h, err := openHistory(m.cfg, time.Now)
+	svc, done, err := m.data(true)
 	if err != nil {
 		return err
 	}
-	defer h.Close()
-	versions, err := h.List(name, p)
+	defer done()
+	versions, err := svc.History(name, p)
 	if err != nil {
 		return failure(err)
 	}
@@ -53,11 +54,8 @@ func (m *memoryCmd) history(name, p string) error {
 		head = "ID\tTIME (UTC)\tPATH\tWHO\tSIZE\tCHANGE"
 	}
 	fmt.Fprintln(tw, head)
-	for i, v := range versions {
-		change := "deleted"
-		if !v.Deleted {
-			change = m.change(h, name, v, versions[i+1:])
-		}
+	for _, c := range versions {
+		v, change := c.Version, c.Change
 		cols := []string{v.ID, v.Time.Format("2006-01-02 15:04:05"), v.Who, memory.FormatSize(v.Size), change}
 		if p == "" {
 			cols = []string{v.ID, v.Time.Format("2006-01-02 15:04:05"), v.Path, v.Who, memory.FormatSize(v.Size), change}
@@ -65,29 +63,6 @@ func (m *memoryCmd) history(name, p string) error {
 		fmt.Fprintln(tw, strings.Join(cols, "\t"))
 	}
 	return tw.Flush()
-}
-
-// change summarizes version v against the next older version of the same
-// file among older.
-func (m *memoryCmd) change(h *memhistory.Store, name string, v memhistory.Version, older []memhistory.Version) string {
-	text, err := h.Read(name, v.Path, v)
-	if err != nil {
-		return "(unreadable: " + err.Error() + ")"
-	}
-	for _, o := range older {
-		if o.Path != v.Path {
-			continue
-		}
-		if o.Deleted {
-			return memhistory.Summary(nil, text, false)
-		}
-		prev, err := h.Read(name, o.Path, o)
-		if err != nil {
-			return "(earlier version unreadable)"
-		}
-		return memhistory.Summary(prev, text, true)
-	}
-	return memhistory.Summary(nil, text, false)
 }
 
 // restore is `mnemo memory restore USER PATH --at ID|TIME`: the version

@@ -24,6 +24,10 @@ type adapter interface {
 	Run(ctx context.Context) error
 	// Ready reports whether it is connected and taking messages.
 	Ready() bool
+	// Forget drops user's messages waiting for an answer and returns how
+	// many: a forget drops them first (userdata), so that none becomes a
+	// turn after the user's turns were dropped.
+	Forget(user string) int
 }
 
 type namedAdapter struct {
@@ -86,18 +90,14 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return stop(err)
 	}
+	queues := map[string]func(user string) int{}
 	for _, ad := range adapters {
 		if q, ok := ad.adapter.(interface{ Queued() int }); ok {
 			a.metrics.QueueSource(ad.name, q.Queued)
 		}
-		if q, ok := ad.adapter.(interface{ Forget(user string) int }); ok {
-			// A forget drops the user's queued messages first, so none of
-			// them becomes a turn after the user's turns were dropped.
-			a.addForgetter(forgetter{noun: "message", rest: " queued for an answer on " + ad.name, forget: func(_ context.Context, user string) (int, error) {
-				return q.Forget(user), nil
-			}})
-		}
+		queues[ad.name] = ad.Forget
 	}
+	a.useQueues(queues)
 	ctl, err := a.listenControl()
 	if err != nil {
 		return stop(err)

@@ -31,9 +31,18 @@ type fakeAdapter struct {
 	started chan struct{}
 	err     error // returned at once when set
 	stopped atomic.Bool
+	// forget answers Forget (nil: nothing queued).
+	forget func(user string) int
 }
 
 var _ adapter = (*fakeAdapter)(nil)
+
+func (f *fakeAdapter) Forget(user string) int {
+	if f.forget == nil {
+		return 0
+	}
+	return f.forget(user)
+}
 
 func (f *fakeAdapter) Run(ctx context.Context) error {
 	close(f.started)

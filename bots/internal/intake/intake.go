@@ -457,6 +457,9 @@ func (j *Journal) Forget(user string) int {
 		b = j.doneLocked(it)
 		n++
 	}
+	if n > 0 {
+		j.compactAt = 0 // the write of b rewrites the file: the forgotten messages' text goes with it
+	}
 	j.mu.Unlock()
 	if b != nil {
 		_ = j.commit(b) // logged by the writer; in memory they are gone

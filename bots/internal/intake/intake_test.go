@@ -424,6 +424,10 @@ func TestForget(t *testing.T) {
 	if n := j.Forget("alice"); n != 2 {
 		t.Fatalf("Forget = %d; want 2 (a1, a4)", n)
 	}
+	// The file no longer holds what the dropped messages said.
+	if data, err := os.ReadFile(j.Path()); err != nil || strings.Contains(string(data), "text of a1") || strings.Contains(string(data), "text of a4") || !strings.Contains(string(data), "text of b1") {
+		t.Errorf("the journal after Forget (%v):\n%s", err, data)
+	}
 	if !strings.Contains(w.logs.String(), `msg="slack: queued messages dropped: their user's memory is forgotten" memory_user=alice messages=2`) {
 		t.Errorf("the forget is not logged:\n%s", w.logs.String())
 	}

@@ -34,104 +34,202 @@ var ErrNoLLM = errors.New("no LLM configured")
 // Config is the whole configuration. YAML keys are camelCase exactly as in
 // the tags; unknown keys, wrong case included, are refused. Ranges are in
 // Validate.
+//
+// The doc comment of each field is its entry in the configuration
+// reference (cmd/mnemo/CONFIG.md), which configdoc generates from this
+// struct, Default and Env: write it for the operator, in sentences.
 type Config struct {
-	LLM           LLM                 `yaml:"llm"`
-	Memory        Memory              `yaml:"memory"`
-	State         State               `yaml:"state"`
-	Agent         Agent               `yaml:"agent"`
-	MaxReplyChars int                 `yaml:"maxReplyChars"` // top level: it bounds every platform's replies
-	Reflector     Reflector           `yaml:"reflector"`
-	Slack         Slack               `yaml:"slack"`
-	Discord       Discord             `yaml:"discord"`
-	Identities    map[string][]string `yaml:"identities"` // name → ["slack:T01ABC/U02DEF", "discord:80351110224678912"]
-	Server        Server              `yaml:"server"`
-	Shutdown      Shutdown            `yaml:"shutdown"`
-	History       History             `yaml:"history"`
-	Log           Log                 `yaml:"log"`
+	LLM    LLM    `yaml:"llm"`
+	Memory Memory `yaml:"memory"`
+	State  State  `yaml:"state"`
+	Agent  Agent  `yaml:"agent"`
+	// Longest reply, in characters, on every platform: a top-level key,
+	// not under `agent:`, since it bounds every platform's replies. A
+	// longer answer is cut at a line or word break, an open code block is
+	// closed, a note `*(reply cut: it was longer than maxReplyChars, N
+	// characters)*` ends it, and a warning is logged. 100 to 1048576. Slack and Discord
+	// also post at most 5 messages per reply, the fifth ending with a note
+	// that the reply was cut.
+	MaxReplyChars int       `yaml:"maxReplyChars"`
+	Reflector     Reflector `yaml:"reflector"`
+	Slack         Slack     `yaml:"slack"`
+	Discord       Discord   `yaml:"discord"`
+	// Platform accounts that share one memory: a memory user name →
+	// its accounts, `slack:TEAM_ID/USER_ID` (upper case, as Slack shows
+	// them) or `discord:USER_ID` (digits), e.g. `identities: {zhangsan:
+	// ["slack:T01ABC/U02DEF", "discord:80351110224678912"]}`. The name
+	// follows the user name rules (1 to 64 ASCII letters, digits, '.', '_',
+	// '-', not starting with '.'); an account belongs to one name only.
+	// Without an entry, Slack users are `slack-<TEAM_ID>-<USER_ID>` and
+	// Discord users `discord-<USER_ID>`.
+	Identities map[string][]string `yaml:"identities"`
+	Server     Server              `yaml:"server"`
+	Shutdown   Shutdown            `yaml:"shutdown"`
+	History    History             `yaml:"history"`
+	Log        Log                 `yaml:"log"`
 }
 
-// LLM is the "llm:" section.
+// LLM is the "llm:" section: the model server.
 type LLM struct {
-	BaseURL          string        `yaml:"baseURL"`        // "" = not set (see ResolveLLM)
-	APIKey           string        `yaml:"apiKey"`         // secret
-	Model            string        `yaml:"model"`          //
-	ReflectorModel   string        `yaml:"reflectorModel"` // "" in the file = llm.model
-	Timeout          time.Duration `yaml:"timeout"`
-	MaxRetries       int           `yaml:"maxRetries"`       // 0 = no retry
-	MaxResponseBytes int           `yaml:"maxResponseBytes"` // bytes of one response read at most
+	// OpenAI-compatible endpoint. Empty means the OpenAI API
+	// (`https://api.openai.com/v1`) when an API key is set, else a local
+	// Ollama at `http://127.0.0.1:11434/v1` (or `MNEMO_OLLAMA_URL`) when one
+	// answers; with neither, mnemo exits 2 and says what to set.
+	BaseURL string `yaml:"baseURL"`
+	// API key; a secret: prefer the environment, and it is never logged.
+	// Empty is fine for local servers.
+	APIKey string `yaml:"apiKey"`
+	// Chat model. With Ollama, use a model you have pulled (e.g. `llama3.2`).
+	Model string `yaml:"model"`
+	// Model of the background reflector that writes memory. Empty means
+	// the same as `llm.model`.
+	ReflectorModel string `yaml:"reflectorModel"`
+	// Timeout of one model request, per attempt.
+	Timeout time.Duration `yaml:"timeout"`
+	// Retries of a failed model request (429, 5xx, network), 0 to 10;
+	// 0 means none.
+	MaxRetries int `yaml:"maxRetries"`
+	// Most bytes of one model response read (4 MiB); a longer response
+	// fails the request, unretried. 1024 to 1073741824.
+	MaxResponseBytes int `yaml:"maxResponseBytes"`
 }
 
 // Memory is the "memory:" section; sizes are in bytes.
 type Memory struct {
-	DataDir     string `yaml:"dataDir"`
-	IndexBudget int    `yaml:"indexBudget"`
-	ReadCap     int    `yaml:"readCap"`
-	WriteCap    int    `yaml:"writeCap"`
+	// Root of the per-user Markdown memory:
+	// `<dataDir>/<user>/facts/*.md` and `episodes/YYYY-MM.md`.
+	DataDir string `yaml:"dataDir"`
+	// Bytes of the memory index the model sees at the start of a task, at
+	// least 256 (past it, facts first, then the newest episodes).
+	IndexBudget int `yaml:"indexBudget"`
+	// Largest part of a file `memory_read` returns, in bytes (a larger file
+	// is cut with a note). 1024 to 67108864.
+	ReadCap int `yaml:"readCap"`
+	// Largest file the reflector may write, in bytes; at most
+	// `memory.readCap`.
+	WriteCap int `yaml:"writeCap"`
 }
 
 // State is the "state:" section.
 type State struct {
-	Dir string `yaml:"dir"` // "" in the file = "state" beside memory.dataDir
+	// Internal state: journals, history, the index cache, the lock, the
+	// control socket and the chat's line history. Empty means `state`
+	// beside `memory.dataDir` (`data/state`). Must not be inside
+	// `memory.dataDir`.
+	Dir string `yaml:"dir"`
 }
 
-// Agent is the "agent:" section.
+// Agent is the "agent:" section: the Thinker that answers.
 type Agent struct {
-	MaxSteps      int `yaml:"maxSteps"`
-	HistoryTurns  int `yaml:"historyTurns"` // 0 = no short-term history
+	// Model calls of one answer's tool loop, 1 to 100.
+	MaxSteps int `yaml:"maxSteps"`
+	// Earlier turns of the same thread or DM kept as short-term context,
+	// 0 to 1000; 0 means none.
+	HistoryTurns int `yaml:"historyTurns"`
+	// Messages answered at once across all users (one at a time per
+	// conversation), 1 to 1024.
 	MaxConcurrent int `yaml:"maxConcurrent"`
 }
 
-// Reflector is the "reflector:" section.
+// Reflector is the "reflector:" section: the background writer of memory.
 type Reflector struct {
-	Idle        time.Duration `yaml:"idle"`
-	MaxTurns    int           `yaml:"maxTurns"`
-	MaxSteps    int           `yaml:"maxSteps"`
-	FactsBudget int           `yaml:"factsBudget"` // bytes
+	// Reflect once a conversation has been quiet this long.
+	Idle time.Duration `yaml:"idle"`
+	// Reflect after this many turns since the last reflection, without
+	// waiting for `reflector.idle`; 1 to 1000.
+	MaxTurns int `yaml:"maxTurns"`
+	// Model calls of one reflection, 1 to 100.
+	MaxSteps int `yaml:"maxSteps"`
+	// Bytes of fact files pre-loaded in full into a reflection; past it
+	// only their index, within a quarter of it (at least 4 KB). 1 to
+	// 16777216.
+	FactsBudget int `yaml:"factsBudget"`
 }
 
 // Slack is the "slack:" section.
 type Slack struct {
-	BotToken      string `yaml:"botToken"`      // secret
-	AppToken      string `yaml:"appToken"`      // secret
-	APIURL        string `yaml:"apiURL"`        // always ends in "/"
-	ChannelMemory string `yaml:"channelMemory"` // full|read|off
+	// Bot User OAuth Token (`xoxb-…`), from the app's OAuth & Permissions
+	// page; a secret. Slack runs when both tokens are set; setting only
+	// one is an error.
+	BotToken string `yaml:"botToken"`
+	// App-level token (`xapp-…`) with `connections:write`, from the app's
+	// Basic Information page; Socket Mode needs it. A secret.
+	AppToken string `yaml:"appToken"`
+	// Slack Web API base (tests point it at a fake). A missing final `/`
+	// is added.
+	APIURL string `yaml:"apiURL"`
+	// Memory in channels (DMs always get all of the speaker's files):
+	// `read` = the speaker's shared files and the channel's memory; `full`
+	// = everything, as in a DM (a trusted channel); `off` = no memory, and
+	// nothing remembered.
+	ChannelMemory string `yaml:"channelMemory"`
 }
 
 // Discord is the "discord:" section.
 type Discord struct {
-	BotToken      string   `yaml:"botToken"` // secret, without "Bot "
-	APIURL        string   `yaml:"apiURL"`   // always ends in "/"
-	ChannelMemory string   `yaml:"channelMemory"`
-	GuildIDs      []string `yaml:"guildIDs"`     // where /memory is registered at once; none = globally
-	ShardID       int      `yaml:"shardID"`      // 0 ≤ shardID < shardCount
-	ShardCount    int      `yaml:"shardCount"`   // processes the guilds are split across
-	ReplyMention  bool     `yaml:"replyMention"` // whether a reply pings the author it answers
+	// Bot token, from the Bot page of the application, without `Bot `
+	// (mnemo adds it); a secret. Discord runs when it is set.
+	BotToken string `yaml:"botToken"`
+	// Discord base URL (tests point it at a fake); the gateway address is
+	// what its REST gateway endpoint returns. A missing final `/` is
+	// added.
+	APIURL string `yaml:"apiURL"`
+	// Memory in channels: `full`, `read` or `off`, as `slack.channelMemory`; a
+	// thread shares its channel's memory.
+	ChannelMemory string `yaml:"channelMemory"`
+	// Servers (guilds) where `/memory` is registered server by server, which
+	// takes effect at once; at most 100. A guild id is the number Copy
+	// Server ID shows with Developer Mode on. Empty registers `/memory` once
+	// for every server (globally), which can take up to an hour to show.
+	GuildIDs []string `yaml:"guildIDs"`
+	// This process's shard, 0 to `discord.shardCount`-1, a different one
+	// in each process. Direct messages reach shard 0 only, which alone
+	// registers `/memory`.
+	ShardID int `yaml:"shardID"`
+	// Processes the servers are split across, 1 to 1024; 1 means this one
+	// process serves every server. Discord asks for shards past 2,500
+	// servers.
+	ShardCount int `yaml:"shardCount"`
+	// Whether a reply pings (mentions) the author of the message it
+	// answers.
+	ReplyMention bool `yaml:"replyMention"`
 }
 
 // Server is the "server:" section.
 type Server struct {
-	Listen string `yaml:"listen"` // host:port of /healthz, /readyz, /metrics
+	// Address of `/healthz`, `/readyz` and `/metrics` (`mnemo serve`),
+	// host:port; overridden by `--listen`. `:9090` listens on every
+	// interface.
+	Listen string `yaml:"listen"`
 }
 
 // Shutdown is the "shutdown:" section.
 type Shutdown struct {
-	// Grace: after SIGTERM or SIGINT, how long running tasks and
-	// reflections may take to finish before their model calls are
-	// cancelled (unfinished reflections stay journaled).
+	// After SIGTERM or SIGINT (`mnemo serve` and `mnemo chat`), how long
+	// running replies and reflections may take to finish; then their model
+	// calls are cancelled and unfinished reflections stay journaled for the
+	// next start. More than 0. A second signal stops at once (exit 130).
 	Grace time.Duration `yaml:"grace"`
 }
 
 // History is the "history:" section: the earlier versions of memory files
 // kept in <state>/history.
 type History struct {
-	Keep   int           `yaml:"keep"`   // versions per file
-	MaxAge time.Duration `yaml:"maxAge"` // older versions are dropped
+	// Versions kept per memory file (the newest is always kept), 1 to
+	// 10000.
+	Keep int `yaml:"keep"`
+	// Versions older than this are dropped when a newer version of the
+	// file is added (`2160h` is 90 days).
+	MaxAge time.Duration `yaml:"maxAge"`
 }
 
-// Log is the "log:" section.
+// Log is the "log:" section: the log on stderr.
 type Log struct {
-	Format string `yaml:"format"` // text|json
-	Level  string `yaml:"level"`  // debug|info|warn|error
+	// `text` (key=value) or `json` (one object a line); overridden by
+	// `--log-format`.
+	Format string `yaml:"format"`
+	// `debug`, `info`, `warn` or `error`; `debug` adds message texts.
+	Level string `yaml:"level"`
 }
 
 // Default is the configuration used when there is no file and no

@@ -15,3 +15,8 @@
 // "did you mean" for unknown keys and hints for tabs and durations without
 // a unit. Every problem is reported at once, one per line.
 package config
+
+// The configuration reference, cmd/mnemo/CONFIG.md, is generated from the
+// doc comments of Config's fields (see package configdoc); its test fails
+// when the file is stale.
+//go:generate go test ./configdoc -run TestReference -count=1 -update
