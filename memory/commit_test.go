@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/agent"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // TestCommitHookSeesEachChangeBeforeItIsMade: the hook is told the version
@@ -67,7 +67,7 @@ func TestRemoveDiskFault(t *testing.T) {
 	var fail error
 	s := newStore(t, func(o *Options) {
 		o.Faults = func(op, _ string) error {
-			if op == fault.Remove {
+			if op == durable.Remove {
 				return fail
 			}
 			return nil

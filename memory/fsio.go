@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,20 +8,19 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
-	"strings"
 	"syscall"
 
 	"github.com/mnemo-agent/mnemo/agent"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // maxFileSize bounds what mnemo reads of any memory file, so a stray huge
 // file cannot exhaust memory; it is refused with a clear error.
 const maxFileSize = 8 << 20
 
-// tempMarker is part of every temp file name; leftovers are removed at start.
-const tempMarker = ".mnemo-tmp-"
+// tempMarker is part of every temp file name (durable's); leftovers are
+// removed at start.
+const tempMarker = durable.TempMarker
 
 // ErrNotRegular is wrapped when a memory path names a symlink, FIFO, device,
 // socket, folder or hard-linked file: mnemo reads and writes only plain files.
@@ -165,72 +163,26 @@ func diskError(op, name string, err error) error {
 	return fmt.Errorf("%w: %s %s: %w", agent.ErrStorage, op, name, err)
 }
 
-// writeAtomic replaces name with data: a temp file in the same folder
-// (O_EXCL), written, fsynced, renamed over name, then the folder fsynced, so
-// a crash leaves the old file or the new one and never a torn one. check
-// runs just before the rename; an error from it aborts the write. Every
-// failure of the disk itself is wrapped with agent.ErrStorage.
-func writeAtomic(root *os.Root, hook fault.Hook, name string, data []byte, perm fs.FileMode, check func() error) (err error) {
-	dir, base := path.Split(name)
-	dir = strings.TrimSuffix(dir, "/")
-	tmp := path.Join(dir, "."+base+tempMarker+rand.Text())
-	var f *os.File
-	if err = hook.At(fault.Create, tmp); err == nil {
-		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	}
-	if err != nil {
-		return diskError("create temp file for", name, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = root.Remove(tmp)
-		}
-	}()
-	if err = hook.At(fault.Write, tmp); err == nil {
-		_, err = f.Write(data)
-	}
-	if err != nil {
-		f.Close()
-		return diskError("write", name, err)
-	}
-	if err = hook.At(fault.Fsync, tmp); err == nil {
-		err = f.Sync()
-	}
-	if err != nil {
-		f.Close()
-		return diskError("fsync", name, err)
-	}
-	if err = f.Close(); err != nil {
-		return diskError("close", name, err)
-	}
-	if check != nil {
-		if err = check(); err != nil {
-			return err
-		}
-	}
-	if err = hook.At(fault.Rename, name); err == nil {
-		err = root.Rename(tmp, name)
-	}
-	if err != nil {
-		return diskError("rename into", name, err)
-	}
-	return syncDir(root, hook, dir)
+// writeAtomic replaces name with data (durable.WriteFile: a temp file in
+// the same folder, written, fsynced, renamed over name, the folder
+// fsynced), so a crash leaves the old file or the new one and never a torn
+// one. check runs just before the rename; an error from it aborts the
+// write. Every failure of the disk itself is wrapped with agent.ErrStorage.
+func writeAtomic(root *os.Root, hook durable.Hook, name string, data []byte, perm fs.FileMode, check func() error) error {
+	return storage(durable.WriteFile(root, name, data, durable.WriteOptions{Perm: perm, Hook: hook, Check: check}))
 }
 
 // syncDir makes a rename or removal in dir durable.
-func syncDir(root *os.Root, hook fault.Hook, dir string) error {
-	d, err := root.Open(dir)
-	if err != nil {
-		return diskError("open folder for fsync", dir, err)
-	}
-	defer d.Close()
-	if err = hook.At(fault.FsyncDir, dir); err == nil {
-		err = d.Sync()
-	}
-	if err != nil {
-		return diskError("fsync folder", dir, err)
-	}
-	return nil
+func syncDir(root *os.Root, hook durable.Hook, dir string) error {
+	return storage(durable.SyncDir(root, dir, hook))
 }
 
-func isTempName(name string) bool { return strings.Contains(name, tempMarker) }
+// storage marks a failure of the disk with agent.ErrStorage.
+func storage(err error) error {
+	if durable.IsDisk(err) {
+		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+	}
+	return err
+}
+
+func isTempName(name string) bool { return durable.IsTemp(name) }

@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 func TestSummaryLengthLimitExact(t *testing.T) {
@@ -358,7 +358,7 @@ func TestWriteRetriesAreBounded(t *testing.T) {
 	var s *Store
 	s = newStore(t, func(o *Options) {
 		o.Faults = func(op, name string) error {
-			if op != fault.Write || !strings.HasPrefix(name, "episodes/.2026-02.md") {
+			if op != durable.Write || !strings.HasPrefix(name, "episodes/.2026-02.md") {
 				return nil
 			}
 			mu.Lock()
@@ -449,7 +449,7 @@ func TestEmptyWaitKeepsConflictRetries(t *testing.T) {
 		o.Clock = clock
 		o.EditWait = time.Hour
 		o.Faults = func(op, name string) error {
-			if op == fault.Write && !raced { // and the person saves once more during our write
+			if op == durable.Write && !raced { // and the person saves once more during our write
 				raced = true
 				writeFile(t, path(), "# 2026-02 Episodes\n\n> Summary: saved again\n")
 			}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // Options configures a Store. Zero values take the defaults noted.
@@ -33,11 +33,11 @@ type Options struct {
 	// waited) and times the waits for an editor; nil: the system clock.
 	Clock clock.Clock
 	// Faults, when set, is called before each change memory makes on disk
-	// (op one of agent/fault's operations; name the path in the user's
+	// (op one of memory/durable's operations; name the path in the user's
 	// folder); an error it returns is that operation's failure. Tests
 	// inject full disks, I/O errors and crashes with it; production leaves
 	// it nil.
-	Faults fault.Hook
+	Faults durable.Hook
 	// OnChange, when set, is told of each change made to a memory file
 	// (after it is made; for a delete, Before has only Exists and Size and
 	// After is the zero Version): a session's write, patch or append, or a
@@ -64,7 +64,7 @@ type Store struct {
 	clock  clock.Clock
 	log    *slog.Logger
 	base   *os.Root // the memory root: only for finding user folders
-	fault  fault.Hook
+	fault  durable.Hook
 	mu     sync.Mutex
 	users  map[string]*User
 	w      *fsnotify.Watcher

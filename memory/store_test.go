@@ -14,7 +14,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 func TestWriteReadListRoundTrip(t *testing.T) {
@@ -408,11 +408,11 @@ func TestDiskFaultsFailTheWrite(t *testing.T) {
 		op  string
 		err error
 	}{
-		{fault.Create, syscall.EROFS},
-		{fault.Write, syscall.ENOSPC},
-		{fault.Fsync, syscall.EIO},
-		{fault.Rename, syscall.EROFS},
-		{fault.FsyncDir, syscall.EIO},
+		{durable.Create, syscall.EROFS},
+		{durable.Write, syscall.ENOSPC},
+		{durable.Fsync, syscall.EIO},
+		{durable.Rename, syscall.EROFS},
+		{durable.FsyncDir, syscall.EIO},
 	}
 	for _, tc := range cases {
 		for _, exists := range []bool{false, true} {
@@ -447,7 +447,7 @@ func TestDiskFaultsFailTheWrite(t *testing.T) {
 				}
 				got, rerr := os.ReadFile(filepath.Join(s.Dir(), "alice/facts/user.md"))
 				switch {
-				case tc.op == fault.FsyncDir:
+				case tc.op == durable.FsyncDir:
 					// The rename happened; only its durability is in doubt:
 					// the caller is told, and a retry rewrites the same text.
 					if string(got) != userFact {

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // Errors callers can tell apart with errors.Is.
@@ -578,7 +578,7 @@ func (u *User) Remove(p string) error {
 	}
 	u.own(p, Version{})
 	// A symlink, FIFO or hard link is removed as a name: nothing is followed.
-	if err = u.s.fault.At(fault.Remove, p); err == nil {
+	if err = u.s.fault.At(durable.Remove, p); err == nil {
 		err = root.Remove(p)
 	}
 	if err != nil {

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // Benchmarks of the journal and of splitting. make bench summarises them
@@ -30,7 +30,7 @@ func benchReflector(b *testing.B, fsyncs *atomic.Int64) *Reflector {
 	r, err := Open(Config{Model: idleModel{}, Memory: newFakeMemory(&changes{}), StateDir: b.TempDir(),
 		Idle: time.Hour, MaxTurns: 1_000_000, Clock: newClock(),
 		Faults: func(op, _ string) error {
-			if op == fault.Fsync || op == fault.FsyncDir {
+			if op == durable.Fsync || op == durable.FsyncDir {
 				fsyncs.Add(1)
 			}
 			return nil
@@ -106,7 +106,7 @@ func BenchmarkJournalGroupCommit(b *testing.B) {
 		b.Run(fmt.Sprintf("users=%d", users), func(b *testing.B) {
 			var fsyncs atomic.Int64
 			j := newJournal(b.TempDir(), func(op, _ string) error {
-				if op == fault.Fsync {
+				if op == durable.Fsync {
 					fsyncs.Add(1)
 				}
 				return nil

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // envWithTwoUsers opens an env holding two turns of alice's and one of
@@ -149,7 +149,7 @@ func TestTurnAddedWhileAForgottenRunEnds(t *testing.T) {
 func TestForgetJournalFailure(t *testing.T) {
 	e := newEnv(t, nil)
 	e.add(turn("alice", "t1", "hi"))
-	e.failOp(fault.Remove, errors.New("disk on fire"))
+	e.failOp(durable.Remove, errors.New("disk on fire"))
 	if _, err := e.r.Forget(context.Background(), "alice"); err == nil || !strings.Contains(err.Error(), "forget the journaled turns of alice") || !strings.Contains(err.Error(), "disk on fire") {
 		t.Fatalf("Forget = %v", err)
 	}

@@ -4,16 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // The journal keeps the turns that have not been reflected yet, one file per
@@ -23,8 +21,8 @@ import (
 //	 "userText":"I'm Ada","replyText":"Hi Ada","time":"2026-03-05T14:02:00Z",
 //	 "context":[{"author":"bob","text":"..."}],"attempts":1}
 //
-// Each user's file is kept open for appending while the user has turns
-// pending (see jfile). A turn is written to it before Add returns — so a
+// Each user's file is a durable.Log, kept open for appending while the
+// user has turns pending (see jfile). A turn is written to it before Add returns — so a
 // crash of the process loses nothing — but fsynced off the reply path: a
 // flusher woken by the append waits Config.SyncWindow on the clock and
 // makes every file written meanwhile durable with one fsync each (group
@@ -138,12 +136,14 @@ const compactBytes = 64 << 10
 // DefaultSyncWindow is Config.SyncWindow's default.
 const DefaultSyncWindow = 10 * time.Millisecond
 
-// journal is the folder of journal files. Callers serialise the operations
-// on one user's file (the user's loop); different users' files are
-// independent. The flusher fsyncs files concurrently with those operations.
+// journal is the folder of journal files, each a durable.Log. Callers
+// serialise the operations on one user's file (the user's loop); different
+// users' files are independent. The flusher fsyncs files concurrently with
+// those operations.
 type journal struct {
 	dir    string
-	fault  fault.Hook
+	fs     durable.Dir
+	fault  durable.Hook
 	clock  clock.Clock
 	window time.Duration
 	log    *slog.Logger
@@ -152,7 +152,7 @@ type journal struct {
 	onBroken func(user string)
 
 	mu    sync.Mutex
-	files map[string]*jfile // the users' open files
+	files map[string]*jfile // the users' files
 	dirty map[*jfile]bool   // written since their last fsync
 
 	armed  bool             // a window is open: its timer is on its way to the flusher or running
@@ -161,45 +161,34 @@ type journal struct {
 	done   chan struct{}    // closed when the flusher ended
 }
 
-// jfile is one user's journal file, open for appending.
+// jfile is one user's journal file: appended to (turns without waiting for
+// an fsync, run records with one) and rewritten by durable.Log.
 type jfile struct {
 	user string
-	// syncMu is held by whoever fsyncs, replaces or closes f, so the
-	// flusher never fsyncs a file being replaced; appends of turns take mu
-	// only, so they never wait for an fsync.
-	syncMu sync.Mutex
-	mu     sync.Mutex // guards the fields below
-	f      *os.File   // nil: not open
-	size   int64      // bytes in the file
-	dirty  bool       // written since its last fsync
-	fresh  bool       // created since the folder's last fsync
-	broken error      // an fsync failed: the file must be rewritten whole
+	log  *durable.Log
+
+	mu     sync.Mutex
+	broken error // an fsync failed: the file must be rewritten whole
 }
 
-func newJournal(dir string, hook fault.Hook) *journal {
-	return &journal{dir: dir, fault: hook, clock: clock.Real{}, window: DefaultSyncWindow,
+func (jf *jfile) brokenErr() error {
+	jf.mu.Lock()
+	defer jf.mu.Unlock()
+	return jf.broken
+}
+
+func (jf *jfile) setBroken(err error) {
+	jf.mu.Lock()
+	jf.broken = err
+	jf.mu.Unlock()
+}
+
+func newJournal(dir string, hook durable.Hook) *journal {
+	return &journal{dir: dir, fs: durable.Dir(dir), fault: hook, clock: clock.Real{}, window: DefaultSyncWindow,
 		log: slog.New(slog.DiscardHandler), files: map[string]*jfile{}, dirty: map[*jfile]bool{}}
 }
 
 func (j *journal) path(user string) string { return filepath.Join(j.dir, user+journalExt) }
-
-// fsyncDir makes a creation, rename or removal in the folder durable.
-func (j *journal) fsyncDir() error { return fsyncFolder(j.dir, j.fault) }
-
-func fsyncFolder(dir string, hook fault.Hook) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("reflector: open %s for fsync: %w", dir, err)
-	}
-	defer d.Close()
-	if err = hook.At(fault.FsyncDir, dir); err == nil {
-		err = d.Sync()
-	}
-	if err != nil {
-		return fmt.Errorf("reflector: fsync %s: %w", dir, err)
-	}
-	return nil
-}
 
 // file is user's file, opened by the next append.
 func (j *journal) file(user string) *jfile {
@@ -207,25 +196,39 @@ func (j *journal) file(user string) *jfile {
 	defer j.mu.Unlock()
 	jf := j.files[user]
 	if jf == nil {
-		jf = &jfile{user: user}
+		jf = &jfile{user: user, log: durable.NewLog(j.fs, user+journalExt, durable.LogOptions{Hook: j.fault})}
 		j.files[user] = jf
 	}
 	return jf
 }
 
+// storage marks a failure of the disk with agent.ErrStorage.
+func storage(err error) error {
+	if durable.IsDisk(err) {
+		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+	}
+	return err
+}
+
+// syncFailed: err is an fsync's (of the file or its folder): the kernel
+// may have dropped the written pages, so only a rewrite makes the content
+// durable again.
+func syncFailed(err error) bool {
+	var de *durable.Error
+	return errors.As(err, &de) && (de.Op == durable.Fsync || de.Op == durable.FsyncDir)
+}
+
 // append writes e to its user's file without waiting for it to be
-// durable: the flusher fsyncs it within the sync window.
+// durable: the flusher fsyncs it within the sync window. A failed write is
+// cut back, so no torn line stays behind.
 func (j *journal) append(e entry) error {
 	line, err := encodeLine(e)
 	if err != nil {
 		return err
 	}
 	jf := j.file(e.turn.User)
-	jf.mu.Lock()
-	err = j.write(jf, line)
-	jf.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("reflector: journal turn %q of %s: %w", e.turn.TaskID, e.turn.User, err)
+	if err := jf.log.Write(line); err != nil {
+		return fmt.Errorf("reflector: journal turn %q of %s: %w", e.turn.TaskID, e.turn.User, storage(err))
 	}
 	j.mu.Lock()
 	j.dirty[jf] = true
@@ -240,24 +243,17 @@ func (j *journal) append(e entry) error {
 }
 
 // appendRecord adds one line about user's run and makes it durable before
-// it returns, with the turns written before it.
+// it returns, with the turns written before it (a failure cuts it back, so
+// no line the run was not told of stays).
 func (j *journal) appendRecord(user string, rec record) error {
-	line, err := json.Marshal(rec)
+	line, _ := json.Marshal(rec) // strings, ints and a decoded message: cannot fail
+	jf := j.file(user)
+	err := jf.brokenErr()
 	if err == nil {
-		jf := j.file(user)
-		jf.syncMu.Lock()
-		jf.mu.Lock()
-		if err = jf.broken; err == nil {
-			old := jf.size
-			if err = j.write(jf, append(line, '\n')); err == nil {
-				if err = j.syncLocked(jf); err != nil {
-					_ = jf.f.Truncate(old) // leave no line the run was not told of
-					jf.size = old
-				}
-			}
+		if err = jf.log.Commit(jf.log.Add(append(line, '\n'))); syncFailed(err) {
+			jf.setBroken(fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err))
 		}
-		jf.mu.Unlock()
-		jf.syncMu.Unlock()
+		err = storage(err)
 	}
 	if err != nil {
 		return fmt.Errorf("reflector: journal the %s of run %s of %s: %w", rec.Kind, rec.Run, user, err)
@@ -265,108 +261,16 @@ func (j *journal) appendRecord(user string, rec record) error {
 	return nil
 }
 
-// write appends line to jf, opening the file first when it is not; a
-// failed write is cut back, so no torn line stays behind. Disk failures
-// are wrapped with agent.ErrStorage. jf.mu held.
-func (j *journal) write(jf *jfile, line []byte) error {
-	if jf.f == nil {
-		if err := j.open(jf); err != nil {
-			return fmt.Errorf("%w: %w", agent.ErrStorage, err)
-		}
-	}
-	p := j.path(jf.user)
-	err := j.fault.At(fault.Write, p)
-	if err == nil {
-		_, err = jf.f.Write(line)
-	}
-	if err != nil {
-		_ = jf.f.Truncate(jf.size)
-		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
-	}
-	jf.size += int64(len(line))
-	jf.dirty = true
-	return nil
-}
-
-// open opens jf's file for appending, creating it (then its folder needs
-// an fsync too). jf.mu held.
-func (j *journal) open(jf *jfile) error {
-	p := j.path(jf.user)
-	var f *os.File
-	err := j.fault.At(fault.Create, p)
-	if err == nil {
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND|os.O_CREATE|os.O_EXCL, 0o600)
-	}
-	created := err == nil
-	if errors.Is(err, fs.ErrExist) {
-		f, err = os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
-	}
-	if err != nil {
-		return fmt.Errorf("open journal: %w", err)
-	}
-	fi, err := f.Stat()
-	if err == nil && !fi.Mode().IsRegular() {
-		err = fmt.Errorf("%s is not a regular file", p)
-	}
-	if err != nil {
-		f.Close()
-		return err
-	}
-	jf.f, jf.size, jf.fresh = f, fi.Size(), created
-	return nil
-}
-
-// syncLocked fsyncs jf (and the folder when jf is new). A failure marks
-// the file broken: after a failed fsync the kernel may have dropped the
-// written pages, so only a rewrite makes the content durable again.
-// jf.syncMu and jf.mu held.
-func (j *journal) syncLocked(jf *jfile) error {
-	if jf.f == nil || (!jf.dirty && !jf.fresh) {
-		return nil
-	}
-	err := j.fault.At(fault.Fsync, jf.f.Name())
-	if err == nil {
-		err = jf.f.Sync()
-	}
-	if err == nil && jf.fresh {
-		err = j.fsyncDir()
-	}
-	if err != nil {
-		jf.broken = fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err)
-		return jf.broken
-	}
-	jf.dirty, jf.fresh = false, false
-	return nil
-}
-
-// flush makes what was written to jf durable. It holds jf.mu only around
-// the bookkeeping, so turns appended meanwhile do not wait for the fsync
-// (they are covered by the next one).
+// flush makes what was written to jf durable; a failure marks it broken.
 func (j *journal) flush(jf *jfile) error {
-	jf.syncMu.Lock()
-	defer jf.syncMu.Unlock()
-	jf.mu.Lock()
-	f, fresh := jf.f, jf.fresh
-	if f == nil || jf.broken != nil || (!jf.dirty && !fresh) {
-		jf.mu.Unlock()
+	if jf.brokenErr() != nil {
 		return nil
 	}
-	jf.dirty, jf.fresh = false, false
-	jf.mu.Unlock()
-	err := j.fault.At(fault.Fsync, f.Name())
-	if err == nil {
-		err = f.Sync()
-	}
-	if err == nil && fresh {
-		err = j.fsyncDir()
-	}
+	err := jf.log.Sync()
 	if err != nil {
-		jf.mu.Lock()
-		jf.broken = fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err)
-		jf.mu.Unlock()
-		return err
+		jf.setBroken(fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err))
 	}
-	return nil
+	return err
 }
 
 // lookup is user's journal file, nil when it has none.
@@ -389,22 +293,12 @@ func (j *journal) sync(user string) error {
 // rewritten.
 func (j *journal) broken(user string) bool {
 	jf := j.lookup(user)
-	if jf == nil {
-		return false
-	}
-	jf.mu.Lock()
-	defer jf.mu.Unlock()
-	return jf.broken != nil
+	return jf != nil && jf.brokenErr() != nil
 }
 
 // markBroken records that user's file must be rewritten (a rewrite of it
 // failed).
-func (j *journal) markBroken(user string, err error) {
-	jf := j.file(user)
-	jf.mu.Lock()
-	jf.broken = err
-	jf.mu.Unlock()
-}
+func (j *journal) markBroken(user string, err error) { j.file(user).setBroken(err) }
 
 // size is the number of bytes in user's open file (0: none open).
 func (j *journal) size(user string) int64 {
@@ -412,9 +306,7 @@ func (j *journal) size(user string) int64 {
 	if jf == nil {
 		return 0
 	}
-	jf.mu.Lock()
-	defer jf.mu.Unlock()
-	return jf.size
+	return jf.log.Size()
 }
 
 // release makes user's file durable and closes it: its loop ended.
@@ -427,19 +319,8 @@ func (j *journal) release(user string) error {
 		return nil
 	}
 	err := j.flush(jf)
-	jf.syncMu.Lock()
-	jf.mu.Lock()
-	jf.closeLocked()
-	jf.mu.Unlock()
-	jf.syncMu.Unlock()
+	_ = jf.log.Close() // written data is in the file (or rewritten) whatever Close says
 	return err
-}
-
-// closeLocked closes the handle; the next append reopens the file.
-// jf.syncMu and jf.mu held.
-func (jf *jfile) closeLocked() {
-	_ = jf.f.Close() // nil: ErrInvalid; else written data is in the file (or rewritten) whatever Close says
-	jf.f, jf.size, jf.dirty, jf.fresh, jf.broken = nil, 0, false, false, nil
 }
 
 // start runs the flusher: the first append after a flush opens a window

@@ -3,53 +3,38 @@ package reflector
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/google/renameio/v2"
-
-	"github.com/mnemo-agent/mnemo/agent"
-	"github.com/mnemo-agent/mnemo/agent/fault"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // The journal's files as a whole: atomic rewrites, and reading them back
 // at start (journal.go appends to them and makes them durable).
 
 // rewrite replaces user's file by entries and the records of run (nil: no
-// run open), atomically; nothing left removes it. The open handle is
-// closed; the next append opens the new file.
+// run open), atomically (durable.Log.Replace); nothing left removes it.
+// The next append goes to the new file.
 func (j *journal) rewrite(user string, entries []entry, run *runLog) error {
 	jf := j.file(user)
-	if jf != nil {
-		jf.syncMu.Lock()
-		defer jf.syncMu.Unlock()
-		jf.mu.Lock()
-		defer jf.mu.Unlock()
-		jf.closeLocked()
-	}
-	p := j.path(user)
 	if len(entries) == 0 {
-		err := j.fault.At(fault.Remove, p)
-		if err == nil {
-			err = os.Remove(p)
+		if err := jf.log.Remove(); err != nil {
+			return fmt.Errorf("reflector: remove journal: %w", storage(err))
 		}
-		if err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("reflector: remove journal: %w: %w", agent.ErrStorage, err)
-		}
-		return j.fsyncDir()
+		jf.setBroken(nil)
+		return nil
 	}
 	buf, err := encodeJournal(entries, run)
 	if err != nil {
 		return err
 	}
-	if err := j.install(p, buf.Bytes()); err != nil {
-		return fmt.Errorf("reflector: rewrite journal of %s: %w", user, err)
+	if err := jf.log.Replace(buf.Bytes()); err != nil {
+		return fmt.Errorf("reflector: rewrite journal of %s: %w", user, storage(err))
 	}
+	jf.setBroken(nil)
 	return nil
 }
 
@@ -71,43 +56,16 @@ func encodeJournal(entries []entry, run *runLog) (*bytes.Buffer, error) {
 	return &buf, nil
 }
 
-// install puts data at name atomically with renameio (a temp file beside
-// it, its name starting with '.', apart from every journal name; fsynced
-// and renamed over name), then fsyncs the folder, which renameio leaves
-// to its caller. A failure before the rename leaves name as it was; disk
-// failures are wrapped with agent.ErrStorage.
+// install puts data at name (in the journal folder) atomically
+// (durable.WriteFile); disk failures are wrapped with agent.ErrStorage.
 func (j *journal) install(name string, data []byte) error {
-	var pf *renameio.PendingFile
-	err := j.fault.At(fault.Create, name)
-	if err == nil {
-		pf, err = renameio.NewPendingFile(name, renameio.WithTempDir(filepath.Dir(name)),
-			renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600))
-	}
-	if err == nil {
-		defer pf.Cleanup() // removes the temp file unless it was renamed
-		if err = j.fault.At(fault.Write, name); err == nil {
-			_, err = pf.Write(data)
-		}
-		if err == nil {
-			err = j.fault.At(fault.Fsync, name)
-		}
-		if err == nil {
-			err = j.fault.At(fault.Rename, name)
-		}
-		if err == nil {
-			err = pf.CloseAtomicallyReplace() // fsync, then rename
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
-	}
-	return fsyncFolder(filepath.Dir(name), j.fault)
+	return storage(durable.WriteFile(j.fs, name, data, durable.WriteOptions{Hook: j.fault}))
 }
 
-// isTemp reports whether a journal folder entry is a temp file of install
-// (".<user>.jsonl<random>", or ".<user>.jsonl.tmp-<hex>" of older mnemos).
+// isTemp reports whether a journal folder entry is a temp file of a
+// rewrite (durable's, or ".<user>.jsonl<random>" of older mnemos).
 func isTemp(name string) bool {
-	return strings.HasPrefix(name, ".") && strings.Contains(name, journalExt) && !strings.HasSuffix(name, journalExt)
+	return durable.IsTemp(name) || strings.HasPrefix(name, ".") && strings.Contains(name, journalExt) && !strings.HasSuffix(name, journalExt)
 }
 
 // replay reads every journal file: the pending turns by user. Leftover temp
@@ -155,7 +113,7 @@ type pending struct {
 // reflected ones.
 func (j *journal) load(user string, log *slog.Logger) ([]entry, *runLog, error) {
 	p := j.path(user)
-	data, err := os.ReadFile(p)
+	data, err := durable.ReadFile(j.fs, user+journalExt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reflector: read journal: %w", err)
 	}
@@ -174,16 +132,13 @@ func (j *journal) load(user string, log *slog.Logger) ([]entry, *runLog, error) 
 func parseJournal(user, p string, data []byte, log *slog.Logger) (entries []entry, run *runLog, dirty bool) {
 	var recs []record
 	dirty = len(data) == 0 || data[len(data)-1] != '\n'
-	for i, line := range bytes.Split(data, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	durable.Scan(data, func(line []byte) error {
 		var probe struct {
 			Kind string `json:"kind"`
 		}
 		err := json.Unmarshal(line, &probe)
 		if err == nil && probe.Kind == "failed" {
-			continue // a failed file moved back by an admin: its note on why
+			return nil // a failed file moved back by an admin: its note on why
 		}
 		if err == nil && probe.Kind == kindReflected {
 			var rec record
@@ -194,14 +149,14 @@ func parseJournal(user, p string, data []byte, log *slog.Logger) (entries []entr
 				// The run over the first Turns turns succeeded: they and
 				// its records are done.
 				entries, recs, dirty = entries[rec.Turns:], nil, true
-				continue
+				return nil
 			}
 		}
 		if err == nil && probe.Kind != "" && probe.Kind != kindReflected {
 			var rec record
 			if rec, err = parseRecord(line); err == nil {
 				recs = append(recs, rec)
-				continue
+				return nil
 			}
 		}
 		var e entry
@@ -211,14 +166,15 @@ func parseJournal(user, p string, data []byte, log *slog.Logger) (entries []entr
 		if err == nil && e.turn.User != user {
 			err = fmt.Errorf("the turn belongs to %q", e.turn.User)
 		}
-		if err != nil {
-			dirty = true
-			log.Warn("reflector: skipping an unreadable journal line (a crash while it was written?)",
-				"file", p, "line", i+1, "err", err)
-			continue
+		if err == nil {
+			entries = append(entries, e)
 		}
-		entries = append(entries, e)
-	}
+		return err
+	}, func(n int, torn bool, err error) {
+		dirty = true
+		log.Warn("reflector: skipping an unreadable journal line (a crash while it was written?)",
+			"file", p, "line", n, "err", err, "torn", torn)
+	})
 	run, problem := assembleRun(recs, len(entries))
 	if problem != "" {
 		dirty = true

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 func TestJournalLineRoundTrip(t *testing.T) {
@@ -150,7 +150,7 @@ func (e *env) countOps(op string) (n *atomic.Int32, each chan struct{}) {
 // the window; a window opens again with the next turn.
 func TestTurnsAreFsyncedTogetherAfterTheWindow(t *testing.T) {
 	e := newEnv(t, nil)
-	fsyncs, each := e.countOps(fault.Fsync)
+	fsyncs, each := e.countOps(durable.Fsync)
 	for i := range 5 {
 		e.add(turn("alice", fmt.Sprint("t", i), "hi"))
 	}
@@ -184,7 +184,7 @@ func TestCloseFsyncsBeforeItReturns(t *testing.T) {
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
 		return openaitest.Error(400, "", "nope"), true // the turns stay journaled
 	})
-	fsyncs, _ := e.countOps(fault.Fsync)
+	fsyncs, _ := e.countOps(durable.Fsync)
 	e.add(turn("alice", "t1", "one"))
 	e.add(turn("bob", "b1", "two"))
 	if err := e.r.Close(context.Background()); err == nil {
@@ -313,7 +313,7 @@ func TestCloseRewritesAJournalItCannotFsync(t *testing.T) {
 	var fsyncs atomic.Int32
 	e.faultMu.Lock()
 	e.fault = func(op, _ string) error {
-		if op == fault.Fsync && fsyncs.Add(1) == 1 {
+		if op == durable.Fsync && fsyncs.Add(1) == 1 {
 			return errors.New("fsync failed")
 		}
 		return nil
@@ -364,7 +364,7 @@ func TestRecordFsyncsTheFolderOfANewFile(t *testing.T) {
 // flusher waits for.
 func TestSyncWindowIsConfigured(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.SyncWindow = time.Second })
-	fsyncs, each := e.countOps(fault.Fsync)
+	fsyncs, each := e.countOps(durable.Fsync)
 	e.add(turn("alice", "t1", "one"))
 	e.clock.Advance(time.Second - time.Nanosecond)
 	if n := fsyncs.Load(); n != 0 || e.clock.Armed() != 2 {

@@ -16,9 +16,9 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 //go:embed prompts/system.md
@@ -116,10 +116,10 @@ type Config struct {
 	// retry timers; nil: the system clock.
 	Clock clock.Clock
 	// Faults, when set, is called before each change the journal makes on
-	// disk (op one of agent/fault's operations; name the file) and an
+	// disk (op one of memory/durable's operations; name the file) and an
 	// error it returns is that operation's failure: tests inject full
 	// disks and crashes with it. The memory store takes the same hook.
-	Faults fault.Hook
+	Faults durable.Hook
 	// OnRun, when set, is told how each run ended: "ok", "failed" (it is
 	// retried or given up), "canceled" (by shutdown; resumed at the next
 	// start), "split" (too long for the model: retried in halves) or

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 func TestBurstIsOneRunAfterIdle(t *testing.T) {
@@ -601,7 +601,7 @@ func TestAddFillsTimeAndFailsWithoutLosingState(t *testing.T) {
 		t.Fatalf("Add = %v", err)
 	}
 	// A write failure fails Add and leaves no partial line.
-	e.failOp(fault.Write, errors.New("disk full"))
+	e.failOp(durable.Write, errors.New("disk full"))
 	if err := e.r.Add(turn("alice", "t2", "x")); err == nil || !strings.Contains(err.Error(), "disk full") {
 		t.Fatalf("Add = %v", err)
 	}
@@ -627,7 +627,7 @@ func TestFailedFsyncRewritesTheJournal(t *testing.T) {
 	e := newEnv(t, nil)
 	e.add(turn("alice", "t1", "one"))
 	e.endWindow()
-	e.failOp(fault.Fsync, errors.New("fsync failed"))
+	e.failOp(durable.Fsync, errors.New("fsync failed"))
 	e.add(turn("alice", "t2", "two"))
 	e.endWindow()
 	e.waitFor("the failed fsync and rewrite", func() bool {
@@ -650,7 +650,7 @@ func TestFailedFsyncRewritesTheJournal(t *testing.T) {
 	var dirSyncs atomic.Int32
 	e.faultMu.Lock()
 	e.fault = func(op, _ string) error {
-		if op == fault.FsyncDir {
+		if op == durable.FsyncDir {
 			if dirSyncs.Add(1) == 1 {
 				return errors.New("dir fsync failed")
 			}
@@ -677,14 +677,14 @@ func TestJournalRewriteFailureIsLogged(t *testing.T) {
 	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
 	// Now the rewrites fail: a failure cannot record its attempt, a success cannot remove its turns.
-	e.failOp(fault.Fsync, errors.New("disk full"))
+	e.failOp(durable.Fsync, errors.New("disk full"))
 	e.clock.Advance(2 * time.Minute)
 	e.waitFor("the second failure", func() bool {
 		return strings.Contains(e.logs.String(), "could not record the failed attempt")
 	})
 	e.settle()
 	e.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
-	e.failOp(fault.FsyncDir, errors.New("dir fsync failed"))
+	e.failOp(durable.FsyncDir, errors.New("dir fsync failed"))
 	e.clock.Advance(4 * time.Minute)
 	e.drain("the success")
 	if !strings.Contains(e.logs.String(), "could not remove reflected turns from the journal") {
@@ -764,7 +764,7 @@ func TestOpenErrors(t *testing.T) {
 	e.r.crash()
 	e.writeJournal("alice.jsonl", "torn")
 	bad := newJournal(filepath.Join(e.dir, "reflector"), func(op, _ string) error {
-		if op == fault.FsyncDir {
+		if op == durable.FsyncDir {
 			return errors.New("dir fsync failed")
 		}
 		return nil

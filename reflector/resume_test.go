@@ -12,10 +12,10 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 const appendArgs = `{"path":"episodes/2026-03.md","entry":"## Met Ada\n- Summary: met\n- Date: 2026-03-05\n"}`
@@ -241,7 +241,7 @@ func TestJournalFailureStopsTheRunBeforeItsTools(t *testing.T) {
 	e.r.crash()
 	e.r = e.open()
 	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_append", appendArgs)))
-	e.failOp(fault.Fsync, syscall.EIO)
+	e.failOp(durable.Fsync, syscall.EIO)
 	e.clock.Advance(2 * time.Minute)
 	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
 	e.settle()
@@ -261,7 +261,7 @@ func TestCommitJournalFailureAbortsTheWrite(t *testing.T) {
 	var n int
 	e.faultMu.Lock()
 	e.fault = func(op, _ string) error {
-		if op == fault.Fsync {
+		if op == durable.Fsync {
 			n++
 			if n == 3 { // the run line (with the turn), the step, then the intent
 				return syscall.ENOSPC
@@ -388,7 +388,7 @@ func TestFailedTurnsWithoutFolder(t *testing.T) {
 // TestMoveFailedFaults: when the failed folder cannot be written, the turns
 // stay journaled and are retried.
 func TestMoveFailedFaults(t *testing.T) {
-	for _, op := range []string{fault.Create, fault.Rename, fault.FsyncDir} {
+	for _, op := range []string{durable.Create, durable.Rename, durable.FsyncDir} {
 		t.Run(op, func(t *testing.T) {
 			e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
 			e.r.crash()

@@ -118,8 +118,9 @@ func (j *journal) moveFailed(user string, entries []entry, run *runLog, cause er
 	if run != nil {
 		id = run.id
 	}
-	name := filepath.Join(dir, fmt.Sprintf("%s-%s-%s%s", user, now.UTC().Format("20060102T150405Z"), id, journalExt))
-	if err := j.install(name, b.Bytes()); err != nil {
+	rel := "failed/" + fmt.Sprintf("%s-%s-%s%s", user, now.UTC().Format("20060102T150405Z"), id, journalExt)
+	if err := j.install(rel, b.Bytes()); err != nil {
+		name := filepath.Join(j.dir, filepath.FromSlash(rel))
 		_ = os.Remove(name) // renamed but not durable: the turns stay journaled instead
 		return fmt.Errorf("write %s: %w", name, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // A message is in the journal once received, before it is answered.
@@ -167,7 +168,7 @@ func TestForgetQueued(t *testing.T) {
 func TestJournalErrorAnswered(t *testing.T) {
 	dir := t.TempDir()
 	files := &intaketest.FailingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.Open }})
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.Faults = files.Hook }})
 	files.Fail.Store(true)
 	hs.dm(alice, "hi")
 	if p := hs.posts(t, 1); p[0].Body.Content != "echo: hi" {
@@ -211,8 +212,8 @@ func TestReceivedWhileStopping(t *testing.T) {
 
 // A reply that cannot be journaled is posted anyway, and logged.
 func TestReplyJournalError(t *testing.T) {
-	intaketest.CheckReplyJournalError(t, func(open intake.OpenFileFunc) intaketest.Run {
-		return start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = open }}).intakeRun(t)
+	intaketest.CheckReplyJournalError(t, func(faults durable.Hook) intaketest.Run {
+		return start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.Faults = faults }}).intakeRun(t)
 	})
 }
 

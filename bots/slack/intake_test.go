@@ -15,6 +15,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // metadata is a post's reply metadata: whom it answers and which part.
@@ -39,7 +40,7 @@ func metadata(t *testing.T, p slacktest.Post) (string, int) {
 func TestAckAfterJournal(t *testing.T) {
 	dir := t.TempDir()
 	files := &intaketest.FailingFiles{}
-	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.OpenFile = files.Open }})
+	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }, bot: func(b *Bot) { b.rt.Faults = files.Hook }})
 	release := hs.h.Hold()
 	env := hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "hi"})
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
@@ -262,8 +263,8 @@ func TestJournalOpenError(t *testing.T) {
 
 // A reply that cannot be journaled is posted anyway, and logged.
 func TestReplyJournalError(t *testing.T) {
-	intaketest.CheckReplyJournalError(t, func(open intake.OpenFileFunc) intaketest.Run {
-		return start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.OpenFile = open }}).intakeRun(t)
+	intaketest.CheckReplyJournalError(t, func(faults durable.Hook) intaketest.Run {
+		return start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }, bot: func(b *Bot) { b.rt.Faults = faults }}).intakeRun(t)
 	})
 }
 

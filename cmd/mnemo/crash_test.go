@@ -145,7 +145,8 @@ func (w *crashWorld) check(what string) {
 		w.t.Fatalf("%s: the episode entry is not there exactly once: %q, %v", what, ep, err)
 	}
 	filepath.WalkDir(w.path(""), func(p string, d fs.DirEntry, err error) error {
-		// The store's temp files, and the journal's (renameio: ".<user>.jsonl<random>").
+		// Temp files (memory/durable's ".<name>.mnemo-tmp-<random>", and the
+		// journal's of older mnemos: ".<user>.jsonl<random>").
 		journalTemp := strings.HasPrefix(d.Name(), ".") && strings.Contains(d.Name(), ".jsonl") && !strings.HasSuffix(d.Name(), ".jsonl")
 		if err == nil && (strings.Contains(d.Name(), ".mnemo-tmp-") || strings.Contains(d.Name(), ".tmp-") || journalTemp) {
 			w.t.Errorf("%s: temp file left: %s", what, p)

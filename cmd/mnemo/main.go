@@ -19,8 +19,8 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 const usageText = `Usage: mnemo [global flags] COMMAND [flags] [arguments]
@@ -106,7 +106,7 @@ type cliEnv struct {
 	// the reflection journal make on disk (see memory.Options.Faults): the
 	// crash and disk-fault tests kill or fail the process there. nil in the
 	// binary.
-	faults fault.Hook
+	faults durable.Hook
 	// commands are the subcommands that load the configuration; nil means
 	// commandTable (tests stand in for chat and serve here).
 	commands map[string]command

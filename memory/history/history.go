@@ -16,10 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // Defaults of history.keep and history.maxAge.
@@ -59,7 +58,8 @@ type Store struct {
 	mu   sync.Mutex
 }
 
-// Open opens (creating when missing) the history folder.
+// Open opens (creating when missing) the history folder, removing the
+// temp files a crash left.
 func Open(opts Options) (*Store, error) {
 	opts.Keep = defaults.Positive(opts.Keep, DefaultKeep)
 	opts.MaxAge = defaults.Positive(opts.MaxAge, DefaultMaxAge)
@@ -73,7 +73,9 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	return &Store{opts: opts, root: root}, nil
+	s := &Store{opts: opts, root: root}
+	s.removeTemps()
+	return s, nil
 }
 
 // Dir is the history folder.
@@ -175,30 +177,30 @@ func newID(t time.Time, versions []Version) string {
 	return fmt.Sprintf("%s-%04d", base, last+1) // padded: ids sort in the order they were made
 }
 
+// write puts data at name atomically (durable.WriteFile); the caller
+// fsyncs the folder once for the version's files.
 func (s *Store) write(name string, data []byte) error {
-	f, err := renameio.NewPendingFile(name, renameio.WithRoot(s.root), renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600))
-	if err == nil {
-		defer f.Cleanup()
-		if _, err = f.Write(data); err == nil {
-			err = f.CloseAtomicallyReplace()
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("history: write %s: %w", name, err)
+	if err := durable.WriteFile(s.root, name, data, durable.WriteOptions{NoDirSync: true}); err != nil {
+		return fmt.Errorf("history: %w", err)
 	}
 	return nil
 }
 
 func (s *Store) syncDir(d string) error {
-	f, err := s.root.Open(d)
-	if err != nil {
+	if err := durable.SyncDir(s.root, d, nil); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("history: fsync %s: %w", d, err)
-	}
 	return nil
+}
+
+// removeTemps deletes the temp files of writes a crash interrupted.
+func (s *Store) removeTemps() {
+	_ = fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && durable.IsTemp(d.Name()) {
+			_ = s.root.Remove(p)
+		}
+		return nil // an unreadable folder: its files are read (and fail) where they are used
+	})
 }
 
 // prune drops versions past Keep and older than MaxAge (newest first in

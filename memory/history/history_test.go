@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // clock is a settable time for retention tests.
@@ -296,5 +298,31 @@ func TestRetentionDefaults(t *testing.T) {
 	// The same text as the newest is not recorded again, however many came before.
 	if _, rec, _ := s.Record("ann", "facts/b.md", []byte{byte(DefaultKeep + 4)}, "x"); rec {
 		t.Error("the newest text was recorded again")
+	}
+}
+
+// A temp file a crash left in the middle of a write is removed at Open;
+// the versions stay.
+func TestOpenRemovesTemps(t *testing.T) {
+	s, c, dir := open(t, 0, 0)
+	v, _, err := s.Record("ann", "facts/user.md", []byte("# A\n"), "hand edit")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	stale := filepath.Join(dir, "ann", "facts", "user.md", "."+v.ID+".md"+durable.TempMarker+"X")
+	if err := os.WriteFile(stale, []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(Options{Dir: dir, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the temp file is still there")
+	}
+	if vs, err := s.List("ann", "facts/user.md"); err != nil || len(vs) != 1 {
+		t.Errorf("List = %v, %v", vs, err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // AdapterOptions configures an Adapter. Platform is required.
@@ -34,8 +35,8 @@ type Adapter struct {
 	Now  func() time.Time
 	HTTP *http.Client
 
-	// OpenFile is the journal's file layer; tests inject faults.
-	OpenFile OpenFileFunc
+	// Faults is the journal's disk-fault hook; tests inject faults.
+	Faults durable.Hook
 
 	ownHTTP bool
 	started atomic.Bool
@@ -73,7 +74,7 @@ func (a *Adapter) Start() (stop func(), err error) {
 		return nil, fmt.Errorf("%s: Run was already called on this Bot", a.opts.Platform)
 	}
 	if a.opts.Dir != "" {
-		j, err := Open(Options{Dir: a.opts.Dir, Name: a.opts.Platform, Logger: a.Log, Now: a.Now, OpenFile: a.OpenFile})
+		j, err := Open(Options{Dir: a.opts.Dir, Name: a.opts.Platform, Logger: a.Log, Now: a.Now, Faults: a.Faults})
 		if err != nil {
 			a.closeIdle()
 			return nil, fmt.Errorf("%s: %w (the intake journal keeps %s; the state folder must be writable)", a.opts.Platform, err, a.opts.Keeps)

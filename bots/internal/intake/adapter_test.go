@@ -18,7 +18,7 @@ func newAdapter(t *testing.T, w *world) (*Adapter, *bottest.LogBuffer) {
 	logs := &bottest.LogBuffer{}
 	a := NewAdapter(AdapterOptions{Platform: "slack", Keeps: "the messages kept", Dir: w.dir, Now: w.clock,
 		Logger: slog.New(slog.NewTextHandler(logs, nil))})
-	a.OpenFile = w.faults.openFile
+	a.Faults = w.faults.hook
 	return a, logs
 }
 

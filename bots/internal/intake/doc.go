@@ -20,14 +20,18 @@
 //     DoneTTL, so a redelivery of an answered message is not answered again,
 //     across restarts too.
 //
-// Writes from concurrent callers share one write and one fsync (group
-// commit): a caller that finds a write in progress adds its records to the
-// next batch and waits for it; nothing returns before its own records are
-// durable. The file is <Dir>/<Name>.jsonl, one JSON object per line. A line
-// that does not parse (the torn last line of a crash while it was written)
-// is skipped; at Open, and whenever it has grown well past what it still
-// holds, the file is rewritten atomically (temp file, fsync, rename, folder
-// fsync) with only the messages pending and the keys still remembered.
+// The records are a schema on memory/durable's journal engine
+// (durable.Log): writes from concurrent callers share one write and one
+// fsync (group commit): a caller that finds a write in progress adds its
+// records to the next batch and waits for it; nothing returns before its
+// own records are durable. The file is <Dir>/<Name>.jsonl, one JSON object
+// per line. A line that does not parse (the torn last line of a crash
+// while it was written) is skipped with a warning; at Open, whenever it has
+// grown well past what it still holds, and after a Forget (a purge: no
+// byte of the forgotten messages stays), the file is rewritten atomically
+// (temp file, fsync, rename, folder fsync) with only the messages pending
+// and the keys still remembered. Tests inject disk faults through
+// Options.Faults, the durable.Hook every crash test uses.
 //
 // With an empty Dir the journal lives in memory only (tests, library use):
 // the same dedupe and bookkeeping, nothing survives a restart.

@@ -1,7 +1,6 @@
 package intake
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // ErrDuplicate is Add's answer for a message the journal holds already, or
@@ -32,22 +32,6 @@ const (
 	minCompact = 1 << 20
 )
 
-// File is the part of *os.File the journal writes through.
-type File interface {
-	Write(p []byte) (int, error)
-	Sync() error
-	Truncate(size int64) error
-	Stat() (fs.FileInfo, error)
-	Close() error
-}
-
-// OpenFileFunc opens a file as os.OpenFile does.
-type OpenFileFunc func(name string, flag int, perm fs.FileMode) (File, error)
-
-func osOpenFile(name string, flag int, perm fs.FileMode) (File, error) {
-	return os.OpenFile(name, flag, perm)
-}
-
 // Options configures a Journal.
 type Options struct {
 	// Dir is the journal's folder (mnemo serve: <state>/intake), created
@@ -62,9 +46,10 @@ type Options struct {
 
 	Logger *slog.Logger     // nil → discard
 	Now    func() time.Time // nil → time.Now
-	// OpenFile opens the journal, a rewrite's temp file and the folder (to
-	// fsync it); nil → os.OpenFile. Tests inject write and fsync faults.
-	OpenFile OpenFileFunc
+	// Faults is called before each disk operation on the journal, a
+	// rewrite's temp file and the folder; nil in production. Tests inject
+	// write, fsync and folder faults.
+	Faults durable.Hook
 }
 
 // Entry is one message in the journal.
@@ -95,41 +80,25 @@ type item struct {
 	Entry
 	seq   uint64
 	state state
-	added *batch // the batch of its add record
-}
-
-// batch is records written with one write and one fsync.
-type batch struct {
-	buf  []byte
-	done chan struct{} // closed once written (or failed)
-	err  error
+	added *durable.Batch // the batch of its add record
 }
 
 // Journal is an adapter's intake journal. It is safe for concurrent use.
 type Journal struct {
-	opts     Options
-	log      *slog.Logger
-	now      func() time.Time
-	openFile OpenFileFunc
-	path     string // "" in memory only
+	opts Options
+	log  *slog.Logger
+	now  func() time.Time
+	path string       // "" in memory only
+	file *durable.Log // the records: group commit, cut-back, rewrites
 
 	mu        sync.Mutex
-	idle      *sync.Cond // signalled when the writer stops
 	items     map[string]*item
 	keys      map[string]*item // every dedupe key of a pending message
 	done      *doneSet
 	seq       uint64
 	leftover  []Entry // what Open found pending
-	open      *batch  // records waiting for the writer
-	writing   bool    // a caller is the writer
 	closed    bool
 	compactAt int64
-
-	// The writer's own (one writer at a time).
-	f        File
-	size     int64 // bytes in the file
-	torn     bool  // a failed write may have left a partial line: size is not known
-	dirDirty bool  // a rename is not known to be durable yet
 }
 
 // Open reads the journal (skipping lines that do not parse, such as the
@@ -149,12 +118,8 @@ func Open(o Options) (*Journal, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.OpenFile == nil {
-		o.OpenFile = osOpenFile
-	}
-	j := &Journal{opts: o, log: o.Logger, now: o.Now, openFile: o.OpenFile,
+	j := &Journal{opts: o, log: o.Logger, now: o.Now, file: durable.NewLog(nil, "", durable.LogOptions{}),
 		items: map[string]*item{}, keys: map[string]*item{}, done: newDoneSet(o.DoneMax, o.DoneTTL)}
-	j.idle = sync.NewCond(&j.mu)
 	if o.Dir == "" {
 		return j, nil
 	}
@@ -166,14 +131,18 @@ func Open(o Options) (*Journal, error) {
 		return nil, fmt.Errorf("intake: create the journal folder: %w", err)
 	}
 	j.removeTemps()
-	data, err := os.ReadFile(j.path)
+	dir := durable.Dir(o.Dir)
+	data, err := durable.ReadFile(dir, o.Name+ext)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("intake: read the journal: %w", err)
 	}
+	j.file = durable.NewLog(dir, o.Name+ext, durable.LogOptions{Hook: o.Faults})
 	j.load(data)
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	if err := j.compactLocked(); err != nil {
+	if err := j.compactLocked(); renamed(err) {
+		j.log.Warn("intake: cannot fsync the journal folder after a rewrite; retrying before the next write", "file", j.path, "error", err)
+	} else if err != nil {
 		return nil, err
 	}
 	if n := len(j.leftover); n > 0 {
@@ -182,11 +151,13 @@ func Open(o Options) (*Journal, error) {
 	return j, nil
 }
 
-// removeTemps deletes the temp files of rewrites a crash interrupted.
+// removeTemps deletes the temp files of rewrites a crash interrupted
+// (durable's, and ".<name>.jsonl.tmp-*" of older mnemos).
 func (j *Journal) removeTemps() {
 	des, _ := os.ReadDir(j.opts.Dir) // unreadable: the read below says why
 	for _, de := range des {
-		if strings.HasPrefix(de.Name(), "."+j.opts.Name+ext+".tmp-") {
+		if n := de.Name(); strings.HasPrefix(n, "."+j.opts.Name+ext+".") &&
+			(durable.IsTemp(n) || strings.HasPrefix(n, "."+j.opts.Name+ext+".tmp-")) {
 			_ = os.Remove(filepath.Join(j.opts.Dir, de.Name()))
 		}
 	}
@@ -194,23 +165,20 @@ func (j *Journal) removeTemps() {
 
 // load applies the records of data in order.
 func (j *Journal) load(data []byte) {
-	lines := bytes.Split(data, []byte("\n"))
-	for i, line := range lines {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
+	durable.Scan(data, func(line []byte) error {
 		r, err := parseRecord(line)
-		if err != nil {
-			if i == len(lines)-1 { // no '\n' after it: cut short by a crash
-				j.log.Info("intake: dropping the torn last line of the journal (a crash while it was written; that message was not acknowledged)",
-					"file", j.path, "line", i+1)
-			} else {
-				j.log.Warn("intake: skipping an unreadable journal line", "file", j.path, "line", i+1, "error", err)
-			}
-			continue
+		if err == nil {
+			j.apply(r)
 		}
-		j.apply(r)
-	}
+		return err
+	}, func(n int, torn bool, err error) {
+		if torn {
+			j.log.Warn("intake: dropping the torn last line of the journal (a crash while it was written; that message was not acknowledged)",
+				"file", j.path, "line", n)
+		} else {
+			j.log.Warn("intake: skipping an unreadable journal line", "file", j.path, "line", n, "error", err)
+		}
+	})
 	for _, it := range j.sorted() {
 		j.leftover = append(j.leftover, it.copyEntry())
 	}
@@ -326,7 +294,7 @@ func (j *Journal) Add(entries ...Entry) []error {
 	var mine []*item // written by this call
 	var mineAt []int // their places in entries
 	dups := map[int]*item{}
-	var b *batch
+	var b *durable.Batch
 	j.mu.Lock()
 	now := j.now()
 	for i, e := range entries {
@@ -373,9 +341,8 @@ func (j *Journal) Add(entries ...Entry) []error {
 	for i, it := range dups {
 		errs[i] = ErrDuplicate
 		if it.added != nil { // not replayed from the file: wait for its write
-			<-it.added.done
-			if it.added.err != nil {
-				errs[i] = it.added.err
+			if err := it.added.Wait(); err != nil {
+				errs[i] = j.failed(err)
 			}
 		}
 	}
@@ -402,7 +369,7 @@ func (j *Journal) Start(id string) bool {
 // message the journal does not hold is not recorded (nil). An error is
 // logged by the journal; the caller may post anyway.
 func (j *Journal) Posting(id, reply string) error {
-	return j.update(id, func(it *item) *batch {
+	return j.update(id, func(it *item) *durable.Batch {
 		it.state, it.Posting, it.Reply = posting, true, reply
 		return j.appendLocked(record{Op: opPost, ID: id, Text: reply})
 	})
@@ -415,7 +382,7 @@ func (j *Journal) Done(id string) error { return j.update(id, j.doneLocked) }
 // update records what change (called with j.mu held) does to message id,
 // and commits it. A message the journal does not hold is not recorded
 // (nil); a closed journal records nothing (ErrClosed).
-func (j *Journal) update(id string, change func(*item) *batch) error {
+func (j *Journal) update(id string, change func(*item) *durable.Batch) error {
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
@@ -431,7 +398,7 @@ func (j *Journal) update(id string, change func(*item) *batch) error {
 	return j.commit(b)
 }
 
-func (j *Journal) doneLocked(it *item) *batch {
+func (j *Journal) doneLocked(it *item) *durable.Batch {
 	j.remove(it)
 	now := j.now()
 	j.done.add(now, append([]string{it.ID}, it.Keys...)...)
@@ -441,17 +408,18 @@ func (j *Journal) doneLocked(it *item) *batch {
 // Forget drops the messages of user that are waiting for their turn (not
 // those being answered or posted) and returns how many it dropped: they
 // will not be answered, now or after a restart. A redelivery of one is
-// not answered either.
+// not answered either. The file is then rewritten without them (a purge),
+// so no byte of what they said stays in it.
 func (j *Journal) Forget(user string) int {
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
 		return 0
 	}
-	var b *batch
+	var b *durable.Batch
 	n := 0
 	for _, it := range j.sorted() {
-		if it.User != user || it.state != received || !durable(it.added) {
+		if it.User != user || it.state != received || (it.added != nil && !it.added.Durable()) {
 			continue
 		}
 		b = j.doneLocked(it)
@@ -462,25 +430,14 @@ func (j *Journal) Forget(user string) int {
 	}
 	j.mu.Unlock()
 	if b != nil {
-		_ = j.commit(b) // logged by the writer; in memory they are gone
+		if j.commit(b) == nil { // a failure is logged; in memory they are gone
+			j.purge()
+		}
 	}
 	if n > 0 {
 		j.log.Info(j.opts.Name+": queued messages dropped: their user's memory is forgotten", "memory_user", user, "messages", n)
 	}
 	return n
-}
-
-// durable: b (nil once replayed from the file) was written.
-func durable(b *batch) bool {
-	if b == nil {
-		return true
-	}
-	select {
-	case <-b.done:
-		return b.err == nil
-	default:
-		return false
-	}
 }
 
 // Len is the number of messages in the journal.
@@ -499,16 +456,8 @@ func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.closed = true
-	for j.writing {
-		j.idle.Wait()
-	}
-	if j.f == nil {
-		return nil
-	}
-	err := j.f.Close()
-	j.f = nil
-	if err != nil {
-		return fmt.Errorf("intake: close %s: %w", j.path, err)
+	if err := j.file.Close(); err != nil {
+		return fmt.Errorf("intake: %w", err)
 	}
 	return nil
 }

@@ -17,36 +17,64 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-// faults is an OpenFile that can make the journal's writes, fsyncs and
-// truncates, and the folder's fsync, fail; it counts journal fsyncs.
+// faults is a disk-fault hook that can make the journal's writes, fsyncs
+// and cuts, a rewrite's temp file, and the folder's fsync, fail; it
+// counts file fsyncs.
 type faults struct {
 	mu        sync.Mutex
-	write     error // journal and temp file writes
+	write     error // journal and temp file writes (a journal's leaves half a line, as a full disk does)
 	sync      error // journal and temp file fsyncs
 	truncate  error
 	dirSync   error
-	open      error         // opening a temp file
+	open      error         // creating a temp file
 	syncs     int           // fsyncs of a file (not the folder)
 	holdSync  chan struct{} // when set, the next file fsync waits for it to close
 	heldSyncs chan struct{} // receives when a fsync is held
 }
 
-func (f *faults) openFile(name string, flag int, perm fs.FileMode) (File, error) {
+func (f *faults) hook(op, name string) error {
 	f.mu.Lock()
-	err := f.open
+	switch op {
+	case durable.Create:
+		err := f.open
+		f.mu.Unlock()
+		if err != nil && durable.IsTemp(name) {
+			return err
+		}
+		return nil
+	case durable.Write:
+		err := f.write
+		f.mu.Unlock()
+		if err != nil && !durable.IsTemp(name) {
+			partial, _ := os.OpenFile(name, os.O_WRONLY|os.O_APPEND, 0)
+			partial.WriteString(`{"op":"add","id":"half`) // a partial write, as a full disk leaves
+			partial.Close()
+		}
+		return err
+	case durable.Truncate:
+		defer f.mu.Unlock()
+		return f.truncate
+	case durable.FsyncDir:
+		defer f.mu.Unlock()
+		return f.dirSync
+	case durable.Fsync:
+		f.syncs++
+		err, hold, held := f.sync, f.holdSync, f.heldSyncs
+		f.holdSync = nil
+		f.mu.Unlock()
+		if hold != nil {
+			held <- struct{}{}
+			<-hold
+		}
+		return err
+	}
 	f.mu.Unlock()
-	if err != nil && strings.Contains(name, ".tmp-") {
-		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
-	}
-	of, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return &faultFile{File: of, f: f, dir: flag == os.O_RDONLY}, nil
+	return nil
 }
 
 func (f *faults) set(fn func(f *faults)) {
@@ -59,57 +87,6 @@ func (f *faults) syncCount() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.syncs
-}
-
-type faultFile struct {
-	*os.File
-	f   *faults
-	dir bool
-}
-
-func (ff *faultFile) Write(p []byte) (int, error) {
-	ff.f.mu.Lock()
-	err := ff.f.write
-	ff.f.mu.Unlock()
-	if err != nil {
-		n, _ := ff.File.Write(p[:len(p)/2]) // a partial write, as a full disk leaves
-		return n, err
-	}
-	return ff.File.Write(p)
-}
-
-func (ff *faultFile) Sync() error {
-	ff.f.mu.Lock()
-	if ff.dir {
-		err := ff.f.dirSync
-		ff.f.mu.Unlock()
-		if err != nil {
-			return err
-		}
-		return ff.File.Sync()
-	}
-	ff.f.syncs++
-	err, hold, held := ff.f.sync, ff.f.holdSync, ff.f.heldSyncs
-	ff.f.holdSync = nil
-	ff.f.mu.Unlock()
-	if hold != nil {
-		held <- struct{}{}
-		<-hold
-	}
-	if err != nil {
-		return err
-	}
-	return ff.File.Sync()
-}
-
-func (ff *faultFile) Truncate(size int64) error {
-	ff.f.mu.Lock()
-	err := ff.f.truncate
-	ff.f.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	return ff.File.Truncate(size)
 }
 
 // world is a journal folder with logs and a clock.
@@ -139,7 +116,7 @@ func (w *world) advance(d time.Duration) {
 }
 
 func (w *world) options() Options {
-	return Options{Dir: w.dir, Name: "slack", Now: w.clock, OpenFile: w.faults.openFile,
+	return Options{Dir: w.dir, Name: "slack", Now: w.clock, Faults: w.faults.hook,
 		Logger: slog.New(slog.NewTextHandler(w.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 }
 
@@ -431,6 +408,10 @@ func TestForget(t *testing.T) {
 	if !strings.Contains(w.logs.String(), `msg="slack: queued messages dropped: their user's memory is forgotten" memory_user=alice messages=2`) {
 		t.Errorf("the forget is not logged:\n%s", w.logs.String())
 	}
+	// The purge: what the dropped messages said is gone from the file.
+	if f := w.file(t); strings.Contains(f, "text of a1") || strings.Contains(f, "text of a4") || !strings.Contains(f, "text of a2") {
+		t.Errorf("after Forget the file holds:\n%s", f)
+	}
 	if j.Start("a1") || j.Start("a4") || !j.Start("b1") || !j.Start("a2") {
 		t.Error("Start after Forget")
 	}
@@ -555,7 +536,7 @@ func TestGroupCommit(t *testing.T) {
 	bottest.WaitFor(t, "the adds to queue", 10*time.Second, func() bool {
 		j.mu.Lock()
 		defer j.mu.Unlock()
-		return j.open != nil && strings.Count(string(j.open.buf), "\n") == n
+		return j.file.Queued() == n
 	})
 	close(release)
 	wg.Wait()
@@ -653,7 +634,7 @@ func TestCompactionErrors(t *testing.T) {
 	if !strings.Contains(w.logs.String(), "cannot fsync the journal folder after a rewrite") {
 		t.Fatalf("logs:\n%s", w.logs.String())
 	}
-	if err := j.Add(msg("m6"))[0]; !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "fsync "+w.dir) {
+	if err := j.Add(msg("m6"))[0]; !errors.Is(err, syscall.EIO) || !strings.Contains(err.Error(), "fsync folder "+w.dir) {
 		t.Errorf("a write while the rename is not durable = %v", err)
 	}
 	w.faults.set(func(f *faults) { f.dirSync = nil })
@@ -668,13 +649,17 @@ func TestOpen(t *testing.T) {
 	j := w.open(t)
 	add(t, j, msg("m1"))
 	j.Close()
-	stale := filepath.Join(w.dir, ".slack.jsonl.tmp-0123")
+	stale := filepath.Join(w.dir, ".slack.jsonl.tmp-0123") // of an older mnemo
+	staleNew := filepath.Join(w.dir, ".slack.jsonl"+durable.TempMarker+"0123")
+	os.WriteFile(staleNew, []byte("junk"), 0o600)
 	other := filepath.Join(w.dir, "discord.jsonl")
 	os.WriteFile(stale, []byte("junk"), 0o600)
 	os.WriteFile(other, []byte("{}\n"), 0o600)
 	j = w.open(t)
-	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
-		t.Error("the stale temp file is still there")
+	for _, p := range []string{stale, staleNew} {
+		if _, err := os.Stat(p); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("the stale temp file %s is still there", p)
+		}
 	}
 	if _, err := os.Stat(other); err != nil {
 		t.Error("another journal was touched")
@@ -693,7 +678,7 @@ func TestOpen(t *testing.T) {
 		},
 		"read the journal": func(o *Options) { o.Name = "dir"; os.MkdirAll(filepath.Join(w.dir, "dir.jsonl"), 0o700) },
 		"rewrite the journal": func(o *Options) {
-			o.OpenFile = func(string, int, fs.FileMode) (File, error) { return nil, syscall.EACCES }
+			o.Faults = func(string, string) error { return syscall.EACCES }
 		},
 	} {
 		opts := w.options()
@@ -747,7 +732,7 @@ var benchData = json.RawMessage(`{"workspace":"T0TEAM","team":"T0TEAM","user":"U
 // benchJournal opens a journal on disk that counts its fsyncs.
 func benchJournal(b *testing.B) (*Journal, *faults) {
 	f := &faults{}
-	j, err := Open(Options{Dir: b.TempDir(), Name: "bench", OpenFile: f.openFile})
+	j, err := Open(Options{Dir: b.TempDir(), Name: "bench", Faults: f.hook})
 	if err != nil {
 		b.Fatal(err)
 	}

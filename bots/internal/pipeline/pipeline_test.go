@@ -477,7 +477,7 @@ func (c *countingPlatform) PostPart(context.Context, *msg, int, string) error {
 func TestReplyJournalError(t *testing.T) {
 	files := &intaketest.FailingFiles{}
 	e := newEnv(t, t.TempDir(), Options{})
-	e.p.rt.OpenFile = files.Open
+	e.p.rt.Faults = files.Hook
 	e.p.Queue = core.NewQueue(4, 1)
 	e.start(t)
 	release := e.h.Hold()

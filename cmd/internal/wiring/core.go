@@ -11,9 +11,9 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
-	"github.com/mnemo-agent/mnemo/agent/fault"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
@@ -41,7 +41,7 @@ type Options struct {
 	Agent    agent.Config
 	SkipTurn func(agent.Turn) bool // a turn not to reflect (cancelled at the terminal)
 	Logger   *slog.Logger
-	Faults   fault.Hook // before each disk step of the store and the journal; nil in production
+	Faults   durable.Hook // before each disk step of the store and the journal; nil in production
 }
 
 // Core is mnemo's core as every front end uses it: the memory store, the

@@ -4,7 +4,6 @@
 package intaketest
 
 import (
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,7 +13,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // wait bounds every wait of the shared checks, as the adapters' own tests do.
@@ -30,12 +29,12 @@ type Run struct {
 
 // CheckReplyJournalError checks that a reply that cannot be journaled is
 // posted anyway (answering matters more than the crash window it opens),
-// and logged. start starts the adapter with its journal's files opened by
-// open.
-func CheckReplyJournalError(t *testing.T, start func(open intake.OpenFileFunc) Run) {
+// and logged. start starts the adapter with faults as its journal's
+// disk-fault hook.
+func CheckReplyJournalError(t *testing.T, start func(faults durable.Hook) Run) {
 	t.Helper()
 	files := &FailingFiles{}
-	r := start(files.Open)
+	r := start(files.Hook)
 	release := r.Handler.Hold()
 	r.Send("hi")
 	r.Handler.WaitTasks(t, 1, wait)
@@ -65,29 +64,16 @@ func CheckResumeUnreadable(t *testing.T, r Run) {
 	}
 }
 
-// FailingFiles is an intake file layer (its Open is an
-// intake.OpenFileFunc) whose fsyncs fail with EIO while Fail is set.
+// FailingFiles is a journal disk-fault hook (its Hook is a durable.Hook)
+// whose fsyncs fail with EIO while Fail is set.
 type FailingFiles struct{ Fail atomic.Bool }
 
-// Open opens name as os.OpenFile does, with Sync failing while f.Fail is set.
-func (f *FailingFiles) Open(name string, flag int, perm fs.FileMode) (intake.File, error) {
-	of, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
-	}
-	return failingFile{of, f}, nil
-}
-
-type failingFile struct {
-	*os.File
-	f *FailingFiles
-}
-
-func (ff failingFile) Sync() error {
-	if ff.f.Fail.Load() {
+// Hook fails the fsyncs of files while f.Fail is set.
+func (f *FailingFiles) Hook(op, name string) error {
+	if op == durable.Fsync && f.Fail.Load() {
 		return syscall.EIO
 	}
-	return ff.File.Sync()
+	return nil
 }
 
 // CheckOpenError checks that an adapter whose journal folder cannot be

@@ -1,9 +1,13 @@
-package fault
+package durable
 
 import (
 	"errors"
 	"testing"
+
+	"go.uber.org/goleak"
 )
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestNilHookInjectsNothing(t *testing.T) {
 	var h Hook

@@ -1,9 +1,4 @@
-// Package fault is the disk-fault hook that the packages writing durable
-// files (memory's store, the reflector's journal) call before each disk
-// operation, and the names of those operations: one vocabulary, so that
-// one hook given to both injects a full disk, an I/O error or a crash at
-// any step in tests. Production passes no hook.
-package fault
+package durable
 
 // The disk operations a Hook is called before.
 const (
@@ -13,10 +8,14 @@ const (
 	Rename   = "rename"   // a temp file over its target
 	FsyncDir = "fsyncdir" // the folder, after a creation, rename or removal
 	Remove   = "remove"   // a file
+	Truncate = "truncate" // a journal cut back after a failed append
 )
 
 // Hook is called before each disk operation op on the file or folder
-// name; an error it returns is that operation's failure.
+// name (as the FS shows it: Dir gives full paths, an *os.Root names
+// inside it); an error it returns is that operation's failure. Tests
+// inject a full disk, an I/O error or a crash (a hook that never returns
+// while the process is killed) at any step; production passes none.
 type Hook func(op, name string) error
 
 // At calls h, if set: a nil Hook injects nothing.
