@@ -21,6 +21,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
 // DefaultAPIURL is Discord's address (DISCORD_API_URL overrides it).
@@ -91,9 +92,8 @@ type Bot struct {
 	apiURL *url.URL
 	http   *http.Client
 
-	ready    atomic.Bool
-	stopping atomic.Bool
-	lost     chan struct{} // a disconnect was seen (buffered 1)
+	ready atomic.Bool
+	lost  chan struct{} // a disconnect was seen (buffered 1)
 	// greetings counts READY and RESUMED events: a session that got one
 	// worked, however short it was. An atomic because the handlers run on
 	// discordgo's goroutines.
@@ -106,12 +106,12 @@ type Bot struct {
 	appID    string
 	commands bool // /memory registered
 
-	queue    *core.Queue
+	pipe     *pipeline.Pipeline[*incoming] // every message's way, from receipt to reply
 	flow     *core.MemoryFlow
 	names    *core.NameCache
 	recent   *msgCache
 	channels *kindCache
-	wg       sync.WaitGroup // interactions and busy replies
+	wg       sync.WaitGroup // interactions
 
 	connMu    sync.Mutex
 	conns     map[net.Conn]struct{} // gateway connections open
@@ -162,7 +162,6 @@ func New(cfg Config) (*Bot, error) {
 		http:        rt.HTTP,
 		rt:          rt,
 		lost:        make(chan struct{}, 1),
-		queue:       rt.Queue,
 		names:       core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
 		recent:      newMsgCache(msgCacheMax),
 		channels:    newKindCache(chanCacheMax),
@@ -173,6 +172,8 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now,
 		ChannelMemory: cfg.ChannelMemory}
+	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "discord", Handler: cfg.Handler,
+		ChannelMemory: cfg.ChannelMemory, Adapter: rt})
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
 		return b.s.Channel(id, discordgo.WithContext(ctx))
@@ -277,7 +278,7 @@ func (c *trackedConn) Close() error {
 // accepted to be answered, and returns nil. A close code no reconnect can fix ends
 // Run with an error that says what to change. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
-	stop, err := b.rt.Start()
+	stop, err := b.pipe.Start(ctx)
 	if err != nil {
 		return err
 	}
@@ -295,15 +296,15 @@ func (b *Bot) Run(ctx context.Context) error {
 	}()
 	err = b.checkToken(ctx)
 	if err == nil {
-		b.replay() // before new messages, so each conversation stays in order
+		b.pipe.Replay(context.Background()) // before new messages, so each conversation stays in order
 		err = b.connect(ctx)
 	}
-	b.stopping.Store(true)
+	b.pipe.Stop()
 	b.ready.Store(false)
 	b.s.Close() // a clean close (1000); harmless when not open
 	// Tasks outlive ctx: a message that was taken is answered (the wait
 	// cannot time out, so there is no error to report).
-	_ = b.queue.Close(context.WithoutCancel(ctx))
+	b.pipe.Close()
 	b.wg.Wait()
 	b.log.Info("discord: stopped")
 	if ctx.Err() != nil && err == ctx.Err() {

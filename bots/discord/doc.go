@@ -22,7 +22,10 @@
 // Run with an error that says what to change. Events are handled in
 // gateway order (discordgo's SyncEvents) and never block the gateway: a
 // message is deduplicated by id (a RESUME replay or a duplicate dispatch
-// is answered once) and queued per conversation.
+// is answered once) and queued per conversation, by the pipeline every
+// platform shares (bots/internal/pipeline; Discord's side of it is
+// platform.go), whose behaviours the table of bots/internal/conformance
+// checks.
 //
 // # Messages
 //

@@ -151,7 +151,7 @@ func (hs *harness) settle(t *testing.T) {
 		changed := hs.srv.Changed()
 		for _, p := range hs.srv.Posts()[before:] {
 			if p.Body.Reference != nil && p.Body.Reference.MessageID == m.ID {
-				waitFor(t, "the queue to empty", func() bool { return hs.bot.queue.Len() == 0 })
+				waitFor(t, "the queue to empty", func() bool { return hs.bot.pipe.Queue.Len() == 0 })
 				return
 			}
 		}

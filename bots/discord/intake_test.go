@@ -14,6 +14,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -30,7 +31,7 @@ func TestJournaledOnReceipt(t *testing.T) {
 	}
 	release()
 	hs.posts(t, 1)
-	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
+	waitFor(t, "the journal to empty", func() bool { return hs.bot.pipe.Journal().Len() == 0 })
 }
 
 // After a restart the journal's messages are answered: one not answered
@@ -66,9 +67,9 @@ func TestReplayAfterRestart(t *testing.T) {
 			}
 			defer j.Close()
 			for _, m := range []discordgo.Message{a, b, c} {
-				in := &incoming{msg: &m, dm: true, user: "discord-" + m.Author.ID, text: m.Content, conversation: "discord:dm:" + dmID}
+				in := &incoming{msg: &m, Message: pipeline.Message{DM: true, User: "discord-" + m.Author.ID, Text: m.Content, Conversation: "discord:dm:" + dmID}}
 				data, _ := json.Marshal(in.wire())
-				if err := j.Add(intake.Entry{ID: "msg:" + m.ID, User: in.user, Data: data})[0]; err != nil {
+				if err := j.Add(intake.Entry{ID: "msg:" + m.ID, User: in.User, Data: data})[0]; err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -80,7 +81,7 @@ func TestReplayAfterRestart(t *testing.T) {
 		},
 	})
 	posts := hs.posts(t, 3)
-	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
+	waitFor(t, "the journal to empty", func() bool { return hs.bot.pipe.Journal().Len() == 0 })
 	if posts = hs.srv.Posts(); len(posts) != 3 {
 		t.Fatalf("%d posts after the replay; want 3: %+v", len(posts), posts)
 	}
@@ -127,9 +128,9 @@ func TestResumeUnreadable(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer j.Close()
-			in := &incoming{msg: &a, dm: true, user: "discord-" + aliceID, text: a.Content, conversation: "discord:dm:" + dmID}
+			in := &incoming{msg: &a, Message: pipeline.Message{DM: true, User: "discord-" + aliceID, Text: a.Content, Conversation: "discord:dm:" + dmID}}
 			data, _ := json.Marshal(in.wire())
-			j.Add(intake.Entry{ID: "msg:" + a.ID, User: in.user, Data: data})
+			j.Add(intake.Entry{ID: "msg:" + a.ID, User: in.User, Data: data})
 			j.Posting("msg:"+a.ID, "reply A")
 			srv.FailNext("GET /api/v9/channels/"+dmID+"/messages", discordtest.HTTPError(403, 50001, "Missing Access"))
 		},
@@ -145,7 +146,7 @@ func TestForgetQueued(t *testing.T) {
 		hs.dm(alice, text)
 	}
 	hs.h.WaitTasks(t, 1, wait)
-	waitFor(t, "the queue", func() bool { return hs.bot.queue.Len() == 3 })
+	waitFor(t, "the queue", func() bool { return hs.bot.pipe.Queue.Len() == 3 })
 	if n := hs.bot.Forget("discord-" + bobID); n != 0 {
 		t.Errorf("Forget of bob = %d", n)
 	}
@@ -193,7 +194,7 @@ func TestJournalOpenError(t *testing.T) {
 func TestReceivedWhileStopping(t *testing.T) {
 	dir := t.TempDir()
 	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = dir }})
-	hs.bot.stopping.Store(true)
+	hs.bot.pipe.Stop()
 	m := hs.dm(alice, "late")
 	waitFor(t, "the message", func() bool { return strings.Contains(hs.logs.String(), "answered after the next start") })
 	if err := hs.stop(); err != nil {

@@ -3,12 +3,9 @@ package discord
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"log/slog"
 	"strings"
 	"sync"
-	"time"
 	"unicode/utf8"
 
 	"github.com/bwmarrin/discordgo"
@@ -16,27 +13,22 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
-	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
 // incoming is a message the bot will answer.
 type incoming struct {
-	id           string // journal id: "msg:" + the message id
-	log          *slog.Logger
-	msg          *discordgo.Message
-	dm           bool
-	thread       bool // written in a thread channel
-	user         string
-	speaker      string
-	text         string
-	conversation string
+	pipeline.Message // ID is "msg:" + the message id
+	msg              *discordgo.Message
+	thread           bool // written in a thread channel
 }
 
-// onMessage filters a MESSAGE_CREATE, journals it (fsynced: Discord
-// delivers a message once, so it must survive a crash from here on) and
-// queues the answer. It runs on discordgo's event goroutine, in gateway
-// order: everything that talks to Discord happens in the queued work.
+// onMessage filters a MESSAGE_CREATE and hands it to the pipeline, which
+// journals it (fsynced: Discord delivers a message once, so it must
+// survive a crash from here on) and queues the answer. It runs on
+// discordgo's event goroutine, in gateway order: everything that talks to
+// Discord happens in the queued work.
 func (b *Bot) onMessage(_ *discordgo.Session, e *discordgo.MessageCreate) {
 	m := e.Message
 	if m == nil {
@@ -50,43 +42,9 @@ func (b *Bot) onMessage(_ *discordgo.Session, e *discordgo.MessageCreate) {
 		log.Debug("discord: message ignored", "reason", why)
 		return
 	}
-	in.id = "msg:" + m.ID
-	data, _ := json.Marshal(in.wire())
-	err := b.journal().Add(intake.Entry{ID: in.id, User: in.user, Data: data})[0]
-	switch {
-	case errors.Is(err, intake.ErrDuplicate):
-		log.Info("discord: duplicate message ignored")
-		return
-	case err != nil:
-		log.Error("discord: the message could not be journaled; answering it anyway (a crash before the answer would lose it)", "error", err)
-	}
-	if b.stopping.Load() {
-		if err != nil {
-			log.Warn("discord: shutting down; this message will not be answered", "user", m.Author.ID)
-		} else {
-			log.Info("discord: shutting down; the message is answered after the next start", "user", m.Author.ID)
-		}
-		return
-	}
-	in.log = log.With("memory_user", in.user, "platform", "discord")
-	in.log.Info("discord: message received", "dm", in.dm)
-	b.enqueue(in)
-}
-
-// enqueue queues the answer to in, or, when its conversation already
-// holds core.PerConversation messages, answers that the bot is busy.
-func (b *Bot) enqueue(in *incoming) {
-	if b.queue.Submit(in.conversation, func() { b.answer(in) }) {
-		return
-	}
-	in.log.Warn("discord: conversation busy; answering that", "conversation", in.conversation)
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		if b.journal().Start(in.id) {
-			b.reply(context.Background(), in, core.BusyReplyText, time.Now())
-		}
-	}()
+	in.ID = "msg:" + m.ID
+	in.Log = log.With("memory_user", in.User, "platform", "discord", "user", m.Author.ID)
+	b.pipe.Receive(context.Background(), in)
 }
 
 // accept decides whether a message is one to answer.
@@ -109,19 +67,18 @@ func (b *Bot) accept(m *discordgo.Message, botID, botName string) (*incoming, st
 	if !dm && !mentions(m, botID) && !(m.ReferencedMessage != nil && m.ReferencedMessage.Author != nil && m.ReferencedMessage.Author.ID == botID) {
 		return nil, "neither a mention of the bot nor a reply to it"
 	}
-	in := &incoming{
-		msg:     m,
-		dm:      dm,
-		user:    b.memoryUser(m.Author.ID),
-		speaker: displayName(m.Author, m.Member),
-		text:    plainText(m, botID, botName, true),
-	}
+	in := &incoming{msg: m, Message: pipeline.Message{
+		DM:      dm,
+		User:    b.memoryUser(m.Author.ID),
+		Speaker: displayName(m.Author, m.Member),
+		Text:    plainText(m, botID, botName, true),
+	}}
 	if dm {
-		in.conversation = "discord:dm:" + m.ChannelID
+		in.Conversation = "discord:dm:" + m.ChannelID
 	} else {
-		// Until answer knows whether the channel is a thread: one person's
+		// Until Prepare knows whether the channel is a thread: one person's
 		// mentions in one channel are answered in order.
-		in.conversation = "discord:" + m.GuildID + ":" + m.ChannelID + ":" + m.Author.ID
+		in.Conversation = "discord:" + m.GuildID + ":" + m.ChannelID + ":" + m.Author.ID
 	}
 	return in, ""
 }
@@ -146,143 +103,6 @@ func displayName(u *discordgo.User, member *discordgo.Member) string {
 		return core.CleanName(nick)
 	}
 	return core.CleanName(cmp.Or(nick, u.GlobalName, u.Username))
-}
-
-// answer runs one message through the handler and posts the reply.
-func (b *Bot) answer(in *incoming) {
-	id := core.TaskID(in.id)
-	log := in.log.With("task_id", id)
-	if !b.journal().Start(in.id) {
-		log.Info("discord: message not answered: its user's memory was forgotten since it came")
-		return
-	}
-	ctx := context.Background() // a message taken is answered, even during shutdown
-	start := time.Now()
-	stopTyping := b.startTyping(ctx, in.msg.ChannelID, log)
-	home := ""
-	if !in.dm {
-		home, in.thread = b.channels.home(ctx, in.msg.ChannelID)
-	}
-	if in.thread {
-		// A thread is one conversation, whoever speaks in it.
-		in.conversation = "discord:" + in.msg.GuildID + ":" + in.msg.ChannelID
-	}
-	task := agent.Task{
-		ID:            id,
-		User:          in.user,
-		Conversation:  in.conversation,
-		Platform:      "discord",
-		Speaker:       in.speaker,
-		Text:          in.text,
-		Time:          b.now(),
-		Channel:       !in.dm,
-		ChannelMemory: core.TaskMemory(in.dm, b.cfg.ChannelMemory),
-	}
-	if !in.dm {
-		// The channel's memory: a thread's replies belong to its channel.
-		task.ChannelKey = agent.ChannelKey("discord", home)
-		task.Context = b.context(ctx, in, log)
-	}
-	text, failed := core.Answer(ctx, b.cfg.Handler, task, log)
-	stopTyping()
-	if failed {
-		log.Warn("discord: answering with an apology")
-	}
-	b.reply(ctx, in, text, start)
-}
-
-// reply posts text as the answer to in (journaled first, see
-// intake.Adapter.Reply).
-func (b *Bot) reply(ctx context.Context, in *incoming, text string, start time.Time) {
-	b.rt.Reply(in.id, in.log, text, start, b.poster(ctx, in, text))
-}
-
-// resume finishes a reply a crash interrupted: the parts of it already in
-// the channel are not posted again.
-func (b *Bot) resume(ctx context.Context, in *incoming, text string) {
-	b.rt.Resume(in.id, in.log, text, b.postedParts(ctx, in.msg, replyParts(text), in.log), b.poster(ctx, in, text))
-}
-
-// poster posts text's parts as the reply to in, from a part on.
-func (b *Bot) poster(ctx context.Context, in *incoming, text string) func(from int) (int, error) {
-	return func(from int) (int, error) { return b.postReply(ctx, in.msg, text, from) }
-}
-
-// postedParts is how many of parts, the reply to m, are in the channel
-// already: the bot's reply to m, then the following parts in order, among
-// the messages after m. When they cannot be read, 0: the reply is posted
-// whole, as answering twice is better than not at all.
-func (b *Bot) postedParts(ctx context.Context, m *discordgo.Message, parts []string, log *slog.Logger) int {
-	msgs, err := b.s.ChannelMessages(m.ChannelID, 100, "", m.ID, "", discordgo.WithContext(ctx))
-	if err != nil {
-		log.Warn("discord: cannot read which parts of an interrupted reply were posted; posting all of it (it may appear twice)", "error", err)
-		return 0
-	}
-	botID, _, _ := b.self()
-	k := 0
-	for i := len(msgs) - 1; i >= 0 && k < len(parts); i-- { // Discord answers newest first
-		p := msgs[i]
-		if p == nil || p.Author == nil || p.Author.ID != botID || p.Content != parts[k] {
-			continue
-		}
-		if k > 0 || p.MessageReference != nil && p.MessageReference.MessageID == m.ID {
-			k++
-		}
-	}
-	return k
-}
-
-// startTyping shows the typing indicator now and every typingEvery until
-// the returned function is called.
-func (b *Bot) startTyping(ctx context.Context, channelID string, log *slog.Logger) func() {
-	done := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		t := time.NewTicker(b.typingEvery)
-		defer t.Stop()
-		for {
-			if err := b.s.ChannelTyping(channelID, discordgo.WithContext(ctx)); err != nil {
-				log.Debug("discord: cannot show typing", "error", err)
-			}
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-		}
-	}()
-	return func() {
-		close(done)
-		wg.Wait()
-	}
-}
-
-// postReply posts text as a reply to m, split into at most maxParts
-// messages, from the part from on; only the first part is a Discord reply.
-// It stops at the first part that cannot be posted and says how many it
-// posted.
-func (b *Bot) postReply(ctx context.Context, m *discordgo.Message, text string, from int) (int, error) {
-	parts := replyParts(text)
-	noFail := false
-	for i := from; i < len(parts); i++ {
-		p := parts[i]
-		send := &discordgo.MessageSend{
-			Content: p,
-			// An empty, non-nil Parse: nothing in the text pings anyone.
-			AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: b.cfg.ReplyMention},
-		}
-		if i == 0 {
-			send.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &noFail}
-		}
-		posted, err := b.s.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx))
-		if err != nil {
-			return i - from, err
-		}
-		b.recent.put(posted)
-	}
-	return len(parts) - from, nil
 }
 
 // replyParts renders the model's Markdown as Discord shows it (cleaned of
@@ -381,7 +201,7 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []age
 			Text:       plainText(m, botID, botName, false),
 		})
 	}
-	return core.ThreadContext(tm, in.msg.Author.ID, in.speaker, botName, core.MaxContext, core.MaxContextText)
+	return core.ThreadContext(tm, in.msg.Author.ID, in.Speaker, botName, core.MaxContext, core.MaxContextText)
 }
 
 // replyChain follows the message references from m back, at most

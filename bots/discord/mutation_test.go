@@ -165,7 +165,7 @@ func TestLoggedOutcomes(t *testing.T) {
 	}
 	release()
 	hs.posts(t, core.PerConversation+1)
-	waitFor(t, "the queue to empty", func() bool { return hs.bot.queue.Len() == 0 })
+	waitFor(t, "the queue to empty", func() bool { return hs.bot.pipe.Queue.Len() == 0 })
 	hs.bot.wg.Wait()
 	logs := hs.logs.String()
 	for _, bad := range []string{"panicked", "cannot show typing", "cannot post the busy reply"} {

@@ -286,7 +286,7 @@ func TestRedelivery(t *testing.T) {
 	waitFor(t, "the duplicates' logs", func() bool {
 		var attempts []string
 		for _, l := range strings.Split(hs.logs.String(), "\n") {
-			if strings.Contains(l, "duplicate event ignored") {
+			if strings.Contains(l, "duplicate message ignored") {
 				_, attempt, _ := strings.Cut(l, "retry_attempt=")
 				attempt, _, _ = strings.Cut(attempt, " ")
 				attempts = append(attempts, attempt)
@@ -588,7 +588,7 @@ func TestShutdownWhileBusy(t *testing.T) {
 	hs, release := busyBot(t)
 	// A slash command waiting for a slot when shutdown starts: nothing
 	// breaks.
-	hs.bot.slots <- struct{}{}
+	hs.bot.pipe.Slots <- struct{}{}
 	hs.srv.SlashCommand(slacktest.SlashCommand{})
 	waitFor(t, "the busy log", func() bool { return strings.Contains(hs.logs.String(), "too many commands in progress") })
 	stopped := make(chan error, 1)
@@ -599,7 +599,7 @@ func TestShutdownWhileBusy(t *testing.T) {
 	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
-	<-hs.bot.slots
+	<-hs.bot.pipe.Slots
 	// The message waiting for a slot was acked: it is answered before Run
 	// returns.
 	if n := len(hs.h.Tasks()); n != 2 {
@@ -664,7 +664,7 @@ func TestBusyConversation(t *testing.T) {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: fmt.Sprint("n", i)})
 	}
 	hs.h.WaitTasks(t, core.PerConversation+1, wait)
-	waitFor(t, "the queue", func() bool { return hs.bot.queue.Len() == core.PerConversation })
+	waitFor(t, "the queue", func() bool { return hs.bot.pipe.Queue.Len() == core.PerConversation })
 	hs.srv.FailNext("chat.postMessage", slacktest.APIError("channel_not_found"))
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: "one too many"})
 	waitFor(t, "the error log", func() bool { return strings.Contains(hs.logs.String(), "cannot post the busy reply") })
@@ -860,8 +860,8 @@ func TestConnectRetries(t *testing.T) {
 func busyBot(t *testing.T) (*harness, func()) {
 	t.Helper()
 	hs := start(t, setup{bot: func(b *Bot) {
-		b.queue = core.NewQueue(1, core.PerConversation)
-		b.slots = make(chan struct{}, 1)
+		b.pipe.Queue = core.NewQueue(1, core.PerConversation)
+		b.pipe.Slots = make(chan struct{}, 1)
 	}})
 	release := hs.h.Hold()
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "one"})
@@ -870,7 +870,7 @@ func busyBot(t *testing.T) (*harness, func()) {
 	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the second message", func() bool { return hs.bot.queue.Len() == 2 })
+	waitFor(t, "the second message", func() bool { return hs.bot.pipe.Queue.Len() == 2 })
 	return hs, release
 }
 

@@ -2,10 +2,13 @@
 // (slack-go's socketmode), turns direct messages (message.im) and
 // @mentions (app_mention) into agent tasks, posts the replies in the right
 // thread, and answers the /memory slash command. What is not Slack's own
-// (the task and its failures, ordering, deduplication, splitting, names,
-// thread context, the /memory flow) is the chat adapters' shared core,
-// bots/internal/core; this package keeps Socket Mode envelopes, mrkdwn,
-// Block Kit, response URLs and the Web API calls.
+// is shared: a message's way (journal, dedupe, queue, answer, busy reply,
+// post in parts, replay and resume after a restart) is
+// bots/internal/pipeline, which this package drives through its Platform
+// (platform.go); the task and its failures, splitting, names, thread
+// context and the /memory flow are bots/internal/core. This package keeps
+// Socket Mode envelopes, mrkdwn, Block Kit, response URLs and the Web API
+// calls, and passes the table of bots/internal/conformance.
 //
 // # Events
 //

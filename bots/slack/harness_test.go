@@ -97,7 +97,7 @@ func (hs *harness) quiet(t *testing.T, posts int) {
 				return false
 			}
 		}
-		return hs.srv.Pending() == 0 && hs.bot.journal().Len() == 0 && hs.bot.Queued() == 0
+		return hs.srv.Pending() == 0 && hs.bot.pipe.Journal().Len() == 0 && hs.bot.Queued() == 0
 	})
 	if got := hs.srv.Posts(); len(got) != posts {
 		t.Fatalf("%d posts; want %d: %+v", len(got), posts, got)

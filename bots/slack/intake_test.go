@@ -13,6 +13,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -91,7 +92,7 @@ func journaled(t *testing.T, dir string, msgs []*incoming, replies map[string]st
 	var es []intake.Entry
 	for _, m := range msgs {
 		data, _ := json.Marshal(m.wire())
-		es = append(es, intake.Entry{ID: m.id, Keys: m.keys, User: "slack-" + m.team + "-" + m.user, Data: data})
+		es = append(es, intake.Entry{ID: m.ID, Keys: m.Keys, User: "slack-" + m.team + "-" + m.author, Data: data})
 	}
 	for i, err := range j.Add(append(es, extra...)...) {
 		if err != nil {
@@ -99,8 +100,8 @@ func journaled(t *testing.T, dir string, msgs []*incoming, replies map[string]st
 		}
 	}
 	for _, m := range msgs {
-		if r, ok := replies[m.id]; ok {
-			if err := j.Posting(m.id, r); err != nil {
+		if r, ok := replies[m.ID]; ok {
+			if err := j.Posting(m.ID, r); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -108,9 +109,9 @@ func journaled(t *testing.T, dir string, msgs []*incoming, replies map[string]st
 }
 
 func dmIncoming(channel, user, ts, text string) *incoming {
-	return &incoming{id: "msg:T0TEAM/" + channel + "/" + ts, keys: []string{"event:Ev" + ts}, workspace: "T0TEAM",
-		team: "T0TEAM", user: user, channel: channel, ts: ts, dm: true, text: text,
-		conversation: "slack:T0TEAM:" + channel + ":"}
+	return &incoming{Message: pipeline.Message{ID: "msg:T0TEAM/" + channel + "/" + ts, Keys: []string{"event:Ev" + ts},
+		DM: true, Text: text, Conversation: "slack:T0TEAM:" + channel + ":"},
+		workspace: "T0TEAM", team: "T0TEAM", author: user, channel: channel, ts: ts}
 }
 
 // After a restart the journal's messages are answered in order: a message
@@ -122,9 +123,9 @@ func TestReplayAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	a := dmIncoming("D1", "U1", "1700000001.000100", "question A")
 	b := dmIncoming("D2", "U2", "1700000001.000200", "question B")
-	c := &incoming{id: "msg:T0TEAM/C1/1700000001.000400", workspace: "T0TEAM", team: "T0TEAM", user: "U3", channel: "C1",
-		ts: "1700000001.000400", threadTS: "1700000001.000050", replyTS: "1700000001.000050", text: "question C",
-		conversation: "slack:T0TEAM:C1:1700000001.000050"}
+	c := &incoming{Message: pipeline.Message{ID: "msg:T0TEAM/C1/1700000001.000400", Text: "question C",
+		Conversation: "slack:T0TEAM:C1:1700000001.000050"}, workspace: "T0TEAM", team: "T0TEAM", author: "U3", channel: "C1",
+		ts: "1700000001.000400", threadTS: "1700000001.000050", replyTS: "1700000001.000050"}
 	long := strings.Repeat("alpha ", 500) + "\n\n" + strings.Repeat("beta ", 500)
 	parts := formatReply(long)
 	if len(parts) != 2 {
@@ -133,25 +134,25 @@ func TestReplayAfterRestart(t *testing.T) {
 	meta := func(to string, part int) json.RawMessage {
 		return json.RawMessage(fmt.Sprintf(`{"event_type":"mnemo_reply","event_payload":{"reply_to":%q,"part":%d}}`, to, part))
 	}
-	journaled(t, dir, []*incoming{a, b, c}, map[string]string{b.id: long, c.id: "reply C"},
+	journaled(t, dir, []*incoming{a, b, c}, map[string]string{b.ID: long, c.ID: "reply C"},
 		intake.Entry{ID: "msg:T0TEAM/D9/1", User: "x", Data: json.RawMessage(`{"workspace":"../x"}`)})
 	hs := start(t, setup{
 		config: func(cfg *Config) { cfg.IntakeDir = dir },
 		prepare: func(srv *slacktest.Server) {
 			srv.AddMessage("D2", slacktest.Message{User: "U2", Text: "question B", TS: b.ts})
 			srv.AddMessage("D2", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: parts[0], TS: "1700000001.000300",
-				Metadata: meta(b.id, 0)})
+				Metadata: meta(b.ID, 0)})
 			// Not parts of b's reply: another reply's, a person's, and one from before b.
 			srv.AddMessage("D2", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: "x", TS: "1700000001.000301",
 				Metadata: meta("msg:T0TEAM/D2/1", 1)})
-			srv.AddMessage("D2", slacktest.Message{User: "U2", Text: "x", TS: "1700000001.000302", Metadata: meta(b.id, 1)})
+			srv.AddMessage("D2", slacktest.Message{User: "U2", Text: "x", TS: "1700000001.000302", Metadata: meta(b.ID, 1)})
 			srv.AddMessage("D2", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: "x", TS: "1700000001.000199",
-				Metadata: meta(b.id, 1)})
+				Metadata: meta(b.ID, 1)})
 			srv.AddMessage("C1", slacktest.Message{User: "U3", Text: "root", TS: c.threadTS})
 		},
 	})
 	posts := hs.posts(t, 3)
-	waitFor(t, "the journal to empty", func() bool { return hs.bot.journal().Len() == 0 })
+	waitFor(t, "the journal to empty", func() bool { return hs.bot.pipe.Journal().Len() == 0 })
 	if posts = hs.srv.Posts(); len(posts) != 3 {
 		t.Fatalf("%d posts after the replay; want 3: %+v", len(posts), posts)
 	}
@@ -160,13 +161,13 @@ func TestReplayAfterRestart(t *testing.T) {
 		to, part := metadata(t, p)
 		got[fmt.Sprint(to, "#", part)] = p
 	}
-	if p := got[a.id+"#0"]; p.Channel != "D1" || p.Text != "echo: question A" || p.ThreadTS != "" {
+	if p := got[a.ID+"#0"]; p.Channel != "D1" || p.Text != "echo: question A" || p.ThreadTS != "" {
 		t.Errorf("a: %+v", p)
 	}
-	if p := got[b.id+"#1"]; p.Channel != "D2" || p.Text != parts[1] {
+	if p := got[b.ID+"#1"]; p.Channel != "D2" || p.Text != parts[1] {
 		t.Errorf("b: %+v", p)
 	}
-	if p := got[c.id+"#0"]; p.Channel != "C1" || p.Text != "reply C" || p.ThreadTS != c.threadTS {
+	if p := got[c.ID+"#0"]; p.Channel != "C1" || p.Text != "reply C" || p.ThreadTS != c.threadTS {
 		t.Errorf("c: %+v", p)
 	}
 	if tasks := hs.h.Tasks(); len(tasks) != 1 || tasks[0].Text != "question A" || tasks[0].User != "slack-T0TEAM-U1" {
@@ -185,7 +186,7 @@ func TestReplayAfterRestart(t *testing.T) {
 	if posts[3].Text != "echo: next" {
 		t.Fatalf("posts %+v", posts)
 	}
-	if !strings.Contains(hs.logs.String(), "duplicate event ignored") {
+	if !strings.Contains(hs.logs.String(), "duplicate message ignored") {
 		t.Error("the redelivery was not recognised")
 	}
 }
@@ -195,7 +196,7 @@ func TestReplayAfterRestart(t *testing.T) {
 func TestResumeUnreadable(t *testing.T) {
 	dir := t.TempDir()
 	a := dmIncoming("D1", "U1", "1700000001.000100", "question A")
-	journaled(t, dir, []*incoming{a}, map[string]string{a.id: "reply A"})
+	journaled(t, dir, []*incoming{a}, map[string]string{a.ID: "reply A"})
 	hs := start(t, setup{
 		config: func(cfg *Config) { cfg.IntakeDir = dir },
 		prepare: func(srv *slacktest.Server) {
@@ -215,7 +216,7 @@ func TestForgetQueued(t *testing.T) {
 	}
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "other"})
 	hs.h.WaitTasks(t, 2, wait)
-	waitFor(t, "the queue", func() bool { return hs.bot.queue.Len() == 4 })
+	waitFor(t, "the queue", func() bool { return hs.bot.pipe.Queue.Len() == 4 })
 	if n := hs.bot.Forget("slack-T0TEAM-U9"); n != 0 {
 		t.Errorf("Forget of nobody = %d", n)
 	}
@@ -223,7 +224,7 @@ func TestForgetQueued(t *testing.T) {
 		t.Fatalf("Forget = %d; want the 2 waiting", n)
 	}
 	release()
-	waitFor(t, "the queue to empty", func() bool { return hs.bot.queue.Len() == 0 && hs.bot.journal().Len() == 0 })
+	waitFor(t, "the queue to empty", func() bool { return hs.bot.pipe.Queue.Len() == 0 && hs.bot.pipe.Journal().Len() == 0 })
 	posts := hs.srv.Posts()
 	if len(posts) != 2 || len(hs.h.Tasks()) != 2 {
 		t.Fatalf("posts %+v", posts)
@@ -248,7 +249,7 @@ func TestBusyJournaled(t *testing.T) {
 	if to, _ := metadata(t, posts[0]); !strings.HasPrefix(to, "msg:T0TEAM/D1/") {
 		t.Errorf("busy reply to %q", to)
 	}
-	waitFor(t, "the busy message out of the journal", func() bool { return hs.bot.journal().Len() == core.PerConversation })
+	waitFor(t, "the busy message out of the journal", func() bool { return hs.bot.pipe.Journal().Len() == core.PerConversation })
 }
 
 // A journal that cannot be opened stops Run with an error naming it.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
 // innerEvent is the part of a message or app_mention event the adapter
@@ -40,22 +40,18 @@ type innerEvent struct {
 	Hidden      bool            `json:"hidden"`
 }
 
-// incoming is a message the bot will answer.
+// incoming is a message the bot will answer. Its ID is "msg:"
+// workspace/channel/ts, its Keys the event id and the client message id.
 type incoming struct {
-	id           string   // journal id and first dedupe key: "msg:" workspace/channel/ts
-	keys         []string // more dedupe keys: the event id, the client message id
-	envelope     string   // the envelope to acknowledge once journaled
-	retry        int      // the envelope's retry_attempt
+	pipeline.Message
+	envelope     string // the envelope to acknowledge once journaled
+	retry        int    // the envelope's retry_attempt
 	eventID      string
 	workspace    string // the team the event was delivered for
-	team, user   string // the author
+	team, author string // the author (a Slack user id)
 	channel, ts  string
 	threadTS     string // the thread it was written in, "" if none
 	replyTS      string // where to reply: a thread root, or "" for the channel itself
-	dm           bool
-	text         string
-	conversation string
-	log          *slog.Logger
 }
 
 // readEvent filters an events_api envelope: the message to answer, or nil
@@ -80,17 +76,17 @@ func (b *Bot) readEvent(evt socketmode.Event) *incoming {
 		log.Debug("slack: event ignored", "reason", why)
 		return nil
 	}
-	m.id = "msg:" + m.workspace + "/" + m.channel + "/" + m.ts
+	m.ID = "msg:" + m.workspace + "/" + m.channel + "/" + m.ts
 	if cb.EventID != "" {
-		m.keys = append(m.keys, "event:"+cb.EventID)
+		m.Keys = append(m.Keys, "event:"+cb.EventID)
 	}
 	if in.ClientMsgID != "" {
-		m.keys = append(m.keys, "client:"+in.ClientMsgID)
+		m.Keys = append(m.Keys, "client:"+in.ClientMsgID)
 	}
 	if evt.Request != nil {
 		m.envelope, m.retry = evt.Request.EnvelopeID, evt.Request.RetryAttempt
 	}
-	m.log = log
+	m.Log = log.With("user", m.author, "retry_attempt", m.retry)
 	return m
 }
 
@@ -122,17 +118,20 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 		return nil, "malformed ids"
 	}
 	m := &incoming{
-		eventID: cb.EventID, workspace: workspace, team: team, user: in.User,
+		eventID: cb.EventID, workspace: workspace, team: team, author: in.User,
 		channel: in.Channel, ts: in.TS, threadTS: in.ThreadTS,
-		dm:   in.Type == "message" || strings.HasPrefix(in.Channel, "D"),
-		text: plainText(in.Text, b.botUserID, b.botName, true),
+		Message: pipeline.Message{
+			User: b.memoryUser(team, in.User),
+			DM:   in.Type == "message" || strings.HasPrefix(in.Channel, "D"),
+			Text: plainText(in.Text, b.botUserID, b.botName, true),
+		},
 	}
-	if m.dm {
+	if m.DM {
 		m.replyTS = in.ThreadTS // where the user wrote
 	} else {
 		m.replyTS = cmp.Or(in.ThreadTS, in.TS) // always in a thread
 	}
-	m.conversation = "slack:" + workspace + ":" + m.channel + ":" + m.replyTS
+	m.Conversation = "slack:" + workspace + ":" + m.channel + ":" + m.replyTS
 	return m, ""
 }
 
@@ -171,76 +170,6 @@ func (b *Bot) memoryUser(team, user string) string {
 	return "slack-" + team + "-" + user
 }
 
-// answer runs one message through the handler and posts the reply.
-func (b *Bot) answer(ctx context.Context, m *incoming) {
-	id := core.TaskID(m.id)
-	log := m.log.With("task_id", id, "platform", "slack", "memory_user", b.memoryUser(m.team, m.user))
-	if !b.journal().Start(m.id) {
-		log.Info("slack: message not answered: its user's memory was forgotten since it came")
-		return
-	}
-	start := time.Now()
-	stopThinking := b.startThinking(ctx, m, log)
-	defer stopThinking()
-	task := agent.Task{
-		ID:            id,
-		User:          b.memoryUser(m.team, m.user),
-		Conversation:  m.conversation,
-		Platform:      "slack",
-		Text:          m.text,
-		Time:          b.now(),
-		Channel:       !m.dm,
-		ChannelMemory: core.TaskMemory(m.dm, b.cfg.ChannelMemory),
-	}
-	if !m.dm {
-		// The channel's own memory (a group DM counts as a channel). The
-		// team is the workspace it was delivered for: a shared channel's
-		// memory stays per workspace.
-		task.ChannelKey = agent.ChannelKey("slack", m.workspace, m.channel)
-	}
-	// The speaker's name and the thread are read inside core.Answer, so a
-	// panic there too is answered with core.ErrorReplyText.
-	h := handlerFunc(func(ctx context.Context, task agent.Task) (agent.Reply, error) {
-		task.Speaker = b.userName(ctx, m.user)
-		if !m.dm && m.threadTS != "" && m.threadTS != m.ts {
-			task.Context = b.threadContext(ctx, m, task.Speaker, log)
-		}
-		return b.cfg.Handler.Handle(ctx, task)
-	})
-	text, _ := core.Answer(ctx, h, task, log)
-	b.reply(ctx, m, text, start)
-}
-
-// busy answers that the conversation already holds core.PerConversation
-// messages, rather than leave m unanswered.
-func (b *Bot) busy(ctx context.Context, m *incoming) {
-	if b.journal().Start(m.id) {
-		b.reply(ctx, m, core.BusyReplyText, time.Now())
-	}
-}
-
-// reply posts text as the answer to m (journaled first, see
-// intake.Adapter.Reply).
-func (b *Bot) reply(ctx context.Context, m *incoming, text string, start time.Time) {
-	b.rt.Reply(m.id, m.log, text, start, b.poster(ctx, m, text))
-}
-
-// resume finishes a reply a crash interrupted: the parts of it already in
-// the conversation are not posted again.
-func (b *Bot) resume(ctx context.Context, m *incoming, text string) {
-	b.rt.Resume(m.id, m.log, text, b.postedParts(ctx, m), b.poster(ctx, m, text))
-}
-
-// poster posts text's parts as the reply to m, from a part on.
-func (b *Bot) poster(ctx context.Context, m *incoming, text string) func(from int) (int, error) {
-	return func(from int) (int, error) { return b.postReply(ctx, m, text, from) }
-}
-
-// handlerFunc adapts a function to core.Handler.
-type handlerFunc func(context.Context, agent.Task) (agent.Reply, error)
-
-func (f handlerFunc) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) { return f(ctx, t) }
-
 // maxParts bounds the messages of one reply.
 const maxParts = 5
 
@@ -267,22 +196,6 @@ func (b *Bot) replyParts(channel, text string) []string {
 	return parts
 }
 
-// postReply posts the parts of text from the part from on, in order, in
-// m's reply thread; it stops at the first part that cannot be posted and
-// returns how many it posted.
-func (b *Bot) postReply(ctx context.Context, m *incoming, text string, from int) (int, error) {
-	parts := b.replyParts(m.channel, text)
-	n := 0
-	for i := from; i < len(parts); i++ {
-		meta := slackgo.SlackMetadata{EventType: replyEventType, EventPayload: map[string]any{"reply_to": m.id, "part": i}}
-		if err := b.postPart(ctx, m.channel, m.replyTS, parts[i], meta); err != nil {
-			return n, fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
-		}
-		n++
-	}
-	return n, nil
-}
-
 // postedParts is how many parts of m's reply are in the conversation
 // already (from their metadata). When it cannot be read, 0: the reply is
 // posted whole, as answering twice is better than not at all.
@@ -305,12 +218,12 @@ func (b *Bot) postedParts(ctx context.Context, m *incoming) int {
 				ChannelID: m.channel, Timestamp: m.replyTS, Oldest: m.ts, Limit: 200, Cursor: cursor, IncludeAllMetadata: true})
 		}
 		if err != nil {
-			m.log.Warn("slack: cannot read which parts of an interrupted reply were posted; posting the rest of it as far as known (a part may appear twice)",
+			m.Log.Warn("slack: cannot read which parts of an interrupted reply were posted; posting the rest of it as far as known (a part may appear twice)",
 				"error", err, "parts_found", found)
 			return found
 		}
 		for _, msg := range msgs {
-			if part, ok := b.replyPart(msg, m.id); ok && part >= found {
+			if part, ok := b.replyPart(msg, m.ID); ok && part >= found {
 				found = part + 1
 			}
 		}
@@ -456,12 +369,12 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 		switch {
 		case tm.Bot:
 			tm.AuthorName = msg.Username
-		case !tm.Self && msg.User != m.user && strings.TrimSpace(tm.Text) != "":
+		case !tm.Self && msg.User != m.author && strings.TrimSpace(tm.Text) != "":
 			tm.AuthorName = b.userName(ctx, msg.User) // only for messages given as context
 		}
 		thread = append(thread, tm)
 	}
-	return core.ThreadContext(thread, m.user, speakerName, b.botName, core.MaxContext, core.MaxContextText)
+	return core.ThreadContext(thread, m.author, speakerName, b.botName, core.MaxContext, core.MaxContextText)
 }
 
 // contextSubtype: messages people (or bots) wrote, not joins and the like.

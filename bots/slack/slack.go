@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
 // DefaultAPIURL is the Slack Web API base (SLACK_API_URL overrides it).
@@ -93,9 +93,7 @@ type Bot struct {
 	// From auth.test.
 	botUserID, botID, botName, teamID string
 
-	queue *core.Queue   // messages, in order per conversation
-	slots chan struct{} // slash commands and buttons (spawn)
-	wg    sync.WaitGroup
+	pipe  *pipeline.Pipeline[*incoming] // every message's way, from receipt to reply; commands spawn on it
 	flow  *core.MemoryFlow
 	users *core.NameCache
 
@@ -137,8 +135,6 @@ func New(cfg Config) (*Bot, error) {
 		http:       rt.HTTP,
 		apiURL:     u,
 		rt:         rt,
-		queue:      rt.Queue,
-		slots:      make(chan struct{}, core.MaxInFlight),
 		users:      core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
 		ackBudget:  2 * time.Second,
 		retryBase:  time.Second,
@@ -147,6 +143,8 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
+	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "slack", Handler: cfg.Handler,
+		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt})
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
 		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))
@@ -191,7 +189,7 @@ func (b *Bot) Ready() bool { return b.ready.Load() }
 // be posted, and returns nil. A token Slack refuses ends Run with an error
 // naming the variable. Run may be called once.
 func (b *Bot) Run(ctx context.Context) error {
-	stop, err := b.rt.Start()
+	stop, err := b.pipe.Start(ctx)
 	if err != nil {
 		return err
 	}
@@ -209,7 +207,7 @@ func (b *Bot) Run(ctx context.Context) error {
 	// Tasks outlive ctx: a message that was acked is answered even when
 	// shutdown begins, as Slack will not deliver it again.
 	taskCtx := context.WithoutCancel(ctx)
-	b.replay(runCtx, taskCtx) // before new messages, so each conversation stays in order
+	b.pipe.Replay(runCtx) // before new messages, so each conversation stays in order
 
 	b.sm = socketmode.New(b.api, socketmode.OptionLog(logAdapter{b.log}))
 	smDone := make(chan error, 1)
@@ -239,8 +237,7 @@ loop:
 	if smDone != nil {
 		<-smDone
 	}
-	_ = b.queue.Close(context.Background()) // acked messages are answered: no deadline
-	b.wg.Wait()
+	b.pipe.Close() // acked messages are answered: no deadline
 	b.log.Info("slack: stopped")
 	return fatal
 }
@@ -375,28 +372,9 @@ func (b *Bot) ack(ctx context.Context, envelopeID string, payload any) error {
 }
 
 // spawn runs fn (a slash command or a button, which must not wait behind
-// a conversation's messages) in a goroutine, at most core.MaxInFlight at a
-// time; when all slots are taken it logs and waits. It reports false when
-// ctx ended first.
-func (b *Bot) spawn(ctx context.Context, fn func()) bool {
-	select {
-	case b.slots <- struct{}{}:
-	default:
-		b.log.Warn("slack: too many commands in progress; waiting for one to finish", "limit", cap(b.slots))
-		select {
-		case b.slots <- struct{}{}:
-		case <-ctx.Done():
-			return false
-		}
-	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer func() { <-b.slots }()
-		fn()
-	}()
-	return true
-}
+// a conversation's messages) in a goroutine Run waits for
+// (pipeline.Pipeline.Spawn). It reports false when ctx ended first.
+func (b *Bot) spawn(ctx context.Context, fn func()) bool { return b.pipe.Spawn(ctx, fn) }
 
 // redactErr is err's text without URL credentials ("" for nil).
 func redactErr(err error) string {

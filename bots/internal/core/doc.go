@@ -13,7 +13,8 @@
 // converts them to its own markup.
 //
 // A new chat platform is a package bots/<name> that decodes its events
-// into agent Tasks on this core, journals them with bots/internal/intake
-// before acknowledging them, renders replies with bots/internal/markdown,
-// and is started by cmd/mnemo's serve.
+// into messages and implements pipeline.Platform (bots/internal/pipeline
+// journals, queues, answers and posts them with this core), renders
+// replies with bots/internal/markdown, passes the conformance table
+// (bots/internal/conformance), and is started by cmd/mnemo's serve.
 package core

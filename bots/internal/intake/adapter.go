@@ -1,8 +1,6 @@
 package intake
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -27,19 +25,15 @@ type AdapterOptions struct {
 	HTTPTimeout time.Duration
 }
 
-// Adapter is what every chat adapter's Bot does the same way around its
-// messages: Run is called once; the journal is memory-only until Run opens
-// the one in Dir, and is closed (with the idle connections of the HTTP
-// client it made) when Run ends; the messages the journal kept from before
-// a restart are answered first; a reply is journaled before it is posted
-// and the message leaves the journal once it is. The adapters keep only
-// what is their platform's: reading events into messages, and posting.
+// Adapter is the journal's side of every chat adapter's Run: Run is
+// called once; the journal is memory-only until Run opens the one in Dir,
+// and is closed (with the idle connections of the HTTP client it made)
+// when Run ends. bots/internal/pipeline drives the messages through it.
 type Adapter struct {
-	opts  AdapterOptions
-	Log   *slog.Logger
-	Now   func() time.Time
-	HTTP  *http.Client
-	Queue *core.Queue // messages, in order per conversation
+	opts AdapterOptions
+	Log  *slog.Logger
+	Now  func() time.Time
+	HTTP *http.Client
 
 	// Faults is the journal's disk-fault hook; tests inject faults.
 	Faults durable.Hook
@@ -58,8 +52,7 @@ func NewAdapter(opts AdapterOptions) *Adapter {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	a := &Adapter{opts: opts, Log: opts.Logger, Now: opts.Now, HTTP: opts.HTTPClient,
-		Queue: core.NewQueue(core.MaxInFlight, core.PerConversation)}
+	a := &Adapter{opts: opts, Log: opts.Logger, Now: opts.Now, HTTP: opts.HTTPClient}
 	if a.HTTP == nil {
 		a.HTTP = core.NewHTTPClient(opts.HTTPTimeout)
 		a.ownHTTP = true
@@ -98,79 +91,5 @@ func (a *Adapter) Start() (stop func(), err error) {
 func (a *Adapter) closeIdle() {
 	if a.ownHTTP {
 		a.HTTP.CloseIdleConnections()
-	}
-}
-
-// Wire is a message as the journal keeps it (W) that gives back the
-// message to answer (T): Valid checks the ids a reply is addressed with,
-// Incoming rebuilds the message of entry e, logging to log.
-type Wire[T any] interface {
-	Valid() bool
-	Incoming(e Entry, log *slog.Logger) T
-}
-
-// Replay answers what the journal kept from before a restart, in the order
-// it came: a message not answered yet goes to enqueue; a reply a crash
-// interrupted, with its text, to resume. An entry that does not decode as a
-// valid W is logged and dropped.
-func Replay[W Wire[T], T any](a *Adapter, enqueue func(T), resume func(m T, text string)) {
-	pending := a.Journal().Pending()
-	if len(pending) == 0 {
-		return
-	}
-	a.Log.Info(a.opts.Platform+": answering the messages received before a restart", "messages", len(pending))
-	for _, e := range pending {
-		var w W
-		err := json.Unmarshal(e.Data, &w)
-		if err == nil && !w.Valid() {
-			err = errors.New("malformed ids")
-		}
-		if err != nil {
-			a.Log.Error(a.opts.Platform+": an unreadable message in the intake journal cannot be answered; dropping it",
-				"file", a.Journal().Path(), "id", e.ID, "error", err)
-			_ = a.Journal().Done(e.ID)
-			continue
-		}
-		m := w.Incoming(e, a.Log)
-		if e.Posting {
-			resume(m, e.Reply)
-		} else {
-			enqueue(m)
-		}
-	}
-}
-
-// Reply posts text as the answer to message id. The text is journaled
-// first, so that a crash while it is posted neither loses nor doubles it
-// (Resume); once posted, the message leaves the journal.
-func (a *Adapter) Reply(id string, log *slog.Logger, text string, start time.Time, post func(from int) (int, error)) {
-	if err := a.Journal().Posting(id, text); err != nil {
-		log.Error(a.opts.Platform+": the reply could not be journaled; posting it anyway (a crash while it is posted could post it twice)", "error", err)
-	}
-	a.Post(id, log, text, 0, start, post)
-}
-
-// Resume finishes a reply a crash interrupted: posted counts the parts of
-// it already on the platform, which are not posted again.
-func (a *Adapter) Resume(id string, log *slog.Logger, text string, posted int, post func(from int) (int, error)) {
-	log.Info(a.opts.Platform+": finishing a reply interrupted by a restart", "parts_posted_before", posted)
-	a.Post(id, log, text, posted, time.Now(), post)
-}
-
-// Post posts text's parts from the part from on with post (which returns
-// how many it posted), then takes message id out of the journal (a part
-// that cannot be posted is not retried: logged).
-func (a *Adapter) Post(id string, log *slog.Logger, text string, from int, start time.Time, post func(from int) (int, error)) {
-	if n, err := post(from); err != nil {
-		what := "reply"
-		if text == core.BusyReplyText {
-			what = "busy reply"
-		}
-		log.Error(a.opts.Platform+": cannot post the "+what, "error", err, "parts_posted", n)
-	} else {
-		log.Info(a.opts.Platform+": replied", "parts", n, "duration", time.Since(start))
-	}
-	if err := a.Journal().Done(id); err != nil {
-		log.Warn(a.opts.Platform+": the reply was posted but could not be marked done; after a restart it is checked, not posted again", "error", err)
 	}
 }

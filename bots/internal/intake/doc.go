@@ -38,8 +38,6 @@
 //
 // Adapter is the journal's side of an adapter's life, the same for every
 // platform: Run called once, the journal opened at its start and closed at
-// its end, what it kept replayed (Replay, through the adapter's Wire form),
-// and a reply journaled before it is posted and marked done after (Reply,
-// Resume, Post). An adapter brings the decoding of its messages and the
-// posting.
+// its end. What is journaled when, and the replay after a restart, is
+// bots/internal/pipeline's.
 package intake

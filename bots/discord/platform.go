@@ -1,0 +1,187 @@
+package discord
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/bwmarrin/discordgo"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+)
+
+// platform is what Discord does for the pipeline (pipeline.Platform):
+// everything else of a message's way is the pipeline's.
+type platform struct{ b *Bot }
+
+var _ pipeline.Platform[*incoming] = platform{}
+
+// Encode is the message as the journal keeps it (wireIncoming).
+func (p platform) Encode(in *incoming) []byte {
+	data, _ := json.Marshal(in.wire())
+	return data
+}
+
+// Decode is a journaled message back, after a restart.
+func (p platform) Decode(e intake.Entry, log *slog.Logger) (*incoming, error) {
+	return pipeline.DecodeJSON[wireIncoming](e, log)
+}
+
+// Ack does nothing: the gateway needs no acknowledgement of a message.
+func (platform) Ack(context.Context, *incoming) {}
+
+// Typing shows the typing indicator now and every typingEvery until stop
+// is called.
+func (p platform) Typing(ctx context.Context, in *incoming) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(p.b.typingEvery)
+		defer t.Stop()
+		for {
+			if err := p.b.s.ChannelTyping(in.msg.ChannelID, discordgo.WithContext(ctx)); err != nil {
+				in.Log.Debug("discord: cannot show typing", "error", err)
+			}
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+	}
+}
+
+// Prepare finds whether the message was written in a thread (a thread is
+// one conversation, whoever speaks in it, and belongs to its channel's
+// memory), and reads what came before it.
+func (p platform) Prepare(ctx context.Context, in *incoming, t *agent.Task) {
+	if in.DM {
+		return
+	}
+	home, thread := p.b.channels.home(ctx, in.msg.ChannelID)
+	in.thread = thread
+	if thread {
+		t.Conversation = "discord:" + in.msg.GuildID + ":" + in.msg.ChannelID
+	}
+	t.ChannelKey = agent.ChannelKey("discord", home)
+	t.Context = p.b.context(ctx, in, in.Log)
+}
+
+// Parts is the reply rendered for Discord and split (replyParts).
+func (platform) Parts(_ *incoming, text string) []string { return replyParts(text) }
+
+// PostPart posts one part of the reply to in; only the first part is a
+// Discord reply to it. Nothing in the text pings anyone.
+func (p platform) PostPart(ctx context.Context, in *incoming, i int, part string) error {
+	m := in.msg
+	noFail := false
+	send := &discordgo.MessageSend{
+		Content: part,
+		// An empty, non-nil Parse: nothing in the text pings anyone.
+		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: p.b.cfg.ReplyMention},
+	}
+	if i == 0 {
+		send.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &noFail}
+	}
+	posted, err := p.b.s.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	p.b.recent.put(posted)
+	return nil
+}
+
+// Posted is how many of parts, the reply to in, are in the channel
+// already: the bot's reply to the message, then the following parts in
+// order, among the messages after it. When they cannot be read, 0: the
+// reply is posted whole, as answering twice is better than not at all.
+func (p platform) Posted(ctx context.Context, in *incoming, parts []string) int {
+	m := in.msg
+	msgs, err := p.b.s.ChannelMessages(m.ChannelID, 100, "", m.ID, "", discordgo.WithContext(ctx))
+	if err != nil {
+		in.Log.Warn("discord: cannot read which parts of an interrupted reply were posted; posting all of it (it may appear twice)", "error", err)
+		return 0
+	}
+	botID, _, _ := p.b.self()
+	k := 0
+	for i := len(msgs) - 1; i >= 0 && k < len(parts); i-- { // Discord answers newest first
+		p := msgs[i]
+		if p == nil || p.Author == nil || p.Author.ID != botID || p.Content != parts[k] {
+			continue
+		}
+		if k > 0 || p.MessageReference != nil && p.MessageReference.MessageID == m.ID {
+			k++
+		}
+	}
+	return k
+}
+
+// Forget drops user's messages that wait for their turn (received, not
+// being answered yet), from the queue and the intake journal, and returns
+// how many: they are not answered, now or after a restart. user is the
+// memory user name.
+func (b *Bot) Forget(user string) int { return b.pipe.Forget(user) }
+
+// Queued is the number of messages accepted and not answered yet (for
+// the metrics).
+func (b *Bot) Queued() int { return b.pipe.Queued() }
+
+// wireIncoming is a message as the journal keeps it: what answering it
+// needs of the message (slim: its text is taken already) and the rest.
+type wireIncoming struct {
+	Msg          *discordgo.Message `json:"msg"`
+	DM           bool               `json:"dm,omitempty"`
+	User         string             `json:"user"`
+	Speaker      string             `json:"speaker,omitempty"`
+	Text         string             `json:"text"`
+	Conversation string             `json:"conversation"`
+}
+
+func (in *incoming) wire() wireIncoming {
+	return wireIncoming{Msg: slim(in.msg, true), DM: in.DM, User: in.User, Speaker: in.Speaker, Text: in.Text,
+		Conversation: in.Conversation}
+}
+
+// slim is what the answer reads of m: ids, author, text and mentions, the
+// message it answers (one level).
+func slim(m *discordgo.Message, withRef bool) *discordgo.Message {
+	if m == nil {
+		return nil
+	}
+	out := &discordgo.Message{ID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, Content: m.Content,
+		Timestamp: m.Timestamp, Author: m.Author, Member: m.Member, Mentions: m.Mentions, Type: m.Type,
+		MessageReference: m.MessageReference}
+	if withRef {
+		out.ReferencedMessage = slim(m.ReferencedMessage, false)
+	}
+	return out
+}
+
+// Valid checks the ids a reply is addressed with.
+func (w wireIncoming) Valid() bool {
+	m := w.Msg
+	return m != nil && snowflake(m.ID) && snowflake(m.ChannelID) && (m.GuildID == "" || snowflake(m.GuildID)) &&
+		m.Author != nil && snowflake(m.Author.ID) && w.User != "" && w.Conversation != ""
+}
+
+// Incoming is the message to answer again after a restart.
+func (w wireIncoming) Incoming(e intake.Entry, log *slog.Logger) *incoming {
+	return &incoming{msg: w.Msg, Message: pipeline.Message{ID: e.ID, DM: w.DM, User: w.User, Speaker: w.Speaker, Text: w.Text,
+		Conversation: w.Conversation,
+		Log: log.With("message_id", w.Msg.ID, "channel", w.Msg.ChannelID, "guild", w.Msg.GuildID,
+			"memory_user", w.User, "platform", "discord", "replayed", true)}}
+}
+
+// ForgetQueued drops user's messages waiting in the Discord intake journal
+// in intakeDir, for `mnemo memory forget` while no serve runs.
+func ForgetQueued(intakeDir, user string) (int, error) {
+	return intake.ForgetFile(intakeDir, "discord", user)
+}

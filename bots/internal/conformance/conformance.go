@@ -1,0 +1,284 @@
+// Package conformance is the one table of behaviours every chat platform
+// must show, run against the platform's real client library talking to its
+// fake (bots/slack/slacktest, bots/discord/discordtest): redelivery, resume
+// after a restart, busy, split, the channel privacy policy, /memory and
+// shutdown. A platform's test implements Driver (start its Bot against
+// its fake; send a DM or a mention; deliver one again; read the posts; run
+// /memory) and calls Run, which runs every row as a subtest.
+package conformance
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+)
+
+// Wait bounds every wait of the table.
+const Wait = 10 * time.Second
+
+// Setup is how a row wants the bot started.
+type Setup struct {
+	IntakeDir     string // "": a memory-only journal
+	ChannelMemory string // the platform's channelMemory setting ("" → its default)
+	// Interrupted, when set, is journaled before the start as a DM whose
+	// reply was being posted when the previous run stopped, with its first
+	// Interrupted.Posted parts already on the platform (IntakeDir is set).
+	Interrupted *Interrupted
+}
+
+// Interrupted is a reply a crash interrupted.
+type Interrupted struct {
+	Text   string // the message
+	Reply  string // the reply being posted
+	Posted int    // parts of it already posted
+}
+
+// Driver starts one platform's Bot against its fake, for one test. The
+// Bot is stopped when the test ends.
+type Driver interface {
+	Start(t *testing.T, s Setup) Bot
+}
+
+// Ref is a message sent to the bot.
+type Ref any
+
+// Post is a message the bot posted.
+type Post struct {
+	Text string
+	To   Ref // the message it answers, or nil (a part after the first, or a reply not tied to one)
+}
+
+// Bot is a platform's Bot running against its fake.
+type Bot interface {
+	Handler() *bottest.Handler // the bot's handler
+	Memory() *bottest.Memory   // its /memory backend
+	// DM sends a direct message from the test's user; Mention a message in
+	// a channel that addresses the bot. Both return once the fake sent it.
+	DM(text string) Ref
+	Mention(text string) Ref
+	// Redeliver has the platform deliver m again, as it does after a lost
+	// acknowledgement or a resumed session.
+	Redeliver(m Ref)
+	// Posts waits for the bot's first n posts and returns them in order.
+	Posts(n int) []Post
+	// Settle waits until every message sent so far is answered, and
+	// returns every post so far.
+	Settle() []Post
+	// Parts is how the platform splits text into the parts of one reply,
+	// and MaxRunes the most characters one part may have.
+	Parts(text string) []string
+	MaxRunes() int
+	// ShowMemory runs /memory (show) as the test's user and returns the
+	// answer's text; MemoryUser is that user's memory user name.
+	ShowMemory() string
+	MemoryUser() string
+	// Ready is the bot's Ready; Stop cancels Run and returns its result.
+	Ready() bool
+	Stop() error
+}
+
+// Row is one behaviour.
+type Row struct {
+	Name string
+	Run  func(t *testing.T, d Driver)
+}
+
+// Table is every row.
+var Table = []Row{
+	{"redelivery", redelivery},
+	{"resume", resume},
+	{"busy", busy},
+	{"split", split},
+	{"privacy policy", privacy},
+	{"/memory", memoryCommand},
+	{"shutdown", shutdown},
+}
+
+// Run runs every row of Table against d, each as a subtest.
+func Run(t *testing.T, d Driver) {
+	for _, r := range Table {
+		t.Run(r.Name, func(t *testing.T) { r.Run(t, d) })
+	}
+}
+
+// redelivery: a message delivered again is answered once.
+func redelivery(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{IntakeDir: t.TempDir()})
+	m := b.DM("once")
+	b.Posts(1)
+	b.Redeliver(m)
+	b.Redeliver(m)
+	posts := b.Settle()
+	if n := countText(posts, "echo: once"); n != 1 {
+		t.Errorf("answered %d times: %+v", n, posts)
+	}
+	if n := countTasks(b.Handler(), "once"); n != 1 {
+		t.Errorf("%d tasks for one message", n)
+	}
+}
+
+// resume: a reply a crash interrupted is finished after the restart
+// without posting again the parts the platform shows already, and the
+// message is not answered again.
+func resume(t *testing.T, d Driver) {
+	reply := strings.Repeat("alpha ", 400) + "\n\n" + strings.Repeat("beta ", 400) + "\n\n" + strings.Repeat("gamma ", 400)
+	b := d.Start(t, Setup{IntakeDir: t.TempDir(), Interrupted: &Interrupted{Text: "question", Reply: reply, Posted: 1}})
+	parts := b.Parts(reply)
+	if len(parts) < 2 {
+		t.Fatalf("the reply is %d parts; the row needs 2 or more", len(parts))
+	}
+	posts := b.Settle()
+	var got []string
+	for _, p := range posts {
+		if p.Text != "echo: settle" {
+			got = append(got, p.Text)
+		}
+	}
+	if !slices.Equal(got, parts[1:]) {
+		t.Errorf("posted after the restart %q; want the parts not posted yet %q", got, parts[1:])
+	}
+	if n := countTasks(b.Handler(), "question"); n != 0 {
+		t.Errorf("the interrupted message was answered again (%d tasks)", n)
+	}
+}
+
+// busy: a conversation holds at most core.PerConversation messages; one
+// more is answered at once that the bot is busy, and the others are
+// answered in order once the handler is free.
+func busy(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{})
+	release := b.Handler().Hold()
+	var texts []string
+	for i := range core.PerConversation + 1 {
+		texts = append(texts, "m"+string(rune('a'+i)))
+	}
+	b.DM(texts[0])
+	b.Handler().WaitTasks(t, 1, Wait)
+	for _, s := range texts[1:] {
+		b.DM(s)
+	}
+	if p := b.Posts(1)[0]; p.Text != core.BusyReplyText {
+		t.Fatalf("first post %q; want the busy reply", p.Text)
+	}
+	release()
+	posts := b.Posts(core.PerConversation + 1)
+	var answers []string
+	for _, p := range posts[1:] {
+		answers = append(answers, strings.TrimPrefix(p.Text, "echo: "))
+	}
+	if !slices.Equal(answers, texts[:core.PerConversation]) {
+		t.Errorf("answered %q; want %q in order", answers, texts[:core.PerConversation])
+	}
+}
+
+// split: a reply longer than one message is posted in parts, each within
+// the platform's limit, the first one answering the message.
+func split(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{})
+	long := strings.Repeat("word ", b.MaxRunes()/5) + "\n\n" + strings.Repeat("more ", b.MaxRunes()/5)
+	b.Handler().SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: long}, nil })
+	m := b.DM("long please")
+	want := b.Parts(long)
+	if len(want) < 2 {
+		t.Fatalf("%d parts; the row needs 2 or more", len(want))
+	}
+	posts := b.Posts(len(want))
+	for i, p := range posts {
+		if p.Text != want[i] {
+			t.Errorf("part %d is %q; want %q", i, p.Text, want[i])
+		}
+		if n := len([]rune(p.Text)); n > b.MaxRunes() {
+			t.Errorf("part %d has %d characters, above %d", i, n, b.MaxRunes())
+		}
+	}
+	if posts[0].To != m {
+		t.Errorf("the first part answers %v; want %v", posts[0].To, m)
+	}
+	b.Handler().SetReply(nil)
+	if extra := b.Settle(); len(extra) != len(want)+1 { // + settle's answer
+		t.Errorf("%d posts; want %d: %+v", len(extra), len(want)+1, extra)
+	}
+}
+
+// privacy: channelMemory (off, read, full; read by default) reaches the
+// task of a message in a channel; a DM is private, its memory full.
+func privacy(t *testing.T, d Driver) {
+	for _, setting := range []string{"", agent.ChannelMemoryOff, agent.ChannelMemoryRead, agent.ChannelMemoryFull} {
+		t.Run("channelMemory="+setting, func(t *testing.T) {
+			b := d.Start(t, Setup{ChannelMemory: setting})
+			b.Mention("in the channel")
+			b.Posts(1)
+			b.DM("in private")
+			b.Posts(2)
+			tasks := b.Handler().Tasks()
+			want := setting
+			if want == "" {
+				want = agent.ChannelMemoryRead
+			}
+			if c := tasks[0]; !c.Channel || c.ChannelMemory != want || c.ChannelKey == "" {
+				t.Errorf("channel task: Channel %v, ChannelMemory %q, ChannelKey %q; want a channel with %q",
+					c.Channel, c.ChannelMemory, c.ChannelKey, want)
+			}
+			if dm := tasks[1]; dm.Channel || dm.ChannelMemory != agent.ChannelMemoryFull || dm.ChannelKey != "" {
+				t.Errorf("DM task: Channel %v, ChannelMemory %q, ChannelKey %q", dm.Channel, dm.ChannelMemory, dm.ChannelKey)
+			}
+		})
+	}
+}
+
+// memoryCommand: /memory shows the user what is remembered about them,
+// asked of the memory by their memory user name.
+func memoryCommand(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{})
+	b.Memory().ShowText = "What I remember about you:\n\n- facts/food.md (12B): likes ramen"
+	if got := b.ShowMemory(); !strings.Contains(got, "facts/food.md") || !strings.Contains(got, "likes ramen") {
+		t.Errorf("/memory answered %q", got)
+	}
+	if got := b.Memory().Shown(); !slices.Equal(got, []string{b.MemoryUser()}) {
+		t.Errorf("shown %q; want %q", got, b.MemoryUser())
+	}
+}
+
+// shutdown: a message taken before shutdown is answered before Run
+// returns, and Run returns nil.
+func shutdown(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{})
+	release := b.Handler().Hold()
+	b.DM("slow")
+	b.Handler().WaitTasks(t, 1, Wait)
+	stopped := make(chan error, 1)
+	go func() { stopped <- b.Stop() }()
+	bottest.WaitFor(t, "the stop to begin", Wait, func() bool { return !b.Ready() })
+	release()
+	if err := <-stopped; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if posts := b.Posts(1); posts[0].Text != "echo: slow" {
+		t.Errorf("posts %+v", posts)
+	}
+}
+
+func countText(posts []Post, text string) int {
+	n := 0
+	for _, p := range posts {
+		if p.Text == text {
+			n++
+		}
+	}
+	return n
+}
+
+func countTasks(h *bottest.Handler, text string) int {
+	n := 0
+	for _, t := range h.Tasks() {
+		if t.Text == text {
+			n++
+		}
+	}
+	return n
+}

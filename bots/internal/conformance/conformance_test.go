@@ -1,0 +1,240 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// TestReference runs the table against the smallest platform there is: a
+// chat kept in memory on the pipeline. It is what a new platform's driver
+// looks like, and proves the table itself.
+func TestReference(t *testing.T) { Run(t, refDriver{}) }
+
+// refLimit is the reference platform's characters per message.
+const refLimit = 100
+
+// refMsg is a message of the reference platform.
+type refMsg struct {
+	pipeline.Message
+	N int // its number in the chat
+}
+
+// refPost is a post of the bot.
+type refPost struct {
+	text string
+	to   int // the message it answers, part 0 only; else -1
+}
+
+// refChat is the reference platform: the pipeline's Platform and the
+// chat's state.
+type refChat struct {
+	mu      sync.Mutex
+	posts   []refPost
+	changed chan struct{}
+	earlier map[int]int // parts already posted before the start, by message
+}
+
+var _ Platform = (*refChat)(nil)
+
+// Platform is the pipeline's Platform of the reference chat.
+type Platform = pipeline.Platform[*refMsg]
+
+func (c *refChat) Encode(m *refMsg) []byte {
+	data, _ := json.Marshal(map[string]any{"n": m.N, "text": m.Text, "dm": m.DM})
+	return data
+}
+
+func (c *refChat) Decode(e intake.Entry, log *slog.Logger) (*refMsg, error) {
+	var w struct {
+		N    int
+		Text string
+		DM   bool
+	}
+	err := json.Unmarshal(e.Data, &w)
+	return refMessage(w.N, w.Text, w.DM, log), err
+}
+
+func refMessage(n int, text string, dm bool, log *slog.Logger) *refMsg {
+	conv := "ref:dm"
+	if !dm {
+		conv = "ref:channel"
+	}
+	return &refMsg{N: n, Message: pipeline.Message{ID: "msg:" + string(rune('A'+n)), User: "ref-user", Conversation: conv,
+		DM: dm, Text: text, Log: log}}
+}
+
+func (c *refChat) Ack(context.Context, *refMsg)                  {}
+func (c *refChat) Typing(context.Context, *refMsg) (stop func()) { return func() {} }
+
+func (c *refChat) Prepare(_ context.Context, m *refMsg, t *agent.Task) {
+	if !m.DM {
+		t.ChannelKey = agent.ChannelKey("ref", "channel")
+	}
+}
+
+func (c *refChat) Parts(_ *refMsg, text string) []string { return core.Split(text, refLimit) }
+
+func (c *refChat) PostPart(_ context.Context, m *refMsg, i int, part string) error {
+	to := -1
+	if i == 0 {
+		to = m.N
+	}
+	c.mu.Lock()
+	c.posts = append(c.posts, refPost{text: part, to: to})
+	close(c.changed)
+	c.changed = make(chan struct{})
+	c.mu.Unlock()
+	return nil
+}
+
+func (c *refChat) Posted(_ context.Context, m *refMsg, _ []string) int { return c.earlier[m.N] }
+
+type refDriver struct{}
+
+// refBot runs the pipeline of a refChat for one test.
+type refBot struct {
+	t       *testing.T
+	chat    *refChat
+	p       *pipeline.Pipeline[*refMsg]
+	h       *bottest.Handler
+	mem     *bottest.Memory
+	flow    *core.MemoryFlow
+	log     *slog.Logger
+	n       int
+	stopped atomic.Bool
+	once    sync.Once
+	stop    func()
+}
+
+func (refDriver) Start(t *testing.T, s Setup) Bot {
+	logs := &bottest.LogBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	chat := &refChat{changed: make(chan struct{}), earlier: map[int]int{}}
+	b := &refBot{t: t, chat: chat, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1}
+	setting, err := core.ChannelMemory("ref.channelMemory", s.ChannelMemory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.flow = &core.MemoryFlow{Memory: b.mem, Confirms: core.NewConfirms(1, 0)}
+	if in := s.Interrupted; in != nil { // message 0, journaled by a run before
+		j, err := intake.Open(intake.Options{Dir: s.IntakeDir, Name: "ref"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := refMessage(0, in.Text, true, log)
+		j.Add(intake.Entry{ID: m.ID, User: m.User, Data: chat.Encode(m)})
+		j.Posting(m.ID, in.Reply)
+		j.Close()
+		chat.earlier[0] = in.Posted // posted before the restart: not in this run's posts
+	}
+	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "ref", Dir: s.IntakeDir, Logger: log})
+	b.p = pipeline.New[*refMsg](chat, pipeline.Options{Name: "ref", Handler: b.h, ChannelMemory: setting, Adapter: rt})
+	b.stop, err = b.p.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.p.Replay(context.Background())
+	t.Cleanup(func() {
+		if err := b.Stop(); err != nil {
+			t.Error(err)
+		}
+		if t.Failed() {
+			t.Logf("logs:\n%s", logs)
+		}
+	})
+	return b
+}
+
+func (b *refBot) Handler() *bottest.Handler { return b.h }
+func (b *refBot) Memory() *bottest.Memory   { return b.mem }
+
+func (b *refBot) send(text string, dm bool) Ref {
+	m := refMessage(b.n, text, dm, b.log)
+	b.n++
+	b.p.Receive(context.Background(), m)
+	return m.N
+}
+
+func (b *refBot) DM(text string) Ref      { return b.send(text, true) }
+func (b *refBot) Mention(text string) Ref { return b.send(text, false) }
+
+func (b *refBot) Redeliver(r Ref) {
+	n := r.(int)
+	b.p.Receive(context.Background(), refMessage(n, "again", true, b.log))
+}
+
+func (b *refBot) Posts(n int) []Post {
+	var ps []Post
+	bottest.WaitFor(b.t, "the posts", Wait, func() bool {
+		b.chat.mu.Lock()
+		defer b.chat.mu.Unlock()
+		if len(b.chat.posts) < n {
+			return false
+		}
+		ps = nil
+		for _, p := range b.chat.posts {
+			var to Ref
+			if p.to >= 0 {
+				to = p.to
+			}
+			ps = append(ps, Post{Text: p.text, To: to})
+		}
+		return true
+	})
+	return ps[:n]
+}
+
+func (b *refBot) Settle() []Post {
+	b.DM("settle")
+	bottest.WaitFor(b.t, "nothing left to answer", Wait, func() bool { return b.p.Queued() == 0 && b.p.Journal().Len() == 0 })
+	b.chat.mu.Lock()
+	n := len(b.chat.posts)
+	b.chat.mu.Unlock()
+	return b.Posts(n)
+}
+
+func (b *refBot) Parts(text string) []string { return b.chat.Parts(nil, text) }
+func (b *refBot) MaxRunes() int              { return refLimit }
+
+func (b *refBot) ShowMemory() string {
+	return b.flow.Handle(core.ParseCommand("show"), core.Asker{ID: "u", User: b.MemoryUser(), Own: b.MemoryUser()}).Text
+}
+
+func (b *refBot) MemoryUser() string { return "ref-user" }
+func (b *refBot) Ready() bool        { return !b.stopped.Load() }
+
+func (b *refBot) Stop() error {
+	b.once.Do(func() {
+		b.stopped.Store(true)
+		b.p.Close()
+		b.stop()
+	})
+	return nil
+}
+
+// The table has every row the issue names, once.
+func TestTableRows(t *testing.T) {
+	var names []string
+	for _, r := range Table {
+		names = append(names, r.Name)
+	}
+	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown"}
+	if !slices.Equal(names, want) {
+		t.Errorf("rows %q; want %q", names, want)
+	}
+}

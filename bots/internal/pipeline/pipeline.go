@@ -1,0 +1,395 @@
+// Package pipeline is the one path a chat message takes, whatever the
+// platform it came from:
+//
+//	accept → journal → queue → answer → post
+//	                                  ↘ busy
+//	restart → replay → queue → answer → post, or resume an interrupted post
+//
+// Receive journals the messages a platform decoded (one write, one fsync,
+// duplicates refused), acknowledges them to the platform once durable, and
+// queues each in its conversation (core.Queue), or answers that the bot is
+// busy when the conversation is full. A queued message is answered on the
+// queue's goroutine: the typing indicator is shown, the platform fills in
+// the task (speaker, channel, thread context), core.Answer asks the
+// handler, and the reply is journaled, split into parts and posted part by
+// part (intake.Adapter.Reply). Replay answers what the journal kept from
+// before a restart; a reply a crash interrupted is resumed from the first
+// part the platform does not show yet.
+//
+// A platform (bots/slack, bots/discord) implements Platform, the few things
+// only it knows: reading its events into messages, the journal form of a
+// message, acknowledging, posting one part, finding the parts already
+// posted, showing typing and reading the thread.
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+)
+
+// Message is what the pipeline reads of every platform's message; a
+// platform's message type embeds it (and so has Head).
+type Message struct {
+	ID           string   // journal id and first dedupe key ("msg:…")
+	Keys         []string // more dedupe keys (a redelivery may come under another id)
+	User         string   // the memory user name of the author
+	Conversation string   // answered in order within it (the queue's key)
+	DM           bool     // a direct message (else a channel: ChannelMemory applies)
+	Speaker      string   // the author's display name ("" when the platform reads it while answering)
+	Text         string   // the text for the model
+	Log          *slog.Logger
+}
+
+// Head is m itself: a platform's message type embeds Message and so
+// satisfies Incoming.
+func (m *Message) Head() *Message { return m }
+
+// Incoming is a platform's message.
+type Incoming interface{ Head() *Message }
+
+// Platform is what a chat platform does for the pipeline. M is its message
+// type, a pointer embedding Message.
+type Platform[M Incoming] interface {
+	// Encode is m as the journal keeps it; Decode gives it back after a
+	// restart (an error drops the entry, logged), logging to log.
+	Encode(m M) []byte
+	Decode(e intake.Entry, log *slog.Logger) (M, error)
+	// Ack tells the platform that m was received (it is durable, or was
+	// known already); a platform that needs no acknowledgement does nothing.
+	Ack(ctx context.Context, m M)
+	// Typing shows that the bot works on m until stop is called: before
+	// the reply is posted, or after it with Options.TypingUntilPosted.
+	Typing(ctx context.Context, m M) (stop func())
+	// Prepare completes the task for m before the handler runs it: the
+	// speaker, the channel's memory, the earlier messages of the thread.
+	// A panic in it is answered politely, as one in the handler is.
+	Prepare(ctx context.Context, m M, t *agent.Task)
+	// Parts renders text as the messages of m's reply (at most the
+	// platform's limit; never none).
+	Parts(m M, text string) []string
+	// PostPart posts part i of m's reply.
+	PostPart(ctx context.Context, m M, i int, part string) error
+	// Posted is how many of parts, m's reply, the platform shows already
+	// (a crash interrupted the post); 0 when it cannot tell.
+	Posted(ctx context.Context, m M, parts []string) int
+}
+
+// Options configures a Pipeline. Platform, Handler and Adapter are
+// required.
+type Options struct {
+	Name    string // "slack", "discord": log prefix and Task.Platform
+	Handler core.Handler
+	// ChannelMemory is the platform's channelMemory setting (full, read,
+	// off) for messages in channels.
+	ChannelMemory string
+	// Redelivers: the platform delivers a message again when it was not
+	// acknowledged (Slack). A message that cannot be journaled is then not
+	// acknowledged and left to the redelivery; else (Discord) it is
+	// answered anyway.
+	Redelivers bool
+	// TypingUntilPosted keeps the typing indicator until the reply is
+	// posted (Slack: a status or reaction taken away before would
+	// flicker); else it ends before (Discord: typing shown after the post
+	// would last another ten seconds).
+	TypingUntilPosted bool
+	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
+}
+
+// Pipeline runs every message of one platform; create it with New.
+type Pipeline[M Incoming] struct {
+	opts  Options
+	plat  Platform[M]
+	rt    *intake.Adapter
+	log   *slog.Logger
+	now   func() time.Time
+	Queue *core.Queue // messages, in order per conversation (tests may replace it before Start)
+	// Slots bounds the goroutines Spawn runs at once (busy replies and the
+	// platform's commands); tests may replace it before Start.
+	Slots chan struct{}
+
+	work     context.Context // what answers run under: outlives Run's ctx
+	stopping atomic.Bool
+	wg       sync.WaitGroup
+}
+
+// New returns the pipeline of platform plat.
+func New[M Incoming](plat Platform[M], opts Options) *Pipeline[M] {
+	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Adapter, log: opts.Adapter.Log, now: opts.Adapter.Now,
+		Queue: core.NewQueue(core.MaxInFlight, core.PerConversation), Slots: make(chan struct{}, core.MaxInFlight), work: context.Background()}
+}
+
+// Journal is the intake journal.
+func (p *Pipeline[M]) Journal() *intake.Journal { return p.rt.Journal() }
+
+// Forget drops user's messages that wait for their turn, from the queue
+// and the journal, and returns how many.
+func (p *Pipeline[M]) Forget(user string) int { return p.Journal().Forget(user) }
+
+// Queued is the number of messages accepted and not answered yet.
+func (p *Pipeline[M]) Queued() int { return p.Queue.Len() }
+
+// Start opens the journal (intake.Adapter.Start); answers run under a
+// context that keeps ctx's values but not its end (a message taken is
+// answered, even during shutdown). stop closes the journal: call it
+// after Close.
+func (p *Pipeline[M]) Start(ctx context.Context) (stop func(), err error) {
+	p.work = context.WithoutCancel(ctx)
+	return p.rt.Start()
+}
+
+// Stop stops taking messages: those received from now on stay journaled
+// and are answered after the next start.
+func (p *Pipeline[M]) Stop() { p.stopping.Store(true) }
+
+// Close stops taking messages (Stop) and waits until every message taken
+// is answered and every spawned goroutine has ended.
+func (p *Pipeline[M]) Close() {
+	p.Stop()
+	_ = p.Queue.Close(context.Background()) // no deadline: a message taken is answered
+	p.wg.Wait()
+}
+
+// Receive journals ms together (one write), acknowledges each one durable
+// or known already, and queues the new ones; ctx bounds only the wait for
+// a busy reply's slot. It returns each message's journal error (nil when
+// taken; intake.ErrDuplicate when known).
+func (p *Pipeline[M]) Receive(ctx context.Context, ms ...M) []error {
+	entries := make([]intake.Entry, len(ms))
+	for i, m := range ms {
+		h := m.Head()
+		entries[i] = intake.Entry{ID: h.ID, Keys: h.Keys, User: h.User, Data: p.plat.Encode(m)}
+	}
+	errs := p.Journal().Add(entries...)
+	for i, m := range ms {
+		h, err := m.Head(), errs[i]
+		switch {
+		case errors.Is(err, intake.ErrDuplicate):
+			p.plat.Ack(ctx, m)
+			h.Log.Info(p.opts.Name + ": duplicate message ignored")
+			continue
+		case err != nil && p.opts.Redelivers:
+			h.Log.Warn(p.opts.Name+": message not acknowledged: it could not be journaled; "+p.opts.Name+" will deliver it again", "error", err)
+			continue
+		case err != nil:
+			h.Log.Error(p.opts.Name+": the message could not be journaled; answering it anyway (a crash before the answer would lose it)", "error", err)
+		}
+		p.plat.Ack(ctx, m)
+		if p.stopping.Load() {
+			if err != nil {
+				h.Log.Warn(p.opts.Name + ": shutting down; this message will not be answered")
+			} else {
+				h.Log.Info(p.opts.Name + ": shutting down; the message is answered after the next start")
+			}
+			continue
+		}
+		h.Log.Info(p.opts.Name+": message received", "dm", h.DM)
+		p.enqueue(ctx, m)
+	}
+	return errs
+}
+
+// enqueue queues the answer to m, or, when its conversation already holds
+// core.PerConversation messages, answers that the bot is busy.
+func (p *Pipeline[M]) enqueue(ctx context.Context, m M) {
+	h := m.Head()
+	if p.Queue.Submit(h.Conversation, func() { p.answer(m) }) {
+		return
+	}
+	if p.stopping.Load() { // the queue is closed: it stays journaled
+		h.Log.Info(p.opts.Name + ": shutting down; the message is answered after the next start")
+		return
+	}
+	h.Log.Warn(p.opts.Name+": conversation busy; answering that the bot is busy",
+		"conversation", h.Conversation, "limit", core.PerConversation)
+	if !p.Spawn(ctx, func() {
+		if p.Journal().Start(h.ID) {
+			p.reply(m, core.BusyReplyText, time.Now())
+		}
+	}) {
+		h.Log.Warn(p.opts.Name + ": shutting down before the busy reply; it is answered after the next start")
+	}
+}
+
+// Spawn runs fn (a busy reply, a command: what must not wait behind a
+// conversation's messages) in a goroutine Close waits for, at most
+// cap(Slots) at a time; when all are taken it logs and waits. It reports
+// false, without running fn, when ctx ended first.
+func (p *Pipeline[M]) Spawn(ctx context.Context, fn func()) bool {
+	select {
+	case p.Slots <- struct{}{}:
+	default:
+		p.log.Warn(p.opts.Name+": too many commands in progress; waiting for one to finish", "limit", cap(p.Slots))
+		select {
+		case p.Slots <- struct{}{}:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	p.wg.Go(func() {
+		defer func() { <-p.Slots }()
+		fn()
+	})
+	return true
+}
+
+// answer runs m through the handler and posts the reply.
+func (p *Pipeline[M]) answer(m M) {
+	h := m.Head()
+	id := core.TaskID(h.ID)
+	log := h.Log.With("task_id", id)
+	if !p.Journal().Start(h.ID) {
+		log.Info(p.opts.Name + ": message not answered: its user's memory was forgotten since it came")
+		return
+	}
+	ctx := p.work
+	start := time.Now()
+	stopTyping := p.plat.Typing(ctx, m)
+	task := agent.Task{
+		ID:            id,
+		User:          h.User,
+		Conversation:  h.Conversation,
+		Platform:      p.opts.Name,
+		Speaker:       h.Speaker,
+		Text:          h.Text,
+		Time:          p.now(),
+		Channel:       !h.DM,
+		ChannelMemory: core.TaskMemory(h.DM, p.opts.ChannelMemory),
+	}
+	text, failed := core.ErrorReplyText, true
+	if p.prepare(ctx, m, &task, log) {
+		text, failed = core.Answer(ctx, p.opts.Handler, task, log)
+	}
+	if !p.opts.TypingUntilPosted {
+		stopTyping()
+	}
+	if failed {
+		log.Warn(p.opts.Name + ": answering with an apology")
+	}
+	p.reply(m, text, start)
+	if p.opts.TypingUntilPosted {
+		stopTyping()
+	}
+}
+
+// prepare runs the platform's Prepare; a panic in it is logged and
+// reported false (answered with core.ErrorReplyText, as core.Answer does
+// for the handler).
+func (p *Pipeline[M]) prepare(ctx context.Context, m M, t *agent.Task, log *slog.Logger) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("task panicked", "panic", r, "stack", string(debug.Stack()))
+			ok = false
+		}
+	}()
+	p.plat.Prepare(ctx, m, t)
+	return true
+}
+
+// reply posts text as the answer to m. The text is journaled first, so
+// that a crash while it is posted neither loses nor doubles it (resume).
+func (p *Pipeline[M]) reply(m M, text string, start time.Time) {
+	h := m.Head()
+	if err := p.Journal().Posting(h.ID, text); err != nil {
+		h.Log.Error(p.opts.Name+": the reply could not be journaled; posting it anyway (a crash while it is posted could post it twice)", "error", err)
+	}
+	p.post(m, text, 0, start)
+}
+
+// post posts the parts of text, m's reply, from the part from on, then
+// takes m out of the journal. It stops at the first part that cannot be
+// posted, which is not retried (logged).
+func (p *Pipeline[M]) post(m M, text string, from int, start time.Time) {
+	h := m.Head()
+	parts := p.plat.Parts(m, text)
+	n, err := 0, error(nil)
+	for i := from; i < len(parts) && err == nil; i++ {
+		if err = p.plat.PostPart(p.work, m, i, parts[i]); err != nil {
+			err = fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
+		} else {
+			n++
+		}
+	}
+	if err != nil {
+		what := "reply"
+		if text == core.BusyReplyText {
+			what = "busy reply"
+		}
+		h.Log.Error(p.opts.Name+": cannot post the "+what, "error", err, "parts_posted", n)
+	} else {
+		h.Log.Info(p.opts.Name+": replied", "parts", n, "duration", time.Since(start))
+	}
+	if err := p.Journal().Done(h.ID); err != nil {
+		h.Log.Warn(p.opts.Name+": the reply was posted but could not be marked done; after a restart it is checked, not posted again", "error", err)
+	}
+}
+
+// Replay answers what the journal kept from before a restart, in the
+// order it came: a message not answered yet is queued (or told busy); a
+// reply a crash interrupted is finished from the first part not posted.
+// An entry the platform cannot decode is logged and dropped. Call it after
+// Start and before the platform's new messages come, so each conversation
+// stays in order.
+func (p *Pipeline[M]) Replay(ctx context.Context) {
+	pending := p.Journal().Pending()
+	if len(pending) == 0 {
+		return
+	}
+	p.log.Info(p.opts.Name+": answering the messages received before a restart", "messages", len(pending))
+	for _, e := range pending {
+		m, err := p.plat.Decode(e, p.log)
+		switch {
+		case err != nil:
+			p.log.Error(p.opts.Name+": an unreadable message in the intake journal cannot be answered; dropping it",
+				"file", p.Journal().Path(), "id", e.ID, "error", err)
+			_ = p.Journal().Done(e.ID)
+		case e.Posting:
+			resume := func() { p.resume(m, e.Reply) }
+			if !p.Queue.Submit(m.Head().Conversation, resume) {
+				p.Spawn(ctx, resume)
+			}
+		default:
+			p.enqueue(ctx, m)
+		}
+	}
+}
+
+// resume finishes a reply a crash interrupted: the parts of it the
+// platform shows already are not posted again.
+func (p *Pipeline[M]) resume(m M, text string) {
+	posted := p.plat.Posted(p.work, m, p.plat.Parts(m, text))
+	m.Head().Log.Info(p.opts.Name+": finishing a reply interrupted by a restart", "parts_posted_before", posted)
+	p.post(m, text, posted, time.Now())
+}
+
+// Wire is a message as a platform journals it (W, JSON) that gives back
+// the message to answer (M): Valid checks the ids a reply is addressed
+// with, Incoming rebuilds the message of entry e, logging to log.
+type Wire[M any] interface {
+	Valid() bool
+	Incoming(e intake.Entry, log *slog.Logger) M
+}
+
+// DecodeJSON is the usual Platform.Decode: the entry's data as JSON into
+// a W, which must be Valid, and the message it gives back.
+func DecodeJSON[W Wire[M], M any](e intake.Entry, log *slog.Logger) (M, error) {
+	var w W
+	var zero M
+	if err := json.Unmarshal(e.Data, &w); err != nil {
+		return zero, err
+	}
+	if !w.Valid() {
+		return zero, errors.New("malformed ids")
+	}
+	return w.Incoming(e, log), nil
+}

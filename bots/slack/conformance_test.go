@@ -1,0 +1,125 @@
+package slack
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
+	"github.com/mnemo-agent/mnemo/bots/internal/conformance"
+	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+)
+
+// TestConformance runs the table every platform passes
+// (bots/internal/conformance) against the Slack adapter and slacktest.
+func TestConformance(t *testing.T) { conformance.Run(t, slackDriver{}) }
+
+type slackDriver struct{}
+
+// slackBot is a harness as the table drives it.
+type slackBot struct {
+	t  *testing.T
+	hs *harness
+
+	mu   sync.Mutex
+	refs map[string]*slackRef // by journal id ("msg:TEAM/CHANNEL/TS")
+}
+
+// slackRef is a message sent: its envelope, to deliver it again.
+type slackRef struct {
+	env slacktest.Envelope
+	id  string
+}
+
+func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
+	b := &slackBot{t: t, refs: map[string]*slackRef{}}
+	b.hs = start(t, setup{
+		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
+		prepare: func(srv *slacktest.Server) {
+			if s.Interrupted != nil {
+				interrupt(t, srv, s.IntakeDir, *s.Interrupted)
+			}
+		},
+	})
+	return b
+}
+
+// interrupt journals a DM whose reply was being posted, with the first
+// parts of it in the conversation already.
+func interrupt(t *testing.T, srv *slacktest.Server, dir string, in conformance.Interrupted) {
+	const ts = "1700000001.000100"
+	m := dmIncoming("D1", slacktest.DefaultUserID, ts, in.Text)
+	journaled(t, dir, []*incoming{m}, map[string]string{m.ID: in.Reply})
+	srv.AddMessage("D1", slacktest.Message{User: slacktest.DefaultUserID, Text: in.Text, TS: ts})
+	for i, p := range formatReply(in.Reply)[:in.Posted] {
+		srv.AddMessage("D1", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: p, TS: fmt.Sprintf("1700000001.%06d", 200+i),
+			Metadata: json.RawMessage(fmt.Sprintf(`{"event_type":"mnemo_reply","event_payload":{"reply_to":%q,"part":%d}}`, m.ID, i))})
+	}
+}
+
+func (b *slackBot) Handler() *bottest.Handler { return b.hs.h }
+func (b *slackBot) Memory() *bottest.Memory   { return b.hs.mem }
+
+func (b *slackBot) send(channel string, env slacktest.Envelope) conformance.Ref {
+	r := &slackRef{env: env, id: "msg:" + slacktest.DefaultTeamID + "/" + channel + "/" + env.TS}
+	b.mu.Lock()
+	b.refs[r.id] = r
+	b.mu.Unlock()
+	return r
+}
+
+func (b *slackBot) DM(text string) conformance.Ref {
+	return b.send("D1", b.hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: slacktest.DefaultUserID, Text: text}))
+}
+
+func (b *slackBot) Mention(text string) conformance.Ref {
+	return b.send("C1", b.hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: slacktest.DefaultUserID,
+		Text: "<@" + slacktest.DefaultBotUserID + "> " + text}))
+}
+
+func (b *slackBot) Redeliver(m conformance.Ref) {
+	r := m.(*slackRef)
+	b.hs.srv.Redeliver(r.env, 1)
+}
+
+func (b *slackBot) posts(ps []slacktest.Post) []conformance.Post {
+	out := make([]conformance.Post, len(ps))
+	for i, p := range ps {
+		out[i].Text = p.Text
+		if to, part := metadata(b.t, p); part == 0 {
+			b.mu.Lock()
+			if r, ok := b.refs[to]; ok {
+				out[i].To = r
+			}
+			b.mu.Unlock()
+		}
+	}
+	return out
+}
+
+func (b *slackBot) Posts(n int) []conformance.Post { return b.posts(b.hs.posts(b.t, n)[:n]) }
+
+func (b *slackBot) Settle() []conformance.Post {
+	b.hs.srv.Message(slacktest.MessageEvent{Channel: "D9", User: slacktest.DefaultUserID, Text: "settle"})
+	n := len(b.hs.srv.Posts()) + 1
+	b.hs.posts(b.t, n)
+	waitFor(b.t, "nothing left to answer", func() bool { return b.hs.bot.pipe.Journal().Len() == 0 && b.hs.bot.Queued() == 0 })
+	return b.posts(b.hs.srv.Posts())
+}
+
+func (b *slackBot) Parts(text string) []string { return b.hs.bot.replyParts("D1", text) }
+func (b *slackBot) MaxRunes() int              { return maxPartRunes }
+
+func (b *slackBot) ShowMemory() string {
+	return b.hs.ackPayload(b.t, b.hs.srv.SlashCommand(slacktest.SlashCommand{})).Text
+}
+
+func (b *slackBot) MemoryUser() string {
+	return "slack-" + slacktest.DefaultTeamID + "-" + slacktest.DefaultUserID
+}
+
+func (b *slackBot) Ready() bool { return b.hs.bot.Ready() }
+func (b *slackBot) Stop() error { return b.hs.stop() }
+
+var _ conformance.Bot = (*slackBot)(nil)

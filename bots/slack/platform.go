@@ -1,0 +1,78 @@
+package slack
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+
+	slackgo "github.com/slack-go/slack"
+
+	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+)
+
+// platform is what Slack does for the pipeline (pipeline.Platform):
+// everything else of a message's way is the pipeline's.
+type platform struct{ b *Bot }
+
+var _ pipeline.Platform[*incoming] = platform{}
+
+// Encode is the message as the journal keeps it (wireIncoming).
+func (platform) Encode(m *incoming) []byte {
+	data, _ := json.Marshal(m.wire()) // strings and bools only
+	return data
+}
+
+// Decode is a journaled message back, after a restart.
+func (p platform) Decode(e intake.Entry, log *slog.Logger) (*incoming, error) {
+	m, err := pipeline.DecodeJSON[wireIncoming](e, log)
+	if err == nil {
+		m.User = p.b.memoryUser(m.team, m.author)
+	}
+	return m, err
+}
+
+// Ack acknowledges m's envelope (it is durable, or a redelivery).
+func (p platform) Ack(ctx context.Context, m *incoming) {
+	if m.envelope != "" {
+		p.b.ack(ctx, m.envelope, nil)
+	}
+}
+
+// Typing shows that the bot is working (startThinking).
+func (p platform) Typing(ctx context.Context, m *incoming) (stop func()) {
+	return p.b.startThinking(ctx, m, m.Log)
+}
+
+// Prepare reads the speaker's name, names the channel's memory and reads
+// the thread a mention was written in.
+func (p platform) Prepare(ctx context.Context, m *incoming, t *agent.Task) {
+	t.Speaker = p.b.userName(ctx, m.author)
+	if m.DM {
+		return
+	}
+	// The channel's own memory (a group DM counts as a channel). The team
+	// is the workspace it was delivered for: a shared channel's memory
+	// stays per workspace.
+	t.ChannelKey = agent.ChannelKey("slack", m.workspace, m.channel)
+	if m.threadTS != "" && m.threadTS != m.ts {
+		t.Context = p.b.threadContext(ctx, m, t.Speaker, m.Log)
+	}
+}
+
+// Parts is the reply formatted as mrkdwn messages (replyParts).
+func (p platform) Parts(m *incoming, text string) []string { return p.b.replyParts(m.channel, text) }
+
+// PostPart posts part i in m's reply thread, with metadata naming the
+// message answered and the part, so that Posted can find it.
+func (p platform) PostPart(ctx context.Context, m *incoming, i int, part string) error {
+	meta := slackgo.SlackMetadata{EventType: replyEventType, EventPayload: map[string]any{"reply_to": m.ID, "part": i}}
+	return p.b.postPart(ctx, m.channel, m.replyTS, part, meta)
+}
+
+// Posted is how many parts of m's reply are in the conversation already
+// (postedParts).
+func (p platform) Posted(ctx context.Context, m *incoming, _ []string) int {
+	return p.b.postedParts(ctx, m)
+}
