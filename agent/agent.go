@@ -3,7 +3,6 @@ package agent
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	_ "embed"
 	"errors"
 	"fmt"
@@ -15,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/text"
@@ -31,16 +31,6 @@ const (
 	MinMaxReplyChars = 100
 )
 
-// Channel memory modes (Task.ChannelMemory).
-const (
-	ChannelMemoryFull = "full" // memory as in a DM
-	ChannelMemoryRead = "read" // only the speaker's shared files, and the channel's memory
-	ChannelMemoryOff  = "off"  // no index, no memory tools
-)
-
-// ApologyText is the reply to a task whose model calls failed.
-const ApologyText = "Sorry, I couldn't reach the language model just now, so I can't answer that. Please try again in a moment."
-
 // emptyAnswerText replaces a final answer with no text.
 const emptyAnswerText = "Sorry, I don't have an answer to that. Could you rephrase it?"
 
@@ -52,73 +42,15 @@ var systemPromptText string
 
 var systemPrompt = template.Must(template.New("system.md").Option("missingkey=error").Parse(systemPromptText))
 
-// ContextMessage is an earlier message of the thread a task comes from,
-// attributed to its author.
-type ContextMessage struct {
-	Author      string // display name
-	Text        string
-	FromSpeaker bool // written by the person the task answers
-}
-
-// Task is one message to answer.
-type Task struct {
-	ID            string    // set by Handle when empty (16 random base32 characters)
-	User          string    // memory user name, from the platform event (never from model output)
-	Conversation  string    // key of the thread / DM / console session; one task at a time per key ("" → Platform+":"+User)
-	Platform      string    // "console", "slack", "discord"
-	Speaker       string    // display name of the speaker, optional
-	Text          string    // the message
-	Time          time.Time // zero → Config.Now()
-	Channel       bool      // true in a public/group channel, false in a DM or the console
-	ChannelMemory string    // "full" | "read" | "off" (only meaningful when Channel); "" = "read"
-	// ChannelKey names the channel's own memory (ChannelKey(platform,
-	// ids...)); "" in a DM, or for a channel without one.
-	ChannelKey string
-	Context    []ContextMessage
-}
-
-// Reply is the answer to a task.
-type Reply struct {
-	TaskID string
-	Text   string // what to post; ApologyText when Failed
-	Failed bool   // the model could not be reached (or the task broke)
-	// Err is why a Failed reply failed (a model error wraps one of the
-	// llm.Err* errors): a front end whose reader runs the server (the
-	// terminal chat) says the cause and the fix instead of the apology.
-	Err     error
-	Steps   int    // model calls made
-	Stopped string // "", StopMaxSteps or StopRepeated
-}
-
-// Turn is one exchange handed to the reflector (cmd wires OnTurn to it).
-type Turn struct {
-	TaskID, User, Conversation, Platform, Speaker, UserText, ReplyText string
-	Time                                                               time.Time
-	Context                                                            []ContextMessage
-	Failed                                                             bool
-	// Channel: said in a channel, which may learn it (see Scope.Shared);
-	// ChannelKey is that channel's memory ("" for none).
-	Channel    bool
-	ChannelKey string
-	// MemoryOff: said where memory is off; nothing of it is remembered.
-	MemoryOff bool
-}
-
-// Scope is what of the memory a turn may be reflected with: a channel's
-// turn sees only the speaker's shared files and the channel's memory.
-func (t Turn) Scope() Scope {
-	return Scope{User: t.User, Channel: t.ChannelKey, Shared: t.Channel}
-}
-
 // Memory is what the Thinker needs of the memory store; cmd satisfies it
 // with memory.Store. Both see exactly what the scope may: in a channel
 // the speaker's shared files and the channel's memory, nothing else.
 type Memory interface {
 	// Index is the iteration-1 index message, exactly as the README shows it.
-	Index(s Scope) (string, error)
+	Index(s mnemo.Scope) (string, error)
 	// ReadTools are memory_list and memory_read bound to the scope, fresh
 	// per task.
-	ReadTools(s Scope) ([]Tool, error)
+	ReadTools(s mnemo.Scope) ([]mnemo.Tool, error)
 }
 
 // Config configures an Agent. Model, ModelName and Memory are required.
@@ -149,7 +81,7 @@ type Config struct {
 	// the reply is produced and before Handle returns, while the
 	// conversation is still held (so turns of one conversation arrive in
 	// order). It should be quick, e.g. journal the turn and return.
-	OnTurn func(Turn)
+	OnTurn func(mnemo.Turn)
 	Logger *slog.Logger     // nil → discard
 	Now    func() time.Time // nil → time.Now
 }
@@ -223,10 +155,10 @@ func (a *Agent) ForgetUser(user string) int {
 // OnTurn still gets the turn. The error is non-nil only when ctx ended
 // before the task started (while it waited for its conversation or a
 // slot); the task then did not run and OnTurn is not called.
-func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
+func (a *Agent) Handle(ctx context.Context, t mnemo.Task) (reply mnemo.Reply, err error) {
 	start := time.Now()
 	if t.ID == "" {
-		t.ID = NewTaskID()
+		t.ID = mnemo.NewTaskID()
 	}
 	if t.Time.IsZero() {
 		t.Time = a.now()
@@ -239,7 +171,7 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 		// Last resort: nothing in a task may take the process down.
 		if r := recover(); r != nil {
 			log.Error("agent: task panicked", "state", "failed", "panic", r, "stack", string(debug.Stack()))
-			reply, err = Reply{TaskID: t.ID, Text: ApologyText, Failed: true}, nil
+			reply, err = mnemo.Reply{TaskID: t.ID, Text: mnemo.ApologyText, Failed: true}, nil
 		}
 	}()
 	log.Info("agent: task received", "state", "received", "channel", t.Channel,
@@ -249,18 +181,18 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 	unlock, err := a.lockConversation(ctx, t.Conversation)
 	if err != nil {
 		log.Info("agent: task abandoned while queued", "state", "failed", "error", err)
-		return Reply{TaskID: t.ID, Failed: true}, err
+		return mnemo.Reply{TaskID: t.ID, Failed: true}, err
 	}
 	defer unlock()
 	if err := a.acquireSlot(ctx); err != nil {
 		log.Info("agent: task abandoned while queued", "state", "failed", "error", err)
-		return Reply{TaskID: t.ID, Failed: true}, err
+		return mnemo.Reply{TaskID: t.ID, Failed: true}, err
 	}
 	res, err := a.thinkInSlot(ctx, t, log, start)
 
-	reply = Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped}
+	reply = mnemo.Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped}
 	if err != nil {
-		reply.Text, reply.Failed, reply.Err = ApologyText, true, err
+		reply.Text, reply.Failed, reply.Err = mnemo.ApologyText, true, err
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
 			// The caller cancelled it (Ctrl-C in chat): no fault to warn of.
 			log.Info("agent: task cancelled", "state", "failed", "steps", res.Steps, "duration", time.Since(start))
@@ -286,14 +218,14 @@ func (a *Agent) Handle(ctx context.Context, t Task) (reply Reply, err error) {
 }
 
 // thinkInSlot runs think in the slot acquireSlot took, and frees it.
-func (a *Agent) thinkInSlot(ctx context.Context, t Task, log *slog.Logger, start time.Time) (LoopResult, error) {
+func (a *Agent) thinkInSlot(ctx context.Context, t mnemo.Task, log *slog.Logger, start time.Time) (LoopResult, error) {
 	defer func() { <-a.slots }()
 	log.Info("agent: thinking", "state", "thinking", "queued", time.Since(start))
 	return a.think(ctx, t, log)
 }
 
 // think runs the model for t. A panic becomes an error.
-func (a *Agent) think(ctx context.Context, t Task, log *slog.Logger) (res LoopResult, err error) {
+func (a *Agent) think(ctx context.Context, t mnemo.Task, log *slog.Logger) (res LoopResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("agent: panic while thinking", "panic", r, "stack", string(debug.Stack()))
@@ -302,8 +234,8 @@ func (a *Agent) think(ctx context.Context, t Task, log *slog.Logger) (res LoopRe
 	}()
 	mode := memoryMode(t, log)
 	var index string
-	var tools []Tool
-	if mode != ChannelMemoryOff {
+	var tools []mnemo.Tool
+	if mode != mnemo.ChannelMemoryOff {
 		index, tools, err = a.loadMemory(taskScope(t, mode))
 		if err != nil {
 			log.Warn("agent: memory unavailable; answering without it", "error", err)
@@ -333,16 +265,16 @@ func (a *Agent) think(ctx context.Context, t Task, log *slog.Logger) (res LoopRe
 // taskScope is what of the memory a task in mode may see: in a DM all of
 // the speaker's; in a channel the channel's memory and, unless the
 // channel is trusted (full), only the speaker's shared files.
-func taskScope(t Task, mode string) Scope {
+func taskScope(t mnemo.Task, mode string) mnemo.Scope {
 	if !t.Channel {
-		return Scope{User: t.User}
+		return mnemo.Scope{User: t.User}
 	}
-	return Scope{User: t.User, Channel: t.ChannelKey, Shared: mode != ChannelMemoryFull}
+	return mnemo.Scope{User: t.User, Channel: t.ChannelKey, Shared: mode != mnemo.ChannelMemoryFull}
 }
 
 // loadMemory gets the index and the read tools; a panic in Memory is an
 // error like any other.
-func (a *Agent) loadMemory(s Scope) (index string, tools []Tool, err error) {
+func (a *Agent) loadMemory(s mnemo.Scope) (index string, tools []mnemo.Tool, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("memory panicked: %v", r)
@@ -358,7 +290,7 @@ func (a *Agent) loadMemory(s Scope) (index string, tools []Tool, err error) {
 }
 
 // emitTurn gives the turn to OnTurn; its panic is logged, not spread.
-func (a *Agent) emitTurn(t Task, r Reply, log *slog.Logger) {
+func (a *Agent) emitTurn(t mnemo.Task, r mnemo.Reply, log *slog.Logger) {
 	if a.cfg.OnTurn == nil {
 		return
 	}
@@ -367,9 +299,9 @@ func (a *Agent) emitTurn(t Task, r Reply, log *slog.Logger) {
 			log.Error("agent: OnTurn panicked", "panic", p, "stack", string(debug.Stack()))
 		}
 	}()
-	a.cfg.OnTurn(Turn{TaskID: t.ID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
+	a.cfg.OnTurn(mnemo.Turn{TaskID: t.ID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
 		Speaker: t.Speaker, UserText: t.Text, ReplyText: r.Text, Time: t.Time, Context: t.Context, Failed: r.Failed,
-		Channel: t.Channel, ChannelKey: t.ChannelKey, MemoryOff: memoryMode(t, log) == ChannelMemoryOff})
+		Channel: t.Channel, ChannelKey: t.ChannelKey, MemoryOff: memoryMode(t, log) == mnemo.ChannelMemoryOff})
 }
 
 // lockConversation waits until the conversation is free (or ctx ends)
@@ -417,18 +349,18 @@ func (a *Agent) acquireSlot(ctx context.Context) error {
 
 // memoryMode is "full", "read" or "off": a DM or the console always uses
 // memory fully; a channel as ChannelMemory says, "read" by default.
-func memoryMode(t Task, log *slog.Logger) string {
+func memoryMode(t mnemo.Task, log *slog.Logger) string {
 	if !t.Channel {
-		return ChannelMemoryFull
+		return mnemo.ChannelMemoryFull
 	}
 	switch m := t.ChannelMemory; m {
-	case ChannelMemoryFull, ChannelMemoryRead, ChannelMemoryOff:
+	case mnemo.ChannelMemoryFull, mnemo.ChannelMemoryRead, mnemo.ChannelMemoryOff:
 		return m
 	case "":
-		return ChannelMemoryRead
+		return mnemo.ChannelMemoryRead
 	default:
 		log.Warn("agent: unknown channel memory mode; using read", "channel_memory", m)
-		return ChannelMemoryRead
+		return mnemo.ChannelMemoryRead
 	}
 }
 
@@ -438,7 +370,7 @@ type promptData struct {
 	Memory                                     string // full, read, off, unavailable
 }
 
-func renderSystem(t Task, mode string) (string, error) {
+func renderSystem(t mnemo.Task, mode string) (string, error) {
 	d := promptData{
 		PlatformName: platformName(t.Platform),
 		Date:         t.Time.Format("2006-01-02"),
@@ -472,7 +404,7 @@ func platformName(p string) string {
 // buildMessages lays out iteration 1: system prompt, short-term history
 // (user/assistant pairs, no index or tool traffic), the memory index as a
 // user message (when there is one), the thread context, the message.
-func buildMessages(t Task, system string, hist []turn, index string) []llm.Message {
+func buildMessages(t mnemo.Task, system string, hist []turn, index string) []llm.Message {
 	msgs := make([]llm.Message, 0, 4+2*len(hist))
 	msgs = append(msgs, llm.Message{Role: llm.RoleSystem, Content: system})
 	for _, h := range hist {
@@ -509,7 +441,7 @@ func nonEmpty(s string) string {
 
 // renderContext attributes each earlier thread message to its author and
 // marks which are the speaker's and which other people's.
-func renderContext(t Task) string {
+func renderContext(t mnemo.Task) string {
 	speaker := text.OneLine(t.Speaker)
 	if speaker == "" {
 		speaker = "the person you are answering"
@@ -534,8 +466,3 @@ func renderContext(t Task) string {
 	}
 	return b.String()
 }
-
-// NewTaskID is a task id as Handle makes one for a Task without: 16
-// random characters (base32: A–Z, 2–7; 80 bits). A front end that must
-// name a task before handing it over (to withdraw it) makes it here.
-func NewTaskID() string { return rand.Text()[:16] }

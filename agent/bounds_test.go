@@ -2,11 +2,13 @@ package agent
 
 import (
 	"bytes"
-	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"log/slog"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 func TestCutReply(t *testing.T) {
@@ -89,11 +91,11 @@ func TestCutReply(t *testing.T) {
 // remembers (history, OnTurn) what was sent.
 func TestHandleCutsLongReply(t *testing.T) {
 	var logs bytes.Buffer
-	var turn Turn
+	var turn mnemo.Turn
 	a, srv := agentFixture(t, &fakeMemory{}, func(c *Config) {
 		c.MaxReplyChars = 150
 		c.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-		c.OnTurn = func(t Turn) { turn = t }
+		c.OnTurn = func(t mnemo.Turn) { turn = t }
 	})
 	long := strings.Repeat("Sentence number one is here. ", 40)
 	srv.Enqueue(openaitest.Text(long), openaitest.Text("ok"))

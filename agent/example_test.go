@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -22,11 +24,11 @@ func (echoModel) Complete(_ context.Context, req llm.Request) (llm.Response, err
 // memory.ReadTools of a fresh session of the user.
 type storeMemory struct{}
 
-func (storeMemory) Index(agent.Scope) (string, error) { return "Available memory: none yet.", nil }
+func (storeMemory) Index(mnemo.Scope) (string, error) { return "Available memory: none yet.", nil }
 
-func (storeMemory) ReadTools(agent.Scope) ([]agent.Tool, error) {
+func (storeMemory) ReadTools(mnemo.Scope) ([]mnemo.Tool, error) {
 	noop := func(context.Context, json.RawMessage) (string, error) { return "[]", nil }
-	return []agent.Tool{{Name: "memory_list", Call: noop}, {Name: "memory_read", Call: noop}}, nil
+	return []mnemo.Tool{{Name: "memory_list", Call: noop}, {Name: "memory_read", Call: noop}}, nil
 }
 
 func Example() {
@@ -34,14 +36,14 @@ func Example() {
 		Model:     echoModel{}, // in production: openai.New(openai.Config{BaseURL: ..., APIKey: ...})
 		ModelName: "gpt-4o-mini",
 		Memory:    storeMemory{},
-		OnTurn: func(t agent.Turn) {
+		OnTurn: func(t mnemo.Turn) {
 			fmt.Printf("turn for the reflector: %s said %q\n", t.User, t.UserText)
 		},
 	})
 	if err != nil {
 		panic(err)
 	}
-	reply, err := a.Handle(context.Background(), agent.Task{
+	reply, err := a.Handle(context.Background(), mnemo.Task{
 		User: "ada", Conversation: "console:ada", Platform: "console", Text: "Hello!",
 	})
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
@@ -29,7 +30,7 @@ const maxRepeats = 2
 type LoopConfig struct {
 	Model     Model
 	ModelName string
-	Tools     []Tool
+	Tools     []mnemo.Tool
 	MaxSteps  int          // model calls at most; default DefaultMaxSteps
 	Logger    *slog.Logger // nil: discard
 	// Nudge is the user message that asks for a final answer without tools
@@ -76,7 +77,7 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 		cfg.Nudge = defaultNudge
 	}
 	res := LoopResult{Messages: append([]llm.Message(nil), messages...)}
-	byName := make(map[string]Tool, len(cfg.Tools))
+	byName := make(map[string]mnemo.Tool, len(cfg.Tools))
 	var defs []llm.ToolDef
 	for _, t := range cfg.Tools {
 		byName[t.Name] = t
@@ -177,7 +178,7 @@ func canonicalJSON(s string) string {
 }
 
 // runTool runs one call and turns every failure into a result text.
-func runTool(ctx context.Context, tools map[string]Tool, call llm.ToolCall, log *slog.Logger) (result string, failed bool) {
+func runTool(ctx context.Context, tools map[string]mnemo.Tool, call llm.ToolCall, log *slog.Logger) (result string, failed bool) {
 	name := call.Name
 	t, ok := tools[name]
 	if !ok {

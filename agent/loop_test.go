@@ -6,14 +6,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/agent/llm"
-	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
-	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
 // toolSpy is a hand-written fake tool that records the arguments it got.
@@ -23,8 +25,8 @@ type toolSpy struct {
 	reply func(args json.RawMessage) (string, error)
 }
 
-func (s *toolSpy) tool(name string) Tool {
-	return Tool{
+func (s *toolSpy) tool(name string) mnemo.Tool {
+	return mnemo.Tool{
 		Name:        name,
 		Description: "test tool " + name,
 		Parameters:  json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`),
@@ -55,7 +57,7 @@ func loopInput(user string) []llm.Message {
 
 // loopFixture is a real LLM against a scripted server, with the loop
 // configured to use it.
-func loopFixture(t *testing.T, tools ...Tool) (LoopConfig, *openaitest.Server) {
+func loopFixture(t *testing.T, tools ...mnemo.Tool) (LoopConfig, *openaitest.Server) {
 	t.Helper()
 	model, srv := llmFixture(t, nil)
 	return LoopConfig{Model: model, ModelName: "test-model", Tools: tools}, srv
@@ -298,7 +300,7 @@ func TestRunLoopDefaults(t *testing.T) {
 	}
 	m.Add(llmtest.Text(""))
 	spy := &toolSpy{}
-	res, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", Tools: []Tool{spy.tool("t")}}, loopInput("q"))
+	res, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", Tools: []mnemo.Tool{spy.tool("t")}}, loopInput("q"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +429,7 @@ func TestRunLoopLengthWithToolCallsFromAnyModel(t *testing.T) {
 	cut.Response.FinishReason = llm.FinishLength
 	m := llmtest.New(cut, llmtest.Text("fine"))
 	spy := &toolSpy{}
-	res, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", Tools: []Tool{spy.tool("t")}}, loopInput("q"))
+	res, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", Tools: []mnemo.Tool{spy.tool("t")}}, loopInput("q"))
 	if err != nil || res.Text != "fine" || len(spy.calls()) != 0 {
 		t.Errorf("err %v, result %+v, tool calls %v", err, res, spy.calls())
 	}
@@ -489,7 +491,7 @@ func TestRunLoopFinalCallFails(t *testing.T) {
 	boom := errors.New("connection reset")
 	m := llmtest.New(llmtest.Calls(llm.ToolCall{ID: "c", Name: "t", Arguments: `{}`}), llmtest.Fail(boom))
 	spy := &toolSpy{}
-	_, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", MaxSteps: 1, Tools: []Tool{spy.tool("t")}}, loopInput("q"))
+	_, err := RunLoop(context.Background(), LoopConfig{Model: m, ModelName: "m", MaxSteps: 1, Tools: []mnemo.Tool{spy.tool("t")}}, loopInput("q"))
 	if !errors.Is(err, boom) {
 		t.Errorf("err = %v, want %v", err, boom)
 	}

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -50,7 +51,7 @@ func TestOnTurnPanicIsLogged(t *testing.T) {
 		var logs bytes.Buffer
 		a, srv := agentFixture(t, &fakeMemory{}, func(c *Config) {
 			c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
-			c.OnTurn = func(Turn) {
+			c.OnTurn = func(mnemo.Turn) {
 				if panics {
 					panic("journal exploded")
 				}

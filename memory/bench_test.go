@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 // benchSizes are the memory sizes benchmarked, in files per user.
@@ -127,7 +127,7 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkTools(b *testing.B) {
 	for _, n := range benchSizes {
 		_, u := benchUser(b, n)
-		tools := map[string]agent.Tool{}
+		tools := map[string]mnemo.Tool{}
 		for _, t := range AllTools(u.NewSession()) {
 			tools[t.Name] = t
 		}

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -76,7 +76,7 @@ func TestRemoveDiskFault(t *testing.T) {
 	u := mustUser(t, s, "alice")
 	must(t, u.NewSession().Write("facts/user.md", userFact))
 	fail = syscall.EROFS
-	if err := u.Remove("facts/user.md"); !errors.Is(err, agent.ErrStorage) || !errors.Is(err, syscall.EROFS) {
+	if err := u.Remove("facts/user.md"); !errors.Is(err, mnemo.ErrStorage) || !errors.Is(err, syscall.EROFS) {
 		t.Fatalf("Remove on a read-only disk = %v", err)
 	}
 	if v, _ := u.Version("facts/user.md"); !v.Exists {

@@ -7,8 +7,8 @@
 // unless its header says "> Visibility: shared" (visibility.go); a View
 // (view.go) is what one conversation may see — in a channel only the
 // speaker's shared files and the channel's own memory (a folder named by
-// agent.ChannelKey) under channel/ — and where its writes may go. It also provides the
+// mnemo.ChannelKey) under channel/ — and where its writes may go. It also provides the
 // five memory_* tools the agent and the reflector call: a new one is a
-// typed parameter struct and agent.NewTool in tools.go, with its
+// typed parameter struct and mnemo.NewTool in tools.go, with its
 // description in tools/<name>.md.
 package memory

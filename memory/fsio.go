@@ -10,7 +10,7 @@ import (
 	"os"
 	"syscall"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -158,16 +158,16 @@ func currentVersion(root *os.Root, name string) ([]byte, Version, error) {
 }
 
 // diskError marks a failure of the disk (not of the caller's request) with
-// agent.ErrStorage, so the reflector keeps the turns and retries.
+// mnemo.ErrStorage, so the reflector keeps the turns and retries.
 func diskError(op, name string, err error) error {
-	return fmt.Errorf("%w: %s %s: %w", agent.ErrStorage, op, name, err)
+	return fmt.Errorf("%w: %s %s: %w", mnemo.ErrStorage, op, name, err)
 }
 
 // writeAtomic replaces name with data (durable.WriteFile: a temp file in
 // the same folder, written, fsynced, renamed over name, the folder
 // fsynced), so a crash leaves the old file or the new one and never a torn
 // one. check runs just before the rename; an error from it aborts the
-// write. Every failure of the disk itself is wrapped with agent.ErrStorage.
+// write. Every failure of the disk itself is wrapped with mnemo.ErrStorage.
 func writeAtomic(root *os.Root, hook durable.Hook, name string, data []byte, perm fs.FileMode, check func() error) error {
 	return storage(durable.WriteFile(root, name, data, durable.WriteOptions{Perm: perm, Hook: hook, Check: check}))
 }
@@ -177,10 +177,10 @@ func syncDir(root *os.Root, hook durable.Hook, dir string) error {
 	return storage(durable.SyncDir(root, dir, hook))
 }
 
-// storage marks a failure of the disk with agent.ErrStorage.
+// storage marks a failure of the disk with mnemo.ErrStorage.
 func storage(err error) error {
 	if durable.IsDisk(err) {
-		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+		return fmt.Errorf("%w: %w", mnemo.ErrStorage, err)
 	}
 	return err
 }

@@ -4,14 +4,14 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 // ErrBadPath is wrapped by every error about a path outside the grammar.
 var ErrBadPath = errors.New("bad memory path")
 
 // ErrBadUser is wrapped by every error about a user name outside the grammar.
-var ErrBadUser = agent.ErrBadUser
+var ErrBadUser = mnemo.ErrBadUser
 
 // Kind tells fact files from episode files.
 type Kind int
@@ -127,9 +127,9 @@ func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
 
-// ValidateUser checks a memory user name; the grammar is agent.ValidateUser's.
-func ValidateUser(name string) error { return agent.ValidateUser(name) }
+// ValidateUser checks a memory user name; the grammar is mnemo.ValidateUser's.
+func ValidateUser(name string) error { return mnemo.ValidateUser(name) }
 
 // ValidateOwner checks the name of a memory folder: a user's, or a
-// channel's ("#slack-T01-C02"; see agent.ChannelKey).
-func ValidateOwner(name string) error { return agent.ValidateOwner(name) }
+// channel's ("#slack-T01-C02"; see mnemo.ChannelKey).
+func ValidateOwner(name string) error { return mnemo.ValidateOwner(name) }

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -177,9 +177,9 @@ func (s *Store) Users() ([]string, error) {
 	return s.folders(ValidateUser)
 }
 
-// Channels lists the channels' memory folders (agent.ChannelKey), sorted.
+// Channels lists the channels' memory folders (mnemo.ChannelKey), sorted.
 func (s *Store) Channels() ([]string, error) {
-	return s.folders(agent.ValidateChannel)
+	return s.folders(mnemo.ValidateChannel)
 }
 
 // Owners lists every memory folder: the users' and the channels'.
@@ -202,7 +202,7 @@ func (s *Store) folders(valid func(string) error) ([]string, error) {
 }
 
 // User returns the handle for one user's memory, or a channel's (name an
-// agent.ChannelKey: the same sandbox, index and history). The folder is
+// mnemo.ChannelKey: the same sandbox, index and history). The folder is
 // created on the first write, not here, so asking about a new user leaves
 // no trace.
 func (s *Store) User(name string) (*User, error) {

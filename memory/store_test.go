@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -400,7 +400,7 @@ func TestEditorWaitEndsAtClose(t *testing.T) {
 }
 
 // TestDiskFaultsFailTheWrite injects each disk failure at each step of the
-// atomic write: the write fails with agent.ErrStorage naming the file and
+// atomic write: the write fails with mnemo.ErrStorage naming the file and
 // the cause, the file keeps its old text (or stays absent) and no temp file
 // is left behind.
 func TestDiskFaultsFailTheWrite(t *testing.T) {
@@ -436,8 +436,8 @@ func TestDiskFaultsFailTheWrite(t *testing.T) {
 				}
 				armed.Store(true)
 				err := sess.Write("facts/user.md", userFact)
-				if !errors.Is(err, agent.ErrStorage) || !errors.Is(err, tc.err) || !strings.Contains(err.Error(), "facts") {
-					t.Fatalf("write with %s failing = %v; want agent.ErrStorage wrapping %v and naming the file", tc.op, err, tc.err)
+				if !errors.Is(err, mnemo.ErrStorage) || !errors.Is(err, tc.err) || !strings.Contains(err.Error(), "facts") {
+					t.Fatalf("write with %s failing = %v; want mnemo.ErrStorage wrapping %v and naming the file", tc.op, err, tc.err)
 				}
 				entries, _ := os.ReadDir(filepath.Join(s.Dir(), "alice/facts"))
 				for _, e := range entries {

@@ -9,7 +9,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 //go:embed tools/*.md
@@ -23,7 +23,7 @@ func toolDoc(name string) string {
 	return strings.TrimSpace(string(b))
 }
 
-// The parameters of each tool: agent.NewTool generates the JSON Schema the
+// The parameters of each tool: mnemo.NewTool generates the JSON Schema the
 // model is sent from these types and decodes its arguments into them
 // strictly (a field is required unless its json tag says omitempty; desc is
 // the model's description of it).
@@ -60,8 +60,8 @@ type patchResult struct {
 
 var okResult = `{"success":true}`
 
-func listTool(s Space) agent.Tool {
-	return agent.NewTool("memory_list", toolDoc("memory_list"), func(context.Context, listParams) (string, error) {
+func listTool(s Space) mnemo.Tool {
+	return mnemo.NewTool("memory_list", toolDoc("memory_list"), func(context.Context, listParams) (string, error) {
 		files, err := s.List()
 		if err != nil {
 			return "", err
@@ -149,8 +149,8 @@ func plural(n int, noun string) string {
 	return fmt.Sprintf("%d %ss", n, noun)
 }
 
-func readTool(s Space) agent.Tool {
-	return agent.NewTool("memory_read", toolDoc("memory_read"), func(_ context.Context, a readParams) (string, error) {
+func readTool(s Space) mnemo.Tool {
+	return mnemo.NewTool("memory_read", toolDoc("memory_read"), func(_ context.Context, a readParams) (string, error) {
 		text, err := s.Read(a.Path)
 		if err != nil {
 			return "", relabel(forModel(err), a.Path)
@@ -162,8 +162,8 @@ func readTool(s Space) agent.Tool {
 	})
 }
 
-func writeTool(s Space) agent.Tool {
-	return agent.NewTool("memory_write", toolDoc("memory_write"), func(_ context.Context, a writeParams) (string, error) {
+func writeTool(s Space) mnemo.Tool {
+	return mnemo.NewTool("memory_write", toolDoc("memory_write"), func(_ context.Context, a writeParams) (string, error) {
 		if err := s.Write(a.Path, a.Content); err != nil {
 			return "", relabel(forModel(err, hint{ErrNotRead, "; memory_read it, then write the whole updated file (or use memory_patch)"},
 				hint{ErrTooLarge, "; keep facts short or split them into several files"}), a.Path)
@@ -172,8 +172,8 @@ func writeTool(s Space) agent.Tool {
 	})
 }
 
-func patchTool(s Space) agent.Tool {
-	return agent.NewTool("memory_patch", toolDoc("memory_patch"), func(_ context.Context, a patchParams) (string, error) {
+func patchTool(s Space) mnemo.Tool {
+	return mnemo.NewTool("memory_patch", toolDoc("memory_patch"), func(_ context.Context, a patchParams) (string, error) {
 		n, err := s.Patch(a.Path, a.Patches)
 		err = relabel(forModel(err, hint{ErrNotRead, ": memory_read it, then patch what you read"}), a.Path)
 		if errors.Is(err, ErrPatch) || errors.Is(err, ErrConflict) {
@@ -186,8 +186,8 @@ func patchTool(s Space) agent.Tool {
 	})
 }
 
-func appendTool(s Space) agent.Tool {
-	return agent.NewTool("memory_append", toolDoc("memory_append"), func(_ context.Context, a appendParams) (string, error) {
+func appendTool(s Space) mnemo.Tool {
+	return mnemo.NewTool("memory_append", toolDoc("memory_append"), func(_ context.Context, a appendParams) (string, error) {
 		if err := s.Append(a.Path, a.Entry, a.Summary); err != nil {
 			return "", relabel(forModel(err, hint{ErrFileFull, "; ask an admin to split or trim it"},
 				hint{ErrTooLarge, "; keep entries to the essentials"}), a.Path)
@@ -198,7 +198,7 @@ func appendTool(s Space) agent.Tool {
 
 // modelError is a store error worded for the model: Error is what the
 // model reads, Unwrap the store's error (so errors.Is still finds
-// ErrConflict, agent.ErrStorage, ...).
+// ErrConflict, mnemo.ErrStorage, ...).
 type modelError struct {
 	text string
 	err  error
@@ -257,11 +257,11 @@ func relabel(err error, p string) error {
 }
 
 // ReadTools are the Thinker's tools: memory_list and memory_read.
-func ReadTools(s Space) []agent.Tool {
-	return []agent.Tool{listTool(s), readTool(s)}
+func ReadTools(s Space) []mnemo.Tool {
+	return []mnemo.Tool{listTool(s), readTool(s)}
 }
 
 // AllTools are the reflector's tools: list, read, write, patch, append.
-func AllTools(s Space) []agent.Tool {
-	return []agent.Tool{listTool(s), readTool(s), writeTool(s), patchTool(s), appendTool(s)}
+func AllTools(s Space) []mnemo.Tool {
+	return []mnemo.Tool{listTool(s), readTool(s), writeTool(s), patchTool(s), appendTool(s)}
 }

@@ -10,18 +10,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
-func toolMap(ts []agent.Tool) map[string]agent.Tool {
-	m := map[string]agent.Tool{}
+func toolMap(ts []mnemo.Tool) map[string]mnemo.Tool {
+	m := map[string]mnemo.Tool{}
 	for _, t := range ts {
 		m[t.Name] = t
 	}
 	return m
 }
 
-func call(t *testing.T, tools map[string]agent.Tool, name, args string) (string, error) {
+func call(t *testing.T, tools map[string]mnemo.Tool, name, args string) (string, error) {
 	t.Helper()
 	tool, ok := tools[name]
 	if !ok {

@@ -51,7 +51,7 @@ type View struct {
 
 // NewView is own's memory as a conversation sees it: shared selects the
 // channel rules above; ch is the channel's memory (Store.User of an
-// agent.ChannelKey), or nil.
+// mnemo.ChannelKey), or nil.
 func NewView(own *User, shared bool, ch *User) *View {
 	v := &View{own: own.NewSession(), shared: shared}
 	v.own.vis = visPrivate

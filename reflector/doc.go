@@ -6,7 +6,7 @@
 // pre-loads that user's facts and episode index (bounded by a budget), shows the model the whole
 // burst of chat as quoted data, and lets it call the memory tools in its own
 // agent.RunLoop to write, patch or append what is worth keeping — or nothing
-// at all. A run covers the turns of one scope (agent.Turn.Scope): a DM's
+// at all. A run covers the turns of one scope (mnemo.Turn.Scope): a DM's
 // turns and a channel's are never shown to the model together, and a
 // channel's are reflected with only what that channel may see. Runs of one user never overlap; different users reflect
 // concurrently. Covered turns leave the journal only after a successful run,

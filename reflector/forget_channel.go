@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
 )
 
-// ForgetChannel detaches the channel key (an agent.ChannelKey) from every
+// ForgetChannel detaches the channel key (an mnemo.ChannelKey) from every
 // turn waiting to be reflected, in memory and in the journal, and waits
 // (bounded by ctx) for a run that is reflecting that channel's turns to
 // end — so that a channel's memory deleted after ForgetChannel returns is
@@ -22,7 +22,7 @@ import (
 // only no longer into the channel's memory. It returns how many turns it
 // detached.
 func (r *Reflector) ForgetChannel(ctx context.Context, key string) (int, error) {
-	if err := agent.ValidateChannel(key); err != nil {
+	if err := mnemo.ValidateChannel(key); err != nil {
 		return 0, fmt.Errorf("reflector: %w", err)
 	}
 	r.mu.Lock()
@@ -103,7 +103,7 @@ func (u *userState) detach(key string) (n int, running <-chan struct{}, err erro
 // no Reflector (`mnemo memory forget '#…'` while no chat or server runs).
 // A running Reflector must use ForgetChannel instead.
 func ForgetChannelJournaled(stateDir, key string) (int, error) {
-	if err := agent.ValidateChannel(key); err != nil {
+	if err := mnemo.ValidateChannel(key); err != nil {
 		return 0, fmt.Errorf("reflector: %w", err)
 	}
 	return forgetChannelFiles(newJournal(filepath.Join(stateDir, "reflector"), nil), key)

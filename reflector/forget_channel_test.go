@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -18,7 +18,7 @@ import (
 // channels and DMs keep theirs.
 func TestForgetChannelDetachesQueuedTurns(t *testing.T) {
 	e := newEnv(t, nil)
-	a, b := agent.ChannelKey("slack", "T1", "CA"), agent.ChannelKey("slack", "T1", "CB")
+	a, b := mnemo.ChannelKey("slack", "T1", "CA"), mnemo.ChannelKey("slack", "T1", "CB")
 	e.add(channelTurn("alice", "c1", "we ship Friday", a))
 	e.add(channelTurn("alice", "c2", "B ships Monday", b))
 	e.add(channelTurn("bob", "c3", "Friday it is", a))
@@ -41,14 +41,14 @@ func TestForgetChannelDetachesQueuedTurns(t *testing.T) {
 	}
 	e.clock.Advance(2 * time.Minute)
 	e.drain("the reflections")
-	var got []agent.Scope
+	var got []mnemo.Scope
 	for _, s := range e.mem.Scopes() {
 		if s.Channel == a {
 			t.Errorf("a run still reflects into the forgotten channel: %+v", s)
 		}
 		got = append(got, s)
 	}
-	want := map[agent.Scope]bool{
+	want := map[mnemo.Scope]bool{
 		{User: "alice", Shared: true}: true, {User: "alice", Channel: b, Shared: true}: true,
 		{User: "bob", Shared: true}: true, {User: "bob"}: true,
 	}
@@ -74,7 +74,7 @@ func TestForgetChannelDetachesQueuedTurns(t *testing.T) {
 // are detached; the run's own turns stay in the journal until it ends.
 func TestForgetChannelWaitsForItsRun(t *testing.T) {
 	e := newEnv(t, nil)
-	key := agent.ChannelKey("discord", "42")
+	key := mnemo.ChannelKey("discord", "42")
 	arrived, release := e.gateModel("nothing to remember")
 	e.add(channelTurn("alice", "c1", "one", key))
 	e.clock.Advance(2 * time.Minute)
@@ -107,7 +107,7 @@ func TestForgetChannelWaitsForItsRun(t *testing.T) {
 	e.clock.Advance(2 * time.Minute)
 	e.drain("the detached turn's run")
 	s := e.mem.Scopes()
-	if len(s) != 2 || s[0].Channel != key || s[1] != (agent.Scope{User: "alice", Shared: true}) {
+	if len(s) != 2 || s[0].Channel != key || s[1] != (mnemo.Scope{User: "alice", Shared: true}) {
 		t.Errorf("scopes %+v", s)
 	}
 	// A context that ends first: the forget says a reflection still runs.
@@ -130,7 +130,7 @@ func TestForgetChannelWaitsForItsRun(t *testing.T) {
 // files are left alone byte for byte.
 func TestForgetChannelJournaled(t *testing.T) {
 	dir := t.TempDir()
-	key := agent.ChannelKey("slack", "T1", "C1")
+	key := mnemo.ChannelKey("slack", "T1", "C1")
 	if n, err := ForgetChannelJournaled(dir, key); n != 0 || err != nil {
 		t.Errorf("no journal folder: %d, %v", n, err)
 	}
@@ -139,7 +139,7 @@ func TestForgetChannelJournaled(t *testing.T) {
 	alice := mustLine(t, channelTurn("alice", "c1", "we ship Friday", key), 1) +
 		`{"kind":"run","run":"r1","turns":1}` + "\n" +
 		mustLine(t, turn("alice", "d1", "private"), 0)
-	other := mustLine(t, channelTurn("bob", "c2", "elsewhere", agent.ChannelKey("slack", "T1", "C2")), 0)
+	other := mustLine(t, channelTurn("bob", "c2", "elsewhere", mnemo.ChannelKey("slack", "T1", "C2")), 0)
 	must(t, os.WriteFile(filepath.Join(jdir, "alice.jsonl"), []byte(alice), 0o600))
 	must(t, os.WriteFile(filepath.Join(jdir, "bob.jsonl"), []byte(other), 0o600))
 	must(t, os.WriteFile(filepath.Join(jdir, "stray.txt"), []byte(key), 0o600))

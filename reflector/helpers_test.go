@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
@@ -38,7 +38,7 @@ type fakeMemory struct {
 	episodes   string
 	prepareErr error
 	prepared   map[string]int
-	scopes     []agent.Scope // of each Prepare, in order
+	scopes     []mnemo.Scope // of each Prepare, in order
 	calls      []toolCall
 	versions   map[string]string // path → version, moved by the write tools
 	toolErr    error             // returned by the write tools instead of writing
@@ -64,7 +64,7 @@ func newFakeMemory(c *changes) *fakeMemory {
 	}
 }
 
-func (m *fakeMemory) Prepare(scope agent.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
+func (m *fakeMemory) Prepare(scope mnemo.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
 	user := scope.User
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -73,8 +73,8 @@ func (m *fakeMemory) Prepare(scope agent.Scope, factsBudget int, onCommit func(C
 	}
 	m.prepared[user]++
 	m.scopes = append(m.scopes, scope)
-	tool := func(name string) agent.Tool {
-		return agent.Tool{Name: name, Description: name + " (fake)", Parameters: json.RawMessage(`{"type":"object"}`),
+	tool := func(name string) mnemo.Tool {
+		return mnemo.Tool{Name: name, Description: name + " (fake)", Parameters: json.RawMessage(`{"type":"object"}`),
 			Call: func(_ context.Context, args json.RawMessage) (string, error) {
 				m.mu.Lock()
 				m.calls = append(m.calls, toolCall{User: user, Name: name, Args: string(args)})
@@ -119,7 +119,7 @@ func (m *fakeMemory) Prepare(scope agent.Scope, factsBudget int, onCommit func(C
 		defer m.mu.Unlock()
 		return m.versions[user+"/"+p], nil
 	}
-	return Prepared{Facts: m.facts, Episodes: m.episodes, Version: version, Tools: []agent.Tool{
+	return Prepared{Facts: m.facts, Episodes: m.episodes, Version: version, Tools: []mnemo.Tool{
 		tool("memory_list"), tool("memory_read"), tool("memory_write"), tool("memory_patch"), tool("memory_append"),
 	}}, nil
 }
@@ -131,10 +131,10 @@ func (m *fakeMemory) Calls() []toolCall {
 }
 
 // Scopes are the scopes Prepare was called with, in order.
-func (m *fakeMemory) Scopes() []agent.Scope {
+func (m *fakeMemory) Scopes() []mnemo.Scope {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return append([]agent.Scope(nil), m.scopes...)
+	return append([]mnemo.Scope(nil), m.scopes...)
 }
 
 func (m *fakeMemory) Prepared(user string) int {

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -80,7 +80,7 @@ type wireTurn struct {
 // validUser checks a memory user name before it becomes a file name: 1–64
 // ASCII letters, digits, '.', '_' or '-', not starting with '.'.
 func validUser(name string) error {
-	if err := agent.ValidateUser(name); err != nil {
+	if err := mnemo.ValidateUser(name); err != nil {
 		return fmt.Errorf("reflector: %w", err)
 	}
 	return nil
@@ -113,7 +113,7 @@ func parseLine(line []byte) (entry, error) {
 		return entry{}, err
 	}
 	if w.ChannelKey != "" {
-		if err := agent.ValidateChannel(w.ChannelKey); err != nil {
+		if err := mnemo.ValidateChannel(w.ChannelKey); err != nil {
 			return entry{}, err
 		}
 	}
@@ -202,10 +202,10 @@ func (j *journal) file(user string) *jfile {
 	return jf
 }
 
-// storage marks a failure of the disk with agent.ErrStorage.
+// storage marks a failure of the disk with mnemo.ErrStorage.
 func storage(err error) error {
 	if durable.IsDisk(err) {
-		return fmt.Errorf("%w: %w", agent.ErrStorage, err)
+		return fmt.Errorf("%w: %w", mnemo.ErrStorage, err)
 	}
 	return err
 }
@@ -251,7 +251,7 @@ func (j *journal) appendRecord(user string, rec record) error {
 	err := jf.brokenErr()
 	if err == nil {
 		if err = jf.log.Commit(jf.log.Add(append(line, '\n'))); syncFailed(err) {
-			jf.setBroken(fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err))
+			jf.setBroken(fmt.Errorf("%w: fsync journal: %w", mnemo.ErrStorage, err))
 		}
 		err = storage(err)
 	}
@@ -268,7 +268,7 @@ func (j *journal) flush(jf *jfile) error {
 	}
 	err := jf.log.Sync()
 	if err != nil {
-		jf.setBroken(fmt.Errorf("%w: fsync journal: %w", agent.ErrStorage, err))
+		jf.setBroken(fmt.Errorf("%w: fsync journal: %w", mnemo.ErrStorage, err))
 	}
 	return err
 }

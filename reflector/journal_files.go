@@ -57,7 +57,7 @@ func encodeJournal(entries []entry, run *runLog) (*bytes.Buffer, error) {
 }
 
 // install puts data at name (in the journal folder) atomically
-// (durable.WriteFile); disk failures are wrapped with agent.ErrStorage.
+// (durable.WriteFile); disk failures are wrapped with mnemo.ErrStorage.
 func (j *journal) install(name string, data []byte) error {
 	return storage(durable.WriteFile(j.fs, name, data, durable.WriteOptions{Hook: j.fault}))
 }

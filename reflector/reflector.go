@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
@@ -27,8 +28,8 @@ var systemPrompt string
 // Turn and ContextMessage are the agent's: one finished exchange, and an
 // earlier message of its conversation attributed to its author.
 type (
-	Turn           = agent.Turn
-	ContextMessage = agent.ContextMessage
+	Turn           = mnemo.Turn
+	ContextMessage = mnemo.ContextMessage
 )
 
 // Defaults of Config.
@@ -60,10 +61,10 @@ type Memory interface {
 	// write, patch, append) bound to that session. The session's writes
 	// call onCommit just before each change is made; an error from it
 	// aborts the change.
-	// scope is what the run may see and change (agent.Turn.Scope): a
+	// scope is what the run may see and change (mnemo.Turn.Scope): a
 	// channel's turns are reflected with only the user's shared files and
 	// the channel's memory, a DM's with all, writing private files only.
-	Prepare(scope agent.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error)
+	Prepare(scope mnemo.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error)
 }
 
 // Commit is one change a memory tool is about to make: the store says
@@ -80,7 +81,7 @@ type Commit struct {
 type Prepared struct {
 	Facts    string
 	Episodes string
-	Tools    []agent.Tool
+	Tools    []mnemo.Tool
 	// Version is a file's current version as Commit writes it; a resumed
 	// run asks it whether a change it was making when cut short was made.
 	Version func(path string) (string, error)
@@ -317,7 +318,7 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 	if err != nil {
 		return fmt.Errorf("prepare memory: %w", err)
 	}
-	tools := make([]agent.Tool, len(p.Tools))
+	tools := make([]mnemo.Tool, len(p.Tools))
 	for i, t := range p.Tools {
 		tools[i] = x.wrap(t, p.Version)
 	}
@@ -351,7 +352,7 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 }
 
 // userMessage frames the stored memory and the transcript as quoted data.
-func (r *Reflector) userMessage(scope agent.Scope, batch []entry, p Prepared) string {
+func (r *Reflector) userMessage(scope mnemo.Scope, batch []entry, p Prepared) string {
 	user := scope.User
 	now := r.clock.Now()
 	var b strings.Builder

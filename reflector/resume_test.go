@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
@@ -200,7 +200,7 @@ func TestBadRunRecordsAreDropped(t *testing.T) {
 // the run is resumed later, where the write is made once the disk is back.
 func TestStorageFailureFailsTheRun(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
-	e.mem.toolErr = fmt.Errorf("%w: rename into episodes/2026-03.md: %w", agent.ErrStorage, syscall.ENOSPC)
+	e.mem.toolErr = fmt.Errorf("%w: rename into episodes/2026-03.md: %w", mnemo.ErrStorage, syscall.ENOSPC)
 	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_append", appendArgs)), openaitest.Text("Saved."))
 	e.add(turn("alice", "t1", "I'm Ada"))
 	e.waitFor("the failure", func() bool { return strings.Contains(e.logs.String(), "will retry") })
@@ -420,7 +420,7 @@ func TestMoveFailedFaults(t *testing.T) {
 	}
 	e := newEnv(t, nil)
 	must(t, os.WriteFile(filepath.Join(e.dir, "reflector", "failed"), nil, 0o600))
-	if err := e.r.j.moveFailed("alice", nil, nil, errors.New("x"), time.Now()); err == nil || !errors.Is(err, agent.ErrStorage) {
+	if err := e.r.j.moveFailed("alice", nil, nil, errors.New("x"), time.Now()); err == nil || !errors.Is(err, mnemo.ErrStorage) {
 		t.Fatalf("moveFailed into a file = %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 )
@@ -225,7 +226,7 @@ func (x *execution) Complete(ctx context.Context, req llm.Request) (llm.Response
 
 // wrap makes t's calls numbered, answered from the journal when an earlier
 // go made them, and told apart when they meet a disk failure.
-func (x *execution) wrap(t agent.Tool, version func(string) (string, error)) agent.Tool {
+func (x *execution) wrap(t mnemo.Tool, version func(string) (string, error)) mnemo.Tool {
 	inner := t.Call
 	t.Call = func(ctx context.Context, args json.RawMessage) (string, error) {
 		x.seq++
@@ -244,7 +245,7 @@ func (x *execution) wrap(t agent.Tool, version func(string) (string, error)) age
 		}
 		x.cur, x.committed = n, false
 		res, err := inner(ctx, args)
-		if errors.Is(err, agent.ErrStorage) && x.storageErr == nil {
+		if errors.Is(err, mnemo.ErrStorage) && x.storageErr == nil {
 			x.storageErr = fmt.Errorf("%s: %w", t.Name, err)
 		}
 		if err == nil && x.committed {
@@ -278,7 +279,7 @@ func (x *execution) commit(c Commit) error {
 		if errors.Is(err, errForgotten) {
 			return err
 		}
-		return fmt.Errorf("%w: could not journal the change first: %w", agent.ErrStorage, err)
+		return fmt.Errorf("%w: could not journal the change first: %w", mnemo.ErrStorage, err)
 	}
 	x.run.intents[x.cur] = rec
 	x.committed = true

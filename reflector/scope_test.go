@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -25,7 +25,7 @@ func TestRunsNeverMixScopes(t *testing.T) {
 	for range 4 {
 		e.srv.Enqueue(openaitest.Text("nothing to remember"))
 	}
-	a, b := agent.ChannelKey("slack", "T1", "CA"), agent.ChannelKey("slack", "T1", "CB")
+	a, b := mnemo.ChannelKey("slack", "T1", "CA"), mnemo.ChannelKey("slack", "T1", "CB")
 	e.add(turn("alice", "d1", "my cat is Tom (private)"))
 	e.add(turn("alice", "d2", "and my dog is Rex (private)"))
 	e.add(channelTurn("alice", "c1", "we ship on Friday", a))
@@ -40,15 +40,15 @@ func TestRunsNeverMixScopes(t *testing.T) {
 		t.Fatalf("%d model calls, want 4 (DM, channel A, channel B, DM)", len(reqs))
 	}
 	want := []struct {
-		scope agent.Scope
+		scope mnemo.Scope
 		has   []string
 		not   []string
 		note  string
 	}{
-		{agent.Scope{User: "alice"}, []string{"my cat is Tom", "my dog is Rex"}, []string{"Friday", "budget", "tired"}, "This conversation was private"},
-		{agent.Scope{User: "alice", Channel: a, Shared: true}, []string{"we ship on Friday", "Bob owns the release"}, []string{"private", "budget"}, "write to channel/ what belongs to the channel"},
-		{agent.Scope{User: "alice", Channel: b, Shared: true}, []string{"B's budget is 10k"}, []string{"private", "Friday"}, "everyone in it read it"},
-		{agent.Scope{User: "alice"}, []string{"I'm tired"}, []string{"Friday", "budget", "Tom"}, "This conversation was private"},
+		{mnemo.Scope{User: "alice"}, []string{"my cat is Tom", "my dog is Rex"}, []string{"Friday", "budget", "tired"}, "This conversation was private"},
+		{mnemo.Scope{User: "alice", Channel: a, Shared: true}, []string{"we ship on Friday", "Bob owns the release"}, []string{"private", "budget"}, "write to channel/ what belongs to the channel"},
+		{mnemo.Scope{User: "alice", Channel: b, Shared: true}, []string{"B's budget is 10k"}, []string{"private", "Friday"}, "everyone in it read it"},
+		{mnemo.Scope{User: "alice"}, []string{"I'm tired"}, []string{"Friday", "budget", "Tom"}, "This conversation was private"},
 	}
 	scopes := e.mem.Scopes()
 	if len(scopes) != len(want) {
@@ -83,7 +83,7 @@ func TestChannelTurnWithoutKey(t *testing.T) {
 	e.add(channelTurn("alice", "c1", "hello all", ""))
 	e.clock.Advance(2 * time.Minute)
 	e.drain("the reflection")
-	if s := e.mem.Scopes(); len(s) != 1 || s[0] != (agent.Scope{User: "alice", Shared: true}) {
+	if s := e.mem.Scopes(); len(s) != 1 || s[0] != (mnemo.Scope{User: "alice", Shared: true}) {
 		t.Errorf("scopes %+v", s)
 	}
 	msg := e.srv.Requests()[0].LastUser()
@@ -96,7 +96,7 @@ func TestChannelTurnWithoutKey(t *testing.T) {
 // turn is still reflected as the channel's, never as a DM's.
 func TestJournalKeepsTheScope(t *testing.T) {
 	e := newEnv(t, nil)
-	key := agent.ChannelKey("discord", "42")
+	key := mnemo.ChannelKey("discord", "42")
 	e.add(channelTurn("alice", "c1", "the deploy key rotates monthly", key))
 	e.endWindow()
 	e.r.crash()
@@ -104,7 +104,7 @@ func TestJournalKeepsTheScope(t *testing.T) {
 	e.r = e.open()
 	e.clock.Advance(2 * time.Minute)
 	e.drain("the reflection after the restart")
-	if s := e.mem.Scopes(); len(s) != 1 || s[0] != (agent.Scope{User: "alice", Channel: key, Shared: true}) {
+	if s := e.mem.Scopes(); len(s) != 1 || s[0] != (mnemo.Scope{User: "alice", Channel: key, Shared: true}) {
 		t.Errorf("scopes after the restart %+v", s)
 	}
 	// A line naming a channel outside the grammar is refused, not trusted.
@@ -112,7 +112,7 @@ func TestJournalKeepsTheScope(t *testing.T) {
 		t.Error("a journal line with a bad channel key was accepted")
 	}
 	if en, err := parseLine([]byte(`{"user":"alice","userText":"x","time":"2026-01-01T00:00:00Z","channel":true,"channelKey":"#slack-T1-C1"}`)); err != nil ||
-		en.turn.Scope() != (agent.Scope{User: "alice", Channel: "#slack-T1-C1", Shared: true}) {
+		en.turn.Scope() != (mnemo.Scope{User: "alice", Channel: "#slack-T1-C1", Shared: true}) {
 		t.Errorf("parseLine = %+v, %v", en, err)
 	}
 }

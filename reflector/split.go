@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
@@ -106,7 +106,7 @@ type failedRecord struct {
 func (j *journal) moveFailed(user string, entries []entry, run *runLog, cause error, now time.Time) error {
 	dir := j.failedDir()
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("%w: create %s: %w", agent.ErrStorage, dir, err)
+		return fmt.Errorf("%w: create %s: %w", mnemo.ErrStorage, dir, err)
 	}
 	b, err := encodeJournal(entries, run)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -130,8 +130,8 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 }
 
-func task(cfg Config, text, id string) agent.Task {
-	return agent.Task{ID: id, User: cfg.User, Conversation: "console:" + cfg.User, Platform: "console",
+func task(cfg Config, text, id string) mnemo.Task {
+	return mnemo.Task{ID: id, User: cfg.User, Conversation: "console:" + cfg.User, Platform: "console",
 		Speaker: cfg.User, Text: text, Time: cfg.Now()}
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
@@ -22,17 +22,17 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 type fakeHandler struct {
 	mu    sync.Mutex
-	tasks []agent.Task
+	tasks []mnemo.Task
 	err   error
 }
 
 var _ Handler = (*fakeHandler)(nil)
 
-func (f *fakeHandler) Handle(_ context.Context, t agent.Task) (agent.Reply, error) {
+func (f *fakeHandler) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.tasks = append(f.tasks, t)
-	return agent.Reply{Text: "echo: " + t.Text + "\nline two\n"}, f.err
+	return mnemo.Reply{Text: "echo: " + t.Text + "\nline two\n"}, f.err
 }
 
 func TestPipedChat(t *testing.T) {
@@ -49,7 +49,7 @@ func TestPipedChat(t *testing.T) {
 	if len(h.tasks) != 2 {
 		t.Fatalf("tasks = %+v", h.tasks)
 	}
-	want := agent.Task{User: "alice", Conversation: "console:alice", Platform: "console", Speaker: "alice", Text: "hello", Time: now}
+	want := mnemo.Task{User: "alice", Conversation: "console:alice", Platform: "console", Speaker: "alice", Text: "hello", Time: now}
 	if h.tasks[0].User != want.User || h.tasks[0].Conversation != want.Conversation || h.tasks[0].Platform != want.Platform || h.tasks[0].Text != want.Text || !h.tasks[0].Time.Equal(now) {
 		t.Errorf("task = %+v", h.tasks[0])
 	}
@@ -153,8 +153,8 @@ func TestStyle(t *testing.T) {
 // piped or interactive.
 func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 	h := bottest.NewHandler()
-	h.SetReply(func(agent.Task) (agent.Reply, error) {
-		return agent.Reply{Text: "\x1b]0;pwned\x07\x1b[2Jhi\u009b31m \u202eevil\u200b!"}, nil
+	h.SetReply(func(mnemo.Task) (mnemo.Reply, error) {
+		return mnemo.Reply{Text: "\x1b]0;pwned\x07\x1b[2Jhi\u009b31m \u202eevil\u200b!"}, nil
 	})
 	for _, interactive := range []bool{false, true} {
 		var out strings.Builder

@@ -3,14 +3,15 @@ package console
 import (
 	"context"
 	"errors"
-	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"io"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
+
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 )
 
@@ -178,7 +179,7 @@ func TestCancelWhileEditing(t *testing.T) {
 // typed ahead (before the reply started) still cancels it; an end of
 // input meanwhile lets the reply finish.
 func TestKeysWhileTheModelWorks(t *testing.T) {
-	h := &ctxHandler{started: make(chan agent.Task, 1)}
+	h := &ctxHandler{started: make(chan mnemo.Task, 1)}
 	r, w := io.Pipe()
 	var out logtest.Buffer
 	done := make(chan error, 1)

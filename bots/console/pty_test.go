@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 )
@@ -56,7 +56,7 @@ func (tt *tty) end(t *testing.T) {
 	}
 }
 
-func texts(tasks []agent.Task) []string {
+func texts(tasks []mnemo.Task) []string {
 	var out []string
 	for _, task := range tasks {
 		out = append(out, task.Text)
@@ -168,22 +168,22 @@ func TestTerminalShowsThinking(t *testing.T) {
 // ctxHandler answers "slow" only when its context ends (a model that
 // never answers); anything else at once.
 type ctxHandler struct {
-	started chan agent.Task
+	started chan mnemo.Task
 }
 
-func (h *ctxHandler) Handle(ctx context.Context, task agent.Task) (agent.Reply, error) {
+func (h *ctxHandler) Handle(ctx context.Context, task mnemo.Task) (mnemo.Reply, error) {
 	if task.Text != "slow" {
-		return agent.Reply{Text: "fast: " + task.Text}, nil
+		return mnemo.Reply{Text: "fast: " + task.Text}, nil
 	}
 	h.started <- task
 	<-ctx.Done()
-	return agent.Reply{Text: agent.ApologyText, Failed: true}, nil
+	return mnemo.Reply{Text: mnemo.ApologyText, Failed: true}, nil
 }
 
 // Ctrl-C cancels the reply being written (and withdraws its turn) and
 // returns to the prompt; the chat goes on; Ctrl-C twice quits.
 func TestTerminalCtrlCCancelsAReply(t *testing.T) {
-	h := &ctxHandler{started: make(chan agent.Task, 1)}
+	h := &ctxHandler{started: make(chan mnemo.Task, 1)}
 	var (
 		mu        sync.Mutex
 		withdrawn []string
@@ -203,7 +203,7 @@ func TestTerminalCtrlCCancelsAReply(t *testing.T) {
 		t.Errorf("withdrawn %q; want the task's ID %q", withdrawn, task.ID)
 	}
 	mu.Unlock()
-	if strings.Contains(tt.Screen(), agent.ApologyText) {
+	if strings.Contains(tt.Screen(), mnemo.ApologyText) {
 		t.Error("a cancelled reply was shown")
 	}
 	// The chat goes on; Ctrl-C clears a typed line; twice at an empty prompt quits.

@@ -8,9 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/mnemo-agent/mnemo"
 	"golang.org/x/term"
-
-	"github.com/mnemo-agent/mnemo/agent"
 )
 
 // session is an interactive chat: a person at a terminal.
@@ -233,12 +232,12 @@ func join(lines []string) string {
 
 // turn sends text to the model and shows the reply; Ctrl-C cancels it.
 func (s *session) turn(ctx context.Context, text string) error {
-	id := agent.NewTaskID() // named here so Withdraw can name the task
+	id := mnemo.NewTaskID() // named here so Withdraw can name the task
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	done := make(chan struct{})
 	var (
-		reply agent.Reply
+		reply mnemo.Reply
 		err   error
 	)
 	go func() {

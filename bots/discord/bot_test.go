@@ -9,7 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
@@ -35,7 +35,7 @@ func TestDirectMessage(t *testing.T) {
 	}
 	task := tasks[0]
 	if task.User != "discord-"+aliceID || task.Platform != "discord" || task.Channel ||
-		task.ChannelMemory != agent.ChannelMemoryFull || task.Speaker != "Alice" ||
+		task.ChannelMemory != mnemo.ChannelMemoryFull || task.Speaker != "Alice" ||
 		task.Conversation != "discord:dm:"+dmID || len(task.Context) != 0 || task.Time.IsZero() {
 		t.Errorf("task %+v", task)
 	}
@@ -76,14 +76,14 @@ func TestIgnored(t *testing.T) {
 }
 
 func TestGuildMentionAndReplyToBot(t *testing.T) {
-	hs := start(t, setup{config: func(c *Config) { c.ChannelMemory = agent.ChannelMemoryOff }})
+	hs := start(t, setup{config: func(c *Config) { c.ChannelMemory = mnemo.ChannelMemoryOff }})
 	m := hs.mention(alice, channelID, "what is <@!"+bobID+"> doing in <#"+channelID+"> <:party:123>? <@&77> <@999> <t:1700000000:R>", &bob)
 	p := hs.posts(t, 1)[0]
 	if p.ChannelID != channelID || p.Body.Reference == nil || p.Body.Reference.MessageID != m.ID || p.Body.Reference.GuildID != guildID {
 		t.Errorf("post %+v", p.Body)
 	}
 	task := hs.h.Tasks()[0]
-	if !task.Channel || task.ChannelMemory != agent.ChannelMemoryOff || task.Conversation != "discord:"+guildID+":"+channelID+":"+aliceID ||
+	if !task.Channel || task.ChannelMemory != mnemo.ChannelMemoryOff || task.Conversation != "discord:"+guildID+":"+channelID+":"+aliceID ||
 		task.Text != "what is @bob doing in #channel :party:? @role @user <t:1700000000:R>" {
 		t.Errorf("task %+v", task)
 	}
@@ -191,7 +191,7 @@ func TestLongReplySplit(t *testing.T) {
 		fmt.Fprintf(&b, "Paragraph %d has some words in it to fill the line.\n\n", i)
 	}
 	long := b.String()
-	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: long}, nil })
+	hs.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: long}, nil })
 	m := hs.dm(alice, "tell me everything")
 	posts := hs.posts(t, 4)
 	hs.settle(t)
@@ -236,7 +236,7 @@ func TestReplyParts(t *testing.T) {
 	if last := parts[len(parts)-1]; strings.Count(last, "```")%2 != 0 {
 		t.Errorf("unbalanced fence in the cut part: %q", last[len(last)-100:])
 	}
-	if got := replyParts(" \u200b "); len(got) != 1 || got[0] != agent.ApologyText {
+	if got := replyParts(" \u200b "); len(got) != 1 || got[0] != mnemo.ApologyText {
 		t.Errorf("empty reply → %q", got)
 	}
 	if got := core.CleanText("a\x1b[31mred\u202e\u200bb\r\nc\td\U000E0041"); got != "a[31mredb\nc\td" {
@@ -288,18 +288,18 @@ func TestTypingRefreshed(t *testing.T) {
 
 func TestHandlerFailures(t *testing.T) {
 	hs := start(t, setup{})
-	hs.h.SetReply(func(t agent.Task) (agent.Reply, error) {
+	hs.h.SetReply(func(t mnemo.Task) (mnemo.Reply, error) {
 		switch t.Text {
 		case "error":
-			return agent.Reply{}, errors.New("no slot")
+			return mnemo.Reply{}, errors.New("no slot")
 		case "panic":
 			panic("boom")
 		case "empty":
-			return agent.Reply{Text: "  "}, nil
+			return mnemo.Reply{Text: "  "}, nil
 		}
-		return agent.Reply{Text: agent.ApologyText, Failed: true}, nil
+		return mnemo.Reply{Text: mnemo.ApologyText, Failed: true}, nil
 	})
-	want := map[string]string{"error": core.ErrorReplyText, "panic": core.ErrorReplyText, "empty": agent.ApologyText, "failed": agent.ApologyText}
+	want := map[string]string{"error": core.ErrorReplyText, "panic": core.ErrorReplyText, "empty": mnemo.ApologyText, "failed": mnemo.ApologyText}
 	ids := map[string]string{}
 	for _, text := range []string{"error", "panic", "empty", "failed"} {
 		ids[hs.dm(alice, text).ID] = text

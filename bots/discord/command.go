@@ -8,7 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
@@ -164,7 +164,7 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		// A guild channel, as its messages name its memory: a thread's
 		// is its parent channel's.
 		home, _ := b.channels.home(ctx, i.ChannelID)
-		who.Channel = agent.ChannelKey("discord", home)
+		who.Channel = mnemo.ChannelKey("discord", home)
 	}
 	ans := b.flow.Handle(cmd, who)
 	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(markdown.Discord(ans.Text))), AllowedMentions: noMentions()}

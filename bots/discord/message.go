@@ -10,7 +10,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
@@ -111,7 +111,7 @@ func displayName(u *discordgo.User, member *discordgo.Member) string {
 func replyParts(text string) []string {
 	parts := core.Split(markdown.Discord(text), maxMessageRunes)
 	if len(parts) == 0 { // nothing to show (blank, or only empty code blocks)
-		parts = []string{agent.ApologyText}
+		parts = []string{mnemo.ApologyText}
 	}
 	if len(parts) > maxParts {
 		parts = parts[:maxParts]
@@ -172,7 +172,7 @@ func plainText(m *discordgo.Message, botID, botName string, stripBot bool) strin
 
 // context is what came before the message: the thread's last messages in
 // a thread, else the chain of replies it answers.
-func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []agent.ContextMessage {
+func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mnemo.ContextMessage {
 	botID, botName, _ := b.self()
 	var earlier []*discordgo.Message
 	switch {

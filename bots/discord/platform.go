@@ -9,7 +9,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -62,7 +62,7 @@ func (p platform) Typing(ctx context.Context, in *incoming) (stop func()) {
 // Prepare finds whether the message was written in a thread (a thread is
 // one conversation, whoever speaks in it, and belongs to its channel's
 // memory), and reads what came before it.
-func (p platform) Prepare(ctx context.Context, in *incoming, t *agent.Task) {
+func (p platform) Prepare(ctx context.Context, in *incoming, t *mnemo.Task) {
 	if in.DM {
 		return
 	}
@@ -71,7 +71,7 @@ func (p platform) Prepare(ctx context.Context, in *incoming, t *agent.Task) {
 	if thread {
 		t.Conversation = "discord:" + in.msg.GuildID + ":" + in.msg.ChannelID
 	}
-	t.ChannelKey = agent.ChannelKey("discord", home)
+	t.ChannelKey = mnemo.ChannelKey("discord", home)
 	t.Context = p.b.context(ctx, in, in.Log)
 }
 

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
@@ -42,7 +42,7 @@ func TestDirectMessage(t *testing.T) {
 		t.Fatalf("tasks %+v", tasks)
 	}
 	task := tasks[0]
-	if task.User != "slack-T0TEAM-U1" || task.Channel || task.ChannelMemory != agent.ChannelMemoryFull || task.Platform != "slack" ||
+	if task.User != "slack-T0TEAM-U1" || task.Channel || task.ChannelMemory != mnemo.ChannelMemoryFull || task.Platform != "slack" ||
 		task.Speaker != "Alice" || task.Text != "hello <there>" || task.Conversation != "slack:T0TEAM:D1:" ||
 		len(task.Context) != 0 || task.Time.IsZero() {
 		t.Errorf("task %+v", task)
@@ -97,7 +97,7 @@ func TestMention(t *testing.T) {
 		t.Errorf("post %+v", posts[0])
 	}
 	task := hs.h.Tasks()[0]
-	if !task.Channel || task.ChannelMemory != agent.ChannelMemoryRead || task.User != "slack-T0TEAM-U1" ||
+	if !task.Channel || task.ChannelMemory != mnemo.ChannelMemoryRead || task.User != "slack-T0TEAM-U1" ||
 		task.Conversation != "slack:T0TEAM:C1:"+env.TS || task.Speaker != "" {
 		t.Errorf("task %+v", task)
 	}
@@ -113,18 +113,18 @@ func TestMention(t *testing.T) {
 
 func TestChannelMemoryAndIdentities(t *testing.T) {
 	hs := start(t, setup{config: func(c *Config) {
-		c.ChannelMemory = agent.ChannelMemoryOff
+		c.ChannelMemory = mnemo.ChannelMemoryOff
 		c.Identities = map[string]string{"slack:T0TEAM/U1": "zhangsan"}
 	}})
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "G1", User: "U1"})
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U2", Text: "hi"})
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Team: "T0OTHER"})
 	tasks := hs.h.WaitTasks(t, 3, wait)
-	byUser := map[string]agent.Task{}
+	byUser := map[string]mnemo.Task{}
 	for _, tk := range tasks {
 		byUser[tk.User] = tk
 	}
-	if tk := byUser["zhangsan"]; !tk.Channel || tk.ChannelMemory != agent.ChannelMemoryOff {
+	if tk := byUser["zhangsan"]; !tk.Channel || tk.ChannelMemory != mnemo.ChannelMemoryOff {
 		t.Errorf("linked user's task %+v", tk)
 	}
 	if tk, ok := byUser["slack-T0TEAM-U2"]; !ok || tk.Channel {
@@ -158,7 +158,7 @@ func TestThreadContext(t *testing.T) {
 		t.Errorf("post %+v", posts[0])
 	}
 	task := hs.h.Tasks()[0]
-	want := []agent.ContextMessage{
+	want := []mnemo.ContextMessage{
 		{Author: "Bob", Text: "Where do we deploy @mnemo?"},
 		{Author: "Alice", Text: "I think <staging>", FromSpeaker: true},
 		{Author: "mnemo (you, the assistant)", Text: "Staging, per the runbook."},
@@ -409,7 +409,7 @@ func TestLongReplySplit(t *testing.T) {
 		fmt.Fprintf(&md, "fmt.Println(%d, \"<x>\") // a line of code\n", i)
 	}
 	md.WriteString("```\n\nThe end.")
-	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: md.String()}, nil })
+	hs.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: md.String()}, nil })
 	env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
 	want := formatReply(md.String())
 	if len(want) < 3 || len(want) > maxParts {
@@ -432,8 +432,8 @@ func TestLongReplySplit(t *testing.T) {
 
 func TestRepliesCannotPing(t *testing.T) {
 	hs := start(t, setup{})
-	hs.h.SetReply(func(agent.Task) (agent.Reply, error) {
-		return agent.Reply{Text: "Hey @here and @channel, <!everyone> <!subteam^S1|@devs> <@U1> [x](<!here>)"}, nil
+	hs.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) {
+		return mnemo.Reply{Text: "Hey @here and @channel, <!everyone> <!subteam^S1|@devs> <@U1> [x](<!here>)"}, nil
 	})
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
 	posts := hs.posts(t, 1)
@@ -445,20 +445,20 @@ func TestRepliesCannotPing(t *testing.T) {
 
 func TestFailedAndBrokenReplies(t *testing.T) {
 	hs := start(t, setup{})
-	hs.h.SetReply(func(t agent.Task) (agent.Reply, error) {
+	hs.h.SetReply(func(t mnemo.Task) (mnemo.Reply, error) {
 		switch t.Text {
 		case "failed":
-			return agent.Reply{Text: agent.ApologyText, Failed: true}, nil
+			return mnemo.Reply{Text: mnemo.ApologyText, Failed: true}, nil
 		case "empty":
-			return agent.Reply{}, nil
+			return mnemo.Reply{}, nil
 		case "error":
-			return agent.Reply{Failed: true}, context.Canceled
+			return mnemo.Reply{Failed: true}, context.Canceled
 		}
 		panic("boom")
 	})
 	for i, c := range []struct{ text, want string }{
-		{"failed", agent.ApologyText},
-		{"empty", agent.ApologyText},
+		{"failed", mnemo.ApologyText},
+		{"empty", mnemo.ApologyText},
 		{"error", core.ErrorReplyText},
 		{"panic", core.ErrorReplyText},
 	} {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -31,7 +31,7 @@ func TestReplyAtMostFiveMessages(t *testing.T) {
 				t.Fatalf("the reply splits into %d parts only", n)
 			}
 			hs := start(t, setup{})
-			hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: tt.text}, nil })
+			hs.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: tt.text}, nil })
 			env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1"})
 			// The adapter logs "replied" after its last post.
 			waitFor(t, "the reply", func() bool { return strings.Contains(hs.logs.String(), `msg="slack: replied"`) })
@@ -68,7 +68,7 @@ func TestReplyOfFiveMessagesNotCut(t *testing.T) {
 	}
 	want := formatReply(md.String())
 	hs := start(t, setup{})
-	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: md.String()}, nil })
+	hs.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: md.String()}, nil })
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "tell me"})
 	waitFor(t, "the reply", func() bool { return strings.Contains(hs.logs.String(), `msg="slack: replied"`) })
 	posts := hs.srv.Posts()

@@ -14,7 +14,7 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
 
@@ -77,7 +77,7 @@ func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
 	asker := core.Asker{ID: cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
 	if !strings.HasPrefix(cmd.ChannelID, "D") {
 		// A channel (a group DM too), as its messages name its memory.
-		asker.Channel = agent.ChannelKey("slack", cmd.TeamID, cmd.ChannelID)
+		asker.Channel = mnemo.ChannelKey("slack", cmd.TeamID, cmd.ChannelID)
 	}
 	ans := b.flow.Handle(core.ParseCommand(textUnescaper.Replace(cmd.Text)), asker)
 	text := toMrkdwn(ans.Text)

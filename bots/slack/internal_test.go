@@ -12,7 +12,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
@@ -159,11 +159,11 @@ func TestOddEnvelopes(t *testing.T) {
 
 func TestEmptyFormattedReplyAndIndicatorErrors(t *testing.T) {
 	hs := start(t, setup{})
-	hs.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: "#"}, nil })
+	hs.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: "#"}, nil })
 	hs.srv.FailNext("reactions.remove", slacktest.HTTPError(500))
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1"})
 	posts := hs.posts(t, 1)
-	if posts[0].Text != escapeText(agent.ApologyText) {
+	if posts[0].Text != escapeText(mnemo.ApologyText) {
 		t.Errorf("post %q", posts[0].Text)
 	}
 	hs.srv.HandleMethod("assistant.threads.setStatus", func(c slacktest.Call) any {

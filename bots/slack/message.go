@@ -14,7 +14,7 @@ import (
 	"github.com/slack-go/slack/slackevents"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
@@ -186,7 +186,7 @@ const replyEventType = "mnemo_reply"
 func (b *Bot) replyParts(channel, text string) []string {
 	parts := formatReply(text)
 	if len(parts) == 0 {
-		parts = formatReply(agent.ApologyText)
+		parts = formatReply(mnemo.ApologyText)
 	}
 	if len(parts) > maxParts {
 		b.log.Warn("slack: reply cut: it needs more messages than a reply may have", "channel", channel,
@@ -325,7 +325,7 @@ func (b *Bot) startThinking(ctx context.Context, m *incoming, log *slog.Logger) 
 // threadContext reads the thread a mention was written in: its root and
 // the last messages before the mention, at most core.MaxContext, oldest
 // first, each attributed to its author (core.ThreadContext).
-func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string, log *slog.Logger) []agent.ContextMessage {
+func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string, log *slog.Logger) []mnemo.ContextMessage {
 	params := &slackgo.GetConversationRepliesParameters{ChannelID: m.channel, Timestamp: m.threadTS, Latest: m.ts, Limit: 200}
 	var root *slackgo.Message
 	var last []slackgo.Message

@@ -7,7 +7,7 @@ import (
 
 	slackgo "github.com/slack-go/slack"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -47,7 +47,7 @@ func (p platform) Typing(ctx context.Context, m *incoming) (stop func()) {
 
 // Prepare reads the speaker's name, names the channel's memory and reads
 // the thread a mention was written in.
-func (p platform) Prepare(ctx context.Context, m *incoming, t *agent.Task) {
+func (p platform) Prepare(ctx context.Context, m *incoming, t *mnemo.Task) {
 	t.Speaker = p.b.userName(ctx, m.author)
 	if m.DM {
 		return
@@ -55,7 +55,7 @@ func (p platform) Prepare(ctx context.Context, m *incoming, t *agent.Task) {
 	// The channel's own memory (a group DM counts as a channel). The team
 	// is the workspace it was delivered for: a shared channel's memory
 	// stays per workspace.
-	t.ChannelKey = agent.ChannelKey("slack", m.workspace, m.channel)
+	t.ChannelKey = mnemo.ChannelKey("slack", m.workspace, m.channel)
 	if m.threadTS != "" && m.threadTS != m.ts {
 		t.Context = p.b.threadContext(ctx, m, t.Speaker, m.Log)
 	}

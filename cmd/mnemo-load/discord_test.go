@@ -20,7 +20,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/discord"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
@@ -216,7 +216,7 @@ func TestMatchReplies(t *testing.T) {
 		post("p1", dmChannelID(0), "11", quote),
 		post("p2", dmChannelID(0), "12", nothingText),
 		post("p3", dmChannelID(0), "12", nothingText),       // a duplicate
-		post("p4", dmChannelID(1), "21", agent.ApologyText), // a failed task
+		post("p4", dmChannelID(1), "21", mnemo.ApologyText), // a failed task
 		post("p5", dmChannelID(0), "31", nothingText),       // in user 1's channel
 		post("p6", dmChannelID(2), "", strings.Repeat("long text ", 10)),
 		post("p7", dmChannelID(2), "99", nothingText),
@@ -337,12 +337,12 @@ func TestDiscordAdapterFails(t *testing.T) {
 func TestDiscordAdapterStopsDuringTheLoad(t *testing.T) {
 	setHook(t, &testHooks.discordConfig, func(srv *discordtest.Server, c *discord.Config) {
 		var once sync.Once
-		c.Handler = handlerFunc(func(context.Context, agent.Task) (agent.Reply, error) {
+		c.Handler = handlerFunc(func(context.Context, mnemo.Task) (mnemo.Reply, error) {
 			once.Do(func() { // the token is reset: the adapter asks REST once the gateway drops
 				srv.FailNext("GET /api/v9/users/@me", discordtest.HTTPError(http.StatusUnauthorized, 0, "401: Unauthorized"))
 				srv.DropConnections()
 			})
-			return agent.Reply{Text: nothingText}, nil
+			return mnemo.Reply{Text: nothingText}, nil
 		})
 	})
 	_, _, err := runLoad(t, context.Background(), "-platform", "discord", "-users", "2", "-messages", "2", "-files", "2", "-timeout", "1m")
@@ -351,9 +351,9 @@ func TestDiscordAdapterStopsDuringTheLoad(t *testing.T) {
 	}
 }
 
-type handlerFunc func(context.Context, agent.Task) (agent.Reply, error)
+type handlerFunc func(context.Context, mnemo.Task) (mnemo.Reply, error)
 
-func (f handlerFunc) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) { return f(ctx, t) }
+func (f handlerFunc) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) { return f(ctx, t) }
 
 // A timeout while the adapter's tasks wait on a slow model: the run ends
 // at once, without waiting for them longer than abandonAfter.

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/cmd/internal/turns"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -38,7 +39,7 @@ func messageText(m, n int) string {
 // directTurn gives the message to the agent as a task.
 func directTurn(cfg config, ag *agent.Agent) turnFunc {
 	return func(ctx context.Context, d *driven, u, m int) bool {
-		reply, err := ag.Handle(ctx, agent.Task{
+		reply, err := ag.Handle(ctx, mnemo.Task{
 			ID: fmt.Sprintf("%s-%03d", userName(u), m+1), User: userName(u), Platform: "console",
 			Speaker: displayName(u), Text: messageText(m, cfg.messages),
 		})

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -184,7 +185,7 @@ func (a *app) Show(user, channel string) (string, error) { return a.data.Show(us
 // missing file is an error wrapping fs.ErrNotExist, as core.Memory asks.
 func (a *app) SetShared(user, path string, shared bool) (changed bool, err error) {
 	u, err := a.core.Store.User(user)
-	if err == nil && agent.IsChannel(user) {
+	if err == nil && mnemo.IsChannel(user) {
 		err = fmt.Errorf("%s is a channel's memory, not a person's: /memory share and /memory private change a person's own files", user)
 	}
 	if err != nil {

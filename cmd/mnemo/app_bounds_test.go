@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -41,7 +41,7 @@ func TestOpenAppBounds(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close(context.Background())
-	r, err := a.core.Agent.Handle(context.Background(), agent.Task{User: "alice", Platform: "console", Text: "long"})
+	r, err := a.core.Agent.Handle(context.Background(), mnemo.Task{User: "alice", Platform: "console", Text: "long"})
 	if err != nil || r.Failed || len([]rune(r.Text)) > 100 || !strings.Contains(r.Text, "reply cut") {
 		t.Errorf("maxReplyChars 100: reply %q, %v", r.Text, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 )
@@ -56,7 +56,7 @@ func (e explainer) explain(ctx context.Context, err error) string {
 	case errors.Is(err, llm.ErrBadRequest) && oe != nil && oe.StatusCode != 0:
 		return fmt.Sprintf("The model server at %s refused the request%s: %s. Check that it supports chat completions with tools for the model %q (MNEMO_MODEL).", url, status(), serverSaid(oe), e.model)
 	}
-	return agent.ApologyText + " (" + cause(err) + ")"
+	return mnemo.ApologyText + " (" + cause(err) + ")"
 }
 
 // cause is the innermost message of err: "connection refused", "no such
@@ -85,7 +85,7 @@ type explainingHandler struct {
 	failed    *atomic.Int64
 }
 
-func (x explainingHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
+func (x explainingHandler) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	reply, err := x.h.Handle(ctx, t)
 	if err != nil || !reply.Failed || reply.Err == nil || errors.Is(reply.Err, context.Canceled) {
 		return reply, err // a cancelled reply (Ctrl-C) is no failure

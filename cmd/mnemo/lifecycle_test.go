@@ -21,7 +21,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -195,7 +195,7 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.core.Reflector.Add(agent.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."}); err != nil {
+	if err := a.core.Reflector.Add(mnemo.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close(cancelledContext())
@@ -224,7 +224,7 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.core.Reflector.Add(agent.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
+	a.core.Reflector.Add(mnemo.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
 	a.Close(cancelledContext())
 	cli(t, w.env, "memory", "forget", "newbie").want(t, 1, "", `no memory for user "newbie"`)
 	cli(t, w.env, "memory", "forget", "newbie", "--yes").want(t, 0, "newbie has no memory files; also dropped 1 turn waiting to be reflected\n", "")

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 )
@@ -43,12 +43,12 @@ type measuredHandler struct {
 
 // handler answers one task, as *agent.Agent does and the adapters need.
 type handler interface {
-	Handle(ctx context.Context, t agent.Task) (agent.Reply, error)
+	Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error)
 }
 
 var _ handler = measuredHandler{}
 
-func (m measuredHandler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
+func (m measuredHandler) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	m.metrics.TaskStarted(t.Platform)
 	reply, err := m.h.Handle(ctx, t)
 	m.metrics.TaskDone(t.Platform, err == nil)

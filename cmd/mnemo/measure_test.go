@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -24,8 +24,8 @@ func (s stubModel) Complete(context.Context, llm.Request) (llm.Response, error) 
 
 type stubHandler struct{ err error }
 
-func (s stubHandler) Handle(context.Context, agent.Task) (agent.Reply, error) {
-	return agent.Reply{Text: "hi"}, s.err
+func (s stubHandler) Handle(context.Context, mnemo.Task) (mnemo.Reply, error) {
+	return mnemo.Reply{Text: "hi"}, s.err
 }
 
 func scrapeText(m *metrics.Metrics) string {
@@ -40,8 +40,8 @@ func TestMeasuredDecorators(t *testing.T) {
 	ok.Complete(context.Background(), llm.Request{})
 	measuredModel{stubModel{err: fmt.Errorf("x: %w", context.Canceled)}, "reflector", m}.Complete(context.Background(), llm.Request{})
 	measuredModel{stubModel{err: llm.ErrAuth}, "reflector", m}.Complete(context.Background(), llm.Request{})
-	measuredHandler{stubHandler{}, m}.Handle(context.Background(), agent.Task{Platform: "console"})
-	measuredHandler{stubHandler{err: errors.New("never started")}, m}.Handle(context.Background(), agent.Task{Platform: "console"})
+	measuredHandler{stubHandler{}, m}.Handle(context.Background(), mnemo.Task{Platform: "console"})
+	measuredHandler{stubHandler{err: errors.New("never started")}, m}.Handle(context.Background(), mnemo.Task{Platform: "console"})
 	obs := coreObserver{changes: &changeLog{metrics: m}, withdrawn: new(sync.Map)}
 	obs.ToolCall("memory_read", nil)
 	obs.ToolCall("memory_patch", fmt.Errorf("facts/a.md: %w", memory.ErrConflict))

@@ -7,7 +7,7 @@ package main
 // lock (lock.go) and does the forget itself, or, while a chat or server owns
 // the folder, asks that process to do it through its control socket
 // (control.go) and reports success once the process says it is done.
-// USER is a person's name or a channel's memory (agent.ChannelKey,
+// USER is a person's name or a channel's memory (mnemo.ChannelKey,
 // "#slack-T01-C02"): every subcommand works on both, kept apart.
 
 import (
@@ -15,7 +15,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/google/renameio/v2"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -23,7 +22,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/google/renameio/v2"
+
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
@@ -190,10 +191,10 @@ type memoryCmd struct {
 }
 
 // checkOwner checks the USER argument of a memory subcommand: a user's
-// name, or a channel's (agent.ChannelKey: "#slack-T01-C02").
+// name, or a channel's (mnemo.ChannelKey: "#slack-T01-C02").
 func checkOwner(name string) error {
 	err := memory.ValidateOwner(name)
-	if err != nil && !agent.IsChannel(name) {
+	if err != nil && !mnemo.IsChannel(name) {
 		return usageError("%v; a channel's memory is named '#' and such a name, quoted in a shell ('#slack-T01-C02'); mnemo memory users lists both", err)
 	}
 	if err != nil {
@@ -205,7 +206,7 @@ func checkOwner(name string) error {
 // shellName is name as typed in a shell: a channel's name is quoted ('#'
 // starts a comment there).
 func shellName(name string) string {
-	if agent.IsChannel(name) {
+	if mnemo.IsChannel(name) {
 		return "'" + name + "'"
 	}
 	return name
@@ -213,7 +214,7 @@ func shellName(name string) string {
 
 // ownerKind is "user" or "channel", for messages.
 func ownerKind(name string) string {
-	if agent.IsChannel(name) {
+	if mnemo.IsChannel(name) {
 		return "channel"
 	}
 	return "user"
@@ -238,9 +239,9 @@ func (m *memoryCmd) hasFolder(name string) bool {
 // without its '#' (or a user's with one) is a likely slip: the message
 // names the one that exists.
 func (m *memoryCmd) noUser(name string) error {
-	other := agent.ChannelPrefix + name
-	if agent.IsChannel(name) {
-		other = strings.TrimPrefix(name, agent.ChannelPrefix)
+	other := mnemo.ChannelPrefix + name
+	if mnemo.IsChannel(name) {
+		other = strings.TrimPrefix(name, mnemo.ChannelPrefix)
 	}
 	if memory.ValidateOwner(other) == nil && m.hasFolder(other) {
 		return failure(fmt.Errorf("no memory for %s %q; did you mean the %s %s? (mnemo memory users lists them)", ownerKind(name), name, ownerKind(other), shellName(other)))
@@ -259,7 +260,7 @@ func (m *memoryCmd) users() error {
 	}
 	var names, channels []string
 	for _, o := range owners {
-		if agent.IsChannel(o) {
+		if mnemo.IsChannel(o) {
 			channels = append(channels, o)
 		} else {
 			names = append(names, o)
@@ -293,7 +294,7 @@ func (m *memoryCmd) users() error {
 // shared (seen in channels) by their header.
 func visibility(owner string, f memory.FileInfo) string {
 	switch {
-	case agent.IsChannel(owner):
+	case mnemo.IsChannel(owner):
 		return "channel"
 	case f.Shared:
 		return "shared"
@@ -394,13 +395,13 @@ func (m *memoryCmd) checkCounts(name string, rep memory.CheckReport) string {
 	channels := 0
 	switch {
 	case name != "":
-		if agent.IsChannel(name) {
+		if mnemo.IsChannel(name) {
 			channels = rep.Users
 		}
 	default:
 		entries, _ := os.ReadDir(m.store.Dir()) // the check has just read it
 		for _, e := range entries {
-			if agent.ValidateChannel(e.Name()) == nil {
+			if mnemo.ValidateChannel(e.Name()) == nil {
 				channels++
 			}
 		}
@@ -487,7 +488,7 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 // channelsKept is what the question before a user's forget of all their
 // memory adds when there are channels' memories: they stay.
 func (m *memoryCmd) channelsKept(name, p string) string {
-	if p != "" || agent.IsChannel(name) {
+	if p != "" || mnemo.IsChannel(name) {
 		return ""
 	}
 	if channels, err := m.store.Channels(); err != nil || len(channels) == 0 {
@@ -511,7 +512,7 @@ func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 		}
 		dir := filepath.Join(m.store.Dir(), u.Name())
 		of := u.Name()
-		if agent.IsChannel(of) {
+		if mnemo.IsChannel(of) {
 			of = "channel " + of
 		}
 		return fmt.Sprintf("all memory of %s: the folder %s and its %d memory file%s", of, dir, len(files), plural(len(files))), nil
@@ -575,7 +576,7 @@ func (m *memoryCmd) reportForget(name, what, dropped, by string) error {
 func (m *memoryCmd) export(name, output string) error {
 	if output == "" && isTerminal(m.env.stdout) {
 		return usageError("memory export writes a tar.gz archive, not text for a terminal: redirect it (mnemo memory export %s > %s.tar.gz) or use -o FILE",
-			shellName(name), strings.TrimPrefix(name, agent.ChannelPrefix))
+			shellName(name), strings.TrimPrefix(name, mnemo.ChannelPrefix))
 	}
 	u, err := m.user(name)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -50,7 +50,7 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 	}
 	// Private (0600) and named after the file, so editors highlight Markdown.
 	// A channel's '#' is left out: some editors give it a meaning.
-	tmp, err := os.CreateTemp(m.env.getenv("TMPDIR"), "mnemo-edit-"+strings.TrimPrefix(name, agent.ChannelPrefix)+"-*-"+path.Base(p))
+	tmp, err := os.CreateTemp(m.env.getenv("TMPDIR"), "mnemo-edit-"+strings.TrimPrefix(name, mnemo.ChannelPrefix)+"-*-"+path.Base(p))
 	if err != nil {
 		return failure(fmt.Errorf("memory edit: a temporary copy: %w; set TMPDIR to a writable folder", err))
 	}

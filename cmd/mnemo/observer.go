@@ -5,7 +5,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -21,7 +21,7 @@ type coreObserver struct {
 
 var _ wiring.Observer = coreObserver{}
 
-func (o coreObserver) Turn(t agent.Turn) bool {
+func (o coreObserver) Turn(t mnemo.Turn) bool {
 	_, withdrawn := o.withdrawn.LoadAndDelete(t.TaskID)
 	return !withdrawn
 }

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
@@ -190,7 +190,7 @@ func TestSigtermServeCancelsAHungReplyAfterTheGrace(t *testing.T) {
 		t.Fatalf("exit %d after %v; want 0 after the %v grace\nstderr:\n%s", code, took, grace, p.stderr)
 	}
 	posts := slk.Posts()
-	if len(posts) != 1 || posts[0].Text != agent.ApologyText {
+	if len(posts) != 1 || posts[0].Text != mnemo.ApologyText {
 		t.Fatalf("posts %+v; want the apology once the call was cancelled", posts)
 	}
 	inOrder(t, p.stderr.String(),

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
@@ -58,7 +58,7 @@ func personWorld(t *testing.T) (*chatWorld, *cliEnv, []string) {
 	}
 	for _, p := range []string{"alice", "bob"} {
 		mark := map[string]string{"alice": aliceMark, "bob": bobMark}[p]
-		if err := a.core.Reflector.Add(agent.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."}); err != nil {
+		if err := a.core.Reflector.Add(mnemo.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."}); err != nil {
 			t.Fatal(err)
 		}
 	}

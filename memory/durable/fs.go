@@ -61,7 +61,7 @@ func ReadFile(fsys FS, name string) ([]byte, error) {
 
 // Error is a failure of the disk at one operation (one of the Hook's ops,
 // or Close) on Name. Callers that tell storage failures apart from their
-// own (memory wraps them with agent.ErrStorage) look for it with
+// own (memory wraps them with mnemo.ErrStorage) look for it with
 // errors.As.
 type Error struct {
 	Op   string

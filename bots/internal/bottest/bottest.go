@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
@@ -25,9 +25,9 @@ var (
 // While Gate is set (SetGate), Handle waits for it to be closed.
 type Handler struct {
 	mu      sync.Mutex
-	tasks   []agent.Task
+	tasks   []mnemo.Task
 	changed chan struct{}
-	reply   func(agent.Task) (agent.Reply, error)
+	reply   func(mnemo.Task) (mnemo.Reply, error)
 	gate    chan struct{}
 }
 
@@ -35,7 +35,7 @@ type Handler struct {
 func NewHandler() *Handler { return &Handler{changed: make(chan struct{})} }
 
 // Handle records t, waits for the gate, and answers.
-func (h *Handler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) {
+func (h *Handler) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	h.mu.Lock()
 	h.tasks = append(h.tasks, t)
 	close(h.changed)
@@ -48,11 +48,11 @@ func (h *Handler) Handle(ctx context.Context, t agent.Task) (agent.Reply, error)
 	if reply != nil {
 		return reply(t)
 	}
-	return agent.Reply{TaskID: "task", Text: "echo: " + t.Text}, nil
+	return mnemo.Reply{TaskID: "task", Text: "echo: " + t.Text}, nil
 }
 
 // SetReply sets how Handle answers.
-func (h *Handler) SetReply(f func(agent.Task) (agent.Reply, error)) {
+func (h *Handler) SetReply(f func(mnemo.Task) (mnemo.Reply, error)) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.reply = f
@@ -78,19 +78,19 @@ func (h *Handler) Hold() (release func()) {
 }
 
 // Tasks is every task so far.
-func (h *Handler) Tasks() []agent.Task {
+func (h *Handler) Tasks() []mnemo.Task {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return append([]agent.Task(nil), h.tasks...)
+	return append([]mnemo.Task(nil), h.tasks...)
 }
 
 // WaitTasks waits up to timeout for at least n tasks.
-func (h *Handler) WaitTasks(t testing.TB, n int, timeout time.Duration) []agent.Task {
+func (h *Handler) WaitTasks(t testing.TB, n int, timeout time.Duration) []mnemo.Task {
 	t.Helper()
 	deadline := time.After(timeout)
 	for {
 		h.mu.Lock()
-		got, ch := append([]agent.Task(nil), h.tasks...), h.changed
+		got, ch := append([]mnemo.Task(nil), h.tasks...), h.changed
 		h.mu.Unlock()
 		if len(got) >= n {
 			return got

@@ -11,15 +11,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 func TestHandlerHoldAndReply(t *testing.T) {
 	h := NewHandler()
 	release := h.Hold()
-	done := make(chan agent.Reply, 1)
+	done := make(chan mnemo.Reply, 1)
 	go func() {
-		r, _ := h.Handle(context.Background(), agent.Task{Text: "hi"})
+		r, _ := h.Handle(context.Background(), mnemo.Task{Text: "hi"})
 		done <- r
 	}()
 	if got := h.WaitTasks(t, 1, time.Minute); got[0].Text != "hi" {
@@ -35,8 +35,8 @@ func TestHandlerHoldAndReply(t *testing.T) {
 	if r := <-done; r.Text != "echo: hi" {
 		t.Errorf("reply %+v", r)
 	}
-	h.SetReply(func(t agent.Task) (agent.Reply, error) { return agent.Reply{}, errors.New("down") })
-	if _, err := h.Handle(context.Background(), agent.Task{}); err == nil || len(h.Tasks()) != 2 {
+	h.SetReply(func(t mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{}, errors.New("down") })
+	if _, err := h.Handle(context.Background(), mnemo.Task{}); err == nil || len(h.Tasks()) != 2 {
 		t.Errorf("err %v, tasks %d", err, len(h.Tasks()))
 	}
 }

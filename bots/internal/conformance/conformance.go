@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 )
@@ -181,7 +181,7 @@ func busy(t *testing.T, d Driver) {
 func split(t *testing.T, d Driver) {
 	b := d.Start(t, Setup{})
 	long := strings.Repeat("word ", b.MaxRunes()/5) + "\n\n" + strings.Repeat("more ", b.MaxRunes()/5)
-	b.Handler().SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: long}, nil })
+	b.Handler().SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: long}, nil })
 	m := b.DM("long please")
 	want := b.Parts(long)
 	if len(want) < 2 {
@@ -208,7 +208,7 @@ func split(t *testing.T, d Driver) {
 // privacy: channelMemory (off, read, full; read by default) reaches the
 // task of a message in a channel; a DM is private, its memory full.
 func privacy(t *testing.T, d Driver) {
-	for _, setting := range []string{"", agent.ChannelMemoryOff, agent.ChannelMemoryRead, agent.ChannelMemoryFull} {
+	for _, setting := range []string{"", mnemo.ChannelMemoryOff, mnemo.ChannelMemoryRead, mnemo.ChannelMemoryFull} {
 		t.Run("channelMemory="+setting, func(t *testing.T) {
 			b := d.Start(t, Setup{ChannelMemory: setting})
 			b.Mention("in the channel")
@@ -218,13 +218,13 @@ func privacy(t *testing.T, d Driver) {
 			tasks := b.Handler().Tasks()
 			want := setting
 			if want == "" {
-				want = agent.ChannelMemoryRead
+				want = mnemo.ChannelMemoryRead
 			}
 			if c := tasks[0]; !c.Channel || c.ChannelMemory != want || c.ChannelKey == "" {
 				t.Errorf("channel task: Channel %v, ChannelMemory %q, ChannelKey %q; want a channel with %q",
 					c.Channel, c.ChannelMemory, c.ChannelKey, want)
 			}
-			if dm := tasks[1]; dm.Channel || dm.ChannelMemory != agent.ChannelMemoryFull || dm.ChannelKey != "" {
+			if dm := tasks[1]; dm.Channel || dm.ChannelMemory != mnemo.ChannelMemoryFull || dm.ChannelKey != "" {
 				t.Errorf("DM task: Channel %v, ChannelMemory %q, ChannelKey %q", dm.Channel, dm.ChannelMemory, dm.ChannelKey)
 			}
 		})

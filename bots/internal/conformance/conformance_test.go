@@ -11,7 +11,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
@@ -81,9 +81,9 @@ func refMessage(n int, text string, dm bool, log *slog.Logger) *refMsg {
 func (c *refChat) Ack(context.Context, *refMsg)                  {}
 func (c *refChat) Typing(context.Context, *refMsg) (stop func()) { return func() {} }
 
-func (c *refChat) Prepare(_ context.Context, m *refMsg, t *agent.Task) {
+func (c *refChat) Prepare(_ context.Context, m *refMsg, t *mnemo.Task) {
 	if !m.DM {
-		t.ChannelKey = agent.ChannelKey("ref", "channel")
+		t.ChannelKey = mnemo.ChannelKey("ref", "channel")
 	}
 }
 

@@ -6,12 +6,13 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 )
 
 // Handler answers one task; *agent.Agent satisfies it.
 type Handler interface {
-	Handle(ctx context.Context, t agent.Task) (agent.Reply, error)
+	Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error)
 }
 
 var _ Handler = (*agent.Agent)(nil)
@@ -23,7 +24,7 @@ type Memory interface {
 	// (converted to the platform's markup, cut with a note past what one
 	// answer holds), so it should say what it is, how to share and how to
 	// forget (/memory share|private <path>, /memory forget <path> | all).
-	// When channel is a channel's memory name (agent.ChannelKey; "" in a
+	// When channel is a channel's memory name (mnemo.ChannelKey; "" in a
 	// DM, or where channels use no memory) it also shows what is
 	// remembered about that channel.
 	Show(user, channel string) (string, error)
@@ -58,11 +59,11 @@ const ErrorReplyText = "Sorry, I couldn't answer that just now. Please try again
 const BusyReplyText = "I'm still working on your earlier messages; please wait for my answer and try again."
 
 // Answer runs one task through h and returns the text to post: h's reply;
-// agent.ApologyText when the reply is empty; ErrorReplyText on an error or
+// mnemo.ApologyText when the reply is empty; ErrorReplyText on an error or
 // a panic (logged with the stack, never re-panicked). failed reports that
 // the text is not a real answer (also when the agent itself answered with
 // its apology, Reply.Failed). A nil log discards.
-func Answer(ctx context.Context, h Handler, t agent.Task, log *slog.Logger) (text string, failed bool) {
+func Answer(ctx context.Context, h Handler, t mnemo.Task, log *slog.Logger) (text string, failed bool) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
@@ -79,7 +80,7 @@ func Answer(ctx context.Context, h Handler, t agent.Task, log *slog.Logger) (tex
 		return ErrorReplyText, true
 	case strings.TrimSpace(reply.Text) == "":
 		log.Warn("the task gave no answer; answering with the apology", "task_id", reply.TaskID)
-		return agent.ApologyText, true
+		return mnemo.ApologyText, true
 	case reply.Failed:
 		log.Warn("answering with the agent's apology", "task_id", reply.TaskID)
 		return reply.Text, true

@@ -8,36 +8,36 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 // handlerFunc adapts a function to Handler.
-type handlerFunc func(context.Context, agent.Task) (agent.Reply, error)
+type handlerFunc func(context.Context, mnemo.Task) (mnemo.Reply, error)
 
-func (f handlerFunc) Handle(ctx context.Context, t agent.Task) (agent.Reply, error) { return f(ctx, t) }
+func (f handlerFunc) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) { return f(ctx, t) }
 
 func TestAnswer(t *testing.T) {
 	for _, c := range []struct {
 		name    string
-		reply   agent.Reply
+		reply   mnemo.Reply
 		err     error
 		panic   any
 		want    string
 		failed  bool
 		logWant string
 	}{
-		{name: "reply", reply: agent.Reply{Text: "hi"}, want: "hi"},
-		{name: "apology", reply: agent.Reply{Text: agent.ApologyText, Failed: true, TaskID: "t1"}, want: agent.ApologyText, failed: true,
+		{name: "reply", reply: mnemo.Reply{Text: "hi"}, want: "hi"},
+		{name: "apology", reply: mnemo.Reply{Text: mnemo.ApologyText, Failed: true, TaskID: "t1"}, want: mnemo.ApologyText, failed: true,
 			logWant: "answering with the agent's apology"},
-		{name: "empty", reply: agent.Reply{Text: " \n"}, want: agent.ApologyText, failed: true, logWant: "no answer"},
-		{name: "error", reply: agent.Reply{Text: "ignored"}, err: context.Canceled, want: ErrorReplyText, failed: true,
+		{name: "empty", reply: mnemo.Reply{Text: " \n"}, want: mnemo.ApologyText, failed: true, logWant: "no answer"},
+		{name: "error", reply: mnemo.Reply{Text: "ignored"}, err: context.Canceled, want: ErrorReplyText, failed: true,
 			logWant: "did not run"},
 		{name: "panic", panic: "boom", want: ErrorReplyText, failed: true, logWant: "task panicked"},
 		{name: "panic error", panic: errors.New("bad"), want: ErrorReplyText, failed: true, logWant: "stack"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			h := handlerFunc(func(_ context.Context, task agent.Task) (agent.Reply, error) {
+			h := handlerFunc(func(_ context.Context, task mnemo.Task) (mnemo.Reply, error) {
 				if task.Text != "q" {
 					t.Errorf("task %+v", task)
 				}
@@ -46,7 +46,7 @@ func TestAnswer(t *testing.T) {
 				}
 				return c.reply, c.err
 			})
-			text, failed := Answer(t.Context(), h, agent.Task{Text: "q"}, slog.New(slog.NewTextHandler(&buf, nil)))
+			text, failed := Answer(t.Context(), h, mnemo.Task{Text: "q"}, slog.New(slog.NewTextHandler(&buf, nil)))
 			if text != c.want || failed != c.failed {
 				t.Errorf("Answer = %q, %v; want %q, %v", text, failed, c.want, c.failed)
 			}
@@ -56,8 +56,8 @@ func TestAnswer(t *testing.T) {
 		})
 	}
 	// A nil logger discards.
-	if text, failed := Answer(t.Context(), handlerFunc(func(context.Context, agent.Task) (agent.Reply, error) { panic("x") }),
-		agent.Task{}, nil); text != ErrorReplyText || !failed {
+	if text, failed := Answer(t.Context(), handlerFunc(func(context.Context, mnemo.Task) (mnemo.Reply, error) { panic("x") }),
+		mnemo.Task{}, nil); text != ErrorReplyText || !failed {
 		t.Errorf("nil log: %q %v", text, failed)
 	}
 }

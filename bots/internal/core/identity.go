@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 // CheckIdentities checks one platform's accounts among the config's
@@ -21,7 +21,7 @@ func CheckIdentities(platform, form string, identities map[string]string, valid 
 		if !valid(account) {
 			return fmt.Errorf("%s: identity %q is not of the form %s", platform, k, form)
 		}
-		if agent.ValidateUser(v) != nil {
+		if mnemo.ValidateUser(v) != nil {
 			return fmt.Errorf("%s: identity %q links to %q, which is not a valid memory user name (letters, digits, '.', '_', '-'; 1-64; not starting with '.')", platform, k, v)
 		}
 	}

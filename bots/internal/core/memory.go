@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
@@ -59,8 +59,8 @@ type MemoryFlow struct {
 	// is linked …"); "" → "Your account is linked …".
 	Platform string
 	// ChannelMemory is the platform's channelMemory setting: with
-	// agent.ChannelMemoryOff a channel's memory is not shown (channels use
-	// none), and with off or agent.ChannelMemoryFull the answers say what
+	// mnemo.ChannelMemoryOff a channel's memory is not shown (channels use
+	// none), and with off or mnemo.ChannelMemoryFull the answers say what
 	// that means for private and shared files; "" or read: nothing to add.
 	ChannelMemory string
 }
@@ -76,7 +76,7 @@ type Asker struct {
 	// what was learned through the other linked accounts.
 	User, Own string
 	// Channel is the memory name of the channel the command was sent in
-	// (agent.ChannelKey, as the adapter names it for messages there); ""
+	// (mnemo.ChannelKey, as the adapter names it for messages there); ""
 	// in a DM.
 	Channel string
 }
@@ -122,7 +122,7 @@ func (f *MemoryFlow) Handle(cmd Command, a Asker) (ans MemoryAnswer) {
 	switch cmd.Kind {
 	case CmdShow:
 		channel := a.Channel
-		if f.ChannelMemory == agent.ChannelMemoryOff {
+		if f.ChannelMemory == mnemo.ChannelMemoryOff {
 			channel = "" // channels use no memory here: nothing of theirs to show
 		}
 		text, err := f.Memory.Show(a.User, channel)
@@ -147,9 +147,9 @@ func (f *MemoryFlow) Handle(cmd Command, a Asker) (ans MemoryAnswer) {
 // noted adds to text what the channelMemory setting means for it.
 func (f *MemoryFlow) noted(text string) string {
 	switch f.ChannelMemory {
-	case agent.ChannelMemoryFull:
+	case mnemo.ChannelMemoryFull:
 		return text + "\n\n" + FullNote
-	case agent.ChannelMemoryOff:
+	case mnemo.ChannelMemoryOff:
 		return text + "\n\n" + OffNote
 	}
 	return text

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 // fakeMemory is a Memory whose answers the tests set.
@@ -337,10 +337,10 @@ func TestMemoryFlowShowChannel(t *testing.T) {
 		note             string
 	}{
 		{"", "#slack-T1-C1", "ann|#slack-T1-C1", ""},
-		{agent.ChannelMemoryRead, "#discord-20", "ann|#discord-20", ""},
-		{agent.ChannelMemoryRead, "", "ann|", ""},
-		{agent.ChannelMemoryFull, "#slack-T1-C1", "ann|#slack-T1-C1", "\n\n" + FullNote},
-		{agent.ChannelMemoryOff, "#slack-T1-C1", "ann|", "\n\n" + OffNote},
+		{mnemo.ChannelMemoryRead, "#discord-20", "ann|#discord-20", ""},
+		{mnemo.ChannelMemoryRead, "", "ann|", ""},
+		{mnemo.ChannelMemoryFull, "#slack-T1-C1", "ann|#slack-T1-C1", "\n\n" + FullNote},
+		{mnemo.ChannelMemoryOff, "#slack-T1-C1", "ann|", "\n\n" + OffNote},
 	} {
 		mem.shown = nil
 		f, _ := newFlow(mem, "")
@@ -360,7 +360,7 @@ func TestMemoryFlowShowChannel(t *testing.T) {
 	// Nothing about the person: the usual text, with the note.
 	mem.show = "\n"
 	f, _ := newFlow(mem, "")
-	f.ChannelMemory = agent.ChannelMemoryFull
+	f.ChannelMemory = mnemo.ChannelMemoryFull
 	if ans := f.Handle(Command{Kind: CmdShow}, Asker{ID: "U1", User: "ann"}); ans.Text != NothingYetText+"\n\n"+FullNote {
 		t.Errorf("nothing: %q", ans.Text)
 	}

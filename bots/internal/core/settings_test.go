@@ -5,12 +5,12 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 type nopHandler struct{}
 
-func (nopHandler) Handle(context.Context, agent.Task) (agent.Reply, error) { return agent.Reply{}, nil }
+func (nopHandler) Handle(context.Context, mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{}, nil }
 
 func TestSettingsCheck(t *testing.T) {
 	check := func(apiURL, channelMemory string, ids map[string]string, h Handler) (string, string, string, error) {
@@ -25,7 +25,7 @@ func TestSettingsCheck(t *testing.T) {
 	}
 	// Defaults, and a final "/" on both the setting and the parsed URL.
 	raw, parsed, cm, err := check("", "", nil, nopHandler{})
-	if err != nil || raw != "https://chat.example/api/" || parsed != raw || cm != agent.ChannelMemoryRead {
+	if err != nil || raw != "https://chat.example/api/" || parsed != raw || cm != mnemo.ChannelMemoryRead {
 		t.Fatalf("defaults: %q %q %q %v", raw, parsed, cm, err)
 	}
 	raw, parsed, cm, err = check("http://127.0.0.1:9/x", "off", map[string]string{"chat:ok": "ada"}, nopHandler{})

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 // ThreadMessage is one earlier message of a thread or reply chain, as the
@@ -27,7 +27,7 @@ type ThreadMessage struct {
 // the speaker's (AuthorID == speakerID) as speakerName (or "the speaker")
 // with FromSpeaker set; everyone else's by their cleaned name, or "user
 // "+AuthorID (or "someone"). Names go through CleanName. max ≤ 0 gives no context.
-func ThreadContext(msgs []ThreadMessage, speakerID, speakerName, botName string, max, maxText int) []agent.ContextMessage {
+func ThreadContext(msgs []ThreadMessage, speakerID, speakerName, botName string, max, maxText int) []mnemo.ContextMessage {
 	if max <= 0 {
 		return nil
 	}
@@ -40,13 +40,13 @@ func ThreadContext(msgs []ThreadMessage, speakerID, speakerName, botName string,
 	if len(kept) > max { // the root and the last max-1
 		kept = append(kept[:1], kept[len(kept)-max+1:]...)
 	}
-	out := make([]agent.ContextMessage, 0, len(kept))
+	out := make([]mnemo.ContextMessage, 0, len(kept))
 	for _, m := range kept {
 		text := m.Text
 		if maxText > 0 && utf8.RuneCountInString(text) > maxText {
 			text = string([]rune(text)[:maxText]) + " […]"
 		}
-		cm := agent.ContextMessage{Text: text}
+		cm := mnemo.ContextMessage{Text: text}
 		switch {
 		case m.Self:
 			cm.Author = botName + " (you, the assistant)"

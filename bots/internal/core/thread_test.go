@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 )
 
 func TestThreadContext(t *testing.T) {
@@ -17,7 +17,7 @@ func TestThreadContext(t *testing.T) {
 		}
 		return out
 	}
-	texts := func(cms []agent.ContextMessage) string {
+	texts := func(cms []mnemo.ContextMessage) string {
 		var s []string
 		for _, c := range cms {
 			s = append(s, c.Text)
@@ -28,7 +28,7 @@ func TestThreadContext(t *testing.T) {
 		name      string
 		msgs      []ThreadMessage
 		max, text int
-		want      []agent.ContextMessage // exact, when set
+		want      []mnemo.ContextMessage // exact, when set
 		wantTexts string                 // else the texts, space-separated
 	}{
 		{name: "attribution", max: 20, text: 2000, msgs: []ThreadMessage{
@@ -41,7 +41,7 @@ func TestThreadContext(t *testing.T) {
 			{AuthorID: "U5", Text: "who am I"},
 			{AuthorID: "U6", AuthorName: "Eve\u200b\nof\tIT", Text: "me"},
 			{Text: "nobody"},
-		}, want: []agent.ContextMessage{
+		}, want: []mnemo.ContextMessage{
 			{Author: "Bob", Text: "Where do we deploy @mnemo?"},
 			{Author: "Alice", Text: "I think <staging>", FromSpeaker: true},
 			{Author: "mnemo (you, the assistant)", Text: "Staging, per the runbook."},

@@ -33,7 +33,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
@@ -74,7 +74,7 @@ type Platform[M Incoming] interface {
 	// Prepare completes the task for m before the handler runs it: the
 	// speaker, the channel's memory, the earlier messages of the thread.
 	// A panic in it is answered politely, as one in the handler is.
-	Prepare(ctx context.Context, m M, t *agent.Task)
+	Prepare(ctx context.Context, m M, t *mnemo.Task)
 	// Parts renders text as the messages of m's reply (at most the
 	// platform's limit; never none).
 	Parts(m M, text string) []string
@@ -255,7 +255,7 @@ func (p *Pipeline[M]) answer(m M) {
 	ctx := p.work
 	start := time.Now()
 	stopTyping := p.plat.Typing(ctx, m)
-	task := agent.Task{
+	task := mnemo.Task{
 		ID:            id,
 		User:          h.User,
 		Conversation:  h.Conversation,
@@ -285,7 +285,7 @@ func (p *Pipeline[M]) answer(m M) {
 // prepare runs the platform's Prepare; a panic in it is logged and
 // reported false (answered with core.ErrorReplyText, as core.Answer does
 // for the handler).
-func (p *Pipeline[M]) prepare(ctx context.Context, m M, t *agent.Task, log *slog.Logger) (ok bool) {
+func (p *Pipeline[M]) prepare(ctx context.Context, m M, t *mnemo.Task, log *slog.Logger) (ok bool) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("task panicked", "panic", r, "stack", string(debug.Stack()))

@@ -14,7 +14,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/core"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
@@ -100,13 +100,13 @@ func (f *fake) Typing(_ context.Context, m *msg) func() {
 	return func() { f.record("stop:" + m.ID) }
 }
 
-func (f *fake) Prepare(_ context.Context, m *msg, t *agent.Task) {
+func (f *fake) Prepare(_ context.Context, m *msg, t *mnemo.Task) {
 	f.record("prepare:" + m.ID)
 	if f.panicky {
 		panic("prepare broke")
 	}
 	if !m.DM {
-		t.ChannelKey = agent.ChannelKey("fake", m.Channel)
+		t.ChannelKey = mnemo.ChannelKey("fake", m.Channel)
 	}
 }
 
@@ -186,9 +186,9 @@ func (e *env) waitLog(t *testing.T, want string) {
 // part by part; the typing indicator ends before the post, or after it.
 func TestAnswer(t *testing.T) {
 	for _, untilPosted := range []bool{false, true} {
-		e := newEnv(t, t.TempDir(), Options{ChannelMemory: agent.ChannelMemoryRead, TypingUntilPosted: untilPosted})
+		e := newEnv(t, t.TempDir(), Options{ChannelMemory: mnemo.ChannelMemoryRead, TypingUntilPosted: untilPosted})
 		e.start(t)
-		e.h.SetReply(func(t agent.Task) (agent.Reply, error) { return agent.Reply{Text: "a|b"}, nil })
+		e.h.SetReply(func(t mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: "a|b"}, nil })
 		dm := e.msg("m1", "c1", "hi")
 		dm.Speaker = "Ann"
 		ch := e.msg("m2", "c2", "hello")
@@ -215,12 +215,12 @@ func TestAnswer(t *testing.T) {
 		}
 		bottest.WaitFor(t, "the journal to empty", wait, func() bool { return e.p.Journal().Len() == 0 && e.p.Queued() == 0 })
 		tasks := e.h.Tasks()
-		slices.SortFunc(tasks, func(a, b agent.Task) int { return strings.Compare(a.Text, b.Text) })
+		slices.SortFunc(tasks, func(a, b mnemo.Task) int { return strings.Compare(a.Text, b.Text) })
 		if d := tasks[1]; d.Platform != "fake" || d.User != "u-c1" || d.Speaker != "Ann" || d.Conversation != "c1" ||
-			d.Channel || d.ChannelMemory != agent.ChannelMemoryFull || d.ID != core.TaskID("m1") {
+			d.Channel || d.ChannelMemory != mnemo.ChannelMemoryFull || d.ID != core.TaskID("m1") {
 			t.Errorf("DM task %+v", d)
 		}
-		if c := tasks[0]; !c.Channel || c.ChannelMemory != agent.ChannelMemoryRead || c.ChannelKey != agent.ChannelKey("fake", "general") {
+		if c := tasks[0]; !c.Channel || c.ChannelMemory != mnemo.ChannelMemoryRead || c.ChannelKey != mnemo.ChannelKey("fake", "general") {
 			t.Errorf("channel task %+v", c)
 		}
 	}
@@ -340,7 +340,7 @@ func TestFailures(t *testing.T) {
 	e = newEnv(t, "", Options{})
 	e.start(t)
 	e.f.failPost = 1
-	e.h.SetReply(func(agent.Task) (agent.Reply, error) { return agent.Reply{Text: "a|b|c"}, nil })
+	e.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: "a|b|c"}, nil })
 	e.p.Receive(context.Background(), e.msg("m1", "c1", "hi"))
 	e.waitLog(t, "fake: cannot post the reply")
 	e.p.Close()
@@ -466,7 +466,7 @@ type countingPlatform struct {
 
 func (c *countingPlatform) Ack(context.Context, *msg)                  {}
 func (c *countingPlatform) Typing(context.Context, *msg) func()        { return func() {} }
-func (c *countingPlatform) Prepare(context.Context, *msg, *agent.Task) {}
+func (c *countingPlatform) Prepare(context.Context, *msg, *mnemo.Task) {}
 func (c *countingPlatform) PostPart(context.Context, *msg, int, string) error {
 	c.posted <- struct{}{}
 	return nil

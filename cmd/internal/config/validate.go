@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/text"
 )
@@ -269,7 +270,7 @@ func (c *Config) validateIdentities(ch *checker) {
 	owner := map[string]string{} // account → key where first listed
 	for _, name := range names {
 		key := "identities." + name
-		if agent.ValidateUser(name) != nil {
+		if mnemo.ValidateUser(name) != nil {
 			ch.add(key, "%s: %s is not a valid user name; use 1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.'", quote(name))
 		}
 		accounts := c.Identities[name]

@@ -23,7 +23,7 @@
 //   - the history of the memory files (state/history, unless kept);
 //   - the terminal chat's line history (state/chat/<user>.history).
 //
-// The owner is a person's memory name or a channel's (agent.ChannelKey,
+// The owner is a person's memory name or a channel's (mnemo.ChannelKey,
 // "#slack-T01-C02"): the two are kept apart, and a person's forget never
 // touches a channel's memory (what they said in a channel is the
 // channel's). A new kind of per-owner state is a new Holder added to

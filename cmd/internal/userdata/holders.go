@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
@@ -39,7 +40,7 @@ type Request struct {
 }
 
 // all reports whether r forgets everything of a person.
-func (r Request) all() bool { return r.Path == "" && !agent.IsChannel(r.Owner) }
+func (r Request) all() bool { return r.Path == "" && !mnemo.IsChannel(r.Owner) }
 
 // Dropped is what one holder dropped that the person should hear of
 // besides the files: N items, "2 turns waiting to be reflected".
@@ -126,7 +127,7 @@ func (q *queue) Name() string { return "intake journal (" + q.platform + ")" }
 
 func (q *queue) Forget(_ context.Context, r Request) (Dropped, error) {
 	d := Dropped{Noun: "message", Rest: " queued for an answer on " + q.platform}
-	if agent.IsChannel(r.Owner) {
+	if mnemo.IsChannel(r.Owner) {
 		return Dropped{}, nil // a channel's messages are their speakers'
 	}
 	if q.live != nil {
@@ -154,7 +155,7 @@ func (j *reflectionJournal) Name() string { return "reflection journal" }
 
 func (j *reflectionJournal) Forget(ctx context.Context, r Request) (Dropped, error) {
 	d := Dropped{Noun: "turn", Rest: " waiting to be reflected"}
-	channel := agent.IsChannel(r.Owner)
+	channel := mnemo.IsChannel(r.Owner)
 	if channel {
 		d.Verb = "detached the channel from"
 	}
@@ -183,7 +184,7 @@ func (h *shortTermHistory) Name() string { return "short-term history" }
 
 func (h *shortTermHistory) Forget(_ context.Context, r Request) (Dropped, error) {
 	d := Dropped{Noun: "turn", Rest: " of short-term history"}
-	if h.agent != nil && !agent.IsChannel(r.Owner) {
+	if h.agent != nil && !mnemo.IsChannel(r.Owner) {
 		d.N = h.agent.ForgetUser(r.Owner)
 	}
 	return d, nil
@@ -197,7 +198,7 @@ func (g *givenUp) Name() string { return "reflections given up on" }
 
 func (g *givenUp) Forget(_ context.Context, r Request) (Dropped, error) {
 	d := Dropped{Noun: "reflection", Rest: " given up on"}
-	if agent.IsChannel(r.Owner) {
+	if mnemo.IsChannel(r.Owner) {
 		return Dropped{}, nil // their turns are their speakers'
 	}
 	failed, err := reflector.FailedTurns(g.stateDir)

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -22,7 +22,7 @@ const recentEpisodes = 8
 
 // Show is what `/memory` answers in Slack and Discord: each of the user's
 // files marked private or shared, fact files in full, the index of their
-// episodes; in a channel (channel is its memory name, agent.ChannelKey),
+// episodes; in a channel (channel is its memory name, mnemo.ChannelKey),
 // what is remembered about the channel after them (all of it is used in
 // the channel: no marks). user is a person: a channel's memory is never
 // shown as someone's own.
@@ -42,7 +42,7 @@ func (s *Service) Show(user, channel string) (string, error) {
 			"To delete a file: /memory forget <path>. To delete everything: /memory forget all.\n")
 	}
 	if channel != "" {
-		if err := agent.ValidateChannel(channel); err != nil {
+		if err := mnemo.ValidateChannel(channel); err != nil {
 			return "", err
 		}
 		b.WriteString("\n")

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -303,7 +303,7 @@ func TestForgetLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer core.Close(context.Background())
-	if _, err := core.Agent.Handle(context.Background(), agent.Task{User: "alice", Conversation: "c1", Text: "My cat is Zebra."}); err != nil {
+	if _, err := core.Agent.Handle(context.Background(), mnemo.Task{User: "alice", Conversation: "c1", Text: "My cat is Zebra."}); err != nil {
 		t.Fatal(err)
 	}
 	svc := New(Wiring{StateDir: w.state, Store: core.Store, History: w.hist, Reflect: core.Reflector, Agent: core.Agent}, nil)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
 	"github.com/mnemo-agent/mnemo/agent/llm"
@@ -42,7 +43,7 @@ type Options struct {
 	Reflect reflector.Config
 	Agent   agent.Config
 	Logger  *slog.Logger
-	Faults   durable.Hook // before each disk step of the store and the journal; nil in production
+	Faults  durable.Hook // before each disk step of the store and the journal; nil in production
 }
 
 // Core is mnemo's core as every front end uses it: the memory store, the
@@ -94,7 +95,7 @@ func Open(o Options) (*Core, error) {
 	}
 	ac := o.Agent
 	ac.Model, ac.ModelName, ac.Memory, ac.Logger = o.Thinker, o.ThinkerModel, c.Memory, log
-	ac.OnTurn = func(t agent.Turn) {
+	ac.OnTurn = func(t mnemo.Turn) {
 		if t.MemoryOff || obs != nil && !obs.Turn(t) {
 			return // memory is off where it was said: nothing of it is kept
 		}

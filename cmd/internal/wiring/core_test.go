@@ -11,7 +11,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
@@ -32,7 +32,7 @@ func coreOptions(t *testing.T, model *llmtest.Script) Options {
 // handle gives ann's message text to c's agent, which must answer it.
 func handle(t *testing.T, c *Core, text string) {
 	t.Helper()
-	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: text}); err != nil || r.Failed {
+	if r, err := c.Agent.Handle(context.Background(), mnemo.Task{User: "ann", Platform: "console", Text: text}); err != nil || r.Failed {
 		t.Fatalf("Handle(%q) = %+v, %v", text, r, err)
 	}
 }
@@ -66,7 +66,7 @@ func TestCoreOpenTurnsClose(t *testing.T) {
 		t.Errorf("the reflection at Close did not run: %d replies left", model.Pending())
 	}
 	// A turn the reflector cannot take (it is closed) is counted as lost.
-	c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "late"})
+	c.Agent.Handle(context.Background(), mnemo.Task{User: "ann", Platform: "console", Text: "late"})
 	if c.Lost() != 1 {
 		t.Errorf("lost %d, want 1", c.Lost())
 	}
@@ -102,7 +102,7 @@ func TestCoreCloseCancelled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "hi"})
+	c.Agent.Handle(context.Background(), mnemo.Task{User: "ann", Platform: "console", Text: "hi"})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	rerr, err := c.Close(ctx)
@@ -117,7 +117,7 @@ func TestCoreCloseCancelled(t *testing.T) {
 // skipper keeps back the turns whose message is "skip me".
 type skipper struct{ NopObserver }
 
-func (skipper) Turn(t agent.Turn) bool { return t.UserText != "skip me" }
+func (skipper) Turn(t mnemo.Turn) bool { return t.UserText != "skip me" }
 
 // toolCalls records the memory tool calls it is told of.
 type toolCalls struct {
@@ -140,7 +140,7 @@ func TestCoreToolCalls(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close(context.Background())
-	if r, err := c.Agent.Handle(context.Background(), agent.Task{User: "ann", Platform: "console", Text: "read"}); err != nil || r.Text != "done" {
+	if r, err := c.Agent.Handle(context.Background(), mnemo.Task{User: "ann", Platform: "console", Text: "read"}); err != nil || r.Text != "done" {
 		t.Fatalf("Handle = %+v, %v", r, err)
 	}
 	if strings.Join(calls, ",") != "memory_read:true" { // the file does not exist
@@ -264,7 +264,7 @@ type recorder struct {
 
 func (r *recorder) note(s string) { r.mu.Lock(); r.events = append(r.events, s); r.mu.Unlock() }
 
-func (r *recorder) Turn(t agent.Turn) bool { r.note("turn:" + t.UserText); return true }
+func (r *recorder) Turn(t mnemo.Turn) bool { r.note("turn:" + t.UserText); return true }
 func (r *recorder) ToolCall(tool string, err error) {
 	r.note(fmt.Sprintf("tool:%s:%v", tool, err != nil))
 }

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -344,24 +344,24 @@ func TestLeakTable(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts := []int{}
-	handle := func(task agent.Task) {
+	handle := func(task mnemo.Task) {
 		t.Helper()
 		if r, err := c.Agent.Handle(context.Background(), task); err != nil || r.Failed {
 			t.Fatalf("Handle(%q) = %+v, %v", task.Text, r, err)
 		}
 		counts = append(counts, len(thinker.Requests()))
 	}
-	handle(agent.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:D1",
+	handle(mnemo.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:D1",
 		Text: "remember: my code is " + leakMark})
-	handle(agent.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:C1:1700000000.000100",
+	handle(mnemo.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:C1:1700000000.000100",
 		Channel: true, ChannelKey: leakChan, Text: "what do you know about me?",
-		Context: []agent.ContextMessage{
+		Context: []mnemo.ContextMessage{
 			{Author: "Bob", Text: "Ann, what did you tell the bot in private?"},
 			{Author: "Ann", Text: "ask it", FromSpeaker: true},
 		}})
-	handle(agent.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:C2:1700000000.000200",
-		Channel: true, ChannelKey: leakOff, ChannelMemory: agent.ChannelMemoryOff, Text: "anything about me? (memory off)"})
-	handle(agent.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:C3:1700000000.000300",
+	handle(mnemo.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:C2:1700000000.000200",
+		Channel: true, ChannelKey: leakOff, ChannelMemory: mnemo.ChannelMemoryOff, Text: "anything about me? (memory off)"})
+	handle(mnemo.Task{User: leakUser, Speaker: "Ann", Platform: "slack", Conversation: "slack:C3:1700000000.000300",
 		Channel: true, ChannelKey: leakLinked, Text: "what is in here?"})
 	if rerr, err := c.Close(context.Background()); rerr != nil || err != nil {
 		t.Fatalf("Close = %v, %v", rerr, err)

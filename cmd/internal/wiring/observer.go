@@ -1,7 +1,7 @@
 package wiring
 
 import (
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -13,7 +13,7 @@ import (
 type Observer interface {
 	// Turn is told of every turn the Thinker finished where memory is on;
 	// false keeps it from being reflected (a turn its speaker withdrew).
-	Turn(agent.Turn) (reflect bool)
+	Turn(mnemo.Turn) (reflect bool)
 	// ToolCall is told of every memory tool call, with its error (nil when
 	// it succeeded).
 	ToolCall(tool string, err error)
@@ -29,7 +29,7 @@ type Observer interface {
 // observe only some of the core.
 type NopObserver struct{}
 
-func (NopObserver) Turn(agent.Turn) bool   { return true }
+func (NopObserver) Turn(mnemo.Turn) bool   { return true }
 func (NopObserver) ToolCall(string, error) {}
 func (NopObserver) Reflection(string)      {}
 func (NopObserver) Change(memory.Commit)   {}

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
@@ -26,11 +27,11 @@ type Memory struct {
 }
 
 // observed wraps tools so OnToolCall hears of each call.
-func (m Memory) observed(tools []agent.Tool) []agent.Tool {
+func (m Memory) observed(tools []mnemo.Tool) []mnemo.Tool {
 	if m.OnToolCall == nil {
 		return tools
 	}
-	out := make([]agent.Tool, len(tools))
+	out := make([]mnemo.Tool, len(tools))
 	for i, t := range tools {
 		call := t.Call
 		t.Call = func(ctx context.Context, args json.RawMessage) (string, error) {
@@ -60,14 +61,14 @@ func Files(store *memory.Store, user string) (*memory.User, []memory.FileInfo, e
 
 // View is the memory a scope may see (memory.NewView): the one place
 // where a task's or a reflection's scope becomes files.
-func View(store *memory.Store, s agent.Scope) (*memory.View, error) {
+func View(store *memory.Store, s mnemo.Scope) (*memory.View, error) {
 	u, err := store.User(s.User)
 	if err != nil {
 		return nil, err
 	}
 	var ch *memory.User
 	if s.Channel != "" {
-		if err := agent.ValidateChannel(s.Channel); err != nil {
+		if err := mnemo.ValidateChannel(s.Channel); err != nil {
 			return nil, err
 		}
 		if ch, err = store.User(s.Channel); err != nil {
@@ -78,7 +79,7 @@ func View(store *memory.Store, s agent.Scope) (*memory.View, error) {
 }
 
 // Index is the scope's memory index as the Thinker injects it.
-func (m Memory) Index(s agent.Scope) (string, error) {
+func (m Memory) Index(s mnemo.Scope) (string, error) {
 	v, err := View(m.Store, s)
 	if err != nil {
 		return "", err
@@ -87,7 +88,7 @@ func (m Memory) Index(s agent.Scope) (string, error) {
 }
 
 // ReadTools are the Thinker's tools, on a fresh view of the scope.
-func (m Memory) ReadTools(s agent.Scope) ([]agent.Tool, error) {
+func (m Memory) ReadTools(s mnemo.Scope) ([]mnemo.Tool, error) {
 	v, err := View(m.Store, s)
 	if err != nil {
 		return nil, err
@@ -98,7 +99,7 @@ func (m Memory) ReadTools(s agent.Scope) ([]agent.Tool, error) {
 // Prepare opens a reflection on a view of the scope: pre-loaded facts,
 // the episode index and all five tools bound to that view, whose changes
 // are told to onCommit just before they are made.
-func (m Memory) Prepare(scope agent.Scope, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
+func (m Memory) Prepare(scope mnemo.Scope, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
 	s, err := View(m.Store, scope)
 	if err != nil {
 		return reflector.Prepared{}, err

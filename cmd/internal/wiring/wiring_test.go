@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -28,29 +28,29 @@ func newMemory(t *testing.T) (Memory, string) {
 
 func TestAdapterErrors(t *testing.T) {
 	m, dir := newMemory(t)
-	if _, err := m.Index(agent.Scope{User: "../x"}); err == nil {
+	if _, err := m.Index(mnemo.Scope{User: "../x"}); err == nil {
 		t.Error("Index of a bad user name: no error")
 	}
-	if _, err := m.ReadTools(agent.Scope{User: "../x"}); err == nil {
+	if _, err := m.ReadTools(mnemo.Scope{User: "../x"}); err == nil {
 		t.Error("ReadTools of a bad user name: no error")
 	}
-	if _, err := m.Prepare(agent.Scope{User: "../x"}, 100, nil); err == nil {
+	if _, err := m.Prepare(mnemo.Scope{User: "../x"}, 100, nil); err == nil {
 		t.Error("Prepare of a bad user name: no error")
 	}
 	// A user "folder" that is a file cannot be listed or pre-loaded.
 	if err := os.WriteFile(filepath.Join(dir, "bob"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Index(agent.Scope{User: "bob"}); err == nil {
+	if _, err := m.Index(mnemo.Scope{User: "bob"}); err == nil {
 		t.Error("Index of a user folder that is a file: no error")
 	}
-	if _, err := m.Prepare(agent.Scope{User: "bob"}, 100, nil); err == nil {
+	if _, err := m.Prepare(mnemo.Scope{User: "bob"}, 100, nil); err == nil {
 		t.Error("Prepare of a user folder that is a file: no error")
 	}
 	// A scope's channel must be a channel's name: a person's is never
 	// shown as a channel's memory.
 	for _, ch := range []string{"alice", "#", "#a/b"} {
-		if _, err := m.Index(agent.Scope{User: "ann", Channel: ch, Shared: true}); err == nil {
+		if _, err := m.Index(mnemo.Scope{User: "ann", Channel: ch, Shared: true}); err == nil {
 			t.Errorf("Index with the channel %q: no error", ch)
 		}
 	}
@@ -71,25 +71,25 @@ func TestAdapterErrors(t *testing.T) {
 
 func TestAdapterHappyPath(t *testing.T) {
 	m, dir := newMemory(t)
-	if idx, err := m.Index(agent.Scope{User: "alice"}); err != nil || idx != "Available memory: none yet." {
+	if idx, err := m.Index(mnemo.Scope{User: "alice"}); err != nil || idx != "Available memory: none yet." {
 		t.Fatalf("Index of a new user = %q, %v", idx, err)
 	}
 	os.MkdirAll(filepath.Join(dir, "alice", "facts"), 0o700)
 	os.WriteFile(filepath.Join(dir, "alice", "facts", "user.md"), []byte("# User\n\n> Summary: name\n\n- Name: Ada\n"), 0o600)
-	if idx, _ := m.Index(agent.Scope{User: "alice"}); !strings.Contains(idx, "- facts/user.md (") {
+	if idx, _ := m.Index(mnemo.Scope{User: "alice"}); !strings.Contains(idx, "- facts/user.md (") {
 		t.Errorf("Index = %q", idx)
 	}
-	if tools, err := m.ReadTools(agent.Scope{User: "alice"}); err != nil || len(tools) != 2 {
+	if tools, err := m.ReadTools(mnemo.Scope{User: "alice"}); err != nil || len(tools) != 2 {
 		t.Errorf("ReadTools = %d tools, %v", len(tools), err)
 	}
-	p, err := m.Prepare(agent.Scope{User: "alice"}, 1000, nil)
+	p, err := m.Prepare(mnemo.Scope{User: "alice"}, 1000, nil)
 	if err != nil || !strings.Contains(p.Facts, "- Name: Ada") || p.Episodes != "none yet" || len(p.Tools) != 5 {
 		t.Errorf("Prepare = %+v, %v", p, err)
 	}
 	// The commit hook sees each change with the versions as Version
 	// names them, before it is made.
 	var commits []reflector.Commit
-	p, err = m.Prepare(agent.Scope{User: "alice"}, 1000, func(c reflector.Commit) error {
+	p, err = m.Prepare(mnemo.Scope{User: "alice"}, 1000, func(c reflector.Commit) error {
 		now, _ := p.Version(c.Path)
 		if now != c.Before {
 			t.Errorf("at the hook %s is at %q, want %q", c.Path, now, c.Before)

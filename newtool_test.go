@@ -1,4 +1,4 @@
-package agent
+package mnemo
 
 import (
 	"context"
@@ -194,7 +194,7 @@ func TestNewToolPanics(t *testing.T) {
 		func() {
 			defer func() {
 				msg, _ := recover().(string)
-				if !strings.HasPrefix(msg, "agent.NewTool t: parameters ") || !strings.Contains(msg, c.want) {
+				if !strings.HasPrefix(msg, "mnemo.NewTool t: parameters ") || !strings.Contains(msg, c.want) {
 					t.Errorf("panic %q, want %q", msg, c.want)
 				}
 			}()

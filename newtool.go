@@ -1,4 +1,4 @@
-package agent
+package mnemo
 
 import (
 	"bytes"
@@ -38,11 +38,11 @@ import (
 func NewTool[P any](name, description string, call func(ctx context.Context, p P) (string, error)) Tool {
 	t := reflect.TypeFor[P]()
 	if t.Kind() != reflect.Struct {
-		panic(fmt.Sprintf("agent.NewTool %s: parameters %v must be a struct, the JSON object the model sends", name, t))
+		panic(fmt.Sprintf("mnemo.NewTool %s: parameters %v must be a struct, the JSON object the model sends", name, t))
 	}
 	s, err := schemaOf(t)
 	if err != nil {
-		panic(fmt.Sprintf("agent.NewTool %s: parameters %v: %v", name, t, err))
+		panic(fmt.Sprintf("mnemo.NewTool %s: parameters %v: %v", name, t, err))
 	}
 	schema := encode(s)
 	return Tool{Name: name, Description: description, Parameters: schema,

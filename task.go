@@ -1,0 +1,79 @@
+package mnemo
+
+import (
+	"crypto/rand"
+	"time"
+)
+
+// Channel memory modes (Task.ChannelMemory).
+const (
+	ChannelMemoryFull = "full" // memory as in a DM
+	ChannelMemoryRead = "read" // only the speaker's shared files, and the channel's memory
+	ChannelMemoryOff  = "off"  // no index, no memory tools
+)
+
+// ApologyText is the reply to a task whose model calls failed.
+const ApologyText = "Sorry, I couldn't reach the language model just now, so I can't answer that. Please try again in a moment."
+
+// ContextMessage is an earlier message of the thread a task comes from,
+// attributed to its author.
+type ContextMessage struct {
+	Author      string // display name
+	Text        string
+	FromSpeaker bool // written by the person the task answers
+}
+
+// Task is one message to answer.
+type Task struct {
+	ID            string    // set by the Thinker (agent.Handle) when empty (16 random base32 characters)
+	User          string    // memory user name, from the platform event (never from model output)
+	Conversation  string    // key of the thread / DM / console session; one task at a time per key ("" → Platform+":"+User)
+	Platform      string    // "console", "slack", "discord"
+	Speaker       string    // display name of the speaker, optional
+	Text          string    // the message
+	Time          time.Time // zero → the Thinker's clock
+	Channel       bool      // true in a public/group channel, false in a DM or the console
+	ChannelMemory string    // "full" | "read" | "off" (only meaningful when Channel); "" = "read"
+	// ChannelKey names the channel's own memory (ChannelKey(platform,
+	// ids...)); "" in a DM, or for a channel without one.
+	ChannelKey string
+	Context    []ContextMessage
+}
+
+// Reply is the answer to a task.
+type Reply struct {
+	TaskID string
+	Text   string // what to post; ApologyText when Failed
+	Failed bool   // the model could not be reached (or the task broke)
+	// Err is why a Failed reply failed (a model error wraps one of the
+	// llm.Err* errors): a front end whose reader runs the server (the
+	// terminal chat) says the cause and the fix instead of the apology.
+	Err     error
+	Steps   int    // model calls made
+	Stopped string // "", agent.StopMaxSteps or agent.StopRepeated
+}
+
+// Turn is one exchange handed to the reflector (cmd wires the Thinker's OnTurn to it).
+type Turn struct {
+	TaskID, User, Conversation, Platform, Speaker, UserText, ReplyText string
+	Time                                                               time.Time
+	Context                                                            []ContextMessage
+	Failed                                                             bool
+	// Channel: said in a channel, which may learn it (see Scope.Shared);
+	// ChannelKey is that channel's memory ("" for none).
+	Channel    bool
+	ChannelKey string
+	// MemoryOff: said where memory is off; nothing of it is remembered.
+	MemoryOff bool
+}
+
+// Scope is what of the memory a turn may be reflected with: a channel's
+// turn sees only the speaker's shared files and the channel's memory.
+func (t Turn) Scope() Scope {
+	return Scope{User: t.User, Channel: t.ChannelKey, Shared: t.Channel}
+}
+
+// NewTaskID is a task id as agent.Handle makes one for a Task without: 16
+// random characters (base32: A–Z, 2–7; 80 bits). A front end that must
+// name a task before handing it over (to withdraw it) makes it here.
+func NewTaskID() string { return rand.Text()[:16] }
