@@ -136,7 +136,7 @@ fuzz:
 # Mutation testing with gremlins (installed at $(GREMLINS_VERSION) when
 # missing): every package's tests are run against mutated code, with the
 # test cache off. Not part of `make test`; slow (the Discord package's
-# tests take ~40 s a run). MUTATION_PKGS="./bots/internal/core" runs one;
+# tests take ~40 s a run). MUTATION_PKGS="./bots/internal/chat" runs one;
 # MUTATIONFLAGS="--workers 2 --threshold-efficacy 95" and so on. The fakes
 # (openaitest, discordtest, slacktest) are not mutated. Mutants that cannot
 # be killed are listed in .gremlins-equivalent.md. A mutant's time limit is
@@ -145,7 +145,7 @@ fuzz:
 # machine, hiding survivors, hence 10.
 GREMLINS_VERSION ?= v0.6.0
 GREMLINS         ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/gremlins
-MUTATION_PKGS    ?= ./memory ./reflector ./agent ./agent/llm/openai ./bots/internal/core ./bots/internal/intake ./bots/discord ./bots/slack ./cmd/internal/config
+MUTATION_PKGS    ?= ./memory ./reflector ./agent ./agent/llm/openai ./bots/internal/chat ./bots/internal/intake ./bots/discord ./bots/slack ./cmd/internal/config
 MUTATIONFLAGS    ?= --workers 1 --timeout-coefficient 10
 
 mutation:

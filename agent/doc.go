@@ -9,5 +9,5 @@
 // the JSON schema from P and decodes arguments strictly; a new model
 // provider implements llm.Model in a package beside agent/llm/openai; a
 // new chat platform is an adapter under bots/ that turns its events into
-// Tasks (see bots/internal/core).
+// Tasks (see bots/internal/pipeline).
 package agent

@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // Handler answers one task; *agent.Agent satisfies it.
-type Handler = core.Handler
+type Handler = chat.Handler
 
 // Config configures a console session.
 type Config struct {
@@ -48,7 +48,7 @@ type Config struct {
 
 // Visibility is what /memory share and /memory private need of the
 // memory store.
-type Visibility = core.Visibility
+type Visibility = chat.Visibility
 
 // maxLine bounds one input line (a pasted log is fine; a runaway pipe is not).
 const maxLine = 1 << 20
@@ -143,23 +143,23 @@ func isMemory(text string) bool {
 }
 
 // memoryCommand answers /memory [show], /memory share FILE and /memory
-// private FILE (the grammar and texts of core.ParseCommand and
-// core.SetVisibility), and anything else after /memory with the commands.
+// private FILE (the grammar and texts of chat.ParseCommand and
+// chat.SetVisibility), and anything else after /memory with the commands.
 func memoryCommand(cfg Config, text string) string {
-	cmd := core.ParseCommand(strings.TrimPrefix(text, "/memory"))
+	cmd := chat.ParseCommand(strings.TrimPrefix(text, "/memory"))
 	switch {
-	case cmd.Kind == core.CmdShow:
+	case cmd.Kind == chat.CmdShow:
 		out, err := cfg.Memory(cfg.User)
 		if err != nil {
 			out = "mnemo: cannot show your memory: " + err.Error()
 		}
 		return out
-	case (cmd.Kind == core.CmdShare || cmd.Kind == core.CmdPrivate) && cfg.Visibility != nil:
-		return core.SetVisibility(cfg.Visibility, cfg.User, cmd.Target, cmd.Kind == core.CmdShare, nil)
-	case cmd.Kind == core.CmdHelp:
+	case (cmd.Kind == chat.CmdShare || cmd.Kind == chat.CmdPrivate) && cfg.Visibility != nil:
+		return chat.SetVisibility(cfg.Visibility, cfg.User, cmd.Target, cmd.Kind == chat.CmdShare, nil)
+	case cmd.Kind == chat.CmdHelp:
 		return help
 	}
-	return "I don't know " + core.CodeSpan(strings.Join(strings.Fields(text), " ")) + " here.\n" + help
+	return "I don't know " + chat.CodeSpan(strings.Join(strings.Fields(text), " ")) + " here.\n" + help
 }
 
 // isForget reports whether text is the /forget command (with or
@@ -184,4 +184,4 @@ func forget(cfg Config, text string) (answer string, forgotten bool) {
 
 // clean keeps the model's text from driving the terminal: no escape
 // sequences, no bidi or zero-width tricks.
-func clean(s string) string { return strings.TrimSpace(core.CleanText(s)) }
+func clean(s string) string { return strings.TrimSpace(chat.CleanText(s)) }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // Every chat's goroutines (the key reader, the spinner, the handler's)
@@ -191,7 +191,7 @@ func TestMemoryShareCommands(t *testing.T) {
 		Memory: func(user string) (string, error) { return "- facts/food.md (private)", nil }, Visibility: vis})
 	want := "`facts/food.md` is now shared with channels: I may use it in any channel you talk to me in.\n" +
 		"`facts/food.md` is now private: I use it only when we talk in private, never in a channel.\n" +
-		"`../bob/facts/food.md` is not a memory file. " + core.ShareGrammar + "\n" +
+		"`../bob/facts/food.md` is not a memory file. " + chat.ShareGrammar + "\n" +
 		"You have no memory file `facts/nope.md`; `/memory` lists yours. Nothing was changed.\n" +
 		"Say which file to share, e.g. `/memory share facts/food.md`; `/memory` lists yours.\n" +
 		help + "\n" +

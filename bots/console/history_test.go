@@ -129,7 +129,7 @@ func TestHistoryErrors(t *testing.T) {
 func TestChatSaysHistoryIsNotKept(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "file"), nil, 0o600)
-	got, out, err := chat(t, Config{History: filepath.Join(dir, "file", "alice.history")}, "hi\r")
+	got, out, err := keyChat(t, Config{History: filepath.Join(dir, "file", "alice.history")}, "hi\r")
 	if err != nil || len(got) != 1 || !strings.Contains(out, "mnemo: chat history:") || !strings.Contains(out, "recalls only this chat") {
 		t.Errorf("sent %q, err %v; screen %q", got, err, out)
 	}

@@ -35,9 +35,9 @@ func (c *chunked) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// chat runs an interactive chat on keys (in parts) and returns what it
+// keyChat runs an interactive chat on keys (in parts) and returns what it
 // sent and showed.
-func chat(t *testing.T, cfg Config, parts ...string) ([]string, string, error) {
+func keyChat(t *testing.T, cfg Config, parts ...string) ([]string, string, error) {
 	t.Helper()
 	h := bottest.NewHandler()
 	var out strings.Builder
@@ -64,7 +64,7 @@ func TestMultiLineMessages(t *testing.T) {
 		{"LF is Enter", []string{"one\ntwo\n"}, []string{"one", "two"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, out, err := chat(t, Config{}, tc.parts...)
+			got, out, err := keyChat(t, Config{}, tc.parts...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -79,19 +79,19 @@ func TestMultiLineMessages(t *testing.T) {
 // empty prompt it warns first, and the second in a row ends the chat.
 // Ctrl-D ends it at an empty prompt and deletes a character elsewhere.
 func TestCtrlCAndCtrlDAtThePrompt(t *testing.T) {
-	got, out, err := chat(t, Config{}, "one\\\r", "two\x03", "\x03", "x\x03", "\x03", "\x03", "never\r")
+	got, out, err := keyChat(t, Config{}, "one\\\r", "two\x03", "\x03", "x\x03", "\x03", "\x03", "never\r")
 	if err != nil || len(got) != 0 {
 		t.Errorf("sent %q, err %v; screen %q", got, err, out)
 	}
 	if strings.Count(out, "Ctrl-C again") != 2 || !strings.Contains(out, "two^C") || !strings.Contains(out, "x^C") {
 		t.Errorf("screen %q", out)
 	}
-	got, _, err = chat(t, Config{}, "abc\x01\x04\r")
+	got, _, err = keyChat(t, Config{}, "abc\x01\x04\r")
 	if err != nil || strings.Join(got, "|") != "bc" {
 		t.Errorf("Ctrl-D in a line: sent %q, err %v", got, err)
 	}
 	// Ctrl-D inside a multi-line message ends the chat; nothing is sent.
-	got, _, err = chat(t, Config{}, "one\\\r", "\x04", "never\r")
+	got, _, err = keyChat(t, Config{}, "one\\\r", "\x04", "never\r")
 	if err != nil || len(got) != 0 {
 		t.Errorf("sent %q, err %v", got, err)
 	}
@@ -101,22 +101,22 @@ func TestKeysTheEditorDoesNotKnow(t *testing.T) {
 	// ESC O x arrows, ESC[7~/ESC[8~ Home/End, Alt-b / Alt-f; a lone ESC
 	// and an unknown sequence pass to the editor; input ending inside a
 	// sequence is handed over as it is.
-	got, out, err := chat(t, Config{}, "ac\x1bOD", "b\x1b[7~<\x1b[8~>\x1bb_\x1bf=\r", "x\x1b[5~y\r", "z\x1b[1")
+	got, out, err := keyChat(t, Config{}, "ac\x1bOD", "b\x1b[7~<\x1b[8~>\x1bb_\x1bf=\r", "x\x1b[5~y\r", "z\x1b[1")
 	if err != nil || strings.Join(got, "|") != "_<abc>=|xy" {
 		t.Errorf("sent %q, err %v; screen %q", got, err, out)
 	}
 	// Split over reads: a character, and the Delete key the editor parses.
-	if got, out, err := chat(t, Config{}, "\xc3", "\xa9ab\x1b[D\x1b[3", "~\r"); err != nil || strings.Join(got, "|") != "éa" {
+	if got, out, err := keyChat(t, Config{}, "\xc3", "\xa9ab\x1b[D\x1b[3", "~\r"); err != nil || strings.Join(got, "|") != "éa" {
 		t.Errorf("split keys: sent %q, err %v; screen %q", got, err, out)
 	}
-	if got, out, err := chat(t, Config{}, "\x1b[1"); err != nil || len(got) != 0 {
+	if got, out, err := keyChat(t, Config{}, "\x1b[1"); err != nil || len(got) != 0 {
 		t.Errorf("input ending in a sequence: sent %q, err %v; screen %q", got, err, out)
 	}
 }
 
 // In colour, continuation prompts and notices are dimmed.
 func TestColourPrompts(t *testing.T) {
-	_, out, err := chat(t, Config{Color: true}, "a\\\r", "\x03", "\x03")
+	_, out, err := keyChat(t, Config{Color: true}, "a\\\r", "\x03", "\x03")
 	if err != nil || !strings.Contains(out, ansiDim+promptMore+ansiReset) || !strings.Contains(out, "mnemo: "+ansiDim+"press Ctrl-C again") {
 		t.Errorf("err %v; screen %q", err, out)
 	}
@@ -132,12 +132,12 @@ func TestPasteLines(t *testing.T) {
 // A paste longer than maxLine is cut, and the chat says so.
 func TestLongPasteIsCut(t *testing.T) {
 	long := strings.Repeat("x", maxLine+10)
-	got, out, err := chat(t, Config{}, "\x1b[200~"+long[:maxLine/2], long[maxLine/2:]+"\x1b[201~", "\r")
+	got, out, err := keyChat(t, Config{}, "\x1b[200~"+long[:maxLine/2], long[maxLine/2:]+"\x1b[201~", "\r")
 	if err != nil || len(got) != 1 || len(got[0]) != maxLine || !strings.Contains(out, "the paste was cut") {
 		t.Fatalf("sent %d message(s), err %v; screen ends %q", len(got), err, out[max(0, len(out)-300):])
 	}
 	// A paste the input ends inside is taken as far as it goes.
-	got, _, err = chat(t, Config{}, "\x1b[200~a\nb")
+	got, _, err = keyChat(t, Config{}, "\x1b[200~a\nb")
 	if err != nil || len(got) != 0 {
 		t.Errorf("unterminated paste: sent %q, err %v", got, err)
 	}
@@ -270,7 +270,7 @@ func TestKeysThatWouldStallTheEditor(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got, _, err := chat(t, Config{}, "c\x1b\x03d\r"); err != nil || strings.Join(got, "|") != "d" {
+	if got, _, err := keyChat(t, Config{}, "c\x1b\x03d\r"); err != nil || strings.Join(got, "|") != "d" {
 		t.Errorf("ESC then Ctrl-C: sent %q, err %v; want the line dropped", got, err)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
 
@@ -137,29 +137,29 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		log.Warn("discord: cannot acknowledge /memory", "error", err)
 		return
 	}
-	cmd := core.Command{Kind: core.CmdShow}
+	cmd := chat.Command{Kind: chat.CmdShow}
 	data := i.ApplicationCommandData()
 	if len(data.Options) > 0 {
 		sub := data.Options[0]
 		switch sub.Name {
 		case "forget":
-			cmd.Kind = core.CmdForget
+			cmd.Kind = chat.CmdForget
 		case "share":
-			cmd.Kind = core.CmdShare
+			cmd.Kind = chat.CmdShare
 		case "private":
-			cmd.Kind = core.CmdPrivate
+			cmd.Kind = chat.CmdPrivate
 		case "help":
-			cmd.Kind = core.CmdHelp
+			cmd.Kind = chat.CmdHelp
 		}
 		for _, o := range sub.Options {
-			if v, ok := o.Value.(string); ok && o.Name == "file" && cmd.Kind != core.CmdHelp {
+			if v, ok := o.Value.(string); ok && o.Name == "file" && cmd.Kind != chat.CmdHelp {
 				cmd.Target = strings.TrimSpace(v)
 			}
 		}
 	}
 	// Whose memory, and which channel's, come from the interaction, never
 	// from the text given.
-	who := core.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
+	who := chat.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
 	if i.GuildID != "" {
 		// A guild channel, as its messages name its memory: a thread's
 		// is its parent channel's.
@@ -178,8 +178,8 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		log.Warn("discord: cannot answer /memory", "error", err)
 		return
 	}
-	log.Info("discord: /memory answered", "forget", cmd.Kind == core.CmdForget, "confirm", ans.Confirm != "",
-		"visibility", cmd.Kind == core.CmdShare || cmd.Kind == core.CmdPrivate)
+	log.Info("discord: /memory answered", "forget", cmd.Kind == chat.CmdForget, "confirm", ans.Confirm != "",
+		"visibility", cmd.Kind == chat.CmdShare || cmd.Kind == chat.CmdPrivate)
 }
 
 // button carries out Delete or Cancel: the original message is replaced
@@ -220,7 +220,7 @@ func fitMessage(s string) string {
 	if len([]rune(s)) <= maxMessageRunes {
 		return s
 	}
-	parts := core.Split(s, maxMessageRunes-len([]rune(note)))
+	parts := chat.Split(s, maxMessageRunes-len([]rune(note)))
 	return parts[0] + note
 }
 

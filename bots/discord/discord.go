@@ -19,7 +19,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -74,8 +74,8 @@ type Config struct {
 	// yet answered.
 	IntakeDir string
 
-	Handler core.Handler
-	Memory  core.Memory // nil: /memory answers that memory is not available
+	Handler chat.Handler
+	Memory  chat.Memory // nil: /memory answers that memory is not available
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -107,8 +107,8 @@ type Bot struct {
 	commands bool // /memory registered
 
 	pipe     *pipeline.Pipeline[*incoming] // every message's way, from receipt to reply
-	flow     *core.MemoryFlow
-	names    *core.NameCache
+	flow     *chat.MemoryFlow
+	names    *chat.NameCache
 	recent   *msgCache
 	channels *kindCache
 	wg       sync.WaitGroup // interactions
@@ -135,7 +135,7 @@ func New(cfg Config) (*Bot, error) {
 		return nil, errors.New("discord: DISCORD_BOT_TOKEN contains spaces or control characters; copy the token again from the Bot page of your application in the Discord Developer Portal")
 	}
 	cfg.Token = tok
-	u, err := core.Settings{Platform: "discord", APIURLVar: "DISCORD_API_URL", DefaultAPIURL: DefaultAPIURL,
+	u, err := chat.Settings{Platform: "discord", APIURLVar: "DISCORD_API_URL", DefaultAPIURL: DefaultAPIURL,
 		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Handler: cfg.Handler,
 		Identities: cfg.Identities, IdentityForm: "discord:USER_ID (digits)", ValidAccount: snowflake}.Check()
 	if err != nil {
@@ -162,7 +162,7 @@ func New(cfg Config) (*Bot, error) {
 		http:        rt.HTTP,
 		rt:          rt,
 		lost:        make(chan struct{}, 1),
-		names:       core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
+		names:       chat.NewNameCache(chat.NameCacheMax, chat.NameCacheTTL),
 		recent:      newMsgCache(msgCacheMax),
 		channels:    newKindCache(chanCacheMax),
 		typingEvery: typingEvery,
@@ -170,7 +170,7 @@ func New(cfg Config) (*Bot, error) {
 		killAfter:   5 * time.Second,
 		conns:       map[net.Conn]struct{}{},
 	}
-	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: b.log, Now: b.now,
+	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL), Log: b.log, Now: b.now,
 		ChannelMemory: cfg.ChannelMemory}
 	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "discord", Handler: cfg.Handler,
 		ChannelMemory: cfg.ChannelMemory, Adapter: rt})
@@ -183,7 +183,7 @@ func New(cfg Config) (*Bot, error) {
 
 // DefaultHTTPClient is the client a Bot makes when Config.HTTPClient is
 // nil: a 30 s timeout per request, and idle connections kept for reuse.
-func DefaultHTTPClient() *http.Client { return core.NewHTTPClient(httpTimeout) }
+func DefaultHTTPClient() *http.Client { return chat.NewHTTPClient(httpTimeout) }
 
 // newSession makes the discordgo session: its HTTP client aimed at
 // APIURL, the intents, the shard, and events handled in gateway order.
@@ -478,7 +478,7 @@ func (b *Bot) setSelf(u *discordgo.User, appID string) {
 	defer b.mu.Unlock()
 	if u != nil && u.ID != "" {
 		b.botID = u.ID
-		b.botName = core.CleanName(cmp.Or(u.GlobalName, u.Username, "mnemo"))
+		b.botName = chat.CleanName(cmp.Or(u.GlobalName, u.Username, "mnemo"))
 	}
 	if appID != "" {
 		b.appID = appID

@@ -3,7 +3,7 @@
 // replies to its messages into agent tasks, answers them as replies, and
 // serves the /memory application command. Everything that is not
 // Discord's (deduplication, per-conversation ordering, splitting, the
-// /memory flow, thread context) comes from bots/internal/core, shared
+// /memory flow, thread context) comes from bots/internal/chat, shared
 // with the Slack adapter.
 //
 // # Connection

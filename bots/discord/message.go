@@ -12,7 +12,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/text"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -100,16 +100,16 @@ func displayName(u *discordgo.User, member *discordgo.Member) string {
 		nick = member.Nick
 	}
 	if u == nil {
-		return core.CleanName(nick)
+		return chat.CleanName(nick)
 	}
-	return core.CleanName(cmp.Or(nick, u.GlobalName, u.Username))
+	return chat.CleanName(cmp.Or(nick, u.GlobalName, u.Username))
 }
 
 // replyParts renders the model's Markdown as Discord shows it (cleaned of
 // control and invisible characters) and splits it into at most maxParts
 // messages of at most maxMessageRunes characters.
 func replyParts(text string) []string {
-	parts := core.Split(markdown.Discord(text), maxMessageRunes)
+	parts := chat.Split(markdown.Discord(text), maxMessageRunes)
 	if len(parts) == 0 { // nothing to show (blank, or only empty code blocks)
 		parts = []string{mnemo.ApologyText}
 	}
@@ -140,7 +140,7 @@ func plainText(m *discordgo.Message, botID, botName string, stripBot bool) strin
 	names := map[string]string{}
 	for _, u := range m.Mentions {
 		if u != nil {
-			names[u.ID] = cmp.Or(core.CleanName(cmp.Or(u.GlobalName, u.Username)), u.ID)
+			names[u.ID] = cmp.Or(chat.CleanName(cmp.Or(u.GlobalName, u.Username)), u.ID)
 		}
 	}
 	s := tokenRE.Get().ReplaceAllStringFunc(m.Content, func(tok string) string {
@@ -177,7 +177,7 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mne
 	var earlier []*discordgo.Message
 	switch {
 	case in.thread:
-		msgs, err := b.s.ChannelMessages(in.msg.ChannelID, core.MaxContext, in.msg.ID, "", "", discordgo.WithContext(ctx))
+		msgs, err := b.s.ChannelMessages(in.msg.ChannelID, chat.MaxContext, in.msg.ID, "", "", discordgo.WithContext(ctx))
 		if err != nil {
 			log.Info("discord: cannot read the thread; answering without its earlier messages", "error", err)
 			break
@@ -188,12 +188,12 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mne
 	case in.msg.MessageReference != nil:
 		earlier = b.replyChain(ctx, in.msg, log)
 	}
-	tm := make([]core.ThreadMessage, 0, len(earlier))
+	tm := make([]chat.ThreadMessage, 0, len(earlier))
 	for _, m := range earlier {
 		if m == nil || m.Author == nil {
 			continue
 		}
-		tm = append(tm, core.ThreadMessage{
+		tm = append(tm, chat.ThreadMessage{
 			AuthorID:   m.Author.ID,
 			AuthorName: displayName(m.Author, m.Member),
 			Bot:        m.Author.Bot,
@@ -201,7 +201,7 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mne
 			Text:       plainText(m, botID, botName, false),
 		})
 	}
-	return core.ThreadContext(tm, in.msg.Author.ID, in.Speaker, botName, core.MaxContext, core.MaxContextText)
+	return chat.ThreadContext(tm, in.msg.Author.ID, in.Speaker, botName, chat.MaxContext, chat.MaxContextText)
 }
 
 // replyChain follows the message references from m back, at most
@@ -210,7 +210,7 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mne
 func (b *Bot) replyChain(ctx context.Context, m *discordgo.Message, log *slog.Logger) []*discordgo.Message {
 	var chain []*discordgo.Message
 	cur := m
-	for len(chain) < core.MaxContext && cur.MessageReference != nil && cur.MessageReference.MessageID != "" {
+	for len(chain) < chat.MaxContext && cur.MessageReference != nil && cur.MessageReference.MessageID != "" {
 		ref := cur.MessageReference
 		ch := cmp.Or(ref.ChannelID, cur.ChannelID)
 		var next *discordgo.Message

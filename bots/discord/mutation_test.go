@@ -18,7 +18,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // TestFitMessageBoundary: an answer of exactly one message is left
@@ -157,14 +157,14 @@ func TestLoggedOutcomes(t *testing.T) {
 
 	// A full conversation: the busy reply, then the answers.
 	release := hs.h.Hold()
-	for range core.PerConversation + 1 {
+	for range chat.PerConversation + 1 {
 		hs.dm(alice, "again")
 	}
-	if p := hs.posts(t, 1)[0]; p.Body.Content != core.BusyReplyText {
+	if p := hs.posts(t, 1)[0]; p.Body.Content != chat.BusyReplyText {
 		t.Errorf("first post %q", p.Body.Content)
 	}
 	release()
-	hs.posts(t, core.PerConversation+1)
+	hs.posts(t, chat.PerConversation+1)
 	waitFor(t, "the queue to empty", func() bool { return hs.bot.pipe.Queue.Len() == 0 })
 	hs.bot.wg.Wait()
 	logs := hs.logs.String()
@@ -229,7 +229,7 @@ func TestReplyPartsExactlyMaxParts(t *testing.T) {
 }
 
 // TestReplyChainBounds: a reply chain is followed back at most
-// core.MaxContext messages, oldest first; a referenced message that came
+// chat.MaxContext messages, oldest first; a referenced message that came
 // with the event is used only when it is the one referenced.
 func TestReplyChainBounds(t *testing.T) {
 	b, err := New(Config{Token: "tok", APIURL: "http://127.0.0.1:1/", Handler: bottest.NewHandler()})
@@ -249,7 +249,7 @@ func TestReplyChainBounds(t *testing.T) {
 	}
 	log := slog.New(slog.DiscardHandler)
 	chain := b.replyChain(context.Background(), msg(30), log)
-	if len(chain) != core.MaxContext || chain[0].Content != fmt.Sprint("m", 30-core.MaxContext) || chain[len(chain)-1].Content != "m29" {
+	if len(chain) != chat.MaxContext || chain[0].Content != fmt.Sprint("m", 30-chat.MaxContext) || chain[len(chain)-1].Content != "m29" {
 		t.Errorf("chain of %d, from %q", len(chain), chain[0].Content)
 	}
 	// Not in the cache, and REST is unreachable: the referenced message

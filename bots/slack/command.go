@@ -15,7 +15,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // Block Kit action ids of the /memory forget confirmation.
@@ -66,7 +66,7 @@ func (b *Bot) onSlashCommand(ctx, taskCtx context.Context, evt socketmode.Event)
 	}
 }
 
-// memoryCommand works out the answer to a /memory command (core.MemoryFlow,
+// memoryCommand works out the answer to a /memory command (chat.MemoryFlow,
 // its Markdown converted to mrkdwn; a confirmation gets Delete and Cancel
 // buttons). Whose memory, and which channel's, come from the command's
 // team, user and channel ids, never from its text.
@@ -74,12 +74,12 @@ func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
 	if !validID(cmd.TeamID) || !validID(cmd.UserID) {
 		return ephemeral("Sorry, I can't tell who you are from this command.")
 	}
-	asker := core.Asker{ID: cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
+	asker := chat.Asker{ID: cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
 	if !strings.HasPrefix(cmd.ChannelID, "D") {
 		// A channel (a group DM too), as its messages name its memory.
 		asker.Channel = mnemo.ChannelKey("slack", cmd.TeamID, cmd.ChannelID)
 	}
-	ans := b.flow.Handle(core.ParseCommand(textUnescaper.Replace(cmd.Text)), asker)
+	ans := b.flow.Handle(chat.ParseCommand(textUnescaper.Replace(cmd.Text)), asker)
 	text := toMrkdwn(ans.Text)
 	msg := ephemeral(text)
 	if ans.Confirm == "" {

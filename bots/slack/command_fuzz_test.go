@@ -12,7 +12,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -30,7 +30,7 @@ func FuzzMemoryCommand(f *testing.F) {
 		Check: func(p string) error { _, err := memory.ParsePath(p); return err }}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := &Bot{cfg: Config{Memory: mem}, log: log, now: time.Now, teamID: "T0TEAM",
-		flow: &core.MemoryFlow{Memory: mem, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL), Log: log, Platform: "Slack"}}
+		flow: &chat.MemoryFlow{Memory: mem, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL), Log: log, Platform: "Slack"}}
 	changes := 0
 	f.Fuzz(func(t *testing.T, text string) {
 		msg := fitAck(b.memoryCommand(slackgo.SlashCommand{Command: "/memory", Text: text, TeamID: "T0TEAM", UserID: "U0ADA"}))
@@ -47,9 +47,9 @@ func FuzzMemoryCommand(f *testing.F) {
 			t.Fatalf("/memory %q deleted without confirmation", text)
 		}
 		sets := mem.Sets()
-		if cmd := core.ParseCommand(textUnescaper.Replace(text)); len(sets) > changes &&
-			((cmd.Kind != core.CmdShare && cmd.Kind != core.CmdPrivate) || cmd.Target != "facts/user.md" || len(sets) != changes+1 ||
-				sets[changes] != "slack-T0TEAM-U0ADA:facts/user.md:"+map[bool]string{true: "shared", false: "private"}[cmd.Kind == core.CmdShare]) {
+		if cmd := chat.ParseCommand(textUnescaper.Replace(text)); len(sets) > changes &&
+			((cmd.Kind != chat.CmdShare && cmd.Kind != chat.CmdPrivate) || cmd.Target != "facts/user.md" || len(sets) != changes+1 ||
+				sets[changes] != "slack-T0TEAM-U0ADA:facts/user.md:"+map[bool]string{true: "shared", false: "private"}[cmd.Kind == chat.CmdShare]) {
 			t.Fatalf("/memory %q changed %v", text, sets[changes:])
 		}
 		changes = len(sets)

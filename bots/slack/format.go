@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/mnemo-agent/mnemo/agent/text"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 )
 
@@ -17,10 +17,10 @@ const maxPartRunes = 3500
 const fence = markdown.Fence
 
 // formatReply converts the model's Markdown to Slack mrkdwn and splits it
-// into messages of at most maxPartRunes characters, in order (core.Split:
+// into messages of at most maxPartRunes characters, in order (chat.Split:
 // toMrkdwn's fences are bare "```" lines, and no other line holds ```).
 func formatReply(md string) []string {
-	return core.Split(toMrkdwn(md), maxPartRunes)
+	return chat.Split(toMrkdwn(md), maxPartRunes)
 }
 
 // toMrkdwn converts Markdown to Slack mrkdwn (markdown.Slack): **bold**

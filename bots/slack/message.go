@@ -16,7 +16,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
@@ -249,12 +249,12 @@ func (b *Bot) replyPart(msg slackgo.Message, id string) (int, bool) {
 }
 
 // limitParts keeps the first maxParts parts; the last one is shortened
-// (by core.Split, so its code fences stay balanced) to leave room for
+// (by chat.Split, so its code fences stay balanced) to leave room for
 // cutNote after it.
 func limitParts(parts []string) []string {
 	parts = parts[:maxParts:maxParts]
 	room := maxPartRunes - utf8.RuneCountInString(cutNote)
-	parts[maxParts-1] = core.Split(parts[maxParts-1], room)[0] + cutNote
+	parts[maxParts-1] = chat.Split(parts[maxParts-1], room)[0] + cutNote
 	return parts
 }
 
@@ -323,8 +323,8 @@ func (b *Bot) startThinking(ctx context.Context, m *incoming, log *slog.Logger) 
 }
 
 // threadContext reads the thread a mention was written in: its root and
-// the last messages before the mention, at most core.MaxContext, oldest
-// first, each attributed to its author (core.ThreadContext).
+// the last messages before the mention, at most chat.MaxContext, oldest
+// first, each attributed to its author (chat.ThreadContext).
 func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string, log *slog.Logger) []mnemo.ContextMessage {
 	params := &slackgo.GetConversationRepliesParameters{ChannelID: m.channel, Timestamp: m.threadTS, Latest: m.ts, Limit: 200}
 	var root *slackgo.Message
@@ -346,8 +346,8 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 				continue
 			}
 			last = append(last, msg)
-			if len(last) >= core.MaxContext {
-				last = last[len(last)-core.MaxContext+1:]
+			if len(last) >= chat.MaxContext {
+				last = last[len(last)-chat.MaxContext+1:]
 			}
 		}
 		if !more || cursor == "" {
@@ -358,9 +358,9 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 	if root != nil {
 		last = append([]slackgo.Message{*root}, last...)
 	}
-	thread := make([]core.ThreadMessage, 0, len(last))
+	thread := make([]chat.ThreadMessage, 0, len(last))
 	for _, msg := range last {
-		tm := core.ThreadMessage{
+		tm := chat.ThreadMessage{
 			AuthorID: msg.User,
 			Bot:      msg.BotID != "",
 			Self:     msg.BotID != "" && msg.BotID == b.botID || msg.User == b.botUserID,
@@ -374,7 +374,7 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 		}
 		thread = append(thread, tm)
 	}
-	return core.ThreadContext(thread, m.author, speakerName, b.botName, core.MaxContext, core.MaxContextText)
+	return chat.ThreadContext(thread, m.author, speakerName, b.botName, chat.MaxContext, chat.MaxContextText)
 }
 
 // contextSubtype: messages people (or bots) wrote, not joins and the like.
@@ -407,7 +407,7 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 		}
 		return ""
 	}
-	name := core.CleanName(cmp.Or(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
+	name := chat.CleanName(cmp.Or(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
 	b.users.Put(id, name, b.now())
 	return name
 }

@@ -18,7 +18,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -42,12 +42,12 @@ const thinkingReaction = "eyes"
 const thinkingStatus = "is thinking…"
 
 // Handler answers one task; *agent.Agent satisfies it.
-type Handler = core.Handler
+type Handler = chat.Handler
 
 // Memory is what /memory needs of the memory store; cmd satisfies it.
 // Show's Markdown is converted to mrkdwn and cut with a note past what one
 // Slack answer holds.
-type Memory = core.Memory
+type Memory = chat.Memory
 
 // Config configures a Bot. BotToken, AppToken and Handler are required.
 type Config struct {
@@ -94,8 +94,8 @@ type Bot struct {
 	botUserID, botID, botName, teamID string
 
 	pipe  *pipeline.Pipeline[*incoming] // every message's way, from receipt to reply; commands spawn on it
-	flow  *core.MemoryFlow
-	users *core.NameCache
+	flow  *chat.MemoryFlow
+	users *chat.NameCache
 
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
@@ -120,7 +120,7 @@ func New(cfg Config) (*Bot, error) {
 		"create an app-level token with the connections:write scope on the app's Basic Information page (App-Level Tokens) and use it"); err != nil {
 		return nil, err
 	}
-	u, err := core.Settings{Platform: "slack", APIURLVar: "SLACK_API_URL", DefaultAPIURL: DefaultAPIURL, Handler: cfg.Handler,
+	u, err := chat.Settings{Platform: "slack", APIURLVar: "SLACK_API_URL", DefaultAPIURL: DefaultAPIURL, Handler: cfg.Handler,
 		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Identities: cfg.Identities,
 		IdentityForm: "slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", ValidAccount: validAccount}.Check()
 	if err != nil {
@@ -135,13 +135,13 @@ func New(cfg Config) (*Bot, error) {
 		http:       rt.HTTP,
 		apiURL:     u,
 		rt:         rt,
-		users:      core.NewNameCache(core.NameCacheMax, core.NameCacheTTL),
+		users:      chat.NewNameCache(chat.NameCacheMax, chat.NameCacheTTL),
 		ackBudget:  2 * time.Second,
 		retryBase:  time.Second,
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
 	}
-	b.flow = &core.MemoryFlow{Memory: cfg.Memory, Confirms: core.NewConfirms(core.MaxConfirms, core.ConfirmTTL),
+	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
 	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "slack", Handler: cfg.Handler,
 		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt})

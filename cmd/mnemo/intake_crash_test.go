@@ -30,7 +30,7 @@ import (
 
 const crashWait = 60 * time.Second
 
-// busyText is the adapters' reply past the queue bound (core.BusyReplyText).
+// busyText is the adapters' reply past the queue bound (chat.BusyReplyText).
 const busyText = "I'm still working on your earlier messages; please wait for my answer and try again."
 
 // TestIntakeChildProcess is `mnemo serve` in a child process of the crash

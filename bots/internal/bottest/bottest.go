@@ -13,12 +13,12 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 var (
-	_ core.Handler = (*Handler)(nil)
-	_ core.Memory  = (*Memory)(nil)
+	_ chat.Handler = (*Handler)(nil)
+	_ chat.Memory  = (*Memory)(nil)
 )
 
 // Handler records tasks and answers with Reply (default: "echo: "+text).

@@ -15,7 +15,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // Wait bounds every wait of the table.
@@ -147,14 +147,14 @@ func resume(t *testing.T, d Driver) {
 	}
 }
 
-// busy: a conversation holds at most core.PerConversation messages; one
+// busy: a conversation holds at most chat.PerConversation messages; one
 // more is answered at once that the bot is busy, and the others are
 // answered in order once the handler is free.
 func busy(t *testing.T, d Driver) {
 	b := d.Start(t, Setup{})
 	release := b.Handler().Hold()
 	var texts []string
-	for i := range core.PerConversation + 1 {
+	for i := range chat.PerConversation + 1 {
 		texts = append(texts, "m"+string(rune('a'+i)))
 	}
 	b.DM(texts[0])
@@ -162,17 +162,17 @@ func busy(t *testing.T, d Driver) {
 	for _, s := range texts[1:] {
 		b.DM(s)
 	}
-	if p := b.Posts(1)[0]; p.Text != core.BusyReplyText {
+	if p := b.Posts(1)[0]; p.Text != chat.BusyReplyText {
 		t.Fatalf("first post %q; want the busy reply", p.Text)
 	}
 	release()
-	posts := b.Posts(core.PerConversation + 1)
+	posts := b.Posts(chat.PerConversation + 1)
 	var answers []string
 	for _, p := range posts[1:] {
 		answers = append(answers, strings.TrimPrefix(p.Text, "echo: "))
 	}
-	if !slices.Equal(answers, texts[:core.PerConversation]) {
-		t.Errorf("answered %q; want %q in order", answers, texts[:core.PerConversation])
+	if !slices.Equal(answers, texts[:chat.PerConversation]) {
+		t.Errorf("answered %q; want %q in order", answers, texts[:chat.PerConversation])
 	}
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -87,7 +87,7 @@ func (c *refChat) Prepare(_ context.Context, m *refMsg, t *mnemo.Task) {
 	}
 }
 
-func (c *refChat) Parts(_ *refMsg, text string) []string { return core.Split(text, refLimit) }
+func (c *refChat) Parts(_ *refMsg, text string) []string { return chat.Split(text, refLimit) }
 
 func (c *refChat) PostPart(_ context.Context, m *refMsg, i int, part string) error {
 	to := -1
@@ -113,7 +113,7 @@ type refBot struct {
 	p       *pipeline.Pipeline[*refMsg]
 	h       *bottest.Handler
 	mem     *bottest.Memory
-	flow    *core.MemoryFlow
+	flow    *chat.MemoryFlow
 	log     *slog.Logger
 	n       int
 	stopped atomic.Bool
@@ -124,26 +124,26 @@ type refBot struct {
 func (refDriver) Start(t *testing.T, s Setup) Bot {
 	logs := &bottest.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	chat := &refChat{changed: make(chan struct{}), earlier: map[int]int{}}
-	b := &refBot{t: t, chat: chat, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1}
-	setting, err := core.ChannelMemory("ref.channelMemory", s.ChannelMemory)
+	room := &refChat{changed: make(chan struct{}), earlier: map[int]int{}}
+	b := &refBot{t: t, chat: room, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1}
+	setting, err := chat.ChannelMemory("ref.channelMemory", s.ChannelMemory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.flow = &core.MemoryFlow{Memory: b.mem, Confirms: core.NewConfirms(1, 0)}
+	b.flow = &chat.MemoryFlow{Memory: b.mem, Confirms: chat.NewConfirms(1, 0)}
 	if in := s.Interrupted; in != nil { // message 0, journaled by a run before
 		j, err := intake.Open(intake.Options{Dir: s.IntakeDir, Name: "ref"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		m := refMessage(0, in.Text, true, log)
-		j.Add(intake.Entry{ID: m.ID, User: m.User, Data: chat.Encode(m)})
+		j.Add(intake.Entry{ID: m.ID, User: m.User, Data: room.Encode(m)})
 		j.Posting(m.ID, in.Reply)
 		j.Close()
-		chat.earlier[0] = in.Posted // posted before the restart: not in this run's posts
+		room.earlier[0] = in.Posted // posted before the restart: not in this run's posts
 	}
 	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "ref", Dir: s.IntakeDir, Logger: log})
-	b.p = pipeline.New[*refMsg](chat, pipeline.Options{Name: "ref", Handler: b.h, ChannelMemory: setting, Adapter: rt})
+	b.p = pipeline.New[*refMsg](room, pipeline.Options{Name: "ref", Handler: b.h, ChannelMemory: setting, Adapter: rt})
 	b.stop, err = b.p.Start(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +212,7 @@ func (b *refBot) Parts(text string) []string { return b.chat.Parts(nil, text) }
 func (b *refBot) MaxRunes() int              { return refLimit }
 
 func (b *refBot) ShowMemory() string {
-	return b.flow.Handle(core.ParseCommand("show"), core.Asker{ID: "u", User: b.MemoryUser(), Own: b.MemoryUser()}).Text
+	return b.flow.Handle(chat.ParseCommand("show"), chat.Asker{ID: "u", User: b.MemoryUser(), Own: b.MemoryUser()}).Text
 }
 
 func (b *refBot) MemoryUser() string { return "ref-user" }

@@ -7,7 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -21,7 +21,7 @@ type AdapterOptions struct {
 
 	Logger      *slog.Logger     // nil → discard
 	Now         func() time.Time // nil → time.Now
-	HTTPClient  *http.Client     // nil → core.NewHTTPClient(HTTPTimeout), closed at the end of Run
+	HTTPClient  *http.Client     // nil → chat.NewHTTPClient(HTTPTimeout), closed at the end of Run
 	HTTPTimeout time.Duration
 }
 
@@ -54,7 +54,7 @@ func NewAdapter(opts AdapterOptions) *Adapter {
 	}
 	a := &Adapter{opts: opts, Log: opts.Logger, Now: opts.Now, HTTP: opts.HTTPClient}
 	if a.HTTP == nil {
-		a.HTTP = core.NewHTTPClient(opts.HTTPTimeout)
+		a.HTTP = chat.NewHTTPClient(opts.HTTPTimeout)
 		a.ownHTTP = true
 	}
 	mem, _ := Open(Options{Name: opts.Platform, Logger: a.Log, Now: a.Now}) // in memory: cannot fail

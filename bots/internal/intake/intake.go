@@ -14,7 +14,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -40,7 +40,7 @@ type Options struct {
 	// Name names the file, Dir/Name.jsonl ("slack", "discord").
 	Name string
 	// DoneTTL is how long the keys of an answered message are remembered
-	// (0 → core.DedupeTTL); DoneMax bounds how many are (0 → core.DedupeMax).
+	// (0 → chat.DedupeTTL); DoneMax bounds how many are (0 → chat.DedupeMax).
 	DoneTTL time.Duration
 	DoneMax int
 
@@ -107,10 +107,10 @@ type Journal struct {
 // previous run left unanswered.
 func Open(o Options) (*Journal, error) {
 	if o.DoneTTL <= 0 {
-		o.DoneTTL = core.DedupeTTL
+		o.DoneTTL = chat.DedupeTTL
 	}
 	if o.DoneMax <= 0 {
-		o.DoneMax = core.DedupeMax
+		o.DoneMax = chat.DedupeMax
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

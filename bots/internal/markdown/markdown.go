@@ -14,7 +14,7 @@ import (
 
 	lazy "github.com/mnemo-agent/mnemo/agent/text"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // Fence is the code fence Slack output uses: a line of its own.
@@ -95,7 +95,7 @@ type renderer struct {
 }
 
 func render(md string, d dialect) []line {
-	src := []byte(capDepth(core.CleanText(md)))
+	src := []byte(capDepth(chat.CleanText(md)))
 	r := &renderer{src: src, d: d}
 	return r.blocks(parse(src))
 }
@@ -193,7 +193,7 @@ func (r *renderer) segment(s text.Segment) string {
 
 // code renders a code block: a fence line, the lines, a fence line. On
 // Discord the fence is longer than any backtick run in the code (which
-// core.Split honours; Discord itself cannot nest fences) and keeps the
+// chat.Split honours; Discord itself cannot nest fences) and keeps the
 // language.
 func (r *renderer) code(lines []string, lang string) []line {
 	open := Fence

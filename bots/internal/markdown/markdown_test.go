@@ -8,7 +8,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // The Slack rendering of inline Markdown is specified in bots/slack
@@ -93,9 +93,9 @@ func TestDiscord(t *testing.T) {
 // TestDiscordKeepsTheBotsTexts: the texts of the /memory flow and the
 // adapters are Markdown Discord shows as it is.
 func TestDiscordKeepsTheBotsTexts(t *testing.T) {
-	for _, s := range []string{core.MemoryUsage, core.PathGrammar, core.NoMemoryText, core.BrokenText, core.ShowErrorText,
-		core.NothingYetText, core.ForgetWhichText, core.WrongUserText, core.ExpiredText, core.CancelledText,
-		core.ErrorReplyText, core.BusyReplyText} {
+	for _, s := range []string{chat.MemoryUsage, chat.PathGrammar, chat.NoMemoryText, chat.BrokenText, chat.ShowErrorText,
+		chat.NothingYetText, chat.ForgetWhichText, chat.WrongUserText, chat.ExpiredText, chat.CancelledText,
+		chat.ErrorReplyText, chat.BusyReplyText} {
 		if got := Discord(s); got != s {
 			t.Errorf("Discord(%q)\n = %q", s, got)
 		}

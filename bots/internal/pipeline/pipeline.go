@@ -7,10 +7,10 @@
 //
 // Receive journals the messages a platform decoded (one write, one fsync,
 // duplicates refused), acknowledges them to the platform once durable, and
-// queues each in its conversation (core.Queue), or answers that the bot is
+// queues each in its conversation (chat.Queue), or answers that the bot is
 // busy when the conversation is full. A queued message is answered on the
 // queue's goroutine: the typing indicator is shown, the platform fills in
-// the task (speaker, channel, thread context), core.Answer asks the
+// the task (speaker, channel, thread context), chat.Answer asks the
 // handler, and the reply is journaled, split into parts and posted part by
 // part (intake.Adapter.Reply). Replay answers what the journal kept from
 // before a restart; a reply a crash interrupted is resumed from the first
@@ -34,7 +34,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/core"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
 
@@ -89,7 +89,7 @@ type Platform[M Incoming] interface {
 // required.
 type Options struct {
 	Name    string // "slack", "discord": log prefix and Task.Platform
-	Handler core.Handler
+	Handler chat.Handler
 	// ChannelMemory is the platform's channelMemory setting (full, read,
 	// off) for messages in channels.
 	ChannelMemory string
@@ -113,7 +113,7 @@ type Pipeline[M Incoming] struct {
 	rt    *intake.Adapter
 	log   *slog.Logger
 	now   func() time.Time
-	Queue *core.Queue // messages, in order per conversation (tests may replace it before Start)
+	Queue *chat.Queue // messages, in order per conversation (tests may replace it before Start)
 	// Slots bounds the goroutines Spawn runs at once (busy replies and the
 	// platform's commands); tests may replace it before Start.
 	Slots chan struct{}
@@ -126,7 +126,7 @@ type Pipeline[M Incoming] struct {
 // New returns the pipeline of platform plat.
 func New[M Incoming](plat Platform[M], opts Options) *Pipeline[M] {
 	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Adapter, log: opts.Adapter.Log, now: opts.Adapter.Now,
-		Queue: core.NewQueue(core.MaxInFlight, core.PerConversation), Slots: make(chan struct{}, core.MaxInFlight), work: context.Background()}
+		Queue: chat.NewQueue(chat.MaxInFlight, chat.PerConversation), Slots: make(chan struct{}, chat.MaxInFlight), work: context.Background()}
 }
 
 // Journal is the intake journal.
@@ -200,7 +200,7 @@ func (p *Pipeline[M]) Receive(ctx context.Context, ms ...M) []error {
 }
 
 // enqueue queues the answer to m, or, when its conversation already holds
-// core.PerConversation messages, answers that the bot is busy.
+// chat.PerConversation messages, answers that the bot is busy.
 func (p *Pipeline[M]) enqueue(ctx context.Context, m M) {
 	h := m.Head()
 	if p.Queue.Submit(h.Conversation, func() { p.answer(m) }) {
@@ -211,10 +211,10 @@ func (p *Pipeline[M]) enqueue(ctx context.Context, m M) {
 		return
 	}
 	h.Log.Warn(p.opts.Name+": conversation busy; answering that the bot is busy",
-		"conversation", h.Conversation, "limit", core.PerConversation)
+		"conversation", h.Conversation, "limit", chat.PerConversation)
 	if !p.Spawn(ctx, func() {
 		if p.Journal().Start(h.ID) {
-			p.reply(m, core.BusyReplyText, time.Now())
+			p.reply(m, chat.BusyReplyText, time.Now())
 		}
 	}) {
 		h.Log.Warn(p.opts.Name + ": shutting down before the busy reply; it is answered after the next start")
@@ -246,7 +246,7 @@ func (p *Pipeline[M]) Spawn(ctx context.Context, fn func()) bool {
 // answer runs m through the handler and posts the reply.
 func (p *Pipeline[M]) answer(m M) {
 	h := m.Head()
-	id := core.TaskID(h.ID)
+	id := chat.TaskID(h.ID)
 	log := h.Log.With("task_id", id)
 	if !p.Journal().Start(h.ID) {
 		log.Info(p.opts.Name + ": message not answered: its user's memory was forgotten since it came")
@@ -264,11 +264,11 @@ func (p *Pipeline[M]) answer(m M) {
 		Text:          h.Text,
 		Time:          p.now(),
 		Channel:       !h.DM,
-		ChannelMemory: core.TaskMemory(h.DM, p.opts.ChannelMemory),
+		ChannelMemory: chat.TaskMemory(h.DM, p.opts.ChannelMemory),
 	}
-	text, failed := core.ErrorReplyText, true
+	text, failed := chat.ErrorReplyText, true
 	if p.prepare(ctx, m, &task, log) {
-		text, failed = core.Answer(ctx, p.opts.Handler, task, log)
+		text, failed = chat.Answer(ctx, p.opts.Handler, task, log)
 	}
 	if !p.opts.TypingUntilPosted {
 		stopTyping()
@@ -283,7 +283,7 @@ func (p *Pipeline[M]) answer(m M) {
 }
 
 // prepare runs the platform's Prepare; a panic in it is logged and
-// reported false (answered with core.ErrorReplyText, as core.Answer does
+// reported false (answered with chat.ErrorReplyText, as chat.Answer does
 // for the handler).
 func (p *Pipeline[M]) prepare(ctx context.Context, m M, t *mnemo.Task, log *slog.Logger) (ok bool) {
 	defer func() {
@@ -322,7 +322,7 @@ func (p *Pipeline[M]) post(m M, text string, from int, start time.Time) {
 	}
 	if err != nil {
 		what := "reply"
-		if text == core.BusyReplyText {
+		if text == chat.BusyReplyText {
 			what = "busy reply"
 		}
 		h.Log.Error(p.opts.Name+": cannot post the "+what, "error", err, "parts_posted", n)
