@@ -58,8 +58,9 @@ type Store struct {
 	mu   sync.Mutex
 }
 
-// Open opens (creating when missing) the history folder, removing the
-// temp files a crash left.
+// Open opens (creating when missing) the history folder. It reads none of
+// it: a start costs the same at any size (a crash's temp files are
+// removed when their file's next version is recorded).
 func Open(opts Options) (*Store, error) {
 	opts.Keep = defaults.Positive(opts.Keep, DefaultKeep)
 	opts.MaxAge = defaults.Positive(opts.MaxAge, DefaultMaxAge)
@@ -73,9 +74,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
-	s := &Store{opts: opts, root: root}
-	s.removeTemps()
-	return s, nil
+	return &Store{opts: opts, root: root}, nil
 }
 
 // Dir is the history folder.
@@ -122,9 +121,12 @@ func (s *Store) record(user, p string, content []byte, who string, deleted bool)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	versions, err := s.list(d)
+	versions, temps, err := s.read(d)
 	if err != nil {
 		return Version{}, false, err
+	}
+	for _, n := range temps { // a crash's, in the middle of a write of this file
+		s.root.Remove(path.Join(d, n))
 	}
 	sum := sha256.Sum256(content)
 	v := Version{Path: p, Time: s.opts.Now().UTC(), Who: who, Size: int64(len(content)), SHA256: hex.EncodeToString(sum[:]), Deleted: deleted}
@@ -193,16 +195,6 @@ func (s *Store) syncDir(d string) error {
 	return nil
 }
 
-// removeTemps deletes the temp files of writes a crash interrupted.
-func (s *Store) removeTemps() {
-	_ = fs.WalkDir(s.root.FS(), ".", func(p string, d fs.DirEntry, err error) error {
-		if err == nil && !d.IsDir() && durable.IsTemp(d.Name()) {
-			_ = s.root.Remove(p)
-		}
-		return nil // an unreadable folder: its files are read (and fail) where they are used
-	})
-}
-
 // prune drops versions past Keep and older than MaxAge (newest first in
 // versions); the newest is always kept. A version that cannot be removed
 // now is tried again at the next record.
@@ -237,12 +229,21 @@ func (s *Store) names(d string) ([]string, error) {
 // list reads the versions in folder d, newest first. A text without its
 // record (a crash between the two writes) is not a version.
 func (s *Store) list(d string) ([]Version, error) {
+	out, _, err := s.read(d)
+	return out, err
+}
+
+// read is list, and the names of the temp files in d.
+func (s *Store) read(d string) (out []Version, temps []string, err error) {
 	names, err := s.names(d)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []Version
 	for _, n := range names {
+		if durable.IsTemp(n) {
+			temps = append(temps, n)
+			continue
+		}
 		if !strings.HasSuffix(n, ".json") {
 			continue
 		}
@@ -259,7 +260,7 @@ func (s *Store) list(d string) ([]Version, error) {
 	slices.SortFunc(out, func(a, b Version) int {
 		return cmp.Or(b.Time.Compare(a.Time), strings.Compare(b.ID, a.ID)) // newest first
 	})
-	return out, nil
+	return out, temps, nil
 }
 
 // List returns the versions of user's file p, newest first; with p "",

@@ -301,9 +301,10 @@ func TestRetentionDefaults(t *testing.T) {
 	}
 }
 
-// A temp file a crash left in the middle of a write is removed at Open;
-// the versions stay.
-func TestOpenRemovesTemps(t *testing.T) {
+// A temp file a crash left in the middle of a write is not a version, and
+// is removed when the file's next version is recorded (Open reads
+// nothing, so a start costs the same at any size); the versions stay.
+func TestRecordRemovesTemps(t *testing.T) {
 	s, c, dir := open(t, 0, 0)
 	v, _, err := s.Record("ann", "facts/user.md", []byte("# A\n"), "hand edit")
 	if err != nil {
@@ -319,10 +320,19 @@ func TestOpenRemovesTemps(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
-		t.Error("the temp file is still there")
-	}
 	if vs, err := s.List("ann", "facts/user.md"); err != nil || len(vs) != 1 {
-		t.Errorf("List = %v, %v", vs, err)
+		t.Errorf("List = %v, %v; want the one version", vs, err)
+	}
+	if _, err := os.Stat(stale); err != nil {
+		t.Errorf("Open or List touched the folder: %v", err)
+	}
+	if _, _, err := s.Record("ann", "facts/user.md", []byte("# B\n"), "hand edit"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Error("the temp file is still there after the next record")
+	}
+	if vs, err := s.List("ann", "facts/user.md"); err != nil || len(vs) != 2 {
+		t.Errorf("List = %v, %v; want both versions", vs, err)
 	}
 }
