@@ -41,70 +41,45 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 	if err != nil {
 		return err
 	}
-	doc, err := u.Read(p)
-	switch {
-	case errors.Is(err, memory.ErrNotFound):
-		doc = memory.Doc{Path: p, Text: newFileText(p)}
-	case err != nil:
-		return failure(err)
-	}
-	// Private (0600) and named after the file, so editors highlight Markdown.
-	// A channel's '#' is left out: some editors give it a meaning.
-	tmp, err := os.CreateTemp(m.env.getenv("TMPDIR"), "mnemo-edit-"+strings.TrimPrefix(name, mnemo.ChannelPrefix)+"-*-"+path.Base(p))
+	doc, err := readOrNew(u, p)
 	if err != nil {
-		return failure(fmt.Errorf("memory edit: a temporary copy: %w; set TMPDIR to a writable folder", err))
+		return err
 	}
-	copyPath := tmp.Name()
-	keep := false
+	copyPath, err := m.writeEditCopy(name, p, doc.Text)
+	if err != nil {
+		return err
+	}
+	keep := false // the copy outlives the command when it holds unsaved text
 	defer func() {
 		if !keep {
 			os.Remove(copyPath)
 		}
 	}()
-	_, werr := tmp.WriteString(doc.Text)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr != nil {
-		return failure(fmt.Errorf("memory edit: write %s: %w", copyPath, werr))
-	}
 	answers := bufio.NewReader(m.env.stdin)
 	base, baseText := doc.Version, doc.Text
 	for {
-		if err := m.runEditor(ctx, copyPath); err != nil {
-			return err
-		}
-		data, err := os.ReadFile(copyPath)
+		data, err := m.editCopy(ctx, copyPath)
 		if err != nil {
-			return failure(fmt.Errorf("memory edit: read the edited copy %s: %w", copyPath, err))
+			return err
 		}
 		if string(data) == doc.Text && base.Same(doc.Version) {
 			_, err := fmt.Fprintf(m.env.stderr, "mnemo: %s of %s unchanged; nothing written\n", p, name)
 			return err
 		}
-		problems, err := m.store.CheckText(name, p, data)
+		again, err := m.rejectProblems(name, p, data, answers)
 		if err != nil {
-			return failure(err)
+			return err
 		}
-		if len(problems) > 0 {
-			fmt.Fprintf(m.env.stderr, "mnemo: %s is not saved; the edited text has %d problem%s:\n", p, len(problems), plural(len(problems)))
-			for _, pr := range problems {
-				fmt.Fprintf(m.env.stderr, "  %s %s\n", p, pr.Detail)
-			}
-			if again, err := askAgain(m.env.stderr, answers); err != nil || !again {
-				return failure(fmt.Errorf("memory edit: %s of %s left as it was", p, name))
-			}
+		if again {
 			continue
 		}
 		_, err = u.Replace(p, string(data), base, nil)
 		if errors.Is(err, memory.ErrConflict) {
-			now, rerr := u.Read(p)
-			if rerr != nil && !errors.Is(rerr, memory.ErrNotFound) {
-				return failure(rerr)
+			now, again, err := m.showConflict(u, p, answers)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(m.env.stderr, "mnemo: %s changed while you edited it (a bot write or another edit); nothing was written. It now reads:\n%s", p, indent(now.Text))
-			fmt.Fprintln(m.env.stderr, "Edit again to redo your change on top of that (your text is kept in the editor).")
-			if again, err := askAgain(m.env.stderr, answers); err != nil || !again {
+			if !again {
 				keep = true
 				return failure(fmt.Errorf("memory edit: %s of %s changed meanwhile and was not overwritten; your text is in %s", p, name, copyPath))
 			}
@@ -115,12 +90,100 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 			keep = true
 			return failure(fmt.Errorf("memory edit: %w; your text is in %s", err, copyPath))
 		}
-		if err := m.recordEdit(name, p, base, baseText, data); err != nil {
-			fmt.Fprintf(m.env.stderr, "mnemo: saved, but the history could not keep it: %v\n", err)
-		}
-		_, err = fmt.Fprintf(m.env.stderr, "mnemo: saved %s of %s (%s)\n", p, name, memory.FormatSize(int64(len(data))))
-		return err
+		return m.saved(name, p, base, baseText, data)
 	}
+}
+
+// readOrNew reads the file to edit, or offers newFileText for one that
+// does not exist yet.
+func readOrNew(u *memory.User, p string) (memory.Doc, error) {
+	doc, err := u.Read(p)
+	switch {
+	case errors.Is(err, memory.ErrNotFound):
+		return memory.Doc{Path: p, Text: newFileText(p)}, nil
+	case err != nil:
+		return memory.Doc{}, failure(err)
+	}
+	return doc, nil
+}
+
+// writeEditCopy writes text to the private temporary copy the editor
+// opens and returns its path; the copy is removed again when the write fails.
+func (m *memoryCmd) writeEditCopy(name, p, text string) (string, error) {
+	// Private (0600) and named after the file, so editors highlight Markdown.
+	// A channel's '#' is left out: some editors give it a meaning.
+	tmp, err := os.CreateTemp(m.env.getenv("TMPDIR"), "mnemo-edit-"+strings.TrimPrefix(name, mnemo.ChannelPrefix)+"-*-"+path.Base(p))
+	if err != nil {
+		return "", failure(fmt.Errorf("memory edit: a temporary copy: %w; set TMPDIR to a writable folder", err))
+	}
+	copyPath := tmp.Name()
+	_, werr := tmp.WriteString(text)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		os.Remove(copyPath)
+		return "", failure(fmt.Errorf("memory edit: write %s: %w", copyPath, werr))
+	}
+	return copyPath, nil
+}
+
+// editCopy opens the copy in the editor and returns the text it was saved with.
+func (m *memoryCmd) editCopy(ctx context.Context, copyPath string) ([]byte, error) {
+	if err := m.runEditor(ctx, copyPath); err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(copyPath)
+	if err != nil {
+		return nil, failure(fmt.Errorf("memory edit: read the edited copy %s: %w", copyPath, err))
+	}
+	return data, nil
+}
+
+// rejectProblems checks the edited text as `memory check` would. When it
+// has problems, they are listed and the person is asked what now: again
+// is true to reopen the editor, an error ends the edit with nothing
+// written. Text without problems gives (false, nil).
+func (m *memoryCmd) rejectProblems(name, p string, data []byte, answers *bufio.Reader) (again bool, err error) {
+	problems, err := m.store.CheckText(name, p, data)
+	if err != nil {
+		return false, failure(err)
+	}
+	if len(problems) == 0 {
+		return false, nil
+	}
+	fmt.Fprintf(m.env.stderr, "mnemo: %s is not saved; the edited text has %d problem%s:\n", p, len(problems), plural(len(problems)))
+	for _, pr := range problems {
+		fmt.Fprintf(m.env.stderr, "  %s %s\n", p, pr.Detail)
+	}
+	if again, err := askAgain(m.env.stderr, answers); err != nil || !again {
+		return false, failure(fmt.Errorf("memory edit: %s of %s left as it was", p, name))
+	}
+	return true, nil
+}
+
+// showConflict shows what the file reads now that it changed during the
+// edit, and asks whether to edit again on top of that (again); now is the
+// version a new attempt starts from.
+func (m *memoryCmd) showConflict(u *memory.User, p string, answers *bufio.Reader) (now memory.Doc, again bool, err error) {
+	now, err = u.Read(p)
+	if err != nil && !errors.Is(err, memory.ErrNotFound) {
+		return memory.Doc{}, false, failure(err)
+	}
+	fmt.Fprintf(m.env.stderr, "mnemo: %s changed while you edited it (a bot write or another edit); nothing was written. It now reads:\n%s", p, indent(now.Text))
+	fmt.Fprintln(m.env.stderr, "Edit again to redo your change on top of that (your text is kept in the editor).")
+	again, err = askAgain(m.env.stderr, answers)
+	return now, err == nil && again, nil
+}
+
+// saved records a written edit in the history (a failure there is told,
+// not fatal: the text is saved) and says so.
+func (m *memoryCmd) saved(name, p string, base memory.Version, baseText string, data []byte) error {
+	if err := m.recordEdit(name, p, base, baseText, data); err != nil {
+		fmt.Fprintf(m.env.stderr, "mnemo: saved, but the history could not keep it: %v\n", err)
+	}
+	_, err := fmt.Fprintf(m.env.stderr, "mnemo: saved %s of %s (%s)\n", p, name, memory.FormatSize(int64(len(data))))
+	return err
 }
 
 // indent shows a file's text set off from the messages around it.

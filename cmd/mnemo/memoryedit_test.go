@@ -208,3 +208,29 @@ func TestMemoryEdit(t *testing.T) {
 		w.edit(t, "", "ann", "facts/user.md").want(t, 1, "", "set TMPDIR to a writable folder")
 	})
 }
+
+// TestMemoryEditCannotRead: a file that cannot be read, or a copy the
+// editor removed, ends the edit with the reason and nothing written.
+func TestMemoryEditCannotRead(t *testing.T) {
+	t.Run("a folder where the file would be", func(t *testing.T) {
+		w := newEditWorld(t)
+		if err := os.Mkdir(filepath.Join(w.mem, "ann", "facts", "team.md"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		w.editor(t, `true`)
+		r := w.edit(t, "", "ann", "facts/team.md")
+		r.want(t, 1, "", "facts/team.md")
+		if len(w.leftovers(t)) != 0 {
+			t.Error("a copy was made of a file that could not be read")
+		}
+	})
+	t.Run("the editor removed the copy", func(t *testing.T) {
+		w := newEditWorld(t)
+		before := w.read(t, "facts/user.md")
+		w.editor(t, `rm "$1"`)
+		w.edit(t, "", "ann", "facts/user.md").want(t, 1, "", "read the edited copy")
+		if w.read(t, "facts/user.md") != before {
+			t.Error("the file changed")
+		}
+	})
+}
