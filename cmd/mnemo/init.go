@@ -124,37 +124,11 @@ func runInit(ctx context.Context, env *cliEnv, o initOptions, args []string) err
 // default in brackets that an empty answer (or --yes) takes.
 func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) error {
 	if given.baseURL == "" {
-		def := s.baseURL
-		if def == "" {
-			def = c.env.getenv("OPENAI_BASE_URL")
+		v, err := c.askBaseURL(c.defaultBaseURL(ctx, s.baseURL))
+		if err != nil {
+			return err
 		}
-		if def == "" {
-			ollama := c.env.getenv("MNEMO_OLLAMA_URL")
-			if ollama == "" {
-				ollama = config.DefaultOllamaURL
-			}
-			if openai.ProbeModels(ctx, c.http, ollama) == nil {
-				fmt.Fprintf(c.env.stderr, "A local Ollama answers at %s.\n", ollama)
-				def = ollama
-			} else {
-				def = config.OpenAIBaseURL
-			}
-		}
-		for {
-			v, err := c.prompt("Model server (OpenAI-compatible base URL)", def, false)
-			if err != nil {
-				return err
-			}
-			if err := checkBaseURL(v); err != nil {
-				if !c.ask {
-					return usageError("init: %v", err)
-				}
-				fmt.Fprintf(c.env.stderr, "mnemo: %v\n", err)
-				continue
-			}
-			s.baseURL = v
-			break
-		}
+		s.baseURL = v
 	} else if err := checkBaseURL(s.baseURL); err != nil {
 		return usageError("init: --base-url: %v", err)
 	}
@@ -170,39 +144,85 @@ func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) err
 		s.apiKey = v
 	}
 	if given.model == "" {
-		client := c.client(*s)
-		models, err := client.Models(ctx)
-		def := s.model
-		if def == "" {
-			def = c.env.getenv("MNEMO_MODEL")
-		}
-		switch {
-		case err != nil:
-			fmt.Fprintf(c.env.stderr, "mnemo: the server did not list its models (%v)\n", err)
-		case len(models) > 0:
-			shown := models[:min(len(models), 20)]
-			more := ""
-			if len(models) > len(shown) {
-				more = fmt.Sprintf(" (and %d more)", len(models)-len(shown))
-			}
-			fmt.Fprintf(c.env.stderr, "The server offers: %s%s.\n", strings.Join(shown, ", "), more)
-			if def == "" || !slices.Contains(models, def) {
-				def = models[0]
-				if slices.Contains(models, defaultModel) {
-					def = defaultModel
-				}
-			}
-		}
-		if def == "" {
-			def = defaultModel
-		}
-		v, err := c.prompt("Model", def, false)
+		v, err := c.prompt("Model", c.defaultModelOf(ctx, *s), false)
 		if err != nil {
 			return err
 		}
 		s.model = v
 	}
 	return nil
+}
+
+// defaultBaseURL is the address offered: the last answer, else
+// $OPENAI_BASE_URL, else a local Ollama when one answers, else OpenAI's.
+func (c *initCmd) defaultBaseURL(ctx context.Context, last string) string {
+	if last != "" {
+		return last
+	}
+	if v := c.env.getenv("OPENAI_BASE_URL"); v != "" {
+		return v
+	}
+	ollama := c.env.getenv("MNEMO_OLLAMA_URL")
+	if ollama == "" {
+		ollama = config.DefaultOllamaURL
+	}
+	if openai.ProbeModels(ctx, c.http, ollama) == nil {
+		fmt.Fprintf(c.env.stderr, "A local Ollama answers at %s.\n", ollama)
+		return ollama
+	}
+	return config.OpenAIBaseURL
+}
+
+// askBaseURL asks for the model server's address until it is an http(s)
+// URL; with --yes a bad one is a usage error.
+func (c *initCmd) askBaseURL(def string) (string, error) {
+	for {
+		v, err := c.prompt("Model server (OpenAI-compatible base URL)", def, false)
+		if err != nil {
+			return "", err
+		}
+		err = checkBaseURL(v)
+		if err == nil {
+			return v, nil
+		}
+		if !c.ask {
+			return "", usageError("init: %v", err)
+		}
+		fmt.Fprintf(c.env.stderr, "mnemo: %v\n", err)
+	}
+}
+
+// defaultModelOf is the model offered: the last answer or $MNEMO_MODEL
+// when the server offers it (or does not list its models), else
+// defaultModel when it offers that, else the first it offers. The models
+// the server lists are shown.
+func (c *initCmd) defaultModelOf(ctx context.Context, s initSetup) string {
+	models, err := c.client(s).Models(ctx)
+	def := s.model
+	if def == "" {
+		def = c.env.getenv("MNEMO_MODEL")
+	}
+	switch {
+	case err != nil:
+		fmt.Fprintf(c.env.stderr, "mnemo: the server did not list its models (%v)\n", err)
+	case len(models) > 0:
+		shown := models[:min(len(models), 20)]
+		more := ""
+		if len(models) > len(shown) {
+			more = fmt.Sprintf(" (and %d more)", len(models)-len(shown))
+		}
+		fmt.Fprintf(c.env.stderr, "The server offers: %s%s.\n", strings.Join(shown, ", "), more)
+		if def == "" || !slices.Contains(models, def) {
+			def = models[0]
+			if slices.Contains(models, defaultModel) {
+				def = defaultModel
+			}
+		}
+	}
+	if def == "" {
+		def = defaultModel
+	}
+	return def
 }
 
 // defaultModel is llm.model's default.

@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // initRun runs mnemo init in dir with answers on stdin.
@@ -169,4 +172,22 @@ func TestInitNonInteractive(t *testing.T) {
 		initRun(t, env, "", "extra").want(t, 2, "", "init takes no arguments")
 		initRun(t, env, "", "--nope").want(t, 2, "", "init")
 	})
+}
+
+// TestInitStdinFails: a read error on stdin at any question ends init
+// with the reason, and nothing is written.
+func TestInitStdinFails(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.SetModels("gpt-4o-mini")
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama}
+	for _, answered := range []string{"", srv.URL() + "\n", srv.URL() + "\nsk-key\n"} {
+		dir := inTempDir(t)
+		var out, errOut bytes.Buffer
+		stdin := io.MultiReader(strings.NewReader(answered), iotest.ErrReader(errors.New("stdin broke")))
+		err := run(stopOn(context.Background()), []string{"init"}, func(k string) string { return env[k] }, stdin, &out, &errOut)
+		cliResult{exitCode(err, &errOut), out.String(), errOut.String()}.want(t, 1, "", "init: read the answer: stdin broke")
+		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+			t.Errorf("after %q: written %v", answered, m)
+		}
+	}
 }
