@@ -44,28 +44,15 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if len(args) > 0 {
 		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME] [--verbose]", args[0])
 	}
-	name := opts.user
-	if name == "" {
-		name = env.getenv("USER")
-		if memory.ValidateUser(name) != nil {
-			name = defaultChatUser
-		}
-	}
-	if err := memory.ValidateUser(name); err != nil {
-		return usageError("chat: --user: %v", err)
+	name, err := chatUser(env, opts.user)
+	if err != nil {
+		return err
 	}
 	// A person at a terminal: keys in, the conversation out. With either
 	// redirected, chat is piped: replies only on stdout.
 	interactive := isTerminal(env.stdin) && isTerminal(env.stdout)
-	if !opts.verbose && cfg.Log.Level == "info" {
-		// Info lines would interleave with the conversation on the same
-		// screen, or bury a script's answer: chat logs warnings and errors
-		// only, unless --verbose (log.level: debug still works).
-		quiet := *cfg
-		quiet.Log.Level = "warn"
-		e := *env
-		e.logger = slog.New(quiet.LogHandler(env.stderr))
-		env = &e
+	if !opts.verbose {
+		env = quietLogs(env, cfg)
 	}
 	// One owner per data folder, taken before the reflector replays the journal.
 	lock, err := lockData(env, cfg, "mnemo chat")
@@ -96,16 +83,13 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 			explainer{baseURL: a.baseURL, model: cfg.LLM.Model, models: a.llm}, &unanswered},
 		Withdraw:   a.withdraw,
 		History:    chatHistory(cfg, name, interactive),
-		Color:      interactive && env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb",
+		Color:      interactive && wantsColor(env),
 		Memory:     a.showInChat,
 		Visibility: a,
 		Forget:     a.forgetInChat,
 	})
-	switch {
-	case interactive && ctx.Err() != nil:
-		fmt.Fprintf(env.stderr, "\nmnemo: saving what is worth remembering (up to %s; Ctrl-C again to quit now, and the rest is saved next time)…\n", cfg.Shutdown.Grace)
-	case interactive:
-		fmt.Fprintln(env.stderr, "mnemo: saving what is worth remembering…")
+	if interactive {
+		tellSaving(ctx, env, cfg)
 	}
 	ctl.Close(sd.hard)
 	closeErr := a.Close(sd.hard)
@@ -118,9 +102,64 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	case runErr != nil && ctx.Err() == nil:
 		return failure(runErr)
 	}
+	return chatShortfall(interactive, unanswered.Load(), saveErr)
+}
+
+// wantsColor reports whether the terminal takes colors: not with $NO_COLOR
+// set, nor on a dumb terminal.
+func wantsColor(env *cliEnv) bool {
+	return env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb"
+}
+
+// chatUser is the memory user of a chat: --user, else $USER when it is a
+// valid memory user name, else defaultChatUser.
+func chatUser(env *cliEnv, flag string) (string, error) {
+	name := flag
+	if name == "" {
+		name = env.getenv("USER")
+		if memory.ValidateUser(name) != nil {
+			name = defaultChatUser
+		}
+	}
+	if err := memory.ValidateUser(name); err != nil {
+		return "", usageError("chat: --user: %v", err)
+	}
+	return name, nil
+}
+
+// quietLogs is env logging warnings and errors only when the level is
+// info: info lines would interleave with the conversation on the same
+// screen, or bury a script's answer (--verbose keeps them; log.level:
+// debug still works).
+func quietLogs(env *cliEnv, cfg *config.Config) *cliEnv {
+	if cfg.Log.Level != "info" {
+		return env
+	}
+	quiet := *cfg
+	quiet.Log.Level = "warn"
+	e := *env
+	e.logger = slog.New(quiet.LogHandler(env.stderr))
+	return &e
+}
+
+// tellSaving tells the person at the terminal why the chat does not end
+// at once: the reflections run first, within the grace after a signal.
+func tellSaving(ctx context.Context, env *cliEnv, cfg *config.Config) {
+	if ctx.Err() != nil {
+		fmt.Fprintf(env.stderr, "\nmnemo: saving what is worth remembering (up to %s; Ctrl-C again to quit now, and the rest is saved next time)…\n", cfg.Shutdown.Grace)
+		return
+	}
+	fmt.Fprintln(env.stderr, "mnemo: saving what is worth remembering…")
+}
+
+// chatShortfall is the failure of a chat that ended normally but left
+// messages unanswered (when piped: a script sees the exit code, a person
+// the replies that say why) or reflections unsaved; nil for EOF, /quit or
+// Ctrl-C with everything done: all normal ends of a chat.
+func chatShortfall(interactive bool, unanswered int64, saveErr error) error {
 	var errs []error
-	if !interactive && unanswered.Load() > 0 {
-		errs = append(errs, fmt.Errorf("%d message(s) could not be answered; the replies say why", unanswered.Load()))
+	if !interactive && unanswered > 0 {
+		errs = append(errs, fmt.Errorf("%d message(s) could not be answered; the replies say why", unanswered))
 	}
 	if saveErr != nil {
 		errs = append(errs, fmt.Errorf("not everything was saved: %w", saveErr))
@@ -128,7 +167,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if len(errs) > 0 {
 		return failure(errors.Join(errs...))
 	}
-	return nil // EOF, /quit, or Ctrl-C: all normal ends of a chat
+	return nil
 }
 
 // chatHistory is the file of what name typed in interactive chats, for

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // brain is a deterministic stand-in for a model: it decides what to call
@@ -453,5 +454,25 @@ func TestChatMemoryShare(t *testing.T) {
 	r = w.chat(t, "/memory\n/memory share facts/food.md\n", "--user", "wangwu")
 	if !strings.Contains(r.stdout, "mnemo: cannot show your memory: memory folder") || !strings.Contains(r.stdout, "couldn't change `facts/food.md`") {
 		t.Errorf("a broken folder:\n%s\n%s", r.stdout, r.stderr)
+	}
+}
+
+// TestTellSaving: at the end of an interactive chat the person is told
+// that the reflections run first; after a signal, for how long at most
+// and how to quit at once.
+func TestTellSaving(t *testing.T) {
+	var out bytes.Buffer
+	env := &cliEnv{stderr: &out}
+	cfg := &config.Config{Shutdown: config.Shutdown{Grace: 7 * time.Second}}
+	tellSaving(context.Background(), env, cfg)
+	if out.String() != "mnemo: saving what is worth remembering…\n" {
+		t.Errorf("at the end of input: %q", out.String())
+	}
+	out.Reset()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	tellSaving(ctx, env, cfg)
+	if want := "\nmnemo: saving what is worth remembering (up to 7s; Ctrl-C again to quit now, and the rest is saved next time)…\n"; out.String() != want {
+		t.Errorf("after a signal: %q, want %q", out.String(), want)
 	}
 }
