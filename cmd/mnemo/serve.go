@@ -90,6 +90,41 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return stop(err)
 	}
+	useAdapterQueues(a, adapters)
+	ctl, err := a.listenControl()
+	if err != nil {
+		return stop(err)
+	}
+	httpSrv := &http.Server{Handler: healthMux(ctx, a, sd, adapters), ReadHeaderTimeout: 5 * time.Second}
+	go httpSrv.Serve(ln)
+	names, fronts := frontends(adapters)
+	env.logger.Info("serve: running", "adapters", names, "listen", ln.Addr().String(), "control", ctl.Path())
+
+	// The shutdown order (wiring): the adapters stop taking messages and
+	// finish the tasks they took, then the reflector drains and the store
+	// closes (a.Close), all within the grace sd started.
+	firstErr := wiring.RunFrontends(ctx, sd.begin, fronts...)
+	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.core.Reflector.Pending())
+	// Forgets in progress finish first; later ones are refused (the CLI
+	// says to run it again, and does it itself once this process is gone).
+	ctl.Close(sd.hard)
+	closeErr := a.Close(sd.hard)
+	stopHTTP(ctx, httpSrv, sd.aborted())
+	switch {
+	case sd.aborted():
+		return abortError()
+	case firstErr != nil:
+		return failure(firstErr)
+	case closeErr != nil:
+		return failure(closeErr)
+	}
+	env.logger.Info("serve: stopped")
+	return nil
+}
+
+// useAdapterQueues hands the adapters' waiting messages to the app: their
+// Forget for a forget, their queue length (when they have one) for /metrics.
+func useAdapterQueues(a *app, adapters []namedAdapter) {
 	queues := map[string]func(user string) int{}
 	for _, ad := range adapters {
 		if q, ok := ad.adapter.(interface{ Queued() int }); ok {
@@ -98,10 +133,11 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		queues[ad.name] = ad.Forget
 	}
 	a.useQueues(queues)
-	ctl, err := a.listenControl()
-	if err != nil {
-		return stop(err)
-	}
+}
+
+// healthMux serves /metrics, /healthz (the process answers) and /readyz
+// (every adapter is connected and serve is not stopping).
+func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapter) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -121,44 +157,31 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.core.Reflector.Pending())
 		}
 	})
-	httpSrv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go httpSrv.Serve(ln)
-	names := make([]string, len(adapters))
-	for i, ad := range adapters {
-		names[i] = ad.name
-	}
-	env.logger.Info("serve: running", "adapters", names, "listen", ln.Addr().String(), "control", ctl.Path())
+	return mux
+}
 
+// frontends are the adapters' names (for the log) and their Run as
+// wiring runs them.
+func frontends(adapters []namedAdapter) ([]string, []wiring.Frontend) {
+	names := make([]string, len(adapters))
 	fronts := make([]wiring.Frontend, len(adapters))
 	for i, ad := range adapters {
+		names[i] = ad.name
 		fronts[i] = wiring.Frontend{Name: ad.name, Run: ad.Run}
 	}
-	// The shutdown order (wiring): the adapters stop taking messages and
-	// finish the tasks they took, then the reflector drains and the store
-	// closes (a.Close), all within the grace sd started.
-	firstErr := wiring.RunFrontends(ctx, sd.begin, fronts...)
-	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.core.Reflector.Pending())
-	// Forgets in progress finish first; later ones are refused (the CLI
-	// says to run it again, and does it itself once this process is gone).
-	ctl.Close(sd.hard)
-	closeErr := a.Close(sd.hard)
-	if sd.aborted() {
-		httpSrv.Close()
-	} else {
-		shutdownCtx, cancelShutdown := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancelShutdown()
-		httpSrv.Shutdown(shutdownCtx)
+	return names, fronts
+}
+
+// stopHTTP stops the health server: gracefully (5 s at most for the
+// requests under way), or at once after a second signal.
+func stopHTTP(ctx context.Context, srv *http.Server, aborted bool) {
+	if aborted {
+		srv.Close()
+		return
 	}
-	switch {
-	case sd.aborted():
-		return abortError()
-	case firstErr != nil:
-		return failure(firstErr)
-	case closeErr != nil:
-		return failure(closeErr)
-	}
-	env.logger.Info("serve: stopped")
-	return nil
+	shutdownCtx, cancelShutdown := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelShutdown()
+	srv.Shutdown(shutdownCtx)
 }
 
 // platformAdapters builds the Slack adapter when both its tokens are set

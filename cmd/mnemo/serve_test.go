@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"go.uber.org/goleak"
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
@@ -453,4 +454,39 @@ func (s *syncWriter) waitLogged(t *testing.T, timeout time.Duration, lines ...st
 		}
 		return true
 	})
+}
+
+// TestStopHTTPAfterASecondSignal: after a second signal the health server
+// stops at once, cutting a request under way, where a graceful stop would
+// wait for it.
+func TestStopHTTPAfterASecondSignal(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) {
+		close(entered)
+		<-release
+	})}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	got := make(chan error, 1)
+	go func() {
+		resp, err := http.Get("http://" + ln.Addr().String() + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+		}
+		got <- err
+	}()
+	<-entered
+	stopHTTP(context.Background(), srv, true)
+	if err := <-got; err == nil {
+		t.Error("the request under way was answered, not cut")
+	}
+	close(release)
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		t.Errorf("Serve returned %v", err)
+	}
 }
