@@ -453,8 +453,7 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 	if err := u.waitForEditor(root, p); err != nil {
 		return Version{}, err
 	}
-	dir := path.Dir(p)
-	emptySince := time.Time{}
+	var emptySince time.Time
 	for attempt := 1; ; attempt++ {
 		cur, v, err := currentVersion(root, p)
 		if err != nil {
@@ -462,18 +461,8 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 		}
 		out, err := compute(cur, v)
 		if errors.Is(err, errEmptyOnDisk) {
-			// Saving in place truncates first, then writes: wait for the
-			// text rather than build on nothing, and never rename over a
-			// save under way.
-			now := u.s.clock.Now()
-			if emptySince.IsZero() {
-				emptySince = now
-			}
-			if now.Sub(emptySince) >= u.s.opts.EditWait {
-				return Version{}, fmt.Errorf("%s %w: it is empty on disk (a save in progress, or emptied by hand); nothing was appended; try again, or delete the empty file", p, ErrConflict)
-			}
-			if !u.s.sleep(20 * time.Millisecond) {
-				return Version{}, fmt.Errorf("%s is empty on disk and the store is closing: %w", p, ErrConflict)
+			if emptySince, err = u.waitForText(p, emptySince); err != nil {
+				return Version{}, err
 			}
 			attempt--
 			continue
@@ -481,50 +470,87 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 		if err != nil {
 			return Version{}, err
 		}
-		perm := filePerm
-		if fi, err := root.Lstat(p); err == nil {
-			perm = fi.Mode().Perm()
-		}
-		if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return Version{}, fmt.Errorf("create %s folder: %w", dir, err)
-		}
-		raced := false
-		err = writeAtomic(root, u.s.fault, p, out, perm, func() error {
-			_, now, err := currentVersion(root, p)
-			if err != nil {
-				return err
-			}
-			if !now.Same(v) {
-				raced = true
-				return fmt.Errorf("%s %w during the write", p, ErrConflict)
-			}
-			// Noted before the rename: the watcher may see it before
-			// this goroutine goes on, and must not take it for a hand edit.
-			u.own(p, versionOf(out, 0))
-			if commit != nil {
-				return commit(u.change(p, kind, v, versionOf(out, 0)))
-			}
-			return nil
-		})
+		raced, err := u.writeIfUnchanged(root, p, kind, commit, v, out)
 		if raced && attempt < conflictRetries {
 			continue // re-read and recompute on the new text
 		}
 		if err != nil {
 			return Version{}, err
 		}
-		u.idx.set(p, out)
-		nv := versionOf(out, 0)
-		if fi, err := root.Lstat(p); err == nil {
-			nv.Ino, _ = fileIno(fi)
-		}
-		u.s.log.Info("memory: wrote", "user", u.name, "path", p, "bytes", len(out), "version", nv.String(), "previous", v.String())
-		c := u.change(p, kind, v, nv)
-		if u.s.opts.OnChange != nil {
-			c.Text, c.Previous = out, cur
-		}
-		u.changed(c)
-		return nv, nil
+		return u.wrote(root, p, kind, v, cur, out), nil
 	}
+}
+
+// waitForText waits a little for a file found empty to get its text back:
+// saving in place truncates first, then writes, so update waits for the
+// text rather than build on nothing, and never renames over a save under
+// way. emptySince is when the file was first found empty (zero the first
+// time); the error says when the wait is over (memory.editWait, or the
+// store closing).
+func (u *User) waitForText(p string, emptySince time.Time) (time.Time, error) {
+	now := u.s.clock.Now()
+	if emptySince.IsZero() {
+		emptySince = now
+	}
+	if now.Sub(emptySince) >= u.s.opts.EditWait {
+		return emptySince, fmt.Errorf("%s %w: it is empty on disk (a save in progress, or emptied by hand); nothing was appended; try again, or delete the empty file", p, ErrConflict)
+	}
+	if !u.s.sleep(20 * time.Millisecond) {
+		return emptySince, fmt.Errorf("%s is empty on disk and the store is closing: %w", p, ErrConflict)
+	}
+	return emptySince, nil
+}
+
+// writeIfUnchanged writes out to p atomically (keeping the file's mode)
+// if p is still version v just before the rename; raced reports that it
+// was not (another writer or a hand edit came first) and nothing was
+// written. commit, when set, is told just before the rename. update
+// calls it with u.wmu held.
+func (u *User) writeIfUnchanged(root *os.Root, p string, kind ChangeKind, commit CommitHook, v Version, out []byte) (raced bool, err error) {
+	perm := filePerm
+	if fi, err := root.Lstat(p); err == nil {
+		perm = fi.Mode().Perm()
+	}
+	dir := path.Dir(p)
+	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		return false, fmt.Errorf("create %s folder: %w", dir, err)
+	}
+	err = writeAtomic(root, u.s.fault, p, out, perm, func() error {
+		_, now, err := currentVersion(root, p)
+		if err != nil {
+			return err
+		}
+		if !now.Same(v) {
+			raced = true
+			return fmt.Errorf("%s %w during the write", p, ErrConflict)
+		}
+		// Noted before the rename: the watcher may see it before
+		// this goroutine goes on, and must not take it for a hand edit.
+		u.own(p, versionOf(out, 0))
+		if commit != nil {
+			return commit(u.change(p, kind, v, versionOf(out, 0)))
+		}
+		return nil
+	})
+	return raced, err
+}
+
+// wrote updates the index after out replaced version v (cur) of p, logs
+// the write and tells the change to the watchers; it returns the new
+// version. update calls it with u.wmu held, after the rename.
+func (u *User) wrote(root *os.Root, p string, kind ChangeKind, v Version, cur, out []byte) Version {
+	u.idx.set(p, out)
+	nv := versionOf(out, 0)
+	if fi, err := root.Lstat(p); err == nil {
+		nv.Ino, _ = fileIno(fi)
+	}
+	u.s.log.Info("memory: wrote", "user", u.name, "path", p, "bytes", len(out), "version", nv.String(), "previous", v.String())
+	c := u.change(p, kind, v, nv)
+	if u.s.opts.OnChange != nil {
+		c.Text, c.Previous = out, cur
+	}
+	u.changed(c)
+	return nv
 }
 
 // waitForEditor waits while vim's swap file for p exists, then refuses.
