@@ -70,108 +70,172 @@ func (p *profiler) stop() (map[string]int64, error) {
 // writes it) and sums the CPU nanoseconds of its samples by the value of
 // label key; samples without it go under none.
 func cpuByLabel(gz []byte, key, none string) (map[string]int64, error) {
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	prof, err := readCPUProfile(gz)
 	if err != nil {
 		return nil, fmt.Errorf("cpu profile: %w", err)
 	}
-	raw, err := io.ReadAll(zr)
+	cpu, err := prof.cpuIndex()
 	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	type sample struct {
-		values []int64
-		labels [][2]int64 // key, str: string table indexes
-	}
-	var types []int64 // sample_type[i].type, string table indexes
-	var samples []sample
-	var strs []string
-	err = protoFields(raw, func(num int, v uint64, data []byte) error {
-		switch num {
-		case 1: // sample_type: ValueType
-			var typ int64
-			err := protoFields(data, func(num int, v uint64, _ []byte) error {
-				if num == 1 {
-					typ = int64(v)
-				}
-				return nil
-			})
-			types = append(types, typ)
-			return err
-		case 2: // sample
-			var s sample
-			err := protoFields(data, func(num int, v uint64, data []byte) error {
-				switch {
-				case num == 2 && data == nil: // value, one by one
-					s.values = append(s.values, int64(v))
-				case num == 2: // value, packed
-					for len(data) > 0 {
-						x, n := binary.Uvarint(data)
-						if n <= 0 {
-							return errors.New("bad packed value")
-						}
-						s.values = append(s.values, int64(x))
-						data = data[n:]
-					}
-				case num == 3: // label
-					var l [2]int64
-					err := protoFields(data, func(num int, v uint64, _ []byte) error {
-						if num == 1 || num == 2 {
-							l[num-1] = int64(v)
-						}
-						return nil
-					})
-					s.labels = append(s.labels, l)
-					return err
-				}
-				return nil
-			})
-			samples = append(samples, s)
-			return err
-		case 6: // string_table
-			strs = append(strs, string(data))
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("cpu profile: %w", err)
-	}
-	str := func(i int64) (string, error) {
-		if i < 0 || i >= int64(len(strs)) {
-			return "", fmt.Errorf("cpu profile: string %d of %d", i, len(strs))
-		}
-		return strs[i], nil
-	}
-	cpu := -1
-	for i, t := range types {
-		if s, err := str(t); err != nil {
-			return nil, err
-		} else if s == "cpu" {
-			cpu = i
-		}
-	}
-	if cpu < 0 {
-		return nil, errors.New("cpu profile: no cpu sample type")
+		return nil, err
 	}
 	out := map[string]int64{}
-	for _, s := range samples {
+	for _, s := range prof.samples {
 		if cpu >= len(s.values) {
 			return nil, errors.New("cpu profile: a sample lacks the cpu value")
 		}
-		side := none
-		for _, l := range s.labels {
-			k, err := str(l[0])
-			if err != nil {
-				return nil, err
-			}
-			if k == key {
-				if side, err = str(l[1]); err != nil {
-					return nil, err
-				}
-			}
+		side, err := prof.labelValue(s, key, none)
+		if err != nil {
+			return nil, err
 		}
 		out[side] += s.values[cpu]
 	}
 	return out, nil
+}
+
+// cpuProfile is what cpuByLabel reads of a profile.proto: the sample
+// types, the samples and the string table the others index.
+type cpuProfile struct {
+	types   []int64 // sample_type[i].type, string table indexes
+	samples []profileSample
+	strs    []string
+}
+
+// profileSample is one sample: a value per sample type, and its labels.
+type profileSample struct {
+	values []int64
+	labels [][2]int64 // key, str: string table indexes
+}
+
+// readCPUProfile decompresses and decodes a profile, keeping the fields
+// cpuByLabel needs.
+func readCPUProfile(gz []byte) (*cpuProfile, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	p := &cpuProfile{}
+	err = protoFields(raw, func(num int, v uint64, data []byte) error {
+		switch num {
+		case 1: // sample_type: ValueType
+			typ, err := readValueType(data)
+			p.types = append(p.types, typ)
+			return err
+		case 2: // sample
+			s, err := readSample(data)
+			p.samples = append(p.samples, s)
+			return err
+		case 6: // string_table
+			p.strs = append(p.strs, string(data))
+		}
+		return nil
+	})
+	return p, err
+}
+
+// readValueType returns a ValueType's type (a string table index).
+func readValueType(data []byte) (int64, error) {
+	var typ int64
+	err := protoFields(data, func(num int, v uint64, _ []byte) error {
+		if num == 1 {
+			typ = int64(v)
+		}
+		return nil
+	})
+	return typ, err
+}
+
+// readSample decodes a Sample's values (one by one or packed) and labels.
+func readSample(data []byte) (profileSample, error) {
+	var s profileSample
+	err := protoFields(data, func(num int, v uint64, data []byte) error {
+		var err error
+		switch {
+		case num == 2 && data == nil: // value, one by one
+			s.values = append(s.values, int64(v))
+		case num == 2: // value, packed
+			s.values, err = appendPacked(s.values, data)
+		case num == 3: // label
+			var l [2]int64
+			l, err = readLabel(data)
+			s.labels = append(s.labels, l)
+		}
+		return err
+	})
+	return s, err
+}
+
+// appendPacked appends the varints of a packed repeated field to vs.
+func appendPacked(vs []int64, data []byte) ([]int64, error) {
+	for len(data) > 0 {
+		x, n := binary.Uvarint(data)
+		if n <= 0 {
+			return vs, errors.New("bad packed value")
+		}
+		vs = append(vs, int64(x))
+		data = data[n:]
+	}
+	return vs, nil
+}
+
+// readLabel returns a Label's key and str (string table indexes).
+func readLabel(data []byte) ([2]int64, error) {
+	var l [2]int64
+	err := protoFields(data, func(num int, v uint64, _ []byte) error {
+		if num == 1 || num == 2 {
+			l[num-1] = int64(v)
+		}
+		return nil
+	})
+	return l, err
+}
+
+// str is string i of the string table.
+func (p *cpuProfile) str(i int64) (string, error) {
+	if i < 0 || i >= int64(len(p.strs)) {
+		return "", fmt.Errorf("cpu profile: string %d of %d", i, len(p.strs))
+	}
+	return p.strs[i], nil
+}
+
+// cpuIndex is the index of the "cpu" sample type (the last one, should
+// there be two) in every sample's values.
+func (p *cpuProfile) cpuIndex() (int, error) {
+	cpu := -1
+	for i, t := range p.types {
+		s, err := p.str(t)
+		if err != nil {
+			return 0, err
+		}
+		if s == "cpu" {
+			cpu = i
+		}
+	}
+	if cpu < 0 {
+		return 0, errors.New("cpu profile: no cpu sample type")
+	}
+	return cpu, nil
+}
+
+// labelValue is the value of sample s's label key (the last one, should
+// there be two), or none when it has none.
+func (p *cpuProfile) labelValue(s profileSample, key, none string) (string, error) {
+	side := none
+	for _, l := range s.labels {
+		k, err := p.str(l[0])
+		if err != nil {
+			return "", err
+		}
+		if k == key {
+			if side, err = p.str(l[1]); err != nil {
+				return "", err
+			}
+		}
+	}
+	return side, nil
 }
 
 // protoFields calls f for every field of a protobuf message: a varint
