@@ -53,20 +53,8 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 	for _, n := range users {
 		most = max(most, n)
 	}
-	dir, err := b.fresh("serve")
+	dir, mem, err := b.serveDir(ctx, most)
 	if err != nil {
-		return nil, nil, err
-	}
-	mem := filepath.Join(dir, "data", "memory")
-	if err := seed(ctx, mem, most, 20, time.Now()); err != nil {
-		return nil, nil, err
-	}
-	var cfg strings.Builder
-	cfg.WriteString("identities:\n")
-	for u := range most {
-		fmt.Fprintf(&cfg, "  %s: [\"slack:%s/%s\", \"discord:%s\"]\n", userName(u), slacktest.DefaultTeamID, slackUserID(u), discordUserID(u))
-	}
-	if err := os.WriteFile(filepath.Join(dir, "mnemo.yaml"), []byte(cfg.String()), 0o600); err != nil {
 		return nil, nil, err
 	}
 
@@ -74,17 +62,9 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 	defer m.close()
 	tb := &fakeHost{log: discardLogger()}
 	defer tb.cleanup()
-	var slk *slacktest.Server
-	var dsc *discordtest.Server
-	if err := tb.start(func(t fake.T) {
-		slk = slacktest.New(t, slacktest.Options{})
-		dsc = discordtest.New(t, discordtest.Options{})
-	}); err != nil {
-		return nil, nil, fmt.Errorf("fakes: %w", err)
-	}
-	for u := range most {
-		slk.SetUser(slacktest.User{ID: slackUserID(u), TeamID: slacktest.DefaultTeamID, Name: fmt.Sprintf("load%04d", u+1), RealName: displayName(u)})
-		dsc.AddChannel(discordgo.Channel{ID: dmChannelID(u), Type: discordgo.ChannelTypeDM, Recipients: []*discordgo.User{discordAuthor(u)}})
+	slk, dsc, err := startServeFakes(tb, most)
+	if err != nil {
+		return nil, nil, err
 	}
 	// mnemo's web API calls go through a proxy that tells when a reply
 	// was posted: asking the fakes on every change would copy all their
@@ -103,42 +83,18 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 		"SLACK_BOT_TOKEN="+slacktest.DefaultBotToken, "SLACK_APP_TOKEN="+slacktest.DefaultAppToken, "SLACK_API_URL="+slackWait.url()+"/api/",
 		"DISCORD_BOT_TOKEN="+dsc.Options().Token, "DISCORD_API_URL="+discordWait.url()+"/")
 
-	// Start-up to ready, starts times: the first start on this memory,
-	// then restarts (the state folder as the previous run left it).
-	var readies []time.Duration
-	var sv *serveProc
-	defer func() {
-		if sv != nil {
-			_ = sv.stop()
-		}
-	}()
-	for i := range starts {
-		var err error
-		sv, err = b.startServe(ctx, dir, env, slk, dsc)
-		if err != nil {
-			return nil, nil, err
-		}
-		readies = append(readies, sv.ready)
-		if i < starts-1 {
-			err, sv = sv.stop(), nil
-			if err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	if err := settle(ctx, sv.cmd.Process.Pid); err != nil { // the history baseline of every user's files, say
+	sv, readies, err := b.startServes(ctx, dir, env, slk, dsc, starts)
+	if err != nil {
 		return nil, nil, err
 	}
-	sf := &serveFigures{Ready: distribution(readies), IdleRSS: vmHWM(sv.cmd.Process.Pid), Users: most}
-	stderr := sv.stderr
-	stop := sv.stop
-
+	defer func() { _ = sv.stop() }() // on an early return; once stopped below, a no-op
 	pid := sv.cmd.Process.Pid
-	paths := []struct {
-		name  string
-		send  func(u, i int)
-		watch *postWatch
-	}{
+	if err := settle(ctx, pid); err != nil { // the history baseline of every user's files, say
+		return nil, nil, err
+	}
+	sf := &serveFigures{Ready: distribution(readies), IdleRSS: vmHWM(pid), Users: most}
+
+	paths := []servePath{
 		{"Slack", func(u, i int) {
 			slk.Message(slacktest.MessageEvent{Channel: slackDM(u), ChannelType: "im", User: slackUserID(u), Text: messageText(i, messages)})
 		}, slackWait},
@@ -149,54 +105,136 @@ func (b *bencher) serveRun(ctx context.Context, users []int, messages, starts in
 	var rows []concFigures
 	for _, p := range paths {
 		for _, n := range users {
-			m.reset()
-			f := concFigures{Path: p.name, Users: n}
-			cpu0 := procCPU(pid)
-			lat := make([][]time.Duration, n)
-			errs := make([]error, n)
-			var wg sync.WaitGroup
-			t0 := time.Now()
-			for u := range n {
-				wg.Go(func() {
-					for i := range messages {
-						s := time.Now()
-						p.send(u, i)
-						if err := p.watch.wait(ctx, u); err != nil {
-							errs[u] = err
-							return
-						}
-						lat[u] = append(lat[u], time.Since(s))
-					}
-				})
+			f, err := measureServe(ctx, m, sv, p, n, messages)
+			if err != nil {
+				return nil, nil, err
 			}
-			wg.Wait()
-			wall := time.Since(t0)
-			for u, err := range errs {
-				if err != nil {
-					return nil, nil, fmt.Errorf("%s, user %d: %w: %s", p.name, u+1, err, stderr)
-				}
-			}
-			var all []time.Duration
-			for _, l := range lat {
-				all = append(all, l...)
-			}
-			f.Messages = len(all)
-			f.CPUPerMsg = (procCPU(pid) - cpu0) / time.Duration(f.Messages)
-			f.Wall = distribution(all)
-			f.PerSecond = float64(f.Messages) / wall.Seconds()
-			f.CallsPerMsg = float64(m.thinker.Load()) / float64(f.Messages)
-			f.PeakRSS = vmHWM(pid)
 			rows = append(rows, f)
 		}
 	}
 	sf.LoadRSS = vmHWM(pid)
-	if err := stop(); err != nil {
+	if err := sv.stop(); err != nil {
 		return nil, nil, err
 	}
 	if err := tb.err(); err != nil {
 		return nil, nil, fmt.Errorf("fakes: %w", err)
 	}
 	return sf, rows, nil
+}
+
+// serveDir makes serve's data folder: a seeded memory of 20 files for
+// each of most users, and a mnemo.yaml linking each user's Slack and
+// Discord identities. mem is the memory folder.
+func (b *bencher) serveDir(ctx context.Context, most int) (dir, mem string, err error) {
+	dir, err = b.fresh("serve")
+	if err != nil {
+		return "", "", err
+	}
+	mem = filepath.Join(dir, "data", "memory")
+	if err := seed(ctx, mem, most, 20, time.Now()); err != nil {
+		return "", "", err
+	}
+	var cfg strings.Builder
+	cfg.WriteString("identities:\n")
+	for u := range most {
+		fmt.Fprintf(&cfg, "  %s: [\"slack:%s/%s\", \"discord:%s\"]\n", userName(u), slacktest.DefaultTeamID, slackUserID(u), discordUserID(u))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "mnemo.yaml"), []byte(cfg.String()), 0o600); err != nil {
+		return "", "", err
+	}
+	return dir, mem, nil
+}
+
+// startServeFakes starts the fake Slack and the fake Discord on tb, each
+// knowing most users and their DM channels.
+func startServeFakes(tb *fakeHost, most int) (*slacktest.Server, *discordtest.Server, error) {
+	var slk *slacktest.Server
+	var dsc *discordtest.Server
+	if err := tb.start(func(t fake.T) {
+		slk = slacktest.New(t, slacktest.Options{})
+		dsc = discordtest.New(t, discordtest.Options{})
+	}); err != nil {
+		return nil, nil, fmt.Errorf("fakes: %w", err)
+	}
+	for u := range most {
+		slk.SetUser(slacktest.User{ID: slackUserID(u), TeamID: slacktest.DefaultTeamID, Name: fmt.Sprintf("load%04d", u+1), RealName: displayName(u)})
+		dsc.AddChannel(discordgo.Channel{ID: dmChannelID(u), Type: discordgo.ChannelTypeDM, Recipients: []*discordgo.User{discordAuthor(u)}})
+	}
+	return slk, dsc, nil
+}
+
+// startServes times serve's start-up to ready, starts times: the first
+// start on this memory, then restarts (the state folder as the previous
+// run left it). The last one is returned running.
+func (b *bencher) startServes(ctx context.Context, dir string, env []string, slk *slacktest.Server, dsc *discordtest.Server, starts int) (*serveProc, []time.Duration, error) {
+	var readies []time.Duration
+	var sv *serveProc
+	for i := range starts {
+		var err error
+		sv, err = b.startServe(ctx, dir, env, slk, dsc)
+		if err != nil {
+			return nil, nil, err
+		}
+		readies = append(readies, sv.ready)
+		if i < starts-1 {
+			if err := sv.stop(); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return sv, readies, nil
+}
+
+// servePath is a way in to serve: send posts user u's message i on a
+// platform, watch sees the replies.
+type servePath struct {
+	name  string
+	send  func(u, i int)
+	watch *postWatch
+}
+
+// measureServe is one row: messages messages from each of n users at
+// once over p, each user sending the next once the last is answered.
+func measureServe(ctx context.Context, m *benchModel, sv *serveProc, p servePath, n, messages int) (concFigures, error) {
+	m.reset()
+	pid := sv.cmd.Process.Pid
+	f := concFigures{Path: p.name, Users: n}
+	cpu0 := procCPU(pid)
+	lat := make([][]time.Duration, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for u := range n {
+		wg.Go(func() {
+			for i := range messages {
+				s := time.Now()
+				p.send(u, i)
+				if err := p.watch.wait(ctx, u); err != nil {
+					errs[u] = err
+					return
+				}
+				lat[u] = append(lat[u], time.Since(s))
+			}
+		})
+	}
+	wg.Wait()
+	wall := time.Since(t0)
+	for u, err := range errs {
+		if err != nil {
+			return f, fmt.Errorf("%s, user %d: %w: %s", p.name, u+1, err, sv.stderr)
+		}
+	}
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	f.Messages = len(all)
+	f.CPUPerMsg = (procCPU(pid) - cpu0) / time.Duration(f.Messages)
+	f.Wall = distribution(all)
+	f.PerSecond = float64(f.Messages) / wall.Seconds()
+	f.CallsPerMsg = float64(m.thinker.Load()) / float64(f.Messages)
+	f.PeakRSS = vmHWM(pid)
+	return f, nil
 }
 
 // userOf is the user of a DM channel id made by slackDM or dmChannelID.

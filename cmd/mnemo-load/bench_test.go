@@ -654,3 +654,33 @@ func TestBenchWritesThisREADME(t *testing.T) {
 		t.Errorf("README.md's Performance section is not where the table goes:\n%s", got)
 	}
 }
+
+// A reply that never comes ends a serve row with the user it was for and
+// serve's stderr.
+func TestMeasureServeWaitFails(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	m := newBenchModel(0)
+	defer m.close()
+	watch, err := newPostWatch("http://127.0.0.1:1", 2, slackPost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.close()
+	self, err := os.FindProcess(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sv := &serveProc{cmd: &exec.Cmd{Process: self}, stderr: &tailBuffer{max: 64}}
+	sv.stderr.Write([]byte("serve's last words"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	sent := make([]int, 2)
+	p := servePath{name: "Slack", send: func(u, _ int) { sent[u]++ }, watch: watch}
+	_, err = measureServe(ctx, m, sv, p, 2, 3)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "Slack, user 1: context canceled: serve's last words") {
+		t.Errorf("err = %v", err)
+	}
+	if sent[0] != 1 || sent[1] != 1 {
+		t.Errorf("sent %v, want one message from each user before the wait", sent)
+	}
+}
