@@ -46,7 +46,7 @@ var systemPrompt = template.Must(template.New("system.md").Option("missingkey=er
 // with memory.Store. Both see exactly what the scope may: in a channel
 // the speaker's shared files and the channel's memory, nothing else.
 type Memory interface {
-	// Index is the iteration-1 index message, exactly as the README shows it.
+	// Index is the iteration-1 index message, exactly as memory/README.md shows it.
 	Index(s mnemo.Scope) (string, error)
 	// ReadTools are memory_list and memory_read bound to the scope, fresh
 	// per task.

@@ -130,7 +130,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	// The watcher's file closes while the caches are written: closing
-	// an inotify descriptor can wait for the kernel (see README).
+	// an inotify descriptor can wait for the kernel (tens of milliseconds).
 	werr := make(chan error, 1)
 	go func() {
 		if w != nil {

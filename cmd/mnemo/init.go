@@ -357,7 +357,7 @@ func (c *initCmd) write(s initSetup) error {
 	} else {
 		fmt.Fprintf(out, "Wrote %s.\nNext, talk to mnemo in this terminal:\n\n  mnemo%s chat\n", c.config, cfgFlag)
 	}
-	_, err := fmt.Fprintln(out, "\nFor Slack or Discord, add their tokens (README: \"Slack\", \"Discord\") and run mnemo serve.")
+	_, err := fmt.Fprintln(out, "\nFor Slack or Discord, add their tokens (bots/README.md: \"Slack\", \"Discord\") and run mnemo serve.")
 	return err
 }
 

@@ -56,7 +56,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return usageError("serve: unexpected argument %q; usage: mnemo serve", args[0])
 	}
 	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
-		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see README, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see README, \"Discord\"); to chat in the terminal, use mnemo chat"))
+		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, \"Discord\"); to chat in the terminal, use mnemo chat"))
 	}
 	// One owner per data folder, taken before the address (a second serve
 	// is told who runs, not that the port is busy) and before the reflector
