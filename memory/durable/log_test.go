@@ -3,6 +3,7 @@ package durable
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -463,5 +464,65 @@ func TestLogAppendWaitsForReplace(t *testing.T) {
 	got := read(t, filepath.Join(dir, "j.jsonl"))
 	if got != "{new}\n{b}\n{c}\n" && got != "{new}\n{c}\n{b}\n" {
 		t.Errorf("file %q", got)
+	}
+}
+
+// handles is a Dir that keeps every file it opens, so a test can tell
+// whether each was closed.
+type handles struct {
+	Dir
+	files []*os.File
+}
+
+func (h *handles) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := h.Dir.OpenFile(name, flag, perm)
+	if err == nil {
+		h.files = append(h.files, f)
+	}
+	return f, err
+}
+
+// open counts the handles not closed yet.
+func (h *handles) open() int {
+	n := 0
+	for _, f := range h.files {
+		if _, err := f.Stat(); !errors.Is(err, os.ErrClosed) {
+			n++
+		}
+	}
+	return n
+}
+
+// A Replace closes the handle it replaces, a Remove the file's handle,
+// and Close the last: a journal rewritten every compaction for months
+// holds one descriptor, not one per compaction.
+func TestLogClosesWhatItReplaces(t *testing.T) {
+	h := &handles{Dir: Dir(t.TempDir())}
+	l := NewLog(h, "j.jsonl", LogOptions{})
+	if err := l.Commit(l.Add([]byte("{a}\n"))); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if err := l.Replace([]byte("{b}\n")); err != nil {
+			t.Fatal(err)
+		}
+		if n := h.open(); n != 1 {
+			t.Fatalf("after Replace %d: %d handles open, want 1 (of %d opened)", i+1, n, len(h.files))
+		}
+	}
+	if err := l.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.open(); n != 0 {
+		t.Fatalf("after Remove: %d handles open", n)
+	}
+	if err := l.Commit(l.Add([]byte("{c}\n"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.open(); n != 0 {
+		t.Fatalf("after Close: %d handles open", n)
 	}
 }
