@@ -347,8 +347,8 @@ func TestFailures(t *testing.T) {
 	if got := e.f.posts(); !slices.Equal(got, []string{"post:m1:0:a"}) {
 		t.Errorf("posts %q", got)
 	}
-	if !strings.Contains(e.logs.String(), "part 2 of 3: HTTP 500") {
-		t.Errorf("the failed part is not named:\n%s", e.logs)
+	if !strings.Contains(e.logs.String(), "part 2 of 3: HTTP 500") || !strings.Contains(e.logs.String(), "parts_posted=1") {
+		t.Errorf("the failed part, or how many were posted, is not named:\n%s", e.logs)
 	}
 	if e.p.Journal().Len() != 0 {
 		t.Error("the message stayed in the journal")
