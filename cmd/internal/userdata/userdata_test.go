@@ -384,6 +384,21 @@ func TestShowChat(t *testing.T) {
 			t.Errorf("ShowChat lacks %q:\n%s", want, out)
 		}
 	}
+	// Only facts: no episode heading. Only episodes: the title then the
+	// episodes, no empty facts section.
+	if out, err := svc.ShowChat(chanKey); err != nil || strings.Contains(out, "Recent work") || !strings.Contains(out, chanKey+"\n\n### what we chose") {
+		t.Errorf("ShowChat of facts only = %q, %v", out, err)
+	}
+	bob, err := w.store.User("bob")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bob.Replace("episodes/2026-11.md", aliceEpisodes, memory.Version{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := svc.ShowChat("bob"); err != nil || !strings.HasPrefix(out, "## What I remember about you, bob\n\n### Recent work together (2 of 2") {
+		t.Errorf("ShowChat of episodes only = %q, %v", out, err)
+	}
 	if out, err := svc.ShowChat("nobody"); out != NothingYet || err != nil {
 		t.Errorf("ShowChat of nobody = %q, %v", out, err)
 	}
