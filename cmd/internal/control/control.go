@@ -141,9 +141,17 @@ type Server struct {
 // data folder, so it is one a dead process left. Anything else at path is
 // an error naming it. A nil log discards.
 func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
+	return listenShowing(path, h, log, nil)
+}
+
+// listenShowing is Listen; made, when set, is shown the socket before it is
+// renamed into place.
+func listenShowing(path string, h Handler, log *slog.Logger, made func(tmp string)) (*Server, error) {
 	log = defaults.Logger(log)
-	tmp := filepath.Join(filepath.Dir(path), ".ctl-"+rand.Text()[:8]) // short: a socket path is bounded
-	if n := max(len(path), len(tmp)); n > maxPath {
+	dir := filepath.Dir(path)
+	// The socket is made as <dir>/.cXXXXXX/s first: no longer than
+	// <dir>/mnemo.sock, since a socket path is bounded.
+	if n := max(len(path), len(filepath.Join(dir, ".c123456", "s"))); n > maxPath {
 		return nil, fmt.Errorf("control socket %s: the path is %d bytes long, and a unix socket's may be at most %d; set state.dir to a shorter folder", path, n, maxPath)
 	}
 	if fi, err := os.Lstat(path); err == nil {
@@ -154,6 +162,16 @@ func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
 			return nil, fmt.Errorf("control socket %s: remove the one a stopped process left: %w", path, err)
 		}
 	}
+	// The socket is made in a new folder only this user may enter (0700),
+	// so nobody else can connect to it while its mode is still what the
+	// umask gave it (whatever the state folder's mode); it is made 0600,
+	// then renamed into place.
+	private := filepath.Join(dir, ".c"+rand.Text()[:6])
+	if err := os.Mkdir(private, 0o700); err != nil {
+		return nil, fmt.Errorf("control socket %s: %w", path, err)
+	}
+	defer os.Remove(private) // empty once the socket is renamed out of it
+	tmp := filepath.Join(private, "s")
 	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: tmp, Net: "unix"})
 	if err != nil {
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
@@ -161,6 +179,9 @@ func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
 	ln.SetUnlinkOnClose(false) // it is renamed below; Close removes it by its final name
 	err = os.Chmod(tmp, 0o600)
 	if err == nil {
+		if made != nil {
+			made(tmp)
+		}
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {

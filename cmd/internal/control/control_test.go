@@ -150,8 +150,50 @@ func TestListenInAReadOnlyFolder(t *testing.T) {
 
 func TestListenInAMissingFolder(t *testing.T) {
 	path := filepath.Join(shortDir(t), "missing", "mnemo.sock")
-	if _, err := Listen(path, nil, nil); err == nil || !strings.HasPrefix(err.Error(), "control socket "+path+": listen unix ") || !errors.Is(err, syscall.ENOENT) {
+	if _, err := Listen(path, nil, nil); err == nil || !strings.HasPrefix(err.Error(), "control socket "+path+": ") || !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("Listen in a missing folder = %v", err)
+	}
+}
+
+// The socket is never reachable by another user, not even before its mode
+// is set: with umask 000 and a state folder open to all, it is made in a
+// folder only its user may enter, already 0600 when it is renamed into
+// place, and nothing of the making is left behind.
+func TestListenMakesTheSocketWhereNobodyElseCanReach(t *testing.T) {
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	dir := shortDir(t)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "mnemo.sock")
+	seen := false
+	s, err := listenShowing(path, func(context.Context, Request) (string, error) { return "ok", nil }, nil, func(tmp string) {
+		seen = true
+		parent, err := os.Stat(filepath.Dir(tmp))
+		if err != nil || filepath.Dir(filepath.Dir(tmp)) != dir || parent.Mode().Perm() != 0o700 {
+			t.Errorf("the socket is made in %s (%v, %v); want a folder of its own in %s, mode 0700", filepath.Dir(tmp), parent, err, dir)
+		}
+		if fi, err := os.Lstat(tmp); err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("the socket before the rename: %v, %v; want mode 0600", fi, err)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	if !seen {
+		t.Fatal("the socket was not shown before the rename")
+	}
+	if fi, err := os.Lstat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the socket in place: %v, %v", fi, err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("the state folder holds %v; want the socket alone", entries)
+	}
+	if msg, err := Call(context.Background(), path, Request{Op: "x"}); err != nil || msg != "ok" {
+		t.Errorf("Call = %q, %v", msg, err)
 	}
 }
 

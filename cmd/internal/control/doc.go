@@ -17,9 +17,9 @@
 // at most MaxRequest bytes and a response line at most MaxResponse; the
 // operations and their meaning are the server's Handler's.
 //
-// The socket is created under a temporary name, made mode 0600 and renamed
-// into place, so no other user can connect to it even for an instant (the
-// state folder is 0700 too). Listen replaces a socket left behind by a
+// The socket is created in a new folder only its user may enter (0700),
+// made mode 0600 and renamed into place, so no other user can connect to it
+// even for an instant, whatever the umask and the state folder's mode. Listen replaces a socket left behind by a
 // process that died: its caller must own the data folder's lock, which makes
 // it the only process that may serve that socket.
 package control
