@@ -2,6 +2,7 @@ package memory
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -12,6 +13,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // The index cache keeps a user's index between runs, so that a start
@@ -248,8 +250,16 @@ func writeCacheFile(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return fmt.Errorf("index cache: %w", err)
 	}
-	tmp := name + ".tmp"
-	err := os.WriteFile(tmp, data, 0o600)
+	// A new temp name, created exclusively: a link put at a known name by
+	// someone else is never written through.
+	tmp := name + "." + rand.Text()[:8] + ".tmp"
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		_, err = f.Write(data)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
 	if err == nil {
 		err = os.Rename(tmp, name)
 	}

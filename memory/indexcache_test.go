@@ -176,6 +176,20 @@ func TestIndexCacheFilesAddedAndRemoved(t *testing.T) {
 // the files it read and the entries it dropped all reach it at Close.
 func TestIndexCacheWrittenAtClose(t *testing.T) {
 	dir, cache := cacheDirs(t)
+	// A link at the temp name older mnemos used is not written through,
+	// and no temp file is left.
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, []byte("keep me\n"), 0o644)
+	os.MkdirAll(cache, 0o700)
+	os.Symlink(victim, filepath.Join(cache, "alice.idx.tmp"))
+	defer func() {
+		if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+			t.Errorf("the link's target was written: %q", b)
+		}
+		if tmps, _ := filepath.Glob(filepath.Join(cache, "alice.idx.*.tmp")); len(tmps) != 0 {
+			t.Errorf("temp files left: %v", tmps)
+		}
+	}()
 	writeAged(t, filepath.Join(dir, "alice/facts/work.md"), factA)
 	s := cachedStore(t, dir, cache)
 	u := mustUser(t, s, "alice")

@@ -7,9 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 
-	"github.com/google/renameio/v2"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 	"golang.org/x/term"
 )
 
@@ -59,7 +60,12 @@ func openHistory(path string) (*history, error) {
 			return h, fmt.Errorf("chat history: %w", err)
 		}
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: a link put there by someone else must not make mnemo
+	// append to (and chmod) the file it points to.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return h, fmt.Errorf("chat history: %s is a symbolic link; mnemo does not follow links in its state folder: remove it", path)
+	}
 	if err != nil {
 		return h, fmt.Errorf("chat history: %w", err)
 	}
@@ -84,15 +90,8 @@ func historyEntry(s string) bool {
 // rewrite replaces the file at path with entries, atomically: a private
 // (0600) temp file beside it, fsynced and renamed over it.
 func rewrite(path string, entries []string) error {
-	f, err := renameio.NewPendingFile(path, renameio.WithTempDir(filepath.Dir(path)), renameio.WithStaticPermissions(0o600))
-	if err != nil {
-		return err
-	}
-	defer f.Cleanup() // after a successful replace, nothing to remove
-	if _, err := f.WriteString(strings.Join(entries, "\n") + "\n"); err != nil {
-		return err
-	}
-	return f.CloseAtomicallyReplace()
+	// The rename replaces a link at path; it never writes where one points.
+	return durable.WriteFile(durable.Dir(filepath.Dir(path)), filepath.Base(path), []byte(strings.Join(entries, "\n")+"\n"), durable.WriteOptions{})
 }
 
 // Add is the editor's: it would add every line, also each line of a

@@ -111,6 +111,24 @@ func TestHistoryErrors(t *testing.T) {
 	if h, err := openHistory(filepath.Join(full, "h")); os.Geteuid() != 0 && (err == nil || h.Len() != maxHistory) {
 		t.Errorf("rewrite in a read-only folder: err %v, len %d", err, h.Len())
 	}
+	// A link in the history's place is not followed: its target is neither
+	// appended to nor made 0600.
+	target := filepath.Join(dir, "victim")
+	os.WriteFile(target, []byte("keep me\n"), 0o644)
+	link := filepath.Join(dir, "link.history")
+	os.Symlink(target, link)
+	if h, err := openHistory(link); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("history through a link: err %v", err)
+	} else {
+		h.record("secret")
+		h.close()
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+	if fi, _ := os.Stat(target); fi.Mode().Perm() != 0o644 {
+		t.Errorf("the link's target was chmodded: %v", fi.Mode())
+	}
 	// A write that fails stops keeping the file, once.
 	h, err := openHistory(filepath.Join(dir, "w"))
 	if err != nil {

@@ -48,7 +48,12 @@ func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, lockError(cfg, path, err)
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	// O_NOFOLLOW: a link put there by someone else must not make mnemo
+	// (perhaps run by root for an admin command) write where it points.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, lockError(cfg, path, errors.New("it is a symbolic link; mnemo does not follow links in its state folder: remove it"))
+	}
 	if err != nil {
 		return nil, lockError(cfg, path, err)
 	}
