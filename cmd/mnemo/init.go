@@ -18,6 +18,7 @@ import (
 	"github.com/google/renameio/v2"
 	"golang.org/x/term"
 
+	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -124,7 +125,7 @@ func runInit(ctx context.Context, env *cliEnv, o initOptions, args []string) err
 // default in brackets that an empty answer (or --yes) takes.
 func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) error {
 	if given.baseURL == "" {
-		v, err := c.askBaseURL(c.defaultBaseURL(ctx, s.baseURL))
+		v, err := c.askBaseURL(c.defaultBaseURL(ctx, *s))
 		if err != nil {
 			return err
 		}
@@ -154,20 +155,27 @@ func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) err
 }
 
 // defaultBaseURL is the address offered: the last answer, else
-// $OPENAI_BASE_URL, else a local Ollama when one answers, else OpenAI's.
-func (c *initCmd) defaultBaseURL(ctx context.Context, last string) string {
-	if last != "" {
-		return last
+// $OPENAI_BASE_URL, else OpenAI's when there is a key already, else a
+// local Ollama when one answers, else OpenAI's.
+func (c *initCmd) defaultBaseURL(ctx context.Context, s initSetup) string {
+	if s.baseURL != "" {
+		return s.baseURL
 	}
 	if v := c.env.getenv("OPENAI_BASE_URL"); v != "" {
 		return v
+	}
+	if s.apiKey != "" {
+		// A key is for the provider that issued it: it is never offered to
+		// whatever answers on the local Ollama port (any local user can
+		// listen there), so that port is not asked.
+		return config.OpenAIBaseURL
 	}
 	ollama := c.env.getenv("MNEMO_OLLAMA_URL")
 	if ollama == "" {
 		ollama = config.DefaultOllamaURL
 	}
 	if openai.ProbeModels(ctx, c.http, ollama) == nil {
-		fmt.Fprintf(c.env.stderr, "A local Ollama answers at %s.\n", ollama)
+		fmt.Fprintf(c.env.stderr, "A local Ollama answers at %s.\n", agent.RedactURLs(ollama))
 		return ollama
 	}
 	return config.OpenAIBaseURL
@@ -298,7 +306,7 @@ func (c *initCmd) client(s initSetup) *openai.Client {
 // check sends one small chat request and says what to change when it
 // fails.
 func (c *initCmd) check(ctx context.Context, s initSetup) error {
-	fmt.Fprintf(c.env.stderr, "Checking %s at %s…\n", s.model, s.baseURL)
+	fmt.Fprintf(c.env.stderr, "Checking %s at %s…\n", s.model, agent.RedactURLs(s.baseURL)) // a password in the URL is not shown
 	client := c.client(s)
 	_, err := client.Complete(ctx, llm.Request{
 		Model:    s.model,

@@ -5,9 +5,12 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/iotest"
 
@@ -189,5 +192,37 @@ func TestInitStdinFails(t *testing.T) {
 		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 			t.Errorf("after %q: written %v", answered, m)
 		}
+	}
+}
+
+// With a key at hand and no address, init offers OpenAI's and never asks
+// the local Ollama port: whoever listens there (any local user can) would
+// otherwise be offered and then sent the key. Without a key, it asks.
+func TestInitDoesNotProbeOllamaWithAKey(t *testing.T) {
+	var asked atomic.Int32
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		asked.Add(1)
+		w.Write([]byte(`{"object":"list","data":[]}`))
+	}))
+	defer ollama.Close()
+	env := map[string]string{"MNEMO_OLLAMA_URL": ollama.URL + "/v1"}
+	c := &initCmd{env: &cliEnv{getenv: func(k string) string { return env[k] }, stderr: io.Discard}, http: ollama.Client()}
+	if got := c.defaultBaseURL(context.Background(), initSetup{apiKey: "sk-secret"}); got != config.OpenAIBaseURL || asked.Load() != 0 {
+		t.Errorf("with a key: offered %s, the Ollama port asked %d times; want %s, never", got, asked.Load(), config.OpenAIBaseURL)
+	}
+	if got := c.defaultBaseURL(context.Background(), initSetup{}); got != ollama.URL+"/v1" || asked.Load() == 0 {
+		t.Errorf("without a key: offered %s, the Ollama port asked %d times; want it asked and offered", got, asked.Load())
+	}
+}
+
+// A password written into the server's address is not printed.
+func TestInitCheckingLineHidesAPassword(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.SetModels("m")
+	u := strings.Replace(srv.URL(), "http://", "http://user:hunter2@", 1)
+	inTempDir(t)
+	r := initRun(t, map[string]string{"MNEMO_OLLAMA_URL": noOllama}, "", "--yes", "--base-url", u, "--model", "m")
+	if !strings.Contains(r.stderr, "Checking m at ") || strings.Contains(r.stderr, "hunter2") {
+		t.Errorf("stderr shows the password or no check:\n%s", r.stderr)
 	}
 }
