@@ -344,7 +344,7 @@ func (m *memoryCmd) show(name, p string) error {
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprint(m.env.stdout, text)
+	_, err = fmt.Fprint(m.env.stdout, showable(text))
 	return err
 }
 
@@ -608,4 +608,35 @@ func (m *memoryCmd) export(name, output string) error {
 	}
 	m.env.logger.Debug("memory: exported", "user", name, "files", rep.Files, "bytes", rep.Bytes)
 	return nil
+}
+
+// showable is text for an admin's terminal: a control character (what
+// the model or anyone may have written into a file: ESC, BEL, CR, ...)
+// is shown in caret notation (^[, ^G, ^M; ^? for DEL, \u0085 and so on
+// for C1) instead of reaching the terminal, which would obey it. Tabs and
+// line breaks stay. memory export gives the bytes as they are.
+func showable(text string) string {
+	if !strings.ContainsFunc(text, isTerminalControl) {
+		return text
+	}
+	var b strings.Builder
+	for _, r := range text {
+		switch {
+		case !isTerminalControl(r):
+			b.WriteRune(r)
+		case r == 0x7f:
+			b.WriteString("^?")
+		case r < 0x20:
+			b.WriteString("^" + string(r+'@'))
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+// isTerminalControl reports whether a terminal acts on r: the C0 controls
+// but tab and line feed, DEL, and the C1 controls.
+func isTerminalControl(r rune) bool {
+	return r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r <= 0x9f
 }

@@ -403,3 +403,48 @@ func TestMemoryBrokenStdout(t *testing.T) {
 		}
 	}
 }
+
+// What the model wrote cannot steer the admin's terminal: control
+// characters are shown, not sent; text, tabs and line breaks are kept.
+func TestShowable(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain\ttext\nnext line é": "plain\ttext\nnext line é",
+		"\x1b]0;owned\a\x1b[2J":    "^[]0;owned^G^[[2J",
+		"cr\r\nnul\x00 del\x7f":    "cr^M\nnul^@ del^?",
+		"c1 \u0085 \u009b":         `c1 \u0085 \u009b`,
+	} {
+		if got := showable(in); got != want {
+			t.Errorf("showable(%q) = %q; want %q", in, got, want)
+		}
+	}
+}
+
+// FuzzShowable: whatever a file holds, what show prints holds no control
+// character a terminal acts on, and text without one is printed as it is.
+func FuzzShowable(f *testing.F) {
+	for _, s := range []string{"", "a\nb", "\x1b[31mred", "\u009b2J", "\xff\x1b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := showable(s)
+		if strings.ContainsFunc(out, isTerminalControl) {
+			t.Fatalf("showable(%q) = %q still has a control character", s, out)
+		}
+		if !strings.ContainsFunc(s, isTerminalControl) && out != s {
+			t.Fatalf("showable(%q) = %q changed text without controls", s, out)
+		}
+	})
+}
+
+// mnemo memory show prints a file's control characters in caret notation.
+func TestMemoryShowControlCharacters(t *testing.T) {
+	data, env := memoryFixture(t)
+	putFile(t, filepath.Join(data, "alice/facts/evil.md"), "# Evil\n> Summary: x\x1b[2J\n\nbell\a\n")
+	r := cli(t, env, "memory", "show", "alice", "facts/evil.md")
+	if r.code != 0 || r.stdout != "# Evil\n> Summary: x^[[2J\n\nbell^G\n" {
+		t.Errorf("show: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+	if r := cli(t, env, "memory", "ls", "alice"); r.code != 0 || strings.ContainsFunc(r.stdout, isTerminalControl) { // the index already cleans summaries
+		t.Errorf("ls: %d %q %q", r.code, r.stdout, r.stderr)
+	}
+}
