@@ -61,7 +61,9 @@ type Config struct {
 	// follows the user name rules (1 to 64 ASCII letters, digits, '.', '_',
 	// '-', not starting with '.'); an account belongs to one name only.
 	// Without an entry, Slack users are `slack-<TEAM_ID>-<USER_ID>` and
-	// Discord users `discord-<USER_ID>`.
+	// Discord users `discord-<USER_ID>`; such a name is refused as a key
+	// unless its own account is listed under it (it would share that
+	// person's memory).
 	Identities map[string][]string `yaml:"identities"`
 	Server     Server              `yaml:"server"`
 	Shutdown   Shutdown            `yaml:"shutdown"`

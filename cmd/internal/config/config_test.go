@@ -453,6 +453,10 @@ func TestValidateErrors(t *testing.T) {
 			[]string{`identities.a: lists no accounts`}},
 		{"identity linked twice", "identities:\n  zhangsan: [\"discord:1\"]\n  lisi: [\"slack:T1/U2\", \"discord:1\"]\n", nil,
 			[]string{`mnemo.yaml:3: identities.lisi[1]: "discord:1" is already linked at identities.zhangsan[0]; an account can belong to one name only`}},
+		{"identity named as another's folder", "identities:\n  slack-T1-U2: [\"discord:1\"]\n", nil,
+			[]string{`mnemo.yaml:2: identities.slack-T1-U2: "slack-T1-U2" is the folder mnemo gives the account "slack:T1/U2", so whoever is listed here would share that person's memory; choose another name`}},
+		{"identity named as another's discord folder", "identities:\n  discord-42: [\"discord:1\"]\n", nil,
+			[]string{`identities.discord-42: "discord-42" is the folder mnemo gives the account "discord:42"`}},
 		{"identity listed twice", "identities:\n  a: [\"discord:1\", \"discord:1\"]\n", nil,
 			[]string{`identities.a[1]: "discord:1" is already linked at identities.a[0]`}},
 		{"guild id word", "discord:\n  guildIDs:\n    - \"80351110224678912\"\n    - abc\n", nil,
@@ -614,6 +618,14 @@ func TestValidateHandBuilt(t *testing.T) {
 	c := Default()
 	c.Identities = map[string][]string{"b": {"discord:1"}, "a": {"discord:1"}, "c": {"discord:2"}}
 	wantErr(t, c.Validate(), `identities.b[0]: "discord:1" is already linked at identities.a[0]`)
+
+	// An automatic folder name is fine for the account it belongs to: a
+	// person linking another account to the folder they have already.
+	c = Default()
+	c.Identities = map[string][]string{"slack-T1-U2": {"slack:T1/U2", "discord:1"}, "discord-7": {"discord:7"}}
+	if err := c.Validate(); err != nil {
+		t.Errorf("an automatic name with its own account: %v", err)
+	}
 
 	c = Default()
 	c.Server.Listen = "0.0.0.0:8080" // as a --listen flag would

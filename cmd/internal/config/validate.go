@@ -233,6 +233,9 @@ func inside(dir, root string) bool {
 var (
 	slackAccountRe   = text.NewRegexp(`^slack:([A-Za-z0-9]{1,32})/([A-Za-z0-9]{1,32})$`)
 	discordAccountRe = text.NewRegexp(`^discord:[0-9]{1,20}$`)
+	// The folder names the adapters give an account not in identities.
+	autoSlackRe   = text.NewRegexp(`^slack-([A-Za-z0-9]+)-([A-Za-z0-9]+)$`)
+	autoDiscordRe = text.NewRegexp(`^discord-([0-9]+)$`)
 )
 
 // guildIDRe is a Discord snowflake as Copy Server ID shows it.
@@ -255,6 +258,18 @@ func (c *Config) validateGuildIDs(ch *checker) {
 	}
 }
 
+// automaticAccount is the account whose automatic folder name is name
+// ("slack:T/U" for slack-T-U, "discord:ID" for discord-ID), or "".
+func automaticAccount(name string) string {
+	if m := autoSlackRe.Get().FindStringSubmatch(name); m != nil {
+		return "slack:" + m[1] + "/" + m[2]
+	}
+	if m := autoDiscordRe.Get().FindStringSubmatch(name); m != nil {
+		return "discord:" + m[1]
+	}
+	return ""
+}
+
 func (c *Config) validateIdentities(ch *checker) {
 	// In file order, so that the later of two claims to an account is refused.
 	names := slices.SortedFunc(maps.Keys(c.Identities), func(a, b string) int {
@@ -274,6 +289,9 @@ func (c *Config) validateIdentities(ch *checker) {
 			ch.add(key, "%s: %s is not a valid user name; use 1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.'", quote(name))
 		}
 		accounts := c.Identities[name]
+		if own := automaticAccount(name); own != "" && !slices.Contains(accounts, own) {
+			ch.add(key, "%s: %s is the folder mnemo gives the account %s, so whoever is listed here would share that person's memory; choose another name", quote(name), quote(own))
+		}
 		if len(accounts) == 0 {
 			ch.add(key, "%s: lists no accounts; add some such as \"slack:TEAM_ID/USER_ID\" or \"discord:USER_ID\", or remove the name")
 		}
