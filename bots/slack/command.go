@@ -74,7 +74,9 @@ func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
 	if !validID(cmd.TeamID) || !validID(cmd.UserID) {
 		return ephemeral("Sorry, I can't tell who you are from this command.")
 	}
-	asker := chat.Asker{ID: cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
+	// The asker is the user in this workspace: a press must come from the
+	// same user id and the same team (a user id says nothing of the team).
+	asker := chat.Asker{ID: cmd.TeamID + "/" + cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
 	if !strings.HasPrefix(cmd.ChannelID, "D") {
 		// A channel (a group DM too), as its messages name its memory.
 		asker.Channel = mnemo.ChannelKey("slack", cmd.TeamID, cmd.ChannelID)
@@ -111,7 +113,7 @@ func (b *Bot) onInteractive(ctx, taskCtx context.Context, evt socketmode.Event) 
 
 // forgetButton carries out a pressed Delete or Cancel button.
 func (b *Bot) forgetButton(ctx context.Context, cb slackgo.InteractionCallback, action, token string) {
-	text, wrongUser := b.flow.Button(token, cb.User.ID, action == actionForgetConfirm)
+	text, wrongUser := b.flow.Button(token, cb.Team.ID+"/"+cb.User.ID, action == actionForgetConfirm)
 	// Someone else's press is answered to them alone, leaving the
 	// original confirmation in place.
 	msg := responseMessage{ResponseType: slackgo.ResponseTypeEphemeral, ReplaceOriginal: !wrongUser, Text: toMrkdwn(text)}

@@ -15,10 +15,15 @@ import (
 // press sends the block_actions envelope Slack sends when user presses
 // the button actionID carrying value.
 func press(hs *harness, user, actionID, value string) slacktest.Envelope {
+	return pressIn(hs, "T0TEAM", user, actionID, value)
+}
+
+// pressIn is press by user of team.
+func pressIn(hs *harness, team, user, actionID, value string) slacktest.Envelope {
 	payload, _ := json.Marshal(map[string]any{
 		"type":         "block_actions",
-		"user":         map[string]any{"id": user, "team_id": "T0TEAM", "username": "u"},
-		"team":         map[string]any{"id": "T0TEAM", "domain": "mnemo-test"},
+		"user":         map[string]any{"id": user, "team_id": team, "username": "u"},
+		"team":         map[string]any{"id": team, "domain": "mnemo-test"},
 		"api_app_id":   "A0APP",
 		"response_url": hs.srv.URL() + "/commands/T0TEAM/1/" + actionID,
 		"container":    map[string]any{"type": "message", "is_ephemeral": true},
@@ -188,6 +193,26 @@ func TestMemoryForget(t *testing.T) {
 	rs, _ = hs.srv.WaitResponses(7, wait)
 	if !strings.Contains(rs[6].Text, "expired") {
 		t.Errorf("response %+v", rs[6])
+	}
+}
+
+// The same user id pressing in another team is someone else: the
+// confirmation belongs to a user of one workspace.
+func TestMemoryForgetButtonChecksTheTeam(t *testing.T) {
+	hs := start(t, setup{})
+	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget facts/food.md"}))
+	token := p.button(actionForgetConfirm)
+	pressIn(hs, "T0OTHER", "U0USER", actionForgetConfirm, token)
+	rs, err := hs.srv.WaitResponses(1, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(rs[0].Text, "someone else") || rs[0].ReplaceOriginal || len(hs.mem.Forgotten()) != 0 {
+		t.Errorf("another team's press: response %+v, forgotten %v", rs[0], hs.mem.Forgotten())
+	}
+	press(hs, "U0USER", actionForgetConfirm, token)
+	if rs, err := hs.srv.WaitResponses(2, wait); err != nil || !strings.Contains(rs[1].Text, "Done") {
+		t.Errorf("the asker's own press after it: %v, %v", rs, err)
 	}
 }
 
