@@ -348,6 +348,9 @@ func (c *initCmd) write(s initSetup) error {
 	}
 	fmt.Fprintf(&b, "\nmemory:\n  # Each person's memory: Markdown files under <dataDir>/<user>/ (env MNEMO_DATA_DIR).\n  dataDir: data/memory\n")
 	if s.apiKey != "" {
+		if err := privateFolder(c.envFile); err != nil {
+			return failure(fmt.Errorf("init: %w", err))
+		}
 		if err := writeFileAtomic(c.envFile, "# Secrets for mnemo; keep this file private (mode 0600).\nOPENAI_API_KEY="+s.apiKey+"\n", 0o600); err != nil {
 			return failure(fmt.Errorf("init: %w", err))
 		}
@@ -396,6 +399,21 @@ func writeFileAtomic(name, text string, mode os.FileMode) error {
 	}
 	if err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
+	}
+	return nil
+}
+
+// privateFolder refuses a secrets file in a folder any user may write to:
+// another user could replace the file between init and the next step,
+// which runs it in the shell.
+func privateFolder(file string) error {
+	dir := filepath.Dir(file)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o002 != 0 {
+		return fmt.Errorf("%s is writable by every user (mode %v): another user could replace %s, which the next step runs in your shell; run mnemo init in a folder of your own, or give --env-file there", dir, fi.Mode().Perm(), filepath.Base(file))
 	}
 	return nil
 }

@@ -226,3 +226,23 @@ func TestInitCheckingLineHidesAPassword(t *testing.T) {
 		t.Errorf("stderr shows the password or no check:\n%s", r.stderr)
 	}
 }
+
+// init does not write a key into a folder every user may write to (one
+// could swap mnemo.env before the next step sources it); nothing is
+// written, and the error says where to run it instead.
+func TestInitRefusesAWorldWritableFolder(t *testing.T) {
+	srv := openaitest.New(t)
+	srv.SetModels("m")
+	srv.Enqueue(openaitest.Text("ok"), openaitest.Text("ok"))
+	dir := inTempDir(t)
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "OPENAI_API_KEY": "sk-secret"}
+	initRun(t, env, "", "--yes", "--base-url", srv.URL(), "--model", "m").want(t, 1, "", "is writable by every user (mode -rwxrwxrwx): another user could replace mnemo.env, which the next step runs in your shell")
+	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
+		t.Errorf("written: %v", m)
+	}
+	// Without a key there is no secret to protect.
+	initRun(t, map[string]string{"MNEMO_OLLAMA_URL": noOllama}, "", "--yes", "--base-url", srv.URL(), "--model", "m").want(t, 0, "Wrote mnemo.yaml.", "")
+}
