@@ -53,7 +53,8 @@ need no model. Subcommands: users, ls, show, check, forget, export, edit,
 history, restore. mnemo help memory SUBCOMMAND says more.
 
 USER is a person's name, or a channel's memory: '#slack-TEAM-CHANNEL' or
-'#discord-CHANNEL', quoted (in a shell '#' starts a comment).
+'#discord-CHANNEL', quoted (in a shell '#' starts a comment). Each prints its
+answer and one line per problem; --verbose adds the store's info log lines.
 
 Example:
   mnemo memory ls alice

@@ -58,6 +58,7 @@ type memoryOptions struct {
 	yes, keepHistory bool   // forget --yes, --keep-history
 	at               string // restore --at
 	output           string // export -o
+	verbose          bool   // --verbose: info log lines too
 }
 
 // memoryFlags defines the flags of fs's memory subcommand ("memory forget")
@@ -65,6 +66,9 @@ type memoryOptions struct {
 func memoryFlags(fs *flag.FlagSet) (runner, string) {
 	name := strings.TrimPrefix(fs.Name(), "memory ")
 	var o memoryOptions
+	// An admin command prints its answer and one line per problem; the
+	// store's info lines ("memory: wrote …") only when asked for.
+	fs.BoolVar(&o.verbose, "verbose", false, "log info lines too")
 	switch name {
 	case "forget":
 		fs.BoolVar(&o.yes, "yes", false, "really delete")
@@ -87,6 +91,9 @@ func memoryFlags(fs *flag.FlagSet) (runner, string) {
 func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []string, o memoryOptions) error {
 	if len(args) == 0 {
 		return usageError("memory needs a subcommand: %s (run mnemo help)", memorySubNames)
+	}
+	if !o.verbose {
+		env = quietLogs(env, cfg)
 	}
 	name, args := args[0], args[1:]
 	sub, ok := memorySubs[name]

@@ -247,9 +247,14 @@ func TestMemoryForget(t *testing.T) {
 		t.Fatal("forget without --yes deleted something")
 	}
 
-	// One file, --yes before or after the arguments.
+	// One file, --yes before or after the arguments. The answer alone:
+	// the store's info lines only with --verbose.
 	r = cli(t, env, "memory", "forget", "--yes", "alice", "facts/pets.md")
-	r.want(t, 0, "deleted alice/facts/pets.md (48B)\n", "memory: removed")
+	if r.want(t, 0, "deleted alice/facts/pets.md (48B)\n", ""); r.stderr != "" {
+		t.Errorf("forget printed log lines without --verbose:\n%s", r.stderr)
+	}
+	putFile(t, filepath.Join(data, "alice/facts/pets.md"), "# Pets\n> Summary: pets\n")
+	cli(t, env, "memory", "forget", "--yes", "--verbose", "alice", "facts/pets.md").want(t, 0, "deleted alice/facts/pets.md", "memory: removed")
 	if exists(filepath.Join(data, "alice/facts/pets.md")) || !exists(filepath.Join(data, "alice/facts/user.md")) {
 		t.Error("forget of one file deleted the wrong thing")
 	}
