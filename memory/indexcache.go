@@ -2,7 +2,6 @@ package memory
 
 import (
 	"bytes"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"hash/crc32"
@@ -13,7 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
+
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // The index cache keeps a user's index between runs, so that a start
@@ -244,27 +244,14 @@ func (x *index) save() error {
 	return nil
 }
 
-// writeCacheFile replaces name with data: a temp file beside it, renamed
-// over it. No fsync: a cache torn by a crash fails its checksum.
+// writeCacheFile replaces name with data (durable.WriteFile: a new temp
+// file, never a link followed). No fsync: a cache torn by a crash fails
+// its checksum and is rebuilt.
 func writeCacheFile(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 		return fmt.Errorf("index cache: %w", err)
 	}
-	// A new temp name, created exclusively: a link put at a known name by
-	// someone else is never written through.
-	tmp := name + "." + rand.Text()[:8] + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
-	if err == nil {
-		_, err = f.Write(data)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	if err == nil {
-		err = os.Rename(tmp, name)
-	}
-	if err != nil {
-		os.Remove(tmp)
+	if err := durable.WriteFile(durable.Dir(filepath.Dir(name)), filepath.Base(name), data, durable.WriteOptions{NoSync: true}); err != nil {
 		return fmt.Errorf("index cache: %w", err)
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // cachedStore opens a watching store on dir whose index cache is cache.
@@ -186,7 +187,7 @@ func TestIndexCacheWrittenAtClose(t *testing.T) {
 		if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
 			t.Errorf("the link's target was written: %q", b)
 		}
-		if tmps, _ := filepath.Glob(filepath.Join(cache, "alice.idx.*.tmp")); len(tmps) != 0 {
+		if tmps := durable.Temps(filepath.Join(cache, "alice.idx")); len(tmps) != 0 {
 			t.Errorf("temp files left: %v", tmps)
 		}
 	}()

@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/google/renameio/v2"
 
@@ -642,8 +643,8 @@ func showable(text string) string {
 	return b.String()
 }
 
-// isTerminalControl reports whether a terminal acts on r: the C0 controls
-// but tab and line feed, DEL, and the C1 controls.
+// isTerminalControl reports whether a terminal acts on r: a control
+// character (C0, DEL, C1) but tab and line feed.
 func isTerminalControl(r rune) bool {
-	return r < 0x20 && r != '\t' && r != '\n' || r >= 0x7f && r <= 0x9f
+	return unicode.IsControl(r) && r != '\t' && r != '\n'
 }

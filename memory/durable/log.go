@@ -348,7 +348,7 @@ func (l *Log) Replace(data []byte) error {
 		if l.closed {
 			return ErrClosed
 		}
-		f, tmp, err := writeTemp(l.fsys, l.name, data, l.perm, l.hook)
+		f, tmp, err := writeTemp(l.fsys, l.name, data, l.perm, l.hook, true)
 		if err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path"
+	"path/filepath"
 	"strings"
 )
 
@@ -12,6 +13,20 @@ import (
 // make (".<name>" + TempMarker + random), so that leftovers of a crash are
 // known by IsTemp and removed at the next start.
 const TempMarker = ".mnemo-tmp-"
+
+// Temps lists the temp files a crash left of the file at the OS path
+// name (WriteFile's, Replace's): they hold what was being written, so
+// whatever deletes name for good deletes them too.
+func Temps(name string) []string {
+	dir, base := filepath.Split(name)
+	m, _ := filepath.Glob(filepath.Join(dir, "."+globEscape(base)+TempMarker+"*"))
+	return m
+}
+
+// globEscape quotes the pattern characters of s for filepath.Glob.
+func globEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "*", `\*`, "?", `\?`, "[", `\[`).Replace(s)
+}
 
 // IsTemp reports whether a file name is a temp file of WriteFile.
 func IsTemp(name string) bool { return strings.Contains(name, TempMarker) }
@@ -32,6 +47,9 @@ type WriteOptions struct {
 	// NoDirSync leaves the folder fsync to the caller, who writes several
 	// files and then calls SyncDir once.
 	NoDirSync bool
+	// NoSync fsyncs nothing: for a file that is rebuilt when lost (a
+	// cache), which still must never be torn or written through a link.
+	NoSync bool
 }
 
 // WriteFile replaces name in fsys with data atomically: a temp file in the
@@ -40,7 +58,7 @@ type WriteOptions struct {
 // never a torn one. A failure before the rename leaves name as it was and
 // no temp file. Every failure of the disk is an *Error.
 func WriteFile(fsys FS, name string, data []byte, o WriteOptions) error {
-	f, tmp, err := writeTemp(fsys, name, data, o.Perm, o.Hook)
+	f, tmp, err := writeTemp(fsys, name, data, o.Perm, o.Hook, !o.NoSync)
 	if err != nil {
 		return err
 	}
@@ -54,15 +72,15 @@ func WriteFile(fsys FS, name string, data []byte, o WriteOptions) error {
 			return err
 		}
 	}
-	if err = rename(fsys, tmp, name, o.Hook); err != nil || o.NoDirSync {
+	if err = rename(fsys, tmp, name, o.Hook); err != nil || o.NoDirSync || o.NoSync {
 		return err
 	}
 	return SyncDir(fsys, path.Dir(name), o.Hook)
 }
 
-// writeTemp writes data to a new temp file beside name and fsyncs it; the
-// file is returned open (for appending), with its name.
-func writeTemp(fsys FS, name string, data []byte, perm fs.FileMode, h Hook) (*os.File, string, error) {
+// writeTemp writes data to a new temp file beside name and fsyncs it
+// (when sync); the file is returned open (for appending), with its name.
+func writeTemp(fsys FS, name string, data []byte, perm fs.FileMode, h Hook, sync bool) (*os.File, string, error) {
 	if perm == 0 {
 		perm = 0o600
 	}
@@ -80,7 +98,7 @@ func writeTemp(fsys FS, name string, data []byte, perm fs.FileMode, h Hook) (*os
 	if err = h.At(Write, shown); err == nil {
 		_, err = f.Write(data)
 	}
-	if err == nil {
+	if err == nil && sync {
 		op = Fsync
 		if err = h.At(Fsync, shown); err == nil {
 			err = f.Sync()

@@ -243,3 +243,32 @@ func TestWriteFileNoDirSync(t *testing.T) {
 		t.Errorf("ops %v", r.ops)
 	}
 }
+
+// NoSync writes atomically without an fsync (a cache).
+func TestWriteFileNoSync(t *testing.T) {
+	dir := t.TempDir()
+	r := &recorder{}
+	if err := WriteFile(Dir(dir), "f", []byte("x"), WriteOptions{Hook: r.hook, NoSync: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ops) != 3 || !strings.HasPrefix(r.ops[0], "create:") || !strings.HasPrefix(r.ops[1], "write:") || r.ops[2] != "rename:f" || read(t, filepath.Join(dir, "f")) != "x" {
+		t.Errorf("ops %v", r.ops)
+	}
+}
+
+// Temps finds a file's own temp copies only, whatever its name holds.
+func TestTemps(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"a[1].md", "a1.md", "a[1].md.bak"} {
+		if err := os.WriteFile(filepath.Join(dir, "."+n+TempMarker+"Z"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := Temps(filepath.Join(dir, "a[1].md"))
+	if len(got) != 1 || filepath.Base(got[0]) != ".a[1].md"+TempMarker+"Z" {
+		t.Errorf("Temps = %v", got)
+	}
+	if got := Temps(filepath.Join(dir, "none")); len(got) != 0 {
+		t.Errorf("Temps of a file without = %v", got)
+	}
+}

@@ -17,6 +17,7 @@ import (
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -247,7 +248,7 @@ func (c *indexCache) Forget(_ context.Context, r Request) (Dropped, error) {
 		return Dropped{}, nil // the store keeps it in step with the file's removal
 	}
 	name := filepath.Join(c.dir, r.Owner+".idx")
-	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeWithTemps(name); err != nil {
 		return Dropped{}, fmt.Errorf("the memory is deleted, but not its index cache %s (%w); delete it by hand", name, err)
 	}
 	return Dropped{}, nil
@@ -286,10 +287,21 @@ func (c *chatHistory) Forget(_ context.Context, r Request) (Dropped, error) {
 		return Dropped{}, nil
 	}
 	name := ChatHistoryFile(c.stateDir, r.Owner)
-	if err := os.Remove(name); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := removeWithTemps(name); err != nil {
 		return Dropped{}, fmt.Errorf("the memory is deleted, but not the chat history %s (%w); delete it by hand", name, err)
 	}
 	return Dropped{}, nil
+}
+
+// removeWithTemps removes the file name and the temp copies a crash left
+// of it (they hold what was being written); a missing one is no error.
+func removeWithTemps(name string) error {
+	for _, f := range append(durable.Temps(name), name) {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // ChatHistoryFile is the file of what user typed in interactive terminal

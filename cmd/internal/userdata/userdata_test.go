@@ -19,6 +19,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 	"go.uber.org/goleak"
 )
@@ -183,6 +184,15 @@ func TestForgetPersonOffline(t *testing.T) {
 	put(t, filepath.Join(w.state, "reflector", "failed", "alice-20260101T000000Z-r1.jsonl"), "{}\n")
 	put(t, filepath.Join(w.state, "reflector", "failed", "alice-x-20260101T000000Z-r1.jsonl"), "{}\n")
 	put(t, filepath.Join(w.state, "index", "alice.idx"), "stale")
+	// Temp copies a crash left mid-write hold the same text.
+	aliceTemps := []string{
+		filepath.Join(w.state, "index", ".alice.idx"+durable.TempMarker+"X1"),
+		filepath.Join(w.state, "chat", ".alice.history"+durable.TempMarker+"X2"),
+	}
+	bobTemp := filepath.Join(w.state, "chat", ".alice-x.history"+durable.TempMarker+"X3")
+	for _, f := range append(aliceTemps, bobTemp) {
+		put(t, f, "mid-write")
+	}
 	rep, err := svc.Forget(context.Background(), Request{Owner: "alice"})
 	if err != nil {
 		t.Fatal(err)
@@ -193,6 +203,7 @@ func TestForgetPersonOffline(t *testing.T) {
 	for _, gone := range []string{
 		filepath.Join(w.store.Dir(), "alice"), filepath.Join(w.state, "history", "alice"), ChatHistoryFile(w.state, "alice"),
 		filepath.Join(w.state, "index", "alice.idx"), filepath.Join(w.state, "reflector", "failed", "alice-20260101T000000Z-r1.jsonl"),
+		aliceTemps[0], aliceTemps[1],
 	} {
 		if exists(gone) {
 			t.Errorf("%s survived the forget", gone)
@@ -200,7 +211,7 @@ func TestForgetPersonOffline(t *testing.T) {
 	}
 	for _, kept := range []string{
 		filepath.Join(w.store.Dir(), chanKey), filepath.Join(w.state, "history", chanKey),
-		filepath.Join(w.state, "reflector", "failed", "alice-x-20260101T000000Z-r1.jsonl"),
+		filepath.Join(w.state, "reflector", "failed", "alice-x-20260101T000000Z-r1.jsonl"), bobTemp,
 	} {
 		if !exists(kept) {
 			t.Errorf("%s went with alice's forget", kept)
