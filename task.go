@@ -38,6 +38,20 @@ type Task struct {
 	// ids...)); "" in a DM, or for a channel without one.
 	ChannelKey string
 	Context    []ContextMessage
+	// Stream, when set, is shown the reply while the model writes it;
+	// nil: the reply comes whole in Reply.Text.
+	Stream Stream
+}
+
+// Stream is where a front end shows a reply while it is written
+// (Task.Stream). Calls come from the task's goroutine, in order.
+type Stream interface {
+	// Text adds delta, the next words of the reply, to what is shown. The
+	// deltas of a reply join to exactly Reply.Text when Reply.Streamed.
+	Text(delta string)
+	// Status says what the agent does before the next words, e.g.
+	// "reading facts/user.md…"; "" clears it.
+	Status(status string)
 }
 
 // Reply is the answer to a task.
@@ -51,7 +65,17 @@ type Reply struct {
 	Err     error
 	Steps   int    // model calls made
 	Stopped string // "", agent.StopMaxSteps or agent.StopRepeated
+	// Streamed: Text went to Task.Stream as it was written (the front end
+	// finishes what it showed rather than posting Text again). Cut: the
+	// reply broke off after words were shown (Failed is set too; Text is
+	// what was shown; the front end adds CutNote).
+	Streamed, Cut bool
+	// Tokens is what the task's model calls cost (prompt + completion).
+	Tokens int
 }
+
+// CutNote ends a streamed reply that broke off after words were shown.
+const CutNote = "\n\n_(The reply was cut off here: the connection to the language model broke. Please ask again.)_"
 
 // Turn is one exchange handed to the reflector (cmd wires the Thinker's OnTurn to it).
 type Turn struct {

@@ -30,6 +30,7 @@ var families = map[string]family{
 	"mnemo_memory_hand_edits_total":      {"counter", "Changes to memory files made outside mnemo (an editor, a script) that the watcher saw."},
 	"mnemo_tasks_in_flight":              {"gauge", "Messages being answered now (the model and its tools at work), by platform."},
 	"mnemo_journal_pending_turns":        {"gauge", "Turns journaled and not yet reflected into memory."},
+	"mnemo_refused_total":                {"counter", "Messages answered without the model, by platform and reason (access: the person is not let in; rate: too many messages a minute; tokens: the person's daily tokens are spent; total_tokens: everyone's daily tokens are spent; too_long: cut to the platform's limit, still answered)."},
 	"mnemo_queue_depth":                  {"gauge", "Messages a platform's adapter accepted and has not answered yet (waiting for a slot or being answered)."},
 }
 
@@ -149,6 +150,15 @@ var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
 func (m *Metrics) inc(name string, kv ...string) {
 	m.set.GetOrCreateCounter(series(name, kv...)).Inc()
+}
+
+// Refused counts a message answered without the model (see
+// mnemo_refused_total for the reasons).
+func (m *Metrics) Refused(platform, reason string) {
+	if m == nil {
+		return
+	}
+	m.inc("mnemo_refused_total", "platform", platform, "reason", reason)
 }
 
 // LLMRequest records one chat-completion request: its role ("thinker" or

@@ -88,6 +88,7 @@ func TestSeriesMove(t *testing.T) {
 	m.MemoryWrite("create", "ok")
 	m.MemoryWrite("write", "conflict")
 	m.HandEdit()
+	m.Refused("discord", "rate")
 	m.QueueSource("slack", func() int { return 3 })
 	pending = 7
 
@@ -119,6 +120,7 @@ func TestSeriesMove(t *testing.T) {
 		{"mnemo_tasks_in_flight", []string{"platform=discord"}, 0},
 		{"mnemo_replies_sent_total", []string{"platform=discord"}, -1},
 		{"mnemo_journal_pending_turns", nil, 7},
+		{"mnemo_refused_total", []string{"platform=discord", "reason=rate"}, 1},
 	} {
 		if v := value(got, tc.name, tc.labels...); v != tc.want {
 			t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, v, tc.want)
@@ -203,5 +205,18 @@ func TestFamilyOf(t *testing.T) {
 		if got := familyOf(line); got != want {
 			t.Errorf("familyOf(%q) = %q, want %q", line, got, want)
 		}
+	}
+}
+
+func TestRefusedCounted(t *testing.T) {
+	m := New(Gauges{})
+	m.Refused("slack", "access")
+	m.Refused("slack", "access")
+	(*Metrics)(nil).Refused("slack", "rate") // a nil Metrics ignores it
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	body := rec.Body.String()
+	if !strings.Contains(body, `mnemo_refused_total{platform="slack",reason="access"} 2`) || !strings.Contains(body, "# TYPE mnemo_refused_total counter") {
+		t.Fatalf("refused not counted:\n%s", body)
 	}
 }
