@@ -82,6 +82,11 @@ type Config struct {
 	// conversation is still held (so turns of one conversation arrive in
 	// order). It should be quick, e.g. journal the turn and return.
 	OnTurn func(mnemo.Turn)
+	// Stream: a task with a Task.Stream is answered with the model's
+	// replies streamed (llm.Stream), its words shown as they are written.
+	// False: the model is asked as for any task, and the whole reply goes
+	// to Task.Stream at once (for servers that do not stream).
+	Stream bool
 	Logger *slog.Logger     // nil → discard
 	Now    func() time.Time // nil → time.Now
 }
@@ -188,9 +193,30 @@ func (a *Agent) Handle(ctx context.Context, t mnemo.Task) (reply mnemo.Reply, er
 		log.Info("agent: task abandoned while queued", "state", "failed", "error", err)
 		return mnemo.Reply{TaskID: t.ID, Failed: true}, err
 	}
-	res, err := a.thinkInSlot(ctx, t, log, start)
+	var sh *shower
+	if t.Stream != nil {
+		sh = newShower(t.Stream, a.cfg.MaxReplyChars)
+	}
+	res, err := a.thinkInSlot(ctx, t, log, start, sh)
 
 	reply = mnemo.Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped}
+	if errors.Is(err, errReplyFull) && sh != nil && sh.full {
+		err = nil // the streamed reply reached maxReplyChars: it ends there
+		log.Warn("agent: reply cut: it was longer than maxReplyChars", "max_reply_chars", a.cfg.MaxReplyChars)
+	}
+	if err != nil && sh != nil && sh.runes > 0 {
+		// Words were shown, then the model broke off: the reply is what
+		// was shown (the front end adds mnemo.CutNote). It is no answer
+		// to remember: neither the history nor the reflector gets it.
+		reply.Text, reply.Failed, reply.Err, reply.Streamed, reply.Cut = sh.shown.String(), true, err, true, true
+		level := slog.LevelWarn
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			level = slog.LevelInfo // the caller cancelled it (Ctrl-C in chat)
+		}
+		log.Log(ctx, level, "agent: reply cut off after its first words", "state", "failed", "steps", res.Steps,
+			"shown_chars", sh.runes, "duration", time.Since(start), "error", err)
+		return reply, nil
+	}
 	if err != nil {
 		reply.Text, reply.Failed, reply.Err = mnemo.ApologyText, true, err
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -200,13 +226,22 @@ func (a *Agent) Handle(ctx context.Context, t mnemo.Task) (reply mnemo.Reply, er
 			log.Warn("agent: task failed", "state", "failed", "steps", res.Steps, "duration", time.Since(start), "error", err)
 		}
 	} else {
-		if strings.TrimSpace(reply.Text) == "" {
-			reply.Text = emptyAnswerText
-		}
-		if cut, ok := cutReply(reply.Text, a.cfg.MaxReplyChars); ok {
-			log.Warn("agent: reply cut: it was longer than maxReplyChars", "chars", utf8.RuneCountInString(reply.Text),
-				"max_reply_chars", a.cfg.MaxReplyChars)
-			reply.Text = cut
+		switch {
+		case sh != nil && a.cfg.Stream:
+			reply.Text, reply.Streamed = sh.finish(), true
+		default:
+			if strings.TrimSpace(reply.Text) == "" {
+				reply.Text = emptyAnswerText
+			}
+			if cut, ok := cutReply(reply.Text, a.cfg.MaxReplyChars); ok {
+				log.Warn("agent: reply cut: it was longer than maxReplyChars", "chars", utf8.RuneCountInString(reply.Text),
+					"max_reply_chars", a.cfg.MaxReplyChars)
+				reply.Text = cut
+			}
+			if sh != nil { // not streamed from the model: shown whole
+				sh.show(reply.Text, utf8.RuneCountInString(reply.Text))
+				reply.Streamed = true
+			}
 		}
 		a.history.add(t.Conversation, turn{User: t.User, Speaker: t.Speaker, Text: t.Text, Reply: reply.Text})
 		log.Info("agent: replied", "state", "replied", "steps", res.Steps, "tool_calls", len(res.Calls),
@@ -218,14 +253,15 @@ func (a *Agent) Handle(ctx context.Context, t mnemo.Task) (reply mnemo.Reply, er
 }
 
 // thinkInSlot runs think in the slot acquireSlot took, and frees it.
-func (a *Agent) thinkInSlot(ctx context.Context, t mnemo.Task, log *slog.Logger, start time.Time) (LoopResult, error) {
+func (a *Agent) thinkInSlot(ctx context.Context, t mnemo.Task, log *slog.Logger, start time.Time, sh *shower) (LoopResult, error) {
 	defer func() { <-a.slots }()
 	log.Info("agent: thinking", "state", "thinking", "queued", time.Since(start))
-	return a.think(ctx, t, log)
+	return a.think(ctx, t, log, sh)
 }
 
-// think runs the model for t. A panic becomes an error.
-func (a *Agent) think(ctx context.Context, t mnemo.Task, log *slog.Logger) (res LoopResult, err error) {
+// think runs the model for t, showing its work on sh (nil: the task has
+// no Stream). A panic becomes an error.
+func (a *Agent) think(ctx context.Context, t mnemo.Task, log *slog.Logger, sh *shower) (res LoopResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("agent: panic while thinking", "panic", r, "stack", string(debug.Stack()))
@@ -249,8 +285,14 @@ func (a *Agent) think(ctx context.Context, t mnemo.Task, log *slog.Logger) (res 
 	hist := a.history.get(t.Conversation)
 	loop := LoopConfig{Model: a.cfg.Model, ModelName: a.cfg.ModelName, Tools: tools, MaxSteps: a.cfg.MaxSteps,
 		Logger: log, Nudge: finalNudge}
+	if sh != nil {
+		loop.OnStatus = sh.status
+		if a.cfg.Stream {
+			loop.OnText = sh.text
+		}
+	}
 	res, err = RunLoop(ctx, loop, buildMessages(t, system, hist, index))
-	if errors.Is(err, llm.ErrContextLength) && len(hist) > 0 {
+	if errors.Is(err, llm.ErrContextLength) && len(hist) > 0 && (sh == nil || sh.runes == 0) {
 		// The short-term history no longer fits: drop it, so this and the
 		// conversation's next messages can still be answered.
 		log.Warn("agent: conversation too long for the model; retrying without its history", "turns", len(hist))

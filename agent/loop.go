@@ -36,6 +36,15 @@ type LoopConfig struct {
 	// Nudge is the user message that asks for a final answer without tools
 	// when the step cap or a repeated call stops the loop.
 	Nudge string
+	// OnText, when set, streams the model's replies (llm.Stream): it gets
+	// each piece of visible text of model call step (1, 2, ...) as it
+	// arrives, the words written before tool calls too. An error it
+	// returns stops that call, and the loop, with that error.
+	OnText func(step int, delta string) error
+	// OnStatus, when set, is told what the loop does between model calls
+	// (toolStatus: "reading facts/user.md…") and "" when the tools of a
+	// step are done.
+	OnStatus func(status string)
 }
 
 // Stop reasons of a loop that did not end with the model's own answer.
@@ -86,7 +95,7 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 	seen := map[string]int{}
 	for res.Steps < cfg.MaxSteps {
 		res.Steps++
-		resp, err := cfg.Model.Complete(ctx, llm.Request{Model: cfg.ModelName, Messages: res.Messages, Tools: defs})
+		resp, err := ask(ctx, cfg, res.Steps, llm.Request{Model: cfg.ModelName, Messages: res.Messages, Tools: defs})
 		truncated := errors.Is(err, llm.ErrTruncated)
 		if err != nil && !truncated {
 			return res, err
@@ -119,6 +128,9 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 				repeated = true
 				rec.Result, rec.Failed = "error: this exact call was already made and answered; use the earlier result", true
 			} else {
+				if cfg.OnStatus != nil {
+					cfg.OnStatus(toolStatus(call))
+				}
 				rec.Result, rec.Failed = runTool(ctx, byName, call, cfg.Logger)
 				if rec.Failed {
 					// A failure (a conflict, a missing file) is news: making
@@ -134,6 +146,9 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 			res.Calls = append(res.Calls, rec)
 			res.Messages = append(res.Messages, llm.ToolResult(call, rec.Result))
 		}
+		if cfg.OnStatus != nil {
+			cfg.OnStatus("")
+		}
 		if repeated {
 			res.Stopped = StopRepeated
 			break
@@ -145,13 +160,21 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 	cfg.Logger.Warn("agent: tool loop stopped; asking for a final answer", "reason", res.Stopped, "steps", res.Steps)
 	res.Messages = append(res.Messages, llm.Message{Role: llm.RoleUser, Content: cfg.Nudge})
 	res.Steps++
-	resp, err := cfg.Model.Complete(ctx, llm.Request{Model: cfg.ModelName, Messages: res.Messages})
+	resp, err := ask(ctx, cfg, res.Steps, llm.Request{Model: cfg.ModelName, Messages: res.Messages})
 	if err != nil && !errors.Is(err, llm.ErrTruncated) {
 		return res, err
 	}
 	res.Text = resp.Message.Content
 	res.Messages = append(res.Messages, assistantText(res.Text))
 	return res, nil
+}
+
+// ask makes model call step: streamed to cfg.OnText when it is set.
+func ask(ctx context.Context, cfg LoopConfig, step int, req llm.Request) (llm.Response, error) {
+	if cfg.OnText == nil {
+		return cfg.Model.Complete(ctx, req)
+	}
+	return llm.Stream(ctx, cfg.Model, req, func(delta string) error { return cfg.OnText(step, delta) })
 }
 
 // assistantText never sends an empty content: the wire omits it and some

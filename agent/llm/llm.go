@@ -92,6 +92,40 @@ type Model interface {
 	Complete(ctx context.Context, req Request) (Response, error)
 }
 
+// Streamer is a Model that can also stream a reply: Stream sends req as
+// Complete does, hands each piece of the reply's visible text (its
+// content, never tool calls) to onText as it arrives, and returns the
+// whole response as Complete would. Tool calls are assembled from their
+// fragments and returned whole, never handed to onText.
+//
+// A failure before onText was first called is a failure of Complete (same
+// kinds, same retries). Once onText has been called nothing is retried
+// (the text was handed on and would come twice): a failure then returns
+// the response so far (its Message.Content is the text handed on) and an
+// error that wraps ErrCut besides its kind. When onText returns an error,
+// the stream stops and Stream returns the response so far with that error
+// as it is.
+type Streamer interface {
+	Model
+	Stream(ctx context.Context, req Request, onText func(delta string) error) (Response, error)
+}
+
+// Stream streams req from m when m is a Streamer; otherwise it completes
+// it and hands the reply's whole text to onText at once (when there is
+// any), so callers have one path.
+func Stream(ctx context.Context, m Model, req Request, onText func(delta string) error) (Response, error) {
+	if s, ok := m.(Streamer); ok {
+		return s.Stream(ctx, req, onText)
+	}
+	resp, err := m.Complete(ctx, req)
+	if resp.Message.Content != "" && (err == nil || errors.Is(err, ErrTruncated)) {
+		if terr := onText(resp.Message.Content); terr != nil {
+			return resp, terr
+		}
+	}
+	return resp, err
+}
+
 // The kinds of model failure.
 var (
 	// ErrRateLimited: HTTP 429 that did not clear within the retries, or
@@ -124,6 +158,10 @@ var (
 	// is longer than the client reads. Not retried: it would not get
 	// smaller.
 	ErrResponseTooLarge = errors.New("the model server's response is too large")
+	// ErrCut: a streamed reply broke off after some of its text was
+	// handed on (Streamer); the error wraps its kind too (usually
+	// ErrUnavailable, or the context's error). Never retried.
+	ErrCut = errors.New("the reply broke off in the middle")
 )
 
 // userinfoRE matches the user and password part of a URL ("scheme://user:pass@").

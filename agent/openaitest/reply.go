@@ -39,6 +39,13 @@ type Reply struct {
 
 	header http.Header
 	delay  time.Duration
+
+	// streaming (only when the request asks for a stream)
+	wordDelay  time.Duration // before each word; 0: the text in 3 pieces at once
+	pauseAfter int           // hold after this many text chunks until Server.Resume (0: never)
+	cutAfter   int           // drop the connection after this many text chunks (0: never)
+	errAfter   int           // send an error event after this many text chunks (0: never)
+	errEvent   *Reply        // that event's error
 }
 
 type usage struct{ prompt, completion int }
@@ -175,5 +182,41 @@ func (r Reply) WithRetryAfter(value string) Reply {
 // (its context is done) or the server is closed, so Close never hangs on it.
 func (r Reply) WithDelay(d time.Duration) Reply {
 	r.delay = d
+	return r
+}
+
+// WithWordDelay returns a copy that, when the request asks for a stream,
+// sends its text one word (with the spaces after it) per chunk and waits d
+// before each, as a model writes: the first word comes d after the
+// request. Without it the text is sent at once, in three pieces.
+func (r Reply) WithWordDelay(d time.Duration) Reply {
+	r.wordDelay = d
+	return r
+}
+
+// WithPauseAfter returns a copy whose stream holds after its first n text
+// chunks until the test calls Server.Resume, so a test can see what the
+// code under test did with the first words while the model is still
+// writing. Words are chunks as WithWordDelay sends them (with d = 0 when
+// it is not set).
+func (r Reply) WithPauseAfter(n int) Reply {
+	r.pauseAfter = n
+	return r
+}
+
+// WithCutAfter returns a copy whose stream sends its first n text chunks
+// (words, as WithPauseAfter counts them) and then drops the connection:
+// no finish reason, no [DONE], as when a model server dies mid-reply.
+func (r Reply) WithCutAfter(n int) Reply {
+	r.cutAfter = n
+	return r
+}
+
+// WithErrorAfter returns a copy whose stream sends its first n text chunks
+// (words, as WithPauseAfter counts them) and then an error event (data:
+// {"error":...}, from an Error reply such as Error(500, "", "overloaded"))
+// and ends, as a server that fails in the middle of a reply.
+func (r Reply) WithErrorAfter(n int, e Reply) Reply {
+	r.errAfter, r.errEvent = n, &e
 	return r
 }

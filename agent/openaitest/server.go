@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent/fake"
@@ -114,6 +115,19 @@ type Server struct {
 	callSeq  int
 	respSeq  int
 	inflight int // chat handlers running, for tests of the delay
+	chunks   []Chunk
+	pauses   int // streams that held (WithPauseAfter) so far
+	resumes  int // Resume calls so far
+}
+
+// Chunk is one server-sent event of a streamed reply, as the server sent
+// it (written and flushed).
+type Chunk struct {
+	Request int       // Seq of the request it answers
+	N       int       // 1 for the first event of that reply, then 2, ...
+	Time    time.Time // when it was flushed
+	Text    string    // the text it carried ("" for the role, tool-call, finish and usage chunks)
+	Kind    string    // "text", "role", "tool_call", "finish", "usage", "error", "done" or "cut"
 }
 
 // New starts a server on 127.0.0.1 and closes it when the test ends.
@@ -218,6 +232,90 @@ func (s *Server) WaitRequests(n int, timeout time.Duration) []Request {
 			return nil
 		}
 	}
+}
+
+// Chunks returns a copy of the events sent in streamed replies so far, in
+// the order they were sent.
+func (s *Server) Chunks() []Chunk {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Chunk(nil), s.chunks...)
+}
+
+// WaitChunks waits until at least n events of streamed replies were sent
+// and returns a copy of all of them; past timeout it fails the test (from
+// the test's goroutine).
+func (s *Server) WaitChunks(n int, timeout time.Duration) []Chunk {
+	s.t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		if len(s.chunks) >= n {
+			defer s.mu.Unlock()
+			return append([]Chunk(nil), s.chunks...)
+		}
+		got, changed := len(s.chunks), s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-deadline.C:
+			s.t.Fatalf("openaitest: waited %v for %d stream chunks, got %d", timeout, n, got)
+			return nil
+		}
+	}
+}
+
+// Resume lets one stream held by WithPauseAfter go on: the first that
+// held, or will hold, then the next.
+func (s *Server) Resume() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.resumes++
+	s.notify()
+}
+
+// notify wakes whoever waits for a change; s.mu is held.
+func (s *Server) notify() {
+	close(s.changed)
+	s.changed = make(chan struct{})
+}
+
+// pause holds a stream until Resume lets it go (or the request or the
+// server ends: false).
+func (s *Server) pause(done <-chan struct{}) bool {
+	s.mu.Lock()
+	s.pauses++
+	ticket := s.pauses
+	s.notify()
+	for s.resumes < ticket {
+		changed := s.changed
+		s.mu.Unlock()
+		select {
+		case <-changed:
+		case <-done:
+			return false
+		case <-s.closing:
+			return false
+		}
+		s.mu.Lock()
+	}
+	s.mu.Unlock()
+	return true
+}
+
+// Paused is how many streams have held at WithPauseAfter so far.
+func (s *Server) Paused() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pauses
+}
+
+func (s *Server) recordChunk(c Chunk) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.chunks = append(s.chunks, c)
+	s.notify()
 }
 
 func (s *Server) record(r *Request) {
@@ -330,7 +428,7 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(reply.status)
 		_, _ = io.WriteString(w, reply.body)
 	default:
-		s.writeCompletion(w, req, reply)
+		s.writeCompletion(w, r, req, reply)
 	}
 }
 
@@ -455,10 +553,10 @@ func tokens(s string) int {
 	return utf8.RuneCountInString(s)/4 + 1
 }
 
-func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply) {
+func (s *Server) writeCompletion(w http.ResponseWriter, r *http.Request, req Request, reply Reply) {
 	c := s.resolve(req, reply)
 	if req.Chat.Stream {
-		s.writeStream(w, req, c)
+		s.writeStream(w, r, req, c)
 		return
 	}
 	out := wireCompletion{
@@ -486,47 +584,111 @@ func (s *Server) writeCompletion(w http.ResponseWriter, req Request, reply Reply
 // chunk with the role, the text in pieces, each tool call as a fragment with
 // its id and name followed by fragments carrying pieces of its arguments
 // (all keyed by index), a last chunk with the finish reason, a usage chunk
-// when stream_options.include_usage asks for it, then [DONE].
-func (s *Server) writeStream(w http.ResponseWriter, req Request, c completion) {
+// when stream_options.include_usage asks for it, then [DONE]. The reply's
+// streaming options (WithWordDelay, WithPauseAfter, WithCutAfter,
+// WithErrorAfter) pace and break it. Every event is recorded (Chunks).
+func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request, c completion) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	rc := http.NewResponseController(w)
-	send := func(choices []wireChoice, u *wireUsage) {
+	n := 0
+	flush := func(line, kind, text string) {
+		_, _ = io.WriteString(w, line)
+		_ = rc.Flush()
+		n++
+		s.recordChunk(Chunk{Request: req.Seq, N: n, Time: time.Now(), Text: text, Kind: kind})
+	}
+	send := func(choices []wireChoice, u *wireUsage, kind, text string) {
 		b, _ := json.Marshal(wireCompletion{
 			ID: c.id, Object: "chat.completion.chunk", Created: c.created, Model: c.model,
 			Choices: choices, Usage: u,
 		})
-		fmt.Fprintf(w, "data: %s\n\n", b)
-		_ = rc.Flush()
+		flush(fmt.Sprintf("data: %s\n\n", b), kind, text)
 	}
 	delta := func(d wireDelta, finish *string) []wireChoice {
 		return []wireChoice{{Index: 0, Delta: &d, FinishReason: finish}}
 	}
-	if !c.reply.noChoices {
+	wait := func(d time.Duration) bool {
+		if d <= 0 {
+			return true
+		}
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return true
+		case <-r.Context().Done():
+		case <-s.closing:
+		}
+		return false
+	}
+	rp := c.reply
+	if !rp.noChoices {
 		empty := ""
-		send(delta(wireDelta{Role: "assistant", Content: &empty}, nil), nil)
-		for _, piece := range split(c.reply.content, 3) {
-			send(delta(wireDelta{Content: &piece}, nil), nil)
+		send(delta(wireDelta{Role: "assistant", Content: &empty}, nil), nil, "role", "")
+		pieces := split(rp.content, 3)
+		if rp.wordDelay > 0 || rp.pauseAfter > 0 || rp.cutAfter > 0 || rp.errAfter > 0 {
+			pieces = words(rp.content)
+		}
+		for i, piece := range pieces {
+			if !wait(rp.wordDelay) {
+				return
+			}
+			send(delta(wireDelta{Content: &piece}, nil), nil, "text", piece)
+			switch i + 1 {
+			case rp.pauseAfter:
+				if !s.pause(r.Context().Done()) {
+					return
+				}
+			case rp.cutAfter:
+				s.recordChunk(Chunk{Request: req.Seq, N: n + 1, Time: time.Now(), Kind: "cut"})
+				panic(http.ErrAbortHandler) // drops the connection: no finish, no [DONE]
+			case rp.errAfter:
+				e := rp.errEvent
+				b, _ := json.Marshal(struct {
+					Error apiError `json:"error"`
+				}{newAPIError(e.errType, e.errCode, e.errMessage)})
+				flush(fmt.Sprintf("data: %s\n\n", b), "error", "")
+				return
+			}
 		}
 		for i, tc := range c.calls {
 			send(delta(wireDelta{ToolCalls: []wireToolCall{{
 				Index: &i, ID: tc.ID, Type: "function",
 				Function: wireFunction{Name: tc.Name},
-			}}}, nil), nil)
+			}}}, nil), nil, "tool_call", "")
 			for _, piece := range split(tc.Arguments, 3) {
 				send(delta(wireDelta{ToolCalls: []wireToolCall{{
 					Index: &i, Function: wireFunction{Arguments: piece},
-				}}}, nil), nil)
+				}}}, nil), nil, "tool_call", "")
 			}
 		}
-		send(delta(wireDelta{}, &c.finish), nil)
+		send(delta(wireDelta{}, &c.finish), nil, "finish", "")
 	}
 	if o := req.Chat.StreamOptions; o != nil && o.IncludeUsage {
-		send([]wireChoice{}, &c.usage)
+		send([]wireChoice{}, &c.usage, "usage", "")
 	}
-	_, _ = io.WriteString(w, "data: [DONE]\n\n")
-	_ = rc.Flush()
+	flush("data: [DONE]\n\n", "done", "")
+}
+
+// words cuts s into its words, each with the white space after it (the
+// first also with any before it); "" gives none.
+func words(s string) []string {
+	var out []string
+	start, inSpace := 0, false
+	for i, r := range s {
+		space := unicode.IsSpace(r)
+		if !space && inSpace && strings.TrimSpace(s[start:i]) != "" {
+			out = append(out, s[start:i])
+			start = i
+		}
+		inSpace = space
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
 }
 
 // split cuts s into at most n pieces of about equal length, never inside a
@@ -550,18 +712,23 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(b)
 }
 
-func writeError(w http.ResponseWriter, status int, errType, code, message string) {
-	type apiError struct {
-		Message string  `json:"message"`
-		Type    string  `json:"type"`
-		Param   *string `json:"param"`
-		Code    *string `json:"code"`
-	}
+type apiError struct {
+	Message string  `json:"message"`
+	Type    string  `json:"type"`
+	Param   *string `json:"param"`
+	Code    *string `json:"code"`
+}
+
+func newAPIError(errType, code, message string) apiError {
 	e := apiError{Message: message, Type: errType}
 	if code != "" {
 		e.Code = &code
 	}
+	return e
+}
+
+func writeError(w http.ResponseWriter, status int, errType, code, message string) {
 	writeJSON(w, status, struct {
 		Error apiError `json:"error"`
-	}{e})
+	}{newAPIError(errType, code, message)})
 }

@@ -19,13 +19,13 @@ func NewServer() *Server {
 
 // DiscardRequests drops the requests recorded so far, so that a server
 // answering many requests does not keep them all in memory, and returns how
-// many it dropped. Requests afterwards are numbered (Request.Seq) from 1
+// many it dropped (the stream chunks recorded go too). Requests afterwards are numbered (Request.Seq) from 1
 // again, and Requests and WaitRequests see only those.
 func (s *Server) DiscardRequests() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	n := len(s.requests)
-	s.requests = nil
+	s.requests, s.chunks = nil, nil
 	return n
 }
 

@@ -28,6 +28,9 @@ type Error struct {
 	Attempts   int    // HTTP attempts made
 	Detail     string // extra explanation, e.g. an over-long Retry-After
 	Err        error
+	// Cut: a streamed reply broke off after some of its text was handed
+	// on (Stream); the error then also wraps llm.ErrCut.
+	Cut bool
 }
 
 func (e *Error) Error() string {
@@ -53,6 +56,9 @@ func (e *Error) Error() string {
 	if e.Detail != "" {
 		b.WriteString(": " + e.Detail)
 	}
+	if e.Cut {
+		b.WriteString(": " + llm.ErrCut.Error() + ", after its first words were shown")
+	}
 	if e.Err != nil {
 		b.WriteString(": " + describe(e.Err))
 	}
@@ -61,10 +67,14 @@ func (e *Error) Error() string {
 
 // Unwrap gives Kind and Err to errors.Is and errors.As.
 func (e *Error) Unwrap() []error {
-	if e.Err == nil {
-		return []error{e.Kind}
+	errs := []error{e.Kind}
+	if e.Cut {
+		errs = append(errs, llm.ErrCut)
 	}
-	return []error{e.Kind, e.Err}
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	return errs
 }
 
 // describe renders go-openai's errors without their repetition of the
@@ -104,6 +114,7 @@ type failure struct {
 	code   string
 	retry  bool
 	detail string
+	cut    bool // after text was handed on: never retried
 }
 
 func (c *Client) redact(err error) error {
@@ -138,7 +149,7 @@ func (c *Client) classify(err error) failure {
 		return failure{kind: llm.ErrUnavailable, detail: "no such host: check the address"}
 	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return failure{kind: llm.ErrUnavailable, retry: true}
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
+	case errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, errNotStream):
 		return failure{kind: llm.ErrBadResponse, detail: "the body is not a chat completion"}
 	}
 	// go-openai's own checks (unsupported model for this endpoint, reasoning
@@ -158,6 +169,9 @@ func classifyStatus(status int, code, errType string) failure {
 	case status == http.StatusTooManyRequests:
 		f.kind, f.retry = llm.ErrRateLimited, true
 	case status >= 500:
+		f.kind, f.retry = llm.ErrUnavailable, true
+	case status == 0 && errType == "server_error":
+		// An error event in the middle of a stream has no status of its own.
 		f.kind, f.retry = llm.ErrUnavailable, true
 	case status == 0:
 		f.kind = llm.ErrBadResponse

@@ -25,6 +25,9 @@ func (t *limitTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		return res, err
 	}
+	if sink, ok := req.Context().Value(headerSinkKey{}).(*headerSink); ok {
+		sink.header = res.Header
+	}
 	res.Body = &limitedBody{rc: res.Body, left: t.limit, limit: t.limit, tooLong: res.ContentLength > t.limit}
 	return res, nil
 }
@@ -69,3 +72,10 @@ func tooLargeError(limit int64) error {
 	return fmt.Errorf("%w: it is larger than llm.maxResponseBytes (%d bytes); raise it or check OPENAI_BASE_URL",
 		llm.ErrResponseTooLarge, limit)
 }
+
+// headerSink keeps the response headers of a streamed attempt: go-openai
+// drops the response of a stream that failed with an HTTP error, and with
+// it the Retry-After a 429 sent.
+type headerSink struct{ header http.Header }
+
+type headerSinkKey struct{}

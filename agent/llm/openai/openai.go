@@ -230,17 +230,46 @@ func (c *Client) complete(ctx context.Context, req goopenai.ChatCompletionReques
 	c.calls.Add(1)
 	req.Stream = false
 	start := time.Now()
+	var resp goopenai.ChatCompletionResponse
+	attempts, err := c.retry(ctx, req, func() (http.Header, bool, bool, error) {
+		var timedOut bool
+		var err error
+		resp, timedOut, err = c.attempt(ctx, req)
+		return resp.Header(), timedOut, false, err
+	})
+	if err != nil {
+		return goopenai.ChatCompletionResponse{}, err
+	}
+	return c.succeed(req, resp, attempts, start)
+}
+
+// checkURL refuses a base URL go-openai would mangle.
+func (c *Client) checkURL(req goopenai.ChatCompletionRequest) error {
 	if u, err := url.Parse(c.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
 		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
 		// go-openai appends "/chat/completions" to the base URL as a string,
 		// so a query or fragment would swallow the path.
-		return goopenai.ChatCompletionResponse{}, c.fail(req, failure{kind: llm.ErrBadRequest,
+		return c.fail(req, failure{kind: llm.ErrBadRequest,
 			detail: "the base URL must be an http(s) URL without query or fragment (set OPENAI_BASE_URL or llm.baseURL)"}, 0, nil)
 	}
+	return nil
+}
+
+// retry runs try until it succeeds, fails for good or the retries are
+// spent, and returns how many attempts it made, or the classified error
+// (counted and logged by fail). try reports the attempt's response
+// headers (for Retry-After), whether its own timeout ended it, and final:
+// that it must not be tried again whatever the error (a stream that
+// handed text on).
+func (c *Client) retry(ctx context.Context, req goopenai.ChatCompletionRequest,
+	try func() (header http.Header, timedOut, final bool, err error)) (int, error) {
+	if err := c.checkURL(req); err != nil {
+		return 0, err
+	}
 	for attempt := 1; ; attempt++ {
-		resp, timedOut, err := c.attempt(ctx, req)
+		header, timedOut, final, err := try()
 		if err == nil {
-			return c.succeed(req, resp, attempt, start)
+			return attempt, nil
 		}
 		f := c.classify(err)
 		switch {
@@ -249,13 +278,14 @@ func (c *Client) complete(ctx context.Context, req goopenai.ChatCompletionReques
 		case timedOut:
 			f = failure{kind: llm.ErrUnavailable, retry: true, detail: fmt.Sprintf("attempt timed out after %v", c.timeout)}
 		}
-		if !f.retry || attempt > c.maxRetries {
-			return goopenai.ChatCompletionResponse{}, c.fail(req, f, attempt, err)
+		f.cut = final
+		if !f.retry || final || attempt > c.maxRetries {
+			return attempt, c.fail(req, f, attempt, err)
 		}
-		delay, fromServer := retryAfter(resp.Header(), c.now())
+		delay, fromServer := retryAfter(header, c.now())
 		if fromServer && delay > c.maxRetryAfter {
 			f.detail = fmt.Sprintf("the server asked to retry after %v, longer than the %v this client waits", delay, c.maxRetryAfter)
-			return goopenai.ChatCompletionResponse{}, c.fail(req, f, attempt, err)
+			return attempt, c.fail(req, f, attempt, err)
 		}
 		if !fromServer {
 			delay = c.backoff(attempt)
@@ -267,7 +297,7 @@ func (c *Client) complete(ctx context.Context, req goopenai.ChatCompletionReques
 			if ctx.Err() != nil {
 				serr = ctx.Err()
 			}
-			return goopenai.ChatCompletionResponse{}, c.fail(req, failure{kind: serr, status: f.status, code: f.code}, attempt, err)
+			return attempt, c.fail(req, failure{kind: serr, status: f.status, code: f.code}, attempt, err)
 		}
 	}
 }
@@ -325,7 +355,7 @@ func (c *Client) succeed(req goopenai.ChatCompletionRequest, resp goopenai.ChatC
 func (c *Client) fail(req goopenai.ChatCompletionRequest, f failure, attempts int, err error) error {
 	c.failures.Add(1)
 	e := &Error{Kind: f.kind, Model: req.Model, BaseURL: c.shownURL, StatusCode: f.status, Code: f.code,
-		Attempts: attempts, Detail: f.detail}
+		Attempts: attempts, Detail: f.detail, Cut: f.cut}
 	if err != nil && f.kind != llm.ErrResponseTooLarge { // its Detail says all the cause would, and no more
 		e.Err = c.redact(err)
 	}

@@ -115,30 +115,32 @@ func TestLLMRetriesThenSucceeds(t *testing.T) {
 		}, []time.Duration{750 * time.Millisecond, 1500 * time.Millisecond, 3 * time.Second}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			llm, srv, sl := llmFixture(t, nil)
-			llm.now = func() time.Time { return now }
-			srv.Enqueue(tt.script...)
-			srv.Enqueue(openaitest.Text("done").WithUsage(10, 2))
-			resp, err := llm.complete(context.Background(), llmRequest("hi"))
-			if err != nil {
-				t.Fatalf("Complete: %v", err)
-			}
-			if resp.Choices[0].Message.Content != "done" {
-				t.Errorf("content = %q", resp.Choices[0].Message.Content)
-			}
-			if got := sl.get(); fmt.Sprint(got) != fmt.Sprint(tt.sleeps) {
-				t.Errorf("slept %v, want %v", got, tt.sleeps)
-			}
-			if n := len(srv.Requests()); n != len(tt.script)+1 {
-				t.Errorf("%d requests, want %d", n, len(tt.script)+1)
-			}
-			u := llm.Usage()
-			want := Usage{Calls: 1, PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12, Retries: int64(len(tt.script))}
-			if u != want {
-				t.Errorf("Usage = %+v, want %+v", u, want)
-			}
-		})
+		for _, mode := range modes(tt.name != "body cut short") { // a JSON body is no stream
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				llm, srv, sl := llmFixture(t, nil)
+				llm.now = func() time.Time { return now }
+				srv.Enqueue(tt.script...)
+				srv.Enqueue(openaitest.Text("done").WithUsage(10, 2))
+				content, err := callMode(llm, mode, llmRequest("hi"))
+				if err != nil {
+					t.Fatalf("%s: %v", mode, err)
+				}
+				if content != "done" {
+					t.Errorf("content = %q", content)
+				}
+				if got := sl.get(); fmt.Sprint(got) != fmt.Sprint(tt.sleeps) {
+					t.Errorf("slept %v, want %v", got, tt.sleeps)
+				}
+				if n := len(srv.Requests()); n != len(tt.script)+1 {
+					t.Errorf("%d requests, want %d", n, len(tt.script)+1)
+				}
+				u := llm.Usage()
+				want := Usage{Calls: 1, PromptTokens: 10, CompletionTokens: 2, TotalTokens: 12, Retries: int64(len(tt.script))}
+				if u != want {
+					t.Errorf("Usage = %+v, want %+v", u, want)
+				}
+			})
+		}
 	}
 }
 
@@ -198,49 +200,51 @@ func TestLLMFailures(t *testing.T) {
 			kind: ErrBadResponse, requests: 1, inMsg: []string{"no choices"}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			llm, srv, sl := llmFixture(t, tt.edit)
-			srv.Enqueue(tt.script...)
-			_, err := llm.complete(context.Background(), llmRequest("hi"))
-			if !errors.Is(err, tt.kind) {
-				t.Fatalf("err = %v, want errors.Is %v", err, tt.kind)
-			}
-			if tt.notKind != nil && errors.Is(err, tt.notKind) {
-				t.Errorf("err is also %v", tt.notKind)
-			}
-			var le *Error
-			if !errors.As(err, &le) {
-				t.Fatalf("err is %T, not *Error", err)
-			}
-			if le.StatusCode != tt.status || le.Code != tt.code && tt.code != "" {
-				t.Errorf("status %d code %q, want %d %q", le.StatusCode, le.Code, tt.status, tt.code)
-			}
-			if n := len(srv.Requests()); n != tt.requests {
-				t.Errorf("%d requests, want %d", n, tt.requests)
-			}
-			if n := len(sl.get()); n != tt.sleeps {
-				t.Errorf("%d sleeps, want %d", n, tt.sleeps)
-			}
-			msg := err.Error()
-			for _, want := range append([]string{"test-model", srv.URL()}, tt.inMsg...) {
-				if !strings.Contains(msg, want) {
-					t.Errorf("message %q lacks %q", msg, want)
+		for _, mode := range modes(true) {
+			t.Run(mode+"/"+tt.name, func(t *testing.T) {
+				llm, srv, sl := llmFixture(t, tt.edit)
+				srv.Enqueue(tt.script...)
+				_, err := callMode(llm, mode, llmRequest("hi"))
+				if !errors.Is(err, tt.kind) {
+					t.Fatalf("err = %v, want errors.Is %v", err, tt.kind)
 				}
-			}
-			if strings.Contains(msg, "sk-test-0123456789abcdef") {
-				t.Errorf("message shows the API key: %q", msg)
-			}
-			if tt.as != nil && !errors.As(err, tt.as) {
-				t.Errorf("err does not unwrap to %T", tt.as)
-			}
-			u := llm.Usage()
-			if u.Calls != 1 || u.Failures != 1 || u.Retries != int64(tt.sleeps) {
-				t.Errorf("Usage = %+v", u)
-			}
-			if srv.Pending() != 0 {
-				t.Errorf("%d scripted replies unused", srv.Pending())
-			}
-		})
+				if tt.notKind != nil && errors.Is(err, tt.notKind) {
+					t.Errorf("err is also %v", tt.notKind)
+				}
+				var le *Error
+				if !errors.As(err, &le) {
+					t.Fatalf("err is %T, not *Error", err)
+				}
+				if le.StatusCode != tt.status || le.Code != tt.code && tt.code != "" {
+					t.Errorf("status %d code %q, want %d %q", le.StatusCode, le.Code, tt.status, tt.code)
+				}
+				if n := len(srv.Requests()); n != tt.requests {
+					t.Errorf("%d requests, want %d", n, tt.requests)
+				}
+				if n := len(sl.get()); n != tt.sleeps {
+					t.Errorf("%d sleeps, want %d", n, tt.sleeps)
+				}
+				msg := err.Error()
+				for _, want := range append([]string{"test-model", srv.URL()}, tt.inMsg...) {
+					if !strings.Contains(msg, want) {
+						t.Errorf("message %q lacks %q", msg, want)
+					}
+				}
+				if strings.Contains(msg, "sk-test-0123456789abcdef") {
+					t.Errorf("message shows the API key: %q", msg)
+				}
+				if tt.as != nil && !errors.As(err, tt.as) {
+					t.Errorf("err does not unwrap to %T", tt.as)
+				}
+				u := llm.Usage()
+				if u.Calls != 1 || u.Failures != 1 || u.Retries != int64(tt.sleeps) {
+					t.Errorf("Usage = %+v", u)
+				}
+				if srv.Pending() != 0 {
+					t.Errorf("%d scripted replies unused", srv.Pending())
+				}
+			})
+		}
 	}
 }
 
