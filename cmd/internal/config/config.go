@@ -94,6 +94,10 @@ type LLM struct {
 	// Most bytes of one model response read (4 MiB); a longer response
 	// fails the request, unretried. 1024 to 1073741824.
 	MaxResponseBytes int `yaml:"maxResponseBytes"`
+	// Ask the model to stream its replies, so people see the first words
+	// while the rest is written (`mnemo chat`, Slack, Discord). `false`
+	// for a server that does not stream: replies then come whole.
+	Stream bool `yaml:"stream"`
 }
 
 // Memory is the "memory:" section; sizes are in bytes.
@@ -239,7 +243,7 @@ type Log struct {
 func Default() *Config {
 	return &Config{
 		LLM: LLM{Model: "gpt-4o-mini", ReflectorModel: "gpt-4o-mini", Timeout: 60 * time.Second, MaxRetries: 3,
-			MaxResponseBytes: openai.DefaultMaxResponseBytes},
+			MaxResponseBytes: openai.DefaultMaxResponseBytes, Stream: true},
 		Memory:        Memory{DataDir: filepath.Join("data", "memory"), IndexBudget: 4096, ReadCap: 65536, WriteCap: 32768},
 		State:         State{Dir: filepath.Join("data", "state")},
 		Agent:         Agent{MaxSteps: 8, HistoryTurns: 10, MaxConcurrent: 8},

@@ -195,6 +195,7 @@ func TestFixtureFull(t *testing.T) {
 			BaseURL: "http://llm.internal:8000/v1", APIKey: "sk-file-secret-1234", Model: "llama3.2",
 			ReflectorModel: "qwen2.5", Timeout: 90 * time.Second, MaxRetries: 0,
 			MaxResponseBytes: 4194304, // not in the file: the default
+			Stream:           false,   // the file turns it off
 		},
 		Memory:        Memory{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
 		State:         State{Dir: "/srv/mnemo/state"},
