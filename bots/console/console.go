@@ -43,7 +43,10 @@ type Config struct {
 	// Withdraw, when set, is called with a task's ID before Ctrl-C
 	// cancels it, so the turn is kept from the reflector.
 	Withdraw func(taskID string)
-	Now      func() time.Time
+	// FirstVisible, when set, is told for each streamed reply how long
+	// after the message its first words were written.
+	FirstVisible func(time.Duration)
+	Now          func() time.Time
 }
 
 // Visibility is what /memory share and /memory private need of the
@@ -122,11 +125,15 @@ func Run(ctx context.Context, cfg Config) error {
 			fmt.Fprintln(cfg.Out, out)
 			continue
 		}
-		reply, err := cfg.Handler.Handle(context.WithoutCancel(ctx), task(cfg, text, ""))
+		// The reply streams to the pipe as it is written: the text alone.
+		ps := &pipedStream{out: cfg.Out, start: time.Now(), visible: cfg.FirstVisible}
+		t := task(cfg, text, "")
+		t.Stream = ps
+		reply, err := cfg.Handler.Handle(context.WithoutCancel(ctx), t)
 		if err != nil {
 			return err // only when the task could not run at all
 		}
-		fmt.Fprintln(cfg.Out, clean(reply.Text))
+		ps.finish(reply)
 	}
 }
 

@@ -3,6 +3,7 @@ package console
 import (
 	"fmt"
 	"io"
+	"sync"
 	"time"
 )
 
@@ -12,36 +13,81 @@ const (
 	spinEvery  = 100 * time.Millisecond
 )
 
-// thinking shows "⠋ thinking… (Ctrl-C cancels)" on w at once, turns the
-// spinner every spinEvery, and returns stop, which clears the line before
-// it returns (so the reply starts on a clean line). Only for a terminal.
-func thinking(w io.Writer, color bool) (stop func()) {
-	frames := []rune(spinFrames)
-	draw := func(i int) {
-		f := fmt.Sprintf("%c thinking… (Ctrl-C cancels)", frames[i%len(frames)])
-		if color {
-			f = ansiDim + f + ansiReset
-		}
-		fmt.Fprint(w, "\r"+f+clearRight)
-	}
-	draw(0)
-	quit, done := make(chan struct{}), make(chan struct{})
+// thinkingLabel is the spinner's label until a status replaces it.
+const thinkingLabel = "thinking…"
+
+// spinner is the line "⠋ thinking… (Ctrl-C cancels)" while the model
+// works; a status ("reading facts/user.md…") may replace its label.
+type spinner struct {
+	w     io.Writer
+	color bool
+
+	mu    sync.Mutex
+	text  string
+	frame int
+	quit  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+}
+
+// thinking shows the spinner on w at once, turns it every spinEvery, and
+// returns it; stop clears its line. Only for a terminal.
+func thinking(w io.Writer, color bool) *spinner {
+	s := &spinner{w: w, color: color, text: thinkingLabel, quit: make(chan struct{}), done: make(chan struct{})}
+	s.draw()
 	go func() {
-		defer close(done)
+		defer close(s.done)
 		tick := time.NewTicker(spinEvery)
 		defer tick.Stop()
-		for i := 1; ; i++ {
+		for {
 			select {
-			case <-quit:
+			case <-s.quit:
 				return
 			case <-tick.C:
-				draw(i)
+				s.mu.Lock()
+				s.frame++
+				s.draw()
+				s.mu.Unlock()
 			}
 		}
 	}()
-	return func() {
-		close(quit)
-		<-done
-		fmt.Fprint(w, "\r"+clearRight)
+	return s
+}
+
+// draw writes the spinner's line; s.mu is held (or not yet shared).
+func (s *spinner) draw() {
+	frames := []rune(spinFrames)
+	f := fmt.Sprintf("%c %s (Ctrl-C cancels)", frames[s.frame%len(frames)], s.text)
+	if s.color {
+		f = ansiDim + f + ansiReset
 	}
+	fmt.Fprint(s.w, "\r"+f+clearRight)
+}
+
+// label replaces the spinner's label ("" for the default) at once.
+func (s *spinner) label(text string) {
+	if text == "" {
+		text = thinkingLabel
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.quit:
+		return // stopped: the line is the reply's now
+	default:
+	}
+	s.text = text
+	s.draw()
+}
+
+// stop ends the spinner and clears its line before it returns (so the
+// reply starts on a clean line). Later calls do nothing.
+func (s *spinner) stop() {
+	s.once.Do(func() {
+		s.mu.Lock()
+		close(s.quit)
+		s.mu.Unlock()
+		<-s.done
+		fmt.Fprint(s.w, "\r"+clearRight)
+	})
 }

@@ -224,7 +224,7 @@ func TestKeysWhileTheModelWorks(t *testing.T) {
 func TestThinkingIndicator(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var out logtest.Buffer
-		stop := thinking(&out, false)
+		sp := thinking(&out, false)
 		if got := out.String(); got != "\r⠋ thinking… (Ctrl-C cancels)"+clearRight {
 			t.Errorf("first frame %q", got)
 		}
@@ -233,18 +233,33 @@ func TestThinkingIndicator(t *testing.T) {
 		if got := out.String(); strings.Count(got, "thinking…") != 3 || !strings.Contains(got, "\r⠹ thinking") {
 			t.Errorf("after two ticks %q", got)
 		}
-		stop()
-		if got := out.String(); !strings.HasSuffix(got, "\r"+clearRight) {
-			t.Errorf("not cleared: %q", got)
+		sp.label("reading facts/user.md…")
+		if got := out.String(); !strings.HasSuffix(got, "\r⠹ reading facts/user.md… (Ctrl-C cancels)"+clearRight) {
+			t.Errorf("a status does not replace the label at once: %q", got)
+		}
+		time.Sleep(spinEvery)
+		synctest.Wait()
+		if got := out.String(); !strings.HasSuffix(got, "\r⠸ reading facts/user.md… (Ctrl-C cancels)"+clearRight) {
+			t.Errorf("the status does not turn with the spinner: %q", got)
+		}
+		sp.label("")
+		if got := out.String(); !strings.HasSuffix(got, "⠸ thinking… (Ctrl-C cancels)"+clearRight) {
+			t.Errorf("an empty status does not bring the label back: %q", got)
+		}
+		sp.stop()
+		sp.stop() // twice is once
+		if got := out.String(); !strings.HasSuffix(got, "\r"+clearRight) || strings.HasSuffix(got, "\r"+clearRight+"\r"+clearRight) {
+			t.Errorf("not cleared once: %q", got)
 		}
 		n := len(out.String())
 		time.Sleep(10 * spinEvery)
+		sp.label("late")
 		if len(out.String()) != n {
-			t.Error("the spinner turned after stop")
+			t.Error("the spinner turned or drew after stop")
 		}
 	})
 	var out logtest.Buffer
-	thinking(&out, true)()
+	thinking(&out, true).stop()
 	if !strings.HasPrefix(out.String(), "\r"+ansiDim+"⠋") {
 		t.Errorf("coloured frame %q", out.String())
 	}

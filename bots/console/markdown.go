@@ -36,32 +36,36 @@ func style(text string) string {
 	lines := strings.Split(text, "\n")
 	fenced := false
 	for i, l := range lines {
-		trimmed := strings.TrimSpace(l)
-		switch {
-		case strings.HasPrefix(trimmed, "```"):
-			fenced = !fenced
-			lines[i] = ansiDim + l + ansiReset
-		case fenced:
-			lines[i] = ansiCode + l + ansiReset
-		case heading(l) != "":
-			h := heading(l)
-			if strings.HasPrefix(l, "# ") {
-				h = ansiUnderline + h
-			}
-			lines[i] = ansiBold + h + ansiReset
-		case ruleRE.Get().MatchString(l) && len(trimmed) >= 3:
-			lines[i] = ansiDim + strings.Repeat("─", 40) + ansiReset
-		case strings.HasPrefix(trimmed, ">"):
-			lines[i] = ansiDim + "│ " + ansiReset + inline(strings.TrimSpace(strings.TrimPrefix(trimmed, ">")))
-		default:
-			if m := bulletRE.Get().FindStringSubmatch(l); m != nil {
-				lines[i] = m[1] + ansiCode + "•" + ansiReset + " " + inline(m[2])
-				continue
-			}
-			lines[i] = inline(l)
-		}
+		lines[i] = styleLine(l, &fenced)
 	}
 	return strings.Join(lines, "\n")
+}
+
+// styleLine renders one line of a reply, as style does; fenced says
+// whether the line is inside a fenced code block, and is updated.
+func styleLine(l string, fenced *bool) string {
+	trimmed := strings.TrimSpace(l)
+	switch {
+	case strings.HasPrefix(trimmed, "```"):
+		*fenced = !*fenced
+		return ansiDim + l + ansiReset
+	case *fenced:
+		return ansiCode + l + ansiReset
+	case heading(l) != "":
+		h := heading(l)
+		if strings.HasPrefix(l, "# ") {
+			h = ansiUnderline + h
+		}
+		return ansiBold + h + ansiReset
+	case ruleRE.Get().MatchString(l) && len(trimmed) >= 3:
+		return ansiDim + strings.Repeat("─", 40) + ansiReset
+	case strings.HasPrefix(trimmed, ">"):
+		return ansiDim + "│ " + ansiReset + inline(strings.TrimSpace(strings.TrimPrefix(trimmed, ">")))
+	}
+	if m := bulletRE.Get().FindStringSubmatch(l); m != nil {
+		return m[1] + ansiCode + "•" + ansiReset + " " + inline(m[2])
+	}
+	return inline(l)
 }
 
 // heading returns the text of a "# Title" line (1 to 6 #), or "".

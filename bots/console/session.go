@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/mnemo-agent/mnemo"
 	"golang.org/x/term"
@@ -230,7 +231,8 @@ func join(lines []string) string {
 	return strings.Trim(strings.TrimRight(text, " \t\n"), "\n")
 }
 
-// turn sends text to the model and shows the reply; Ctrl-C cancels it.
+// turn sends text to the model and shows the reply as it is written;
+// Ctrl-C cancels it (what was shown stays).
 func (s *session) turn(ctx context.Context, text string) error {
 	id := mnemo.NewTaskID() // named here so Withdraw can name the task
 	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
@@ -240,11 +242,14 @@ func (s *session) turn(ctx context.Context, text string) error {
 		reply mnemo.Reply
 		err   error
 	)
+	ts := &termStream{out: s.cfg.Out, color: s.cfg.Color, width: s.columns, start: time.Now(),
+		visible: s.cfg.FirstVisible, spin: thinking(s.cfg.Out, s.cfg.Color)}
+	task := task(s.cfg, text, id)
+	task.Stream = ts
 	go func() {
 		defer close(done)
-		reply, err = s.cfg.Handler.Handle(tctx, task(s.cfg, text, id))
+		reply, err = s.cfg.Handler.Handle(tctx, task)
 	}()
-	stop := thinking(s.cfg.Out, s.cfg.Color)
 	cancelled := s.kb.watch(done)
 	if cancelled {
 		if s.cfg.Withdraw != nil {
@@ -253,19 +258,31 @@ func (s *session) turn(ctx context.Context, text string) error {
 		cancel()
 		<-done
 	}
-	stop()
 	if cancelled {
+		ts.spin.stop()
+		if ts.shown {
+			ts.finish(mnemo.Reply{}) // keep what was shown, its last line rendered
+		}
 		s.armed = true
 		s.notice("^C: reply cancelled; this message will not be remembered (Ctrl-C again quits)")
 		return nil
 	}
 	if err != nil {
+		ts.spin.stop()
 		return err // only when the task could not run at all
 	}
-	out := "mnemo> " + clean(reply.Text)
-	if s.cfg.Color {
-		out = ansiMnemo + "mnemo>" + ansiReset + " " + style(clean(reply.Text))
-	}
-	fmt.Fprintln(s.cfg.Out, strings.ReplaceAll(out, "\n", "\n       "))
+	ts.finish(reply)
 	return nil
+}
+
+// columns is the terminal's width, or 0 when unknown.
+func (s *session) columns() int {
+	if s.fd < 0 {
+		return 0
+	}
+	w, _, err := term.GetSize(s.fd)
+	if err != nil {
+		return 0
+	}
+	return w
 }

@@ -130,7 +130,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 			FactsBudget: cfg.Reflector.FactsBudget},
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
-			MaxReplyChars: cfg.MaxReplyChars},
+			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: env.logger, Faults: env.faults,
 	})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
+	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -81,12 +82,13 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		// cancels the answer, and Withdraw keeps that turn from the reflector.
 		Handler: explainingHandler{measuredHandler{a.core.Agent, a.metrics},
 			explainer{baseURL: a.baseURL, model: cfg.LLM.Model, models: a.llm}, &unanswered},
-		Withdraw:   a.withdraw,
-		History:    chatHistory(cfg, name, interactive),
-		Color:      interactive && wantsColor(env),
-		Memory:     a.showInChat,
-		Visibility: a,
-		Forget:     a.forgetInChat,
+		Withdraw:     a.withdraw,
+		FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("console", d) },
+		History:      chatHistory(cfg, name, interactive),
+		Color:        interactive && wantsColor(env),
+		Memory:       a.showInChat,
+		Visibility:   a,
+		Forget:       a.forgetInChat,
 	})
 	if interactive {
 		tellSaving(ctx, env, cfg)

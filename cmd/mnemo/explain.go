@@ -90,6 +90,10 @@ func (x explainingHandler) Handle(ctx context.Context, t mnemo.Task) (mnemo.Repl
 	if err != nil || !reply.Failed || reply.Err == nil || errors.Is(reply.Err, context.Canceled) {
 		return reply, err // a cancelled reply (Ctrl-C) is no failure
 	}
+	if reply.Cut {
+		x.failed.Add(1)
+		return reply, nil // its Text is what was shown; the console adds mnemo.CutNote
+	}
 	x.failed.Add(1)
 	reply.Text = x.explainer.explain(ctx, reply.Err)
 	return reply, nil

@@ -18,11 +18,18 @@ type measuredModel struct {
 	metrics *metrics.Metrics
 }
 
-var _ llm.Model = measuredModel{}
+var _ llm.Streamer = measuredModel{}
 
 func (m measuredModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
 	start := time.Now()
 	resp, err := m.model.Complete(ctx, req)
+	m.record(start, resp, err)
+	return resp, err
+}
+
+// record counts one request that took since start: a stream cut in the
+// middle is an error like any other failed request.
+func (m measuredModel) record(start time.Time, resp llm.Response, err error) {
 	outcome := "ok"
 	switch {
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -31,6 +38,20 @@ func (m measuredModel) Complete(ctx context.Context, req llm.Request) (llm.Respo
 		outcome = "error"
 	}
 	m.metrics.LLMRequest(m.role, outcome, time.Since(start), resp.Usage.PromptTokens, resp.Usage.CompletionTokens)
+}
+
+// Stream is Complete streamed (llm.Stream), timing the first words too.
+func (m measuredModel) Stream(ctx context.Context, req llm.Request, onText func(string) error) (llm.Response, error) {
+	start := time.Now()
+	first := true
+	resp, err := llm.Stream(ctx, m.model, req, func(delta string) error {
+		if first {
+			first = false
+			m.metrics.FirstToken(m.role, time.Since(start))
+		}
+		return onText(delta)
+	})
+	m.record(start, resp, err)
 	return resp, err
 }
 

@@ -216,11 +216,25 @@ type gatedModel struct {
 }
 
 func (gm gatedModel) Complete(ctx context.Context, req llm.Request) (llm.Response, error) {
+	ctx, done := gm.gate(ctx)
+	defer done()
+	return gm.m.Complete(ctx, req)
+}
+
+// Stream is Complete streamed (llm.Stream): a stream still running when
+// the grace is over is cut there.
+func (gm gatedModel) Stream(ctx context.Context, req llm.Request, onText func(string) error) (llm.Response, error) {
+	ctx, done := gm.gate(ctx)
+	defer done()
+	return llm.Stream(ctx, gm.m, req, onText)
+}
+
+// gate is ctx, also cancelled when the gate closes.
+func (gm gatedModel) gate(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
 	stop := context.AfterFunc(gm.g.ctx, func() { cancel(context.Cause(gm.g.ctx)) })
-	defer func() {
+	return ctx, func() {
 		stop()
 		cancel(nil)
-	}()
-	return gm.m.Complete(ctx, req)
+	}
 }
