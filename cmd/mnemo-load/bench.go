@@ -26,6 +26,8 @@ import (
 type benchConfig struct {
 	bin, readme, goCmd, goPkgs, benchtime string
 	messages, concMessages, edits, starts int
+	streamReplies, streamWords            int
+	streamEvery                           time.Duration
 	sizes, users                          []int
 	timeout                               time.Duration
 	dir                                   string
@@ -56,6 +58,9 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	users := fs.String("users", "1,10,100", "concurrent users through console, Slack and Discord")
 	fs.IntVar(&c.concMessages, "conc-messages", 5, "messages per user in the concurrent rows")
 	fs.IntVar(&c.edits, "edits", 20, "repetitions of each edit-to-index change")
+	fs.IntVar(&c.streamReplies, "stream-replies", 5, "streamed replies measured in the streaming row (0: no streaming row)")
+	fs.IntVar(&c.streamWords, "stream-words", 30, "words of each streamed reply")
+	fs.DurationVar(&c.streamEvery, "stream-every", 200*time.Millisecond, "the streaming model's time per word (and to its first word)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
 	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/", "packages whose go test benchmarks are run (\"\": none)")
@@ -78,6 +83,9 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 		rule{c.edits < 1, "-edits must be at least 1"},
 		rule{c.starts < 1, "-starts must be at least 1"},
 		rule{c.timeout <= 0, "-timeout must be positive"},
+		rule{c.streamReplies < 0, "-stream-replies must not be negative"},
+		rule{c.streamWords < 1, "-stream-words must be at least 1"},
+		rule{c.streamEvery < 0, "-stream-every must not be negative"},
 	); err != nil {
 		return c, err
 	}
@@ -122,13 +130,14 @@ func intList(flagName, s string, min int) ([]int, error) {
 type benchResult struct {
 	Machine machine
 	Command string
-	Chats   []chatFigures // per message, one per memory size
-	Conc    []concFigures // console, Slack, Discord at 1, 10, 100 users
-	Serve   *serveFigures // start-up to ready, RSS idle and under load
-	Edits   []editFigures // edit-to-index
-	Binary  int64         // bytes
-	GoBench []goBenchmark // go test -bench
-	Notes   []string      // what went wrong with a part of the run
+	Chats   []chatFigures   // per message, one per memory size
+	Conc    []concFigures   // console, Slack, Discord at 1, 10, 100 users
+	Serve   *serveFigures   // start-up to ready, RSS idle and under load
+	Edits   []editFigures   // edit-to-index
+	Streams []streamFigures // streamed replies, per platform
+	Binary  int64           // bytes
+	GoBench []goBenchmark   // go test -bench
+	Notes   []string        // what went wrong with a part of the run
 }
 
 // machine is what the table was measured on.
@@ -184,6 +193,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("console with %d users: %w", n, err)
 		}
 		res.Conc = append(res.Conc, f)
+	}
+	if cfg.streamReplies > 0 {
+		progress("streaming: %d replies of %d words at one per %v in mnemo chat", cfg.streamReplies, cfg.streamWords, cfg.streamEvery)
+		f, err := b.consoleStream(ctx, cfg.streamReplies, cfg.streamWords, cfg.streamEvery)
+		if err != nil {
+			return fmt.Errorf("streaming in mnemo chat: %w", err)
+		}
+		res.Streams = append(res.Streams, f)
 	}
 	progress("serve: Slack and Discord, %v users × %d messages", cfg.users, cfg.concMessages)
 	sf, conc, err := b.serveRun(ctx, cfg.users, cfg.concMessages, cfg.starts)

@@ -77,6 +77,7 @@ func renderBench(r *benchResult) string {
 	p("Wall time is from the message written (stdin, a Slack event, a Discord `MESSAGE_CREATE`) to its reply read (stdout; the reply post answered by the fake, seen by a proxy in front of it). ")
 	p("The bare client replays the Thinker's request bodies of the same chat one after the other on one connection against the same fake model. ")
 	p("The concurrent console rows run one `mnemo chat` per user (each its own data folder, 20 files); Slack and Discord rows go to one `mnemo serve`; their RSS is the largest process's peak so far. The fakes share the machine's cores with mnemo: at 100 users their work is in the wall times.\n")
+	renderStream(&b, r.Streams)
 	if len(r.GoBench) > 0 {
 		p("\n`go test -run '^$' -bench . -benchmem` (same machine, same time):\n\n")
 		p("| package | benchmark | time/op | B/op | allocs/op | other |\n|---|---|---|---|---|---|\n")

@@ -77,7 +77,8 @@ func TestBenchSmallRun(t *testing.T) {
 	goCmd := fakeGo(t, goBenchOut, 0)
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-bench", "-bin", bin, "-readme", readme, "-go", goCmd, "-benchtime", "10x",
-		"-messages", "3", "-sizes", "0,3", "-users", "1,2", "-conc-messages", "2", "-edits", "2", "-starts", "2"}, &stdout, &stderr)
+		"-messages", "3", "-sizes", "0,3", "-users", "1,2", "-conc-messages", "2", "-edits", "2", "-starts", "2",
+		"-stream-replies", "2", "-stream-words", "4", "-stream-every", "5ms"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -97,9 +98,11 @@ func TestBenchSmallRun(t *testing.T) {
 		"| edit-to-index, sed -i",
 		"| edit-to-index, mv",
 		"| binary (`make build`",
+		"Streaming: the scripted model streams a 4-word reply at one word per 5ms",
+		"| `mnemo chat` (terminal, piped) | 2 | ",
 		"| memory | BenchmarkList/10-2 | 8.46µs | 456 | 6 | – |",
 		"| bots/internal/intake | BenchmarkAdd-2 | 655µs | 1824 | 15 | 1.000 fsyncs/msg |",
-		"Command: `make bench BENCHFLAGS=\"-benchtime 10x -conc-messages 2 -edits 2 -messages 3 -sizes 0,3 -starts 2 -users 1,2\"`",
+		"Command: `make bench BENCHFLAGS=\"-benchtime 10x -conc-messages 2 -edits 2 -messages 3 -sizes 0,3 -starts 2 -stream-every 5ms -stream-replies 2 -stream-words 4 -users 1,2\"`",
 	)
 	// A casual message costs one model call: the reply.
 	if n := strings.Count(out, "| 1.00 (+"); n != 4 {
@@ -139,6 +142,9 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"-edits", "0"}, "-edits must be at least 1"},
 		{[]string{"-starts", "0"}, "-starts must be at least 1"},
 		{[]string{"-timeout", "0s"}, "-timeout must be positive"},
+		{[]string{"-stream-replies", "-1"}, "-stream-replies must not be negative"},
+		{[]string{"-stream-words", "0"}, "-stream-words must be at least 1"},
+		{[]string{"-stream-every", "-1s"}, "-stream-every must not be negative"},
 		{[]string{"-sizes", "1,x"}, `-sizes: "x" is not a whole number of at least 0`},
 		{[]string{"-sizes", "-1"}, `-sizes: "-1" is not a whole number of at least 0`},
 		{[]string{"-users", "0"}, `-users: "0" is not a whole number of at least 1`},
@@ -223,6 +229,9 @@ func TestRenderBench(t *testing.T) {
 		Binary:  18_400_000,
 		GoBench: []goBenchmark{{Pkg: "memory", Name: "BenchmarkList-2", NsOp: "3.2µs", BOp: "456", AllocsOp: "6"}},
 		Notes:   []string{"go test failed"},
+		Streams: []streamFigures{{Platform: "console", Replies: 5, Words: 30, WordEvery: 200 * time.Millisecond,
+			FirstToken: Latency{P50: 201}, FirstVisible: Latency{P50: 202.5}, Added: Latency{P50: 1.5, Max: 3},
+			Whole: Latency{P50: 6050}, CPUPerReply: 4 * time.Millisecond}},
 	}
 	out := renderBench(r)
 	wantParts(t, "the table", out,
@@ -237,6 +246,8 @@ func TestRenderBench(t *testing.T) {
 		"| binary (`make build`: -trimpath -s -w) | – | – | – | – | – | – | 18.4 MB |",
 		"| memory | BenchmarkList-2 | 3.2µs | 456 | 6 | – |",
 		"\nNote: go test failed\n",
+		"Streaming: the scripted model streams a 30-word reply at one word per 200ms; the first word comes 200ms after the request.",
+		"| `mnemo chat` (terminal, piped) | 5 | 201ms | 203ms | 1.5ms | 3ms | 6.05s | 4ms |",
 	)
 }
 
@@ -460,12 +471,16 @@ func fakeMnemo(t *testing.T, code int) string {
 func TestBenchWithStandIn(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-messages", "2", "-sizes", "1", "-users", "2", "-starts", "1"}, &bytes.Buffer{}, &stderr)
+	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-messages", "2", "-sizes", "1", "-users", "2", "-starts", "1", "-stream-replies", "0"}, &bytes.Buffer{}, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "serve: mnemo serve exited before it was ready") {
 		t.Errorf("err = %v", err)
 	}
 	wantParts(t, "stderr", stderr.String(), "bench: chat, 1 files", "bench: console, 2 users", "bench: serve")
-	b := &bencher{bin: fakeMnemo(t, 3), dir: t.TempDir()}
+	b := &bencher{bin: fakeMnemo(t, 0), dir: t.TempDir()}
+	if _, err := b.consoleStream(context.Background(), 1, 3, 0); err == nil || !strings.Contains(err.Error(), `the reply was "bench-reply fake", not the model's "bench-reply word1 word2."`) {
+		t.Errorf("a stand-in's reply: %v", err)
+	}
+	b = &bencher{bin: fakeMnemo(t, 3), dir: t.TempDir()}
 	if _, err := b.chatAtSize(context.Background(), 0, 2, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("chat exiting 3: %v", err)
 	}
@@ -483,6 +498,9 @@ func TestBenchWithStandIn(t *testing.T) {
 	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled serve: %v", err)
 	}
+	if _, err := b.consoleStream(ctx, 1, 3, 0); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled stream: %v", err)
+	}
 	if _, _, err := echoHi(ctx, b.bin, t.TempDir(), nil, "u"); err == nil {
 		t.Error("cancelled echo hi ran")
 	}
@@ -498,6 +516,9 @@ func TestBenchWithStandIn(t *testing.T) {
 	}
 	if _, _, err := b.serveRun(context.Background(), []int{1}, 1, 1); err == nil {
 		t.Error("serve in a file")
+	}
+	if _, err := b.consoleStream(context.Background(), 1, 3, 0); err == nil {
+		t.Error("stream in a file")
 	}
 }
 
