@@ -69,3 +69,36 @@ func TestMeasuredDecorators(t *testing.T) {
 		}
 	}
 }
+
+// A streamed request is timed to its first words; one cut in the middle
+// counts once, as an error; one that never wrote a word has no first
+// token.
+func TestMeasuredStream(t *testing.T) {
+	m := metrics.New(metrics.Gauges{})
+	cut := fmt.Errorf("x: %w", llm.ErrCut)
+	onText := func(string) error { return nil }
+	sm := streamingModel{blockingModel{started: make(chan struct{})}}
+	measuredModel{sm, "thinker", m}.Stream(context.Background(), llm.Request{Model: "quick"}, onText)
+	measuredModel{cutStream{err: cut}, "thinker", m}.Stream(context.Background(), llm.Request{}, onText)
+	measuredModel{stubModel{err: llm.ErrAuth}, "thinker", m}.Stream(context.Background(), llm.Request{}, onText)
+	body := scrapeText(m)
+	for _, want := range []string{
+		`mnemo_llm_requests_total{outcome="ok",role="thinker"} 1`,
+		`mnemo_llm_requests_total{outcome="error",role="thinker"} 2`,
+		`mnemo_llm_time_to_first_token_seconds_count{role="thinker"} 2`,
+	} {
+		if !strings.Contains(body, "\n"+want+"\n") {
+			t.Errorf("/metrics lacks %q:\n%s", want, body)
+		}
+	}
+}
+
+// cutStream hands on a word, then fails with err.
+type cutStream struct{ err error }
+
+func (c cutStream) Complete(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, c.err }
+
+func (c cutStream) Stream(_ context.Context, _ llm.Request, onText func(string) error) (llm.Response, error) {
+	onText("a ")
+	return llm.Response{Message: llm.Message{Content: "a "}}, c.err
+}

@@ -268,3 +268,39 @@ func TestChatStreamsAtATerminal(t *testing.T) {
 		t.Errorf("reflected:\n%s", tr)
 	}
 }
+
+// A stream still running when shutdown's grace is over is cut there: the
+// words shown, then the note; the turn is not remembered.
+func TestChatStreamCutAtShutdown(t *testing.T) {
+	w := newChatWorld(t)
+	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "shutdown:\n  grace: 200ms\n")
+	scriptThinker(w, func(string, int) openaitest.Reply { return openaitest.Text("Words before the end.").WithPauseAfter(2) })
+	stop, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	inR, inW := io.Pipe()
+	out, errOut := &syncWriter{}, &syncWriter{}
+	done := make(chan error, 1)
+	go func() {
+		done <- run(stopOn(stop), []string{"chat", "--user", "ada"}, func(k string) string { return w.env[k] }, inR, out, errOut)
+	}()
+	fmt.Fprintln(inW, "say something")
+	c := &pipedChat{out: out}
+	c.waitOut(t, "Words before")
+	cancel() // SIGTERM: the grace starts; the model stays paused past it
+	want := "Words before\n\n" + strings.TrimSpace(mnemo.CutNote) + "\n"
+	c.waitOut(t, want)
+	select {
+	case err := <-done:
+		if code := exitCode(err, &errOut.b); code != 0 {
+			t.Errorf("exit %d; stderr:\n%s", code, errOut.String())
+		}
+	case <-time.After(streamWait):
+		t.Fatal("chat did not end after the grace")
+	}
+	if out.String() != want {
+		t.Errorf("stdout %q, want %q", out.String(), want)
+	}
+	if tr := w.reflected(); strings.Contains(tr, "say something") {
+		t.Errorf("a cut turn was reflected:\n%s", tr)
+	}
+}
