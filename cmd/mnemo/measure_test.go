@@ -96,7 +96,9 @@ func TestMeasuredStream(t *testing.T) {
 // cutStream hands on a word, then fails with err.
 type cutStream struct{ err error }
 
-func (c cutStream) Complete(context.Context, llm.Request) (llm.Response, error) { return llm.Response{}, c.err }
+func (c cutStream) Complete(context.Context, llm.Request) (llm.Response, error) {
+	return llm.Response{}, c.err
+}
 
 func (c cutStream) Stream(_ context.Context, _ llm.Request, onText func(string) error) (llm.Response, error) {
 	onText("a ")
