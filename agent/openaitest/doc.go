@@ -39,6 +39,21 @@
 // Replies are values: the With* methods return modified copies, so a Reply
 // can be kept in a variable and reused.
 //
+// A request with "stream": true is answered as server-sent events, as
+// OpenAI sends them: the text in pieces, tool calls in fragments keyed by
+// index, the finish reason, a usage chunk when stream_options asks for it,
+// then [DONE]. A reply can pace and break its stream: WithWordDelay sends
+// a word per chunk with a model's timing, WithPauseAfter holds it until
+// Resume (so a test sees what the first words did while the model is
+// still writing), WithCutAfter drops the connection mid-reply and
+// WithErrorAfter sends an error event. Every event is recorded with its
+// time (Chunks, WaitChunks, WaitPaused), so tests wait on what was sent
+// rather than sleeping:
+//
+//	srv.Enqueue(openaitest.Text("Hello there, Ada.").WithPauseAfter(2))
+//	// ... start the code under test; wait until it shows "Hello there, " ...
+//	srv.Resume()
+//
 // Besides POST /v1/chat/completions the server answers GET /v1/models with
 // a model list (see SetModels), which is enough for liveness probes. Only
 // chat completion requests are recorded.

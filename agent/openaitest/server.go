@@ -304,6 +304,29 @@ func (s *Server) pause(done <-chan struct{}) bool {
 	return true
 }
 
+// WaitPaused waits until at least n streams have held at WithPauseAfter
+// (counting those already let go); past timeout it fails the test (from
+// the test's goroutine).
+func (s *Server) WaitPaused(n int, timeout time.Duration) {
+	s.t.Helper()
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	for {
+		s.mu.Lock()
+		got, changed := s.pauses, s.changed
+		s.mu.Unlock()
+		if got >= n {
+			return
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			s.t.Fatalf("openaitest: waited %v for %d paused streams, got %d", timeout, n, got)
+			return
+		}
+	}
+}
+
 // Paused is how many streams have held at WithPauseAfter so far.
 func (s *Server) Paused() int {
 	s.mu.Lock()
