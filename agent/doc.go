@@ -5,6 +5,12 @@
 // imports neither memory nor the reflector, nor any adapter, nor a provider
 // SDK, so the loop can be tested with fakes alone.
 //
+// A Task with a Stream is shown its reply while the model writes it
+// (stream.go): the words of every model call go to Stream.Text as they
+// arrive, a tool's work to Stream.Status, and the reply is exactly the
+// words shown. A reply cut after its first words is Failed and Cut, and is
+// neither remembered nor handed to OnTurn.
+//
 // A new tool is a typed parameter struct and mnemo.NewTool[P], which generates
 // the JSON schema from P and decodes arguments strictly; a new model
 // provider implements llm.Model in a package beside agent/llm/openai; a

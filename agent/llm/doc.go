@@ -1,8 +1,9 @@
 // Package llm is the provider-neutral vocabulary between mnemo's core and a
 // language model: a Request (model name, messages, tool definitions), the
 // Response (one assistant message, its finish reason and token usage), the
-// Model interface that sends one, and the errors a Model classifies its
-// failures into.
+// Model interface that sends one, Streamer for a Model that can also hand
+// on the reply's words as they arrive (Stream calls either), and the errors
+// a Model classifies its failures into.
 //
 // It imports nothing of mnemo. The agent loop, the reflector and the
 // commands speak these types; a provider package (llm/openai for any
