@@ -265,3 +265,36 @@ func TestToolStatus(t *testing.T) {
 		}
 	}
 }
+
+// The shower: a new model call's words come after a blank line (white
+// space alone waits for words); past the limit the words stop at a break
+// with the note, and nothing more is shown.
+func TestShower(t *testing.T) {
+	rs := newRecStream()
+	sh := newShower(rs, 150)
+	for _, c := range []struct {
+		step  int
+		delta string
+	}{{1, "  \n"}, {1, "Let me see."}, {2, " \n "}, {2, "\nFound it:\n"}, {3, "more"}} {
+		if err := sh.text(c.step, c.delta); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := rs.got(); got != "Let me see.\n\nFound it:\n\nmore" {
+		t.Errorf("shown %q", got)
+	}
+	long := strings.Repeat("abcdefghi ", 20)
+	if err := sh.text(3, long); err != errReplyFull {
+		t.Errorf("past the limit: %v", err)
+	}
+	if err := sh.text(3, "after"); err != errReplyFull {
+		t.Errorf("after the limit: %v", err)
+	}
+	got, _ := rs.got()
+	if utf8.RuneCountInString(got) > 150 || !strings.HasSuffix(got, "abcdefghi"+cutNote(150)) || strings.Contains(got, "after") {
+		t.Errorf("shown %q (%d)", got, utf8.RuneCountInString(got))
+	}
+	if sh.finish() != got {
+		t.Error("finish changed a full reply")
+	}
+}

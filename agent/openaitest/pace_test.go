@@ -84,7 +84,7 @@ func TestStreamPauseAndResume(t *testing.T) {
 		t.Fatalf("first word %q", w)
 	}
 	s.WaitPaused(1, time.Second)
-	if got := kinds(s.Chunks()); got != "role,text" {
+	if got := kinds(s.Chunks()); got != "role,text" || s.Paused() != 1 {
 		t.Errorf("sent while paused: %s", got)
 	}
 	s.Resume()
@@ -162,14 +162,18 @@ func TestStreamCutAndErrorEvent(t *testing.T) {
 func TestStreamEndsWhenTheClientLeaves(t *testing.T) {
 	s := New(t)
 	s.Enqueue(Text("one two").WithWordDelay(time.Hour), Text("a b").WithPauseAfter(1))
-	for range 2 {
+	for i := range 2 {
 		before := len(s.Chunks())
 		ctx, cancel := context.WithCancel(context.Background())
 		stream, err := client(s, "k").CreateChatCompletionStream(ctx, chatReq("hi"))
 		if err != nil {
 			t.Fatal(err)
 		}
-		n := len(s.WaitChunks(before+1, time.Second)) // the role chunk (and, for the pause, its word)
+		n := len(s.WaitChunks(before+1, time.Second)) // the role chunk
+		if i == 1 {
+			s.WaitPaused(1, time.Second) // held after its first word
+			n = len(s.Chunks())
+		}
 		cancel()
 		stream.Close()
 		s.waitIdle(t)

@@ -223,3 +223,26 @@ func FuzzCleanerPieces(f *testing.F) {
 		}
 	})
 }
+
+// Interactive without a terminal (no width known) and in colour: lines
+// are rendered as they complete, a status goes to the spinner, white
+// space alone shows nothing, and a cut reply's note is dimmed.
+func TestInteractiveStreamWithoutATerminal(t *testing.T) {
+	h := newStreamHandler(streamStep{status: "looking through memory…"}, streamStep{text: "  "}, streamStep{text: "**One**\n"}, streamStep{text: "two"})
+	h.cut = true
+	var out strings.Builder
+	if err := Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, Interactive: true, Color: true, User: "a", Handler: h}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"looking through memory… (Ctrl-C cancels)",
+		"**One**\r" + ansiReset + "\x1b[J" + ansiMnemo + "mnemo>" + ansiReset + " " + ansiBold + "One" + ansiReset + "\n" + indent + "two",
+		"two\r" + ansiReset + "\x1b[J" + indent + "two\n\n" + indent + ansiDim + strings.TrimSpace(mnemo.CutNote) + ansiReset + "\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%q", want, got)
+		}
+	}
+	(&pipedStream{}).Status("ignored") // a pipe shows no status
+}

@@ -321,3 +321,25 @@ func TestStreamFallsBackToComplete(t *testing.T) {
 		t.Error("the fallback asked for a stream")
 	}
 }
+
+// What a server should not send is passed over: a second choice, a tool
+// call with a nonsense index; a stream with no role is the assistant's.
+func TestStreamOddChunks(t *testing.T) {
+	c, srv, _ := llmFixture(t, nil)
+	event := func(choices string) string {
+		return `data: {"id":"x","object":"chat.completion.chunk","model":"m","choices":[` + choices + `]}` + "\n\n"
+	}
+	body := event(`{"index":0,"delta":{"content":"Hi"},"finish_reason":null},{"index":1,"delta":{"content":"other"},"finish_reason":null}`) +
+		event(`{"index":0,"delta":{"tool_calls":[{"index":9999,"id":"big","type":"function","function":{"name":"x","arguments":"{}"}}]},"finish_reason":null}`) +
+		event(`{"index":0,"delta":{},"finish_reason":"stop"}`) + "data: [DONE]\n\n"
+	srv.Enqueue(openaitest.Raw(200, "text/event-stream", body))
+	s := newStreamed()
+	resp, err := c.Stream(context.Background(), userRequest("hi"), s.onText)
+	if err != nil || resp.Message.Content != "Hi" || resp.Message.Role != llm.RoleAssistant || len(resp.Message.ToolCalls) != 0 || s.all.String() != "Hi" {
+		t.Errorf("resp %+v err %v", resp, err)
+	}
+	enough := errors.New("enough")
+	if st := (stopped{enough}); st.Error() != "enough" || !errors.Is(st, enough) {
+		t.Errorf("stopped: %v", st)
+	}
+}
