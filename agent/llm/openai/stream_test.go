@@ -100,9 +100,7 @@ func TestStreamHandsOnWordsAsTheyCome(t *testing.T) {
 		t.Fatalf("Stream returned while the model was still writing: %+v", r)
 	default:
 	}
-	if srv.Paused() != 1 {
-		t.Errorf("paused %d", srv.Paused())
-	}
+	srv.WaitPaused(1, 5*time.Second) // the model holds after them
 	srv.Resume()
 	r := <-done
 	if r.err != nil || r.resp.Message.Content != "Hello there, Ada. How are you?" || s.all.String() != r.resp.Message.Content {
