@@ -53,6 +53,10 @@ func (e explainer) explain(ctx context.Context, err error) string {
 		return fmt.Sprintf("Nothing answered at %s: %s. Check OPENAI_BASE_URL (or llm.baseURL), and that the model server is running.", url, cause(err))
 	case errors.Is(err, llm.ErrUnavailable):
 		return fmt.Sprintf("The model server at %s is failing right now%s. Try again in a moment; if it goes on, check the server.", url, status())
+	case errors.Is(err, llm.ErrBadResponse) && oe != nil && oe.Detail != "":
+		// A body that is no chat completion (or stream): the detail says
+		// what it was, and what to set (llm.stream: false).
+		return fmt.Sprintf("The model server at %s sent a reply mnemo cannot use: %s.", url, oe.Detail)
 	case errors.Is(err, llm.ErrBadRequest) && oe != nil && oe.StatusCode != 0:
 		return fmt.Sprintf("The model server at %s refused the request%s: %s. Check that it supports chat completions with tools for the model %q (MNEMO_MODEL).", url, status(), serverSaid(oe), e.model)
 	}

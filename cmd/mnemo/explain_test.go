@@ -37,6 +37,8 @@ func TestChatErrorGolden(t *testing.T) {
 			setup: func(w *chatWorld) { w.srv.SetModels("qwen3", "llama3.2") }},
 		{name: "429", reply: openaitest.Error(429, "rate_limit_exceeded", "Rate limit reached")},
 		{name: "quota", reply: openaitest.Error(429, "insufficient_quota", "You exceeded your current quota")},
+		{name: "no-stream", reply: openaitest.Raw(200, "application/json",
+			`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)},
 		{name: "refused", setup: func(w *chatWorld) {
 			ln, _ := net.Listen("tcp", "127.0.0.1:0")
 			w.env["OPENAI_BASE_URL"] = "http://" + ln.Addr().String() + "/v1"

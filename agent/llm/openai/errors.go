@@ -154,7 +154,10 @@ func (c *Client) classify(err error) failure {
 		return failure{kind: llm.ErrUnavailable, detail: "connection refused: nothing listens at that address on this machine; start the model server, or fix OPENAI_BASE_URL (llm.baseURL)"}
 	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return failure{kind: llm.ErrUnavailable, retry: true}
-	case errors.As(err, &syntaxErr), errors.As(err, &typeErr), errors.Is(err, errNotStream):
+	case errors.Is(err, errNotStream):
+		return failure{kind: llm.ErrBadResponse, detail: "the body is not a chat completion stream; " +
+			"for a server that does not stream, set llm.stream: false"}
+	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
 		return failure{kind: llm.ErrBadResponse, detail: "the body is not a chat completion"}
 	}
 	// go-openai's own checks (unsupported model for this endpoint, reasoning

@@ -24,7 +24,7 @@ var errIncomplete = fmt.Errorf("the stream ended before the reply was complete: 
 
 // errNotStream: the body ended without a single event of a chat
 // completion stream (a login page, a JSON body).
-var errNotStream = errors.New("the body is not a chat completion stream")
+var errNotStream = errors.New("no stream events")
 
 // errAttemptTimeout is the cause of an attempt ended by Config.Timeout.
 var errAttemptTimeout = errors.New("openai: attempt timed out")

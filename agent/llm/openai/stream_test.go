@@ -341,3 +341,15 @@ func TestStreamOddChunks(t *testing.T) {
 		t.Errorf("stopped: %v", st)
 	}
 }
+
+// A server that ignores "stream": true and answers with a whole JSON
+// completion: not retried, and the error says which setting fits it.
+func TestStreamFromAServerThatDoesNotStream(t *testing.T) {
+	c, srv, _ := llmFixture(t, nil)
+	srv.Enqueue(openaitest.Raw(200, "application/json",
+		`{"id":"x","object":"chat.completion","model":"m","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`))
+	_, err := c.Stream(context.Background(), userRequest("hi"), func(string) error { return nil })
+	if !errors.Is(err, ErrBadResponse) || !strings.Contains(err.Error(), "set llm.stream: false") || len(srv.Requests()) != 1 {
+		t.Errorf("err = %v, %d requests", err, len(srv.Requests()))
+	}
+}
