@@ -341,13 +341,21 @@ func (s *Server) recordChunk(c Chunk) {
 	s.notify()
 }
 
-func (s *Server) record(r *Request) {
+// record records r and, when no handler is installed, takes the queue's
+// next reply for it in the same step: replies go to requests in the order
+// they arrived, even when their handlers run in another order (a retry
+// can overtake the attempt it replaces).
+func (s *Server) record(r *Request) (reply Reply, taken bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r.Seq = len(s.requests) + 1
 	s.requests = append(s.requests, r.clone())
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.notify()
+	if r.DecodeErr == nil && s.handler == nil && len(s.queue) > 0 {
+		reply, s.queue = s.queue[0], s.queue[1:]
+		return reply, true
+	}
+	return Reply{}, false
 }
 
 // next picks the reply for r: the handler's, else the queue's head, else a
@@ -422,13 +430,15 @@ func (s *Server) serveChat(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		req.Chat, req.DecodeErr = ChatRequest{}, err
 	}
-	s.record(&req)
+	reply, taken := s.record(&req)
 	if req.DecodeErr != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", "invalid_json",
 			"openaitest: the body is not a chat completion request: "+req.DecodeErr.Error())
 		return
 	}
-	reply := s.next(req)
+	if !taken {
+		reply = s.next(req)
+	}
 	if reply.delay > 0 {
 		t := time.NewTimer(reply.delay)
 		defer t.Stop()

@@ -108,6 +108,9 @@ type Client struct {
 	sleep         func(context.Context, time.Duration) error
 	rand          func() float64
 	now           func() time.Time
+	// afterFunc starts a streamed attempt's timeout (time.AfterFunc; a
+	// test's own timers instead).
+	afterFunc func(time.Duration, func()) attemptTimer
 
 	calls, prompt, completion, total, retries, failures, truncated atomic.Int64
 }
@@ -125,6 +128,7 @@ func New(cfg Config) *Client {
 		sleep:         cfg.Sleep,
 		rand:          cfg.Rand,
 		now:           time.Now,
+		afterFunc:     func(d time.Duration, f func()) attemptTimer { return time.AfterFunc(d, f) },
 	}
 	if c.baseURL == "" {
 		c.baseURL = DefaultBaseURL

@@ -89,7 +89,7 @@ func (c *Client) streamAttempt(ctx context.Context, req goopenai.ChatCompletionR
 	onText func(string) error) (header http.Header, timedOut bool, err error) {
 	actx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	timer := time.AfterFunc(c.timeout, func() { cancel(errAttemptTimeout) })
+	timer := c.afterFunc(c.timeout, func() { cancel(errAttemptTimeout) })
 	defer timer.Stop()
 	sink := &headerSink{}
 	defer func() {
@@ -123,6 +123,13 @@ func (c *Client) streamAttempt(ctx context.Context, req goopenai.ChatCompletionR
 			}
 		}
 	}
+}
+
+// attemptTimer is a streamed attempt's timeout, restarted at every chunk
+// (*time.Timer).
+type attemptTimer interface {
+	Reset(time.Duration) bool
+	Stop() bool
 }
 
 // streamAcc assembles a streamed reply's chunks into a completion.

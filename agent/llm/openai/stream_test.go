@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,20 +282,72 @@ func TestStreamStoppedByTheCaller(t *testing.T) {
 	}
 }
 
-// Timeout bounds the wait for each chunk, not the whole reply: a slow
-// first word times the attempt out (and it is retried), a reply whose
-// words keep coming is not cut.
+// fakeTimers stands in for the attempts' timeouts: a test fires them.
+type fakeTimers struct {
+	mu     sync.Mutex
+	timers []*fakeTimer
+	made   chan struct{} // a timer was started
+}
+
+type fakeTimer struct {
+	mu     sync.Mutex
+	fire   func()
+	d      time.Duration
+	resets int
+}
+
+func (f *fakeTimers) afterFunc(d time.Duration, fire func()) attemptTimer {
+	t := &fakeTimer{fire: fire, d: d}
+	f.mu.Lock()
+	f.timers = append(f.timers, t)
+	f.mu.Unlock()
+	f.made <- struct{}{}
+	return t
+}
+
+func (t *fakeTimer) Reset(time.Duration) bool { t.mu.Lock(); t.resets++; t.mu.Unlock(); return true }
+func (t *fakeTimer) Stop() bool               { return true }
+
+func (f *fakeTimers) get(i int) *fakeTimer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.timers[i]
+}
+
+// Timeout bounds the wait for the first chunk and then for each next one,
+// not the whole reply: it restarts at every chunk; when it runs out before
+// the first word the attempt is retried, after it the reply is cut.
 func TestStreamTimeoutIsBetweenChunks(t *testing.T) {
-	c, srv, sl := llmFixture(t, func(c *Config) { c.Timeout = 300 * time.Millisecond })
-	srv.Enqueue(openaitest.Text("late").WithWordDelay(time.Hour),
-		openaitest.Text("a b c d e f g h").WithWordDelay(60*time.Millisecond))
-	s := newStreamed()
-	resp, err := c.Stream(context.Background(), userRequest("hi"), s.onText)
-	if err != nil || resp.Message.Content != "a b c d e f g h" {
-		t.Fatalf("resp %q err %v", resp.Message.Content, err)
+	c, srv, sl := llmFixture(t, func(c *Config) { c.Timeout = 42 * time.Second })
+	ft := &fakeTimers{made: make(chan struct{}, 10)}
+	c.afterFunc = ft.afterFunc
+	srv.Enqueue(openaitest.Text("late").WithDelay(time.Hour), openaitest.Text("a b c d"),
+		openaitest.Text("one two three").WithPauseAfter(1))
+
+	done := streamAsync(context.Background(), c, userRequest("hi"), func(string) error { return nil })
+	<-ft.made
+	srv.WaitRequests(1, 5*time.Second)
+	ft.get(0).fire() // no answer within the timeout: retried
+	<-ft.made
+	r := <-done
+	if r.err != nil || r.resp.Message.Content != "a b c d" || len(sl.get()) != 1 || len(srv.Requests()) != 2 {
+		t.Fatalf("resp %q err %v, sleeps %v", r.resp.Message.Content, r.err, sl.get())
 	}
-	if len(sl.get()) != 1 || len(srv.Requests()) != 2 {
-		t.Errorf("sleeps %v, %d requests", sl.get(), len(srv.Requests()))
+	// role, the text in 3 pieces, finish, usage: each restarts the timeout.
+	if tm := ft.get(1); tm.d != 42*time.Second || tm.resets != 6 {
+		t.Errorf("timeout %v restarted %d times", tm.d, tm.resets)
+	}
+
+	s := newStreamed()
+	done = streamAsync(context.Background(), c, userRequest("hi"), s.onText)
+	<-ft.made
+	<-s.deltas
+	srv.WaitPaused(1, 5*time.Second)
+	ft.get(2).fire() // the model stalls after its first word
+	r = <-done
+	if !errors.Is(r.err, ErrUnavailable) || !errors.Is(r.err, llm.ErrCut) || !strings.Contains(r.err.Error(), "attempt timed out after 42s") ||
+		r.resp.Message.Content != "one " || len(srv.Requests()) != 3 {
+		t.Errorf("resp %q err %v", r.resp.Message.Content, r.err)
 	}
 }
 
