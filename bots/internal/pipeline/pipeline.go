@@ -103,6 +103,10 @@ type Options struct {
 	// flicker); else it ends before (Discord: typing shown after the post
 	// would last another ten seconds).
 	TypingUntilPosted bool
+	// FirstVisible, when set, is told how long after a message was taken
+	// to answer the first words of its streamed reply were shown
+	// (mnemo_time_to_first_visible_seconds).
+	FirstVisible func(time.Duration)
 	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
 }
 
@@ -119,6 +123,10 @@ type Pipeline[M Incoming] struct {
 	Slots chan struct{}
 
 	work     context.Context // what answers run under: outlives Run's ctx
+	// drafts are the messages a streamed reply showed before a restart,
+	// by message id (Replay), finished by the answer (takeDrafts).
+	draftsMu sync.Mutex
+	drafts   map[string][]string
 	stopping atomic.Bool
 	wg       sync.WaitGroup
 }
@@ -254,7 +262,7 @@ func (p *Pipeline[M]) answer(m M) {
 	}
 	ctx := p.work
 	start := time.Now()
-	stopTyping := p.plat.Typing(ctx, m)
+	stopTyping := sync.OnceFunc(p.plat.Typing(ctx, m))
 	task := mnemo.Task{
 		ID:            id,
 		User:          h.User,
@@ -266,17 +274,36 @@ func (p *Pipeline[M]) answer(m M) {
 		Channel:       !h.DM,
 		ChannelMemory: chat.TaskMemory(h.DM, p.opts.ChannelMemory),
 	}
-	text, failed := chat.ErrorReplyText, true
+	// A platform that shows replies as they are written gets the task's
+	// stream: the typing indicator ends at the first words.
+	var dr *draft[M]
+	if d, ok := p.plat.(Drafter[M]); ok {
+		dr = newDraft(p, d, m, p.takeDrafts(h.ID), func() {
+			stopTyping()
+			if p.opts.FirstVisible != nil {
+				p.opts.FirstVisible(time.Since(start))
+			}
+		})
+		dr.visible = sync.OnceFunc(dr.visible)
+		task.Stream = dr
+	}
+	a := chat.Answered{Text: chat.ErrorReplyText, Failed: true}
 	if p.prepare(ctx, m, &task, log) {
-		text, failed = chat.Answer(ctx, p.opts.Handler, task, log)
+		a = chat.AnswerTask(ctx, p.opts.Handler, task, log)
 	}
 	if !p.opts.TypingUntilPosted {
 		stopTyping()
 	}
-	if failed {
-		log.Warn(p.opts.Name + ": answering with an apology")
+	if a.Failed {
+		log.Warn(p.opts.Name+": answering with an apology", "cut", a.Cut)
 	}
-	p.reply(m, text, start)
+	text := a.Text
+	if dr != nil {
+		text = finalText(a, dr.written())
+	}
+	if dr == nil || !dr.finish(text, start) {
+		p.reply(m, text, start)
+	}
 	if p.opts.TypingUntilPosted {
 		stopTyping()
 	}
@@ -354,19 +381,51 @@ func (p *Pipeline[M]) Replay(ctx context.Context) {
 				"file", p.Journal().Path(), "id", e.ID, "error", err)
 			_ = p.Journal().Done(e.ID)
 		case e.Posting:
-			resume := func() { p.resume(m, e.Reply) }
+			resume := func() { p.resume(m, e) }
 			if !p.Queue.Submit(m.Head().Conversation, resume) {
 				p.Spawn(ctx, resume)
 			}
 		default:
+			if len(e.Drafts) > 0 {
+				p.keepDrafts(e.ID, e.Drafts)
+			}
 			p.enqueue(ctx, m)
 		}
 	}
 }
 
+// keepDrafts keeps the messages a streamed reply to message id showed
+// before a restart, for its answer to finish in them.
+func (p *Pipeline[M]) keepDrafts(id string, ids []string) {
+	p.draftsMu.Lock()
+	defer p.draftsMu.Unlock()
+	if p.drafts == nil {
+		p.drafts = map[string][]string{}
+	}
+	p.drafts[id] = ids
+}
+
+// takeDrafts is what keepDrafts kept for message id (nil when nothing).
+func (p *Pipeline[M]) takeDrafts(id string) []string {
+	p.draftsMu.Lock()
+	defer p.draftsMu.Unlock()
+	ids := p.drafts[id]
+	delete(p.drafts, id)
+	return ids
+}
+
 // resume finishes a reply a crash interrupted: the parts of it the
-// platform shows already are not posted again.
-func (p *Pipeline[M]) resume(m M, text string) {
+// platform shows already are not posted again; the messages a streamed
+// reply showed are edited to their final text.
+func (p *Pipeline[M]) resume(m M, e intake.Entry) {
+	text := e.Reply
+	if d, ok := p.plat.(Drafter[M]); ok && len(e.Drafts) > 0 {
+		m.Head().Log.Info(p.opts.Name+": finishing a streamed reply interrupted by a restart", "messages_streamed", len(e.Drafts))
+		dr := newDraft(p, d, m, e.Drafts, func() {})
+		dr.stop()
+		dr.complete(text, time.Now())
+		return
+	}
 	posted := p.plat.Posted(p.work, m, p.plat.Parts(m, text))
 	m.Head().Log.Info(p.opts.Name+": finishing a reply interrupted by a restart", "parts_posted_before", posted)
 	p.post(m, text, posted, time.Now())
