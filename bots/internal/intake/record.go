@@ -19,7 +19,7 @@ const (
 	// opDraft names the platform messages a streamed reply shows so far
 	// (Journal.Drafted).
 	opDraft = "draft"
-	opDone = "done"
+	opDone  = "done"
 )
 
 // maxDrafts bounds the messages a streamed reply names (the adapters

@@ -107,7 +107,7 @@ type Options struct {
 	// to answer the first words of its streamed reply were shown
 	// (mnemo_time_to_first_visible_seconds).
 	FirstVisible func(time.Duration)
-	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
+	Adapter      *intake.Adapter // the journal, the queue, Run's start and end
 }
 
 // Pipeline runs every message of one platform; create it with New.
@@ -122,7 +122,7 @@ type Pipeline[M Incoming] struct {
 	// platform's commands); tests may replace it before Start.
 	Slots chan struct{}
 
-	work     context.Context // what answers run under: outlives Run's ctx
+	work context.Context // what answers run under: outlives Run's ctx
 	// drafts are the messages a streamed reply showed before a restart,
 	// by message id (Replay), finished by the answer (takeDrafts).
 	draftsMu sync.Mutex
