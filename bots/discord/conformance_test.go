@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -32,6 +33,9 @@ type discordBot struct {
 func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &discordBot{t: t, refs: map[string]*discordgo.Message{}}
 	b.hs = start(t, setup{
+		// Streamed replies update at once, within a short edit window.
+		opts:   discordtest.Options{EditLimit: 5, EditWindow: 50 * time.Millisecond},
+		bot:    func(bot *Bot) { bot.editEvery = time.Millisecond },
 		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
 		before: func(srv *discordtest.Server) {
 			if s.Interrupted != nil {
@@ -93,12 +97,22 @@ func (b *discordBot) Redeliver(m conformance.Ref) {
 	b.hs.srv.MessageCreate(msg)
 }
 
+// posts are what ps show now (as last edited).
 func (b *discordBot) posts(ps []discordtest.Post) []conformance.Post {
 	out := make([]conformance.Post, len(ps))
+	now := map[string]string{}
+	for _, ch := range []string{dmID, channelID, threadID} {
+		for _, m := range b.hs.srv.Messages(ch) {
+			now[m.ID] = m.Content
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, p := range ps {
 		out[i].Text = p.Body.Content
+		if c, ok := now[p.Message.ID]; ok {
+			out[i].Text = c
+		}
 		if ref := p.Body.Reference; ref != nil {
 			if m, ok := b.refs[ref.MessageID]; ok {
 				out[i].To = m
@@ -113,6 +127,24 @@ func (b *discordBot) Posts(n int) []conformance.Post { return b.posts(b.hs.posts
 func (b *discordBot) Settle() []conformance.Post {
 	b.hs.settle(b.t)
 	return b.posts(b.hs.srv.Posts())
+}
+
+func (b *discordBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {
+	b.t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		changed := b.hs.srv.Changed()
+		got := b.posts(b.hs.srv.Posts())
+		if ok(got) {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			b.t.Fatalf("the messages never showed what the test waits for; they show %q", got)
+		}
+	}
 }
 
 func (b *discordBot) Parts(text string) []string { return replyParts(text) }

@@ -18,7 +18,10 @@ import (
 // everything else of a message's way is the pipeline's.
 type platform struct{ b *Bot }
 
-var _ pipeline.Platform[*incoming] = platform{}
+var (
+	_ pipeline.Platform[*incoming] = platform{}
+	_ pipeline.Drafter[*incoming]  = platform{}
+)
 
 // Encode is the message as the journal keeps it (wireIncoming).
 func (p platform) Encode(in *incoming) []byte {
@@ -81,21 +84,50 @@ func (platform) Parts(_ *incoming, text string) []string { return replyParts(tex
 // PostPart posts one part of the reply to in; only the first part is a
 // Discord reply to it. Nothing in the text pings anyone.
 func (p platform) PostPart(ctx context.Context, in *incoming, i int, part string) error {
+	_, err := p.StartDraft(ctx, in, i, part)
+	return err
+}
+
+// allowedMentions is every post's and edit's: an empty, non-nil Parse,
+// so nothing in the text pings anyone.
+func (p platform) allowedMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: p.b.cfg.ReplyMention}
+}
+
+// DraftInterval: Discord takes 5 edits per 5 s in a channel; discordgo's
+// rate limiter holds back what goes past that.
+func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
+
+// StartDraft posts part i of the reply to in (the first part answers it)
+// and returns the new message's id.
+func (p platform) StartDraft(ctx context.Context, in *incoming, i int, part string) (string, error) {
 	m := in.msg
 	noFail := false
-	send := &discordgo.MessageSend{
-		Content: part,
-		// An empty, non-nil Parse: nothing in the text pings anyone.
-		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: p.b.cfg.ReplyMention},
-	}
+	send := &discordgo.MessageSend{Content: part, AllowedMentions: p.allowedMentions()}
 	if i == 0 {
 		send.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &noFail}
 	}
 	posted, err := p.b.s.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx))
 	if err != nil {
-		return err
+		return "", err
 	}
 	p.b.recent.put(posted)
+	return posted.ID, nil
+}
+
+// EditDraft edits a message of the reply to in (a final edit of an
+// unchanged text is not sent).
+func (p platform) EditDraft(ctx context.Context, in *incoming, e pipeline.DraftEdit) error {
+	if e.Text == e.Shown {
+		return nil
+	}
+	text := e.Text
+	edited, err := p.b.s.ChannelMessageEditComplex(&discordgo.MessageEdit{ID: e.ID, Channel: in.msg.ChannelID, Content: &text,
+		AllowedMentions: p.allowedMentions()}, discordgo.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	p.b.recent.put(edited)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/conformance"
@@ -35,6 +36,7 @@ type slackRef struct {
 func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &slackBot{t: t, refs: map[string]*slackRef{}}
 	b.hs = start(t, setup{
+		bot:    func(bot *Bot) { bot.editEvery = time.Millisecond }, // streamed replies update at once
 		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
 		prepare: func(srv *slacktest.Server) {
 			if s.Interrupted != nil {
@@ -83,10 +85,18 @@ func (b *slackBot) Redeliver(m conformance.Ref) {
 	b.hs.srv.Redeliver(r.env, 1)
 }
 
+// posts are what ps show now (as last updated).
 func (b *slackBot) posts(ps []slacktest.Post) []conformance.Post {
+	now := map[string]string{}
+	for _, u := range b.hs.srv.Chat("chat.update") {
+		now[u.Channel+"/"+u.TS] = u.Text
+	}
 	out := make([]conformance.Post, len(ps))
 	for i, p := range ps {
 		out[i].Text = p.Text
+		if t, ok := now[p.Channel+"/"+p.TS]; ok {
+			out[i].Text = t
+		}
 		if to, part := metadata(b.t, p); part == 0 {
 			b.mu.Lock()
 			if r, ok := b.refs[to]; ok {
@@ -106,6 +116,24 @@ func (b *slackBot) Settle() []conformance.Post {
 	b.hs.posts(b.t, n)
 	waitFor(b.t, "nothing left to answer", func() bool { return b.hs.bot.pipe.Journal().Len() == 0 && b.hs.bot.Queued() == 0 })
 	return b.posts(b.hs.srv.Posts())
+}
+
+func (b *slackBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {
+	b.t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		changed := b.hs.srv.Changed()
+		got := b.posts(b.hs.srv.Posts())
+		if ok(got) {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			b.t.Fatalf("the messages never showed what the test waits for; they show %q", got)
+		}
+	}
 }
 
 func (b *slackBot) Parts(text string) []string { return b.hs.bot.replyParts("D1", text) }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"time"
 
 	slackgo "github.com/slack-go/slack"
 
@@ -16,7 +17,10 @@ import (
 // everything else of a message's way is the pipeline's.
 type platform struct{ b *Bot }
 
-var _ pipeline.Platform[*incoming] = platform{}
+var (
+	_ pipeline.Platform[*incoming] = platform{}
+	_ pipeline.Drafter[*incoming]  = platform{}
+)
 
 // Encode is the message as the journal keeps it (wireIncoming).
 func (platform) Encode(m *incoming) []byte {
@@ -67,8 +71,28 @@ func (p platform) Parts(m *incoming, text string) []string { return p.b.replyPar
 // PostPart posts part i in m's reply thread, with metadata naming the
 // message answered and the part, so that Posted can find it.
 func (p platform) PostPart(ctx context.Context, m *incoming, i int, part string) error {
+	_, err := p.StartDraft(ctx, m, i, part)
+	return err
+}
+
+// DraftInterval: chat.update is Tier 3 (about 50 a minute); one update a
+// second per message stays within it.
+func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
+
+// StartDraft posts part i of a streamed reply (as PostPart: with the
+// metadata Posted reads) and returns its ts.
+func (p platform) StartDraft(ctx context.Context, m *incoming, i int, part string) (string, error) {
 	meta := slackgo.SlackMetadata{EventType: replyEventType, EventPayload: map[string]any{"reply_to": m.ID, "part": i}}
 	return p.b.postPart(ctx, m.channel, m.replyTS, part, meta)
+}
+
+// EditDraft updates a message of a streamed reply with chat.update (a
+// final update of an unchanged text is not sent).
+func (p platform) EditDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) error {
+	if e.Text == e.Shown {
+		return nil
+	}
+	return p.b.update(ctx, m.channel, e.ID, e.Text)
 }
 
 // Posted is how many parts of m's reply are in the conversation already

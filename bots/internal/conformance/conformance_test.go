@@ -3,11 +3,14 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -89,17 +92,44 @@ func (c *refChat) Prepare(_ context.Context, m *refMsg, t *mnemo.Task) {
 
 func (c *refChat) Parts(_ *refMsg, text string) []string { return chat.Split(text, refLimit) }
 
-func (c *refChat) PostPart(_ context.Context, m *refMsg, i int, part string) error {
+func (c *refChat) PostPart(ctx context.Context, m *refMsg, i int, part string) error {
+	_, err := c.StartDraft(ctx, m, i, part)
+	return err
+}
+
+// The reference chat shows replies as they are written: a post's id is
+// its place among the posts, and an edit changes its text.
+var _ pipeline.Drafter[*refMsg] = (*refChat)(nil)
+
+func (c *refChat) DraftInterval() time.Duration { return 0 }
+
+func (c *refChat) StartDraft(_ context.Context, m *refMsg, i int, part string) (string, error) {
 	to := -1
 	if i == 0 {
 		to = m.N
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.posts = append(c.posts, refPost{text: part, to: to})
+	c.changedLocked()
+	return strconv.Itoa(len(c.posts) - 1), nil
+}
+
+func (c *refChat) EditDraft(_ context.Context, _ *refMsg, e pipeline.DraftEdit) error {
+	i, err := strconv.Atoi(e.ID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil || i < 0 || i >= len(c.posts) {
+		return fmt.Errorf("no message %q", e.ID)
+	}
+	c.posts[i].text = e.Text
+	c.changedLocked()
+	return nil
+}
+
+func (c *refChat) changedLocked() {
 	close(c.changed)
 	c.changed = make(chan struct{})
-	c.mu.Unlock()
-	return nil
 }
 
 func (c *refChat) Posted(_ context.Context, m *refMsg, _ []string) int { return c.earlier[m.N] }
@@ -199,6 +229,18 @@ func (b *refBot) Posts(n int) []Post {
 	return ps[:n]
 }
 
+func (b *refBot) Shown(ok func([]Post) bool) []Post {
+	var ps []Post
+	bottest.WaitFor(b.t, "the messages to show it", Wait, func() bool {
+		b.chat.mu.Lock()
+		n := len(b.chat.posts)
+		b.chat.mu.Unlock()
+		ps = b.Posts(n)
+		return ok(ps)
+	})
+	return ps
+}
+
 func (b *refBot) Settle() []Post {
 	b.DM("settle")
 	bottest.WaitFor(b.t, "nothing left to answer", Wait, func() bool { return b.p.Queued() == 0 && b.p.Journal().Len() == 0 })
@@ -233,7 +275,8 @@ func TestTableRows(t *testing.T) {
 	for _, r := range Table {
 		names = append(names, r.Name)
 	}
-	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown"}
+	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown",
+		"stream", "stream split", "stream cut"}
 	if !slices.Equal(names, want) {
 		t.Errorf("rows %q; want %q", names, want)
 	}

@@ -82,6 +82,7 @@ func (s *Server) recordChatLocked(method string, c *Call, ts string) Post {
 		Attachments:    rawOrNil(p.Get("attachments")),
 		Mrkdwn:         p.Get("mrkdwn") != "false",
 		ReplyBroadcast: p.Get("reply_broadcast") == "true",
+		Time:           c.Time,
 		Params:         faketest.CloneValues(p),
 	}
 	post.Seq = s.nextSeqLocked()

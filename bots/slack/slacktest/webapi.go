@@ -54,6 +54,7 @@ type Post struct {
 	Mrkdwn         bool            // false only when the client sent mrkdwn=false
 	ReplyBroadcast bool
 	Params         url.Values
+	Time           time.Time // when the call came (the server's clock)
 }
 
 func (p Post) clone() Post {
