@@ -84,7 +84,7 @@ func (platform) Parts(_ *incoming, text string) []string { return replyParts(tex
 // PostPart posts one part of the reply to in; only the first part is a
 // Discord reply to it. Nothing in the text pings anyone.
 func (p platform) PostPart(ctx context.Context, in *incoming, i int, part string) error {
-	_, err := p.StartDraft(ctx, in, i, part)
+	_, err := p.StartDraft(ctx, in, pipeline.DraftEdit{Part: i, Text: part})
 	return err
 }
 
@@ -98,10 +98,10 @@ func (p platform) allowedMentions() *discordgo.MessageAllowedMentions {
 // rate limiter holds back what goes past that.
 func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
 
-// StartDraft posts part i of the reply to in (the first part answers it)
+// StartDraft posts part e.Part of the reply to in (the first answers it)
 // and returns the new message's id.
-func (p platform) StartDraft(ctx context.Context, in *incoming, i int, part string) (string, error) {
-	m := in.msg
+func (p platform) StartDraft(ctx context.Context, in *incoming, e pipeline.DraftEdit) (string, error) {
+	m, i, part := in.msg, e.Part, e.Text
 	noFail := false
 	send := &discordgo.MessageSend{Content: part, AllowedMentions: p.allowedMentions()}
 	if i == 0 {

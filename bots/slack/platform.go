@@ -6,8 +6,6 @@ import (
 	"log/slog"
 	"time"
 
-	slackgo "github.com/slack-go/slack"
-
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
@@ -71,7 +69,7 @@ func (p platform) Parts(m *incoming, text string) []string { return p.b.replyPar
 // PostPart posts part i in m's reply thread, with metadata naming the
 // message answered and the part, so that Posted can find it.
 func (p platform) PostPart(ctx context.Context, m *incoming, i int, part string) error {
-	_, err := p.StartDraft(ctx, m, i, part)
+	_, err := p.b.startDraft(ctx, m, pipeline.DraftEdit{Part: i, Text: part})
 	return err
 }
 
@@ -79,20 +77,15 @@ func (p platform) PostPart(ctx context.Context, m *incoming, i int, part string)
 // second per message stays within it.
 func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
 
-// StartDraft posts part i of a streamed reply (as PostPart: with the
-// metadata Posted reads) and returns its ts.
-func (p platform) StartDraft(ctx context.Context, m *incoming, i int, part string) (string, error) {
-	meta := slackgo.SlackMetadata{EventType: replyEventType, EventPayload: map[string]any{"reply_to": m.ID, "part": i}}
-	return p.b.postPart(ctx, m.channel, m.replyTS, part, meta)
+// StartDraft posts part e.Part of a streamed reply (startDraft) and
+// returns its ts.
+func (p platform) StartDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) (string, error) {
+	return p.b.startDraft(ctx, m, e)
 }
 
-// EditDraft updates a message of a streamed reply with chat.update (a
-// final update of an unchanged text is not sent).
+// EditDraft updates a message of a streamed reply (editDraft).
 func (p platform) EditDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) error {
-	if e.Text == e.Shown {
-		return nil
-	}
-	return p.b.update(ctx, m.channel, e.ID, e.Text)
+	return p.b.editDraft(ctx, m, e)
 }
 
 // Posted is how many parts of m's reply are in the conversation already

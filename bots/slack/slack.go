@@ -105,6 +105,7 @@ type Bot struct {
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
 	noUsers     atomic.Bool // users.info refused for good
+	streams     streams     // replies streaming, workspaces refusing streams
 
 	// Timings, shortened by tests.
 	ackBudget  time.Duration // a slow /memory is acked empty after this, answered via response_url

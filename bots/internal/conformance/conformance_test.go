@@ -93,7 +93,7 @@ func (c *refChat) Prepare(_ context.Context, m *refMsg, t *mnemo.Task) {
 func (c *refChat) Parts(_ *refMsg, text string) []string { return chat.Split(text, refLimit) }
 
 func (c *refChat) PostPart(ctx context.Context, m *refMsg, i int, part string) error {
-	_, err := c.StartDraft(ctx, m, i, part)
+	_, err := c.StartDraft(ctx, m, pipeline.DraftEdit{Part: i, Text: part})
 	return err
 }
 
@@ -103,7 +103,8 @@ var _ pipeline.Drafter[*refMsg] = (*refChat)(nil)
 
 func (c *refChat) DraftInterval() time.Duration { return 0 }
 
-func (c *refChat) StartDraft(_ context.Context, m *refMsg, i int, part string) (string, error) {
+func (c *refChat) StartDraft(_ context.Context, m *refMsg, e pipeline.DraftEdit) (string, error) {
+	i, part := e.Part, e.Text
 	to := -1
 	if i == 0 {
 		to = m.N

@@ -19,9 +19,9 @@ type Drafter[M Incoming] interface {
 	// DraftInterval is the least time between two updates of a reply's
 	// messages (the platform's edit rate limit).
 	DraftInterval() time.Duration
-	// StartDraft posts text as message i of m's reply (i == 0 answers m)
-	// and returns the platform's id of it.
-	StartDraft(ctx context.Context, m M, i int, text string) (id string, err error)
+	// StartDraft posts e.Text as message e.Part of m's reply (part 0
+	// answers m) and returns the platform's id of it.
+	StartDraft(ctx context.Context, m M, e DraftEdit) (id string, err error)
 	// EditDraft shows e.Text in message e.ID of m's reply instead of
 	// e.Shown; the pipeline calls it once more with e.Final for every
 	// message when the reply is complete (a platform with nothing to do
@@ -32,10 +32,16 @@ type Drafter[M Incoming] interface {
 // DraftEdit is one update of a message of a streamed reply.
 type DraftEdit struct {
 	Part  int    // the message's place in the reply
-	ID    string // the platform's id of it (StartDraft)
-	Text  string // what it is to show
+	ID    string // the platform's id of it ("" for StartDraft)
+	Text  string // what it is to show (rendered by Parts)
 	Shown string // what it shows now ("" when unknown: after a restart)
 	Final bool   // the reply is complete: the message's last update
+	// Parts is how many messages the reply needs so far; Written is the
+	// reply so far as the model wrote it (Markdown, not rendered; "" in
+	// the final update and after a restart), for a platform that streams
+	// the source itself while the reply fits one message.
+	Parts   int
+	Written string
 }
 
 // draftFiller is what draft.finish puts in a message streamed earlier
@@ -127,7 +133,8 @@ func (dr *draft[M]) run() {
 		if dr.broken {
 			continue
 		}
-		dr.show(dr.p.plat.Parts(dr.m, dr.written()), false)
+		written := dr.written()
+		dr.show(dr.p.plat.Parts(dr.m, written), written, false)
 		last = time.Now()
 	}
 }
@@ -135,14 +142,15 @@ func (dr *draft[M]) run() {
 // show brings the messages to parts: an edit of each one that changed,
 // and a new message for each part past them (at most 5 with the
 // platform's Parts). A failure stops the updates until the final one.
-func (dr *draft[M]) show(parts []string, final bool) error {
+func (dr *draft[M]) show(parts []string, written string, final bool) error {
 	h := dr.m.Head()
 	for i, part := range parts {
 		if i < len(dr.ids) {
 			if part == dr.shown[i] && !final {
 				continue
 			}
-			err := dr.d.EditDraft(dr.p.work, dr.m, DraftEdit{Part: i, ID: dr.ids[i], Text: part, Shown: dr.shown[i], Final: final})
+			err := dr.d.EditDraft(dr.p.work, dr.m, DraftEdit{Part: i, ID: dr.ids[i], Text: part, Shown: dr.shown[i], Final: final,
+				Parts: len(parts), Written: written})
 			if err != nil {
 				dr.broken = true
 				return fmt.Errorf("edit of part %d of %d: %w", i+1, len(parts), err)
@@ -153,7 +161,7 @@ func (dr *draft[M]) show(parts []string, final bool) error {
 			}
 			continue
 		}
-		id, err := dr.d.StartDraft(dr.p.work, dr.m, i, part)
+		id, err := dr.d.StartDraft(dr.p.work, dr.m, DraftEdit{Part: i, Text: part, Parts: len(parts), Written: written})
 		if err != nil {
 			dr.broken = true
 			return fmt.Errorf("part %d of %d: %w", i+1, len(parts), err)
@@ -208,7 +216,7 @@ func (dr *draft[M]) complete(text string, start time.Time) {
 		edit = append(edit, draftFiller)
 	}
 	edit = edit[:len(dr.ids)]
-	err := dr.show(edit, true)
+	err := dr.show(edit, "", true)
 	n := len(dr.ids)
 	if err == nil && n < len(parts) {
 		// What the platform shows already of the parts after the streamed

@@ -32,7 +32,8 @@ type drafting struct {
 
 func (d *drafting) DraftInterval() time.Duration { return d.interval }
 
-func (d *drafting) StartDraft(_ context.Context, m *msg, i int, text string) (string, error) {
+func (d *drafting) StartDraft(_ context.Context, m *msg, e DraftEdit) (string, error) {
+	i, text := e.Part, e.Text
 	d.dmu.Lock()
 	if d.failStart {
 		d.dmu.Unlock()

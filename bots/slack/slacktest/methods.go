@@ -156,6 +156,9 @@ func (s *Server) chatUpdate(c *Call) apiResult {
 	if i < 0 {
 		return errResult("message_not_found")
 	}
+	if s.streaming[channel+"/"+ts] { // stop the stream first
+		return errResult("cant_update_message")
+	}
 	if code := checkContent(p); code != "" {
 		return errResult(code)
 	}
