@@ -18,21 +18,28 @@ type family struct{ typ, help string }
 
 // families names every mnemo_ family and says what it counts.
 var families = map[string]family{
-	"mnemo_messages_received_total":      {"counter", "Messages from people that mnemo took to answer, by platform (slack, discord, console)."},
-	"mnemo_replies_sent_total":           {"counter", "Replies posted, by platform; a reply split into several platform messages counts once."},
-	"mnemo_llm_requests_total":           {"counter", "Chat-completion requests to the model server, by role (thinker answers people, reflector writes memory) and outcome (ok, error, canceled); retries count once per request."},
-	"mnemo_llm_request_duration_seconds": {"histogram", "Time from sending a chat-completion request to its answer or failure, retries included, by role."},
-	"mnemo_llm_tokens_total":             {"counter", "Tokens the model server reported, by role and direction (in: prompt, out: completion)."},
-	"mnemo_tool_calls_total":             {"counter", "Tool calls the model made, by tool and result (ok, error)."},
-	"mnemo_reflections_total":            {"counter", "Reflection runs (turns turned into memory), by outcome (ok, failed, canceled)."},
-	"mnemo_memory_writes_total":          {"counter", "Changes to memory files through the store, by op (create, write, append, patch, delete) and outcome (ok, conflict, error)."},
-	"mnemo_memory_conflicts_total":       {"counter", "Writes refused because the file changed since it was read (a hand edit or another write won)."},
-	"mnemo_memory_hand_edits_total":      {"counter", "Changes to memory files made outside mnemo (an editor, a script) that the watcher saw."},
-	"mnemo_tasks_in_flight":              {"gauge", "Messages being answered now (the model and its tools at work), by platform."},
-	"mnemo_journal_pending_turns":        {"gauge", "Turns journaled and not yet reflected into memory."},
-	"mnemo_refused_total":                {"counter", "Messages answered without the model, by platform and reason (access: the person is not let in; rate: too many messages a minute; tokens: the person's daily tokens are spent; total_tokens: everyone's daily tokens are spent; too_long: cut to the platform's limit, still answered)."},
-	"mnemo_queue_depth":                  {"gauge", "Messages a platform's adapter accepted and has not answered yet (waiting for a slot or being answered)."},
+	"mnemo_messages_received_total":         {"counter", "Messages from people that mnemo took to answer, by platform (slack, discord, console)."},
+	"mnemo_replies_sent_total":              {"counter", "Replies posted, by platform; a reply split into several platform messages counts once."},
+	"mnemo_llm_requests_total":              {"counter", "Chat-completion requests to the model server, by role (thinker answers people, reflector writes memory) and outcome (ok, error, canceled); retries count once per request."},
+	"mnemo_llm_request_duration_seconds":    {"histogram", "Time from sending a chat-completion request to its answer or failure, retries included, by role."},
+	"mnemo_llm_tokens_total":                {"counter", "Tokens the model server reported, by role and direction (in: prompt, out: completion)."},
+	"mnemo_tool_calls_total":                {"counter", "Tool calls the model made, by tool and result (ok, error)."},
+	"mnemo_reflections_total":               {"counter", "Reflection runs (turns turned into memory), by outcome (ok, failed, canceled)."},
+	"mnemo_memory_writes_total":             {"counter", "Changes to memory files through the store, by op (create, write, append, patch, delete) and outcome (ok, conflict, error)."},
+	"mnemo_memory_conflicts_total":          {"counter", "Writes refused because the file changed since it was read (a hand edit or another write won)."},
+	"mnemo_memory_hand_edits_total":         {"counter", "Changes to memory files made outside mnemo (an editor, a script) that the watcher saw."},
+	"mnemo_tasks_in_flight":                 {"gauge", "Messages being answered now (the model and its tools at work), by platform."},
+	"mnemo_journal_pending_turns":           {"gauge", "Turns journaled and not yet reflected into memory."},
+	"mnemo_refused_total":                   {"counter", "Messages answered without the model, by platform and reason (access: the person is not let in; rate: too many messages a minute; tokens: the person's daily tokens are spent; total_tokens: everyone's daily tokens are spent; too_long: cut to the platform's limit, still answered)."},
+	"mnemo_queue_depth":                     {"gauge", "Messages a platform's adapter accepted and has not answered yet (waiting for a slot or being answered)."},
+	"mnemo_llm_time_to_first_token_seconds": {"histogram", "Time from sending a streamed chat-completion request to its first words, retries included, by role."},
+	"mnemo_time_to_first_visible_seconds":   {"histogram", "Time from a message taken to the first words of its reply shown to the person (printed, posted or streamed), by platform."},
 }
+
+// firstBuckets are the upper bounds of the first-words histograms, in
+// seconds: what mnemo adds is milliseconds, a model's first token a
+// fraction of a second to many seconds.
+var firstBuckets = []float64{0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60}
 
 // latencyBuckets are the upper bounds of the LLM latency histogram, in
 // seconds: a local model answers in a fraction of one, a long tool loop
@@ -175,6 +182,22 @@ func (m *Metrics) LLMRequest(role, outcome string, d time.Duration, promptTokens
 	}
 	if completionTokens > 0 {
 		m.set.GetOrCreateCounter(series("mnemo_llm_tokens_total", "role", role, "direction", "out")).Add(completionTokens)
+	}
+}
+
+// FirstToken records how long a streamed request of role ("thinker",
+// "reflector") took to its first words.
+func (m *Metrics) FirstToken(role string, d time.Duration) {
+	if m != nil {
+		m.set.GetOrCreatePrometheusHistogramExt(series("mnemo_llm_time_to_first_token_seconds", "role", role), firstBuckets).Update(d.Seconds())
+	}
+}
+
+// FirstVisible records how long a message on platform ("console",
+// "slack", "discord") waited for the first words of its reply to show.
+func (m *Metrics) FirstVisible(platform string, d time.Duration) {
+	if m != nil {
+		m.set.GetOrCreatePrometheusHistogramExt(series("mnemo_time_to_first_visible_seconds", "platform", platform), firstBuckets).Update(d.Seconds())
 	}
 }
 

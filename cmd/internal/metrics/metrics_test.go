@@ -90,6 +90,8 @@ func TestSeriesMove(t *testing.T) {
 	m.HandEdit()
 	m.Refused("discord", "rate")
 	m.QueueSource("slack", func() int { return 3 })
+	m.FirstToken("thinker", 200*time.Millisecond)
+	m.FirstVisible("console", 210*time.Millisecond)
 	pending = 7
 
 	got := scrape(t, h)
@@ -218,5 +220,28 @@ func TestRefusedCounted(t *testing.T) {
 	body := rec.Body.String()
 	if !strings.Contains(body, `mnemo_refused_total{platform="slack",reason="access"} 2`) || !strings.Contains(body, "# TYPE mnemo_refused_total counter") {
 		t.Fatalf("refused not counted:\n%s", body)
+	}
+}
+
+// The first-words histograms are served with their type, by role and by
+// platform; a nil Metrics ignores them.
+func TestFirstWordsHistograms(t *testing.T) {
+	m := New(Gauges{})
+	m.FirstToken("thinker", 300*time.Millisecond)
+	m.FirstVisible("console", 310*time.Millisecond)
+	m.FirstVisible("console", 20*time.Millisecond)
+	(*Metrics)(nil).FirstToken("thinker", time.Second)
+	(*Metrics)(nil).FirstVisible("slack", time.Second)
+	fams := scrape(t, m.Handler())
+	if v := value(fams, "mnemo_llm_time_to_first_token_seconds", "role=thinker"); v != 1 {
+		t.Errorf("first token samples %v", v)
+	}
+	if v := value(fams, "mnemo_time_to_first_visible_seconds", "platform=console"); v != 2 {
+		t.Errorf("first visible samples %v", v)
+	}
+	for _, name := range []string{"mnemo_llm_time_to_first_token_seconds", "mnemo_time_to_first_visible_seconds"} {
+		if f := fams[name]; f == nil || f.GetType() != dto.MetricType_HISTOGRAM || f.GetHelp() == "" {
+			t.Errorf("%s: %v", name, f)
+		}
 	}
 }
