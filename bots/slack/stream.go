@@ -71,6 +71,18 @@ func (s *streams) refuse(workspace string) bool {
 	return true
 }
 
+// streamsRefused: err means the workspace does not let the app stream
+// (not_allowed_token_type, missing_scope, a free workspace…), not that
+// this one message cannot be (its channel, its thread, its text).
+func streamsRefused(err error) bool {
+	switch apiErrorCode(err) {
+	case "channel_not_found", "not_in_channel", "is_archived", "invalid_thread_ts", "thread_not_found",
+		"invalid_arguments", "msg_too_long", "no_text", "message_not_found":
+		return false
+	}
+	return refusedForGood(err)
+}
+
 // startDraft posts part e.Part of a streamed reply: the first one of a
 // reply in a thread as a Slack stream where the workspace allows it,
 // else (and every later part) with chat.postMessage.
@@ -89,7 +101,7 @@ func (b *Bot) startDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit)
 			b.streams.put(m.channel+"/"+ts, &liveStream{sent: e.Written})
 			return ts, nil
 		}
-		if refusedForGood(err) {
+		if streamsRefused(err) {
 			if b.streams.refuse(m.workspace) {
 				m.Log.Info("slack: this workspace does not let the app stream messages (chat.startStream); replies are posted and then updated instead",
 					"workspace", m.workspace, "error", err)

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	slackgo "github.com/slack-go/slack"
+
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
@@ -157,5 +159,58 @@ func TestStreamRefused(t *testing.T) {
 	logs := hs.logs.String()
 	if strings.Count(logs, "does not let the app stream") != 1 || !strings.Contains(logs, "rate limited on chat.update") {
 		t.Errorf("logs:\n%s", logs)
+	}
+}
+
+// A stream Slack will not append to is stopped and updated to the reply
+// so far; a start that fails for a passing reason (a 5xx) posts the
+// reply instead, and is tried again for the next reply.
+func TestStreamFailures(t *testing.T) {
+	hs := start(t, setup{bot: func(b *Bot) { b.editEvery = time.Millisecond }})
+	next := make(chan struct{})
+	hs.h.SetReply(stepper(next, "one", " two", " three"))
+	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> a"})
+	next <- struct{}{}
+	st := waitChat(t, hs.srv, "chat.startStream", 1)[0]
+	hs.srv.FailNext("chat.appendStream", slacktest.APIError("message_not_in_streaming_state"))
+	next <- struct{}{}
+	upd := waitChat(t, hs.srv, "chat.update", 1)[0]
+	if upd.TS != st.TS || upd.Text != "one two" {
+		t.Errorf("update %+v", upd)
+	}
+	next <- struct{}{}
+	next <- struct{}{}
+	waitFor(t, "the last update", func() bool { return len(hs.srv.Chat("chat.update")) == 2 })
+	if u := hs.srv.Chat("chat.update")[1]; u.Text != "one two three" {
+		t.Errorf("final %+v", u)
+	}
+	waitFor(t, "the reply done", func() bool { return hs.bot.pipe.Journal().Len() == 0 && hs.bot.Queued() == 0 })
+
+	hs.srv.FailNext("chat.startStream", slacktest.HTTPError(500))
+	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> b"})
+	next <- struct{}{}
+	if p := hs.posts(t, 1)[0]; p.Text != "one" {
+		t.Errorf("post %+v", p)
+	}
+	for range 3 {
+		next <- struct{}{}
+	}
+	waitFor(t, "the reply done", func() bool { return hs.bot.pipe.Journal().Len() == 0 && hs.bot.Queued() == 0 })
+	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> c"})
+	next <- struct{}{}
+	waitChat(t, hs.srv, "chat.startStream", 2)
+	for range 3 {
+		next <- struct{}{}
+	}
+}
+
+// Only a refusal of the feature is remembered for the workspace, not
+// one of a message (its thread, its channel).
+func TestStreamsRefused(t *testing.T) {
+	for code, want := range map[string]bool{"not_allowed_token_type": true, "missing_scope": true, "team_not_allowed": true,
+		"invalid_thread_ts": false, "channel_not_found": false, "ratelimited": false} {
+		if got := streamsRefused(slackgo.SlackErrorResponse{Err: code}); got != want {
+			t.Errorf("%s: %v", code, got)
+		}
 	}
 }

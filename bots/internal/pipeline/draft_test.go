@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
 
@@ -355,5 +356,25 @@ func TestDraftResume(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "finishing a streamed reply interrupted by a restart") {
 		t.Errorf("logs:\n%s", e.logs)
+	}
+}
+
+// What a streamed reply ends with.
+func TestFinalText(t *testing.T) {
+	for _, c := range []struct {
+		a       chat.Answered
+		written string
+		want    string
+	}{
+		{chat.Answered{Text: "all", Streamed: true}, "all", "all"},
+		{chat.Answered{Text: "new"}, "old", "new"},
+		{chat.Answered{Text: "half", Failed: true, Cut: true, Streamed: true}, "half", "half" + mnemo.CutNote},
+		{chat.Answered{Text: "half", Failed: true, Cut: true}, "", "half" + mnemo.CutNote},
+		{chat.Answered{Text: chat.ErrorReplyText, Failed: true}, "some", "some" + mnemo.CutNote},
+		{chat.Answered{Text: mnemo.ApologyText, Failed: true}, "", mnemo.ApologyText},
+	} {
+		if got := finalText(c.a, c.written); got != c.want {
+			t.Errorf("finalText(%+v, %q) = %q; want %q", c.a, c.written, got, c.want)
+		}
 	}
 }
