@@ -51,6 +51,13 @@ func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 func interrupt(t *testing.T, srv *discordtest.Server, dir string, in conformance.Interrupted) {
 	m := srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &alice, Content: in.Text})
 	botUser := &discordgo.User{ID: srv.Options().BotID, Username: srv.Options().BotName, Bot: true}
+	var drafts []string
+	if in.Streamed != "" {
+		d := srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: botUser, Content: in.Streamed,
+			MessageReference: &discordgo.MessageReference{MessageID: m.ID}})
+		drafts = append(drafts, d.ID)
+		in.Posted = 0
+	}
 	for i, p := range replyParts(in.Reply)[:in.Posted] {
 		post := discordgo.Message{ChannelID: dmID, Author: botUser, Content: p}
 		if i == 0 {
@@ -68,6 +75,12 @@ func interrupt(t *testing.T, srv *discordtest.Server, dir string, in conformance
 	data, _ := json.Marshal(msg.wire())
 	if err := j.Add(intake.Entry{ID: "msg:" + m.ID, User: msg.User, Data: data})[0]; err != nil {
 		t.Fatal(err)
+	}
+	if drafts != nil {
+		if err := j.Drafted("msg:"+m.ID, drafts); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 	if err := j.Posting("msg:"+m.ID, in.Reply); err != nil {
 		t.Fatal(err)
@@ -127,6 +140,20 @@ func (b *discordBot) Posts(n int) []conformance.Post { return b.posts(b.hs.posts
 func (b *discordBot) Settle() []conformance.Post {
 	b.hs.settle(b.t)
 	return b.posts(b.hs.srv.Posts())
+}
+
+// Draft is what the bot's message the test added before the start shows.
+func (b *discordBot) Draft() string {
+	posted := map[string]bool{}
+	for _, p := range b.hs.srv.Posts() {
+		posted[p.Message.ID] = true
+	}
+	for _, m := range b.hs.srv.Messages(dmID) {
+		if m.Author != nil && m.Author.ID == b.hs.srv.Options().BotID && !posted[m.ID] {
+			return m.Content
+		}
+	}
+	return ""
 }
 
 func (b *discordBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {

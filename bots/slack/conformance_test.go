@@ -9,6 +9,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/conformance"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -52,8 +53,21 @@ func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 func interrupt(t *testing.T, srv *slacktest.Server, dir string, in conformance.Interrupted) {
 	const ts = "1700000001.000100"
 	m := dmIncoming("D1", slacktest.DefaultUserID, ts, in.Text)
-	journaled(t, dir, []*incoming{m}, map[string]string{m.ID: in.Reply})
 	srv.AddMessage("D1", slacktest.Message{User: slacktest.DefaultUserID, Text: in.Text, TS: ts})
+	if in.Streamed != "" {
+		journaled(t, dir, []*incoming{m}, nil)
+		srv.AddMessage("D1", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: in.Streamed, TS: draftTS})
+		j, err := intake.Open(intake.Options{Dir: dir, Name: "slack"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		if err := j.Drafted(m.ID, []string{draftTS}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	journaled(t, dir, []*incoming{m}, map[string]string{m.ID: in.Reply})
 	for i, p := range formatReply(in.Reply)[:in.Posted] {
 		srv.AddMessage("D1", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: p, TS: fmt.Sprintf("1700000001.%06d", 200+i),
 			Metadata: json.RawMessage(fmt.Sprintf(`{"event_type":"mnemo_reply","event_payload":{"reply_to":%q,"part":%d}}`, m.ID, i))})
@@ -116,6 +130,18 @@ func (b *slackBot) Settle() []conformance.Post {
 	b.hs.posts(b.t, n)
 	waitFor(b.t, "nothing left to answer", func() bool { return b.hs.bot.pipe.Journal().Len() == 0 && b.hs.bot.Queued() == 0 })
 	return b.posts(b.hs.srv.Posts())
+}
+
+// draftTS is the message a streamed reply had posted before the start.
+const draftTS = "1700000001.000150"
+
+func (b *slackBot) Draft() string {
+	for _, m := range b.hs.srv.ChannelMessages("D1") {
+		if m.TS == draftTS {
+			return m.Text
+		}
+	}
+	return ""
 }
 
 func (b *slackBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {

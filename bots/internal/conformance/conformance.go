@@ -36,6 +36,11 @@ type Interrupted struct {
 	Text   string // the message
 	Reply  string // the reply being posted
 	Posted int    // parts of it already posted
+	// Streamed, when set, says the reply was being streamed instead (no
+	// reply decided; Reply and Posted unused): one message of the bot,
+	// answering the message, shows Streamed, and the journal names it
+	// as the reply's draft.
+	Streamed string
 }
 
 // Driver starts one platform's Bot against its fake, for one test. The
@@ -77,6 +82,8 @@ type Bot interface {
 	// answer's text; MemoryUser is that user's memory user name.
 	ShowMemory() string
 	MemoryUser() string
+	// Draft is what the message of Interrupted.Streamed shows now.
+	Draft() string
 	// Shown waits until ok holds of what the bot's messages show now,
 	// each as last edited, in the order they were posted, and returns
 	// them (a streamed reply is posted, then edited).
@@ -104,6 +111,7 @@ var Table = []Row{
 	{"stream", stream},
 	{"stream split", streamSplit},
 	{"stream cut", streamCut},
+	{"stream resume", streamResume},
 }
 
 // Run runs every row of Table against d, each as a subtest.
@@ -398,5 +406,21 @@ func streamCut(t *testing.T, d Driver) {
 	b.Handler().SetReply(nil)
 	if got := texts(b.Settle()); !slices.Equal(got, append(want, "echo: settle")) {
 		t.Errorf("messages %q; want %q and the settle answer", got, want)
+	}
+}
+
+// streamResume: a reply a crash interrupted while it was streamed is
+// answered again into the message it had posted (edited), not posted
+// anew, so the half-written words are not left beside a second reply.
+func streamResume(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{IntakeDir: t.TempDir(), Interrupted: &Interrupted{Text: "question", Streamed: "The answer i"}})
+	if got := texts(b.Settle()); !slices.Equal(got, []string{"echo: settle"}) {
+		t.Errorf("posted %q; want only the settle answer", got)
+	}
+	if got, want := b.Draft(), b.Parts("echo: question")[0]; got != want {
+		t.Errorf("the streamed message shows %q; want %q", got, want)
+	}
+	if n := countTasks(b.Handler(), "question"); n != 1 {
+		t.Errorf("the interrupted message was answered %d times", n)
 	}
 }

@@ -50,6 +50,7 @@ type refChat struct {
 	posts   []refPost
 	changed chan struct{}
 	earlier map[int]int // parts already posted before the start, by message
+	draft   string      // the message a streamed reply posted before the start (id "pre")
 }
 
 var _ Platform = (*refChat)(nil)
@@ -120,6 +121,10 @@ func (c *refChat) EditDraft(_ context.Context, _ *refMsg, e pipeline.DraftEdit) 
 	i, err := strconv.Atoi(e.ID)
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if e.ID == "pre" {
+		c.draft = e.Text
+		return nil
+	}
 	if err != nil || i < 0 || i >= len(c.posts) {
 		return fmt.Errorf("no message %q", e.ID)
 	}
@@ -169,7 +174,12 @@ func (refDriver) Start(t *testing.T, s Setup) Bot {
 		}
 		m := refMessage(0, in.Text, true, log)
 		j.Add(intake.Entry{ID: m.ID, User: m.User, Data: room.Encode(m)})
-		j.Posting(m.ID, in.Reply)
+		if in.Streamed != "" {
+			j.Drafted(m.ID, []string{"pre"})
+			room.draft = in.Streamed
+		} else {
+			j.Posting(m.ID, in.Reply)
+		}
 		j.Close()
 		room.earlier[0] = in.Posted // posted before the restart: not in this run's posts
 	}
@@ -230,6 +240,12 @@ func (b *refBot) Posts(n int) []Post {
 	return ps[:n]
 }
 
+func (b *refBot) Draft() string {
+	b.chat.mu.Lock()
+	defer b.chat.mu.Unlock()
+	return b.chat.draft
+}
+
 func (b *refBot) Shown(ok func([]Post) bool) []Post {
 	var ps []Post
 	bottest.WaitFor(b.t, "the messages to show it", Wait, func() bool {
@@ -277,7 +293,7 @@ func TestTableRows(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown",
-		"stream", "stream split", "stream cut"}
+		"stream", "stream split", "stream cut", "stream resume"}
 	if !slices.Equal(names, want) {
 		t.Errorf("rows %q; want %q", names, want)
 	}
