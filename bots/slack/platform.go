@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"time"
+
+	slackgo "github.com/slack-go/slack"
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
@@ -18,6 +21,7 @@ type platform struct{ b *Bot }
 var (
 	_ pipeline.Platform[*incoming] = platform{}
 	_ pipeline.Drafter[*incoming]  = platform{}
+	_ pipeline.Statuser[*incoming] = platform{}
 )
 
 // Encode is the message as the journal keeps it (wireIncoming).
@@ -82,6 +86,28 @@ func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
 func (p platform) StartDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) (string, error) {
 	return p.b.startDraft(ctx, m, e)
 }
+
+// DraftStatus shows what the agent does ("is reading facts/user.md…") as
+// the thread's assistant status, where the thinking indicator is one.
+func (p platform) DraftStatus(ctx context.Context, m *incoming, status string) {
+	if m.replyTS == "" || p.b.noStatus.Load() {
+		return
+	}
+	status = "is " + strings.TrimSpace(status)
+	if status == "is " {
+		status = thinkingStatus
+	}
+	if r := []rune(status); len(r) > maxStatusRunes {
+		status = string(r[:maxStatusRunes-1]) + "…"
+	}
+	params := slackgo.AssistantThreadsSetStatusParameters{ChannelID: m.channel, ThreadTS: m.replyTS, Status: status}
+	if err := p.b.api.SetAssistantThreadsStatusContext(ctx, params); err != nil {
+		m.Log.Debug("slack: cannot set the thread status", "error", err)
+	}
+}
+
+// maxStatusRunes bounds an assistant status (Slack shows a short line).
+const maxStatusRunes = 100
 
 // EditDraft updates a message of a streamed reply (editDraft).
 func (p platform) EditDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) error {

@@ -214,3 +214,48 @@ func TestStreamsRefused(t *testing.T) {
 		}
 	}
 }
+
+// Before the first words, what the agent does (a tool's status) replaces
+// "is thinking…" in the thread's assistant status (cut to a short line);
+// "" brings "is thinking…" back; after the first words the status is
+// cleared and stays so. A top-level DM has no thread status to set.
+func TestStreamStatus(t *testing.T) {
+	hs := start(t, setup{bot: func(b *Bot) { b.editEvery = time.Millisecond }})
+	next := make(chan struct{})
+	hs.h.SetReply(func(task mnemo.Task) (mnemo.Reply, error) {
+		if task.Text == "settle" {
+			return mnemo.Reply{Text: "echo: settle"}, nil
+		}
+		task.Stream.Status("reading facts/food.md…")
+		task.Stream.Status(strings.Repeat("x", 200))
+		task.Stream.Status("")
+		<-next
+		task.Stream.Text("Ramen.")
+		task.Stream.Status("ignored now")
+		<-next
+		return mnemo.Reply{Text: "Ramen.", Streamed: true}, nil
+	})
+	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> food?"})
+	waitFor(t, "the statuses", func() bool { return len(hs.srv.Statuses()) == 4 })
+	next <- struct{}{}
+	waitChat(t, hs.srv, "chat.startStream", 1)
+	next <- struct{}{}
+	waitChat(t, hs.srv, "chat.update", 1)
+	var got []string
+	for _, s := range hs.srv.Statuses() {
+		got = append(got, s.Status)
+	}
+	if len(got) != 5 || got[0] != thinkingStatus || got[1] != "is reading facts/food.md…" ||
+		len([]rune(got[2])) != maxStatusRunes || got[3] != thinkingStatus || got[4] != "" {
+		t.Errorf("statuses %q", got)
+	}
+	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: "top level"})
+	next <- struct{}{}
+	next <- struct{}{}
+	waitFor(t, "the DM reply", func() bool {
+		return len(hs.srv.Posts()) == 1 && hs.bot.pipe.Journal().Len() == 0 && hs.bot.Queued() == 0
+	})
+	if n := len(hs.srv.Statuses()); n != 5 {
+		t.Errorf("%d statuses after a top-level DM", n)
+	}
+}

@@ -29,6 +29,15 @@ type Drafter[M Incoming] interface {
 	EditDraft(ctx context.Context, m M, e DraftEdit) error
 }
 
+// Statuser is a Drafter that can say what the agent does before the
+// reply's first words, e.g. "reading facts/user.md…" (optional): the
+// typing indicator's text, where the platform's has one.
+type Statuser[M Incoming] interface {
+	// DraftStatus shows status while m is answered ("": the usual
+	// thinking indicator again).
+	DraftStatus(ctx context.Context, m M, status string)
+}
+
 // DraftEdit is one update of a message of a streamed reply.
 type DraftEdit struct {
 	Part  int    // the message's place in the reply
@@ -98,8 +107,20 @@ func (dr *draft[M]) Text(delta string) {
 	}
 }
 
-// Status is not shown: the platform's typing indicator stands for it.
-func (dr *draft[M]) Status(string) {}
+// Status shows what the agent does on a platform that can (Statuser),
+// until the first words come; after them the words say enough.
+func (dr *draft[M]) Status(status string) {
+	st, ok := dr.d.(Statuser[M])
+	if !ok {
+		return
+	}
+	dr.mu.Lock()
+	started := dr.running
+	dr.mu.Unlock()
+	if !started {
+		st.DraftStatus(dr.p.work, dr.m, status)
+	}
+}
 
 // written is the reply so far.
 func (dr *draft[M]) written() string {

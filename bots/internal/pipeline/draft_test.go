@@ -33,6 +33,10 @@ type drafting struct {
 
 func (d *drafting) DraftInterval() time.Duration { return d.interval }
 
+func (d *drafting) DraftStatus(_ context.Context, m *msg, status string) {
+	d.record("status:" + m.ID + ":" + status)
+}
+
 func (d *drafting) StartDraft(_ context.Context, m *msg, e DraftEdit) (string, error) {
 	i, text := e.Part, e.Text
 	d.dmu.Lock()
@@ -110,6 +114,7 @@ func TestDraftStreams(t *testing.T) {
 		e.h.SetReply(func(task mnemo.Task) (mnemo.Reply, error) {
 			task.Stream.Status("reading…")
 			task.Stream.Text("one ")
+			task.Stream.Status("too late: words are shown")
 			<-more
 			for _, w := range []string{"two ", "", "three|", "four"} {
 				task.Stream.Text(w)
@@ -120,7 +125,7 @@ func TestDraftStreams(t *testing.T) {
 		e.start(t)
 		e.p.Receive(context.Background(), e.msg("m1", "c1", "hi"))
 		synctest.Wait()
-		if got := e.f.Events(); !slices.Equal(got, []string{"ack:m1", "typing:m1", "prepare:m1", "start:m1:0:one ", "stop:m1"}) {
+		if got := e.f.Events(); !slices.Equal(got, []string{"ack:m1", "typing:m1", "prepare:m1", "status:m1:reading…", "start:m1:0:one ", "stop:m1"}) {
 			t.Fatalf("before the handler is done: %q", got)
 		}
 		if len(visible) != 1 {
