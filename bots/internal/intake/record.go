@@ -16,11 +16,12 @@ import (
 const (
 	opAdd  = "add"
 	opPost = "post"
-	// opDraft names the platform messages a streamed reply shows so far
-	// (Journal.Drafted).
-	opDraft = "draft"
-	opDone  = "done"
+	opDone = "done"
 )
+
+// opDraft names the platform messages a streamed reply shows so far
+// (Journal.Drafted).
+const opDraft = "draft"
 
 // maxDrafts bounds the messages a streamed reply names (the adapters
 // post at most 5).

@@ -16,6 +16,12 @@
 // before a restart; a reply a crash interrupted is resumed from the first
 // part the platform does not show yet.
 //
+// A platform that can edit its messages also implements Drafter (draft.go):
+// the task then gets a Stream, and the reply is shown while it is written
+// (the first words posted at once, then edits, continued in new messages
+// where Parts splits; the messages' ids journaled, so that a crash is
+// finished by edits rather than a second reply).
+//
 // A platform (bots/slack, bots/discord) implements Platform, the few things
 // only it knows: reading its events into messages, the journal form of a
 // message, acknowledging, posting one part, finding the parts already
@@ -98,16 +104,16 @@ type Options struct {
 	// acknowledged and left to the redelivery; else (Discord) it is
 	// answered anyway.
 	Redelivers bool
+	// FirstVisible, when set, is told how long after a message was taken
+	// to answer the first words of its streamed reply were shown
+	// (mnemo_time_to_first_visible_seconds).
+	FirstVisible func(time.Duration)
 	// TypingUntilPosted keeps the typing indicator until the reply is
 	// posted (Slack: a status or reaction taken away before would
 	// flicker); else it ends before (Discord: typing shown after the post
 	// would last another ten seconds).
 	TypingUntilPosted bool
-	// FirstVisible, when set, is told how long after a message was taken
-	// to answer the first words of its streamed reply were shown
-	// (mnemo_time_to_first_visible_seconds).
-	FirstVisible func(time.Duration)
-	Adapter      *intake.Adapter // the journal, the queue, Run's start and end
+	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
 }
 
 // Pipeline runs every message of one platform; create it with New.
@@ -122,13 +128,14 @@ type Pipeline[M Incoming] struct {
 	// platform's commands); tests may replace it before Start.
 	Slots chan struct{}
 
-	work context.Context // what answers run under: outlives Run's ctx
+	work     context.Context // what answers run under: outlives Run's ctx
+	stopping atomic.Bool
+	wg       sync.WaitGroup
+
 	// drafts are the messages a streamed reply showed before a restart,
 	// by message id (Replay), finished by the answer (takeDrafts).
 	draftsMu sync.Mutex
 	drafts   map[string][]string
-	stopping atomic.Bool
-	wg       sync.WaitGroup
 }
 
 // New returns the pipeline of platform plat.
