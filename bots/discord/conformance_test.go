@@ -77,6 +77,9 @@ func interrupt(t *testing.T, srv *discordtest.Server, dir string, in conformance
 		t.Fatal(err)
 	}
 	if drafts != nil {
+		if in.Unjournaled {
+			return
+		}
 		if err := j.Drafted("msg:"+m.ID, drafts); err != nil {
 			t.Fatal(err)
 		}

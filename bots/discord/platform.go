@@ -19,8 +19,9 @@ import (
 type platform struct{ b *Bot }
 
 var (
-	_ pipeline.Platform[*incoming] = platform{}
-	_ pipeline.Drafter[*incoming]  = platform{}
+	_ pipeline.Platform[*incoming]    = platform{}
+	_ pipeline.Drafter[*incoming]     = platform{}
+	_ pipeline.DraftFinder[*incoming] = platform{}
 )
 
 // Encode is the message as the journal keeps it (wireIncoming).
@@ -113,6 +114,26 @@ func (p platform) StartDraft(ctx context.Context, in *incoming, e pipeline.Draft
 	}
 	p.b.recent.put(posted)
 	return posted.ID, nil
+}
+
+// FindDraft is the bot's first reply to in in the channel (a message
+// referencing it), which a crash may have left unjournaled; "" when there
+// is none or the channel cannot be read (logged).
+func (p platform) FindDraft(ctx context.Context, in *incoming) string {
+	m := in.msg
+	msgs, err := p.b.s.ChannelMessages(m.ChannelID, 100, "", m.ID, "", discordgo.WithContext(ctx))
+	if err != nil {
+		in.Log.Warn("discord: cannot look for a reply a crash interrupted; answering anew (its first words may show twice)", "error", err)
+		return ""
+	}
+	botID, _, _ := p.b.self()
+	for i := len(msgs) - 1; i >= 0; i-- { // Discord answers newest first
+		r := msgs[i]
+		if r != nil && r.Author != nil && r.Author.ID == botID && r.MessageReference != nil && r.MessageReference.MessageID == m.ID {
+			return r.ID
+		}
+	}
+	return ""
 }
 
 // EditDraft edits a message of the reply to in (a final edit of an

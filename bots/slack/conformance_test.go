@@ -56,7 +56,11 @@ func interrupt(t *testing.T, srv *slacktest.Server, dir string, in conformance.I
 	srv.AddMessage("D1", slacktest.Message{User: slacktest.DefaultUserID, Text: in.Text, TS: ts})
 	if in.Streamed != "" {
 		journaled(t, dir, []*incoming{m}, nil)
-		srv.AddMessage("D1", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: in.Streamed, TS: draftTS})
+		srv.AddMessage("D1", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: in.Streamed, TS: draftTS,
+			Metadata: json.RawMessage(fmt.Sprintf(`{"event_type":"mnemo_reply","event_payload":{"reply_to":%q,"part":0}}`, m.ID))})
+		if in.Unjournaled {
+			return
+		}
 		j, err := intake.Open(intake.Options{Dir: dir, Name: "slack"})
 		if err != nil {
 			t.Fatal(err)

@@ -19,9 +19,10 @@ import (
 type platform struct{ b *Bot }
 
 var (
-	_ pipeline.Platform[*incoming] = platform{}
-	_ pipeline.Drafter[*incoming]  = platform{}
-	_ pipeline.Statuser[*incoming] = platform{}
+	_ pipeline.Platform[*incoming]    = platform{}
+	_ pipeline.Drafter[*incoming]     = platform{}
+	_ pipeline.Statuser[*incoming]    = platform{}
+	_ pipeline.DraftFinder[*incoming] = platform{}
 )
 
 // Encode is the message as the journal keeps it (wireIncoming).
@@ -108,6 +109,10 @@ func (p platform) DraftStatus(ctx context.Context, m *incoming, status string) {
 
 // maxStatusRunes bounds an assistant status (Slack shows a short line).
 const maxStatusRunes = 100
+
+// FindDraft finds the first message of m's reply a crash left
+// unjournaled (findDraft).
+func (p platform) FindDraft(ctx context.Context, m *incoming) string { return p.b.findDraft(ctx, m) }
 
 // EditDraft updates a message of a streamed reply (editDraft).
 func (p platform) EditDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) error {

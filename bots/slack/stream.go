@@ -152,3 +152,40 @@ func (b *Bot) editDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) 
 	}
 	return b.update(ctx, m.channel, e.ID, e.Text)
 }
+
+// findDraft is the first message of m's reply that Slack shows: the
+// bot's first message after m where it answers (in its thread, or the
+// DM), tagged as part 0 of m's reply or, in a thread, not tagged at all (a
+// stream, tagged when it stops). "" when there is none or it cannot be
+// read (logged).
+func (b *Bot) findDraft(ctx context.Context, m *incoming) string {
+	var msgs []slackgo.Message
+	var err error
+	if m.replyTS == "" {
+		var res *slackgo.GetConversationHistoryResponse
+		res, err = b.api.GetConversationHistoryContext(ctx, &slackgo.GetConversationHistoryParameters{
+			ChannelID: m.channel, Oldest: m.ts, Limit: 200, IncludeAllMetadata: true})
+		if err == nil {
+			msgs = res.Messages
+		}
+	} else {
+		msgs, _, _, err = b.api.GetConversationRepliesContext(ctx, &slackgo.GetConversationRepliesParameters{
+			ChannelID: m.channel, Timestamp: m.replyTS, Oldest: m.ts, Limit: 200, IncludeAllMetadata: true})
+	}
+	if err != nil {
+		m.Log.Warn("slack: cannot look for a reply a crash interrupted; answering anew (its first words may show twice)", "error", err)
+		return ""
+	}
+	found := ""
+	for _, msg := range msgs {
+		if msg.BotID != b.botID && msg.User != b.botUserID || !validTS(msg.Timestamp) || !tsLess(m.ts, msg.Timestamp) {
+			continue
+		}
+		part, tagged := b.replyPart(msg, m.ID)
+		stream := m.replyTS != "" && msg.Metadata.EventType == ""
+		if (tagged && part == 0 || stream) && (found == "" || tsLess(msg.Timestamp, found)) {
+			found = msg.Timestamp
+		}
+	}
+	return found
+}

@@ -39,8 +39,10 @@ type Interrupted struct {
 	// Streamed, when set, says the reply was being streamed instead (no
 	// reply decided; Reply and Posted unused): one message of the bot,
 	// answering the message, shows Streamed, and the journal names it
-	// as the reply's draft.
-	Streamed string
+	// as the reply's draft, unless Unjournaled (the crash came between
+	// the post and its journal line).
+	Streamed    string
+	Unjournaled bool
 }
 
 // Driver starts one platform's Bot against its fake, for one test. The
@@ -413,14 +415,19 @@ func streamCut(t *testing.T, d Driver) {
 // answered again into the message it had posted (edited), not posted
 // anew, so the half-written words are not left beside a second reply.
 func streamResume(t *testing.T, d Driver) {
-	b := d.Start(t, Setup{IntakeDir: t.TempDir(), Interrupted: &Interrupted{Text: "question", Streamed: "The answer i"}})
-	if got := texts(b.Settle()); !slices.Equal(got, []string{"echo: settle"}) {
-		t.Errorf("posted %q; want only the settle answer", got)
-	}
-	if got, want := b.Draft(), b.Parts("echo: question")[0]; got != want {
-		t.Errorf("the streamed message shows %q; want %q", got, want)
-	}
-	if n := countTasks(b.Handler(), "question"); n != 1 {
-		t.Errorf("the interrupted message was answered %d times", n)
+	for _, unjournaled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "journaled", true: "unjournaled"}[unjournaled], func(t *testing.T) {
+			b := d.Start(t, Setup{IntakeDir: t.TempDir(),
+				Interrupted: &Interrupted{Text: "question", Streamed: "The answer i", Unjournaled: unjournaled}})
+			if got := texts(b.Settle()); !slices.Equal(got, []string{"echo: settle"}) {
+				t.Errorf("posted %q; want only the settle answer", got)
+			}
+			if got, want := b.Draft(), b.Parts("echo: question")[0]; got != want {
+				t.Errorf("the streamed message shows %q; want %q", got, want)
+			}
+			if n := countTasks(b.Handler(), "question"); n != 1 {
+				t.Errorf("the interrupted message was answered %d times", n)
+			}
+		})
 	}
 }

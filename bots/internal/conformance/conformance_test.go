@@ -117,6 +117,16 @@ func (c *refChat) StartDraft(_ context.Context, m *refMsg, e pipeline.DraftEdit)
 	return strconv.Itoa(len(c.posts) - 1), nil
 }
 
+// FindDraft finds the message a streamed reply posted before the start.
+func (c *refChat) FindDraft(context.Context, *refMsg) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.draft != "" {
+		return "pre"
+	}
+	return ""
+}
+
 func (c *refChat) EditDraft(_ context.Context, _ *refMsg, e pipeline.DraftEdit) error {
 	i, err := strconv.Atoi(e.ID)
 	c.mu.Lock()
@@ -175,7 +185,9 @@ func (refDriver) Start(t *testing.T, s Setup) Bot {
 		m := refMessage(0, in.Text, true, log)
 		j.Add(intake.Entry{ID: m.ID, User: m.User, Data: room.Encode(m)})
 		if in.Streamed != "" {
-			j.Drafted(m.ID, []string{"pre"})
+			if !in.Unjournaled {
+				j.Drafted(m.ID, []string{"pre"})
+			}
 			room.draft = in.Streamed
 		} else {
 			j.Posting(m.ID, in.Reply)

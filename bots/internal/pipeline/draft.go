@@ -38,6 +38,16 @@ type Statuser[M Incoming] interface {
 	DraftStatus(ctx context.Context, m M, status string)
 }
 
+// DraftFinder is a Drafter that can find, after a restart, the first
+// message of m's reply a crash left unjournaled: posted in the instant
+// before its id was written down (optional). Without it that message
+// stays as it was and the reply is posted after it.
+type DraftFinder[M Incoming] interface {
+	// FindDraft is the platform's id of the first message of m's reply,
+	// or "" when there is none (or it cannot tell).
+	FindDraft(ctx context.Context, m M) string
+}
+
 // DraftEdit is one update of a message of a streamed reply.
 type DraftEdit struct {
 	Part  int    // the message's place in the reply

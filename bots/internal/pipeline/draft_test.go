@@ -33,6 +33,17 @@ type drafting struct {
 
 func (d *drafting) DraftInterval() time.Duration { return d.interval }
 
+// FindDraft finds "lost:<message id>" when shows has it (a message a
+// crash left unjournaled).
+func (d *drafting) FindDraft(_ context.Context, m *msg) string {
+	d.dmu.Lock()
+	defer d.dmu.Unlock()
+	if _, ok := d.shows["lost:"+m.ID]; ok {
+		return "lost:" + m.ID
+	}
+	return ""
+}
+
 func (d *drafting) DraftStatus(_ context.Context, m *msg, status string) {
 	d.record("status:" + m.ID + ":" + status)
 }
@@ -331,7 +342,7 @@ func TestDraftResume(t *testing.T) {
 	enc := func(id, conv, text string) intake.Entry {
 		return intake.Entry{ID: id, User: "u", Data: f.Encode(&msg{Message: Message{Conversation: conv, User: "u", DM: true, Text: text}})}
 	}
-	j.Add(enc("m1", "c1", "finishing"), enc("m2", "c2", "streaming"))
+	j.Add(enc("m1", "c1", "finishing"), enc("m2", "c2", "streaming"), enc("m3", "c3", "lost"), enc("m4", "c4", "plain"))
 	if err := j.Drafted("m1", []string{"x1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -340,7 +351,7 @@ func TestDraftResume(t *testing.T) {
 	j.Close()
 
 	e, d := newDraftEnv(t, dir, 0)
-	d.shows["x1"], d.shows["y1"], d.shows["y2"] = "a, half", "old|", "half"
+	d.shows["x1"], d.shows["y1"], d.shows["y2"], d.shows["lost:m3"] = "a, half", "old|", "half", "ne"
 	e.h.SetReply(func(task mnemo.Task) (mnemo.Reply, error) {
 		task.Stream.Text("new")
 		return mnemo.Reply{Text: "new", Streamed: true}, nil
@@ -349,14 +360,16 @@ func TestDraftResume(t *testing.T) {
 	e.p.Replay(context.Background())
 	e.f.waitEvent(t, "post:m1:1:b")
 	e.f.waitEvent(t, "edit:m2:1:y2:"+draftFiller+":final")
-	e.p.Close()
-	if d.shown("x1") != "a" || d.shown("y1") != "new" {
-		t.Errorf("shown %q, %q", d.shown("x1"), d.shown("y1"))
+	e.f.waitEvent(t, "edit:m3:0:lost:m3:new:final")
+	e.p.Close() // m4 answered too, streamed or posted (the handler returns at once)
+	if d.shown("x1") != "a" || d.shown("y1") != "new" || d.shown("lost:m3") != "new" {
+		t.Errorf("shown %q, %q, %q", d.shown("x1"), d.shown("y1"), d.shown("lost:m3"))
 	}
-	if got := prefixed(e.f, "start:"); len(got) != 0 {
-		t.Errorf("posted again: %q", got)
+	if got := append(prefixed(e.f, "start:"), prefixed(e.f, "post:m4")...); !slices.Equal(got, []string{"start:m4:0:new"}) &&
+		!slices.Equal(got, []string{"post:m4:0:new"}) {
+		t.Errorf("posted: %q", got)
 	}
-	if got := e.h.Tasks(); len(got) != 1 || got[0].Text != "streaming" {
+	if got := e.h.Tasks(); len(got) != 3 {
 		t.Errorf("tasks %+v", got)
 	}
 	if !strings.Contains(e.logs.String(), "finishing a streamed reply interrupted by a restart") {

@@ -285,7 +285,7 @@ func (p *Pipeline[M]) answer(m M) {
 	// stream: the typing indicator ends at the first words.
 	var dr *draft[M]
 	if d, ok := p.plat.(Drafter[M]); ok {
-		dr = newDraft(p, d, m, p.takeDrafts(h.ID), func() {
+		dr = newDraft(p, d, m, p.takeDrafts(m), func() {
 			stopTyping()
 			if p.opts.FirstVisible != nil {
 				p.opts.FirstVisible(time.Since(start))
@@ -393,9 +393,7 @@ func (p *Pipeline[M]) Replay(ctx context.Context) {
 				p.Spawn(ctx, resume)
 			}
 		default:
-			if len(e.Drafts) > 0 {
-				p.keepDrafts(e.ID, e.Drafts)
-			}
+			p.keepDrafts(e.ID, e.Drafts) // nil too: its answer looks for a message a crash left
 			p.enqueue(ctx, m)
 		}
 	}
@@ -412,12 +410,21 @@ func (p *Pipeline[M]) keepDrafts(id string, ids []string) {
 	p.drafts[id] = ids
 }
 
-// takeDrafts is what keepDrafts kept for message id (nil when nothing).
-func (p *Pipeline[M]) takeDrafts(id string) []string {
+// takeDrafts is what keepDrafts kept for m (nil when nothing): for a
+// message replayed without any, the first message of its reply the
+// platform shows (DraftFinder), which a crash may have left unjournaled.
+func (p *Pipeline[M]) takeDrafts(m M) []string {
+	h := m.Head()
 	p.draftsMu.Lock()
-	defer p.draftsMu.Unlock()
-	ids := p.drafts[id]
-	delete(p.drafts, id)
+	ids, replayed := p.drafts[h.ID]
+	delete(p.drafts, h.ID)
+	p.draftsMu.Unlock()
+	if f, ok := p.plat.(DraftFinder[M]); ok && replayed && len(ids) == 0 {
+		if id := f.FindDraft(p.work, m); id != "" {
+			h.Log.Info(p.opts.Name + ": a reply a crash interrupted is answered again in the message it had begun")
+			ids = []string{id}
+		}
+	}
 	return ids
 }
 
