@@ -2,6 +2,7 @@ package slacktest
 
 import (
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -99,4 +100,49 @@ func (s *Server) recordStreamLocked(method string, c *Call, ts, text string) {
 	post := s.recordChatLocked(method, c, ts)
 	s.chats[len(s.chats)-1].Text = text
 	_ = post
+}
+
+// Replies returns the bot's messages as they show now, in the order they
+// were made: one Post per chat.postMessage or chat.startStream (Method
+// says which), its Text what the message shows after every later
+// chat.update, chat.appendStream and chat.stopStream. A reply streamed or
+// edited while it is written is one entry here, however many calls it
+// took.
+func (s *Server) Replies() []Post {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.repliesLocked()
+}
+
+func (s *Server) repliesLocked() []Post {
+	var out []Post
+	at := map[string]int{} // channel/ts → index in out
+	for _, p := range s.chats {
+		key := p.Channel + "/" + p.TS
+		switch p.Method {
+		case "chat.postMessage", "chat.startStream":
+			at[key] = len(out)
+			out = append(out, p.clone())
+		case "chat.update", "chat.appendStream", "chat.stopStream":
+			if i, ok := at[key]; ok {
+				out[i].Text = p.Text
+			}
+		case "chat.delete":
+			if i, ok := at[key]; ok {
+				out[i].Text = ""
+			}
+		}
+	}
+	return out
+}
+
+// WaitReplies waits until at least n replies (see Replies) exist and no
+// stream among them is still running, and returns them.
+func (s *Server) WaitReplies(n int, timeout time.Duration) ([]Post, error) {
+	return waitRecords(s, n, timeout, "finished replies", func() int {
+		if len(s.streaming) > 0 {
+			return 0
+		}
+		return len(s.repliesLocked())
+	}, s.Replies)
 }

@@ -3,6 +3,7 @@ package slacktest
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/slack-go/slack"
 )
@@ -69,6 +70,22 @@ func TestStreams(t *testing.T) {
 	}
 	if _, _, _, err := api.UpdateMessage("C1", ts, slack.MsgOptionText("done", false)); err != nil {
 		t.Fatalf("update after stop: %v", err)
+	}
+	_, pts, _ := api.PostMessage("D1", slack.MsgOptionText("posted", false))
+	api.UpdateMessage("D1", pts, slack.MsgOptionText("edited", false))
+	_, dts, _ := api.PostMessage("D1", slack.MsgOptionText("gone", false))
+	api.DeleteMessage("D1", dts)
+	rs, err := srv.WaitReplies(3, time.Second)
+	if err != nil || len(rs) != 3 || rs[0].Method != "chat.startStream" || rs[0].Text != "done" || rs[1].Text != "edited" || rs[2].Text != "" {
+		t.Errorf("replies %+v, %v", rs, err)
+	}
+	_, sts, _ := api.StartStream("D1", slack.MsgOptionTS("1.1"), md("x"))
+	if _, err := srv.WaitReplies(4, 50*time.Millisecond); err == nil {
+		t.Error("a running stream counted as a finished reply")
+	}
+	api.StopStream("D1", sts)
+	if rs, err := srv.WaitReplies(4, time.Second); err != nil || rs[3].Text != "x" {
+		t.Errorf("replies %+v, %v", rs, err)
 	}
 	srv.RefuseStreams("not_allowed_token_type")
 	if _, _, err := api.StartStream("D1", slack.MsgOptionTS("1.1"), md("x")); err == nil || err.Error() != "not_allowed_token_type" {
