@@ -352,6 +352,9 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 		t.Fatalf("Discord reply %+v, %v\n%s", posts, err, errOut.String())
 	}
 	// The metrics moved with each message, model call, tool call and write.
+	// A streamed reply may show whole before the task has ended: its
+	// "replied" comes after.
+	errOut.waitLogged(t, 10*time.Second, "discord: replied")
 	_, body := get(t, "http://"+addr+"/metrics")
 	for _, want := range []string{
 		`mnemo_messages_received_total{platform="slack"} 1`,
