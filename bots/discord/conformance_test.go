@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/bwmarrin/discordgo"
 
@@ -32,6 +33,9 @@ type discordBot struct {
 func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &discordBot{t: t, refs: map[string]*discordgo.Message{}}
 	b.hs = start(t, setup{
+		// Streamed replies update at once, within a short edit window.
+		opts:   discordtest.Options{EditLimit: 5, EditWindow: 50 * time.Millisecond},
+		bot:    func(bot *Bot) { bot.editEvery = time.Millisecond },
 		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
 		before: func(srv *discordtest.Server) {
 			if s.Interrupted != nil {
@@ -47,6 +51,13 @@ func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 func interrupt(t *testing.T, srv *discordtest.Server, dir string, in conformance.Interrupted) {
 	m := srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &alice, Content: in.Text})
 	botUser := &discordgo.User{ID: srv.Options().BotID, Username: srv.Options().BotName, Bot: true}
+	var drafts []string
+	if in.Streamed != "" {
+		d := srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: botUser, Content: in.Streamed,
+			MessageReference: &discordgo.MessageReference{MessageID: m.ID}})
+		drafts = append(drafts, d.ID)
+		in.Posted = 0
+	}
 	for i, p := range replyParts(in.Reply)[:in.Posted] {
 		post := discordgo.Message{ChannelID: dmID, Author: botUser, Content: p}
 		if i == 0 {
@@ -64,6 +75,15 @@ func interrupt(t *testing.T, srv *discordtest.Server, dir string, in conformance
 	data, _ := json.Marshal(msg.wire())
 	if err := j.Add(intake.Entry{ID: "msg:" + m.ID, User: msg.User, Data: data})[0]; err != nil {
 		t.Fatal(err)
+	}
+	if drafts != nil {
+		if in.Unjournaled {
+			return
+		}
+		if err := j.Drafted("msg:"+m.ID, drafts); err != nil {
+			t.Fatal(err)
+		}
+		return
 	}
 	if err := j.Posting("msg:"+m.ID, in.Reply); err != nil {
 		t.Fatal(err)
@@ -93,12 +113,22 @@ func (b *discordBot) Redeliver(m conformance.Ref) {
 	b.hs.srv.MessageCreate(msg)
 }
 
+// posts are what ps show now (as last edited).
 func (b *discordBot) posts(ps []discordtest.Post) []conformance.Post {
 	out := make([]conformance.Post, len(ps))
+	now := map[string]string{}
+	for _, ch := range []string{dmID, channelID, threadID} {
+		for _, m := range b.hs.srv.Messages(ch) {
+			now[m.ID] = m.Content
+		}
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i, p := range ps {
 		out[i].Text = p.Body.Content
+		if c, ok := now[p.Message.ID]; ok {
+			out[i].Text = c
+		}
 		if ref := p.Body.Reference; ref != nil {
 			if m, ok := b.refs[ref.MessageID]; ok {
 				out[i].To = m
@@ -113,6 +143,38 @@ func (b *discordBot) Posts(n int) []conformance.Post { return b.posts(b.hs.posts
 func (b *discordBot) Settle() []conformance.Post {
 	b.hs.settle(b.t)
 	return b.posts(b.hs.srv.Posts())
+}
+
+// Draft is what the bot's message the test added before the start shows.
+func (b *discordBot) Draft() string {
+	posted := map[string]bool{}
+	for _, p := range b.hs.srv.Posts() {
+		posted[p.Message.ID] = true
+	}
+	for _, m := range b.hs.srv.Messages(dmID) {
+		if m.Author != nil && m.Author.ID == b.hs.srv.Options().BotID && !posted[m.ID] {
+			return m.Content
+		}
+	}
+	return ""
+}
+
+func (b *discordBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {
+	b.t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		changed := b.hs.srv.Changed()
+		got := b.posts(b.hs.srv.Posts())
+		if ok(got) {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			b.t.Fatalf("the messages never showed what the test waits for; they show %q", got)
+		}
+	}
 }
 
 func (b *discordBot) Parts(text string) []string { return replyParts(text) }

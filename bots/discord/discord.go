@@ -37,6 +37,7 @@ const (
 	maxMessageRunes = 2000             // Discord's limit per message
 	maxParts        = 5                // messages per reply at most
 	typingEvery     = 8 * time.Second  // a typing indicator lasts ~10 s
+	editEvery       = time.Second      // a streamed reply's updates: Discord takes 5 edits per 5 s per channel
 	httpTimeout     = 30 * time.Second // default HTTPClient timeout
 	maxBackoff      = time.Minute      // longest wait between connection attempts
 	msgCacheMax     = 5000             // recent messages kept for reply chains
@@ -76,6 +77,10 @@ type Config struct {
 
 	Handler chat.Handler
 	Memory  chat.Memory // nil: /memory answers that memory is not available
+
+	// FirstVisible, when set, is told how long after a message was taken
+	// the first words of its streamed reply were shown.
+	FirstVisible func(time.Duration)
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -119,6 +124,7 @@ type Bot struct {
 
 	// Timings, shortened by tests.
 	typingEvery time.Duration
+	editEvery   time.Duration
 	retryBase   time.Duration
 	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
 }
@@ -166,6 +172,7 @@ func New(cfg Config) (*Bot, error) {
 		recent:      newMsgCache(msgCacheMax),
 		channels:    newKindCache(chanCacheMax),
 		typingEvery: typingEvery,
+		editEvery:   editEvery,
 		retryBase:   time.Second,
 		killAfter:   5 * time.Second,
 		conns:       map[net.Conn]struct{}{},
@@ -173,7 +180,7 @@ func New(cfg Config) (*Bot, error) {
 	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL), Log: b.log, Now: b.now,
 		ChannelMemory: cfg.ChannelMemory}
 	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "discord", Handler: cfg.Handler,
-		ChannelMemory: cfg.ChannelMemory, Adapter: rt})
+		ChannelMemory: cfg.ChannelMemory, Adapter: rt, FirstVisible: cfg.FirstVisible})
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
 		return b.s.Channel(id, discordgo.WithContext(ctx))

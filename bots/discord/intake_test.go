@@ -57,8 +57,9 @@ func TestReplayAfterRestart(t *testing.T) {
 			// another message, or not from the bot, is not c's reply.
 			srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: botUser, Content: parts[0],
 				MessageReference: &discordgo.MessageReference{MessageID: b.ID}})
+			z := srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &alice, Content: "answered long ago"})
 			srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: botUser, Content: "reply C",
-				MessageReference: &discordgo.MessageReference{MessageID: a.ID}})
+				MessageReference: &discordgo.MessageReference{MessageID: z.ID}})
 			srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &bob, Content: "reply C",
 				MessageReference: &discordgo.MessageReference{MessageID: c.ID}})
 			j, err := intake.Open(intake.Options{Dir: dir, Name: "discord"})

@@ -18,7 +18,11 @@ import (
 // everything else of a message's way is the pipeline's.
 type platform struct{ b *Bot }
 
-var _ pipeline.Platform[*incoming] = platform{}
+var (
+	_ pipeline.Platform[*incoming]    = platform{}
+	_ pipeline.Drafter[*incoming]     = platform{}
+	_ pipeline.DraftFinder[*incoming] = platform{}
+)
 
 // Encode is the message as the journal keeps it (wireIncoming).
 func (p platform) Encode(in *incoming) []byte {
@@ -81,21 +85,70 @@ func (platform) Parts(_ *incoming, text string) []string { return replyParts(tex
 // PostPart posts one part of the reply to in; only the first part is a
 // Discord reply to it. Nothing in the text pings anyone.
 func (p platform) PostPart(ctx context.Context, in *incoming, i int, part string) error {
-	m := in.msg
+	_, err := p.StartDraft(ctx, in, pipeline.DraftEdit{Part: i, Text: part})
+	return err
+}
+
+// allowedMentions is every post's and edit's: an empty, non-nil Parse,
+// so nothing in the text pings anyone.
+func (p platform) allowedMentions() *discordgo.MessageAllowedMentions {
+	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: p.b.cfg.ReplyMention}
+}
+
+// DraftInterval: Discord takes 5 edits per 5 s in a channel; discordgo's
+// rate limiter holds back what goes past that.
+func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
+
+// StartDraft posts part e.Part of the reply to in (the first answers it)
+// and returns the new message's id.
+func (p platform) StartDraft(ctx context.Context, in *incoming, e pipeline.DraftEdit) (string, error) {
+	m, i, part := in.msg, e.Part, e.Text
 	noFail := false
-	send := &discordgo.MessageSend{
-		Content: part,
-		// An empty, non-nil Parse: nothing in the text pings anyone.
-		AllowedMentions: &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: p.b.cfg.ReplyMention},
-	}
+	send := &discordgo.MessageSend{Content: part, AllowedMentions: p.allowedMentions()}
 	if i == 0 {
 		send.Reference = &discordgo.MessageReference{MessageID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, FailIfNotExists: &noFail}
 	}
 	posted, err := p.b.s.ChannelMessageSendComplex(m.ChannelID, send, discordgo.WithContext(ctx))
 	if err != nil {
-		return err
+		return "", err
 	}
 	p.b.recent.put(posted)
+	return posted.ID, nil
+}
+
+// FindDraft is the bot's first reply to in in the channel (a message
+// referencing it), which a crash may have left unjournaled; "" when there
+// is none or the channel cannot be read (logged).
+func (p platform) FindDraft(ctx context.Context, in *incoming) string {
+	m := in.msg
+	msgs, err := p.b.s.ChannelMessages(m.ChannelID, 100, "", m.ID, "", discordgo.WithContext(ctx))
+	if err != nil {
+		in.Log.Warn("discord: cannot look for a reply a crash interrupted; answering anew (its first words may show twice)", "error", err)
+		return ""
+	}
+	botID, _, _ := p.b.self()
+	for i := len(msgs) - 1; i >= 0; i-- { // Discord answers newest first
+		r := msgs[i]
+		if r != nil && r.Author != nil && r.Author.ID == botID && r.MessageReference != nil && r.MessageReference.MessageID == m.ID {
+			return r.ID
+		}
+	}
+	return ""
+}
+
+// EditDraft edits a message of the reply to in (a final edit of an
+// unchanged text is not sent).
+func (p platform) EditDraft(ctx context.Context, in *incoming, e pipeline.DraftEdit) error {
+	if e.Text == e.Shown {
+		return nil
+	}
+	text := e.Text
+	edited, err := p.b.s.ChannelMessageEditComplex(&discordgo.MessageEdit{ID: e.ID, Channel: in.msg.ChannelID, Content: &text,
+		AllowedMentions: p.allowedMentions()}, discordgo.WithContext(ctx))
+	if err != nil {
+		return err
+	}
+	p.b.recent.put(edited)
 	return nil
 }
 

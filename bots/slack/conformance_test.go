@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/conformance"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -35,6 +37,7 @@ type slackRef struct {
 func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &slackBot{t: t, refs: map[string]*slackRef{}}
 	b.hs = start(t, setup{
+		bot:    func(bot *Bot) { bot.editEvery = time.Millisecond }, // streamed replies update at once
 		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
 		prepare: func(srv *slacktest.Server) {
 			if s.Interrupted != nil {
@@ -50,8 +53,25 @@ func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 func interrupt(t *testing.T, srv *slacktest.Server, dir string, in conformance.Interrupted) {
 	const ts = "1700000001.000100"
 	m := dmIncoming("D1", slacktest.DefaultUserID, ts, in.Text)
-	journaled(t, dir, []*incoming{m}, map[string]string{m.ID: in.Reply})
 	srv.AddMessage("D1", slacktest.Message{User: slacktest.DefaultUserID, Text: in.Text, TS: ts})
+	if in.Streamed != "" {
+		journaled(t, dir, []*incoming{m}, nil)
+		srv.AddMessage("D1", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: in.Streamed, TS: draftTS,
+			Metadata: json.RawMessage(fmt.Sprintf(`{"event_type":"mnemo_reply","event_payload":{"reply_to":%q,"part":0}}`, m.ID))})
+		if in.Unjournaled {
+			return
+		}
+		j, err := intake.Open(intake.Options{Dir: dir, Name: "slack"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		if err := j.Drafted(m.ID, []string{draftTS}); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	journaled(t, dir, []*incoming{m}, map[string]string{m.ID: in.Reply})
 	for i, p := range formatReply(in.Reply)[:in.Posted] {
 		srv.AddMessage("D1", slacktest.Message{User: "U0BOT", BotID: "B0BOT", Text: p, TS: fmt.Sprintf("1700000001.%06d", 200+i),
 			Metadata: json.RawMessage(fmt.Sprintf(`{"event_type":"mnemo_reply","event_payload":{"reply_to":%q,"part":%d}}`, m.ID, i))})
@@ -83,10 +103,18 @@ func (b *slackBot) Redeliver(m conformance.Ref) {
 	b.hs.srv.Redeliver(r.env, 1)
 }
 
+// posts are what ps show now (as last updated).
 func (b *slackBot) posts(ps []slacktest.Post) []conformance.Post {
+	now := map[string]string{}
+	for _, u := range b.hs.srv.Chat("chat.update") {
+		now[u.Channel+"/"+u.TS] = u.Text
+	}
 	out := make([]conformance.Post, len(ps))
 	for i, p := range ps {
 		out[i].Text = p.Text
+		if t, ok := now[p.Channel+"/"+p.TS]; ok {
+			out[i].Text = t
+		}
 		if to, part := metadata(b.t, p); part == 0 {
 			b.mu.Lock()
 			if r, ok := b.refs[to]; ok {
@@ -101,11 +129,41 @@ func (b *slackBot) posts(ps []slacktest.Post) []conformance.Post {
 func (b *slackBot) Posts(n int) []conformance.Post { return b.posts(b.hs.posts(b.t, n)[:n]) }
 
 func (b *slackBot) Settle() []conformance.Post {
+	n := len(b.hs.srv.Posts()) + 1 // counted before: the answer may come at once
 	b.hs.srv.Message(slacktest.MessageEvent{Channel: "D9", User: slacktest.DefaultUserID, Text: "settle"})
-	n := len(b.hs.srv.Posts()) + 1
 	b.hs.posts(b.t, n)
 	waitFor(b.t, "nothing left to answer", func() bool { return b.hs.bot.pipe.Journal().Len() == 0 && b.hs.bot.Queued() == 0 })
 	return b.posts(b.hs.srv.Posts())
+}
+
+// draftTS is the message a streamed reply had posted before the start.
+const draftTS = "1700000001.000150"
+
+func (b *slackBot) Draft() string {
+	for _, m := range b.hs.srv.ChannelMessages("D1") {
+		if m.TS == draftTS {
+			return m.Text
+		}
+	}
+	return ""
+}
+
+func (b *slackBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {
+	b.t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		changed := b.hs.srv.Changed()
+		got := b.posts(b.hs.srv.Posts())
+		if ok(got) {
+			return got
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			b.t.Fatalf("the messages never showed what the test waits for; they show %q", got)
+		}
+	}
 }
 
 func (b *slackBot) Parts(text string) []string { return b.hs.bot.replyParts("D1", text) }

@@ -261,21 +261,41 @@ func limitParts(parts []string) []string {
 // postPart sends one chat.postMessage. A 429 is retried after its
 // Retry-After (Slack did not post the message); nothing else is, since a
 // timeout or a 5xx may have posted it already.
-func (b *Bot) postPart(ctx context.Context, channel, threadTS, text string, meta slackgo.SlackMetadata) error {
+func (b *Bot) postPart(ctx context.Context, channel, threadTS, text string, meta slackgo.SlackMetadata) (ts string, err error) {
 	opts := []slackgo.MsgOption{slackgo.MsgOptionText(text, false), slackgo.MsgOptionDisableLinkUnfurl(),
 		slackgo.MsgOptionMetadata(meta)}
 	if threadTS != "" {
 		opts = append(opts, slackgo.MsgOptionTS(threadTS))
 	}
+	err = b.patiently(ctx, "chat.postMessage", channel, func() (err error) {
+		_, ts, err = b.api.PostMessageContext(ctx, channel, opts...)
+		return err
+	})
+	return ts, err
+}
+
+// update replaces the text of message ts (chat.update), as postPart
+// posts it: a 429 is retried after its Retry-After.
+func (b *Bot) update(ctx context.Context, channel, ts, text string) error {
+	return b.patiently(ctx, "chat.update", channel, func() error {
+		_, _, _, err := b.api.UpdateMessageContext(ctx, channel, ts, slackgo.MsgOptionText(text, false),
+			slackgo.MsgOptionDisableLinkUnfurl())
+		return err
+	})
+}
+
+// patiently calls call up to postAttempts times while Slack answers 429,
+// waiting its Retry-After (at least a second, at most maxWaitFor) between.
+func (b *Bot) patiently(ctx context.Context, method, channel string, call func() error) error {
 	var err error
 	for attempt := 1; attempt <= postAttempts; attempt++ {
-		_, _, err = b.api.PostMessageContext(ctx, channel, opts...)
+		err = call()
 		rl, limited := errors.AsType[*slackgo.RateLimitedError](err)
 		if !limited || attempt == postAttempts {
 			break
 		}
 		wait := min(max(rl.RetryAfter, time.Second), b.maxWaitFor)
-		b.log.Warn("slack: rate limited on chat.postMessage; waiting", "channel", channel, "retry_after", wait, "attempt", attempt)
+		b.log.Warn("slack: rate limited on "+method+"; waiting", "channel", channel, "retry_after", wait, "attempt", attempt)
 		_ = clock.Sleep(ctx, wait) // ctx outlives shutdown: the wait is short and bounded
 	}
 	return err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
+	"time"
 
 	slackgo "github.com/slack-go/slack"
 
@@ -16,7 +18,12 @@ import (
 // everything else of a message's way is the pipeline's.
 type platform struct{ b *Bot }
 
-var _ pipeline.Platform[*incoming] = platform{}
+var (
+	_ pipeline.Platform[*incoming]    = platform{}
+	_ pipeline.Drafter[*incoming]     = platform{}
+	_ pipeline.Statuser[*incoming]    = platform{}
+	_ pipeline.DraftFinder[*incoming] = platform{}
+)
 
 // Encode is the message as the journal keeps it (wireIncoming).
 func (platform) Encode(m *incoming) []byte {
@@ -67,8 +74,49 @@ func (p platform) Parts(m *incoming, text string) []string { return p.b.replyPar
 // PostPart posts part i in m's reply thread, with metadata naming the
 // message answered and the part, so that Posted can find it.
 func (p platform) PostPart(ctx context.Context, m *incoming, i int, part string) error {
-	meta := slackgo.SlackMetadata{EventType: replyEventType, EventPayload: map[string]any{"reply_to": m.ID, "part": i}}
-	return p.b.postPart(ctx, m.channel, m.replyTS, part, meta)
+	_, err := p.b.startDraft(ctx, m, pipeline.DraftEdit{Part: i, Text: part})
+	return err
+}
+
+// DraftInterval: chat.update is Tier 3 (about 50 a minute); one update a
+// second per message stays within it.
+func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
+
+// StartDraft posts part e.Part of a streamed reply (startDraft) and
+// returns its ts.
+func (p platform) StartDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) (string, error) {
+	return p.b.startDraft(ctx, m, e)
+}
+
+// DraftStatus shows what the agent does ("is reading facts/user.md…") as
+// the thread's assistant status, where the thinking indicator is one.
+func (p platform) DraftStatus(ctx context.Context, m *incoming, status string) {
+	if m.replyTS == "" || p.b.noStatus.Load() {
+		return
+	}
+	status = "is " + strings.TrimSpace(status)
+	if status == "is " {
+		status = thinkingStatus
+	}
+	if r := []rune(status); len(r) > maxStatusRunes {
+		status = string(r[:maxStatusRunes-1]) + "…"
+	}
+	params := slackgo.AssistantThreadsSetStatusParameters{ChannelID: m.channel, ThreadTS: m.replyTS, Status: status}
+	if err := p.b.api.SetAssistantThreadsStatusContext(ctx, params); err != nil {
+		m.Log.Debug("slack: cannot set the thread status", "error", err)
+	}
+}
+
+// maxStatusRunes bounds an assistant status (Slack shows a short line).
+const maxStatusRunes = 100
+
+// FindDraft finds the first message of m's reply a crash left
+// unjournaled (findDraft).
+func (p platform) FindDraft(ctx context.Context, m *incoming) string { return p.b.findDraft(ctx, m) }
+
+// EditDraft updates a message of a streamed reply (editDraft).
+func (p platform) EditDraft(ctx context.Context, m *incoming, e pipeline.DraftEdit) error {
+	return p.b.editDraft(ctx, m, e)
 }
 
 // Posted is how many parts of m's reply are in the conversation already

@@ -31,6 +31,7 @@ const (
 	repliesPages  = 5                // conversations.replies pages read at most
 	postAttempts  = 3                // chat.postMessage tries on 429
 	maxRetryAfter = time.Minute      // longest Retry-After honoured as given
+	editEvery     = time.Second      // a streamed reply's updates (chat.update: Tier 3)
 	httpTimeout   = 30 * time.Second // default HTTPClient timeout
 )
 
@@ -72,6 +73,10 @@ type Config struct {
 	// acknowledged and not yet answered.
 	IntakeDir string
 
+	// FirstVisible, when set, is told how long after a message was taken
+	// the first words of its streamed reply were shown.
+	FirstVisible func(time.Duration)
+
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
 	Now        func() time.Time // nil → time.Now
@@ -100,12 +105,14 @@ type Bot struct {
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
 	noUsers     atomic.Bool // users.info refused for good
+	streams     streams     // replies streaming, workspaces refusing streams
 
 	// Timings, shortened by tests.
 	ackBudget  time.Duration // a slow /memory is acked empty after this, answered via response_url
 	retryBase  time.Duration // first backoff of a failed auth.test
 	authTries  int
 	maxWaitFor time.Duration // cap on a Retry-After wait
+	editEvery  time.Duration // least time between a streamed reply's updates
 }
 
 // New validates cfg and returns a Bot. Errors name the environment
@@ -140,11 +147,13 @@ func New(cfg Config) (*Bot, error) {
 		retryBase:  time.Second,
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
+		editEvery:  editEvery,
 	}
 	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
 	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "slack", Handler: cfg.Handler,
-		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt})
+		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt,
+		FirstVisible: cfg.FirstVisible})
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
 		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))

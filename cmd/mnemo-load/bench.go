@@ -63,7 +63,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.streamEvery, "stream-every", 200*time.Millisecond, "the streaming model's time per word (and to its first word)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
-	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/", "packages whose go test benchmarks are run (\"\": none)")
+	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/", "packages whose go test benchmarks are run (\"\": none)")
 	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime (\"\": go's default, 1s)")
 	fs.DurationVar(&c.timeout, "timeout", 14*time.Minute, "end the run with an error after this long")
 	fs.StringVar(&c.dir, "dir", "", "work folder (default: a temp folder, removed at the end)")

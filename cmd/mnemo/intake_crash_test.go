@@ -262,6 +262,7 @@ func TestIntakeCrashSlack(t *testing.T) {
 	second.stop(t) // SIGTERM: finishes what it took, so nothing is posted after this
 
 	r := replies()
+	final := finalSlackTexts(slk)
 	for _, d := range sent {
 		ps := r[key(d)]
 		switch {
@@ -269,8 +270,8 @@ func TestIntakeCrashSlack(t *testing.T) {
 			t.Errorf("%s (acknowledged: %v) answered %d times: %+v", d.token, acked[d.ts], len(ps), ps)
 		case ps[0].Channel != d.channel || ps[0].ThreadTS != "":
 			t.Errorf("%s answered in %s/%s", d.token, ps[0].Channel, ps[0].ThreadTS)
-		case ps[0].Text != "Re: "+d.token && ps[0].Text != busyText:
-			t.Errorf("%s answered %q", d.token, ps[0].Text)
+		case final(ps[0]) != "Re: "+d.token && final(ps[0]) != busyText:
+			t.Errorf("%s answered %q", d.token, final(ps[0]))
 		}
 	}
 	if n := len(r[""]); n != 0 {
@@ -283,7 +284,7 @@ func TestIntakeCrashSlack(t *testing.T) {
 		if perChannel[p.Channel] == nil {
 			perChannel[p.Channel] = map[string]int{}
 		}
-		perChannel[p.Channel][p.Text]++
+		perChannel[p.Channel][final(p)]++
 	}
 	for p := range people {
 		texts := perChannel[fmt.Sprintf("D%03d", p)]
@@ -301,6 +302,21 @@ func TestIntakeCrashSlack(t *testing.T) {
 	t.Logf("%d replies (%d busy), %d posted after the restart (%d of them finishing a reply the kill interrupted), %d acks in all",
 		len(slk.Posts()), countText(slk.Posts(), busyText), len(slk.Posts())-postsBefore,
 		strings.Count(second.logs.String(), "finishing a reply interrupted"), len(slk.Acks()))
+}
+
+// finalSlackTexts gives what a post shows now: a streamed reply is posted
+// at its first words and then updated (chat.update).
+func finalSlackTexts(slk *slacktest.Server) func(slacktest.Post) string {
+	updated := map[string]string{}
+	for _, u := range slk.Chat("chat.update") {
+		updated[u.Channel+"/"+u.TS] = u.Text
+	}
+	return func(p slacktest.Post) string {
+		if t, ok := updated[p.Channel+"/"+p.TS]; ok {
+			return t
+		}
+		return p.Text
+	}
 }
 
 // ackedMessages is the ts of every message one of whose envelopes was
@@ -401,6 +417,18 @@ func TestIntakeCrashDiscord(t *testing.T) {
 	second.stop(t)
 
 	r := replies()
+	// What a post shows now: a streamed reply is posted at its first words
+	// and then edited.
+	edited := map[string]string{}
+	for _, e := range dsc.MessageEdits() {
+		edited[e.MessageID] = e.Message.Content
+	}
+	final := func(p discordtest.Post) string {
+		if c, ok := edited[p.Message.ID]; ok {
+			return c
+		}
+		return p.Body.Content
+	}
 	for id, token := range tokens {
 		ps := r[id]
 		switch {
@@ -408,8 +436,8 @@ func TestIntakeCrashDiscord(t *testing.T) {
 			t.Errorf("%s answered %d times", token, len(ps))
 		case ps[0].ChannelID != channel[id]:
 			t.Errorf("%s answered in %s", token, ps[0].ChannelID)
-		case ps[0].Body.Content != "Re: "+token && ps[0].Body.Content != busyText:
-			t.Errorf("%s answered %q", token, ps[0].Body.Content)
+		case final(ps[0]) != "Re: "+token && final(ps[0]) != busyText:
+			t.Errorf("%s answered %q", token, final(ps[0]))
 		}
 	}
 	if n := len(r[""]); n != 0 {

@@ -239,14 +239,16 @@ func (s privSlack) mention(who, where, text string) {
 	s.srv.AppMention(slacktest.AppMentionEvent{Channel: privSlackIDs[where], User: privSlackIDs[who], Text: "<@U0BOT> " + text})
 }
 
+// waitPosts waits for n replies (a streamed reply counts once it
+// stopped); posts are the replies as they show now.
 func (s privSlack) waitPosts(n int, timeout time.Duration) error {
-	_, err := s.srv.WaitPosts(n, timeout)
+	_, err := s.srv.WaitReplies(n, timeout)
 	return err
 }
 
 func (s privSlack) posts() []privPost {
 	var out []privPost
-	for _, p := range s.srv.Posts() {
+	for _, p := range s.srv.Replies() {
 		out = append(out, privPost{privName(privSlackIDs, p.Channel), p.Text})
 	}
 	return out
@@ -327,9 +329,17 @@ func (d privDiscord) waitPosts(n int, timeout time.Duration) error {
 }
 
 func (d privDiscord) posts() []privPost {
+	edited := map[string]string{} // a streamed reply is posted, then edited
+	for _, e := range d.srv.MessageEdits() {
+		edited[e.MessageID] = e.Message.Content
+	}
 	var out []privPost
 	for _, p := range d.srv.Posts() {
-		out = append(out, privPost{privName(privDiscordIDs, p.ChannelID), p.Message.Content})
+		text, ok := edited[p.Message.ID]
+		if !ok {
+			text = p.Message.Content
+		}
+		out = append(out, privPost{privName(privDiscordIDs, p.ChannelID), text})
 	}
 	return out
 }

@@ -201,6 +201,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
 			Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
+			FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("slack", d) },
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -213,7 +214,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
 			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
-			IntakeDir: intakeDir,
+			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("discord", d) },
 		})
 		if err != nil {
 			return nil, configError(err)

@@ -258,16 +258,15 @@ func TestServeSlackEndToEnd(t *testing.T) {
 			t.Fatalf("no Socket Mode connection: %v\n%s", err, errOut.String())
 		}
 		slk.Message(slacktest.MessageEvent{Channel: "D0DM", ChannelType: "im", User: "U0ADA", Text: text})
-		got, err := slk.WaitPosts(posts, 10*time.Second)
-		if err != nil {
+		if _, err := slk.WaitPosts(posts, 10*time.Second); err != nil {
 			cancel()
 			t.Fatalf("no reply: %v\n%s", err, errOut.String())
 		}
-		cancel() // SIGTERM
+		cancel() // SIGTERM: the reply is finished before serve exits
 		if code := <-done; code != 0 {
 			t.Fatalf("serve exit %d after SIGTERM:\n%s", code, errOut.String())
 		}
-		return got
+		return slk.Replies() // as they show (a streamed reply is posted, then updated)
 	}
 	posts := serve(1, "Hello, I'm Ada Lovelace.", 1)
 	if posts[0].Channel != "D0DM" || posts[0].Text != "Noted." {
@@ -335,7 +334,7 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	}
 
 	slk.Message(slacktest.MessageEvent{Channel: "D0DM", ChannelType: "im", User: "U0ADA", Text: "Hello, I'm Ada Lovelace."})
-	if posts, err := slk.WaitPosts(1, 10*time.Second); err != nil || posts[0].Text != "Noted." {
+	if posts, err := waitSlackReply(slk, 0, "Noted."); err != nil {
 		t.Fatalf("Slack reply %+v, %v\n%s", posts, err, errOut.String())
 	}
 	// The reflection (idle 1ms) writes the fact to the shared memory user.
@@ -345,10 +344,17 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	}
 	dsc.MessageCreate(discordgo.Message{ChannelID: "300000000000000004", Author: &discordgo.User{ID: adaDiscord, Username: "ada"}, Content: "What's my name?"})
 	posts, err := dsc.WaitPosts(1, 10*time.Second)
-	if err != nil || posts[0].Body.Content != "Your name is Ada Lovelace." {
+	if err == nil { // a streamed reply is posted at its first words, then edited
+		_, err = dsc.WaitMessage(posts[0].ChannelID, posts[0].Message.ID, 10*time.Second,
+			func(m discordgo.Message) bool { return m.Content == "Your name is Ada Lovelace." })
+	}
+	if err != nil {
 		t.Fatalf("Discord reply %+v, %v\n%s", posts, err, errOut.String())
 	}
 	// The metrics moved with each message, model call, tool call and write.
+	// A streamed reply may show whole before the task has ended: its
+	// "replied" comes after.
+	errOut.waitLogged(t, 10*time.Second, "discord: replied")
 	_, body := get(t, "http://"+addr+"/metrics")
 	for _, want := range []string{
 		`mnemo_messages_received_total{platform="slack"} 1`,
@@ -488,5 +494,24 @@ func TestStopHTTPAfterASecondSignal(t *testing.T) {
 	close(release)
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		t.Errorf("Serve returned %v", err)
+	}
+}
+
+// waitSlackReply waits until reply i of the bot (slacktest.Replies: a
+// streamed reply as it shows after its updates) shows want.
+func waitSlackReply(slk *slacktest.Server, i int, want string) ([]slacktest.Post, error) {
+	deadline := time.NewTimer(10 * time.Second)
+	defer deadline.Stop()
+	for {
+		changed := slk.Changed()
+		rs := slk.Replies()
+		if len(rs) > i && rs[i].Text == want {
+			return rs, nil
+		}
+		select {
+		case <-changed:
+		case <-deadline.C:
+			return rs, fmt.Errorf("reply %d never showed %q", i, want)
+		}
 	}
 }

@@ -105,7 +105,7 @@ func (s *soak) checkAnswers(p *soakProblems) {
 			p.add("answers to messages never sent", "%s", token)
 		}
 	}
-	for _, post := range s.slk.Posts() {
+	for _, post := range s.slk.Replies() { // as they show now: a streamed reply is updated
 		token := soakTokenRe.FindString(post.Text)
 		r, ok := byToken[token]
 		switch {
@@ -117,7 +117,14 @@ func (s *soak) checkAnswers(p *soakProblems) {
 			slackCount[token]++
 		}
 	}
+	edited := map[string]string{} // a streamed reply is posted, then edited
+	for _, e := range s.dsc.MessageEdits() {
+		edited[e.MessageID] = e.Message.Content
+	}
 	for _, post := range s.dsc.Posts() {
+		if c, ok := edited[post.Message.ID]; ok {
+			post.Body.Content = c
+		}
 		ref := ""
 		if post.Body.Reference != nil {
 			ref = post.Body.Reference.MessageID

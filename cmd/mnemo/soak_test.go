@@ -373,7 +373,7 @@ func (s *soak) drive(ctx context.Context) {
 	}
 	// Every message reached the Thinker: wait for every reply post.
 	deadline := time.Until(deadlineOf(ctx))
-	if _, err := s.slk.WaitPosts(s.figures.SlackMessages, deadline); err != nil {
+	if _, err := s.slk.WaitReplies(s.figures.SlackMessages, deadline); err != nil {
 		s.fail("Slack replies: %v", err)
 	}
 	if _, err := s.dsc.WaitPosts(s.figures.DiscordMessages, deadline); err != nil {

@@ -61,6 +61,14 @@
 //     original response, which, when not ephemeral, goes to the channel's
 //     history and is dispatched as MESSAGE_CREATE; type 7 edits the
 //     component's message (MESSAGE_UPDATE).
+//   - PATCH channels/{id}/messages/{id}: an edit of one of the bot's messages
+//     (another's: 403 50005; content over 2,000 characters: 400), mentions
+//     parsed per allowed_mentions, MESSAGE_UPDATE dispatched, recorded as a
+//     MessageEdit with its time (MessageEdits, WaitMessageEdits; WaitMessage
+//     waits on a message's current state). At most Options.EditLimit edits
+//     per EditWindow in a channel (Discord's 5 per 5 s): past it a 429 with
+//     retry_after; every answer carries the bucket's X-RateLimit-Remaining
+//     and Reset-After, which discordgo's rate limiter waits on.
 //   - PATCH webhooks/{app}/{token}/messages/@original (or a followup id),
 //     POST webhooks/{app}/{token} (a followup; Discord always answers with the
 //     message), GET webhooks/{app}/{token}/messages/{id}: recorded as

@@ -150,6 +150,7 @@ func (s *Server) routeLocked(r *http.Request, body []byte) result {
 		{"channels/*/messages", "GET", s.listMessages},
 		{"channels/*/messages", "POST", s.postMessage},
 		{"channels/*/messages/*", "GET", s.getMessage},
+		{"channels/*/messages/*", "PATCH", s.editMessage},
 		{"channels/*/typing", "POST", s.postTyping},
 		{"applications/*/commands", "GET", s.getCommands},
 		{"applications/*/commands", "PUT", s.putCommands},

@@ -80,6 +80,11 @@ type Options struct {
 	// CloseGrace is how long the server waits, after sending a close frame,
 	// for the client to close the TCP connection before closing it itself.
 	CloseGrace time.Duration
+
+	// EditLimit edits of messages per EditWindow are accepted in one
+	// channel (Discord: 5 in 5 s); one more is answered 429.
+	EditLimit  int
+	EditWindow time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -96,6 +101,8 @@ func (o Options) withDefaults() Options {
 	faketest.Positive(&o.InteractionTokenTTL, DefaultInteractionTokenTTL)
 	faketest.Positive(&o.ReplayBuffer, DefaultReplayBuffer)
 	faketest.Positive(&o.CloseGrace, DefaultCloseGrace)
+	faketest.Positive(&o.EditLimit, DefaultEditLimit)
+	faketest.Positive(&o.EditWindow, DefaultEditWindow)
 	return o
 }
 
@@ -137,6 +144,9 @@ type Server struct {
 	edits       []WebhookEdit
 	commandSets []CommandSet
 
+	messageEdits []MessageEdit
+	editTimes    map[string][]time.Time // by channel, within EditWindow
+
 	// Gateway state
 	conns          []*conn
 	sessions       []*session // in the order they were created
@@ -167,6 +177,7 @@ func New(tb fake.T, opts Options) *Server {
 		commands:     map[string][]discordgo.ApplicationCommand{},
 		interactions: map[string]*interactionState{},
 		tokens:       map[string]*interactionState{},
+		editTimes:    map[string][]time.Time{},
 	}
 	s.upgrader = websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	s.users[opts.BotID] = s.botUser()

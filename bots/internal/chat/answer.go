@@ -64,26 +64,41 @@ const BusyReplyText = "I'm still working on your earlier messages; please wait f
 // the text is not a real answer (also when the agent itself answered with
 // its apology, Reply.Failed). A nil log discards.
 func Answer(ctx context.Context, h Handler, t mnemo.Task, log *slog.Logger) (text string, failed bool) {
+	a := AnswerTask(ctx, h, t, log)
+	return a.Text, a.Failed
+}
+
+// Answered is what AnswerTask says of a task.
+type Answered struct {
+	Text   string // what to post (as Answer's text)
+	Failed bool   // not a real answer (as Answer's failed)
+	// Streamed and Cut are the reply's (mnemo.Reply): Text went to
+	// Task.Stream as it was written; it broke off after words were shown.
+	Streamed, Cut bool
+}
+
+// AnswerTask is Answer with what a front end that streams needs besides.
+func AnswerTask(ctx context.Context, h Handler, t mnemo.Task, log *slog.Logger) (a Answered) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("task panicked", "panic", r, "stack", string(debug.Stack()))
-			text, failed = ErrorReplyText, true
+			a = Answered{Text: ErrorReplyText, Failed: true}
 		}
 	}()
 	reply, err := h.Handle(ctx, t)
 	switch {
 	case err != nil:
 		log.Warn("the task did not run", "error", err)
-		return ErrorReplyText, true
+		return Answered{Text: ErrorReplyText, Failed: true}
 	case strings.TrimSpace(reply.Text) == "":
 		log.Warn("the task gave no answer; answering with the apology", "task_id", reply.TaskID)
-		return mnemo.ApologyText, true
+		return Answered{Text: mnemo.ApologyText, Failed: true, Cut: reply.Cut}
 	case reply.Failed:
 		log.Warn("answering with the agent's apology", "task_id", reply.TaskID)
-		return reply.Text, true
+		return Answered{Text: reply.Text, Failed: true, Streamed: reply.Streamed, Cut: reply.Cut}
 	}
-	return reply.Text, false
+	return Answered{Text: reply.Text, Streamed: reply.Streamed}
 }

@@ -36,6 +36,13 @@ type Interrupted struct {
 	Text   string // the message
 	Reply  string // the reply being posted
 	Posted int    // parts of it already posted
+	// Streamed, when set, says the reply was being streamed instead (no
+	// reply decided; Reply and Posted unused): one message of the bot,
+	// answering the message, shows Streamed, and the journal names it
+	// as the reply's draft, unless Unjournaled (the crash came between
+	// the post and its journal line).
+	Streamed    string
+	Unjournaled bool
 }
 
 // Driver starts one platform's Bot against its fake, for one test. The
@@ -77,6 +84,12 @@ type Bot interface {
 	// answer's text; MemoryUser is that user's memory user name.
 	ShowMemory() string
 	MemoryUser() string
+	// Draft is what the message of Interrupted.Streamed shows now.
+	Draft() string
+	// Shown waits until ok holds of what the bot's messages show now,
+	// each as last edited, in the order they were posted, and returns
+	// them (a streamed reply is posted, then edited).
+	Shown(ok func([]Post) bool) []Post
 	// Ready is the bot's Ready; Stop cancels Run and returns its result.
 	Ready() bool
 	Stop() error
@@ -97,6 +110,10 @@ var Table = []Row{
 	{"privacy policy", privacy},
 	{"/memory", memoryCommand},
 	{"shutdown", shutdown},
+	{"stream", stream},
+	{"stream split", streamSplit},
+	{"stream cut", streamCut},
+	{"stream resume", streamResume},
 }
 
 // Run runs every row of Table against d, each as a subtest.
@@ -281,4 +298,136 @@ func countTasks(h *bottest.Handler, text string) int {
 		}
 	}
 	return n
+}
+
+// streamer is a handler's reply that streams: it sends each of deltas to
+// the task's stream, waiting before each for the test (next), and
+// answers with what it sent (Cut: as a reply that broke off).
+type streamer struct {
+	next chan struct{}
+	cut  bool
+}
+
+func (s streamer) reply(deltas ...string) func(mnemo.Task) (mnemo.Reply, error) {
+	return func(task mnemo.Task) (mnemo.Reply, error) {
+		var all strings.Builder
+		for _, d := range deltas {
+			<-s.next
+			all.WriteString(d)
+			task.Stream.Text(d)
+		}
+		<-s.next
+		return mnemo.Reply{Text: all.String(), Streamed: true, Cut: s.cut, Failed: s.cut}, nil
+	}
+}
+
+// texts is what posts show.
+func texts(posts []Post) []string {
+	out := make([]string, len(posts))
+	for i, p := range posts {
+		out[i] = p.Text
+	}
+	return out
+}
+
+// stream: the first words of a streamed reply are shown while the model
+// still writes; the complete reply ends up shown exactly once, in as many
+// messages as Parts makes, the first answering the message.
+func stream(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{})
+	s := streamer{next: make(chan struct{})}
+	b.Handler().SetReply(s.reply("Hello", " there,", " and welcome."))
+	m := b.DM("hi")
+	s.next <- struct{}{}
+	first := b.Shown(func(ps []Post) bool { return len(ps) == 1 && ps[0].Text != "" })
+	if !strings.HasPrefix("Hello there, and welcome.", strings.TrimSpace(first[0].Text)) {
+		t.Errorf("first words %q", first[0].Text)
+	}
+	if first[0].To != m {
+		t.Errorf("the first message answers %v; want %v", first[0].To, m)
+	}
+	s.next <- struct{}{}
+	s.next <- struct{}{}
+	s.next <- struct{}{} // the handler returns
+	want := b.Parts("Hello there, and welcome.")
+	b.Shown(func(ps []Post) bool { return slices.Equal(texts(ps), want) })
+	b.Handler().SetReply(nil)
+	if got := texts(b.Settle()); !slices.Equal(got, append(want, "echo: settle")) {
+		t.Errorf("messages %q; want %q and the settle answer", got, want)
+	}
+}
+
+// streamSplit: a streamed reply past the platform's limit continues in a
+// new message while it is written; in the end every message is a part
+// of the reply as Parts splits it, within the limit, each shown once.
+func streamSplit(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{})
+	s := streamer{next: make(chan struct{})}
+	para := strings.Repeat("word ", b.MaxRunes()/10)
+	deltas := []string{para, para, "\n\n" + para, para, "\n\n" + para, para}
+	full := strings.Join(deltas, "")
+	b.Handler().SetReply(s.reply(deltas...))
+	b.DM("long please")
+	for range deltas[:4] {
+		s.next <- struct{}{}
+	}
+	b.Shown(func(ps []Post) bool { return len(ps) >= 2 }) // split while written
+	for range deltas[4:] {
+		s.next <- struct{}{}
+	}
+	s.next <- struct{}{}
+	want := b.Parts(full)
+	if len(want) < 3 {
+		t.Fatalf("%d parts; the row needs 3 or more", len(want))
+	}
+	got := b.Shown(func(ps []Post) bool { return slices.Equal(texts(ps), want) })
+	for i, p := range got {
+		if n := len([]rune(p.Text)); n > b.MaxRunes() {
+			t.Errorf("message %d has %d characters, above %d", i, n, b.MaxRunes())
+		}
+	}
+	b.Handler().SetReply(nil)
+	if n := len(b.Settle()); n != len(want)+1 {
+		t.Errorf("%d messages; want %d and the settle answer", n, len(want))
+	}
+}
+
+// streamCut: a streamed reply that broke off shows the words that came
+// and mnemo.CutNote, once.
+func streamCut(t *testing.T, d Driver) {
+	b := d.Start(t, Setup{})
+	s := streamer{next: make(chan struct{}), cut: true}
+	b.Handler().SetReply(s.reply("The answer is", " forty"))
+	b.DM("question")
+	s.next <- struct{}{}
+	b.Shown(func(ps []Post) bool { return len(ps) == 1 })
+	s.next <- struct{}{}
+	s.next <- struct{}{}
+	want := b.Parts("The answer is forty" + mnemo.CutNote)
+	b.Shown(func(ps []Post) bool { return slices.Equal(texts(ps), want) })
+	b.Handler().SetReply(nil)
+	if got := texts(b.Settle()); !slices.Equal(got, append(want, "echo: settle")) {
+		t.Errorf("messages %q; want %q and the settle answer", got, want)
+	}
+}
+
+// streamResume: a reply a crash interrupted while it was streamed is
+// answered again into the message it had posted (edited), not posted
+// anew, so the half-written words are not left beside a second reply.
+func streamResume(t *testing.T, d Driver) {
+	for _, unjournaled := range []bool{false, true} {
+		t.Run(map[bool]string{false: "journaled", true: "unjournaled"}[unjournaled], func(t *testing.T) {
+			b := d.Start(t, Setup{IntakeDir: t.TempDir(),
+				Interrupted: &Interrupted{Text: "question", Streamed: "The answer i", Unjournaled: unjournaled}})
+			if got := texts(b.Settle()); !slices.Equal(got, []string{"echo: settle"}) {
+				t.Errorf("posted %q; want only the settle answer", got)
+			}
+			if got, want := b.Draft(), b.Parts("echo: question")[0]; got != want {
+				t.Errorf("the streamed message shows %q; want %q", got, want)
+			}
+			if n := countTasks(b.Handler(), "question"); n != 1 {
+				t.Errorf("the interrupted message was answered %d times", n)
+			}
+		})
+	}
 }

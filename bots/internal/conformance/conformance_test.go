@@ -3,11 +3,14 @@ package conformance
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -47,6 +50,7 @@ type refChat struct {
 	posts   []refPost
 	changed chan struct{}
 	earlier map[int]int // parts already posted before the start, by message
+	draft   string      // the message a streamed reply posted before the start (id "pre")
 }
 
 var _ Platform = (*refChat)(nil)
@@ -89,17 +93,59 @@ func (c *refChat) Prepare(_ context.Context, m *refMsg, t *mnemo.Task) {
 
 func (c *refChat) Parts(_ *refMsg, text string) []string { return chat.Split(text, refLimit) }
 
-func (c *refChat) PostPart(_ context.Context, m *refMsg, i int, part string) error {
+func (c *refChat) PostPart(ctx context.Context, m *refMsg, i int, part string) error {
+	_, err := c.StartDraft(ctx, m, pipeline.DraftEdit{Part: i, Text: part})
+	return err
+}
+
+// The reference chat shows replies as they are written: a post's id is
+// its place among the posts, and an edit changes its text.
+var _ pipeline.Drafter[*refMsg] = (*refChat)(nil)
+
+func (c *refChat) DraftInterval() time.Duration { return 0 }
+
+func (c *refChat) StartDraft(_ context.Context, m *refMsg, e pipeline.DraftEdit) (string, error) {
+	i, part := e.Part, e.Text
 	to := -1
 	if i == 0 {
 		to = m.N
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.posts = append(c.posts, refPost{text: part, to: to})
+	c.changedLocked()
+	return strconv.Itoa(len(c.posts) - 1), nil
+}
+
+// FindDraft finds the message a streamed reply posted before the start.
+func (c *refChat) FindDraft(context.Context, *refMsg) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.draft != "" {
+		return "pre"
+	}
+	return ""
+}
+
+func (c *refChat) EditDraft(_ context.Context, _ *refMsg, e pipeline.DraftEdit) error {
+	i, err := strconv.Atoi(e.ID)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if e.ID == "pre" {
+		c.draft = e.Text
+		return nil
+	}
+	if err != nil || i < 0 || i >= len(c.posts) {
+		return fmt.Errorf("no message %q", e.ID)
+	}
+	c.posts[i].text = e.Text
+	c.changedLocked()
+	return nil
+}
+
+func (c *refChat) changedLocked() {
 	close(c.changed)
 	c.changed = make(chan struct{})
-	c.mu.Unlock()
-	return nil
 }
 
 func (c *refChat) Posted(_ context.Context, m *refMsg, _ []string) int { return c.earlier[m.N] }
@@ -138,7 +184,14 @@ func (refDriver) Start(t *testing.T, s Setup) Bot {
 		}
 		m := refMessage(0, in.Text, true, log)
 		j.Add(intake.Entry{ID: m.ID, User: m.User, Data: room.Encode(m)})
-		j.Posting(m.ID, in.Reply)
+		if in.Streamed != "" {
+			if !in.Unjournaled {
+				j.Drafted(m.ID, []string{"pre"})
+			}
+			room.draft = in.Streamed
+		} else {
+			j.Posting(m.ID, in.Reply)
+		}
 		j.Close()
 		room.earlier[0] = in.Posted // posted before the restart: not in this run's posts
 	}
@@ -199,6 +252,24 @@ func (b *refBot) Posts(n int) []Post {
 	return ps[:n]
 }
 
+func (b *refBot) Draft() string {
+	b.chat.mu.Lock()
+	defer b.chat.mu.Unlock()
+	return b.chat.draft
+}
+
+func (b *refBot) Shown(ok func([]Post) bool) []Post {
+	var ps []Post
+	bottest.WaitFor(b.t, "the messages to show it", Wait, func() bool {
+		b.chat.mu.Lock()
+		n := len(b.chat.posts)
+		b.chat.mu.Unlock()
+		ps = b.Posts(n)
+		return ok(ps)
+	})
+	return ps
+}
+
 func (b *refBot) Settle() []Post {
 	b.DM("settle")
 	bottest.WaitFor(b.t, "nothing left to answer", Wait, func() bool { return b.p.Queued() == 0 && b.p.Journal().Len() == 0 })
@@ -233,7 +304,8 @@ func TestTableRows(t *testing.T) {
 	for _, r := range Table {
 		names = append(names, r.Name)
 	}
-	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown"}
+	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown",
+		"stream", "stream split", "stream cut", "stream resume"}
 	if !slices.Equal(names, want) {
 		t.Errorf("rows %q; want %q", names, want)
 	}

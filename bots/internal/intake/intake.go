@@ -64,6 +64,10 @@ type Entry struct {
 	// may be posted in part already.
 	Posting bool
 	Reply   string
+	// Drafts are the platform's ids of the messages a streamed reply
+	// showed (Drafted), in order: after a crash they are finished by
+	// editing them, not posted again.
+	Drafts []string
 }
 
 // state is where a pending message is.
@@ -197,6 +201,10 @@ func (j *Journal) apply(r record) {
 		if it := j.items[r.ID]; it != nil {
 			it.state, it.Posting, it.Reply = posting, true, r.Text
 		}
+	case opDraft:
+		if it := j.items[r.ID]; it != nil {
+			it.Drafts = r.Msgs
+		}
 	case opDone:
 		if it := j.items[r.ID]; it != nil {
 			j.remove(it)
@@ -267,6 +275,7 @@ func (it *item) copyEntry() Entry {
 	e := it.Entry
 	e.Keys = slices.Clone(e.Keys)
 	e.Data = slices.Clone(e.Data)
+	e.Drafts = slices.Clone(e.Drafts)
 	return e
 }
 
@@ -280,6 +289,7 @@ func (j *Journal) Pending() []Entry {
 		out[i] = e
 		out[i].Keys = slices.Clone(e.Keys)
 		out[i].Data = slices.Clone(e.Data)
+		out[i].Drafts = slices.Clone(e.Drafts)
 	}
 	return out
 }
@@ -372,6 +382,21 @@ func (j *Journal) Posting(id, reply string) error {
 	return j.update(id, func(it *item) *durable.Batch {
 		it.state, it.Posting, it.Reply = posting, true, reply
 		return j.appendLocked(record{Op: opPost, ID: id, Text: reply})
+	})
+}
+
+// Drafted journals the platform's ids of the messages a streamed reply to
+// message id shows so far (all of them, in order; at most 16), so that
+// after a crash the reply is finished in them rather than posted again.
+// A message the journal does not hold is not recorded (nil).
+func (j *Journal) Drafted(id string, msgs []string) error {
+	if len(msgs) > maxDrafts {
+		return fmt.Errorf("intake: %d draft messages (at most %d)", len(msgs), maxDrafts)
+	}
+	msgs = slices.Clone(msgs)
+	return j.update(id, func(it *item) *durable.Batch {
+		it.Drafts = msgs
+		return j.appendLocked(record{Op: opDraft, ID: id, Msgs: msgs})
 	})
 }
 

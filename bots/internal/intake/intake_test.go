@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -896,5 +897,51 @@ func TestForgetFile(t *testing.T) {
 		if _, err := ForgetFile(w.dir, "x", "alice"); err == nil {
 			t.Error("ForgetFile on a read-only folder gave no error")
 		}
+	}
+}
+
+// The messages a streamed reply shows are pending after a restart with
+// their message (with or without the reply decided), also after the
+// journal is rewritten; more than a reply may have are refused, and a
+// draft line naming too many is skipped.
+func TestDrafted(t *testing.T) {
+	w := newWorld(t)
+	j := w.open(t)
+	add(t, j, msg("m1"), msg("m2"))
+	if err := j.Drafted("m1", []string{"p1", "p2"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Drafted("m2", []string{"q1"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Posting("m2", "reply"); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Drafted("m1", make([]string, maxDrafts+1)); err == nil {
+		t.Error("too many drafts taken")
+	}
+	if err := j.Drafted("gone", []string{"x"}); err != nil {
+		t.Errorf("a message not held: %v", err)
+	}
+	j.Close()
+	j = w.open(t)
+	check := func(what string, es []Entry) {
+		t.Helper()
+		if len(es) != 2 || !slices.Equal(es[0].Drafts, []string{"p1", "p2"}) || es[0].Posting ||
+			!slices.Equal(es[1].Drafts, []string{"q1"}) || !es[1].Posting {
+			t.Errorf("%s: pending %+v", what, es)
+		}
+	}
+	check("after a restart", j.Pending())
+	j.mu.Lock()
+	err := j.compactLocked()
+	j.mu.Unlock()
+	if err != nil {
+		t.Fatal(err)
+	}
+	j.Close()
+	check("after a rewrite", w.open(t).Pending())
+	if _, err := parseRecord([]byte(`{"op":"draft","id":"m","msgs":["1","2","3","4","5","6","7","8","9","10","11","12","13","14","15","16","17"]}`)); err == nil {
+		t.Error("a draft record naming 17 messages parsed")
 	}
 }

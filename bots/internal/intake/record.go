@@ -11,12 +11,21 @@ import (
 //
 //	{"op":"add","id":"…","keys":["…"],"user":"…","at":"…","data":{…}}
 //	{"op":"post","id":"…","text":"…"}
+//	{"op":"draft","id":"…","msgs":["…"]}
 //	{"op":"done","id":"…","keys":["…"],"at":"…"}
 const (
 	opAdd  = "add"
 	opPost = "post"
 	opDone = "done"
 )
+
+// opDraft names the platform messages a streamed reply shows so far
+// (Journal.Drafted).
+const opDraft = "draft"
+
+// maxDrafts bounds the messages a streamed reply names (the adapters
+// post at most 5).
+const maxDrafts = 16
 
 // maxKeys bounds the dedupe keys of one message (the adapters use 3).
 const maxKeys = 8
@@ -30,6 +39,7 @@ type record struct {
 	At   time.Time       `json:"at,omitzero"`
 	Data json.RawMessage `json:"data,omitempty"`
 	Text string          `json:"text,omitempty"`
+	Msgs []string        `json:"msgs,omitempty"`
 }
 
 // encode renders r as one line ending in '\n' (JSON escapes every newline
@@ -55,6 +65,10 @@ func parseRecord(line []byte) (record, error) {
 	case opAdd:
 		if len(r.Data) == 0 {
 			return record{}, errors.New("an add without data")
+		}
+	case opDraft:
+		if len(r.Msgs) > maxDrafts {
+			return record{}, fmt.Errorf("%d draft messages (at most %d)", len(r.Msgs), maxDrafts)
 		}
 	case opPost, opDone:
 	default:

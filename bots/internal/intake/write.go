@@ -83,6 +83,9 @@ func (j *Journal) compactLocked() error {
 	}
 	for _, it := range j.sorted() {
 		buf.Write(record{Op: opAdd, ID: it.ID, Keys: it.Keys, User: it.User, At: it.At, Data: it.Data}.encode())
+		if len(it.Drafts) > 0 {
+			buf.Write(record{Op: opDraft, ID: it.ID, Msgs: it.Drafts}.encode())
+		}
 		if it.Posting {
 			buf.Write(record{Op: opPost, ID: it.ID, Text: it.Reply}.encode())
 		}

@@ -16,6 +16,12 @@
 // before a restart; a reply a crash interrupted is resumed from the first
 // part the platform does not show yet.
 //
+// A platform that can edit its messages also implements Drafter (draft.go):
+// the task then gets a Stream, and the reply is shown while it is written
+// (the first words posted at once, then edits, continued in new messages
+// where Parts splits; the messages' ids journaled, so that a crash is
+// finished by edits rather than a second reply).
+//
 // A platform (bots/slack, bots/discord) implements Platform, the few things
 // only it knows: reading its events into messages, the journal form of a
 // message, acknowledging, posting one part, finding the parts already
@@ -98,6 +104,10 @@ type Options struct {
 	// acknowledged and left to the redelivery; else (Discord) it is
 	// answered anyway.
 	Redelivers bool
+	// FirstVisible, when set, is told how long after a message was taken
+	// to answer the first words of its streamed reply were shown
+	// (mnemo_time_to_first_visible_seconds).
+	FirstVisible func(time.Duration)
 	// TypingUntilPosted keeps the typing indicator until the reply is
 	// posted (Slack: a status or reaction taken away before would
 	// flicker); else it ends before (Discord: typing shown after the post
@@ -121,6 +131,11 @@ type Pipeline[M Incoming] struct {
 	work     context.Context // what answers run under: outlives Run's ctx
 	stopping atomic.Bool
 	wg       sync.WaitGroup
+
+	// drafts are the messages a streamed reply showed before a restart,
+	// by message id (Replay), finished by the answer (takeDrafts).
+	draftsMu sync.Mutex
+	drafts   map[string][]string
 }
 
 // New returns the pipeline of platform plat.
@@ -254,7 +269,7 @@ func (p *Pipeline[M]) answer(m M) {
 	}
 	ctx := p.work
 	start := time.Now()
-	stopTyping := p.plat.Typing(ctx, m)
+	stopTyping := sync.OnceFunc(p.plat.Typing(ctx, m))
 	task := mnemo.Task{
 		ID:            id,
 		User:          h.User,
@@ -266,17 +281,36 @@ func (p *Pipeline[M]) answer(m M) {
 		Channel:       !h.DM,
 		ChannelMemory: chat.TaskMemory(h.DM, p.opts.ChannelMemory),
 	}
-	text, failed := chat.ErrorReplyText, true
+	// A platform that shows replies as they are written gets the task's
+	// stream: the typing indicator ends at the first words.
+	var dr *draft[M]
+	if d, ok := p.plat.(Drafter[M]); ok {
+		dr = newDraft(p, d, m, p.takeDrafts(m), func() {
+			stopTyping()
+			if p.opts.FirstVisible != nil {
+				p.opts.FirstVisible(time.Since(start))
+			}
+		})
+		dr.visible = sync.OnceFunc(dr.visible)
+		task.Stream = dr
+	}
+	a := chat.Answered{Text: chat.ErrorReplyText, Failed: true}
 	if p.prepare(ctx, m, &task, log) {
-		text, failed = chat.Answer(ctx, p.opts.Handler, task, log)
+		a = chat.AnswerTask(ctx, p.opts.Handler, task, log)
 	}
 	if !p.opts.TypingUntilPosted {
 		stopTyping()
 	}
-	if failed {
-		log.Warn(p.opts.Name + ": answering with an apology")
+	if a.Failed {
+		log.Warn(p.opts.Name+": answering with an apology", "cut", a.Cut)
 	}
-	p.reply(m, text, start)
+	text := a.Text
+	if dr != nil {
+		text = finalText(a, dr.written())
+	}
+	if dr == nil || !dr.finish(text, start) {
+		p.reply(m, text, start)
+	}
 	if p.opts.TypingUntilPosted {
 		stopTyping()
 	}
@@ -354,19 +388,58 @@ func (p *Pipeline[M]) Replay(ctx context.Context) {
 				"file", p.Journal().Path(), "id", e.ID, "error", err)
 			_ = p.Journal().Done(e.ID)
 		case e.Posting:
-			resume := func() { p.resume(m, e.Reply) }
+			resume := func() { p.resume(m, e) }
 			if !p.Queue.Submit(m.Head().Conversation, resume) {
 				p.Spawn(ctx, resume)
 			}
 		default:
+			p.keepDrafts(e.ID, e.Drafts) // nil too: its answer looks for a message a crash left
 			p.enqueue(ctx, m)
 		}
 	}
 }
 
+// keepDrafts keeps the messages a streamed reply to message id showed
+// before a restart, for its answer to finish in them.
+func (p *Pipeline[M]) keepDrafts(id string, ids []string) {
+	p.draftsMu.Lock()
+	defer p.draftsMu.Unlock()
+	if p.drafts == nil {
+		p.drafts = map[string][]string{}
+	}
+	p.drafts[id] = ids
+}
+
+// takeDrafts is what keepDrafts kept for m (nil when nothing): for a
+// message replayed without any, the first message of its reply the
+// platform shows (DraftFinder), which a crash may have left unjournaled.
+func (p *Pipeline[M]) takeDrafts(m M) []string {
+	h := m.Head()
+	p.draftsMu.Lock()
+	ids, replayed := p.drafts[h.ID]
+	delete(p.drafts, h.ID)
+	p.draftsMu.Unlock()
+	if f, ok := p.plat.(DraftFinder[M]); ok && replayed && len(ids) == 0 {
+		if id := f.FindDraft(p.work, m); id != "" {
+			h.Log.Info(p.opts.Name + ": a reply a crash interrupted is answered again in the message it had begun")
+			ids = []string{id}
+		}
+	}
+	return ids
+}
+
 // resume finishes a reply a crash interrupted: the parts of it the
-// platform shows already are not posted again.
-func (p *Pipeline[M]) resume(m M, text string) {
+// platform shows already are not posted again; the messages a streamed
+// reply showed are edited to their final text.
+func (p *Pipeline[M]) resume(m M, e intake.Entry) {
+	text := e.Reply
+	if d, ok := p.plat.(Drafter[M]); ok && len(e.Drafts) > 0 {
+		m.Head().Log.Info(p.opts.Name+": finishing a streamed reply interrupted by a restart", "messages_streamed", len(e.Drafts))
+		dr := newDraft(p, d, m, e.Drafts, func() {})
+		dr.stop()
+		dr.complete(text, time.Now())
+		return
+	}
 	posted := p.plat.Posted(p.work, m, p.plat.Parts(m, text))
 	m.Head().Log.Info(p.opts.Name+": finishing a reply interrupted by a restart", "parts_posted_before", posted)
 	p.post(m, text, posted, time.Now())

@@ -20,7 +20,17 @@
 //     increasing ("1700000000.000100" style). Enforced: no_text, msg_too_long
 //     (text over 40,000 characters), invalid_blocks (more than 50 blocks, a
 //     section over 3,000 characters, bad JSON), channel_not_found (no channel),
-//     message_not_found (update/delete of an unknown ts).
+//     message_not_found (update/delete of an unknown ts), cant_update_message
+//     (an update of a message still streaming). Each Post has the call's Time.
+//   - chat.startStream, chat.appendStream, chat.stopStream: a streamed reply in
+//     a thread (invalid_thread_ts without thread_ts; invalid_arguments outside
+//     a DM without recipient_user_id and recipient_team_id), its
+//     markdown_text added per call (msg_too_long past 12,000 characters);
+//     appendStream and stopStream of a stream not running answer
+//     message_not_in_streaming_state; stopStream keeps its metadata. Recorded
+//     as Posts whose Text is what the message shows after the call;
+//     RefuseStreams(code) makes every start fail with code (a workspace
+//     without streaming); Streaming tells whether a stream still runs.
 //   - conversations.replies: the thread's parent then its replies by ts, with
 //     limit and cursor pagination (response_metadata.next_cursor, has_more).
 //   - conversations.history: the channel's top-level messages, newest first,

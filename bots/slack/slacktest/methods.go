@@ -82,6 +82,7 @@ func (s *Server) recordChatLocked(method string, c *Call, ts string) Post {
 		Attachments:    rawOrNil(p.Get("attachments")),
 		Mrkdwn:         p.Get("mrkdwn") != "false",
 		ReplyBroadcast: p.Get("reply_broadcast") == "true",
+		Time:           c.Time,
 		Params:         faketest.CloneValues(p),
 	}
 	post.Seq = s.nextSeqLocked()
@@ -154,6 +155,9 @@ func (s *Server) chatUpdate(c *Call) apiResult {
 	channel, ts, i := s.messageLocked(p)
 	if i < 0 {
 		return errResult("message_not_found")
+	}
+	if s.streaming[channel+"/"+ts] { // stop the stream first
+		return errResult("cant_update_message")
 	}
 	if code := checkContent(p); code != "" {
 		return errResult(code)

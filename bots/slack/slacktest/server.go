@@ -114,6 +114,10 @@ type Server struct {
 	handlers    map[string]func(Call) any
 	faults      faketest.Faults[Fault]
 	channels    map[string][]Message
+	// Streams: the messages streaming (channel/ts), and the error every
+	// chat.startStream answers ("" accepts).
+	streaming     map[string]bool
+	refuseStreams string
 
 	// Socket Mode
 	tickets        map[string]bool // issued tickets; true once used
@@ -143,6 +147,7 @@ func New(tb fake.T, opts Options) *Server {
 		users:          map[string]User{},
 		handlers:       map[string]func(Call) any{},
 		channels:       map[string][]Message{},
+		streaming:      map[string]bool{},
 		tickets:        map[string]bool{},
 		sentAt:         map[string]sentInfo{},
 		timers:         map[*redeliveryTimer]struct{}{},

@@ -39,8 +39,9 @@ type Call struct {
 	Time          time.Time
 }
 
-// Post is a successful chat.postMessage, chat.postEphemeral, chat.update or
-// chat.delete.
+// Post is a successful chat.postMessage, chat.postEphemeral, chat.update,
+// chat.delete, chat.startStream, chat.appendStream or chat.stopStream (for
+// the three stream methods Text is what the message shows after the call).
 type Post struct {
 	Seq            int
 	Method         string
@@ -54,6 +55,7 @@ type Post struct {
 	Mrkdwn         bool            // false only when the client sent mrkdwn=false
 	ReplyBroadcast bool
 	Params         url.Values
+	Time           time.Time // when the call came (the server's clock)
 }
 
 func (p Post) clone() Post {
@@ -343,6 +345,9 @@ var builtinMethods = map[string]func(*Server, *Call) apiResult{
 	"chat.postMessage":            (*Server).chatPostMessage,
 	"chat.postEphemeral":          (*Server).chatPostEphemeral,
 	"chat.update":                 (*Server).chatUpdate,
+	"chat.startStream":            (*Server).chatStartStream,
+	"chat.appendStream":           (*Server).chatAppendStream,
+	"chat.stopStream":             (*Server).chatStopStream,
 	"chat.delete":                 (*Server).chatDelete,
 	"conversations.replies":       (*Server).conversationsReplies,
 	"conversations.history":       (*Server).conversationsHistory,
