@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/cmd/internal/state"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -54,6 +56,10 @@ type app struct {
 	// withdrawn holds the IDs of tasks a person cancelled (Ctrl-C in
 	// chat): their turns are not reflected.
 	withdrawn sync.Map
+	// state is the state folder; indexRoot its index folder, where the
+	// store keeps its index cache (both opened through the state's root).
+	state     *state.State
+	indexRoot *os.Root
 }
 
 // withdraw keeps the turn of task id from the reflector; called before
@@ -96,8 +102,19 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	if note != "" {
 		fmt.Fprintln(env.stderr, "mnemo: "+note)
 	}
+	st, err := openState(env, stateDir(cfg))
+	if err != nil {
+		return nil, err
+	}
+	indexRoot, err := st.Sub("index")
+	if err != nil {
+		st.Close()
+		return nil, failure(fmt.Errorf("memory index cache: %w", err))
+	}
 	hist, err := openHistory(cfg, time.Now)
 	if err != nil {
+		indexRoot.Close()
+		st.Close()
 		return nil, err
 	}
 	changes := &changeLog{hist: hist, metrics: metrics.New(metrics.Gauges{}), log: env.logger}
@@ -116,7 +133,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL}
+	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
+		state: st, indexRoot: indexRoot}
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
 		Reflector:    measuredModel{client, "reflector", changes.metrics},
@@ -124,6 +142,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
 			Watch: true, Clean: true,
+			IndexCache: filepath.Join(stateDir(cfg), "index"), IndexCacheRoot: indexRoot,
 		},
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: stateDir(cfg),
@@ -135,6 +154,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	})
 	if err != nil {
 		hist.Close()
+		indexRoot.Close()
+		st.Close()
 		return nil, failure(err)
 	}
 	a.core = core
@@ -171,6 +192,8 @@ func (a *app) Close(ctx context.Context) error {
 	u := a.llm.Usage()
 	a.env.logger.Info("mnemo: stopped", "llm_calls", u.Calls, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "retries", u.Retries, "failures", u.Failures)
 	a.hist.Close()
+	a.indexRoot.Close()
+	a.state.Close()
 	return err
 }
 

@@ -62,7 +62,7 @@ func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error
 	// must not make mnemo (perhaps run by root for an admin command) write
 	// where it points.
 	f, err := st.OpenFile(lockFileName, os.O_RDWR|os.O_CREATE, 0o600)
-	if state.IsEscape(err) {
+	if errors.Is(err, state.ErrLink) {
 		st.Close()
 		return nil, failure(err) // it names the link and the fix
 	}

@@ -269,7 +269,7 @@ func TestLockErrors(t *testing.T) {
 	if err := os.Symlink(target, lockPath); err != nil {
 		t.Fatal(err)
 	}
-	w.chat(t, "hi\n").want(t, 1, "", "mnemo: "+lockPath+": a symbolic link there leads out of the state folder, and mnemo does not follow those: remove it (")
+	w.chat(t, "hi\n").want(t, 1, "", "mnemo: "+lockPath+" is a symbolic link; remove it (mnemo does not follow symbolic links in its state folder)\n")
 	if b, _ := os.ReadFile(target); string(b) != "keep me\n" {
 		t.Errorf("the link's target was written: %q", b)
 	}

@@ -15,7 +15,10 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
+	"github.com/mnemo-agent/mnemo/agent/logtest"
+	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -195,4 +198,100 @@ func TestOtherUsersCannotSteerARunningMnemo(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
+}
+
+// ttyChat runs `mnemo chat --user ada` at a terminal, sends msg, ends it
+// with Ctrl-D and returns the screen and stderr.
+func ttyChat(t *testing.T, w *chatWorld, msg string) (string, string) {
+	t.Helper()
+	tty := consoletest.Open(t)
+	var errOut logtest.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(stopOn(context.Background()), []string{"chat", "--user", "ada"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, &errOut)
+	}()
+	tty.WaitFor(t, "you> ")
+	tty.Type(t, msg+"\r")
+	tty.WaitFor(t, "Noted.")
+	tty.Type(t, "\x04")
+	select {
+	case err := <-done:
+		if code := exitCode(err, &errOut); code != 0 {
+			t.Fatalf("exit %d (%v); stderr:\n%s", code, err, errOut.String())
+		}
+	case <-time.After(consoletest.Wait):
+		t.Fatalf("chat did not end at Ctrl-D; screen:\n%q", tty.Screen())
+	}
+	return tty.Screen(), errOut.String()
+}
+
+// unchanged fails unless the file at p still holds text with mode 0644.
+func unchanged(t *testing.T, p, text string) {
+	t.Helper()
+	if b, err := os.ReadFile(p); err != nil || string(b) != text {
+		t.Errorf("the link's target %s was written: %q, %v", p, b, err)
+	}
+	if m := modeOf(t, p); m != 0o644 {
+		t.Errorf("the link's target %s was made %v", p, m)
+	}
+}
+
+// The files of the state folder are opened through its root (issue 23,
+// point 3): the terminal chat's history and the memory index cache are
+// never written where a link leads out of the state folder, whether the
+// link is the file or its folder; the link is refused with the fix.
+func TestStateFilesAreNotOpenedThroughLinks(t *testing.T) {
+	const keep = "another user's file\n"
+	w := newChatWorld(t)
+	state := filepath.Join(w.dir, "data", "state")
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	putFile(t, victim, keep)
+	os.Chmod(victim, 0o644)
+	link := func(target, at string) {
+		t.Helper()
+		os.RemoveAll(at)
+		if err := os.MkdirAll(filepath.Dir(at), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// The history file itself is a link out.
+	link(victim, filepath.Join(state, "chat", "ada.history"))
+	screen, _ := ttyChat(t, w, "Hello, I'm Ada Lovelace.")
+	if !strings.Contains(screen, "ada.history is a symbolic link; mnemo does not follow links in its state folder: remove it") {
+		t.Errorf("the refused history was not said:\n%q", screen)
+	}
+	unchanged(t, victim, keep)
+
+	// Its folder is a link out.
+	link(outside, filepath.Join(state, "chat"))
+	_, stderr := ttyChat(t, w, "Hello again.")
+	if want := "mnemo: chat history: " + filepath.Join(state, "chat") + ": a symbolic link on the way leads out of the state folder; remove it"; !strings.Contains(stderr, want) {
+		t.Errorf("stderr does not say %q:\n%s", want, stderr)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "ada.history")); err == nil {
+		t.Error("the history was written in the folder the link leads to")
+	}
+	unchanged(t, victim, keep)
+	os.Remove(filepath.Join(state, "chat"))
+
+	// The index cache file is a link out: replaced, its target untouched.
+	link(victim, filepath.Join(state, "index", "ada.idx"))
+	w.chat(t, "hi\n", "--user", "ada").want(t, 0, "", "")
+	if fi, err := os.Lstat(filepath.Join(state, "index", "ada.idx")); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("index cache: %v, %v; want a file of its own", fi, err)
+	}
+	unchanged(t, victim, keep)
+
+	// Its folder is a link out: refused with the fix, nothing written there.
+	link(outside, filepath.Join(state, "index"))
+	w.chat(t, "hi\n", "--user", "ada").want(t, 1, "", "mnemo: memory index cache: "+filepath.Join(state, "index")+": a symbolic link on the way leads out of the state folder; remove it (")
+	if entries, _ := os.ReadDir(outside); len(entries) != 1 {
+		t.Errorf("written in the folder the link leads to: %v", entries)
+	}
+	unchanged(t, victim, keep)
 }

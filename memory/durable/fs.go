@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // FS is the folder the durable operations work in: *os.Root satisfies it
@@ -95,4 +96,20 @@ func (e *Error) Unwrap() error { return e.Err }
 func IsDisk(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
+}
+
+// IsEscape reports whether err is (or wraps) an os.Root's refusal of a
+// path, or of a symbolic link, that leads out of its folder. os does not
+// export that error, so it is known by its text.
+func IsEscape(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case err.Error() == "path escapes from parent":
+		return true
+	}
+	if m, ok := err.(interface{ Unwrap() []error }); ok {
+		return slices.ContainsFunc(m.Unwrap(), IsEscape)
+	}
+	return IsEscape(errors.Unwrap(err))
 }

@@ -6,8 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"syscall"
+
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // Mode is the state folder's mode: its owner's alone.
@@ -100,10 +103,18 @@ func (s *State) Tightened() fs.FileMode { return s.was }
 // Close closes the root. Roots and files opened from it stay open.
 func (s *State) Close() error { return s.root.Close() }
 
+// ErrLink is matched (errors.Is) by the errors of OpenFile and Sub that
+// refuse a symbolic link.
+var ErrLink = errors.New("mnemo does not follow symbolic links in its state folder")
+
 // OpenFile opens name (slash-separated, relative to the state folder) as
-// os.OpenFile does, through the root: a link on the way that leads out of
-// the state folder is refused, with an error saying so.
+// os.OpenFile does, through the root, and never through a symbolic link:
+// a link at name itself is refused, and so is one on the way that leads
+// out of the state folder (os.Root); the errors say which and the fix.
 func (s *State) OpenFile(name string, flag int, perm fs.FileMode) (*os.File, error) {
+	if fi, err := s.root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s is a symbolic link; remove it (%w)", filepath.Join(s.dir, name), ErrLink)
+	}
 	f, err := s.root.OpenFile(name, flag, perm)
 	if err != nil {
 		return nil, s.explain(name, err)
@@ -128,19 +139,11 @@ func (s *State) Sub(name string) (*os.Root, error) {
 // mnemo does not do and the fix.
 func (s *State) explain(name string, err error) error {
 	if IsEscape(err) {
-		return fmt.Errorf("%s/%s: a symbolic link there leads out of the state folder, and mnemo does not follow those: remove it (%w)", s.dir, name, err)
+		return fmt.Errorf("%s: a symbolic link on the way leads out of the state folder; remove it (%w: %w)", filepath.Join(s.dir, name), ErrLink, err)
 	}
 	return err
 }
 
 // IsEscape reports whether err is (or wraps) an os.Root's refusal of a
-// path, or a link, that leads out of its folder. os does not export that
-// error, so it is known by its text.
-func IsEscape(err error) bool {
-	for ; err != nil; err = errors.Unwrap(err) {
-		if err.Error() == "path escapes from parent" {
-			return true
-		}
-	}
-	return false
-}
+// path, or a link, that leads out of its folder (durable.IsEscape).
+func IsEscape(err error) bool { return durable.IsEscape(err) }

@@ -1,6 +1,7 @@
 package state
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -123,14 +124,17 @@ func TestLinksOutAreNotFollowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := s.OpenFile("mnemo.lock", os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err == nil || !IsEscape(err) || !strings.Contains(err.Error(), "leads out of the state folder") || !strings.Contains(err.Error(), "remove it") {
-		t.Errorf("a link out: %v", err)
+	if want := filepath.Join(dir, "mnemo.lock") + " is a symbolic link; remove it (mnemo does not follow symbolic links in its state folder)"; err == nil || !errors.Is(err, ErrLink) || err.Error() != want {
+		t.Errorf("a link: %v; want %s", err, want)
 	}
 	if err := os.Symlink(filepath.Dir(outside), filepath.Join(dir, "index")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Sub("index"); err == nil || !IsEscape(err) {
+	if _, err := s.Sub("index"); err == nil || !IsEscape(err) || !errors.Is(err, ErrLink) || !strings.Contains(err.Error(), "leads out of the state folder; remove it") {
 		t.Errorf("a folder linked out: %v", err)
+	}
+	if _, err := s.OpenFile("index/alice.idx", os.O_RDWR|os.O_CREATE, 0o600); err == nil || !IsEscape(err) {
+		t.Errorf("a file through a folder linked out: %v", err)
 	}
 	if b, _ := os.ReadFile(outside); string(b) != "precious\n" || mode(t, outside) != 0o644 {
 		t.Errorf("the target was changed: %q, %v", b, mode(t, outside))
@@ -139,12 +143,16 @@ func TestLinksOutAreNotFollowed(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "real"), []byte("x"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink("real", filepath.Join(dir, "inside")); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, "real.d"), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	f, err := s.OpenFile("inside", os.O_RDONLY, 0)
+	if err := os.Symlink("real.d", filepath.Join(dir, "inside")); err != nil {
+		t.Fatal(err)
+	}
+	// A folder linked inside is harmless: it is another of mnemo's.
+	f, err := s.OpenFile("inside/x", os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
-		t.Fatalf("a link inside: %v", err)
+		t.Fatalf("a folder linked inside: %v", err)
 	}
 	f.Close()
 	sub, err := s.Sub("chat")
