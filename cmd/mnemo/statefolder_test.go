@@ -85,7 +85,7 @@ func TestStateFolderOfAnotherUserIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	putFile(t, filepath.Join(w.dir, "data", "memory", "alice", "facts", "user.md"), aliceUser)
-	want := "mnemo: state folder " + state + " is mode -rwxr-xr-x and belongs to nobody (uid 65534), not to this user (root (uid 0)): other users could put links or files there that mnemo would trust; run mnemo as its owner (sudo -u nobody (uid 65534) mnemo …), or have the owner run chmod 700 " + state + "\n"
+	want := "mnemo: state folder " + state + " is mode -rwxr-xr-x and belongs to nobody (uid 65534), not to this user (root (uid 0)): other users could put links or files there that mnemo would trust; run mnemo as its owner (sudo -u nobody mnemo …), or have the owner run chmod 700 " + state + "\n"
 	w.chat(t, "hi\n").want(t, 1, "", want)
 	cli(t, w.env, "memory", "forget", "alice", "--yes").want(t, 1, "", want)
 	if m := modeOf(t, state); m != 0o755 {

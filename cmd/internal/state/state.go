@@ -63,7 +63,7 @@ func (s *State) ownAlone() error {
 	owner, me := ownerOf(fi), os.Geteuid()
 	if owner != me {
 		return fmt.Errorf("state folder %s is mode %v and belongs to %s, not to this user (%s): other users could put links or files there that mnemo would trust; run mnemo as its owner (sudo -u %s mnemo …), or have the owner run chmod 700 %s",
-			s.dir, perm, userName(owner), userName(me), userName(owner), s.dir)
+			s.dir, perm, userName(owner), userName(me), sudoUser(owner), s.dir)
 	}
 	if err := f.Chmod(Mode); err != nil {
 		return fmt.Errorf("state folder %s is mode %v, readable or writable by other users, and could not be made %v: %w; run chmod 700 %s", s.dir, perm, Mode, err, s.dir)
@@ -87,6 +87,15 @@ func userName(uid int) string {
 		return u.Username + " (uid " + id + ")"
 	}
 	return "uid " + id
+}
+
+// sudoUser is uid as sudo -u takes it: its name, or '#UID'.
+func sudoUser(uid int) string {
+	id := strconv.Itoa(uid)
+	if u, err := user.LookupId(id); err == nil && u.Username != "" {
+		return u.Username
+	}
+	return "'#" + id + "'"
 }
 
 // Dir is the state folder's path, as given to Open.

@@ -96,7 +96,7 @@ func TestOpenRefusesAnotherUsersLooserFolder(t *testing.T) {
 	if err == nil {
 		t.Fatal("another user's 0755 state folder was accepted")
 	}
-	for _, want := range []string{dir + " is mode -rwxr-xr-x and belongs to", "uid 65534", "sudo -u", "chmod 700 " + dir} {
+	for _, want := range []string{dir + " is mode -rwxr-xr-x and belongs to", "nobody (uid 65534)", "sudo -u nobody mnemo", "chmod 700 " + dir} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("error %q does not say %q", err, want)
 		}
@@ -179,5 +179,20 @@ func TestOpenFailures(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "state folder "+dir) || !strings.Contains(err.Error(), "set state.dir elsewhere") {
 			t.Errorf("Open(%s) = %v", dir, err)
 		}
+	}
+}
+
+func TestUserNames(t *testing.T) {
+	if got := userName(0); got != "root (uid 0)" {
+		t.Errorf("userName(0) = %q", got)
+	}
+	if got, want := sudoUser(0), "root"; got != want {
+		t.Errorf("sudoUser(0) = %q", got)
+	}
+	if got := userName(1 << 30); got != "uid 1073741824" {
+		t.Errorf("an unknown uid: %q", got)
+	}
+	if got := sudoUser(1 << 30); got != "'#1073741824'" {
+		t.Errorf("an unknown uid for sudo: %q", got)
 	}
 }
