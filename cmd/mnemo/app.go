@@ -88,6 +88,16 @@ func stateDir(cfg *config.Config) string {
 	return filepath.Join(filepath.Dir(filepath.Clean(cfg.Memory.DataDir)), "state")
 }
 
+// checkStateFolder makes the state folder's subfolder name (0700) when
+// it is missing, and refuses one that a link leads out of the state folder.
+func checkStateFolder(st *state.State, name string) error {
+	r, err := st.Sub(name)
+	if err != nil {
+		return err
+	}
+	return r.Close()
+}
+
 // openApp resolves the model server (falling back to a local Ollama),
 // opens the store and the reflector (which replays turns a crash left
 // journaled) and builds the Thinker.
@@ -105,6 +115,15 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	st, err := openState(env, stateDir(cfg))
 	if err != nil {
 		return nil, err
+	}
+	// The folders the reflector and the history keep by path: checked here
+	// (made 0700, refused when a link leads them out of the state folder)
+	// before those packages open them.
+	for _, d := range []struct{ name, what string }{{"reflector", "reflection journal"}, {"history", "memory file history"}} {
+		if err := checkStateFolder(st, d.name); err != nil {
+			st.Close()
+			return nil, failure(fmt.Errorf("%s: %w", d.what, err))
+		}
 	}
 	indexRoot, err := st.Sub("index")
 	if err != nil {

@@ -166,6 +166,13 @@ func TestLinksOutAreNotFollowed(t *testing.T) {
 	if _, err := s.OpenFile("missing", os.O_RDONLY, 0); err == nil || IsEscape(err) {
 		t.Errorf("a missing file: %v", err)
 	}
+	// A file where a subfolder goes: said as it is.
+	if _, err := s.Sub("real"); err == nil || IsEscape(err) || errors.Is(err, ErrLink) {
+		t.Errorf("a file in a subfolder's place: %v", err)
+	}
+	if fi, err := s.Root().Stat("real"); err != nil || !fi.Mode().IsRegular() {
+		t.Errorf("Root: %v, %v", fi, err)
+	}
 }
 
 // What cannot be made or opened is named with the fix.
