@@ -116,14 +116,11 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	if err != nil {
 		return nil, err
 	}
-	// The folders the reflector and the history keep by path: checked here
-	// (made 0700, refused when a link leads them out of the state folder)
-	// before those packages open them.
-	for _, d := range []struct{ name, what string }{{"reflector", "reflection journal"}, {"history", "memory file history"}} {
-		if err := checkStateFolder(st, d.name); err != nil {
-			st.Close()
-			return nil, failure(fmt.Errorf("%s: %w", d.what, err))
-		}
+	// The reflector keeps its journal by path: its folder is checked here
+	// (made 0700, refused when a link leads it out of the state folder).
+	if err := checkStateFolder(st, "reflector"); err != nil {
+		st.Close()
+		return nil, failure(fmt.Errorf("reflection journal: %w", err))
 	}
 	indexRoot, err := st.Sub("index")
 	if err != nil {

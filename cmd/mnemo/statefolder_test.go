@@ -297,7 +297,7 @@ func TestStateFilesAreNotOpenedThroughLinks(t *testing.T) {
 	os.Remove(filepath.Join(state, "index"))
 
 	// The journal's and the history's folders linked out: refused the same way.
-	for _, c := range []struct{ dir, what string }{{"reflector", "reflection journal"}, {"history", "memory file history"}} {
+	for _, c := range []struct{ dir, what string }{{"reflector", "reflection journal"}, {"history", "history"}} {
 		link(outside, filepath.Join(state, c.dir))
 		w.chat(t, "hi\n", "--user", "ada").want(t, 1, "", "mnemo: "+c.what+": "+filepath.Join(state, c.dir)+": a symbolic link on the way leads out of the state folder; remove it (")
 		if entries, _ := os.ReadDir(outside); len(entries) != 1 {
