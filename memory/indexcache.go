@@ -257,7 +257,7 @@ func (x *index) save() error {
 // its checksum and is rebuilt. With root set, the file of name's base
 // name is written in root (made by its owner).
 func writeCacheFile(root *os.Root, name string, data []byte) error {
-	var dir durable.FS = root
+	var dir durable.FS = durable.RootDir{Root: root}
 	if root == nil {
 		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
 			return fmt.Errorf("index cache: %w", err)

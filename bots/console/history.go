@@ -102,7 +102,7 @@ func historyEntry(s string) bool {
 // private (0600) temp file beside it, fsynced and renamed over it (the
 // rename replaces a link at name; it never writes where one points).
 func rewrite(root *os.Root, name string, entries []string) error {
-	return durable.WriteFile(root, name, []byte(strings.Join(entries, "\n")+"\n"), durable.WriteOptions{})
+	return durable.WriteFile(durable.RootDir{Root: root}, name, []byte(strings.Join(entries, "\n")+"\n"), durable.WriteOptions{})
 }
 
 // Add is the editor's: it would add every line, also each line of a

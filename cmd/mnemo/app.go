@@ -56,10 +56,11 @@ type app struct {
 	// withdrawn holds the IDs of tasks a person cancelled (Ctrl-C in
 	// chat): their turns are not reflected.
 	withdrawn sync.Map
-	// state is the state folder; indexRoot its index folder, where the
-	// store keeps its index cache (both opened through the state's root).
-	state     *state.State
-	indexRoot *os.Root
+	// state is the state folder; indexRoot and journalRoot its index and
+	// reflector folders, where the store keeps its index cache and the
+	// reflector its journal (opened through the state's root).
+	state                  *state.State
+	indexRoot, journalRoot *os.Root
 }
 
 // withdraw keeps the turn of task id from the reflector; called before
@@ -116,20 +117,21 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	if err != nil {
 		return nil, err
 	}
-	// The reflector keeps its journal by path: its folder is checked here
-	// (made 0700, refused when a link leads it out of the state folder).
-	if err := checkStateFolder(st, "reflector"); err != nil {
+	journalRoot, err := st.Sub("reflector")
+	if err != nil {
 		st.Close()
 		return nil, failure(fmt.Errorf("reflection journal: %w", err))
 	}
 	indexRoot, err := st.Sub("index")
 	if err != nil {
+		journalRoot.Close()
 		st.Close()
 		return nil, failure(fmt.Errorf("memory index cache: %w", err))
 	}
 	hist, err := openHistory(cfg, time.Now)
 	if err != nil {
 		indexRoot.Close()
+		journalRoot.Close()
 		st.Close()
 		return nil, err
 	}
@@ -150,7 +152,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	}
 	calls := newCallGate()
 	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
-		state: st, indexRoot: indexRoot}
+		state: st, indexRoot: indexRoot, journalRoot: journalRoot}
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
 		Reflector:    measuredModel{client, "reflector", changes.metrics},
@@ -163,7 +165,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: stateDir(cfg),
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-			FactsBudget: cfg.Reflector.FactsBudget},
+			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot},
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars},
 		Logger: env.logger, Faults: env.faults,
@@ -171,6 +173,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	if err != nil {
 		hist.Close()
 		indexRoot.Close()
+		journalRoot.Close()
 		st.Close()
 		return nil, failure(err)
 	}
@@ -209,6 +212,7 @@ func (a *app) Close(ctx context.Context) error {
 	a.env.logger.Info("mnemo: stopped", "llm_calls", u.Calls, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "retries", u.Retries, "failures", u.Failures)
 	a.hist.Close()
 	a.indexRoot.Close()
+	a.journalRoot.Close()
 	a.state.Close()
 	return err
 }

@@ -296,6 +296,14 @@ func TestStateFilesAreNotOpenedThroughLinks(t *testing.T) {
 	unchanged(t, victim, keep)
 	os.Remove(filepath.Join(state, "index"))
 
+	// A journal file that is a link out: the turn is not journaled there
+	// (the chat says it could not be saved), the target untouched.
+	link(victim, filepath.Join(state, "reflector", "ada.jsonl"))
+	r := w.chat(t, "hi\n", "--user", "ada")
+	r.want(t, 1, "", "open journal "+filepath.Join(state, "reflector", "ada.jsonl")+": openat ada.jsonl: path escapes from parent|1 turn(s) could not be saved to the reflection journal")
+	unchanged(t, victim, keep)
+	os.Remove(filepath.Join(state, "reflector", "ada.jsonl"))
+
 	// The journal's and the history's folders linked out: refused the same way.
 	for _, c := range []struct{ dir, what string }{{"reflector", "reflection journal"}, {"history", "history"}} {
 		link(outside, filepath.Join(state, c.dir))

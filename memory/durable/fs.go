@@ -42,10 +42,20 @@ func (d Dir) Rename(oldname, newname string) error {
 // Remove removes name.
 func (d Dir) Remove(name string) error { return os.Remove(d.path(name)) }
 
-// display is name as errors and the Hook show it: a Dir's full path.
+// RootDir is an opened folder (an os.Root) as an FS whose files errors
+// and the Hook name by their full path, as Dir's: for state files, where
+// the path says which file, opened through a root so that a link that
+// leads out of it is never followed.
+type RootDir struct{ *os.Root }
+
+// display is name as errors and the Hook show it: a Dir's or a RootDir's
+// full path.
 func display(fsys FS, name string) string {
-	if d, ok := fsys.(Dir); ok {
+	switch d := fsys.(type) {
+	case Dir:
 		return d.path(name)
+	case RootDir:
+		return filepath.Join(d.Name(), filepath.FromSlash(name))
 	}
 	return name
 }
