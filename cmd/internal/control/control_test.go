@@ -552,3 +552,34 @@ func TestOtherUsersAreRefused(t *testing.T) {
 		t.Errorf("root's call = %q, %v", msg, err)
 	}
 }
+
+// A connection whose peer cannot be told is refused (here: one already
+// closed), and the peer of a live one is this process's user.
+func TestPeerUID(t *testing.T) {
+	path := filepath.Join(shortDir(t), "p.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sc, err := ln.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid, err := peerUID(sc); err != nil || uid != os.Geteuid() {
+		t.Errorf("peerUID = %d, %v; want %d", uid, err, os.Geteuid())
+	}
+	s := &Server{owner: os.Geteuid()}
+	if err := s.allowed(sc); err != nil {
+		t.Errorf("own user refused: %v", err)
+	}
+	sc.Close()
+	if err := s.allowed(sc); err == nil || !strings.Contains(err.Error(), "cannot tell which user connected") {
+		t.Errorf("a closed connection: %v", err)
+	}
+}
