@@ -95,6 +95,8 @@ type index struct {
 	cache   string
 	loaded  bool
 	changed bool
+	// cacheRoot, when set, is cache's folder: the file is opened in it.
+	cacheRoot *os.Root
 }
 
 func newIndex(now func() time.Time, cache string) *index {

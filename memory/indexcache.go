@@ -187,7 +187,7 @@ func (x *index) load() {
 	if x.cache == "" {
 		return
 	}
-	data, err := readCacheFile(x.cache)
+	data, err := readCacheFile(x.cacheRoot, x.cache)
 	if err != nil {
 		return
 	}
@@ -204,8 +204,16 @@ func (x *index) load() {
 	x.files, x.sorted = files, nil
 }
 
-func readCacheFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
+// readCacheFile reads the cache file name; with root set, the file of
+// that base name in root.
+func readCacheFile(root *os.Root, name string) ([]byte, error) {
+	var f *os.File
+	var err error
+	if root != nil {
+		f, err = root.Open(filepath.Base(name))
+	} else {
+		f, err = os.Open(name)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -235,7 +243,7 @@ func (x *index) save() error {
 	data := encodeCache(x.files)
 	x.changed = false
 	x.mu.Unlock()
-	if err := writeCacheFile(x.cache, data); err != nil {
+	if err := writeCacheFile(x.cacheRoot, x.cache, data); err != nil {
 		x.mu.Lock()
 		x.changed = true
 		x.mu.Unlock()
@@ -246,12 +254,17 @@ func (x *index) save() error {
 
 // writeCacheFile replaces name with data (durable.WriteFile: a new temp
 // file, never a link followed). No fsync: a cache torn by a crash fails
-// its checksum and is rebuilt.
-func writeCacheFile(name string, data []byte) error {
-	if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
-		return fmt.Errorf("index cache: %w", err)
+// its checksum and is rebuilt. With root set, the file of name's base
+// name is written in root (made by its owner).
+func writeCacheFile(root *os.Root, name string, data []byte) error {
+	var dir durable.FS = durable.RootDir{Root: root}
+	if root == nil {
+		if err := os.MkdirAll(filepath.Dir(name), 0o700); err != nil {
+			return fmt.Errorf("index cache: %w", err)
+		}
+		dir = durable.Dir(filepath.Dir(name))
 	}
-	if err := durable.WriteFile(durable.Dir(filepath.Dir(name)), filepath.Base(name), data, durable.WriteOptions{NoSync: true}); err != nil {
+	if err := durable.WriteFile(dir, filepath.Base(name), data, durable.WriteOptions{NoSync: true}); err != nil {
 		return fmt.Errorf("index cache: %w", err)
 	}
 	return nil
@@ -274,7 +287,11 @@ func (x *index) removeCache(p string) error {
 		x.changed = true // written again, without what was forgotten, at Close
 	}
 	x.mu.Unlock()
-	if err := os.Remove(x.cache); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	remove := os.Remove
+	if x.cacheRoot != nil {
+		remove = func(name string) error { return x.cacheRoot.Remove(filepath.Base(name)) }
+	}
+	if err := remove(x.cache); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("remove the index cache %s: %w", x.cache, err)
 	}
 	return nil

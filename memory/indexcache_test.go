@@ -720,3 +720,48 @@ func TestSymlinkedUserNotWatched(t *testing.T) {
 		t.Fatalf("watching %v, want only the root", got)
 	}
 }
+
+// With IndexCacheRoot the cache is read, written and removed through that
+// root: a cache file that is a link out of it is neither read nor written
+// through (the write replaces the link), and a forget removes the file.
+func TestIndexCacheThroughARoot(t *testing.T) {
+	dir, cache := cacheDirs(t)
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	victim := filepath.Join(t.TempDir(), "victim")
+	writeFile(t, victim, "keep me\n")
+	if err := os.Symlink(victim, filepath.Join(cache, "alice.idx")); err != nil {
+		t.Fatal(err)
+	}
+	writeAged(t, filepath.Join(dir, "alice/facts/work.md"), factA)
+	inRoot := func(o *Options) { o.IndexCacheRoot = root }
+	s := cachedStore(t, dir, cache, inRoot)
+	if got := listPaths(t, mustUser(t, s, "alice")); got != "facts/work.md=aaaa" {
+		t.Fatalf("lists %q", got)
+	}
+	s.Close()
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Fatalf("the link's target was written: %q", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(cache, "alice.idx")); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("the cache is %v, %v; want a file of its own", fi, err)
+	}
+	swapSameKey(t, filepath.Join(dir, "alice/facts/work.md"), factB) // read from the cache: still aaaa
+	s = cachedStore(t, dir, cache, inRoot)
+	u := mustUser(t, s, "alice")
+	if got := listPaths(t, u); got != "facts/work.md=aaaa" {
+		t.Fatalf("the cache was not read through the root: lists %q", got)
+	}
+	if err := u.RemoveAll(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(cache, "alice.idx")); !os.IsNotExist(err) {
+		t.Fatalf("the cache survived the forget: %v", err)
+	}
+}

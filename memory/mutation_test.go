@@ -654,7 +654,7 @@ func TestGenerationsNeverRepeatAfterALoad(t *testing.T) {
 	for _, p := range []string{"facts/a.md", "facts/b.md", "facts/c.md"} {
 		files[p] = entry{FileInfo: FileInfo{Path: p, Summary: p, Size: 1}, key: statKey{Size: 1, MTime: 1, Ino: 1}}
 	}
-	if err := writeCacheFile(cache, encodeCache(files)); err != nil {
+	if err := writeCacheFile(nil, cache, encodeCache(files)); err != nil {
 		t.Fatal(err)
 	}
 	for trial := range 32 {

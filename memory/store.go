@@ -50,6 +50,11 @@ type Options struct {
 	// store that watches writes it (at Close); any store removes a user's
 	// with a forget (Remove, RemoveAll).
 	IndexCache string
+	// IndexCacheRoot, when set, is the folder IndexCache names, opened
+	// (the state folder's index, through its root): the cache files are
+	// opened through it, so a link there that leads out is never followed.
+	// The caller closes it after the store. nil: IndexCache's path is used.
+	IndexCacheRoot *os.Root
 
 	// watched, when set, is called after the watcher handled an event
 	// (name: its path) or an error (name ""): tests wait on it instead of
@@ -217,6 +222,7 @@ func (s *Store) User(name string) (*User, error) {
 			cache = filepath.Join(s.opts.IndexCache, name+".idx")
 		}
 		u = &User{name: name, s: s, idx: newIndex(s.clock.Now, cache)}
+		u.idx.cacheRoot = s.opts.IndexCacheRoot
 		u.idx.unwatched = s.w == nil
 		s.users[name] = u
 	}

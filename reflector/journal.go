@@ -142,7 +142,7 @@ const DefaultSyncWindow = 10 * time.Millisecond
 // those operations.
 type journal struct {
 	dir    string
-	fs     durable.Dir
+	fs     durable.FS // durable.Dir(dir), or Config.JournalRoot
 	fault  durable.Hook
 	clock  clock.Clock
 	window time.Duration

@@ -373,3 +373,62 @@ func TestSyncWindowIsConfigured(t *testing.T) {
 	e.clock.Advance(time.Nanosecond)
 	<-each
 }
+
+// With Config.JournalRoot the journal is written through that root: a
+// user's file that is a link out of it is refused, its target untouched.
+func TestJournalThroughARoot(t *testing.T) {
+	dir := t.TempDir()
+	jdir := filepath.Join(dir, "reflector")
+	if err := os.MkdirAll(jdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(jdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(jdir, "ann.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(jdir, nil)
+	j.fs = durable.RootDir{Root: root}
+	err = j.append(entry{turn: Turn{User: "ann", TaskID: "t1", UserText: "secret"}})
+	if err == nil || !strings.Contains(err.Error(), "path escapes from parent") || !strings.Contains(err.Error(), filepath.Join(jdir, "ann.jsonl")) {
+		t.Errorf("a turn through a link out: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+}
+
+// Open uses Config.JournalRoot for the journal's writes.
+func TestOpenWithJournalRoot(t *testing.T) {
+	dir := t.TempDir()
+	jdir := filepath.Join(dir, "reflector")
+	if err := os.MkdirAll(jdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	root, err := os.OpenRoot(jdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(jdir, "alice.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, func(c *Config) { c.StateDir, c.JournalRoot = dir, root })
+	if err := e.r.Add(turn("alice", "t1", "secret")); err == nil || !strings.Contains(err.Error(), "path escapes from parent") {
+		t.Errorf("Add through a link out: %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+}

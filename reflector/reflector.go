@@ -95,6 +95,11 @@ type Config struct {
 	// StateDir is the state folder (e.g. data/state); the journal lives in
 	// StateDir/reflector/.
 	StateDir string
+	// JournalRoot, when set, is StateDir/reflector opened (through the
+	// state folder's root): the journal's files are written through it,
+	// so a link there that leads out is never written through. The
+	// caller closes it after Close. nil: they are written by path.
+	JournalRoot *os.Root
 	// Idle: reflect once a user's conversation has been quiet this long
 	// (default 2m).
 	Idle time.Duration
@@ -172,6 +177,9 @@ func Open(cfg Config) (*Reflector, error) {
 		return nil, fmt.Errorf("reflector: create the journal folder: %w", err)
 	}
 	r := &Reflector{cfg: cfg, clock: clock.Or(cfg.Clock), log: cfg.Logger, j: newJournal(dir, cfg.Faults), users: map[string]*userState{}}
+	if cfg.JournalRoot != nil {
+		r.j.fs = durable.RootDir{Root: cfg.JournalRoot}
+	}
 	replayed, err := r.j.replay(r.log)
 	if err != nil {
 		return nil, err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -40,6 +41,10 @@ type Config struct {
 	// History is the file of the messages sent in interactive chats, for
 	// the up arrow ("" → this session only). It is created with mode 0600.
 	History string
+	// HistoryRoot, when set, is History's folder, opened (the caller's,
+	// who closes it): the file is opened through it. nil: History's
+	// folder is made and opened here.
+	HistoryRoot *os.Root
 	// Withdraw, when set, is called with a task's ID before Ctrl-C
 	// cancels it, so the turn is kept from the reflector.
 	Withdraw func(taskID string)

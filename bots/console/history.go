@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/memory/durable"
@@ -35,16 +34,33 @@ type history struct {
 var _ term.History = (*history)(nil)
 
 // openHistory loads the history file at path ("" → this session only).
+// With root set, the file is path's base name in root (its folder,
+// opened by the caller); else path's folder is made (0700) and opened.
+// Either way the file is opened through an os.Root: a link there that
+// leads out of the folder is refused, never written through.
 // On an error the returned history still works, for this session only.
-func openHistory(path string) (*history, error) {
+func openHistory(root *os.Root, path string) (*history, error) {
 	h := &history{path: path}
 	if path == "" {
 		return h, nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return h, fmt.Errorf("chat history: %w", err)
+	if root == nil {
+		dir := filepath.Dir(path)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return h, fmt.Errorf("chat history: %w", err)
+		}
+		r, err := os.OpenRoot(dir)
+		if err != nil {
+			return h, fmt.Errorf("chat history: %w", err)
+		}
+		defer r.Close() // the file opened from it stays open
+		root = r
 	}
-	data, err := os.ReadFile(path)
+	name := filepath.Base(path)
+	if fi, err := root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return h, fmt.Errorf("chat history: %s is a symbolic link; mnemo does not follow links in its state folder: remove it", path)
+	}
+	data, err := root.ReadFile(name)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return h, fmt.Errorf("chat history: %w", err)
 	}
@@ -56,16 +72,11 @@ func openHistory(path string) (*history, error) {
 	}
 	h.entries = all[max(0, len(all)-maxHistory):]
 	if len(all) > 2*maxHistory {
-		if err := rewrite(path, h.entries); err != nil {
+		if err := rewrite(root, name, h.entries); err != nil {
 			return h, fmt.Errorf("chat history: %w", err)
 		}
 	}
-	// O_NOFOLLOW: a link put there by someone else must not make mnemo
-	// append to (and chmod) the file it points to.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, syscall.ELOOP) {
-		return h, fmt.Errorf("chat history: %s is a symbolic link; mnemo does not follow links in its state folder: remove it", path)
-	}
+	f, err := root.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		return h, fmt.Errorf("chat history: %w", err)
 	}
@@ -87,11 +98,11 @@ func historyEntry(s string) bool {
 	return !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 })
 }
 
-// rewrite replaces the file at path with entries, atomically: a private
-// (0600) temp file beside it, fsynced and renamed over it.
-func rewrite(path string, entries []string) error {
-	// The rename replaces a link at path; it never writes where one points.
-	return durable.WriteFile(durable.Dir(filepath.Dir(path)), filepath.Base(path), []byte(strings.Join(entries, "\n")+"\n"), durable.WriteOptions{})
+// rewrite replaces the file name in root with entries, atomically: a
+// private (0600) temp file beside it, fsynced and renamed over it (the
+// rename replaces a link at name; it never writes where one points).
+func rewrite(root *os.Root, name string, entries []string) error {
+	return durable.WriteFile(durable.RootDir{Root: root}, name, []byte(strings.Join(entries, "\n")+"\n"), durable.WriteOptions{})
 }
 
 // Add is the editor's: it would add every line, also each line of a

@@ -10,7 +10,7 @@ import (
 
 func TestHistoryFile(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "chat", "alice.history")
-	h, err := openHistory(file)
+	h, err := openHistory(nil, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestHistoryFile(t *testing.T) {
 	// A file readable by others (made by hand) becomes private; lines the
 	// editor cannot show are skipped.
 	os.WriteFile(file, []byte("one\n\x07bell\n\xffbad utf-8\ntwo\n"), 0o644)
-	h, err = openHistory(file)
+	h, err = openHistory(nil, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestHistoryIsBounded(t *testing.T) {
 		fmt.Fprintf(&b, "m%d\n", i)
 	}
 	os.WriteFile(file, []byte(b.String()), 0o600)
-	h, err := openHistory(file)
+	h, err := openHistory(nil, file)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestHistoryIsBounded(t *testing.T) {
 	// Below twice the bound the file is left as it is.
 	os.WriteFile(file, []byte(b.String()[:strings.Index(b.String(), fmt.Sprintf("m%d\n", maxHistory+5))]), 0o600)
 	before, _ := os.ReadFile(file)
-	h, _ = openHistory(file)
+	h, _ = openHistory(nil, file)
 	h.close()
 	if after, _ := os.ReadFile(file); string(after) != string(before) {
 		t.Error("a file within twice the bound was rewritten")
@@ -93,7 +93,7 @@ func TestHistoryErrors(t *testing.T) {
 		"history is a dir":  dir,
 		"unwritable folder": filepath.Join(notDir, "x", "alice.history"),
 	} {
-		h, err := openHistory(path)
+		h, err := openHistory(nil, path)
 		if err == nil || !strings.Contains(err.Error(), "chat history") {
 			t.Errorf("%s: err = %v", name, err)
 		}
@@ -108,7 +108,7 @@ func TestHistoryErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(full, "h"), []byte(strings.Repeat("m\nn\n", maxHistory+1)), 0o600)
 	os.Chmod(full, 0o500)
 	defer os.Chmod(full, 0o700)
-	if h, err := openHistory(filepath.Join(full, "h")); os.Geteuid() != 0 && (err == nil || h.Len() != maxHistory) {
+	if h, err := openHistory(nil, filepath.Join(full, "h")); os.Geteuid() != 0 && (err == nil || h.Len() != maxHistory) {
 		t.Errorf("rewrite in a read-only folder: err %v, len %d", err, h.Len())
 	}
 	// A link in the history's place is not followed: its target is neither
@@ -117,7 +117,7 @@ func TestHistoryErrors(t *testing.T) {
 	os.WriteFile(target, []byte("keep me\n"), 0o644)
 	link := filepath.Join(dir, "link.history")
 	os.Symlink(target, link)
-	if h, err := openHistory(link); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+	if h, err := openHistory(nil, link); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
 		t.Errorf("history through a link: err %v", err)
 	} else {
 		h.record("secret")
@@ -130,7 +130,7 @@ func TestHistoryErrors(t *testing.T) {
 		t.Errorf("the link's target was chmodded: %v", fi.Mode())
 	}
 	// A write that fails stops keeping the file, once.
-	h, err := openHistory(filepath.Join(dir, "w"))
+	h, err := openHistory(nil, filepath.Join(dir, "w"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,5 +150,36 @@ func TestChatSaysHistoryIsNotKept(t *testing.T) {
 	got, out, err := keyChat(t, Config{History: filepath.Join(dir, "file", "alice.history")}, "hi\r")
 	if err != nil || len(got) != 1 || !strings.Contains(out, "mnemo: chat history:") || !strings.Contains(out, "recalls only this chat") {
 		t.Errorf("sent %q, err %v; screen %q", got, err, out)
+	}
+}
+
+// In a folder opened by the caller, the history is opened through it: a
+// link that leads out of the folder is refused, its target untouched.
+func TestHistoryInARoot(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	h, err := openHistory(root, filepath.Join(dir, "ann.history"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.record("hello")
+	h.close()
+	if b, _ := os.ReadFile(filepath.Join(dir, "ann.history")); string(b) != "hello\n" {
+		t.Errorf("history file %q", b)
+	}
+	// A link in its place that leads out of the folder.
+	outside := t.TempDir()
+	target := filepath.Join(outside, "bob.history")
+	os.WriteFile(target, []byte("keep me\n"), 0o644)
+	os.Symlink(target, filepath.Join(dir, "bob.history"))
+	if _, err := openHistory(root, filepath.Join(dir, "bob.history")); err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+		t.Errorf("history through a link: err %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
 	}
 }

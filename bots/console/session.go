@@ -53,7 +53,7 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 	s.kb = newKeyboard(cfg.In)
 	s.kb.ctx = ctx
 	defer s.kb.close()
-	hist, herr := openHistory(cfg.History)
+	hist, herr := openHistory(cfg.HistoryRoot, cfg.History)
 	s.hist = hist
 	defer hist.close()
 

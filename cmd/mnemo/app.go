@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -16,6 +17,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/cmd/internal/state"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -54,6 +56,11 @@ type app struct {
 	// withdrawn holds the IDs of tasks a person cancelled (Ctrl-C in
 	// chat): their turns are not reflected.
 	withdrawn sync.Map
+	// state is the state folder; indexRoot and journalRoot its index and
+	// reflector folders, where the store keeps its index cache and the
+	// reflector its journal (opened through the state's root).
+	state                  *state.State
+	indexRoot, journalRoot *os.Root
 }
 
 // withdraw keeps the turn of task id from the reflector; called before
@@ -80,6 +87,16 @@ func stateDir(cfg *config.Config) string {
 		return cfg.State.Dir
 	}
 	return filepath.Join(filepath.Dir(filepath.Clean(cfg.Memory.DataDir)), "state")
+}
+
+// checkStateFolder makes the state folder's subfolder name (0700) when
+// it is missing, and refuses one that a link leads out of the state folder.
+func checkStateFolder(st *state.State, name string) error {
+	r, err := st.Sub(name)
+	if err != nil {
+		return err
+	}
+	return r.Close()
 }
 
 // settleLLM resolves the model server (probing a local Ollama when none
@@ -115,8 +132,26 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	if note != "" {
 		fmt.Fprintln(env.stderr, "mnemo: "+note)
 	}
+	st, err := openState(env, stateDir(cfg))
+	if err != nil {
+		return nil, err
+	}
+	journalRoot, err := st.Sub("reflector")
+	if err != nil {
+		st.Close()
+		return nil, failure(fmt.Errorf("reflection journal: %w", err))
+	}
+	indexRoot, err := st.Sub("index")
+	if err != nil {
+		journalRoot.Close()
+		st.Close()
+		return nil, failure(fmt.Errorf("memory index cache: %w", err))
+	}
 	hist, err := openHistory(cfg, time.Now)
 	if err != nil {
+		indexRoot.Close()
+		journalRoot.Close()
+		st.Close()
 		return nil, err
 	}
 	changes := &changeLog{hist: hist, metrics: metrics.New(metrics.Gauges{}), log: env.logger}
@@ -135,7 +170,8 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL}
+	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
+		state: st, indexRoot: indexRoot, journalRoot: journalRoot}
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
 		Reflector:    measuredModel{client, "reflector", changes.metrics},
@@ -143,17 +179,21 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
 			Watch: true, Clean: true,
+			IndexCache: filepath.Join(stateDir(cfg), "index"), IndexCacheRoot: indexRoot,
 		},
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: stateDir(cfg),
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-			FactsBudget: cfg.Reflector.FactsBudget},
+			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot},
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: env.logger, Faults: env.faults,
 	})
 	if err != nil {
 		hist.Close()
+		indexRoot.Close()
+		journalRoot.Close()
+		st.Close()
 		return nil, failure(err)
 	}
 	a.core = core
@@ -190,6 +230,9 @@ func (a *app) Close(ctx context.Context) error {
 	u := a.llm.Usage()
 	a.env.logger.Info("mnemo: stopped", "llm_calls", u.Calls, "prompt_tokens", u.PromptTokens, "completion_tokens", u.CompletionTokens, "retries", u.Retries, "failures", u.Failures)
 	a.hist.Close()
+	a.indexRoot.Close()
+	a.journalRoot.Close()
+	a.state.Close()
 	return err
 }
 

@@ -80,6 +80,10 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		return err
 	}
 	var unanswered atomic.Int64 // messages the model could not answer
+	history, historyRoot := a.chatHistory(name, interactive)
+	if historyRoot != nil {
+		defer historyRoot.Close()
+	}
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
 		// A signal stops reading, not the answer being written (the
@@ -89,11 +93,11 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 			explainer{baseURL: a.baseURL, model: cfg.LLM.Model, models: a.llm}, &unanswered},
 		Withdraw:     a.withdraw,
 		FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("console", d) },
-		History:      chatHistory(cfg, name, interactive),
-		Color:        interactive && wantsColor(env),
-		Memory:       a.showInChat,
-		Visibility:   a,
-		Forget:       a.forgetInChat,
+		History:      history, HistoryRoot: historyRoot,
+		Color:      interactive && wantsColor(env),
+		Memory:     a.showInChat,
+		Visibility: a,
+		Forget:     a.forgetInChat,
 	})
 	if interactive {
 		tellSaving(ctx, env, cfg)
@@ -178,12 +182,20 @@ func chatShortfall(interactive bool, unanswered int64, saveErr error) error {
 }
 
 // chatHistory is the file of what name typed in interactive chats, for
-// the up arrow: in the state folder, one per memory user.
-func chatHistory(cfg *config.Config, name string, interactive bool) string {
+// the up arrow: in the state folder's chat folder, one per memory user,
+// opened through the state folder's root (a link there that leads out is
+// not followed). "" when not interactive, or when that folder cannot be
+// opened (said on stderr; the up arrow then recalls this chat only).
+func (a *app) chatHistory(name string, interactive bool) (string, *os.Root) {
 	if !interactive {
-		return ""
+		return "", nil
 	}
-	return userdata.ChatHistoryFile(stateDir(cfg), name) // a forget deletes it (userdata)
+	root, err := a.state.Sub("chat")
+	if err != nil {
+		fmt.Fprintf(a.env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
+		return "", nil
+	}
+	return userdata.ChatHistoryFile(stateDir(a.cfg), name), root // a forget deletes it (userdata)
 }
 
 // isTerminal reports whether r is a character device (a person typing).

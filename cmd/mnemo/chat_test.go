@@ -338,10 +338,10 @@ func TestChatDefaultUserAndModelFailure(t *testing.T) {
 func TestChatStateDirProblem(t *testing.T) {
 	w := newChatWorld(t)
 	putFile(t, filepath.Join(w.dir, "data", "state"), "a file where the state folder goes")
-	w.chat(t, "hi\n").want(t, 1, "", "reflection journal")
+	w.chat(t, "hi\n").want(t, 1, "", "mnemo: state folder "+filepath.Join(w.dir, "data", "state")+": mkdir "+filepath.Join(w.dir, "data", "state")+": not a directory (it holds mnemo's lock and journals and must be a folder mnemo may write; set state.dir elsewhere)")
 	putFile(t, filepath.Join(w.dir, "blocked"), "x")
 	w.env["MNEMO_DATA_DIR"] = filepath.Join(w.dir, "blocked", "memory")
-	w.chat(t, "hi\n").want(t, 1, "", "data folder")
+	w.chat(t, "hi\n").want(t, 1, "", "mnemo: state folder "+filepath.Join(w.dir, "blocked", "state")+": mkdir "+filepath.Join(w.dir, "blocked")+": not a directory")
 }
 
 // A crash between the reply and the reflection loses nothing: the turn was

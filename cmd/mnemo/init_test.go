@@ -184,6 +184,37 @@ func TestInitNonInteractive(t *testing.T) {
 			t.Errorf("replaced env file mode %v, want 0600", m)
 		}
 	})
+	t.Run("force replaces a link, never writes through it", func(t *testing.T) {
+		inTempDir(t)
+		elsewhere := t.TempDir()
+		victims := map[string]string{"mnemo.yaml": "theirs: yaml\n", "mnemo.env": "THEIRS=1\n"}
+		for name, text := range victims {
+			target := filepath.Join(elsewhere, name)
+			if err := os.WriteFile(target, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(target, name); err != nil {
+				t.Fatal(err)
+			}
+		}
+		srv.Enqueue(openaitest.Text("ok"))
+		initRun(t, env, "", "--yes", "--force", "--base-url", srv.URL(), "--api-key", "sk-flag").want(t, 0, "set -a; . ./mnemo.env; set +a", "")
+		for name, text := range victims {
+			target := filepath.Join(elsewhere, name)
+			if b, _ := os.ReadFile(target); string(b) != text || fileMode(t, target) != 0o644 {
+				t.Errorf("the target of %s was changed: %q, %v", name, b, fileMode(t, target))
+			}
+			if fi, err := os.Lstat(name); err != nil || !fi.Mode().IsRegular() {
+				t.Errorf("%s is %v, %v; want a file of its own", name, fi, err)
+			}
+		}
+		if m := fileMode(t, "mnemo.env"); m != 0o600 {
+			t.Errorf("env file mode %v, want 0600", m)
+		}
+		if b, _ := os.ReadFile("mnemo.env"); !strings.Contains(string(b), "OPENAI_API_KEY=sk-flag\n") {
+			t.Errorf("env file %q", b)
+		}
+	})
 	t.Run("usage", func(t *testing.T) {
 		inTempDir(t)
 		initRun(t, env, "", "--yes", "--base-url", "localhost:11434").want(t, 2, "", `--base-url: "localhost:11434" is not an http(s) URL`)

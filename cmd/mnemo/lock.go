@@ -19,21 +19,30 @@ import (
 	"syscall"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/cmd/internal/state"
 )
 
 // lockFileName is the lock's file in the state folder.
 const lockFileName = "mnemo.lock"
 
-// dataLock is a held lock on a data folder. Close releases it.
-type dataLock struct{ f *os.File }
+// dataLock is a held lock on a data folder, with its state folder open
+// (st: the files the holder keeps there are opened through it). Close
+// releases it.
+type dataLock struct {
+	f  *os.File
+	st *state.State
+}
 
 // Close releases the lock. The holder line stays in the file: only the
 // flock counts, and the next holder rewrites it.
-func (l *dataLock) Close() error { return l.f.Close() }
+func (l *dataLock) Close() error {
+	l.st.Close()
+	return l.f.Close()
+}
 
 // lockData takes the exclusive lock of cfg's data folder for command (as
-// shown to a second process: "mnemo serve"), creating the state folder
-// (0o700) when it is missing. It does not wait: when another process holds
+// shown to a second process: "mnemo serve"), opening the state folder
+// (openState: made 0700 when missing, tightened when looser). It does not wait: when another process holds
 // the lock it returns an error (exit 1) naming that process; any other
 // problem is an error (exit 1) naming the lock file and the cause. Take it
 // before opening the app, so that only the owner replays the journal.
@@ -45,18 +54,28 @@ func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error
 	}
 	dir := stateDir(cfg)
 	path := filepath.Join(dir, lockFileName)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, lockError(cfg, path, err)
+	st, err := openState(env, dir)
+	if err != nil {
+		return nil, err
 	}
-	// O_NOFOLLOW: a link put there by someone else must not make mnemo
-	// (perhaps run by root for an admin command) write where it points.
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, lockError(cfg, path, errors.New("it is a symbolic link; mnemo does not follow links in its state folder: remove it"))
+	// Through the state folder's root: a link put there by someone else
+	// must not make mnemo (perhaps run by root for an admin command) write
+	// where it points.
+	f, err := st.OpenFile(lockFileName, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, state.ErrLink) {
+		st.Close()
+		return nil, failure(err) // it names the link and the fix
 	}
 	if err != nil {
+		st.Close()
 		return nil, lockError(cfg, path, err)
 	}
+	locked := false
+	defer func() {
+		if !locked {
+			st.Close()
+		}
+	}()
 	err = flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
 	if errors.Is(err, syscall.EWOULDBLOCK) {
 		holder, ok := lockHolder(f)
@@ -82,7 +101,22 @@ func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error
 		f.Close()
 		return nil, lockError(cfg, path, err)
 	}
-	return &dataLock{f: f}, nil
+	locked = true
+	return &dataLock{f: f, st: st}, nil
+}
+
+// openState opens the state folder (cmd/internal/state: made or kept
+// 0700, files opened through a root); a folder it had to tighten is
+// logged. env may be nil.
+func openState(env *cliEnv, dir string) (*state.State, error) {
+	st, err := state.Open(dir)
+	if err != nil {
+		return nil, failure(err)
+	}
+	if was := st.Tightened(); was != 0 && env != nil {
+		env.logger.Warn("mnemo: the state folder was open to other users; made it private", "dir", dir, "was", was.String(), "now", state.Mode.String())
+	}
+	return st, nil
 }
 
 // lockHeldError is the refusal of a lock another process holds; holder is
@@ -111,7 +145,7 @@ func lockHolder(f *os.File) (string, bool) {
 // another holder: exit 1, naming the lock file and the cause.
 func lockError(cfg *config.Config, path string, err error) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Path == path {
+	if errors.As(err, &pe) && (pe.Path == path || pe.Path == lockFileName) {
 		err = fmt.Errorf("%s: %w", pe.Op, pe.Err) // the path is named already
 	}
 	return failure(fmt.Errorf("cannot lock the data folder %s: lock file %s: %v (the state folder, state.dir or \"state\" beside memory.dataDir, holds the lock and the reflection journal and must be a writable folder)", cfg.Memory.DataDir, path, err))

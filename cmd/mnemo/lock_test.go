@@ -240,8 +240,8 @@ func TestLockErrors(t *testing.T) {
 	// The state folder cannot be created (a file is in the way).
 	putFile(t, filepath.Join(w.dir, "blocked"), "x")
 	putFile(t, filepath.Join(w.dir, "mnemo.yaml"), "state:\n  dir: blocked/state\n")
-	w.chat(t, "hi\n").want(t, 1, "", prefix+"blocked/state/mnemo.lock: mkdir blocked: not a directory (the state folder, state.dir or \"state\" beside memory.dataDir, holds the lock and the reflection journal and must be a writable folder)\n")
-	cli(t, serveWorldEnv(w), "serve", "--listen", "127.0.0.1:0").want(t, 1, "", prefix+"blocked/state/mnemo.lock: mkdir blocked: not a directory")
+	w.chat(t, "hi\n").want(t, 1, "", "mnemo: state folder blocked/state: mkdir blocked: not a directory (it holds mnemo's lock and journals and must be a folder mnemo may write; set state.dir elsewhere)\n")
+	cli(t, serveWorldEnv(w), "serve", "--listen", "127.0.0.1:0").want(t, 1, "", "mnemo: state folder blocked/state: mkdir blocked: not a directory")
 	os.Remove(filepath.Join(w.dir, "mnemo.yaml"))
 
 	// A missing state folder is created, private.
@@ -260,7 +260,7 @@ func TestLockErrors(t *testing.T) {
 	if err := os.Mkdir(lockPath, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	w.chat(t, "hi\n").want(t, 1, "", prefix+lockPath+": open: is a directory (")
+	w.chat(t, "hi\n").want(t, 1, "", prefix+lockPath+": openat: is a directory (")
 	// A link in its place is not followed: what it points to (another
 	// user's file, for a command run as root) is not written.
 	os.RemoveAll(lockPath)
@@ -269,7 +269,7 @@ func TestLockErrors(t *testing.T) {
 	if err := os.Symlink(target, lockPath); err != nil {
 		t.Fatal(err)
 	}
-	w.chat(t, "hi\n").want(t, 1, "", prefix+lockPath+": it is a symbolic link; mnemo does not follow links in its state folder: remove it (")
+	w.chat(t, "hi\n").want(t, 1, "", "mnemo: "+lockPath+" is a symbolic link; remove it (mnemo does not follow symbolic links in its state folder)\n")
 	if b, _ := os.ReadFile(target); string(b) != "keep me\n" {
 		t.Errorf("the link's target was written: %q", b)
 	}

@@ -14,11 +14,22 @@ import (
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
 
-// openHistory opens the history folder in the state folder.
+// openHistory opens the history folder in the state folder, through the
+// state folder's root (openState: the folder is kept 0700, and a link
+// that leads history/ out of it is refused).
 func openHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, error) {
 	dir := filepath.Join(stateDir(cfg), "history")
+	st, err := openState(nil, stateDir(cfg))
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close() // the history's own root stays open
+	root, err := st.Sub("history")
+	if err != nil {
+		return nil, failure(fmt.Errorf("history: %w; the history is kept in %s: make that a folder mnemo may write, or set state.dir", err, dir))
+	}
 	h, err := memhistory.Open(memhistory.Options{
-		Dir: dir, Now: now,
+		Dir: dir, Root: root, Now: now,
 		Keep: cfg.History.Keep, MaxAge: cfg.History.MaxAge,
 	})
 	if err != nil {

@@ -196,6 +196,9 @@ func stopHTTP(ctx context.Context, srv *http.Server, aborted bool) {
 func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error) {
 	var out []namedAdapter
 	intakeDir := filepath.Join(stateDir(cfg), "intake")
+	if err := checkStateFolder(a.state, "intake"); err != nil {
+		return nil, failure(fmt.Errorf("intake journal: %w", err))
+	}
 	if cfg.SlackEnabled() {
 		bot, err := slackbot.New(slackbot.Config{
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,

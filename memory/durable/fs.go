@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
 
 // FS is the folder the durable operations work in: *os.Root satisfies it
@@ -41,10 +42,20 @@ func (d Dir) Rename(oldname, newname string) error {
 // Remove removes name.
 func (d Dir) Remove(name string) error { return os.Remove(d.path(name)) }
 
-// display is name as errors and the Hook show it: a Dir's full path.
+// RootDir is an opened folder (an os.Root) as an FS whose files errors
+// and the Hook name by their full path, as Dir's: for state files, where
+// the path says which file, opened through a root so that a link that
+// leads out of it is never followed.
+type RootDir struct{ *os.Root }
+
+// display is name as errors and the Hook show it: a Dir's or a RootDir's
+// full path.
 func display(fsys FS, name string) string {
-	if d, ok := fsys.(Dir); ok {
+	switch d := fsys.(type) {
+	case Dir:
 		return d.path(name)
+	case RootDir:
+		return filepath.Join(d.Name(), filepath.FromSlash(name))
 	}
 	return name
 }
@@ -95,4 +106,20 @@ func (e *Error) Unwrap() error { return e.Err }
 func IsDisk(err error) bool {
 	var e *Error
 	return errors.As(err, &e)
+}
+
+// IsEscape reports whether err is (or wraps) an os.Root's refusal of a
+// path, or of a symbolic link, that leads out of its folder. os does not
+// export that error, so it is known by its text.
+func IsEscape(err error) bool {
+	switch {
+	case err == nil:
+		return false
+	case err.Error() == "path escapes from parent":
+		return true
+	}
+	if m, ok := err.(interface{ Unwrap() []error }); ok {
+		return slices.ContainsFunc(m.Unwrap(), IsEscape)
+	}
+	return IsEscape(errors.Unwrap(err))
 }

@@ -272,3 +272,35 @@ func TestTemps(t *testing.T) {
 		t.Errorf("Temps of a file without = %v", got)
 	}
 }
+
+// A RootDir's files are named by their full path, as a Dir's: in the
+// Hook and in errors; a link that leads out of it is refused (IsEscape).
+func TestRootDirNamesFullPaths(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	var names []string
+	hook := Hook(func(op, name string) error {
+		names = append(names, name)
+		return nil
+	})
+	if err := WriteFile(RootDir{Root: root}, "a.txt", []byte("x"), WriteOptions{Hook: hook}); err != nil {
+		t.Fatal(err)
+	}
+	if len(names) == 0 || !strings.HasPrefix(names[0], filepath.Join(dir, ".a.txt")) && names[0] != filepath.Join(dir, "a.txt") {
+		t.Errorf("hook names %q; want full paths in %s", names, dir)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	err = WriteFile(RootDir{Root: root}, "out/b.txt", []byte("x"), WriteOptions{})
+	if !IsEscape(err) || !strings.Contains(err.Error(), filepath.Join(dir, "out")) {
+		t.Errorf("a write through a link out: %v", err)
+	}
+	if IsEscape(nil) || IsEscape(errors.New("other")) || !IsEscape(errors.Join(errors.New("x"), err)) {
+		t.Error("IsEscape")
+	}
+}

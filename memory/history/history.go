@@ -32,7 +32,11 @@ var ErrNoVersion = errors.New("no such version")
 
 // Options configures a Store.
 type Options struct {
-	Dir    string        // <state>/history; created (0700) when missing
+	Dir string // <state>/history; created (0700) when missing
+	// Root, when set, is Dir already opened (through the state folder's
+	// root, so that a link there that leads out is refused); the Store
+	// closes it. nil: Dir is made and opened here.
+	Root   *os.Root
 	Keep   int           // versions kept per file; <= 0: DefaultKeep
 	MaxAge time.Duration // older versions are dropped; <= 0: DefaultMaxAge
 	Now    func() time.Time
@@ -66,6 +70,9 @@ func Open(opts Options) (*Store, error) {
 	opts.MaxAge = defaults.Positive(opts.MaxAge, DefaultMaxAge)
 	if opts.Now == nil {
 		opts.Now = time.Now
+	}
+	if opts.Root != nil {
+		return &Store{opts: opts, root: opts.Root}, nil
 	}
 	if err := os.MkdirAll(opts.Dir, 0o700); err != nil {
 		return nil, fmt.Errorf("history: %w", err)

@@ -336,3 +336,26 @@ func TestRecordRemovesTemps(t *testing.T) {
 		t.Errorf("List = %v, %v; want both versions", vs, err)
 	}
 }
+
+// A Store given its folder opened (Options.Root) works in it and closes it.
+func TestOpenWithRoot(t *testing.T) {
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(Options{Dir: dir, Root: root})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Record("ann", "facts/user.md", []byte("# A\n"), "hand edit"); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.List("ann", "facts/user.md"); err != nil || len(got) != 1 {
+		t.Errorf("List = %v, %v", got, err)
+	}
+	s.Close()
+	if _, err := root.Stat("ann"); err == nil {
+		t.Error("the root is still open after Close")
+	}
+}

@@ -94,6 +94,10 @@ type Journal struct {
 	now  func() time.Time
 	path string       // "" in memory only
 	file *durable.Log // the records: group commit, cut-back, rewrites
+	// root is the journal's folder, opened: the file is opened through
+	// it, so a link there that leads out of it is never written through
+	// (nil in memory only).
+	root *os.Root
 
 	mu        sync.Mutex
 	items     map[string]*item
@@ -135,11 +139,17 @@ func Open(o Options) (*Journal, error) {
 		return nil, fmt.Errorf("intake: create the journal folder: %w", err)
 	}
 	j.removeTemps()
-	dir := durable.Dir(o.Dir)
+	root, err := os.OpenRoot(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("intake: open the journal folder: %w", err)
+	}
+	dir := durable.RootDir{Root: root}
 	data, err := durable.ReadFile(dir, o.Name+ext)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		root.Close()
 		return nil, fmt.Errorf("intake: read the journal: %w", err)
 	}
+	j.root = root
 	j.file = durable.NewLog(dir, o.Name+ext, durable.LogOptions{Hook: o.Faults})
 	j.load(data)
 	j.mu.Lock()
@@ -147,6 +157,8 @@ func Open(o Options) (*Journal, error) {
 	if err := j.compactLocked(); renamed(err) {
 		j.log.Warn("intake: cannot fsync the journal folder after a rewrite; retrying before the next write", "file", j.path, "error", err)
 	} else if err != nil {
+		j.file.Close()
+		root.Close()
 		return nil, err
 	}
 	if n := len(j.leftover); n > 0 {
@@ -481,7 +493,11 @@ func (j *Journal) Close() error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	j.closed = true
-	if err := j.file.Close(); err != nil {
+	err := j.file.Close()
+	if j.root != nil {
+		j.root.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("intake: %w", err)
 	}
 	return nil

@@ -945,3 +945,28 @@ func TestDrafted(t *testing.T) {
 		t.Error("a draft record naming 17 messages parsed")
 	}
 }
+
+// The journal is opened through its folder's root: a journal file that is
+// a link out of the folder is refused at Open, its target never read into
+// the queue nor appended to.
+func TestJournalLinkedOutIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, filepath.Join(dir, "slack.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	j, err := Open(Options{Dir: dir, Name: "slack"})
+	if err == nil {
+		j.Close()
+		t.Fatal("a journal linked out of its folder was opened")
+	}
+	if !durable.IsEscape(err) || !strings.Contains(err.Error(), "intake: read the journal") {
+		t.Errorf("Open = %v", err)
+	}
+	if b, _ := os.ReadFile(victim); string(b) != "keep me\n" {
+		t.Errorf("the link's target was written: %q", b)
+	}
+}

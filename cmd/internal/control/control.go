@@ -134,6 +134,8 @@ type Server struct {
 	cancel context.CancelFunc
 	wg     sync.WaitGroup // the accept loop and the connections
 	once   sync.Once
+	// owner is the uid the server runs as: only it and root are answered.
+	owner int
 }
 
 // Listen creates the socket at path (mode 0600) and serves h on it until
@@ -189,7 +191,7 @@ func listenShowing(path string, h Handler, log *slog.Logger, made func(tmp strin
 		os.Remove(tmp)
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
-	s := &Server{path: path, ln: ln, h: h, log: log}
+	s := &Server{path: path, ln: ln, h: h, log: log, owner: os.Geteuid()}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.accept()
@@ -215,7 +217,7 @@ func (s *Server) Path() string { return s.path }
 func (s *Server) accept() {
 	defer s.wg.Done()
 	for {
-		c, err := s.ln.Accept()
+		c, err := s.ln.AcceptUnix()
 		if err != nil {
 			if !errors.Is(err, net.ErrClosed) {
 				s.log.Error("control: accept failed; the control socket no longer answers", "socket", s.path, "err", err)
@@ -231,8 +233,15 @@ func (s *Server) accept() {
 }
 
 // serve answers one connection.
-func (s *Server) serve(c net.Conn) {
+func (s *Server) serve(c *net.UnixConn) {
 	defer c.Close()
+	if err := s.allowed(c); err != nil {
+		// Told why, then closed unheard: the request is never read.
+		s.log.Warn("control: refused a connection", "socket", s.path, "reason", err)
+		_ = c.SetWriteDeadline(time.Now().Add(requestTimeout))
+		_, _ = c.Write(encodeLine(Response{Error: "control: refused: " + err.Error()}))
+		return
+	}
 	_ = c.SetReadDeadline(time.Now().Add(requestTimeout))
 	line, err := readLine(c, MaxRequest)
 	var req Request
@@ -253,6 +262,20 @@ func (s *Server) serve(c net.Conn) {
 	if _, werr := c.Write(encodeLine(resp)); werr != nil {
 		s.log.Warn("control: could not send the answer; the client left", "op", req.Op, "user", req.User, "err", werr)
 	}
+}
+
+// allowed accepts the peer of c only when it runs as the server's own uid
+// or as root: the socket's mode and folder keep others out, and this
+// holds even if they are changed.
+func (s *Server) allowed(c *net.UnixConn) error {
+	uid, err := peerUID(c)
+	if err != nil {
+		return fmt.Errorf("cannot tell which user connected: %w", err)
+	}
+	if uid != s.owner && uid != 0 {
+		return fmt.Errorf("the caller runs as uid %d; this mnemo answers only its own user (uid %d) and root: run the command as that user", uid, s.owner)
+	}
+	return nil
 }
 
 // Close stops taking requests, removes the socket and waits for the
@@ -324,10 +347,12 @@ func Call(ctx context.Context, path string, req Request) (string, error) {
 	defer c.Close()
 	stop := context.AfterFunc(ctx, func() { _ = c.SetDeadline(time.Now()) })
 	defer stop()
-	_, err = c.Write(encodeLine(req))
-	var line []byte
-	if err == nil {
-		line, err = readLine(c, MaxResponse)
+	// The answer is read even when the write fails: a server that refuses
+	// the caller answers and hangs up without reading the request.
+	_, werr := c.Write(encodeLine(req))
+	line, err := readLine(c, MaxResponse)
+	if err != nil && werr != nil {
+		err = werr
 	}
 	if ctx.Err() != nil {
 		return "", fmt.Errorf("stopped waiting for the answer (%w); the running process may still finish the request", ctx.Err())

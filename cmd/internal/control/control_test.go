@@ -4,20 +4,32 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
+	"io"
 	"io/fs"
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) {
+	if path := os.Getenv("CONTROL_TEST_CALL"); path != "" {
+		// The other user's client of TestOtherUsersAreRefused.
+		msg, err := Call(context.Background(), path, Request{Op: "forget", User: "alice"})
+		fmt.Printf("answer %q, error: %v\n", msg, err)
+		os.Exit(0)
+	}
+	goleak.VerifyTestMain(m)
+}
 
 // shortDir is a private folder whose socket paths fit the platform's limit
 // whatever TMPDIR is.
@@ -460,5 +472,114 @@ func TestClientLeavesBeforeTheAnswer(t *testing.T) {
 	s.Close(context.Background())
 	if !strings.Contains(logs.String(), "control: could not send the answer; the client left") || !strings.Contains(logs.String(), "user=alice") {
 		t.Errorf("logs:\n%s", logs.String())
+	}
+}
+
+// nobody is the other local user of the tests that need one.
+const nobody = 65534
+
+// asNobody is this test binary (a copy nobody may run), to be run as user
+// nobody with CAP_DAC_OVERRIDE: a process that the socket's mode and its
+// folder no longer keep out, as if they had been changed.
+func asNobody(t *testing.T, env ...string) *exec.Cmd {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root, to run a client as user nobody (uid 65534)")
+	}
+	dir := shortDir(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "control.test")
+	src, err := os.Open(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = io.Copy(dst, src)
+	if cerr := dst.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^$")
+	cmd.Dir = "/"
+	cmd.Env = append(os.Environ(), env...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		Credential:  &syscall.Credential{Uid: nobody, Gid: nobody},
+		AmbientCaps: []uintptr{1}, // CAP_DAC_OVERRIDE
+	}
+	return cmd
+}
+
+// A caller is answered only when it runs as the server's user or root
+// (SO_PEERCRED): another user who gets to the socket, past its mode and
+// its folder, is refused and told why, and nothing is done; the refusal is
+// logged (issue 23, point 2).
+func TestOtherUsersAreRefused(t *testing.T) {
+	dir := shortDir(t)
+	path := filepath.Join(dir, "mnemo.sock")
+	var calls []Request
+	var mu sync.Mutex
+	_, logs := listen(t, path, func(_ context.Context, r Request) (string, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls = append(calls, r)
+		return "forgot " + r.User, nil
+	})
+	out, err := asNobody(t, "CONTROL_TEST_CALL="+path).CombinedOutput()
+	if err != nil {
+		t.Fatalf("the client as nobody: %v\n%s", err, out)
+	}
+	want := `answer "", error: control: refused: the caller runs as uid 65534; this mnemo answers only its own user (uid 0) and root: run the command as that user`
+	if !strings.Contains(string(out), want) {
+		t.Errorf("nobody's client got %q; want %q", out, want)
+	}
+	mu.Lock()
+	if len(calls) != 0 {
+		t.Errorf("the handler ran for nobody: %v", calls)
+	}
+	mu.Unlock()
+	if !strings.Contains(logs.String(), "control: refused a connection") || !strings.Contains(logs.String(), "uid 65534") {
+		t.Errorf("the refusal was not logged:\n%s", logs)
+	}
+	if msg, err := Call(context.Background(), path, Request{Op: "forget", User: "bob"}); err != nil || msg != "forgot bob" {
+		t.Errorf("root's call = %q, %v", msg, err)
+	}
+}
+
+// A connection whose peer cannot be told is refused (here: one already
+// closed), and the peer of a live one is this process's user.
+func TestPeerUID(t *testing.T) {
+	path := filepath.Join(shortDir(t), "p.sock")
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	sc, err := ln.AcceptUnix()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if uid, err := peerUID(sc); err != nil || uid != os.Geteuid() {
+		t.Errorf("peerUID = %d, %v; want %d", uid, err, os.Geteuid())
+	}
+	s := &Server{owner: os.Geteuid()}
+	if err := s.allowed(sc); err != nil {
+		t.Errorf("own user refused: %v", err)
+	}
+	sc.Close()
+	if err := s.allowed(sc); err == nil || !strings.Contains(err.Error(), "cannot tell which user connected") {
+		t.Errorf("a closed connection: %v", err)
 	}
 }

@@ -19,7 +19,12 @@
 //
 // The socket is created in a new folder only its user may enter (0700),
 // made mode 0600 and renamed into place, so no other user can connect to it
-// even for an instant, whatever the umask and the state folder's mode. Listen replaces a socket left behind by a
+// even for an instant, whatever the umask and the state folder's mode. A
+// caller is answered only when it runs as the server's own uid or as root
+// (the kernel's record of who connected: SO_PEERCRED on Linux,
+// LOCAL_PEERCRED on macOS and FreeBSD; elsewhere nobody is answered);
+// anyone else is told so, logged and hung up on, their request unread.
+// Listen replaces a socket left behind by a
 // process that died: its caller must own the data folder's lock, which makes
 // it the only process that may serve that socket.
 package control
