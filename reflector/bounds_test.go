@@ -92,3 +92,26 @@ func TestRunsAreBounded(t *testing.T) {
 		t.Errorf("%d reflections at the model at once, MaxRunning 2", most)
 	}
 }
+
+// When the flusher falls behind (a slow disk: here its window never
+// ends), at most maxOpenJournals files wait open for it: past that, the
+// operation that wrote a file fsyncs and closes it.
+func TestOpenJournalsBoundedWhenTheFlusherLags(t *testing.T) {
+	e := newEnv(t, nil)
+	fds := openFDs(t)
+	for i := range 3 * maxOpenJournals {
+		e.add(turn(fmt.Sprintf("person-%03d", i), "t1", "hello"))
+	}
+	e.r.j.mu.Lock()
+	open, dirty := len(e.r.j.files), len(e.r.j.dirty)
+	e.r.j.mu.Unlock()
+	if open > maxOpenJournals+1 || dirty > maxOpenJournals+1 {
+		t.Errorf("%d journal files open, %d waiting for an fsync; at most %d should wait", open, dirty, maxOpenJournals)
+	}
+	if n := openFDs(t); n > fds+maxOpenJournals+2 {
+		t.Errorf("%d open files, %d before", n, fds)
+	}
+	if n := e.r.Pending(); n != 3*maxOpenJournals {
+		t.Errorf("pending %d", n)
+	}
+}

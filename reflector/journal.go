@@ -312,6 +312,17 @@ func (j *journal) size(user string) int64 {
 	return jf.log.Size()
 }
 
+// maxOpenJournals bounds the journal files left open for the flusher: past
+// it a user's file is fsynced and closed by the operation that wrote it.
+const maxOpenJournals = 64
+
+// crowded reports whether more than maxOpenJournals files are open.
+func (j *journal) crowded() bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.files) > maxOpenJournals
+}
+
 // clean reports whether user's file is open and holds nothing that waits
 // for an fsync (nor a failed one): closing it costs no fsync.
 func (j *journal) clean(user string) bool {
@@ -322,18 +333,27 @@ func (j *journal) clean(user string) bool {
 }
 
 // release makes user's file durable and closes it: nothing is pending, or
-// the user waits for its timer and the file is clean.
+// the user waits for its timer. A file whose fsync failed stays open
+// (and marked) for the user's rewrite: the error says why.
 func (j *journal) release(user string) error {
-	j.mu.Lock()
-	jf := j.files[user]
-	delete(j.files, user)
-	j.mu.Unlock()
+	jf := j.lookup(user)
 	if jf == nil {
 		return nil
 	}
-	err := j.flush(jf)
-	_ = jf.log.Close() // written data is in the file (or rewritten) whatever Close says
-	return err
+	if err := jf.brokenErr(); err != nil {
+		return err
+	}
+	if err := j.flush(jf); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	if j.files[user] == jf {
+		delete(j.files, user)
+	}
+	delete(j.dirty, jf) // fsynced above
+	j.mu.Unlock()
+	_ = jf.log.Close() // written data is durable whatever Close says
+	return nil
 }
 
 // start runs the flusher: the first append after a flush opens a window

@@ -104,18 +104,27 @@ func (r *Reflector) fireTimer(u *userState) {
 // settle ends every op: a broken file is rewritten; a user with nothing
 // pending has its file closed and leaves the map; a user waiting for its
 // timer has its file closed once what was written is durable (the
-// flusher pokes it then), so waiting users hold no descriptor.
+// flusher pokes it then), or at once when maxOpenJournals files are open,
+// so waiting users hold no descriptor.
 func (u *userState) settle() {
 	u.repair()
 	switch {
 	case u.quiet():
 		// Make the file durable and close it before the state may go.
 		if err := u.r.j.release(u.name); err != nil {
-			u.repair()
+			u.repair() // rewritten whole, then closed; else it stays open for the next try
+			_ = u.r.j.release(u.name)
 		}
 		u.retire()
 	case !u.busy && u.r.j.clean(u.name):
 		_ = u.r.j.release(u.name) // clean: closing it writes nothing
+	case !u.busy && u.r.j.crowded():
+		// More files wait for the flusher than it fsyncs in time: this
+		// one is made durable here, on the caller's time (back-pressure),
+		// so the open files stay bounded whatever the disk's pace.
+		if err := u.r.j.release(u.name); err != nil {
+			u.repair() // rewritten whole, then closed at the next op
+		}
 	}
 	for _, c := range u.ended {
 		close(c)
