@@ -110,3 +110,30 @@ func TestFolderReleasedAfterCloseIsClosed(t *testing.T) {
 		t.Fatal("a folder released after Close stayed open")
 	}
 }
+
+// A folder replaced on disk (removed and made again by a person) is
+// opened anew at the next use, and the old handle closed.
+func TestReplacedFolderIsReopened(t *testing.T) {
+	s := newStore(t, func(o *Options) { o.Watch = false })
+	alice := mustUser(t, s, "alice")
+	old, ref, err := alice.openRoot(true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref.release()
+	dir := filepath.Join(s.Dir(), "alice")
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	now, ref, err := alice.openRoot(false)
+	if err != nil || now == nil || now == old {
+		t.Fatalf("the replaced folder was not opened anew: %v", err)
+	}
+	ref.release()
+	if _, err := old.Stat("."); err == nil {
+		t.Error("the old folder's handle stayed open")
+	}
+}
