@@ -68,7 +68,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
 	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/", "packages whose go test benchmarks are run (\"\": none)")
 	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime (\"\": go's default, 1s)")
-	fs.DurationVar(&c.timeout, "timeout", 14*time.Minute, "end the run with an error after this long")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "end the run with an error after this long")
 	fs.StringVar(&c.dir, "dir", "", "work folder (default: a temp folder, removed at the end)")
 	err := parseArgs(fs, args, stdout, benchUsage, "-bench -h")
 	if err != nil {

@@ -141,7 +141,7 @@ func TestBenchFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.bin != "bin/mnemo" || c.messages != 200 || len(c.sizes) != 4 || c.sizes[3] != 10000 || len(c.users) != 3 || c.users[2] != 100 ||
-		c.commandLine != "make bench" || c.timeout != 14*time.Minute ||
+		c.commandLine != "make bench" || c.timeout != 30*time.Minute ||
 		len(c.distinct) != 3 || c.distinct[2] != 10000 || c.distinctConc != 64 || c.distinctIdle != 20*time.Second || c.distinctOnly {
 		t.Errorf("defaults: %+v", c)
 	}
