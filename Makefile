@@ -91,9 +91,10 @@ coverage:
 
 # One table of mnemo's own cost on this machine (bin/mnemo as a child
 # process against a scripted model, fake Slack and fake Discord on
-# 127.0.0.1), plus the go test benchmarks, printed and written into
+# 127.0.0.1; serve's open files, goroutines and RSS at 100, 1,000 and
+# 10,000 distinct people), plus the go test benchmarks, printed and written into
 # cmd/mnemo-load/README.md's Performance section. A quick run:
-# BENCHFLAGS="-messages 20 -sizes 0,200 -users 1,10 -benchtime 100ms".
+# BENCHFLAGS="-messages 20 -sizes 0,200 -users 1,10 -benchtime 100ms -distinct 100".
 BENCHFLAGS ?=
 bench: build
 	$(GO) run ./cmd/mnemo-load -bench -bin $(BIN) -go $(GO) -readme cmd/mnemo-load/README.md $(BENCHFLAGS)

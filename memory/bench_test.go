@@ -52,10 +52,11 @@ func BenchmarkIndexBuild(b *testing.B) {
 			b.Run(name, func(b *testing.B) {
 				cache := filepath.Join(b.TempDir(), "index")
 				_, u := benchUser(b, n, func(o *Options) { o.IndexCache = cache })
-				root, err := u.openRoot(false)
+				root, ref, err := u.openRoot(false)
 				if err != nil {
 					b.Fatal(err)
 				}
+				defer ref.release()
 				u.idx.save()
 				if !cached {
 					cache = ""

@@ -144,7 +144,7 @@ func (s *Store) Check(user string) (CheckReport, error) {
 // checkOps are the file operations Check makes: a field of the Store, so
 // tests can make them fail as only races or a non-root user would.
 type checkOps struct {
-	openRoot func(*User, bool) (*os.Root, error)
+	openRoot func(*User, bool) (*os.Root, *folder, error)
 	lstat    func(*os.Root, string) (os.FileInfo, error)
 	read     func(*os.Root, string) ([]byte, Version, error)
 }
@@ -163,7 +163,8 @@ func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
 		return
 	}
 	u, _ := s.User(name) // the name is valid
-	root, err := s.checkOps.openRoot(u, false)
+	root, ref, err := s.checkOps.openRoot(u, false)
+	defer ref.release()
 	if err == nil && root == nil {
 		err = errors.New("the folder was removed during the check")
 	}
@@ -313,13 +314,14 @@ func (u *User) Stat(p string) (fs.FileInfo, error) {
 	if _, err := ParsePath(p); err != nil {
 		return nil, err
 	}
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil {
 		return nil, err
 	}
 	if root == nil {
 		return nil, notFound(p)
 	}
+	defer ref.release()
 	fi, err := root.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, notFound(p)

@@ -277,7 +277,7 @@ func TestCheckUnreadable(t *testing.T) {
 			{errors.New("boom"), "alice: unreadable: boom"},
 			{nil, "alice: unreadable: the folder was removed during the check"},
 		} {
-			s.checkOps.openRoot = func(*User, bool) (*os.Root, error) { return nil, tc.err }
+			s.checkOps.openRoot = func(*User, bool) (*os.Root, *folder, error) { return nil, nil, tc.err }
 			rep, err := s.Check("alice")
 			if err != nil || len(rep.Problems) != 1 {
 				t.Fatalf("Check = %+v, %v", rep, err)

@@ -31,13 +31,14 @@ type ExportReport struct {
 // A user with no folder is an error wrapping ErrNotFound.
 func (u *User) Export(w io.Writer) (ExportReport, error) {
 	var rep ExportReport
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil {
 		return rep, err
 	}
 	if root == nil {
 		return rep, fmt.Errorf("%s has no memory folder: %w", u.name, ErrNotFound)
 	}
+	defer ref.release()
 	gz := gzip.NewWriter(w)
 	tw := tar.NewWriter(gz)
 	err = u.exportTo(tw, root, &rep)

@@ -17,10 +17,11 @@ func (u *User) own(p string, v Version) {
 // text). An empty file is a save in progress (editors truncate, then
 // write): the event of the write that follows tells.
 func (u *User) noticeEdit(p string) {
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil || root == nil {
 		return
 	}
+	defer ref.release()
 	data, v, err := currentVersion(root, p)
 	if err != nil || (v.Exists && v.Size == 0) {
 		return

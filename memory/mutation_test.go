@@ -504,8 +504,10 @@ func TestWriteVersionAndFolderHandle(t *testing.T) {
 	if err != nil || cur != v || v.Ino == 0 {
 		t.Errorf("Write returned %+v; Version says %+v, %v", v, cur, err)
 	}
-	r1, err1 := u.openRoot(false)
-	r2, err2 := u.openRoot(false)
+	r1, f1, err1 := u.openRoot(false)
+	f1.release()
+	r2, f2, err2 := u.openRoot(false)
+	f2.release()
 	if err1 != nil || err2 != nil || r1 != r2 {
 		t.Errorf("the folder handle was reopened: %p %p %v %v", r1, r2, err1, err2)
 	}

@@ -69,6 +69,7 @@ type Store struct {
 	clock  clock.Clock
 	log    *slog.Logger
 	base   *os.Root // the memory root: only for finding user folders
+	pool   *folders // the users' open folders, bounded
 	fault  durable.Hook
 	mu     sync.Mutex
 	users  map[string]*User
@@ -105,7 +106,7 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{}), checkOps: realCheckOps()}
+	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{}), checkOps: realCheckOps(), pool: newFolders(maxIdleFolders)}
 	if opts.Clean {
 		s.removeLeftovers()
 	}
@@ -153,11 +154,7 @@ func (s *Store) Close() error {
 	}
 	err := <-werr
 	s.wg.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, u := range s.users {
-		u.closeRoot()
-	}
+	s.pool.close()
 	return errors.Join(err, s.base.Close())
 }
 
@@ -410,9 +407,9 @@ func (s *Store) forgetRoot(name string) {
 	if u == nil {
 		return
 	}
-	// Dropped, not closed: a write or read may still hold it, and the
+	// Closed once unused: a write or read may still hold it, and the
 	// event may even be late, the folder already recreated.
-	u.dropRoot()
+	s.pool.drop(u)
 	u.idx.invalidateAll(false, false)
 }
 

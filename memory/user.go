@@ -55,8 +55,8 @@ type User struct {
 	// watchOnce adds the watches of the user's folders (Store.User).
 	watchOnce sync.Once
 	wmu       sync.Mutex // serialises this process's writes and root swaps
-	rmu       sync.Mutex // guards root
-	root      *os.Root
+	rmu       sync.Mutex // serialises openRoot
+	root      *folder    // the open folder, or nil; guarded by Store.pool's mu
 	// known is the version of each file this store last wrote or saw:
 	// what the watcher compares with to tell a hand edit from its own
 	// write. Guarded by kmu.
@@ -67,85 +67,71 @@ type User struct {
 // Name is the memory user name.
 func (u *User) Name() string { return u.name }
 
-func (u *User) closeRoot() {
+// openRoot returns the user's folder as an os.Root, with the use to
+// release once done with it (nil with no error when the folder does not
+// exist and create is false; a nil use releases nothing). The folder must
+// be a real directory (os.OpenRoot would follow a symlink such as alice ->
+// bob), and a cached handle is checked against the path so a folder
+// removed and recreated by a person is picked up. Open folders are pooled
+// (see folders): an idle one may be closed, never one in use.
+func (u *User) openRoot(create bool) (*os.Root, *folder, error) {
 	u.rmu.Lock()
 	defer u.rmu.Unlock()
-	if u.root != nil {
-		u.root.Close()
-		u.root = nil
-	}
-}
-
-// dropRoot forgets the cached folder handle without closing it: a reader
-// may still be using it, and os.Root closes its descriptor when the
-// handle is garbage collected.
-func (u *User) dropRoot() {
-	u.rmu.Lock()
-	u.root = nil
-	u.rmu.Unlock()
-}
-
-// openRoot returns the user's folder as an os.Root, or nil with no error
-// when the folder does not exist and create is false. The folder must be a
-// real directory (os.OpenRoot would follow a symlink such as alice -> bob),
-// and a cached handle is checked against the path so a folder removed and
-// recreated by a person is picked up.
-func (u *User) openRoot(create bool) (*os.Root, error) {
-	u.rmu.Lock()
-	defer u.rmu.Unlock()
-	base := u.s.base
+	base, pool := u.s.base, u.s.pool
 	li, err := base.Lstat(u.name)
 	if errors.Is(err, fs.ErrNotExist) {
-		u.root = nil // gone; never closed under a reader (see dropRoot)
+		pool.drop(u) // gone; closed once its uses end
 		if !create {
-			return nil, nil
+			return nil, nil, nil
 		}
 		if err = base.Mkdir(u.name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
-			return nil, fmt.Errorf("create memory folder for %s: %w", u.name, err)
+			return nil, nil, fmt.Errorf("create memory folder for %s: %w", u.name, err)
 		}
 		li, err = base.Lstat(u.name)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("memory folder of %s: %w", u.name, err)
+		return nil, nil, fmt.Errorf("memory folder of %s: %w", u.name, err)
 	}
 	if !li.IsDir() {
-		return nil, fmt.Errorf("memory folder %s is a %s, not a folder; user folders must be real folders", path.Join(u.s.opts.Dir, u.name), describeMode(li.Mode()))
+		return nil, nil, fmt.Errorf("memory folder %s is a %s, not a folder; user folders must be real folders", path.Join(u.s.opts.Dir, u.name), describeMode(li.Mode()))
 	}
-	if u.root != nil {
-		if fi, err := u.root.Stat("."); err == nil && os.SameFile(fi, li) {
-			return u.root, nil
+	if f := pool.take(u); f != nil {
+		if fi, err := f.r.Stat("."); err == nil && os.SameFile(fi, li) {
+			return f.r, f, nil
 		}
-		u.root = nil // replaced on disk; see dropRoot
+		pool.drop(u) // replaced on disk
+		f.release()
 	}
 	r, err := base.OpenRoot(u.name)
 	if err != nil {
-		return nil, fmt.Errorf("open memory folder of %s: %w", u.name, err)
+		return nil, nil, fmt.Errorf("open memory folder of %s: %w", u.name, err)
 	}
 	if fi, err := r.Stat("."); err != nil || !os.SameFile(fi, li) {
 		r.Close()
-		return nil, fmt.Errorf("memory folder of %s changed while being opened; try again", u.name)
+		return nil, nil, fmt.Errorf("memory folder of %s changed while being opened; try again", u.name)
 	}
-	u.root = r
-	return r, nil
+	return r, pool.add(u, r), nil
 }
 
 // List returns the user's files: facts by name, then episodes newest first.
 // The slice is shared with the index: read it, never modify it.
 func (u *User) List() ([]FileInfo, error) {
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil {
 		return nil, err
 	}
+	defer ref.release()
 	return u.idx.list(root), nil
 }
 
 // ListShared returns the user's shared files (IsShared), in List's order.
 // The slice is shared with the index: read it, never modify it.
 func (u *User) ListShared() ([]FileInfo, error) {
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil {
 		return nil, err
 	}
+	defer ref.release()
 	return u.idx.listShared(root), nil
 }
 
@@ -188,10 +174,11 @@ func (u *User) Version(p string) (Version, error) {
 	if _, err := ParsePath(p); err != nil {
 		return Version{}, err
 	}
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil || root == nil {
 		return Version{}, err
 	}
+	defer ref.release()
 	_, v, err := currentVersion(root, p)
 	return v, err
 }
@@ -208,13 +195,14 @@ func (u *User) Read(p string) (Doc, error) {
 	if _, err := ParsePath(p); err != nil {
 		return Doc{}, err
 	}
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil {
 		return Doc{}, err
 	}
 	if root == nil {
 		return Doc{}, notFound(p)
 	}
+	defer ref.release()
 	data, v, err := readRegular(root, p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Doc{}, notFound(p)
@@ -442,10 +430,11 @@ func (u *User) appendEntry(p, entry, summary string, commit CommitHook, vis visP
 func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
-	root, err := u.openRoot(create)
+	root, ref, err := u.openRoot(create)
 	if err != nil {
 		return Version{}, err
 	}
+	defer ref.release()
 	if root == nil { // no folder and nothing to create: the file is absent
 		_, err := compute(nil, Version{})
 		return Version{}, err
@@ -585,13 +574,14 @@ func (u *User) Remove(p string) error {
 	}
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
-	root, err := u.openRoot(false)
+	root, ref, err := u.openRoot(false)
 	if err != nil {
 		return err
 	}
 	if root == nil {
 		return notFound(p)
 	}
+	defer ref.release()
 	li, err := root.Lstat(p)
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(p)
@@ -620,7 +610,7 @@ func (u *User) Remove(p string) error {
 func (u *User) RemoveAll() error {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
-	u.dropRoot()
+	u.s.pool.drop(u)
 	li, err := u.s.base.Lstat(u.name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("%s has no memory folder: %w", u.name, ErrNotFound)

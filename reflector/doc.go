@@ -13,10 +13,14 @@
 // so a crash or restart loses no reflection, and a turn whose runs keep
 // failing is dropped after a bounded number of attempts.
 //
-// Concurrency: each user with turns pending has one goroutine, its loop
-// (schedule.go), that owns the user's state and journal file and runs
-// every operation on them in turn — Add, Forget, Close, the idle timer
-// firing, a run's journal records and its end. One flusher goroutine
-// fsyncs the files written in each window. Timers come from the injected
-// clock.Clock; Close waits for every loop and run, and fsyncs what is left.
+// Concurrency: each user's state (schedule.go) is changed by one operation
+// at a time — Add, Forget, Close, the idle timer firing, a run's journal
+// records and its end — under the user's lock, so the user's journal file
+// is written in order. What a user waiting to be reflected holds is data
+// (bounds.go): the idle timers of every user share one goroutine and one
+// clock timer, the runs a bounded pool of goroutines (Config.MaxRunning),
+// and a user's journal file is closed once what was written to it is
+// durable. One flusher goroutine fsyncs the files written in each window.
+// Timers come from the injected clock.Clock; Close waits for every run,
+// and fsyncs what is left.
 package reflector

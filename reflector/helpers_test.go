@@ -358,7 +358,7 @@ func (e *env) drain(what string) {
 	e.settle()
 }
 
-// hasState reports whether the reflector keeps state (a loop) for user.
+// hasState reports whether the reflector keeps state for user.
 func (r *Reflector) hasState(user string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -377,6 +377,7 @@ func (r *Reflector) crash() {
 		u.disarm()
 	})
 	r.wg.Wait()
+	r.timers.stop()
 	r.j.stop(false)
 }
 

@@ -21,8 +21,10 @@ import (
 //	 "userText":"I'm Ada","replyText":"Hi Ada","time":"2026-03-05T14:02:00Z",
 //	 "context":[{"author":"bob","text":"..."}],"attempts":1}
 //
-// Each user's file is a durable.Log, kept open for appending while the
-// user has turns pending (see jfile). A turn is written to it before Add returns — so a
+// Each user's file is a durable.Log, open for appending while a turn
+// written to it waits for its fsync or a run writes its records, and
+// closed once it is durable (see jfile, userState.settle): people waiting
+// for their idle timer hold no descriptor. A turn is written to it before Add returns — so a
 // crash of the process loses nothing — but fsynced off the reply path: a
 // flusher woken by the append waits Config.SyncWindow on the clock and
 // makes every file written meanwhile durable with one fsync each (group
@@ -147,9 +149,10 @@ type journal struct {
 	clock  clock.Clock
 	window time.Duration
 	log    *slog.Logger
-	// onBroken is told of a user whose file could not be fsynced, so its
-	// loop rewrites it whole (the Reflector pokes the loop).
-	onBroken func(user string)
+	// onFlushed is told of each user whose file the flusher fsynced, or
+	// failed to: the Reflector pokes the user's state, which closes a
+	// file now durable or rewrites one whose fsync failed.
+	onFlushed func(user string)
 
 	mu    sync.Mutex
 	files map[string]*jfile // the users' files
@@ -309,26 +312,56 @@ func (j *journal) size(user string) int64 {
 	return jf.log.Size()
 }
 
-// release makes user's file durable and closes it: its loop ended.
-func (j *journal) release(user string) error {
+// maxOpenJournals bounds the journal files left open for the flusher: past
+// it a user's file is fsynced and closed by the operation that wrote it.
+const maxOpenJournals = 64
+
+// crowded reports whether more than maxOpenJournals files are open.
+func (j *journal) crowded() bool {
 	j.mu.Lock()
+	defer j.mu.Unlock()
+	return len(j.files) > maxOpenJournals
+}
+
+// clean reports whether user's file is open and holds nothing that waits
+// for an fsync (nor a failed one): closing it costs no fsync.
+func (j *journal) clean(user string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
 	jf := j.files[user]
-	delete(j.files, user)
-	j.mu.Unlock()
+	return jf != nil && !j.dirty[jf] && jf.brokenErr() == nil
+}
+
+// release makes user's file durable and closes it: nothing is pending, or
+// the user waits for its timer. A file whose fsync failed stays open
+// (and marked) for the user's rewrite: the error says why.
+func (j *journal) release(user string) error {
+	jf := j.lookup(user)
 	if jf == nil {
 		return nil
 	}
-	err := j.flush(jf)
-	_ = jf.log.Close() // written data is in the file (or rewritten) whatever Close says
-	return err
+	if err := jf.brokenErr(); err != nil {
+		return err
+	}
+	if err := j.flush(jf); err != nil {
+		return err
+	}
+	j.mu.Lock()
+	if j.files[user] == jf {
+		delete(j.files, user)
+	}
+	delete(j.dirty, jf) // fsynced above
+	j.mu.Unlock()
+	_ = jf.log.Close() // written data is durable whatever Close says
+	return nil
 }
 
 // start runs the flusher: the first append after a flush opens a window
 // (a timer of the sync window on the clock); when it ends the flusher
 // fsyncs every file written meanwhile (one fsync per file for all the
-// turns of the window).
-func (j *journal) start(c clock.Clock, window time.Duration, log *slog.Logger, onBroken func(string)) {
-	j.clock, j.window, j.log, j.onBroken = c, window, log, onBroken
+// turns of the window), then pokes each file's user.
+func (j *journal) start(c clock.Clock, window time.Duration, log *slog.Logger, onFlushed func(string)) {
+	j.clock, j.window, j.log, j.onFlushed = c, window, log, onFlushed
 	j.timers, j.quit, j.done = make(chan clock.Timer, 1), make(chan struct{}), make(chan struct{})
 	go j.flusher()
 }
@@ -355,8 +388,9 @@ func (j *journal) flusher() {
 	}
 }
 
-// flushAll fsyncs every file written since its last fsync. A file that
-// fails is reported to onBroken, whose loop rewrites it whole.
+// flushAll fsyncs every file written since its last fsync and tells
+// onFlushed of each: a file that failed is rewritten whole, one now
+// durable is closed while its user waits.
 func (j *journal) flushAll() {
 	j.mu.Lock()
 	dirty := make([]*jfile, 0, len(j.dirty))
@@ -368,9 +402,9 @@ func (j *journal) flushAll() {
 	for _, jf := range dirty {
 		if err := j.flush(jf); err != nil {
 			j.log.Error("reflector: could not make the journal durable; it is rewritten whole", "user", jf.user, "err", err)
-			if j.onBroken != nil {
-				j.onBroken(jf.user)
-			}
+		}
+		if j.onFlushed != nil {
+			j.onFlushed(jf.user)
 		}
 	}
 }

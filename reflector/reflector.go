@@ -126,6 +126,9 @@ type Config struct {
 	// error it returns is that operation's failure: tests inject full
 	// disks and crashes with it. The memory store takes the same hook.
 	Faults durable.Hook
+	// MaxRunning bounds the reflections running at once, across users
+	// (default 8); more wait for a slot, holding no goroutine.
+	MaxRunning int
 	// OnRun, when set, is told how each run ended: "ok", "failed" (it is
 	// retried or given up), "canceled" (by shutdown; resumed at the next
 	// start), "split" (too long for the model: retried in halves) or
@@ -145,7 +148,9 @@ type Reflector struct {
 
 	ctx    context.Context // of the runs; cancelled when Close gives up waiting
 	cancel context.CancelFunc
-	wg     sync.WaitGroup // the users' loops and their runs
+	wg     sync.WaitGroup // the runs, running or waiting for a slot
+	timers *timers        // the users' idle and retry timers
+	runs   *runPool       // the runs' goroutines, bounded
 
 	pending atomic.Int64 // turns journaled and not yet reflected
 
@@ -171,6 +176,7 @@ func Open(cfg Config) (*Reflector, error) {
 	cfg.MaxSteps = defaults.Positive(cfg.MaxSteps, DefaultMaxSteps)
 	cfg.FactsBudget = defaults.Positive(cfg.FactsBudget, DefaultFactsBudget)
 	cfg.SyncWindow = defaults.Positive(cfg.SyncWindow, DefaultSyncWindow)
+	cfg.MaxRunning = defaults.Positive(cfg.MaxRunning, DefaultMaxRunning)
 	cfg.Logger = defaults.Logger(cfg.Logger)
 	dir := filepath.Join(cfg.StateDir, "reflector")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -185,6 +191,8 @@ func Open(cfg Config) (*Reflector, error) {
 		return nil, err
 	}
 	r.ctx, r.cancel = context.WithCancel(context.Background())
+	r.runs = &runPool{max: cfg.MaxRunning}
+	r.timers = newTimers(r.clock, r.fireTimer)
 	r.j.start(r.clock, cfg.SyncWindow, r.log, r.poke)
 	for name, p := range replayed {
 		r.mu.Lock()
@@ -278,7 +286,11 @@ func (r *Reflector) Close(ctx context.Context) error {
 		r.cancel()
 		<-done
 	}
+	if waitErr == nil {
+		waitErr = ctx.Err() // done too: the runs ended, cancelled
+	}
 	r.cancel()
+	r.timers.stop()
 	r.j.stop(true)
 	n := r.Pending()
 	switch {
@@ -293,8 +305,9 @@ func (r *Reflector) Close(ctx context.Context) error {
 	}
 }
 
-// poke runs an empty op on user's loop, if it runs: the loop then sees
-// that the user's file failed an fsync and rewrites it (see repair).
+// poke runs an empty op on user's state, if it has one: its settle then
+// rewrites a file that failed an fsync (see repair), or closes one made
+// durable while the user waits for its timer.
 func (r *Reflector) poke(user string) {
 	r.mu.Lock()
 	u := r.acquire(user, false)

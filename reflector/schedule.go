@@ -5,24 +5,23 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
-
-	"github.com/mnemo-agent/mnemo/agent/clock"
 )
 
-// userState is one user's reflection state, owned by the user's loop: one
-// goroutine that runs every operation on the state in turn (Add, Forget,
-// Close, a timer firing, a run ending, a run's journal records), so the
-// state needs no lock and the user's journal file is written in order. A
-// loop exits once its user has nothing pending, so the users map does not
-// grow with every user ever seen.
+// userState is one user's reflection state. Every operation on it (Add,
+// Forget, Close, its timer firing, a run ending, a run's journal records)
+// runs with mu held, one at a time, on the caller's goroutine, so the
+// user's journal file is written in order. A user waiting for its idle
+// timer holds no goroutine and no open file (see bounds.go); its state
+// leaves the users map once it has nothing pending.
 type userState struct {
 	r    *Reflector
 	name string
-	ops  chan op // unbuffered: taken by the loop one at a time
-	refs int     // guarded by Reflector.mu: ops promised to the loop and not yet taken
+	mu   sync.Mutex // held while an op runs
+	refs int        // guarded by Reflector.mu: ops promised and not yet run
 
-	// Owned by the loop.
+	// Guarded by mu.
 	queued   []entry // journaled, waiting for the next run
 	running  []entry // covered by the run in progress
 	run      *runLog // the open run: running, or cut short and to be resumed first
@@ -31,20 +30,17 @@ type userState struct {
 	busy     bool
 	due      bool            // a trigger came while busy: run again as soon as the run ends
 	closing  bool            // Close was called: no timers; what is pending runs now
-	timer    clock.Timer     // the armed timer, or nil
+	armed    bool            // the idle or retry timer is armed, for deadline
 	failures int             // failed runs in a row, for the backoff
-	ended    []chan struct{} // done channels of runs whose outcome this op recorded: closed once the loop settled
+	ended    []chan struct{} // done channels of runs whose outcome this op recorded: closed once the op settled
+
+	// Guarded by Reflector.timers' mu.
+	deadline time.Time
+	hidx     int // index in the timers' heap, -1 when not armed
 }
 
-// op is one operation for a user's loop; reply is closed once it ran and
-// the loop settled (exited, when nothing is left).
-type op struct {
-	f     func()
-	reply chan struct{}
-}
-
-// acquire returns name's state with an op promised to its loop, starting
-// the loop when create is set and there is none; nil when there is none.
+// acquire returns name's state with an op promised to it, making the
+// state when create is set and there is none; nil when there is none.
 // r.mu held.
 func (r *Reflector) acquire(name string, create bool) *userState {
 	u := r.users[name]
@@ -52,25 +48,32 @@ func (r *Reflector) acquire(name string, create bool) *userState {
 		if !create {
 			return nil
 		}
-		u = &userState{r: r, name: name, ops: make(chan op)}
+		u = &userState{r: r, name: name, hidx: -1}
 		r.users[name] = u
-		r.wg.Add(1)
-		go u.loop()
 	}
 	u.refs++
 	return u
 }
 
-// exec runs f on u's loop and waits for it; the caller promised it with
-// acquire.
+// exec runs f as u's next op; the caller promised it with acquire. A
+// timer that is due fires first, so an op after it sees it.
 func (u *userState) exec(f func()) {
-	o := op{f: f, reply: make(chan struct{})}
-	u.ops <- o
-	<-o.reply
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.r.mu.Lock()
+	u.refs--
+	u.r.mu.Unlock()
+	if u.armed && !u.r.clock.Now().Before(u.deadlineNow()) {
+		u.armed = false
+		u.r.timers.remove(u)
+		u.trigger()
+	}
+	f()
+	u.settle()
 }
 
-// do runs f on the loop of a user whose loop is known to run (its run is
-// in progress), and waits for it.
+// do runs f on the state of a user whose run is in progress (so the state
+// stays), and waits for it.
 func (u *userState) do(f func()) {
 	u.r.mu.Lock()
 	u.refs++
@@ -78,70 +81,71 @@ func (u *userState) do(f func()) {
 	u.exec(f)
 }
 
-func (u *userState) loop() {
-	defer u.r.wg.Done()
-	for {
-		var fired <-chan time.Time
-		if u.timer != nil {
-			fired = u.timer.C()
+// deadlineNow is when u's armed timer fires.
+func (u *userState) deadlineNow() time.Time {
+	u.r.timers.mu.Lock()
+	defer u.r.timers.mu.Unlock()
+	return u.deadline
+}
+
+// fireTimer is the timers' call for u, whose deadline passed: exec fires
+// it, unless an op disarmed or re-armed it meanwhile.
+func (r *Reflector) fireTimer(u *userState) {
+	r.mu.Lock()
+	if r.users[u.name] != u {
+		r.mu.Unlock()
+		return // retired: nothing pending
+	}
+	r.acquire(u.name, false)
+	r.mu.Unlock()
+	u.exec(func() {})
+}
+
+// settle ends every op: a broken file is rewritten; a user with nothing
+// pending has its file closed and leaves the map; a user waiting for its
+// timer has its file closed once what was written is durable (the
+// flusher pokes it then), or at once when maxOpenJournals files are open,
+// so waiting users hold no descriptor.
+func (u *userState) settle() {
+	u.repair()
+	switch {
+	case u.quiet():
+		// Make the file durable and close it before the state may go.
+		if err := u.r.j.release(u.name); err != nil {
+			u.repair() // rewritten whole, then closed; else it stays open for the next try
+			_ = u.r.j.release(u.name)
 		}
-		var o op
-		// A timer that fired goes first, so an op sent after it sees it.
-		select {
-		case <-fired:
-		default:
-			select {
-			case o = <-u.ops:
-			case <-fired:
-			}
-		}
-		if o.f == nil { // the timer fired
-			u.timer = nil
-			u.trigger()
-		} else {
-			u.r.mu.Lock()
-			u.refs--
-			u.r.mu.Unlock()
-			o.f()
-		}
-		u.repair()
-		gone := false
-		if u.quiet() {
-			// Make the file durable and close it before the loop may end.
-			if err := u.r.j.release(u.name); err != nil {
-				u.repair()
-			}
-			gone = u.retire()
-		}
-		for _, c := range u.ended {
-			close(c)
-		}
-		u.ended = nil
-		if o.reply != nil {
-			close(o.reply)
-		}
-		if gone {
-			return
+		u.retire()
+	case !u.busy && u.r.j.clean(u.name):
+		_ = u.r.j.release(u.name) // clean: closing it writes nothing
+	case !u.busy && u.r.j.crowded():
+		// More files wait for the flusher than it fsyncs in time: this
+		// one is made durable here, on the caller's time (back-pressure),
+		// so the open files stay bounded whatever the disk's pace.
+		if err := u.r.j.release(u.name); err != nil {
+			u.repair() // rewritten whole, then closed at the next op
 		}
 	}
+	for _, c := range u.ended {
+		close(c)
+	}
+	u.ended = nil
 }
 
 // quiet reports whether nothing runs and nothing waits (or Close was
 // called, which leaves what failed journaled).
 func (u *userState) quiet() bool {
-	return !u.busy && (u.closing || (len(u.queued) == 0 && u.timer == nil))
+	return !u.busy && (u.closing || (len(u.queued) == 0 && !u.armed))
 }
 
-// retire reports whether the loop is done: it is quiet and nothing is
-// promised. It drops the state from the users map then.
-func (u *userState) retire() bool {
+// retire drops the state from the users map, when quiet and nothing is
+// promised.
+func (u *userState) retire() {
 	u.r.mu.Lock()
 	defer u.r.mu.Unlock()
-	if u.refs > 0 {
-		return false
+	if u.refs == 0 && u.r.users[u.name] == u {
+		delete(u.r.users, u.name)
 	}
-	delete(u.r.users, u.name)
-	return true
 }
 
 // repair rewrites the user's file whole when an fsync of it failed (the
@@ -252,17 +256,21 @@ func (u *userState) trigger() {
 	}
 }
 
-// arm (re)starts the timer. A timer replaced or stopped cannot fire into
-// the loop: the loop only listens to the current one.
+// arm (re)starts the timer: it fires after d unless disarmed or re-armed.
 func (u *userState) arm(d time.Duration) {
 	u.disarm()
-	u.timer = u.r.clock.NewTimer(d)
+	tm := u.r.timers
+	tm.mu.Lock()
+	u.deadline = u.r.clock.Now().Add(d)
+	tm.mu.Unlock()
+	u.armed = true
+	tm.add(u)
 }
 
 func (u *userState) disarm() {
-	if u.timer != nil {
-		u.timer.Stop()
-		u.timer = nil
+	if u.armed {
+		u.armed = false
+		u.r.timers.remove(u)
 	}
 }
 
@@ -283,7 +291,7 @@ func (u *userState) start() {
 	u.cancel, u.done = cancel, make(chan struct{})
 	run := u.run
 	r.wg.Add(1)
-	go func() {
+	r.runs.submit(func() {
 		defer r.wg.Done()
 		defer cancel()
 		tasks := taskIDs(batch)
@@ -291,7 +299,7 @@ func (u *userState) start() {
 		start := time.Now() // the duration logged is the machine's, whatever the clock
 		err := r.reflect(ctx, u, run, batch, tasks)
 		u.do(func() { u.finish(run, batch, tasks, start, err) })
-	}()
+	})
 }
 
 // scopeRun is how many of the first entries share the first one's scope:

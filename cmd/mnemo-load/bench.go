@@ -29,6 +29,10 @@ type benchConfig struct {
 	streamReplies, streamWords            int
 	streamEvery                           time.Duration
 	sizes, users                          []int
+	distinct                              []int         // people in all at each step of the distinct-users run
+	distinctConc                          int           // people sending at once
+	distinctIdle                          time.Duration // serve's reflector.idle in that run
+	distinctOnly                          bool
 	timeout                               time.Duration
 	dir                                   string
 	commandLine                           string // as shown in the README
@@ -57,6 +61,10 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	sizes := fs.String("sizes", "0,200,2000,10000", "fact+episode files of the user, one chat per size")
 	users := fs.String("users", "1,10,100", "concurrent users through console, Slack and Discord")
 	fs.IntVar(&c.concMessages, "conc-messages", 5, "messages per user in the concurrent rows")
+	distinct := fs.String("distinct", "100,1000,10000", "distinct people, one DM each, at each step of the open files and goroutines run (\"\": none)")
+	fs.IntVar(&c.distinctConc, "distinct-conc", 64, "people sending their DM at once in that run")
+	fs.DurationVar(&c.distinctIdle, "distinct-idle", 20*time.Second, "serve's reflector.idle in that run")
+	fs.BoolVar(&c.distinctOnly, "distinct-only", false, "run only the distinct-people part")
 	fs.IntVar(&c.edits, "edits", 20, "repetitions of each edit-to-index change")
 	fs.IntVar(&c.streamReplies, "stream-replies", 5, "streamed replies measured in the streaming row (0: no streaming row)")
 	fs.IntVar(&c.streamWords, "stream-words", 30, "words of each streamed reply")
@@ -65,7 +73,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
 	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/", "packages whose go test benchmarks are run (\"\": none)")
 	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime (\"\": go's default, 1s)")
-	fs.DurationVar(&c.timeout, "timeout", 14*time.Minute, "end the run with an error after this long")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "end the run with an error after this long")
 	fs.StringVar(&c.dir, "dir", "", "work folder (default: a temp folder, removed at the end)")
 	err := parseArgs(fs, args, stdout, benchUsage, "-bench -h")
 	if err != nil {
@@ -77,6 +85,11 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	if c.users, err = intList("-users", *users, 1); err != nil {
 		return c, err
 	}
+	if strings.TrimSpace(*distinct) != "" {
+		if c.distinct, err = intList("-distinct", *distinct, 1); err != nil {
+			return c, err
+		}
+	}
 	if err := firstBroken(
 		rule{c.messages < 2, "-messages must be at least 2 (the first one starts the chat)"},
 		rule{c.concMessages < 1, "-conc-messages must be at least 1"},
@@ -86,6 +99,9 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 		rule{c.streamReplies < 0, "-stream-replies must not be negative"},
 		rule{c.streamWords < 1, "-stream-words must be at least 1"},
 		rule{c.streamEvery < 0, "-stream-every must not be negative"},
+		rule{c.distinctConc < 1, "-distinct-conc must be at least 1"},
+		rule{c.distinctIdle <= 0, "-distinct-idle must be positive"},
+		rule{c.distinctOnly && len(c.distinct) == 0, "-distinct-only needs -distinct, e.g. -distinct 100,1000"},
 	); err != nil {
 		return c, err
 	}
@@ -135,9 +151,14 @@ type benchResult struct {
 	Serve   *serveFigures   // start-up to ready, RSS idle and under load
 	Edits   []editFigures   // edit-to-index
 	Streams []streamFigures // streamed replies, per platform
-	Binary  int64           // bytes
-	GoBench []goBenchmark   // go test -bench
-	Notes   []string        // what went wrong with a part of the run
+	// Distinct is the open files, goroutines and RSS as distinct people
+	// grow; DistinctConc and DistinctIdle how they were sent.
+	Distinct     []distinctFigures
+	DistinctConc int
+	DistinctIdle time.Duration
+	Binary       int64         // bytes
+	GoBench      []goBenchmark // go test -bench
+	Notes        []string      // what went wrong with a part of the run
 }
 
 // machine is what the table was measured on.
@@ -178,6 +199,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	res := &benchResult{Machine: readMachine(), Command: cfg.commandLine, Binary: st.Size()}
 	b := &bencher{bin: bin, dir: dir, progress: progress}
 
+	if cfg.distinctOnly {
+		if err := b.distinctPart(ctx, cfg, res); err != nil {
+			return err
+		}
+		res.Machine.LoadEnd = loadAvg()
+		_, err := io.WriteString(stdout, renderDistinct(res))
+		return err
+	}
 	for _, n := range cfg.sizes {
 		progress("chat, %d files: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
 		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts)
@@ -208,6 +237,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("serve: %w", err)
 	}
 	res.Serve, res.Conc = sf, append(res.Conc, conc...)
+	if err := b.distinctPart(ctx, cfg, res); err != nil {
+		return err
+	}
 	progress("edit-to-index, %d of each change", cfg.edits)
 	if res.Edits, err = editToIndex(ctx, filepath.Join(dir, "edits"), cfg.edits); err != nil {
 		return fmt.Errorf("edit-to-index: %w", err)
@@ -230,6 +262,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		progress("wrote the table into %s", cfg.readme)
 	}
+	return nil
+}
+
+// distinctPart measures serve as distinct people grow (-distinct), when
+// asked for.
+func (b *bencher) distinctPart(ctx context.Context, cfg benchConfig, res *benchResult) error {
+	if len(cfg.distinct) == 0 {
+		return nil
+	}
+	b.progress("distinct people: %v, one DM each", cfg.distinct)
+	var err error
+	if res.Distinct, err = b.distinctUsers(ctx, cfg.distinct, cfg.distinctConc, cfg.distinctIdle); err != nil {
+		return fmt.Errorf("distinct people: %w", err)
+	}
+	res.DistinctConc, res.DistinctIdle = cfg.distinctConc, cfg.distinctIdle
 	return nil
 }
 

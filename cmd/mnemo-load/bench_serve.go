@@ -365,8 +365,14 @@ type serveProc struct {
 // Slack's socket connected and Discord's /memory registered (once more
 // than before it started), as the fakes tell on every change.
 func (b *bencher) startServe(ctx context.Context, dir string, env []string, slk *slacktest.Server, dsc *discordtest.Server) (*serveProc, error) {
+	return b.startServeListen(ctx, dir, env, "127.0.0.1:0", slk, dsc)
+}
+
+// startServeListen is startServe with /metrics, /healthz and /readyz on
+// listen.
+func (b *bencher) startServeListen(ctx context.Context, dir string, env []string, listen string, slk *slacktest.Server, dsc *discordtest.Server) (*serveProc, error) {
 	conns, sets := slk.Connections(), len(dsc.CommandSets())
-	p := &serveProc{cmd: execCommand(ctx, b.bin, dir, env, "serve", "--listen", "127.0.0.1:0"), stderr: &tailBuffer{max: 4096}, exited: make(chan error, 1)}
+	p := &serveProc{cmd: execCommand(ctx, b.bin, dir, env, "serve", "--listen", listen), stderr: &tailBuffer{max: 4096}, exited: make(chan error, 1)}
 	p.cmd.Stderr = p.stderr
 	t0 := time.Now()
 	if err := p.cmd.Start(); err != nil {

@@ -78,6 +78,7 @@ func renderBench(r *benchResult) string {
 	p("The bare client replays the Thinker's request bodies of the same chat one after the other on one connection against the same fake model. ")
 	p("The concurrent console rows run one `mnemo chat` per user (each its own data folder, 20 files); Slack and Discord rows go to one `mnemo serve`; their RSS is the largest process's peak so far. The fakes share the machine's cores with mnemo: at 100 users their work is in the wall times.\n")
 	renderStream(&b, r.Streams)
+	b.WriteString(renderDistinctTable(r))
 	if len(r.GoBench) > 0 {
 		p("\n`go test -run '^$' -bench . -benchmem` (same machine, same time):\n\n")
 		p("| package | benchmark | time/op | B/op | allocs/op | other |\n|---|---|---|---|---|---|\n")
@@ -257,4 +258,28 @@ func nsText(v string) string {
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(len(lines)-n, 0):], "\n")
+}
+
+// renderDistinct is the distinct-people table alone (-distinct-only).
+func renderDistinct(r *benchResult) string {
+	m := r.Machine
+	return fmt.Sprintf("Measured %s on %s, %d cores, %s; load average %s at the start, %s at the end (1/5/15 min).\n", m.Date, m.CPU, m.Cores, m.Go, m.LoadStart, m.LoadEnd) +
+		renderDistinctTable(r)
+}
+
+// renderDistinctTable is the open files, goroutines and RSS of serve as
+// distinct people grow, or "" when that part did not run.
+func renderDistinctTable(r *benchResult) string {
+	if len(r.Distinct) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n`mnemo serve` as distinct people grow: each sends one Slack DM (%d at a time, each waiting for its reply), then every turn is reflected (`reflector.idle: %s`; the fake model's reflection appends an episode, so each person gets a memory folder):\n\n", r.DistinctConc, r.DistinctIdle)
+	b.WriteString("| people in all | open files: peak | after reflections | goroutines: peak | after reflections | peak RSS | memory folders | wall |\n|---|---|---|---|---|---|---|---|\n")
+	for _, d := range r.Distinct {
+		fmt.Fprintf(&b, "| %s | %d | %d | %d | %d | %s | %s | %s |\n", thousands(d.Users), d.PeakFDs, d.AfterFDs, d.PeakGoroutines, d.AfterGorout,
+			sizeText(d.PeakRSS), thousands(d.Folders), d.Wall.Round(100*time.Millisecond))
+	}
+	b.WriteString("\nOpen files are `/proc/<pid>/fd` and goroutines serve's `go_goroutines` (`/metrics`), sampled every 20 ms; the peak is the largest sample of the step (each step adds the people between the previous row and this one), \"after\" a sample once the journal has no turn pending.\n")
+	return b.String()
 }

@@ -78,7 +78,8 @@ func TestBenchSmallRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-bench", "-bin", bin, "-readme", readme, "-go", goCmd, "-benchtime", "10x",
 		"-messages", "3", "-sizes", "0,3", "-users", "1,2", "-conc-messages", "2", "-edits", "2", "-starts", "2",
-		"-stream-replies", "2", "-stream-words", "4", "-stream-every", "5ms"}, &stdout, &stderr)
+		"-stream-replies", "2", "-stream-words", "4", "-stream-every", "5ms",
+		"-distinct", "3,6", "-distinct-conc", "2", "-distinct-idle", "50ms"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -102,8 +103,21 @@ func TestBenchSmallRun(t *testing.T) {
 		"| `mnemo chat` (terminal, piped) | 2 | ",
 		"| memory | BenchmarkList/10-2 | 8.46µs | 456 | 6 | – |",
 		"| bots/internal/intake | BenchmarkAdd-2 | 655µs | 1824 | 15 | 1.000 fsyncs/msg |",
-		"Command: `make bench BENCHFLAGS=\"-benchtime 10x -conc-messages 2 -edits 2 -messages 3 -sizes 0,3 -starts 2 -stream-every 5ms -stream-replies 2 -stream-words 4 -users 1,2\"`",
+		"Command: `make bench BENCHFLAGS=\"-benchtime 10x -conc-messages 2 -distinct 3,6 -distinct-conc 2 -distinct-idle 50ms -edits 2 -messages 3 -sizes 0,3 -starts 2 -stream-every 5ms -stream-replies 2 -stream-words 4 -users 1,2\"`",
+		"`mnemo serve` as distinct people grow: each sends one Slack DM (2 at a time",
+		"| people in all | open files: peak |",
 	)
+	// Every person's reflection wrote: one memory folder each.
+	for _, row := range []string{"| 3 | ", "| 6 | "} {
+		i := strings.Index(out, row)
+		if i < 0 {
+			t.Fatalf("no distinct-people row %q:\n%s", row, out)
+		}
+		cells := strings.Split(strings.SplitN(out[i:], "\n", 2)[0], " | ")
+		if len(cells) != 8 || cells[6] != strings.Trim(row, "| ") {
+			t.Errorf("row %q: memory folders %q, want one per person", row, cells)
+		}
+	}
 	// A casual message costs one model call: the reply.
 	if n := strings.Count(out, "| 1.00 (+"); n != 4 {
 		t.Errorf("%d chat and echo hi rows with 1.00 calls per message, want 4:\n%s", n, out)
@@ -130,7 +144,8 @@ func TestBenchFlags(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.bin != "bin/mnemo" || c.messages != 200 || len(c.sizes) != 4 || c.sizes[3] != 10000 || len(c.users) != 3 || c.users[2] != 100 ||
-		c.commandLine != "make bench" || c.timeout != 14*time.Minute {
+		c.commandLine != "make bench" || c.timeout != 30*time.Minute ||
+		len(c.distinct) != 3 || c.distinct[2] != 10000 || c.distinctConc != 64 || c.distinctIdle != 20*time.Second || c.distinctOnly {
 		t.Errorf("defaults: %+v", c)
 	}
 	for _, tc := range []struct {
@@ -149,6 +164,10 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"-sizes", "-1"}, `-sizes: "-1" is not a whole number of at least 0`},
 		{[]string{"-users", "0"}, `-users: "0" is not a whole number of at least 1`},
 		{[]string{"-users", " , "}, "-users: give at least one number"},
+		{[]string{"-distinct", "0"}, `-distinct: "0" is not a whole number of at least 1`},
+		{[]string{"-distinct-conc", "0"}, "-distinct-conc must be at least 1"},
+		{[]string{"-distinct-idle", "0s"}, "-distinct-idle must be positive"},
+		{[]string{"-distinct", "", "-distinct-only"}, "-distinct-only needs -distinct"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-nope"}, "flag provided but not defined: -nope (see -bench -h)"},
 	} {
@@ -205,6 +224,9 @@ func TestBenchChildFails(t *testing.T) {
 	}
 	if _, err := startChat(ctx, filepath.Join(t.TempDir(), "nope"), t.TempDir(), nil, "u"); err == nil {
 		t.Error("a missing binary started")
+	}
+	if _, err := b.distinctUsers(ctx, []int{1}, 1, time.Second); err == nil || !strings.Contains(err.Error(), "mnemo serve exited before it was ready") {
+		t.Errorf("distinct people: %v", err)
 	}
 	// runBench names the part that failed.
 	err := run(ctx, []string{"-bench", "-bin", "/bin/true", "-sizes", "0", "-messages", "2"}, &bytes.Buffer{}, &bytes.Buffer{})
@@ -703,5 +725,36 @@ func TestMeasureServeWaitFails(t *testing.T) {
 	}
 	if sent[0] != 1 || sent[1] != 1 {
 		t.Errorf("sent %v, want one message from each user before the wait", sent)
+	}
+}
+
+// -distinct-only runs that part alone and names it when it fails.
+func TestBenchDistinctOnly(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var stdout bytes.Buffer
+	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-distinct-only", "-distinct", "2"}, &stdout, &bytes.Buffer{})
+	if err == nil || !strings.HasPrefix(err.Error(), "distinct people: mnemo serve exited before it was ready") || stdout.Len() != 0 {
+		t.Errorf("err = %v, stdout %q", err, stdout.String())
+	}
+	r := &benchResult{Machine: machine{CPU: "Test CPU", Cores: 2, Go: "go1.x", LoadStart: "1 2 3", LoadEnd: "4 5 6", Date: "2026-01-02"},
+		DistinctConc: 64, DistinctIdle: 20 * time.Second,
+		Distinct: []distinctFigures{{Users: 10000, PeakFDs: 60, AfterFDs: 40, PeakGoroutines: 90, AfterGorout: 50, PeakRSS: 40 << 20, Folders: 10000, Wall: 31 * time.Second}}}
+	wantParts(t, "distinct table", renderDistinct(r), "Measured 2026-01-02 on Test CPU",
+		"(64 at a time", "`reflector.idle: 20s`", "| 10,000 | 60 | 40 | 90 | 50 | 40.0 MiB | 10,000 | 31s |")
+	if renderDistinctTable(&benchResult{}) != "" {
+		t.Error("a table without the part")
+	}
+}
+
+func TestParseMetrics(t *testing.T) {
+	m, err := parseMetrics(strings.NewReader("# HELP x\ngo_goroutines 42\nmnemo_x{a=\"b c\"} 1.5\nbad\nnot_a_number x\n\n"))
+	if err != nil || m["go_goroutines"] != 42 || m[`mnemo_x{a="b c"}`] != 1.5 || len(m) != 2 {
+		t.Errorf("parseMetrics = %v, %v", m, err)
+	}
+	if openFDs(-1) != -1 {
+		t.Error("open files of no process")
+	}
+	if n := countFolders(filepath.Join(t.TempDir(), "nope")); n != 0 {
+		t.Errorf("folders of a missing folder: %d", n)
 	}
 }

@@ -32,7 +32,8 @@
 // bin/mnemo as a child process (chat per message and against a bare client,
 // start → exit, console, Slack and Discord at 1, 10, 100 users, serve's
 // start-up and RSS, edit-to-index, LLM calls per message, request sizes,
-// binary size) against the fakes in this process, prints one Markdown table
+// binary size, serve's open files, goroutines and RSS as 100, 1,000 and
+// 10,000 distinct people write) against the fakes in this process, prints one Markdown table
 // and, with -readme, writes it into a README's Performance section: make
 // bench writes cmd/mnemo-load/README.md (bench*.go; run
 // `mnemo-load -bench -h` for its flags).

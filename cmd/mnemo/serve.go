@@ -99,7 +99,8 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return stop(err)
 	}
-	httpSrv := &http.Server{Handler: healthMux(ctx, a, sd, adapters), ReadHeaderTimeout: 5 * time.Second}
+	ready := newReadiness(filepath.Join(stateDir(cfg), "intake"), env.faults, env.logger)
+	httpSrv := &http.Server{Handler: healthMux(ctx, a, sd, adapters, ready), ReadHeaderTimeout: 5 * time.Second}
 	go httpSrv.Serve(ln)
 	names, fronts := frontends(adapters)
 	env.logger.Info("serve: running", "adapters", names, "listen", ln.Addr().String(), "control", ctl.Path())
@@ -140,8 +141,9 @@ func useAdapterQueues(a *app, adapters []namedAdapter) {
 }
 
 // healthMux serves /metrics, /healthz (the process answers) and /readyz
-// (every adapter is connected and serve is not stopping).
-func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapter) *http.ServeMux {
+// (every adapter is connected, messages can be journaled and serve is not
+// stopping).
+func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapter, ready *readiness) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", a.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
@@ -158,6 +160,10 @@ func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapte
 		case len(down) > 0:
 			http.Error(w, "not connected: "+strings.Join(down, ", "), http.StatusServiceUnavailable)
 		default:
+			if err := ready.check(); err != nil {
+				http.Error(w, err.Error(), http.StatusServiceUnavailable)
+				return
+			}
 			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.core.Reflector.Pending())
 		}
 	})
