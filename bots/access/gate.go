@@ -113,4 +113,3 @@ func (g *Gate) check(ctx context.Context, who Who, always bool) (bool, string) {
 	g.log.Info(g.o.Platform+": pairing code given", "person", key, "expires", p.Expires)
 	return false, fmt.Sprintf(pairingText, p.Code)
 }
-
