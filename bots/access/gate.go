@@ -95,10 +95,10 @@ func (g *Gate) check(ctx context.Context, who Who, always bool) (bool, string) {
 	key := g.o.Platform + ":" + person.String()
 	now := g.now()
 	if !g.told.take(key, now) && !always {
-		g.log.Info(g.o.Platform+": message refused: not let in (told within the hour)", "access", string(g.o.Policy.Mode), "why", d.Why)
+		g.log.Info(g.o.Platform+": message refused: not let in (told within the hour)", "person", key, "access", string(g.o.Policy.Mode), "why", d.Why)
 		return false, ""
 	}
-	g.log.Info(g.o.Platform+": message refused: not let in", "access", string(g.o.Policy.Mode), "why", d.Why)
+	g.log.Info(g.o.Platform+": message refused: not let in", "person", key, "access", string(g.o.Policy.Mode), "why", d.Why)
 	if g.o.Policy.Mode != Pairing || g.o.Store == nil {
 		return false, fmt.Sprintf(refusedText, key)
 	}

@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
@@ -49,6 +50,8 @@ type Message struct {
 	Speaker      string   // the author's display name ("" when the platform reads it while answering)
 	Text         string   // the text for the model
 	Log          *slog.Logger
+	// Who is the author as the access check sees them (Admit).
+	Who access.Who
 }
 
 // Head is m itself: a platform's message type embeds Message and so
@@ -104,6 +107,14 @@ type Options struct {
 	// would last another ten seconds).
 	TypingUntilPosted bool
 	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
+	// Access decides who may talk (Admit); nil lets everyone in.
+	Access Gate
+}
+
+// Gate is who may talk on a platform (*access.Gate): ok, or the reply to
+// give ("" for none).
+type Gate interface {
+	Check(ctx context.Context, who access.Who) (ok bool, reply string)
 }
 
 // Pipeline runs every message of one platform; create it with New.
@@ -197,6 +208,33 @@ func (p *Pipeline[M]) Receive(ctx context.Context, ms ...M) []error {
 		p.enqueue(ctx, m)
 	}
 	return errs
+}
+
+// Admit reports whether m's author may talk (Options.Access), before
+// anything of m is journaled or answered. When not, m is acknowledged and
+// dropped: no journal line, no memory, no model call; the refusal reply,
+// if the gate gives one, is posted in the background (Spawn).
+func (p *Pipeline[M]) Admit(ctx context.Context, m M) bool {
+	if p.opts.Access == nil {
+		return true
+	}
+	h := m.Head()
+	ok, reply := p.opts.Access.Check(ctx, h.Who)
+	if ok {
+		return true
+	}
+	p.plat.Ack(ctx, m)
+	if reply != "" && !p.stopping.Load() {
+		p.Spawn(ctx, func() {
+			for i, part := range p.plat.Parts(m, reply) {
+				if err := p.plat.PostPart(p.work, m, i, part); err != nil {
+					h.Log.Warn(p.opts.Name+": cannot post the refusal", "error", err)
+					return
+				}
+			}
+		})
+	}
+	return false
 }
 
 // enqueue queues the answer to m, or, when its conversation already holds
