@@ -14,6 +14,7 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
@@ -54,6 +55,9 @@ type app struct {
 	// withdrawn holds the IDs of tasks a person cancelled (Ctrl-C in
 	// chat): their turns are not reflected.
 	withdrawn sync.Map
+	// access is who may talk, as `mnemo access` changed it (access.go).
+	access   *access.Store
+	accessMu sync.Mutex
 }
 
 // withdraw keeps the turn of task id from the reflector; called before
