@@ -10,7 +10,9 @@ import (
 )
 
 func gated(policy access.Policy) setup {
-	return setup{config: func(c *Config) { c.Access = access.NewGate(access.GateOptions{Platform: access.Slack, Policy: policy, Log: c.Logger}) }}
+	return setup{config: func(c *Config) {
+		c.Access = access.NewGate(access.GateOptions{Platform: access.Slack, Policy: policy, Log: c.Logger})
+	}}
 }
 
 // A user group of slack.allow lets its members in, read with
