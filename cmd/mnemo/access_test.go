@@ -43,6 +43,7 @@ type accessWorld struct {
 	clock *testClock
 	logs  *syncWriter
 	addr  string
+	stop  func() // stops serve and waits for it (once)
 }
 
 // serveAccess writes config (mnemo.yaml in w's folder) and runs serve
@@ -63,12 +64,16 @@ func serveAccess(t *testing.T, w *chatWorld, config string, wait func() error) *
 			stdin: strings.NewReader(""), stdout: io.Discard, stderr: aw.logs, now: aw.clock.now})
 		done <- exitCode(err, aw.logs)
 	}()
-	t.Cleanup(func() {
-		cancel()
-		if code := <-done; code != 0 {
-			t.Errorf("serve exit %d:\n%s", code, aw.logs.String())
-		}
-	})
+	var once sync.Once
+	aw.stop = func() {
+		once.Do(func() {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Errorf("serve exit %d:\n%s", code, aw.logs.String())
+			}
+		})
+	}
+	t.Cleanup(aw.stop)
 	if err := wait(); err != nil {
 		t.Fatalf("serve did not connect: %v\n%s", err, aw.logs.String())
 	}
@@ -161,6 +166,14 @@ func TestAccessSlackOtherTeamRefusedByDefault(t *testing.T) {
 		t.Fatalf("allowed guest: %+v, %v\n%s", posts, err, aw.logs.String())
 	}
 	aw.access(t, "ls").want(t, 0, "slack:T0GUEST/U0BOB  added ", "")
+
+	// Bob stays let in after a restart.
+	aw.stop()
+	aw = serveAccess(t, w, "reflector:\n  idle: 1h\n", func() error { return slk.WaitConnected(2, 10*time.Second) })
+	slk.Message(guest)
+	if posts, err := slk.WaitPosts(4, 10*time.Second); err != nil || posts[3].Text != "Noted." {
+		t.Fatalf("allowed guest after a restart: %+v, %v\n%s", posts, err, aw.logs.String())
+	}
 }
 
 // A Discord allowlist of one role lets in its members and refuses the
