@@ -18,9 +18,15 @@ const (
 )
 
 // who is the author of a message or command for the access check: their
-// team (the home team is auth.test's), the channel and their user id.
-func (b *Bot) who(team, channel, user string) access.Who {
-	return access.Who{Platform: access.Slack, Home: team == b.teamID, Team: team, Channel: channel, User: user,
+// team, the channel and their user id. They are of the home team (the one
+// auth.test names) only when every team the event gives them (team,
+// user_team) is it: a Slack Connect guest is not.
+func (b *Bot) who(team, channel, user string, teams ...string) access.Who {
+	home := team == b.teamID
+	for _, t := range teams {
+		home = home && (t == "" || t == b.teamID)
+	}
+	return access.Who{Platform: access.Slack, Home: home, Team: team, Channel: channel, User: user,
 		InGroup: func(ctx context.Context, group string) (bool, error) { return b.inGroup(ctx, group, user) }}
 }
 

@@ -90,3 +90,23 @@ func TestGroupCache(t *testing.T) {
 		t.Fatalf("bound: %v", c.m)
 	}
 }
+
+// A Slack Connect guest whose event names the home team in one field and
+// their own in another is not of the home team.
+func TestWhoHome(t *testing.T) {
+	b := &Bot{teamID: "T0HOME"}
+	for _, c := range []struct {
+		team  string
+		teams []string
+		home  bool
+	}{
+		{"T0HOME", nil, true},
+		{"T0HOME", []string{"T0HOME", ""}, true},
+		{"T0HOME", []string{"T0HOME", "T0GUEST"}, false},
+		{"T0GUEST", []string{"", ""}, false},
+	} {
+		if w := b.who(c.team, "D1", "U1", c.teams...); w.Home != c.home || w.Team != c.team {
+			t.Errorf("who(%s, %v) = %+v", c.team, c.teams, w)
+		}
+	}
+}
