@@ -196,3 +196,34 @@ func TestStoreWriteFails(t *testing.T) {
 		t.Fatalf("a failed write changed the list: %v", got)
 	}
 }
+
+// FuzzStateDecode: whatever access.json holds, reading it never panics,
+// and what is read is written back and read again the same.
+func FuzzStateDecode(f *testing.F) {
+	f.Add([]byte(`{"allowed":[{"platform":"slack","id":"T1/U2","added":"2026-11-27T12:00:00Z","by":"x"}],"codes":[{"code":"ABCDEFGH","platform":"discord","id":"user:1","expires":"2026-11-27T13:00:00Z"}]}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"allowed":null}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var st state
+		if err := st.decode(data); err != nil {
+			return
+		}
+		s := &Store{dir: t.TempDir(), st: st}
+		if err := s.save(st.clone()); err != nil {
+			t.Fatal(err)
+		}
+		again, err := OpenStore(s.dir)
+		if err != nil {
+			t.Fatalf("written back, unreadable: %v", err)
+		}
+		if len(again.st.Allowed) != len(st.Allowed) || len(again.st.Codes) != len(st.Codes) {
+			t.Fatalf("read back %+v, was %+v", again.st, st)
+		}
+		for i, a := range st.Allowed {
+			if again.st.Allowed[i].entry != a.entry {
+				t.Fatalf("entry %d: %+v, was %+v", i, again.st.Allowed[i], a)
+			}
+		}
+	})
+}
