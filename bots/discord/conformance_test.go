@@ -32,7 +32,12 @@ type discordBot struct {
 func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &discordBot{t: t, refs: map[string]*discordgo.Message{}}
 	b.hs = start(t, setup{
-		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
+		config: func(c *Config) {
+			c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory
+			if s.Access != nil {
+				c.Access = s.Access("discord", c.Logger)
+			}
+		},
 		before: func(srv *discordtest.Server) {
 			if s.Interrupted != nil {
 				interrupt(t, srv, s.IntakeDir, *s.Interrupted)

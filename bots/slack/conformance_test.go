@@ -35,7 +35,12 @@ type slackRef struct {
 func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &slackBot{t: t, refs: map[string]*slackRef{}}
 	b.hs = start(t, setup{
-		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
+		config: func(c *Config) {
+			c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory
+			if s.Access != nil {
+				c.Access = s.Access("slack", c.Logger)
+			}
+		},
 		prepare: func(srv *slacktest.Server) {
 			if s.Interrupted != nil {
 				interrupt(t, srv, s.IntakeDir, *s.Interrupted)
