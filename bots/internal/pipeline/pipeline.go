@@ -5,7 +5,9 @@
 //	                                  ↘ busy
 //	restart → replay → queue → answer → post, or resume an interrupted post
 //
-// Receive journals the messages a platform decoded (one write, one fsync,
+// Admit runs first (Options.Access, bots/access): a person not let in is
+// acknowledged and answered whom to ask, and nothing of their message is
+// journaled or answered. Receive journals the messages a platform decoded (one write, one fsync,
 // duplicates refused), acknowledges them to the platform once durable, and
 // queues each in its conversation (chat.Queue), or answers that the bot is
 // busy when the conversation is full. A queued message is answered on the
