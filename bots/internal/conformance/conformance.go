@@ -2,9 +2,10 @@
 // must show, run against the platform's real client library talking to its
 // fake (bots/slack/slacktest, bots/discord/discordtest): redelivery, resume
 // after a restart, busy, split, the channel privacy policy, /memory,
-// shutdown and access (a refused person). A platform's test implements Driver (start its Bot against
-// its fake; send a DM or a mention; deliver one again; read the posts; run
-// /memory) and calls Run, which runs every row as a subtest.
+// shutdown and access (a refused person). A platform's test implements
+// Driver (start its Bot against its fake; send a DM or a mention; deliver
+// one again; read the posts; run /memory) and calls Run, which runs every
+// row as a subtest.
 package conformance
 
 import (
