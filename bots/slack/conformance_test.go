@@ -106,8 +106,9 @@ func (b *slackBot) posts(ps []slacktest.Post) []conformance.Post {
 func (b *slackBot) Posts(n int) []conformance.Post { return b.posts(b.hs.posts(b.t, n)[:n]) }
 
 func (b *slackBot) Settle() []conformance.Post {
-	b.hs.srv.Message(slacktest.MessageEvent{Channel: "D9", User: slacktest.DefaultUserID, Text: "settle"})
+	// Counted before the message is sent: its reply may come at once.
 	n := len(b.hs.srv.Posts()) + 1
+	b.hs.srv.Message(slacktest.MessageEvent{Channel: "D9", User: slacktest.DefaultUserID, Text: "settle"})
 	b.hs.posts(b.t, n)
 	waitFor(b.t, "nothing left to answer", func() bool { return b.hs.bot.pipe.Journal().Len() == 0 && b.hs.bot.Queued() == 0 })
 	return b.posts(b.hs.srv.Posts())
