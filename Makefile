@@ -9,8 +9,9 @@ BUILDDATE ?= $(shell date -u +%Y-%m-%d)
 
 .PHONY: build image test test-race test-plain test-norace e2e coverage lint bench load soak fuzz mutation crash run clean
 
+# A static binary, as the Dockerfile builds it: no libc to load at each start.
 build:
-	$(GO) build -trimpath -ldflags="-s -w -X main.version=$(VERSION) -X main.buildDate=$(BUILDDATE)" -o $(BIN) ./cmd/mnemo
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$(VERSION) -X main.buildDate=$(BUILDDATE)" -o $(BIN) ./cmd/mnemo
 
 # The container image (deploy/Dockerfile); needs a Docker daemon.
 image:

@@ -86,6 +86,25 @@ func stateDir(cfg *config.Config) string {
 	return filepath.Join(filepath.Dir(filepath.Clean(cfg.Memory.DataDir)), "state")
 }
 
+// settleLLM resolves the model server (probing a local Ollama when none
+// is configured) before a command creates anything: a setup without a
+// model leaves no lock or folder behind. The copy it returns names the
+// server, so openApp does not probe again.
+func settleLLM(ctx context.Context, env *cliEnv, cfg *config.Config) (*config.Config, error) {
+	httpClient := &http.Client{Transport: wiring.ModelTransport(cfg.Agent.MaxConcurrent)}
+	probe := func(ctx context.Context, url string) error { return openai.ProbeModels(ctx, httpClient, url) }
+	baseURL, note, err := cfg.ResolveLLM(ctx, probe, env.getenv("MNEMO_OLLAMA_URL"))
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintln(env.stderr, "mnemo: "+note)
+	}
+	c := *cfg
+	c.LLM.BaseURL = baseURL
+	return &c, nil
+}
+
 // openApp resolves the model server (falling back to a local Ollama),
 // opens the store and the reflector (which replays turns a crash left
 // journaled) and builds the Thinker.

@@ -54,7 +54,12 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if !opts.verbose {
 		env = quietLogs(env, cfg)
 	}
-	// One owner per data folder, taken before the reflector replays the journal.
+	// The model server settled before anything is created; then one owner
+	// per data folder, taken before the reflector replays the journal.
+	cfg, err = settleLLM(ctx, env, cfg)
+	if err != nil {
+		return err
+	}
 	lock, err := lockData(env, cfg, "mnemo chat")
 	if err != nil {
 		return err

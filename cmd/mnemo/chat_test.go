@@ -289,6 +289,17 @@ func TestChatUsageAndLLMErrors(t *testing.T) {
 	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "OPENAI_API_KEY") || !strings.Contains(errOut.String(), "OPENAI_BASE_URL") {
 		t.Fatalf("no LLM: exit %d, %s", code, errOut.String())
 	}
+	// Nothing was created: no lock, no state or memory folder (issue 25,
+	// item 6: the lock was left behind). serve the same.
+	if exists(filepath.Join(w.dir, "data")) {
+		t.Fatalf("a chat without a model created %s", filepath.Join(w.dir, "data"))
+	}
+	noLLM["SLACK_BOT_TOKEN"], noLLM["SLACK_APP_TOKEN"] = "xoxb-1", "xapp-1"
+	errOut.Reset()
+	err = run(stopOn(context.Background()), []string{"serve", "--listen", "127.0.0.1:0"}, func(k string) string { return noLLM[k] }, strings.NewReader(""), io.Discard, &errOut)
+	if code := exitCode(err, &errOut); code != 2 || exists(filepath.Join(w.dir, "data")) {
+		t.Fatalf("serve without a model: exit %d, created %v: %s", code, exists(filepath.Join(w.dir, "data")), errOut.String())
+	}
 
 	// With neither variable set but a local Ollama answering, it is used.
 	ollama := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": w.srv.URL(), "USER": "ci-runner"}

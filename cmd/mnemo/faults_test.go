@@ -100,7 +100,7 @@ func TestCheckReportsFailedReflections(t *testing.T) {
 	putFile(t, filepath.Join(failed, ".tmp"), "")
 	r := cli(t, w.env, "memory", "check")
 	r.want(t, 1, "reflection of slack-T1-U2's turns failed 3 times", "1 problem")
-	if !strings.Contains(r.stdout, filepath.Join("reflector", "slack-T1-U2.jsonl")) {
+	if !strings.Contains(r.stdout, "mnemo memory pending slack-T1-U2 --retry") {
 		t.Errorf("no way to retry given:\n%s", r.stdout)
 	}
 	cli(t, w.env, "memory", "check", "zhangsan").want(t, 0, "ok: 1 user, 1 file checked", "")

@@ -2,13 +2,16 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"io"
 	"net"
 	"net/http"
+	neturl "net/url"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // healthTimeout bounds `mnemo healthcheck`: container runtimes kill a
@@ -39,6 +42,9 @@ func runHealthcheck(ctx context.Context, env *cliEnv, cfg *config.Config, args [
 	client := &http.Client{Transport: &http.Transport{Proxy: nil}} // never via a proxy: it is this machine
 	defer client.CloseIdleConnections()
 	resp, err := client.Do(req)
+	if ue := (*neturl.Error)(nil); errors.As(err, &ue) {
+		err = ue.Err // its "Get URL:" would say the URL twice
+	}
 	if err != nil {
 		return failure(fmt.Errorf("healthcheck: GET %s: %w; is mnemo serve running with server.listen (or --listen) %s?", url, err, cfg.Server.Listen))
 	}

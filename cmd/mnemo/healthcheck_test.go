@@ -63,7 +63,11 @@ func TestHealthcheck(t *testing.T) {
 	cli(t, env, "--listen", "0.0.0.0:"+healthy, "healthcheck").want(t, 0, "ok\n", "")
 	cli(t, env, "healthcheck", "--listen", ":"+healthy).want(t, 0, "ok\n", "")
 	cli(t, env, "--listen", "127.0.0.1:"+sick, "healthcheck").want(t, 1, "", `answered 503 Service Unavailable: "stopping"`)
-	cli(t, env, "--listen", refused, "healthcheck").want(t, 1, "", "GET http://"+refused+"/healthz|connection refused|is mnemo serve running with server.listen (or --listen) "+refused)
+	r := cli(t, env, "--listen", refused, "healthcheck")
+	r.want(t, 1, "", "GET http://"+refused+"/healthz|connection refused|is mnemo serve running with server.listen (or --listen) "+refused)
+	if n := strings.Count(r.stderr, "/healthz"); n != 1 {
+		t.Errorf("the URL is said %d times:\n%s", n, r.stderr)
+	}
 	cli(t, env, "--listen", "127.0.0.1:0", "healthcheck").want(t, 2, "", "names no fixed port")
 	cli(t, env, "healthcheck", "extra").want(t, 2, "", "healthcheck takes no arguments")
 	cli(t, env, "healthcheck", "--nope").want(t, 2, "", "healthcheck")

@@ -50,7 +50,7 @@ Example:
 
 Admin commands on the memory folder (MNEMO_DATA_DIR or memory.dataDir); they
 need no model. Subcommands: users, ls, show, check, forget, export, edit,
-history, restore. mnemo help memory SUBCOMMAND says more.
+history, restore, pending. mnemo help memory SUBCOMMAND says more.
 
 USER is a person's name, or a channel's memory: '#slack-TEAM-CHANNEL' or
 '#discord-CHANNEL', quoted (in a shell '#' starts a comment). Each prints its
@@ -148,6 +148,23 @@ Flags:
 
 Example:
   mnemo memory restore alice facts/user.md --at "2026-11-24 18:45"
+`,
+	"memory pending": `Usage: mnemo memory pending [USER] [--retry | --drop]
+
+The turns waiting to be reflected into memory (what a person said that is
+not in memory yet), and those given up on after 3 failed reflections, each
+with its age and cause. They wait when the model could not be reached; the
+next chat or serve reflects them. With --retry the turns given up on are
+journaled again for the next start; --drop deletes USER's waiting and given
+up turns. Both need mnemo stopped (the running one owns the journal).
+
+Flags:
+  --retry   journal the turns given up on again (USER's, or everyone's)
+  --drop    delete USER's waiting and given-up turns
+
+Example:
+  mnemo memory pending
+  mnemo memory pending alice --retry
 `,
 	"access": `Usage: mnemo access SUBCOMMAND [arguments]
 

@@ -10,9 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/google/renameio/v2"
@@ -42,6 +44,9 @@ type initCmd struct {
 	config   string // the configuration file to write
 	envFile  string // the secrets file to write (when there is a key)
 	explicit bool   // --config named the file
+	// git tells whether path is ignored in the work tree at root (runGit;
+	// tests stand in for it).
+	git func(root, path string) (ignored, ok bool)
 }
 
 // runInit is `mnemo init`: an interactive first setup. It asks for the
@@ -104,17 +109,20 @@ func runInit(ctx context.Context, env *cliEnv, o initOptions, args []string) err
 		s.apiKey = env.getenv("OPENAI_API_KEY")
 	}
 	for {
-		if err := c.gather(ctx, &s, given); err != nil {
+		err := c.gather(ctx, &s, given)
+		switch {
+		case err == nil:
+			err = c.check(ctx, s)
+		case !errors.Is(err, llm.ErrAuth): // a key refused already by GET /models is checked no further
 			return err
 		}
-		err := c.check(ctx, s)
 		if err == nil {
 			break
 		}
-		fmt.Fprintf(env.stderr, "mnemo: the check failed: %v\n", err)
-		if !c.ask {
-			return failure(fmt.Errorf("init: nothing written; %w", err))
+		if !c.ask { // said once, as the command's error
+			return failure(fmt.Errorf("init: the check failed, nothing written: %w", err))
 		}
+		fmt.Fprintf(env.stderr, "mnemo: the check failed: %v\n", err)
 		fmt.Fprintln(env.stderr, "Let's try again (Enter keeps an answer).")
 		given = initSetup{} // ask everything again, the answers as defaults
 	}
@@ -135,7 +143,7 @@ func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) err
 	}
 	if given.apiKey == "" {
 		def := s.apiKey
-		if isLocal(s.baseURL) && def == "" {
+		if isLocal(s.baseURL) && def == "" && c.ask {
 			fmt.Fprintln(c.env.stderr, "A server on this machine usually needs no key: press Enter.")
 		}
 		v, err := c.prompt("API key (empty for none)", def, true)
@@ -145,7 +153,11 @@ func (c *initCmd) gather(ctx context.Context, s *initSetup, given initSetup) err
 		s.apiKey = v
 	}
 	if given.model == "" {
-		v, err := c.prompt("Model", c.defaultModelOf(ctx, *s), false)
+		def, err := c.defaultModelOf(ctx, *s)
+		if err != nil {
+			return err
+		}
+		v, err := c.prompt("Model", def, false)
 		if err != nil {
 			return err
 		}
@@ -203,14 +215,17 @@ func (c *initCmd) askBaseURL(def string) (string, error) {
 // defaultModelOf is the model offered: the last answer or $MNEMO_MODEL
 // when the server offers it (or does not list its models), else
 // defaultModel when it offers that, else the first it offers. The models
-// the server lists are shown.
-func (c *initCmd) defaultModelOf(ctx context.Context, s initSetup) string {
+// the server lists are shown. A key the server refuses is an error wrapping
+// llm.ErrAuth.
+func (c *initCmd) defaultModelOf(ctx context.Context, s initSetup) (string, error) {
 	models, err := c.client(s).Models(ctx)
 	def := s.model
 	if def == "" {
 		def = c.env.getenv("MNEMO_MODEL")
 	}
 	switch {
+	case errors.Is(err, llm.ErrAuth):
+		return "", fmt.Errorf("%w; give the API key the provider issued for this server", err)
 	case err != nil:
 		fmt.Fprintf(c.env.stderr, "mnemo: the server did not list its models (%v)\n", err)
 	case len(models) > 0:
@@ -230,7 +245,7 @@ func (c *initCmd) defaultModelOf(ctx context.Context, s initSetup) string {
 	if def == "" {
 		def = defaultModel
 	}
-	return def
+	return def, nil
 }
 
 // defaultModel is llm.model's default.
@@ -327,7 +342,7 @@ func (c *initCmd) check(ctx context.Context, s initSetup) error {
 			hint = "the server offers: " + strings.Join(models[:min(len(models), 20)], ", ")
 		}
 		return fmt.Errorf("%w; %s", err, hint)
-	case le != nil && le.StatusCode == 0 && errors.Is(err, llm.ErrUnavailable):
+	case le != nil && le.StatusCode == 0 && errors.Is(err, llm.ErrUnavailable) && !errors.Is(err, syscall.ECONNREFUSED):
 		return fmt.Errorf("%w; nothing answered there: check the address (and that the server runs)", err)
 	}
 	return err
@@ -363,12 +378,17 @@ func (c *initCmd) write(s initSetup) error {
 	if c.explicit && filepath.Clean(c.config) != config.DefaultFile {
 		cfgFlag = " --config " + c.config
 	}
+	user, _ := chatUser(c.env, "")
+	self := invokedAs(c.env.self)
 	if s.apiKey != "" {
-		fmt.Fprintf(out, "Wrote %s and %s (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . %s; set +a\n  mnemo%s chat\n", c.config, c.envFile, shellPath(c.envFile), cfgFlag)
+		fmt.Fprintf(out, "Wrote %s and %s (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . %s; set +a\n  %s%s chat --user %s\n", c.config, c.envFile, shellPath(c.envFile), self, cfgFlag, user)
+		if hint := c.gitHint(c.envFile); hint != "" {
+			fmt.Fprintln(out, "\n"+hint)
+		}
 	} else {
-		fmt.Fprintf(out, "Wrote %s.\nNext, talk to mnemo in this terminal:\n\n  mnemo%s chat\n", c.config, cfgFlag)
+		fmt.Fprintf(out, "Wrote %s.\nNext, talk to mnemo in this terminal:\n\n  %s%s chat --user %s\n", c.config, self, cfgFlag, user)
 	}
-	_, err := fmt.Fprintln(out, "\nFor Slack or Discord, add their tokens (bots/README.md: \"Slack\", \"Discord\") and run mnemo serve.")
+	_, err := fmt.Fprintf(out, "\nFor Slack or Discord, put their tokens in %s too (bots/README.md: \"Slack\", \"Discord\") and run %s serve.\n", filepath.Base(c.envFile), self)
 	return err
 }
 
@@ -416,4 +436,69 @@ func privateFolder(file string) error {
 		return fmt.Errorf("%s is writable by every user (mode %v): another user could replace %s, which the next step runs in your shell; run mnemo init in a folder of your own, or give --env-file there", dir, fi.Mode().Perm(), filepath.Base(file))
 	}
 	return nil
+}
+
+// invokedAs is the command that runs this binary again, as the person
+// typed it: a path ("bin/mnemo", "./mnemo") as given, a name found on
+// PATH as "mnemo".
+func invokedAs(self string) string {
+	if strings.ContainsRune(self, '/') {
+		return shellWord(self)
+	}
+	return "mnemo"
+}
+
+// shellWord is s as one word in a POSIX shell: as it is when it holds
+// only characters no shell treats specially, else single-quoted.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./+-:@%=,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// gitHint warns when file (a secret) lies in a git work tree that does
+// not ignore it: one `git add .` would commit the key. "" when it is
+// ignored, not in a work tree, or git cannot tell (not installed).
+func (c *initCmd) gitHint(file string) string {
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		return ""
+	}
+	root := ""
+	for dir := filepath.Dir(abs); ; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			root = dir
+			break
+		}
+		if dir == filepath.Dir(dir) {
+			return ""
+		}
+	}
+	git := c.git
+	if git == nil {
+		git = runGit
+	}
+	ignored, ok := git(root, abs)
+	if !ok || ignored {
+		return ""
+	}
+	rel, _ := filepath.Rel(root, abs)
+	return fmt.Sprintf("Careful: %s holds your API key and lies in the git work tree %s, which does not ignore it;\n"+
+		"one `git add .` would commit the key. Ignore it:\n\n  echo %s >> %s",
+		file, root, shellWord("/"+filepath.ToSlash(rel)), shellWord(filepath.Join(root, ".gitignore")))
+}
+
+// runGit asks git whether path is ignored in the work tree at root; ok is
+// false when git cannot tell (not installed, or an error).
+func runGit(root, path string) (ignored, ok bool) {
+	err := exec.Command("git", "-C", root, "check-ignore", "-q", path).Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return true, true
+	case errors.As(err, &ee) && ee.ExitCode() == 1:
+		return false, true
+	}
+	return false, false
 }

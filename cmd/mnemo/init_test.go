@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -54,10 +55,10 @@ func TestInitInteractive(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.SetModels("gpt-4o-mini", "llama3.2")
 	srv.Enqueue(openaitest.Text("ok"))
-	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama}
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "USER": "alice"}
 
 	r := initRun(t, env, srv.URL()+"\nsk-test-key\nllama3.2\n")
-	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . ./mnemo.env; set +a\n  mnemo chat\n", "Model server (OpenAI-compatible base URL) [https://api.openai.com/v1]: |The server offers: gpt-4o-mini, llama3.2.|Model [gpt-4o-mini]: |It answers.")
+	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . ./mnemo.env; set +a\n  mnemo chat --user alice\n\nFor Slack or Discord, put their tokens in mnemo.env too", "Model server (OpenAI-compatible base URL) [https://api.openai.com/v1]: |The server offers: gpt-4o-mini, llama3.2.|Model [gpt-4o-mini]: |It answers.")
 	cfg := loaded(t, filepath.Join(dir, "mnemo.yaml"))
 	if cfg.LLM.BaseURL != srv.URL() || cfg.LLM.Model != "llama3.2" || cfg.LLM.APIKey != "" {
 		t.Errorf("config: baseURL %q, model %q, key %q", cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey)
@@ -131,14 +132,28 @@ func TestInitNonInteractive(t *testing.T) {
 	t.Run("unknown model", func(t *testing.T) {
 		dir := inTempDir(t)
 		srv.Enqueue(openaitest.Error(404, "model_not_found", "The model `gpt-9` does not exist"))
-		initRun(t, env, "", "--yes", "--base-url", srv.URL(), "--model", "gpt-9").want(t, 1, "", "init: nothing written|HTTP 404|the server offers: gpt-4o-mini, llama3.2")
+		r := initRun(t, env, "", "--yes", "--base-url", srv.URL(), "--model", "gpt-9")
+		r.want(t, 1, "", "init: the check failed, nothing written|HTTP 404|the server offers: gpt-4o-mini, llama3.2")
+		if n := strings.Count(r.stderr, "HTTP 404"); n != 1 { // said once (issue 25, item 6)
+			t.Errorf("the error is said %d times:\n%s", n, r.stderr)
+		}
 		if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 			t.Errorf("written after a failed check: %v", m)
 		}
 	})
 	t.Run("nothing listens", func(t *testing.T) {
 		inTempDir(t)
-		initRun(t, env, "", "--yes", "--base-url", noOllama).want(t, 1, "", "the server did not list its models|Checking gpt-4o-mini|nothing answered there: check the address")
+		initRun(t, env, "", "--yes", "--base-url", noOllama).want(t, 1, "", "the server did not list its models|Checking gpt-4o-mini|connection refused: nothing listens at that address on this machine; start the model server")
+	})
+	t.Run("the connection drops", func(t *testing.T) {
+		inTempDir(t)
+		drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+		}))
+		defer drop.Close()
+		initRun(t, env, "", "--yes", "--base-url", drop.URL+"/v1").want(t, 1, "", "model server unavailable|nothing answered there: check the address")
 	})
 	t.Run("flags, the key from the environment, another file", func(t *testing.T) {
 		dir := inTempDir(t)
@@ -245,4 +260,115 @@ func TestInitRefusesAWorldWritableFolder(t *testing.T) {
 	}
 	// Without a key there is no secret to protect.
 	initRun(t, map[string]string{"MNEMO_OLLAMA_URL": noOllama}, "", "--yes", "--base-url", srv.URL(), "--model", "m").want(t, 0, "Wrote mnemo.yaml.", "")
+}
+
+// The next step init prints runs as written: the binary as it was
+// invoked, with --user (issue 25, item 2: "mnemo chat" when only
+// bin/mnemo exists).
+func TestInitNextStepAsInvoked(t *testing.T) {
+	for self, want := range map[string]string{"bin/mnemo": "bin/mnemo", "./mnemo": "./mnemo", "mnemo": "mnemo", "": "mnemo", "/opt/my tools/mnemo": "'/opt/my tools/mnemo'"} {
+		if got := invokedAs(self); got != want {
+			t.Errorf("invokedAs(%q) = %q, want %q", self, got, want)
+		}
+	}
+	inTempDir(t)
+	srv := openaitest.New(t)
+	srv.Enqueue(openaitest.Text("ok"))
+	var out, errOut bytes.Buffer
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "USER": "bad/name"}
+	err := runWith(stopOn(context.Background()), []string{"init", "--yes", "--base-url", srv.URL(), "--model", "m"},
+		cliEnv{getenv: func(k string) string { return env[k] }, stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, self: "bin/mnemo"})
+	if err != nil || !strings.Contains(out.String(), "\n  bin/mnemo chat --user console\n") || !strings.Contains(out.String(), "run bin/mnemo serve.") ||
+		strings.Contains(errOut.String(), "press Enter") { // --yes asks nothing
+		t.Fatalf("init: %v\n%s%s", err, out.String(), errOut.String())
+	}
+}
+
+// A key written into a git work tree that does not ignore it is one
+// `git add .` from a commit: init says so and how to ignore it (issue 25,
+// item 1).
+func TestInitWarnsAboutAnUnignoredKey(t *testing.T) {
+	dir := inTempDir(t)
+	if err := os.Mkdir(filepath.Join(dir, ".git"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	c := &initCmd{envFile: "mnemo.env", git: func(root, path string) (bool, bool) { return false, true }}
+	hint := c.gitHint("mnemo.env")
+	if !strings.Contains(hint, "lies in the git work tree "+dir) || !strings.Contains(hint, "echo /mnemo.env >> "+filepath.Join(dir, ".gitignore")) {
+		t.Errorf("hint:\n%s", hint)
+	}
+	c.git = func(root, path string) (bool, bool) { return true, true }
+	if hint := c.gitHint("mnemo.env"); hint != "" {
+		t.Errorf("an ignored file got a hint: %s", hint)
+	}
+	c.git = func(root, path string) (bool, bool) { return false, false } // git cannot tell
+	if hint := c.gitHint("mnemo.env"); hint != "" {
+		t.Errorf("a guess got a hint: %s", hint)
+	}
+	if hint := (&initCmd{}).gitHint(filepath.Join(t.TempDir(), "mnemo.env")); hint != "" {
+		t.Errorf("outside a work tree: %s", hint)
+	}
+
+	// With git itself, through the binary's code path.
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed: the rest needs it")
+	}
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		os.RemoveAll(filepath.Join(dir, ".git"))
+		if out, err = exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+			t.Fatalf("git init: %v %s", err, out)
+		}
+	}
+	srv := openaitest.New(t)
+	srv.Enqueue(openaitest.Text("ok"), openaitest.Text("ok"))
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "USER": "alice", "OPENAI_API_KEY": "sk-test-key"}
+	r := initRun(t, env, "", "--yes", "--base-url", srv.URL(), "--model", "m")
+	r.want(t, 0, "one `git add .` would commit the key. Ignore it:\n\n  echo /mnemo.env >> "+filepath.Join(dir, ".gitignore")+"\n", "")
+	if err := os.WriteFile(filepath.Join(dir, ".gitignore"), []byte("/mnemo.env\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r = initRun(t, env, "", "--yes", "--force", "--base-url", srv.URL(), "--model", "m")
+	if r.code != 0 || strings.Contains(r.stdout, "git add") {
+		t.Errorf("an ignored key still warned (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A key the server refuses when init lists its models is said at once and
+// asked again; the model is not asked for with a key known to be wrong
+// (issue 25, item 6).
+func TestInitKeyRefusedByTheModelList(t *testing.T) {
+	dir := inTempDir(t)
+	var chats atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		if r.Header.Get("Authorization") != "Bearer sk-good" {
+			w.WriteHeader(http.StatusUnauthorized)
+			io.WriteString(w, `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`)
+			return
+		}
+		if r.URL.Path == "/v1/models" {
+			io.WriteString(w, `{"object":"list","data":[{"id":"m1","object":"model","created":1,"owned_by":"x"}]}`)
+			return
+		}
+		chats.Add(1)
+		io.WriteString(w, `{"id":"c1","object":"chat.completion","created":1,"model":"m1","choices":[{"index":0,"message":{"role":"assistant","content":"ok"},"finish_reason":"stop"}]}`)
+	}))
+	defer srv.Close()
+	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "USER": "alice"}
+	r := initRun(t, env, srv.URL+"/v1\nsk-bad\n\nsk-good\n\n")
+	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env", "the check failed: list the models at "+srv.URL+"/v1: the model server refused the credentials|give the API key the provider issued|Let's try again")
+	if strings.Count(r.stderr, "Model [") != 1 || chats.Load() != 1 {
+		t.Errorf("the model was asked for %d times, %d chat checks:\n%s", strings.Count(r.stderr, "Model ["), chats.Load(), r.stderr)
+	}
+	if secret, _ := os.ReadFile(filepath.Join(dir, "mnemo.env")); !strings.Contains(string(secret), "OPENAI_API_KEY=sk-good") {
+		t.Errorf("mnemo.env = %q", secret)
+	}
+	// With --yes: said once, nothing written.
+	inTempDir(t)
+	env["OPENAI_API_KEY"] = "sk-bad"
+	r = initRun(t, env, "", "--yes", "--base-url", srv.URL+"/v1")
+	r.want(t, 1, "", "init: the check failed, nothing written: list the models at")
+	if strings.Count(r.stderr, "refused the credentials") != 1 {
+		t.Errorf("said %d times:\n%s", strings.Count(r.stderr, "refused the credentials"), r.stderr)
+	}
 }

@@ -116,6 +116,9 @@ type cliEnv struct {
 	// flock, when set, stands in for syscall.Flock: tests make the lock
 	// call fail. nil in the binary.
 	flock func(fd, how int) error
+	// self is how the person ran this binary (os.Args[0]: "bin/mnemo",
+	// "mnemo"), so that a printed next step runs as written; "" is "mnemo".
+	self string
 	// abort is closed at a second SIGTERM or SIGINT (the command's ctx is
 	// done at the first): chat and serve then stop waiting for running
 	// work. nil: never.
@@ -165,7 +168,7 @@ func runProcess() int {
 	signal.Notify(c, os.Interrupt, syscall.SIGTERM)
 	sig, release := watchSignals(c)
 	code := runToExit(sig, abortWait, os.Stderr, func() error {
-		return run(sig, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+		return runWith(sig, os.Args[1:], cliEnv{getenv: os.Getenv, stdin: os.Stdin, stdout: os.Stdout, stderr: os.Stderr, self: os.Args[0]})
 	})
 	signal.Stop(c)
 	release()

@@ -50,13 +50,15 @@ var memorySubs = map[string]memorySub{
 	"edit":    {"USER PATH", 2, 2},
 	"history": {"USER [PATH]", 1, 2},
 	"restore": {"USER PATH --at ID|TIME", 2, 2},
+	"pending": {"[USER] [--retry | --drop]", 0, 1},
 }
 
-const memorySubNames = "users, ls, show, check, forget, export, edit, history, restore"
+const memorySubNames = "users, ls, show, check, forget, export, edit, history, restore, pending"
 
 // memoryOptions are the memory subcommands' flags.
 type memoryOptions struct {
 	yes, keepHistory bool   // forget --yes, --keep-history
+	retry, drop      bool   // pending --retry, --drop
 	at               string // restore --at
 	output           string // export -o
 	verbose          bool   // --verbose: info log lines too
@@ -78,6 +80,9 @@ func memoryFlags(fs *flag.FlagSet) (runner, string) {
 		fs.StringVar(&o.at, "at", "", "version id or time")
 	case "export":
 		fs.StringVar(&o.output, "o", "", "write the archive to this file")
+	case "pending":
+		fs.BoolVar(&o.retry, "retry", false, "journal the turns given up on again")
+		fs.BoolVar(&o.drop, "drop", false, "delete the user's waiting and given-up turns")
 	}
 	usage := ""
 	if sub, ok := memorySubs[name]; ok {
@@ -144,6 +149,8 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return m.history(pos[0], append(pos, "")[1])
 	case "restore":
 		return m.restore(pos[0], pos[1], o.at)
+	case "pending":
+		return m.pending(append(pos, "")[0], o.retry, o.drop, time.Now())
 	}
 	return m.export(pos[0], o.output)
 }
@@ -379,9 +386,9 @@ func (m *memoryCmd) check(name string) error {
 			continue
 		}
 		problems++
-		fmt.Fprintf(&b, "%s: reflection of %s's turns failed %d times and was given up (its last line says why); "+
-			"to try again, stop mnemo and move the file to %s (when no file of that name exists), or delete it\n",
-			f.Path, f.User, reflector.MaxAttempts, filepath.Join(stateDir(m.cfg), "reflector", f.User+".jsonl"))
+		fmt.Fprintf(&b, "%s: reflection of %s's turns failed %d times and was given up; "+
+			"mnemo memory pending %s says why; to try again: mnemo memory pending %s --retry; to delete them: mnemo memory pending %s --drop\n",
+			f.Path, f.User, reflector.MaxAttempts, f.User, f.User, f.User)
 	}
 	if problems == 0 {
 		b.WriteString("ok: " + counts + "\n")

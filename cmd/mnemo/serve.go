@@ -59,6 +59,10 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
 		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, \"Discord\"); to chat in the terminal, use mnemo chat"))
 	}
+	cfg, err := settleLLM(ctx, env, cfg) // before anything is created
+	if err != nil {
+		return err
+	}
 	// One owner per data folder, taken before the address (a second serve
 	// is told who runs, not that the port is busy) and before the reflector
 	// replays the journal.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 
 	goopenai "github.com/sashabaranov/go-openai"
 
@@ -136,6 +137,10 @@ func (c *Client) classify(err error) failure {
 	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
 		// No such host: a typo in the address, which retrying cannot fix.
 		return failure{kind: llm.ErrUnavailable, detail: "no such host: check the address"}
+	case refusedOnLoopback(err):
+		// Nothing listens on this machine: a server that is not started,
+		// or a wrong port. Waiting for retries only delays saying so.
+		return failure{kind: llm.ErrUnavailable, detail: "connection refused: nothing listens at that address on this machine; start the model server, or fix OPENAI_BASE_URL (llm.baseURL)"}
 	case errors.As(err, &netErr), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
 		return failure{kind: llm.ErrUnavailable, retry: true}
 	case errors.As(err, &syntaxErr), errors.As(err, &typeErr):
@@ -165,6 +170,18 @@ func classifyStatus(status int, code, errType string) failure {
 		f.kind = llm.ErrBadRequest
 	}
 	return f
+}
+
+// refusedOnLoopback reports whether err is a connection refused by this
+// machine (a loopback address): final, unlike a refusal from a remote
+// server that may be restarting behind a load balancer.
+func refusedOnLoopback(err error) bool {
+	var opErr *net.OpError
+	if !errors.As(err, &opErr) || opErr.Op != "dial" || !errors.Is(err, syscall.ECONNREFUSED) {
+		return false
+	}
+	addr, ok := opErr.Addr.(*net.TCPAddr)
+	return ok && addr.IP.IsLoopback()
 }
 
 // codeString renders APIError.Code, which go-openai decodes as a string or

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
+
+	"github.com/mnemo-agent/mnemo/agent/llm"
 )
 
 // Models lists the model ids the server offers (GET /models), sorted. It
@@ -14,6 +16,9 @@ func (c *Client) Models(ctx context.Context) ([]string, error) {
 	defer cancel()
 	list, err := c.client.ListModels(ctx)
 	if err != nil {
+		if c.classify(err).kind == llm.ErrAuth { // a wrong key: the caller asks for another
+			return nil, fmt.Errorf("list the models at %s: %w (%s)", c.shownURL, llm.ErrAuth, redacted{err, c.apiKey}.Error())
+		}
 		return nil, fmt.Errorf("list the models at %s: %s", c.shownURL, redacted{err, c.apiKey}.Error())
 	}
 	ids := make([]string, 0, len(list.Models))

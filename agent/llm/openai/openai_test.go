@@ -11,8 +11,10 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -419,15 +421,18 @@ func TestLLMCallerContext(t *testing.T) {
 }
 
 func TestLLMTransportError(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // now refuses connections
+	// A server that drops every connection without an answer: a transport
+	// error, retried (a refused connection on loopback is final instead).
+	drop := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close()
+		}
+	}))
+	defer drop.Close()
 	sl := &llmSleeps{}
-	llm := New(Config{BaseURL: "http://" + addr + "/v1", Sleep: sl.sleep, Rand: func() float64 { return 2 }})
-	_, err = llm.complete(context.Background(), llmRequest("hi"))
+	llm := New(Config{BaseURL: drop.URL + "/v1", Sleep: sl.sleep, Rand: func() float64 { return 2 }})
+	_, err := llm.complete(context.Background(), llmRequest("hi"))
 	var ue *url.Error
 	if !errors.Is(err, ErrUnavailable) || !errors.As(err, &ue) {
 		t.Fatalf("err = %v", err)
@@ -745,5 +750,37 @@ func TestNoSuchHostIsNotRetried(t *testing.T) {
 	f = c.classify(&url.Error{Op: "Post", URL: "x", Err: &net.DNSError{Err: "server misbehaving", IsTemporary: true}})
 	if !f.retry {
 		t.Errorf("a DNS server failure is not retried: %+v", f)
+	}
+}
+
+// TestRefusedOnLoopbackIsFinal: a connection refused by this machine means
+// nothing listens there; the call fails at once, naming the fix, instead
+// of waiting out the retries (issue 25, item 3: 9.5 s per message).
+func TestRefusedOnLoopbackIsFinal(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	sleeps := 0
+	c := New(Config{BaseURL: base, APIKey: "k", Sleep: func(context.Context, time.Duration) error { sleeps++; return nil }})
+	_, err = c.Complete(context.Background(), llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}})
+	if !errors.Is(err, ErrUnavailable) || sleeps != 0 || !strings.Contains(err.Error(), "nothing listens at that address") || !strings.Contains(err.Error(), "OPENAI_BASE_URL") {
+		t.Fatalf("after %d sleeps: %v", sleeps, err)
+	}
+	// A refusal from another machine may be a restart behind a balancer:
+	// retried.
+	remote := &url.Error{Op: "Post", URL: "x", Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(192, 0, 2, 1), Port: 443}, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	if f := c.classify(remote); !f.retry || f.kind != llm.ErrUnavailable {
+		t.Errorf("a remote refusal = %+v, want retried", f)
+	}
+	local := &url.Error{Op: "Post", URL: "x", Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv6loopback, Port: 1}, Err: os.NewSyscallError("connect", syscall.ECONNREFUSED)}}
+	if f := c.classify(local); f.retry {
+		t.Errorf("a refusal on ::1 = %+v, want final", f)
+	}
+	reset := &url.Error{Op: "Post", URL: "x", Err: &net.OpError{Op: "read", Net: "tcp", Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}, Err: os.NewSyscallError("read", syscall.ECONNREFUSED)}}
+	if f := c.classify(reset); !f.retry {
+		t.Errorf("a refusal that is not a dial = %+v, want retried", f)
 	}
 }

@@ -3,6 +3,7 @@ package wiring
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"golang.org/x/sync/errgroup"
 )
@@ -36,6 +37,9 @@ func RunFrontends(ctx context.Context, stopping func(), fronts ...Frontend) erro
 		g.Go(func() error {
 			if err := f.Run(gctx); err != nil {
 				stopping()
+				if strings.HasPrefix(err.Error(), f.Name+": ") {
+					return err // named already: "discord: discord: …" says it twice
+				}
 				return fmt.Errorf("%s: %w", f.Name, err)
 			}
 			return nil

@@ -81,3 +81,13 @@ func TestRunFrontendsCancelledAndSeveralFailures(t *testing.T) {
 		t.Fatalf("no front ends: %v", err)
 	}
 }
+
+// A failure that names its front end already is not named twice.
+func TestRunFrontendsNamesOnce(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	err := RunFrontends(context.Background(), func() {},
+		Frontend{Name: "discord", Run: func(context.Context) error { return errors.New("discord: cannot check DISCORD_BOT_TOKEN") }})
+	if err == nil || err.Error() != "discord: cannot check DISCORD_BOT_TOKEN" {
+		t.Fatalf("RunFrontends = %v", err)
+	}
+}
