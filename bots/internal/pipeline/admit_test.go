@@ -69,3 +69,22 @@ func TestAdmitStoppingAndFailing(t *testing.T) {
 		t.Fatalf("posts %v", e.f.posts())
 	}
 }
+
+// With every slot taken the refusal goes unsaid rather than holding up
+// the platform's events.
+func TestAdmitNoSlot(t *testing.T) {
+	e := newEnv(t, t.TempDir(), Options{Access: gate{"eve": "no"}})
+	e.p.Slots = make(chan struct{}, 1)
+	e.p.Slots <- struct{}{}
+	e.start(t)
+	eve := e.msg("m1", "c1", "hi")
+	eve.Who.User = "eve"
+	if e.p.Admit(context.Background(), eve) {
+		t.Fatal("let in")
+	}
+	e.waitLog(t, "too busy to tell a refused person")
+	<-e.p.Slots
+	if len(e.f.posts()) != 0 {
+		t.Fatalf("posts %v", e.f.posts())
+	}
+}

@@ -215,7 +215,7 @@ func (p *Pipeline[M]) Receive(ctx context.Context, ms ...M) []error {
 // Admit reports whether m's author may talk (Options.Access), before
 // anything of m is journaled or answered. When not, m is acknowledged and
 // dropped: no journal line, no memory, no model call; the refusal reply,
-// if the gate gives one, is posted in the background (Spawn).
+// if the gate gives one, is posted in the background when a slot is free.
 func (p *Pipeline[M]) Admit(ctx context.Context, m M) bool {
 	if p.opts.Access == nil {
 		return true
@@ -226,16 +226,26 @@ func (p *Pipeline[M]) Admit(ctx context.Context, m M) bool {
 		return true
 	}
 	p.plat.Ack(ctx, m)
-	if reply != "" && !p.stopping.Load() {
-		p.Spawn(ctx, func() {
-			for i, part := range p.plat.Parts(m, reply) {
-				if err := p.plat.PostPart(p.work, m, i, part); err != nil {
-					h.Log.Warn(p.opts.Name+": cannot post the refusal", "error", err)
-					return
-				}
-			}
-		})
+	if reply == "" || p.stopping.Load() {
+		return false
 	}
+	// Never waits for a slot: a flood of strangers must not hold up the
+	// platform's events. Without a free one the refusal goes unsaid.
+	select {
+	case p.Slots <- struct{}{}:
+	default:
+		h.Log.Warn(p.opts.Name+": too busy to tell a refused person whom to ask; not answered", "limit", cap(p.Slots))
+		return false
+	}
+	p.wg.Go(func() {
+		defer func() { <-p.Slots }()
+		for i, part := range p.plat.Parts(m, reply) {
+			if err := p.plat.PostPart(p.work, m, i, part); err != nil {
+				h.Log.Warn(p.opts.Name+": cannot post the refusal", "error", err)
+				return
+			}
+		}
+	})
 	return false
 }
 
