@@ -157,16 +157,26 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 			}
 		}
 	}
+	// Someone not let in gets no memory, not even an empty folder.
+	if b.cfg.Access != nil {
+		if ok, reply := b.cfg.Access.CheckCommand(ctx, who(i.GuildID, i.ChannelID, asker, i.Member)); !ok {
+			if _, err := b.s.InteractionResponseEdit(i, &discordgo.WebhookEdit{Content: ptr(fitMessage(markdown.Discord(reply))),
+				AllowedMentions: noMentions()}, discordgo.WithContext(ctx)); err != nil {
+				log.Warn("discord: cannot answer /memory", "error", err)
+			}
+			return
+		}
+	}
 	// Whose memory, and which channel's, come from the interaction, never
 	// from the text given.
-	who := chat.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
+	asking := chat.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
 	if i.GuildID != "" {
 		// A guild channel, as its messages name its memory: a thread's
 		// is its parent channel's.
 		home, _ := b.channels.home(ctx, i.ChannelID)
-		who.Channel = mnemo.ChannelKey("discord", home)
+		asking.Channel = mnemo.ChannelKey("discord", home)
 	}
-	ans := b.flow.Handle(cmd, who)
+	ans := b.flow.Handle(cmd, asking)
 	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(markdown.Discord(ans.Text))), AllowedMentions: noMentions()}
 	if ans.Confirm != "" {
 		edit.Components = &[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{

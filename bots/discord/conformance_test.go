@@ -34,9 +34,14 @@ func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &discordBot{t: t, refs: map[string]*discordgo.Message{}}
 	b.hs = start(t, setup{
 		// Streamed replies update at once, within a short edit window.
-		opts:   discordtest.Options{EditLimit: 5, EditWindow: 50 * time.Millisecond},
-		bot:    func(bot *Bot) { bot.editEvery = time.Millisecond },
-		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
+		opts: discordtest.Options{EditLimit: 5, EditWindow: 50 * time.Millisecond},
+		bot:  func(bot *Bot) { bot.editEvery = time.Millisecond },
+		config: func(c *Config) {
+			c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory
+			if s.Access != nil {
+				c.Access = s.Access("discord", c.Logger)
+			}
+		},
 		before: func(srv *discordtest.Server) {
 			if s.Interrupted != nil {
 				interrupt(t, srv, s.IntakeDir, *s.Interrupted)

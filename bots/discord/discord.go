@@ -19,6 +19,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
@@ -81,6 +82,9 @@ type Config struct {
 	// FirstVisible, when set, is told how long after a message was taken
 	// the first words of its streamed reply were shown.
 	FirstVisible func(time.Duration)
+	// Access decides who may talk (discord.access, discord.allow), before
+	// a message is journaled and before /memory; nil lets everyone in.
+	Access *access.Gate
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -179,8 +183,11 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL), Log: b.log, Now: b.now,
 		ChannelMemory: cfg.ChannelMemory}
-	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "discord", Handler: cfg.Handler,
-		ChannelMemory: cfg.ChannelMemory, Adapter: rt, FirstVisible: cfg.FirstVisible})
+	popts := pipeline.Options{Name: "discord", Handler: cfg.Handler, ChannelMemory: cfg.ChannelMemory, Adapter: rt, FirstVisible: cfg.FirstVisible}
+	if cfg.Access != nil {
+		popts.Access = cfg.Access
+	}
+	b.pipe = pipeline.New(platform{b}, popts)
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
 		return b.s.Channel(id, discordgo.WithContext(ctx))

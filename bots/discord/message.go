@@ -12,6 +12,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
@@ -44,6 +45,9 @@ func (b *Bot) onMessage(_ *discordgo.Session, e *discordgo.MessageCreate) {
 	}
 	in.ID = "msg:" + m.ID
 	in.Log = log.With("memory_user", in.User, "platform", "discord", "user", m.Author.ID)
+	if !b.pipe.Admit(context.Background(), in) {
+		return // refused: never journaled
+	}
 	b.pipe.Receive(context.Background(), in)
 }
 
@@ -73,6 +77,7 @@ func (b *Bot) accept(m *discordgo.Message, botID, botName string) (*incoming, st
 		Speaker: displayName(m.Author, m.Member),
 		Text:    plainText(m, botID, botName, true),
 	}}
+	in.Who = who(m.GuildID, m.ChannelID, m.Author.ID, m.Member)
 	if dm {
 		in.Conversation = "discord:dm:" + m.ChannelID
 	} else {
@@ -81,6 +86,17 @@ func (b *Bot) accept(m *discordgo.Message, botID, botName string) (*incoming, st
 		in.Conversation = "discord:" + m.GuildID + ":" + m.ChannelID + ":" + m.Author.ID
 	}
 	return in, ""
+}
+
+// who is the author of a message or command for the access check: the
+// guild and channel it was written in, and their roles there (from the
+// member the event carries; none in a DM).
+func who(guild, channel, user string, member *discordgo.Member) access.Who {
+	w := access.Who{Platform: access.Discord, Team: guild, Channel: channel, User: user}
+	if member != nil && guild != "" {
+		w.Roles = member.Roles
+	}
+	return w
 }
 
 func mentions(m *discordgo.Message, id string) bool {

@@ -74,6 +74,12 @@ func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
 	if !validID(cmd.TeamID) || !validID(cmd.UserID) {
 		return ephemeral("Sorry, I can't tell who you are from this command.")
 	}
+	// Someone not let in gets no memory, not even an empty folder.
+	if b.cfg.Access != nil {
+		if ok, reply := b.cfg.Access.CheckCommand(context.Background(), b.who(cmd.TeamID, cmd.ChannelID, cmd.UserID)); !ok {
+			return ephemeral(toMrkdwn(reply))
+		}
+	}
 	// The asker is the user in this workspace: a press must come from the
 	// same user id and the same team (a user id says nothing of the team).
 	asker := chat.Asker{ID: cmd.TeamID + "/" + cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}

@@ -37,8 +37,13 @@ type slackRef struct {
 func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &slackBot{t: t, refs: map[string]*slackRef{}}
 	b.hs = start(t, setup{
-		bot:    func(bot *Bot) { bot.editEvery = time.Millisecond }, // streamed replies update at once
-		config: func(c *Config) { c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory },
+		bot: func(bot *Bot) { bot.editEvery = time.Millisecond }, // streamed replies update at once
+		config: func(c *Config) {
+			c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory
+			if s.Access != nil {
+				c.Access = s.Access("slack", c.Logger)
+			}
+		},
 		prepare: func(srv *slacktest.Server) {
 			if s.Interrupted != nil {
 				interrupt(t, srv, s.IntakeDir, *s.Interrupted)
@@ -129,7 +134,8 @@ func (b *slackBot) posts(ps []slacktest.Post) []conformance.Post {
 func (b *slackBot) Posts(n int) []conformance.Post { return b.posts(b.hs.posts(b.t, n)[:n]) }
 
 func (b *slackBot) Settle() []conformance.Post {
-	n := len(b.hs.srv.Posts()) + 1 // counted before: the answer may come at once
+	// Counted before the message is sent: its reply may come at once.
+	n := len(b.hs.srv.Posts()) + 1
 	b.hs.srv.Message(slacktest.MessageEvent{Channel: "D9", User: slacktest.DefaultUserID, Text: "settle"})
 	b.hs.posts(b.t, n)
 	waitFor(b.t, "nothing left to answer", func() bool { return b.hs.bot.pipe.Journal().Len() == 0 && b.hs.bot.Queued() == 0 })

@@ -53,7 +53,9 @@ func (b *Bot) receive(ctx, taskCtx context.Context, evts []socketmode.Event) err
 			continue
 		}
 		if m := b.readEvent(evt); m != nil {
-			msgs = append(msgs, m)
+			if b.pipe.Admit(ctx, m) { // refused: acked, never journaled
+				msgs = append(msgs, m)
+			}
 		} else {
 			b.ackRequest(ctx, evt.Request)
 		}

@@ -132,6 +132,7 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 		m.replyTS = cmp.Or(in.ThreadTS, in.TS) // always in a thread
 	}
 	m.Conversation = "slack:" + workspace + ":" + m.channel + ":" + m.replyTS
+	m.Who = b.who(team, in.Channel, in.User, in.Team, in.UserTeam)
 	return m, ""
 }
 

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
@@ -66,6 +67,11 @@ type Config struct {
 	Handler Handler
 	Memory  Memory // nil: /memory answers that memory is not available
 
+	// Access decides who may talk (slack.access, slack.allow), before a
+	// message is journaled and before /memory; nil lets everyone in.
+	// Who.Home is the team auth.test names.
+	Access *access.Gate
+
 	// IntakeDir is the intake journal's folder (mnemo serve:
 	// <state>/intake): a message is written there (fsynced) before its
 	// envelope is acknowledged, and answered after a restart when a crash
@@ -106,6 +112,7 @@ type Bot struct {
 	noReactions atomic.Bool // reactions refused for good
 	noUsers     atomic.Bool // users.info refused for good
 	streams     streams     // replies streaming, workspaces refusing streams
+	groups      *groupCache // user groups' members, for the access check
 
 	// Timings, shortened by tests.
 	ackBudget  time.Duration // a slow /memory is acked empty after this, answered via response_url
@@ -143,6 +150,7 @@ func New(cfg Config) (*Bot, error) {
 		apiURL:     u,
 		rt:         rt,
 		users:      chat.NewNameCache(chat.NameCacheMax, chat.NameCacheTTL),
+		groups:     newGroupCache(groupCacheMax, groupCacheTTL),
 		ackBudget:  2 * time.Second,
 		retryBase:  time.Second,
 		authTries:  3,
@@ -151,9 +159,13 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
-	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "slack", Handler: cfg.Handler,
+	popts := pipeline.Options{Name: "slack", Handler: cfg.Handler,
 		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt,
-		FirstVisible: cfg.FirstVisible})
+		FirstVisible: cfg.FirstVisible}
+	if cfg.Access != nil {
+		popts.Access = cfg.Access
+	}
+	b.pipe = pipeline.New(platform{b}, popts)
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
 		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))

@@ -15,6 +15,7 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/state"
@@ -61,6 +62,9 @@ type app struct {
 	// reflector its journal (opened through the state's root).
 	state                  *state.State
 	indexRoot, journalRoot *os.Root
+	// access is who may talk, as `mnemo access` changed it (access.go).
+	access   *access.Store
+	accessMu sync.Mutex
 }
 
 // withdraw keeps the turn of task id from the reflector; called before

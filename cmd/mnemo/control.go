@@ -43,8 +43,11 @@ func (a *app) listenControl() (*control.Server, error) {
 // has no folder drops the pending work and is no error (the caller knows
 // whether there was a folder).
 func (a *app) control(ctx context.Context, req control.Request) (string, error) {
+	if req.Op == opAccess {
+		return a.accessControl(req)
+	}
 	if req.Op != opForget {
-		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q", req.Op, opForget)
+		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q and %q", req.Op, opForget, opAccess)
 	}
 	if err := memory.ValidateOwner(req.User); err != nil {
 		return "", err

@@ -166,6 +166,52 @@ Example:
   mnemo memory pending
   mnemo memory pending alice --retry
 `,
+	"access": `Usage: mnemo access SUBCOMMAND [arguments]
+
+Who may talk to mnemo in Slack and Discord, beside slack.access,
+slack.allow, discord.access and discord.allow in the configuration.
+Subcommands: ls, allow, revoke, approve. With serve running, that process
+makes the change, which applies from the person's next message.
+
+Example:
+  mnemo access ls
+  mnemo access approve K7QM2XPA
+`,
+	"access ls": `Usage: mnemo access ls
+
+Each platform's access mode, what is let in (from the configuration and
+added by mnemo access), and the pairing codes waiting for approval.
+
+Example:
+  mnemo access ls
+`,
+	"access allow": `Usage: mnemo access allow PLATFORM:ID
+
+Let in a person, team, channel, group or role: slack:T…/U… (a user of one
+team), slack:U…, slack:T…, slack:C…, slack:S…; discord:ID (a user),
+discord:guild:ID, discord:channel:ID, discord:role:ID. Kept in the state
+folder (access.json) across restarts.
+
+Example:
+  mnemo access allow slack:T01ABC/U02DEF
+  mnemo access allow discord:role:123456789012345678
+`,
+	"access revoke": `Usage: mnemo access revoke PLATFORM:ID
+
+Take back what mnemo access allow or approve let in (as mnemo access ls
+writes it). What the configuration lists is removed there.
+
+Example:
+  mnemo access revoke slack:T01ABC/U02DEF
+`,
+	"access approve": `Usage: mnemo access approve CODE
+
+Let in the person the bot gave this pairing code (slack.access or
+discord.access pairing). A code is valid for an hour and once.
+
+Example:
+  mnemo access approve K7QM2XPA
+`,
 	"init": `Usage: mnemo init [--base-url URL] [--api-key KEY] [--model NAME] [--env-file FILE] [--force] [--yes]
 
 First setup: asks for the model server (offering a local Ollama), the API key
@@ -237,6 +283,9 @@ func unknownCommand(typed string) error {
 			return usageError("unknown memory subcommand %q; did you mean %q? (mnemo help memory)", sub, near)
 		}
 		return usageError("unknown memory subcommand %q; use one of %s (mnemo help memory)", sub, memorySubNames)
+	}
+	if sub, ok := strings.CutPrefix(typed, "access "); ok {
+		return usageError("unknown access subcommand %q; use one of %s (mnemo help access)", sub, accessSubNames)
 	}
 	var tops []string
 	for _, n := range names {

@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory/durable"
@@ -47,6 +48,8 @@ Commands:
                                    who, size, what changed
   memory restore USER PATH --at ID|TIME
                                    bring a version back (kept as a change itself)
+  access ls|allow|revoke|approve   who may talk to mnemo in Slack and Discord: list,
+                                   let in PLATFORM:ID, take back, approve a pairing CODE
   init                             first setup: the model server, key and model,
                                    checked with one request; writes mnemo.yaml and
                                    the key to mnemo.env (mode 0600)
@@ -120,6 +123,9 @@ type cliEnv struct {
 	// done at the first): chat and serve then stop waiting for running
 	// work. nil: never.
 	abort <-chan struct{}
+	// now, when set, is the clock of the access checks and `mnemo access`
+	// (tests move it past a pairing code's hour). nil: time.Now.
+	now func() time.Time
 }
 
 // runner runs a subcommand once its flags are parsed and the configuration
@@ -147,6 +153,7 @@ func commandTable() map[string]command {
 		"chat":        {flags: chatFlags},
 		"serve":       {flags: serveFlags},
 		"memory":      {flags: memoryFlags, group: true},
+		"access":      {flags: accessFlags, group: true},
 		"healthcheck": {flags: healthcheckFlags},
 		"init":        {flags: initFlags, noConfig: true},
 	}

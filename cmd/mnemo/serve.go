@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/access"
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -206,7 +207,11 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 		return nil, failure(fmt.Errorf("intake journal: %w", err))
 	}
 	if cfg.SlackEnabled() {
-		bot, err := slackbot.New(slackbot.Config{
+		gate, err := accessGate(env, cfg, a, access.Slack)
+		if err != nil {
+			return nil, err
+		}
+		bot, err := slackbot.New(slackbot.Config{Access: gate,
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
 			Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
@@ -219,7 +224,11 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 	}
 	if cfg.DiscordEnabled() {
 		d := cfg.Discord
-		bot, err := discordbot.New(discordbot.Config{
+		gate, err := accessGate(env, cfg, a, access.Discord)
+		if err != nil {
+			return nil, err
+		}
+		bot, err := discordbot.New(discordbot.Config{Access: gate,
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
 			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
@@ -231,4 +240,28 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 		out = append(out, namedAdapter{"discord", bot})
 	}
 	return out, nil
+}
+
+// accessGate is platform's access check (slack.access, discord.access):
+// the configured list and the one `mnemo access` keeps in the state
+// folder, which the control socket changes while serve runs. Refusals are
+// counted in mnemo_refused_total{reason="access"}.
+func accessGate(env *cliEnv, cfg *config.Config, a *app, platform string) (*access.Gate, error) {
+	store, err := a.accessStore()
+	if err != nil {
+		return nil, failure(err)
+	}
+	mode, allow := configAllow(cfg, platform)
+	list, err := access.ParseList(platform, allow)
+	if err != nil { // Validate checked it: a caller's hand-built config
+		return nil, configError(err)
+	}
+	log := env.logger.With("adapter", platform)
+	if platform == access.Discord && mode == string(access.Open) {
+		log.Info("discord: discord.access is open: anyone who can reach the bot may talk to it; a bot in a public server needs discord.access allowlist or pairing")
+	}
+	return access.NewGate(access.GateOptions{
+		Platform: platform, Store: store, Refused: a.metrics.Refused, Log: log, Now: env.now,
+		Policy: access.Policy{Mode: access.Mode(mode), HomeOnly: platform == access.Slack, Allow: list},
+	}), nil
 }

@@ -1,19 +1,22 @@
 // Package conformance is the one table of behaviours every chat platform
 // must show, run against the platform's real client library talking to its
 // fake (bots/slack/slacktest, bots/discord/discordtest): redelivery, resume
-// after a restart, busy, split, the channel privacy policy, /memory and
-// shutdown. A platform's test implements Driver (start its Bot against
-// its fake; send a DM or a mention; deliver one again; read the posts; run
-// /memory) and calls Run, which runs every row as a subtest.
+// after a restart, busy, split, the channel privacy policy, /memory,
+// shutdown and access (a refused person). A platform's test implements
+// Driver (start its Bot against its fake; send a DM or a mention; deliver
+// one again; read the posts; run /memory) and calls Run, which runs every
+// row as a subtest.
 package conformance
 
 import (
+	"log/slog"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
@@ -29,6 +32,9 @@ type Setup struct {
 	// reply was being posted when the previous run stopped, with its first
 	// Interrupted.Posted parts already on the platform (IntakeDir is set).
 	Interrupted *Interrupted
+	// Access, when set, makes the bot's access check (Config.Access) for
+	// the platform, logging to log.
+	Access func(platform string, log *slog.Logger) *access.Gate
 }
 
 // Interrupted is a reply a crash interrupted.
@@ -114,12 +120,72 @@ var Table = []Row{
 	{"stream split", streamSplit},
 	{"stream cut", streamCut},
 	{"stream resume", streamResume},
+	{"access refused", accessRefused},
 }
 
 // Run runs every row of Table against d, each as a subtest.
 func Run(t *testing.T, d Driver) {
 	for _, r := range Table {
 		t.Run(r.Name, func(t *testing.T) { r.Run(t, d) })
+	}
+}
+
+// accessRefused: with pairing, a stranger gets one reply with a code,
+// then none within the hour, and never a task; /memory answers them the
+// refusal and shows no memory; once the code is approved they are
+// answered.
+func accessRefused(t *testing.T, d Driver) {
+	store, err := access.OpenStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan struct{}, 100)
+	b := d.Start(t, Setup{Access: func(platform string, log *slog.Logger) *access.Gate {
+		return access.NewGate(access.GateOptions{Platform: platform, Policy: access.Policy{Mode: access.Pairing}, Store: store, Log: log,
+			Refused: func(string, string) { refused <- struct{}{} }})
+	}})
+	b.DM("hello")
+	if p := b.Posts(1); !strings.Contains(p[0].Text, "I don't know you yet") {
+		t.Fatalf("refusal %+v", p[0])
+	}
+	_, codes := store.List(time.Now())
+	if len(codes) != 1 {
+		t.Fatalf("codes %+v", codes)
+	}
+	code := codes[0].Code
+	b.DM("hello again")
+	b.Mention("and here")
+	for range 3 {
+		select {
+		case <-refused:
+		case <-time.After(Wait):
+			t.Fatal("the messages were not refused")
+		}
+	}
+	if text := b.ShowMemory(); !strings.Contains(text, code) || len(b.Memory().Shown()) != 0 {
+		t.Fatalf("/memory: %q; shown %v", text, b.Memory().Shown())
+	}
+	if _, err := store.Approve(code, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b.DM("welcome")
+	posts := b.Settle()
+	told := 0
+	for _, p := range posts {
+		if p.To != nil && strings.Contains(p.Text, "I don't know you yet") {
+			told++
+		}
+	}
+	if told != 1 {
+		t.Errorf("told %d times: %+v", told, posts)
+	}
+	if countText(posts, "echo: welcome") != 1 {
+		t.Errorf("not answered once let in: %+v", posts)
+	}
+	for _, text := range []string{"hello", "hello again", "and here"} {
+		if n := countTasks(b.Handler(), text); n != 0 {
+			t.Errorf("%q became a task", text)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
@@ -165,6 +166,7 @@ type refBot struct {
 	stopped atomic.Bool
 	once    sync.Once
 	stop    func()
+	gate    *access.Gate // nil: everyone is let in
 }
 
 func (refDriver) Start(t *testing.T, s Setup) Bot {
@@ -196,7 +198,12 @@ func (refDriver) Start(t *testing.T, s Setup) Bot {
 		room.earlier[0] = in.Posted // posted before the restart: not in this run's posts
 	}
 	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "ref", Dir: s.IntakeDir, Logger: log})
-	b.p = pipeline.New[*refMsg](room, pipeline.Options{Name: "ref", Handler: b.h, ChannelMemory: setting, Adapter: rt})
+	opts := pipeline.Options{Name: "ref", Handler: b.h, ChannelMemory: setting, Adapter: rt}
+	if s.Access != nil {
+		b.gate = s.Access("ref", log)
+		opts.Access = b.gate
+	}
+	b.p = pipeline.New[*refMsg](room, opts)
 	b.stop, err = b.p.Start(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -219,7 +226,10 @@ func (b *refBot) Memory() *bottest.Memory   { return b.mem }
 func (b *refBot) send(text string, dm bool) Ref {
 	m := refMessage(b.n, text, dm, b.log)
 	b.n++
-	b.p.Receive(context.Background(), m)
+	m.Who = access.Who{Platform: "ref", User: "u"}
+	if b.p.Admit(context.Background(), m) {
+		b.p.Receive(context.Background(), m)
+	}
 	return m.N
 }
 
@@ -283,6 +293,11 @@ func (b *refBot) Parts(text string) []string { return b.chat.Parts(nil, text) }
 func (b *refBot) MaxRunes() int              { return refLimit }
 
 func (b *refBot) ShowMemory() string {
+	if b.gate != nil {
+		if ok, reply := b.gate.CheckCommand(context.Background(), access.Who{Platform: "ref", User: "u"}); !ok {
+			return reply
+		}
+	}
 	return b.flow.Handle(chat.ParseCommand("show"), chat.Asker{ID: "u", User: b.MemoryUser(), Own: b.MemoryUser()}).Text
 }
 
@@ -305,7 +320,7 @@ func TestTableRows(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown",
-		"stream", "stream split", "stream cut", "stream resume"}
+		"stream", "stream split", "stream cut", "stream resume", "access refused"}
 	if !slices.Equal(names, want) {
 		t.Errorf("rows %q; want %q", names, want)
 	}

@@ -5,7 +5,9 @@
 //	                                  ↘ busy
 //	restart → replay → queue → answer → post, or resume an interrupted post
 //
-// Receive journals the messages a platform decoded (one write, one fsync,
+// Admit runs first (Options.Access, bots/access): a person not let in is
+// acknowledged and answered whom to ask, and nothing of their message is
+// journaled or answered. Receive journals the messages a platform decoded (one write, one fsync,
 // duplicates refused), acknowledges them to the platform once durable, and
 // queues each in its conversation (chat.Queue), or answers that the bot is
 // busy when the conversation is full. A queued message is answered on the
@@ -40,6 +42,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
@@ -55,6 +58,8 @@ type Message struct {
 	Speaker      string   // the author's display name ("" when the platform reads it while answering)
 	Text         string   // the text for the model
 	Log          *slog.Logger
+	// Who is the author as the access check sees them (Admit).
+	Who access.Who
 }
 
 // Head is m itself: a platform's message type embeds Message and so
@@ -114,6 +119,14 @@ type Options struct {
 	// would last another ten seconds).
 	TypingUntilPosted bool
 	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
+	// Access decides who may talk (Admit); nil lets everyone in.
+	Access Gate
+}
+
+// Gate is who may talk on a platform (*access.Gate): ok, or the reply to
+// give ("" for none).
+type Gate interface {
+	Check(ctx context.Context, who access.Who) (ok bool, reply string)
 }
 
 // Pipeline runs every message of one platform; create it with New.
@@ -212,6 +225,43 @@ func (p *Pipeline[M]) Receive(ctx context.Context, ms ...M) []error {
 		p.enqueue(ctx, m)
 	}
 	return errs
+}
+
+// Admit reports whether m's author may talk (Options.Access), before
+// anything of m is journaled or answered. When not, m is acknowledged and
+// dropped: no journal line, no memory, no model call; the refusal reply,
+// if the gate gives one, is posted in the background when a slot is free.
+func (p *Pipeline[M]) Admit(ctx context.Context, m M) bool {
+	if p.opts.Access == nil {
+		return true
+	}
+	h := m.Head()
+	ok, reply := p.opts.Access.Check(ctx, h.Who)
+	if ok {
+		return true
+	}
+	p.plat.Ack(ctx, m)
+	if reply == "" || p.stopping.Load() {
+		return false
+	}
+	// Never waits for a slot: a flood of strangers must not hold up the
+	// platform's events. Without a free one the refusal goes unsaid.
+	select {
+	case p.Slots <- struct{}{}:
+	default:
+		h.Log.Warn(p.opts.Name+": too busy to tell a refused person whom to ask; not answered", "limit", cap(p.Slots))
+		return false
+	}
+	p.wg.Go(func() {
+		defer func() { <-p.Slots }()
+		for i, part := range p.plat.Parts(m, reply) {
+			if err := p.plat.PostPart(p.work, m, i, part); err != nil {
+				h.Log.Warn(p.opts.Name+": cannot post the refusal", "error", err)
+				return
+			}
+		}
+	})
+	return false
 }
 
 // enqueue queues the answer to m, or, when its conversation already holds

@@ -169,6 +169,21 @@ type Slack struct {
 	// = everything, as in a DM (a trusted channel); `off` = no memory, and
 	// nothing remembered.
 	ChannelMemory string `yaml:"channelMemory"`
+	// Who may talk to mnemo in Slack: `open` = the members of the bot's
+	// own workspace (the team its token belongs to), and people of other
+	// teams (Slack Connect) only when `slack.allow` lists them; `allowlist`
+	// = only what `slack.allow` lists; `pairing` = what it lists, and a
+	// stranger gets a one-time code that the operator approves with `mnemo
+	// access approve CODE`. Someone refused gets one short reply an hour
+	// saying whom to ask, and nothing of theirs is kept or sent to the
+	// model. `mnemo access allow slack:ID` adds to the list while mnemo
+	// runs.
+	Access string `yaml:"access"`
+	// Ids let in (see `slack.access`): a team `T…`, a channel `C…` or `G…`
+	// (messages written there), a user `U…` or `W…` (`T…/U…`: that user of
+	// that team), or a user group `S…` (its members; the app needs the
+	// `usergroups:read` scope). Ids are upper case, as Slack shows them.
+	Allow []string `yaml:"allow"`
 }
 
 // Discord is the "discord:" section.
@@ -199,6 +214,20 @@ type Discord struct {
 	// Whether a reply pings (mentions) the author of the message it
 	// answers.
 	ReplyMention bool `yaml:"replyMention"`
+	// Who may talk to mnemo in Discord: `open` = everyone who can reach
+	// the bot (a DM, or a mention in any server it is in); `allowlist` =
+	// only what `discord.allow` lists; `pairing` = what it lists, and a
+	// stranger gets a one-time code that the operator approves with `mnemo
+	// access approve CODE`. A bot in a public server needs `allowlist` or
+	// `pairing`. Someone refused gets one short reply an hour saying whom
+	// to ask, and nothing of theirs is kept or sent to the model.
+	Access string `yaml:"access"`
+	// Ids let in (see `discord.access`): `guild:ID` (messages written in
+	// that server), `channel:ID` (in that channel; a thread has its own
+	// id), `user:ID` (that person, DMs included) or `role:ID` (members
+	// with that role, in the server's channels). A DM carries no server or
+	// role: there only `user:` entries and approved codes let a person in.
+	Allow []string `yaml:"allow"`
 }
 
 // Server is the "server:" section.
@@ -249,8 +278,8 @@ func Default() *Config {
 		Agent:         Agent{MaxSteps: 8, HistoryTurns: 10, MaxConcurrent: 8},
 		MaxReplyChars: agent.DefaultMaxReplyChars,
 		Reflector:     Reflector{Idle: 2 * time.Minute, MaxTurns: 20, MaxSteps: 12, FactsBudget: 16384},
-		Slack:         Slack{APIURL: "https://slack.com/api/", ChannelMemory: "read"},
-		Discord:       Discord{APIURL: "https://discord.com/", ChannelMemory: "read", ShardCount: 1},
+		Slack:         Slack{APIURL: "https://slack.com/api/", ChannelMemory: "read", Access: "open"},
+		Discord:       Discord{APIURL: "https://discord.com/", ChannelMemory: "read", ShardCount: 1, Access: "open"},
 		Server:        Server{Listen: "127.0.0.1:9090"},
 		Shutdown:      Shutdown{Grace: 20 * time.Second},
 		History:       History{Keep: 50, MaxAge: 90 * 24 * time.Hour},
@@ -300,6 +329,7 @@ func (c *Config) complete() {
 		{&c.Memory.DataDir, &d.Memory.DataDir}, {&c.State.Dir, &d.State.Dir},
 		{&c.Slack.APIURL, &d.Slack.APIURL}, {&c.Slack.ChannelMemory, &d.Slack.ChannelMemory},
 		{&c.Discord.APIURL, &d.Discord.APIURL}, {&c.Discord.ChannelMemory, &d.Discord.ChannelMemory},
+		{&c.Slack.Access, &d.Slack.Access}, {&c.Discord.Access, &d.Discord.Access},
 		{&c.Server.Listen, &d.Server.Listen}, {&c.Log.Format, &d.Log.Format}, {&c.Log.Level, &d.Log.Level},
 	} {
 		if strings.TrimSpace(*f.p) == "" {
@@ -320,6 +350,12 @@ func (c *Config) complete() {
 	}
 	if len(c.Identities) == 0 {
 		c.Identities = nil
+	}
+	if len(c.Slack.Allow) == 0 {
+		c.Slack.Allow = nil // "allow: []" is the default
+	}
+	if len(c.Discord.Allow) == 0 {
+		c.Discord.Allow = nil
 	}
 }
 

@@ -51,6 +51,8 @@ var (
 // listExamples shows a list of each []string key, for "expected a list".
 var listExamples = map[string]string{
 	"discord.guildIDs": `["80351110224678912", "41771983423143937"]`,
+	"slack.allow":      `["T01ABC", "T02DEF/U03GHI"]`,
+	"discord.allow":    `["guild:80351110224678912", "role:41771983423143937"]`,
 }
 
 // typeError rewords one of yaml.v3's decoding errors to name the key; one

@@ -16,6 +16,7 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/bots/access"
 )
 
 const (
@@ -205,6 +206,8 @@ func (c *Config) validate(origin map[string]string) error {
 		ch.add("discord.shardID", "%s: %d is out of range; with discord.shardCount %d use 0 to %d, a different one in each process", c.Discord.ShardID, n, n-1)
 	}
 
+	c.validateAccess(ch, access.Slack, c.Slack.Access, c.Slack.Allow, "T01ABC, C02DEF, U03GHI")
+	c.validateAccess(ch, access.Discord, c.Discord.Access, c.Discord.Allow, "guild:123456789012345678, role:234567890123456789")
 	c.validateIdentities(ch)
 
 	host, port, err := net.SplitHostPort(c.Server.Listen) // the port in plain decimal: no "http", no leading 0
@@ -255,6 +258,31 @@ func (c *Config) validateGuildIDs(ch *checker) {
 		} else {
 			ch.once(first, id, ikey, "%s: %s is already listed at %s; list each guild once")
 		}
+	}
+}
+
+// maxAllow bounds an allow list: one entry per line of a config file.
+const maxAllow = 10000
+
+// validateAccess checks platform's access mode and allow list.
+func (c *Config) validateAccess(ch *checker, platform, mode string, allow []string, example string) {
+	key := platform + ".access"
+	if _, err := access.ParseMode(mode); err != nil {
+		ch.add(key, "%s: %s is not one of open, allowlist, pairing", quote(mode))
+	}
+	key = platform + ".allow"
+	if len(allow) > maxAllow {
+		ch.add(key, "%s: %d entries, at most %d; let in a team, guild or role instead of each person", len(allow), maxAllow)
+		return
+	}
+	first := map[string]string{}
+	for i, s := range allow {
+		ikey := fmt.Sprintf("%s[%d]", key, i)
+		if _, err := access.ParseEntry(platform, s); err != nil {
+			ch.add(ikey, "%s: %s (e.g. %s)", err, example)
+			continue
+		}
+		ch.once(first, s, ikey, "%s: %s is already listed at %s; list each id once")
 	}
 }
 

@@ -42,6 +42,9 @@ type Request struct {
 	Path string `json:"path,omitempty"`
 	// KeepHistory: a forget leaves the earlier versions of the files.
 	KeepHistory bool `json:"keep_history,omitempty"`
+	// Arg is an operation's argument besides User and Path (access: the
+	// id or code).
+	Arg string `json:"arg,omitempty"`
 }
 
 // Response is the server's answer: OK with a Message saying what was done,

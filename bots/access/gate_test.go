@@ -1,0 +1,118 @@
+package access
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time { return c.t }
+
+func TestGateRefusesOnceAnHour(t *testing.T) {
+	c := &clock{t0}
+	var counted []string
+	g := NewGate(GateOptions{Platform: Slack, Policy: Policy{Mode: Open, HomeOnly: true}, Now: c.now,
+		Refused: func(p, r string) { counted = append(counted, p+"/"+r) }})
+	ctx := context.Background()
+	if ok, reply := g.Check(ctx, Who{Platform: Slack, Home: true, Team: "T1", User: "U1"}); !ok || reply != "" {
+		t.Fatalf("home member: %v %q", ok, reply)
+	}
+	guest := Who{Platform: Slack, Team: "T2", User: "U2"}
+	ok, reply := g.Check(ctx, guest)
+	if ok || !strings.Contains(reply, "mnemo access allow slack:T2/U2") {
+		t.Fatalf("guest: %v %q", ok, reply)
+	}
+	c.t = c.t.Add(59 * time.Minute)
+	if ok, reply := g.Check(ctx, guest); ok || reply != "" {
+		t.Fatalf("guest within the hour: %v %q", ok, reply)
+	}
+	// A command is always answered.
+	if ok, reply := g.CheckCommand(ctx, guest); ok || reply == "" {
+		t.Fatalf("command within the hour: %v %q", ok, reply)
+	}
+	c.t = c.t.Add(time.Hour)
+	if ok, reply := g.Check(ctx, guest); ok || reply == "" {
+		t.Fatalf("guest an hour later: %v %q", ok, reply)
+	}
+	if len(counted) != 4 || counted[0] != "slack/access" {
+		t.Fatalf("counted %v", counted)
+	}
+}
+
+func TestGatePairing(t *testing.T) {
+	c := &clock{t0}
+	s, _ := openTemp(t)
+	g := NewGate(GateOptions{Platform: Discord, Policy: Policy{Mode: Pairing}, Store: s, Now: c.now})
+	ctx := context.Background()
+	stranger := Who{Platform: Discord, Channel: "5", User: "42"}
+	ok, reply := g.Check(ctx, stranger)
+	_, codes := s.List(c.t)
+	if ok || len(codes) != 1 || !strings.Contains(reply, "mnemo access approve "+codes[0].Code) {
+		t.Fatalf("stranger: %v %q %+v", ok, reply, codes)
+	}
+	if _, err := s.Approve(codes[0].Code, c.t); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := g.Check(ctx, stranger); !ok {
+		t.Fatal("approved person refused")
+	}
+	// Past MaxPending codes a stranger is told to ask instead.
+	for i := range MaxPending {
+		g.Check(ctx, Who{Platform: Discord, User: fmt.Sprint(100 + i)})
+	}
+	if ok, reply := g.Check(ctx, Who{Platform: Discord, User: "999"}); ok || !strings.Contains(reply, "too many people are waiting") ||
+		!strings.Contains(reply, "mnemo access allow discord:user:999") {
+		t.Fatalf("past MaxPending: %v %q", ok, reply)
+	}
+}
+
+// Pairing without a store, or a store that cannot be written, still
+// answers who to ask.
+func TestGatePairingWithoutStore(t *testing.T) {
+	g := NewGate(GateOptions{Platform: Discord, Policy: Policy{Mode: Pairing}})
+	if ok, reply := g.Check(context.Background(), Who{Platform: Discord, User: "7"}); ok || !strings.Contains(reply, "mnemo access allow discord:user:7") {
+		t.Fatalf("%v %q", ok, reply)
+	}
+	s := &Store{dir: "/dev/null/state"}
+	g = NewGate(GateOptions{Platform: Discord, Policy: Policy{Mode: Pairing}, Store: s})
+	if ok, reply := g.Check(context.Background(), Who{Platform: Discord, User: "7"}); ok || !strings.Contains(reply, "mnemo access allow") {
+		t.Fatalf("unwritable store: %v %q", ok, reply)
+	}
+}
+
+// The group check's failure is logged and refuses.
+func TestGateGroupError(t *testing.T) {
+	g := NewGate(GateOptions{Platform: Slack, Policy: Policy{Mode: Allowlist, Allow: []Entry{{Kind: Group, ID: "S1"}}}})
+	who := Who{Platform: Slack, User: "U1", Team: "T1", InGroup: func(context.Context, string) (bool, error) { return false, fmt.Errorf("missing_scope") }}
+	if ok, _ := g.Check(context.Background(), who); ok {
+		t.Fatal("let in on an error")
+	}
+}
+
+func TestLimiterBounded(t *testing.T) {
+	l := newLimiter(3, time.Hour)
+	for i := range 10 {
+		if !l.take(fmt.Sprint(i), t0) {
+			t.Fatalf("key %d refused", i)
+		}
+		if len(l.last) > 3 {
+			t.Fatalf("%d keys kept", len(l.last))
+		}
+	}
+	if l.take("9", t0) {
+		t.Fatal("the newest key was forgotten")
+	}
+	if !l.take("0", t0) {
+		t.Fatal("the oldest key was not forgotten")
+	}
+	// Expired keys go first, whatever the bound.
+	l = newLimiter(100, time.Hour)
+	l.take("a", t0)
+	if l.take("a", t0.Add(time.Hour-1)) || !l.take("a", t0.Add(time.Hour)) || len(l.order) != 1 {
+		t.Fatalf("expiry: %+v", l.order)
+	}
+}

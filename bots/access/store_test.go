@@ -1,0 +1,229 @@
+package access
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+func openTemp(t *testing.T) (*Store, string) {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "state")
+	s, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, dir
+}
+
+func reopen(t *testing.T, dir string) *Store {
+	t.Helper()
+	s, err := OpenStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStoreAllowRevokePersist(t *testing.T) {
+	s, dir := openTemp(t)
+	u := Entry{Kind: User, ID: "U2", Team: "T1"}
+	if added, err := s.Allow(Slack, u, "test", t0); !added || err != nil {
+		t.Fatalf("Allow = %v, %v", added, err)
+	}
+	if added, err := s.Allow(Slack, u, "test", t0); added || err != nil {
+		t.Fatalf("second Allow = %v, %v", added, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, FileName)); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("file: %v, %v", fi, err)
+	}
+	s = reopen(t, dir)
+	if got := s.Entries(Slack); len(got) != 1 || got[0] != u {
+		t.Fatalf("Entries after reopen = %v", got)
+	}
+	if got := s.Entries(Discord); len(got) != 0 {
+		t.Fatalf("Discord entries %v", got)
+	}
+	allowed, _ := s.List(t0)
+	if len(allowed) != 1 || allowed[0].Key() != "slack:T1/U2" || allowed[0].By != "test" || allowed[0].Entry() != u {
+		t.Fatalf("List = %+v", allowed)
+	}
+	if removed, err := s.Revoke(Slack, u); !removed || err != nil {
+		t.Fatalf("Revoke = %v, %v", removed, err)
+	}
+	if removed, err := s.Revoke(Slack, u); removed || err != nil {
+		t.Fatalf("second Revoke = %v, %v", removed, err)
+	}
+	if got := reopen(t, dir).Entries(Slack); len(got) != 0 {
+		t.Fatalf("Entries after revoke = %v", got)
+	}
+}
+
+func TestStorePairing(t *testing.T) {
+	s, dir := openTemp(t)
+	who := Entry{Kind: User, ID: "42"}
+	p, err := s.Issue(Discord, who, t0)
+	if err != nil || len(p.Code) != codeLen || strings.Trim(p.Code, codeAlphabet) != "" || p.Key() != "discord:user:42" {
+		t.Fatalf("Issue = %+v, %v", p, err)
+	}
+	// The same person within the hour gets the same code.
+	if again, err := s.Issue(Discord, who, t0.Add(30*time.Minute)); err != nil || again.Code != p.Code {
+		t.Fatalf("Issue again = %+v, %v", again, err)
+	}
+	if _, codes := reopen(t, dir).List(t0); len(codes) != 1 || codes[0].Code != p.Code {
+		t.Fatalf("codes after reopen = %+v", codes)
+	}
+	if _, err := s.Approve("NOPE2345", t0); !errors.Is(err, ErrNoCode) {
+		t.Fatalf("Approve of an unknown code: %v", err)
+	}
+	typed := strings.ToLower(p.Code[:4]) + "-" + p.Code[4:]
+	a, err := s.Approve(typed, t0.Add(time.Minute))
+	if err != nil || a.Key() != "discord:user:42" || !strings.Contains(a.By, p.Code) {
+		t.Fatalf("Approve = %+v, %v", a, err)
+	}
+	if got := reopen(t, dir).Entries(Discord); len(got) != 1 || got[0] != who {
+		t.Fatalf("Entries = %v", got)
+	}
+	if _, err := s.Approve(p.Code, t0.Add(time.Minute)); !errors.Is(err, ErrNoCode) {
+		t.Fatalf("a code is used once: %v", err)
+	}
+}
+
+func TestStoreExpiredCode(t *testing.T) {
+	s, _ := openTemp(t)
+	p, err := s.Issue(Slack, Entry{Kind: User, ID: "U9", Team: "T9"}, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, codes := s.List(t0.Add(CodeTTL)); len(codes) != 0 {
+		t.Fatalf("an expired code is listed: %+v", codes)
+	}
+	if _, err := s.Approve(p.Code, t0.Add(CodeTTL)); !errors.Is(err, ErrExpired) {
+		t.Fatalf("Approve of an expired code: %v", err)
+	}
+	if len(s.Entries(Slack)) != 0 {
+		t.Fatal("an expired code let someone in")
+	}
+	if _, err := s.Approve(p.Code, t0.Add(CodeTTL)); !errors.Is(err, ErrNoCode) {
+		t.Fatalf("the expired code is dropped: %v", err)
+	}
+}
+
+func TestStoreTooManyCodes(t *testing.T) {
+	s, _ := openTemp(t)
+	for i := range MaxPending {
+		if _, err := s.Issue(Discord, Entry{Kind: User, ID: "1" + strings.Repeat("0", i%10) + string(rune('1'+i/10))}, t0); err != nil {
+			t.Fatal(i, err)
+		}
+	}
+	if _, err := s.Issue(Discord, Entry{Kind: User, ID: "999"}, t0); !errors.Is(err, ErrTooMany) {
+		t.Fatalf("Issue past MaxPending: %v", err)
+	}
+	// Another platform has its own; an hour later the old ones are gone.
+	if _, err := s.Issue(Slack, Entry{Kind: User, ID: "U1", Team: "T1"}, t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Issue(Discord, Entry{Kind: User, ID: "999"}, t0.Add(CodeTTL)); err != nil {
+		t.Fatalf("Issue after expiry: %v", err)
+	}
+	// Allowing a person drops their code.
+	p, _ := s.Issue(Slack, Entry{Kind: User, ID: "U1", Team: "T1"}, t0)
+	if _, err := s.Allow(Slack, Entry{Kind: User, ID: "U1", Team: "T1"}, "test", t0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Approve(p.Code, t0); !errors.Is(err, ErrNoCode) {
+		t.Fatalf("code after allow: %v", err)
+	}
+}
+
+func TestCodesDiffer(t *testing.T) {
+	seen := map[string]bool{}
+	for range 1000 {
+		c := newCode()
+		if seen[c] || len(c) != codeLen {
+			t.Fatalf("code %q (seen %v)", c, seen[c])
+		}
+		seen[c] = true
+	}
+}
+
+func TestOpenStoreErrors(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	for _, c := range []struct{ body, want string }{
+		{"{", "is damaged"},
+		{`{"allowed":[{"platform":"slack","id":"nope"}]}`, "allowed[0]"},
+		{`{"codes":[{"platform":"discord","id":"x"}]}`, "codes[0]"},
+		{`{"extra":1}`, "unknown field"},
+	} {
+		os.WriteFile(path, []byte(c.body), 0o600)
+		if _, err := OpenStore(dir); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "remove it") {
+			t.Errorf("OpenStore(%s) = %v", c.body, err)
+		}
+	}
+	os.Remove(path)
+	os.Symlink(filepath.Join(dir, "elsewhere"), path)
+	if _, err := OpenStore(dir); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("OpenStore through a link = %v", err)
+	}
+	os.Remove(path)
+	os.Mkdir(path, 0o700)
+	if _, err := OpenStore(dir); err == nil {
+		t.Error("OpenStore of a folder")
+	}
+}
+
+// A write that fails changes nothing, and says which file.
+func TestStoreWriteFails(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root writes into a read-only folder")
+	}
+	s, dir := openTemp(t)
+	if _, err := s.Allow(Slack, Entry{Kind: Team, ID: "T1"}, "test", t0); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o500)
+	defer os.Chmod(dir, 0o700)
+	if _, err := s.Allow(Slack, Entry{Kind: Team, ID: "T2"}, "test", t0); err == nil || !strings.Contains(err.Error(), "access list") {
+		t.Fatalf("Allow in a read-only folder: %v", err)
+	}
+	if got := s.Entries(Slack); len(got) != 1 {
+		t.Fatalf("a failed write changed the list: %v", got)
+	}
+}
+
+// FuzzStateDecode: whatever access.json holds, reading it never panics,
+// and what is read is written back and read again the same.
+func FuzzStateDecode(f *testing.F) {
+	f.Add([]byte(`{"allowed":[{"platform":"slack","id":"T1/U2","added":"2026-11-27T12:00:00Z","by":"x"}],"codes":[{"code":"ABCDEFGH","platform":"discord","id":"user:1","expires":"2026-11-27T13:00:00Z"}]}`))
+	f.Add([]byte(`{}`))
+	f.Add([]byte(`{"allowed":null}`))
+	f.Add([]byte(`[`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var st state
+		if err := st.decode(data); err != nil {
+			return
+		}
+		s := &Store{dir: t.TempDir(), st: st}
+		if err := s.save(st.clone()); err != nil {
+			t.Fatal(err)
+		}
+		again, err := OpenStore(s.dir)
+		if err != nil {
+			t.Fatalf("written back, unreadable: %v", err)
+		}
+		if len(again.st.Allowed) != len(st.Allowed) || len(again.st.Codes) != len(st.Codes) {
+			t.Fatalf("read back %+v, was %+v", again.st, st)
+		}
+		for i, a := range st.Allowed {
+			if again.st.Allowed[i].entry != a.entry {
+				t.Fatalf("entry %d: %+v, was %+v", i, again.st.Allowed[i], a)
+			}
+		}
+	})
+}
