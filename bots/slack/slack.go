@@ -49,6 +49,14 @@ type Handler = chat.Handler
 // Slack answer holds.
 type Memory = chat.Memory
 
+// Budget is what people may spend (pipeline.Budget); cmd's
+// budget.Budget satisfies it.
+type Budget = pipeline.Budget
+
+// Refusals counts messages answered without the model (pipeline.Refusals);
+// cmd's metrics satisfy it.
+type Refusals = pipeline.Refusals
+
 // Config configures a Bot. BotToken, AppToken and Handler are required.
 type Config struct {
 	BotToken string // SLACK_BOT_TOKEN, xoxb-…
@@ -71,6 +79,13 @@ type Config struct {
 	// came first. "" keeps it in memory: a crash loses the messages
 	// acknowledged and not yet answered.
 	IntakeDir string
+
+	// Budget limits what people spend: messages a minute, tokens a day
+	// (cmd/internal/budget; shared with the other platforms). nil: none.
+	Budget Budget
+	// Refusals counts messages answered without the model
+	// (mnemo_refused_total). nil: not counted.
+	Refusals Refusals
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -144,7 +159,8 @@ func New(cfg Config) (*Bot, error) {
 	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
 	b.pipe = pipeline.New(platform{b}, pipeline.Options{Name: "slack", Handler: cfg.Handler,
-		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt})
+		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt,
+		Budget: cfg.Budget, Refusals: cfg.Refusals})
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
 		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))

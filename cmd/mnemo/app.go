@@ -14,6 +14,7 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/cmd/internal/budget"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
@@ -54,6 +55,9 @@ type app struct {
 	// withdrawn holds the IDs of tasks a person cancelled (Ctrl-C in
 	// chat): their turns are not reflected.
 	withdrawn sync.Map
+	// budget is limits.*: serve's platforms check it; the reflector's
+	// tokens count toward its total (budget.go).
+	budget *budget.Budget
 }
 
 // withdraw keeps the turn of task id from the reflector; called before
@@ -116,10 +120,11 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		history = -1 // the agent reads 0 as "default"; the configuration means none
 	}
 	calls := newCallGate()
-	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL}
+	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
+		budget: newBudget(env, cfg)}
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
-		Reflector:    measuredModel{client, "reflector", changes.metrics},
+		Reflector:    chargedModel{measuredModel{client, "reflector", changes.metrics}, a.budget},
 		ThinkerModel: cfg.LLM.Model, ReflectorModel: reflModel,
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,

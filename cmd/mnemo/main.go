@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory/durable"
@@ -117,6 +118,9 @@ type cliEnv struct {
 	// done at the first): chat and serve then stop waiting for running
 	// work. nil: never.
 	abort <-chan struct{}
+	// now is the budgets' clock (limits.*); nil: time.Now. Tests move it
+	// to the next day.
+	now func() time.Time
 }
 
 // runner runs a subcommand once its flags are parsed and the configuration

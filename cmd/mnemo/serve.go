@@ -197,6 +197,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
 			Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
+			Budget: a.budget, Refusals: a.metrics,
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -209,7 +210,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
 			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
-			IntakeDir: intakeDir,
+			IntakeDir: intakeDir, Budget: a.budget, Refusals: a.metrics,
 		})
 		if err != nil {
 			return nil, configError(err)
