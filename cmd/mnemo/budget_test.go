@@ -53,8 +53,13 @@ type budgetServe struct {
 
 func startBudgetServe(t *testing.T, limits string, clock *testClock) *budgetServe {
 	t.Helper()
+	return startServeWith(t, "reflector:\n  idle: 1h\nlimits:\n"+limits, clock)
+}
+
+// startServeWith is startBudgetServe with the whole mnemo.yaml.
+func startServeWith(t *testing.T, cfg string, clock *testClock) *budgetServe {
+	t.Helper()
 	w := newChatWorld(t)
-	cfg := "reflector:\n  idle: 1h\nlimits:\n" + limits
 	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -305,5 +310,23 @@ func TestServeDiscordLongMessageCut(t *testing.T) {
 	}
 	if n := utf8.RuneCountInString(w.srv.Requests()[0].LastUser()); n != 4000 {
 		t.Errorf("the model saw %d characters", n)
+	}
+}
+
+// The reflector's tokens count toward limits.totalTokensPerDay: after
+// one answer (100 tokens) and its reflection (100), a total of 150 is
+// spent and the next person is refused.
+func TestServeReflectorCountsTowardTotal(t *testing.T) {
+	clock := &testClock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+	s := startServeWith(t, "reflector:\n  idle: 1ms\nlimits:\n  tokensPerDay: 0\n  totalTokensPerDay: 150\n", clock)
+	s.dm("U0ADA", "hello")
+	s.posts(t, 1)
+	s.logs.waitFor(t, "reflection: done", 1)
+	s.dm("U0BOB", "hello")
+	if got := s.posts(t, 2)[1]; !strings.Contains(got, "for everyone") {
+		t.Fatalf("after the reflection: %q", got)
+	}
+	if n := s.thinkerRequests(); n != 2 {
+		t.Errorf("%d model requests; want the answer and the reflection", n)
 	}
 }

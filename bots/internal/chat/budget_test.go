@@ -51,3 +51,24 @@ func TestRefusalTexts(t *testing.T) {
 		t.Errorf("CutNoteText = %q", CutNoteText(40000))
 	}
 }
+
+// CutIncoming keeps a prefix of at most max characters, and cuts exactly
+// when there were more.
+func FuzzCutIncoming(f *testing.F) {
+	f.Add("héllo wörld", 4)
+	f.Add("", 0)
+	f.Add("a\xff\xfeb", 2)
+	f.Fuzz(func(t *testing.T, text string, max int) {
+		if max < 0 || max > 1<<20 {
+			return
+		}
+		got, cut := CutIncoming(text, max)
+		if !strings.HasPrefix(text, got) {
+			t.Fatalf("not a prefix: %q of %q", got, text)
+		}
+		n, all := utf8.RuneCountInString(got), utf8.RuneCountInString(text)
+		if n > max || cut != (all > max) || (cut && n != max) || (!cut && got != text) {
+			t.Fatalf("CutIncoming(%q, %d) = %q (%d characters of %d), %v", text, max, got, n, all, cut)
+		}
+	})
+}
