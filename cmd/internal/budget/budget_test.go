@@ -243,3 +243,16 @@ func TestConcurrent(t *testing.T) {
 		t.Fatalf("total %d", total)
 	}
 }
+
+// A person told of a refusal less than a minute ago is kept, so that they
+// are not told again at once.
+func TestSweepKeepsTheRecentlyTold(t *testing.T) {
+	c := newClock("2026-11-27T10:00:00Z")
+	b := New(Limits{TotalTokensPerDay: 1}, c.now)
+	b.ChargeTotal(1)
+	run(t, b, c, []step{{"ask y", "total_tokens+tell"}, {"wait 30s", ""}, {"ask x", "total_tokens+tell"}, {"wait 30s", ""},
+		{"ask z", "total_tokens+tell"}, {"ask x", "total_tokens"}})
+	if n := b.People(); n != 2 { // y was dropped, x kept
+		t.Fatalf("%d people", n)
+	}
+}
