@@ -271,10 +271,13 @@ func TestServeSlackLongMessageCut(t *testing.T) {
 	s.metric(t, `mnemo_refused_total{platform="slack",reason="too_long"} 1`)
 }
 
-// Discord cuts at its own 4,000 characters, and the journal keeps no more
-// of the message than that.
-func TestServeDiscordLongMessageCut(t *testing.T) {
+// Discord cuts at its own 4,000 characters, and its messages count against
+// the same budgets: with one message a minute, the second is refused.
+func TestServeDiscordLongMessageCutAndRate(t *testing.T) {
 	w := newChatWorld(t)
+	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte("limits:\n  messagesPerMinute: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	w.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("ok"), true })
 	dsc := w.fakeDiscord(t, discordtest.Options{})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -293,23 +296,26 @@ func TestServeDiscordLongMessageCut(t *testing.T) {
 	if err := dsc.WaitReady(1, 10*time.Second); err != nil {
 		t.Fatalf("no Discord session: %v\n%s", err, logs.String())
 	}
-	dsc.MessageCreate(discordgo.Message{ChannelID: "300000000000000004", Author: &discordgo.User{ID: "80351110224678912", Username: "ada"},
-		Content: strings.Repeat("x", 5000)})
-	posts, err := dsc.WaitPosts(2, 10*time.Second)
+	ada := &discordgo.User{ID: "80351110224678912", Username: "ada"}
+	dsc.MessageCreate(discordgo.Message{ChannelID: "300000000000000004", Author: ada, Content: strings.Repeat("x", 5000)})
+	if _, err := dsc.WaitPosts(2, 10*time.Second); err != nil {
+		t.Fatalf("%v\n%s", err, logs.String())
+	}
+	dsc.MessageCreate(discordgo.Message{ChannelID: "300000000000000004", Author: ada, Content: "again"})
+	posts, err := dsc.WaitPosts(3, 10*time.Second)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, logs.String())
 	}
-	notes := 0
+	var texts []string
 	for _, p := range posts {
-		if strings.Contains(p.Body.Content, "I read only its first 4,000 characters") {
-			notes++
-		}
+		texts = append(texts, p.Body.Content)
 	}
-	if notes != 1 {
-		t.Errorf("posts %+v", posts)
+	if count(texts, "I read only its first 4,000 characters") != 1 || count(texts, "faster than I can take them") != 1 {
+		t.Errorf("posts %q", texts)
 	}
-	if n := utf8.RuneCountInString(w.srv.Requests()[0].LastUser()); n != 4000 {
-		t.Errorf("the model saw %d characters", n)
+	reqs := w.srv.Requests()
+	if len(reqs) != 1 || utf8.RuneCountInString(reqs[0].LastUser()) != 4000 {
+		t.Errorf("%d model requests; the first saw %d characters", len(reqs), utf8.RuneCountInString(reqs[0].LastUser()))
 	}
 }
 
