@@ -74,8 +74,11 @@ func (p *Pipeline[M]) noteCut(ctx context.Context, m M) {
 }
 
 // notice posts text in reply to m, apart from its answer: not journaled
-// (a crash may lose it), on a goroutine Close waits for.
+// (a crash or a shutdown may lose it), on a goroutine Close waits for.
 func (p *Pipeline[M]) notice(ctx context.Context, m M, text string) {
+	if p.stopping.Load() {
+		return
+	}
 	p.Spawn(ctx, func() {
 		for i, part := range p.plat.Parts(m, text) {
 			if err := p.plat.PostPart(p.work, m, i, part); err != nil {

@@ -53,24 +53,23 @@ func (r *refusals) list() []string {
 // only when the budget says so.
 func TestBudgetRefusals(t *testing.T) {
 	tests := []struct {
-		name       string
-		budget     scriptBudget
-		wantErr    error
-		wantPost   string // "" = nothing posted
-		wantCount  string
-		wantLog    string
-		wantCharge []string
+		name      string
+		budget    *scriptBudget
+		wantErr   error
+		wantPost  string // "" = nothing posted
+		wantCount string
+		wantLog   string
 	}{
-		{"rate, told", scriptBudget{rate: "rate", tell: true}, ErrRefused, chat.RateReplyText, "fake/rate", "over limits.messagesPerMinute", nil},
-		{"rate, silent", scriptBudget{rate: "rate"}, ErrRefused, "", "fake/rate", "over limits.messagesPerMinute", nil},
-		{"tokens, told", scriptBudget{ask: "tokens", tell: true}, nil, chat.TokensReplyText, "fake/tokens", "over limits.tokensPerDay", nil},
-		{"tokens, silent", scriptBudget{ask: "tokens"}, nil, "", "fake/tokens", "over limits.tokensPerDay", nil},
-		{"total, told", scriptBudget{ask: "total_tokens", tell: true}, nil, chat.TotalTokensReplyText, "fake/total_tokens", "over limits.totalTokensPerDay", nil},
+		{"rate, told", &scriptBudget{rate: "rate", tell: true}, ErrRefused, chat.RateReplyText, "fake/rate", "over limits.messagesPerMinute"},
+		{"rate, silent", &scriptBudget{rate: "rate"}, ErrRefused, "", "fake/rate", "over limits.messagesPerMinute"},
+		{"tokens, told", &scriptBudget{ask: "tokens", tell: true}, nil, chat.TokensReplyText, "fake/tokens", "over limits.tokensPerDay"},
+		{"tokens, silent", &scriptBudget{ask: "tokens"}, nil, "", "fake/tokens", "over limits.tokensPerDay"},
+		{"total, told", &scriptBudget{ask: "total_tokens", tell: true}, nil, chat.TotalTokensReplyText, "fake/total_tokens", "over limits.totalTokensPerDay"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &refusals{}
-			e := newEnv(t, t.TempDir(), Options{Budget: &tt.budget, Refusals: r})
+			e := newEnv(t, t.TempDir(), Options{Budget: tt.budget, Refusals: r})
 			e.start(t)
 			errs := e.p.Receive(context.Background(), e.msg("m1", "c1", "hello"))
 			if !errors.Is(errs[0], tt.wantErr) {
@@ -158,4 +157,23 @@ func TestNoticeFails(t *testing.T) {
 	e.start(t)
 	e.p.Receive(context.Background(), e.msg("m1", "c1", "hello"))
 	e.waitLog(t, "cannot post a notice")
+}
+
+// After Stop no notice is posted (Close may have returned already): the
+// refusal is still counted.
+func TestNoNoticeWhileStopping(t *testing.T) {
+	r := &refusals{}
+	e := newEnv(t, t.TempDir(), Options{Budget: &scriptBudget{rate: "rate", tell: true}, Refusals: r})
+	e.start(t)
+	e.p.Stop()
+	if errs := e.p.Receive(context.Background(), e.msg("m1", "c1", "hello")); !errors.Is(errs[0], ErrRefused) {
+		t.Fatalf("Receive: %v", errs[0])
+	}
+	e.p.Close()
+	if got := e.f.posts(); len(got) != 0 {
+		t.Errorf("posts %q", got)
+	}
+	if got := r.list(); !slices.Equal(got, []string{"fake/rate"}) {
+		t.Errorf("refusals %q", got)
+	}
 }
