@@ -199,7 +199,7 @@ func (a *Agent) Handle(ctx context.Context, t mnemo.Task) (reply mnemo.Reply, er
 	}
 	res, err := a.thinkInSlot(ctx, t, log, start, sh)
 
-	reply = mnemo.Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped}
+	reply = mnemo.Reply{TaskID: t.ID, Text: res.Text, Steps: res.Steps, Stopped: res.Stopped, Tokens: res.Tokens}
 	if errors.Is(err, errReplyFull) && sh != nil && sh.full {
 		err = nil // the streamed reply reached maxReplyChars: it ends there
 		log.Warn("agent: reply cut: it was longer than maxReplyChars", "max_reply_chars", a.cfg.MaxReplyChars)
@@ -297,9 +297,9 @@ func (a *Agent) think(ctx context.Context, t mnemo.Task, log *slog.Logger, sh *s
 		// conversation's next messages can still be answered.
 		log.Warn("agent: conversation too long for the model; retrying without its history", "turns", len(hist))
 		a.history.clearConversation(t.Conversation)
-		steps := res.Steps
+		steps, spent := res.Steps, res.Tokens
 		res, err = RunLoop(ctx, loop, buildMessages(t, system, nil, index))
-		res.Steps += steps
+		res.Steps, res.Tokens = res.Steps+steps, res.Tokens+spent
 	}
 	return res, err
 }

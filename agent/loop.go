@@ -68,6 +68,7 @@ type LoopResult struct {
 	Steps    int           // model calls made
 	Calls    []ToolCallRecord
 	Stopped  string // "", StopMaxSteps or StopRepeated
+	Tokens   int    // prompt + completion tokens of the model calls, as the server reported them
 }
 
 const defaultNudge = "Stop calling tools now and give your final answer with what you have."
@@ -96,6 +97,7 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 	for res.Steps < cfg.MaxSteps {
 		res.Steps++
 		resp, err := ask(ctx, cfg, res.Steps, llm.Request{Model: cfg.ModelName, Messages: res.Messages, Tools: defs})
+		res.Tokens += tokens(resp.Usage)
 		truncated := errors.Is(err, llm.ErrTruncated)
 		if err != nil && !truncated {
 			return res, err
@@ -161,6 +163,7 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 	res.Messages = append(res.Messages, llm.Message{Role: llm.RoleUser, Content: cfg.Nudge})
 	res.Steps++
 	resp, err := ask(ctx, cfg, res.Steps, llm.Request{Model: cfg.ModelName, Messages: res.Messages})
+	res.Tokens += tokens(resp.Usage)
 	if err != nil && !errors.Is(err, llm.ErrTruncated) {
 		return res, err
 	}
@@ -176,6 +179,10 @@ func ask(ctx context.Context, cfg LoopConfig, step int, req llm.Request) (llm.Re
 	}
 	return llm.Stream(ctx, cfg.Model, req, func(delta string) error { return cfg.OnText(step, delta) })
 }
+
+// tokens is what one model call cost (Reply.Tokens, the budgets): prompt
+// plus completion, whatever TotalTokens says.
+func tokens(u llm.Usage) int { return u.PromptTokens + u.CompletionTokens }
 
 // assistantText never sends an empty content: the wire omits it and some
 // servers then reject the message.

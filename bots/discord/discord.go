@@ -48,6 +48,14 @@ const (
 // cutNote ends the last message of a reply that was too long.
 const cutNote = "\n\n*(The reply was too long for Discord and is cut here.)*"
 
+// Budget is what people may spend (pipeline.Budget); cmd's
+// budget.Budget satisfies it.
+type Budget = pipeline.Budget
+
+// Refusals counts messages answered without the model (pipeline.Refusals);
+// cmd's metrics satisfy it.
+type Refusals = pipeline.Refusals
+
 // Config configures a Bot. Token and Handler are required.
 type Config struct {
 	Token  string // DISCORD_BOT_TOKEN, without "Bot "
@@ -75,6 +83,13 @@ type Config struct {
 	// "" keeps it in memory: a crash loses the messages received and not
 	// yet answered.
 	IntakeDir string
+
+	// Budget limits what people spend: messages a minute, tokens a day
+	// (cmd/internal/budget; shared with the other platforms). nil: none.
+	Budget Budget
+	// Refusals counts messages answered without the model
+	// (mnemo_refused_total). nil: not counted.
+	Refusals Refusals
 
 	Handler chat.Handler
 	Memory  chat.Memory // nil: /memory answers that memory is not available
@@ -183,7 +198,8 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL), Log: b.log, Now: b.now,
 		ChannelMemory: cfg.ChannelMemory}
-	popts := pipeline.Options{Name: "discord", Handler: cfg.Handler, ChannelMemory: cfg.ChannelMemory, Adapter: rt, FirstVisible: cfg.FirstVisible}
+	popts := pipeline.Options{Name: "discord", Handler: cfg.Handler, ChannelMemory: cfg.ChannelMemory, Adapter: rt,
+		FirstVisible: cfg.FirstVisible, Budget: cfg.Budget, Refusals: cfg.Refusals}
 	if cfg.Access != nil {
 		popts.Access = cfg.Access
 	}

@@ -75,9 +75,9 @@ func (b *Bot) accept(m *discordgo.Message, botID, botName string) (*incoming, st
 		DM:      dm,
 		User:    b.memoryUser(m.Author.ID),
 		Speaker: displayName(m.Author, m.Member),
-		Text:    plainText(m, botID, botName, true),
 	}}
 	in.Who = who(m.GuildID, m.ChannelID, m.Author.ID, m.Member)
+	in.Text, in.Cut = cutIncoming(m, botID, botName)
 	if dm {
 		in.Conversation = "discord:dm:" + m.ChannelID
 	} else {
@@ -148,6 +148,26 @@ func replyParts(text string) []string {
 // tokenRE matches Discord's <…> markup: users, roles, channels, emoji,
 // timestamps.
 var tokenRE = text.NewRegexp(`<(@!?|@&|#|a?:[A-Za-z0-9_~]+:|t:)([0-9]+)(?::[tTdDfFR])?>`)
+
+// MaxIncomingChars is the longest text of a message read (Discord's own
+// limit, with Nitro): a longer one is cut there before it is journaled,
+// and its author told.
+const MaxIncomingChars = 4000
+
+// cutIncoming is m's text for the model, cut at MaxIncomingChars, and
+// MaxIncomingChars when it was cut (else 0). The raw content is cut
+// first, so that a huge message costs no more to read than a long one, and
+// again after plainText (which may lengthen a mention).
+func cutIncoming(m *discordgo.Message, botID, botName string) (string, int) {
+	raw, cut1 := chat.CutIncoming(m.Content, MaxIncomingChars)
+	short := *m
+	short.Content = raw
+	out, cut2 := chat.CutIncoming(plainText(&short, botID, botName, true), MaxIncomingChars)
+	if cut1 || cut2 {
+		return out, MaxIncomingChars
+	}
+	return out, 0
+}
 
 // plainText is a message's text for the model: a mention of the bot is
 // dropped when stripBot (else written @botName), other user mentions are

@@ -10,6 +10,7 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -209,7 +210,8 @@ func slim(m *discordgo.Message, withRef bool) *discordgo.Message {
 	if m == nil {
 		return nil
 	}
-	out := &discordgo.Message{ID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, Content: m.Content,
+	content, _ := chat.CutIncoming(m.Content, MaxIncomingChars) // never journaled whole past the limit
+	out := &discordgo.Message{ID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, Content: content,
 		Timestamp: m.Timestamp, Author: m.Author, Member: m.Member, Mentions: m.Mentions, Type: m.Type,
 		MessageReference: m.MessageReference}
 	if withRef {

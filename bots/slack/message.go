@@ -123,9 +123,9 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 		Message: pipeline.Message{
 			User: b.memoryUser(team, in.User),
 			DM:   in.Type == "message" || strings.HasPrefix(in.Channel, "D"),
-			Text: plainText(in.Text, b.botUserID, b.botName, true),
 		},
 	}
+	m.Text, m.Cut = cutIncoming(in.Text, func(s string) string { return plainText(s, b.botUserID, b.botName, true) })
 	if m.DM {
 		m.replyTS = in.ThreadTS // where the user wrote
 	} else {
@@ -134,6 +134,24 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 	m.Conversation = "slack:" + workspace + ":" + m.channel + ":" + m.replyTS
 	m.Who = b.who(team, in.Channel, in.User, in.Team, in.UserTeam)
 	return m, ""
+}
+
+// MaxIncomingChars is the longest text of a message read (Slack's own
+// limit on a message): a longer one is cut there before it is journaled,
+// and its author told.
+const MaxIncomingChars = 40_000
+
+// cutIncoming is text for the model, cut at MaxIncomingChars, and
+// MaxIncomingChars when it was cut (else 0). The raw text is cut first, so
+// that a huge message costs no more to read than a long one, and again
+// after plain (which may lengthen a mention).
+func cutIncoming(text string, plain func(string) string) (string, int) {
+	raw, cut1 := chat.CutIncoming(text, MaxIncomingChars)
+	out, cut2 := chat.CutIncoming(plain(raw), MaxIncomingChars)
+	if cut1 || cut2 {
+		return out, MaxIncomingChars
+	}
+	return out, 0
 }
 
 // validTS checks a message timestamp ("1700000000.000100").

@@ -51,6 +51,14 @@ type Handler = chat.Handler
 // Slack answer holds.
 type Memory = chat.Memory
 
+// Budget is what people may spend (pipeline.Budget); cmd's
+// budget.Budget satisfies it.
+type Budget = pipeline.Budget
+
+// Refusals counts messages answered without the model (pipeline.Refusals);
+// cmd's metrics satisfy it.
+type Refusals = pipeline.Refusals
+
 // Config configures a Bot. BotToken, AppToken and Handler are required.
 type Config struct {
 	BotToken string // SLACK_BOT_TOKEN, xoxb-…
@@ -82,6 +90,12 @@ type Config struct {
 	// FirstVisible, when set, is told how long after a message was taken
 	// the first words of its streamed reply were shown.
 	FirstVisible func(time.Duration)
+	// Budget limits what people spend: messages a minute, tokens a day
+	// (cmd/internal/budget; shared with the other platforms). nil: none.
+	Budget Budget
+	// Refusals counts messages answered without the model
+	// (mnemo_refused_total). nil: not counted.
+	Refusals Refusals
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -161,7 +175,7 @@ func New(cfg Config) (*Bot, error) {
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
 	popts := pipeline.Options{Name: "slack", Handler: cfg.Handler,
 		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt,
-		FirstVisible: cfg.FirstVisible}
+		FirstVisible: cfg.FirstVisible, Budget: cfg.Budget, Refusals: cfg.Refusals}
 	if cfg.Access != nil {
 		popts.Access = cfg.Access
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/cmd/internal/budget"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/cmd/internal/state"
@@ -65,6 +66,9 @@ type app struct {
 	// access is who may talk, as `mnemo access` changed it (access.go).
 	access   *access.Store
 	accessMu sync.Mutex
+	// budget is limits.*: serve's platforms check it; the reflector's
+	// tokens count toward its total (budget.go).
+	budget *budget.Budget
 }
 
 // withdraw keeps the turn of task id from the reflector; called before
@@ -175,10 +179,10 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	}
 	calls := newCallGate()
 	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
-		state: st, indexRoot: indexRoot, journalRoot: journalRoot}
+		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: newBudget(env, cfg)}
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
-		Reflector:    measuredModel{client, "reflector", changes.metrics},
+		Reflector:    chargedModel{measuredModel{client, "reflector", changes.metrics}, a.budget},
 		ThinkerModel: cfg.LLM.Model, ReflectorModel: reflModel,
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,

@@ -123,8 +123,9 @@ type cliEnv struct {
 	// done at the first): chat and serve then stop waiting for running
 	// work. nil: never.
 	abort <-chan struct{}
-	// now, when set, is the clock of the access checks and `mnemo access`
-	// (tests move it past a pairing code's hour). nil: time.Now.
+	// now, when set, is the clock of the access checks, `mnemo access`
+	// and the budgets (limits.*): tests move it past a pairing code's hour
+	// or to the next day. nil: time.Now.
 	now func() time.Time
 }
 

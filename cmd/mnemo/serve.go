@@ -216,6 +216,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
 			Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
 			FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("slack", d) },
+			Budget:       a.budget, Refusals: a.metrics,
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -233,6 +234,7 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
 			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
 			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("discord", d) },
+			Budget: a.budget, Refusals: a.metrics,
 		})
 		if err != nil {
 			return nil, configError(err)

@@ -57,9 +57,12 @@ type Message struct {
 	DM           bool     // a direct message (else a channel: ChannelMemory applies)
 	Speaker      string   // the author's display name ("" when the platform reads it while answering)
 	Text         string   // the text for the model
-	Log          *slog.Logger
 	// Who is the author as the access check sees them (Admit).
 	Who access.Who
+	// Cut: the platform cut Text to its first Cut characters (its limit);
+	// the person is told once the message is taken. 0: whole.
+	Cut int
+	Log *slog.Logger
 }
 
 // Head is m itself: a platform's message type embeds Message and so
@@ -121,6 +124,10 @@ type Options struct {
 	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
 	// Access decides who may talk (Admit); nil lets everyone in.
 	Access Gate
+	// Budget, when set, limits what people spend (budget.go); Refusals
+	// counts the messages answered without the model. Either may be nil.
+	Budget   Budget
+	Refusals Refusals
 }
 
 // Gate is who may talk on a platform (*access.Gate): ok, or the reply to
@@ -153,6 +160,9 @@ type Pipeline[M Incoming] struct {
 
 // New returns the pipeline of platform plat.
 func New[M Incoming](plat Platform[M], opts Options) *Pipeline[M] {
+	if opts.Budget != nil {
+		opts.Handler = charging{opts.Handler, opts.Budget}
+	}
 	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Adapter, log: opts.Adapter.Log, now: opts.Adapter.Now,
 		Queue: chat.NewQueue(chat.MaxInFlight, chat.PerConversation), Slots: make(chan struct{}, chat.MaxInFlight), work: context.Background()}
 }
@@ -190,16 +200,27 @@ func (p *Pipeline[M]) Close() {
 
 // Receive journals ms together (one write), acknowledges each one durable
 // or known already, and queues the new ones; ctx bounds only the wait for
-// a busy reply's slot. It returns each message's journal error (nil when
-// taken; intake.ErrDuplicate when known).
+// a busy reply's slot. A message over its author's messages a minute is
+// acknowledged and not journaled (ErrRefused). It returns each message's
+// journal error (nil when taken; intake.ErrDuplicate when known).
 func (p *Pipeline[M]) Receive(ctx context.Context, ms ...M) []error {
-	entries := make([]intake.Entry, len(ms))
+	errs := make([]error, len(ms))
+	taken := make([]int, 0, len(ms)) // indexes of the messages to journal
+	entries := make([]intake.Entry, 0, len(ms))
 	for i, m := range ms {
+		if p.overRate(ctx, m) {
+			errs[i] = ErrRefused
+			continue
+		}
 		h := m.Head()
-		entries[i] = intake.Entry{ID: h.ID, Keys: h.Keys, User: h.User, Data: p.plat.Encode(m)}
+		taken = append(taken, i)
+		entries = append(entries, intake.Entry{ID: h.ID, Keys: h.Keys, User: h.User, Data: p.plat.Encode(m)})
 	}
-	errs := p.Journal().Add(entries...)
-	for i, m := range ms {
+	for j, err := range p.Journal().Add(entries...) {
+		errs[taken[j]] = err
+	}
+	for _, i := range taken {
+		m := ms[i]
 		h, err := m.Head(), errs[i]
 		switch {
 		case errors.Is(err, intake.ErrDuplicate):
@@ -213,6 +234,7 @@ func (p *Pipeline[M]) Receive(ctx context.Context, ms ...M) []error {
 			h.Log.Error(p.opts.Name+": the message could not be journaled; answering it anyway (a crash before the answer would lose it)", "error", err)
 		}
 		p.plat.Ack(ctx, m)
+		p.noteCut(ctx, m)
 		if p.stopping.Load() {
 			if err != nil {
 				h.Log.Warn(p.opts.Name + ": shutting down; this message will not be answered")
@@ -317,8 +339,11 @@ func (p *Pipeline[M]) answer(m M) {
 		log.Info(p.opts.Name + ": message not answered: its user's memory was forgotten since it came")
 		return
 	}
-	ctx := p.work
 	start := time.Now()
+	if p.overBudget(m, log, start) {
+		return
+	}
+	ctx := p.work
 	stopTyping := sync.OnceFunc(p.plat.Typing(ctx, m))
 	task := mnemo.Task{
 		ID:            id,

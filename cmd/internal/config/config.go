@@ -65,6 +65,7 @@ type Config struct {
 	// unless its own account is listed under it (it would share that
 	// person's memory).
 	Identities map[string][]string `yaml:"identities"`
+	Limits     Limits              `yaml:"limits"`
 	Server     Server              `yaml:"server"`
 	Shutdown   Shutdown            `yaml:"shutdown"`
 	History    History             `yaml:"history"`
@@ -230,6 +231,29 @@ type Discord struct {
 	Allow []string `yaml:"allow"`
 }
 
+// Limits is the "limits:" section: what the people who write to the bot in
+// Slack and Discord may spend. The terminal chat (`mnemo chat`) is the
+// operator's and has no limits. 0 means no limit. Over a limit, the person
+// gets one plain reply a minute saying so, the model is not asked, and
+// `mnemo_refused_total{reason}` counts the message.
+type Limits struct {
+	// Messages one person may send a minute, 0 to 10000: that many at once,
+	// then one every minute/N. A message over it is not read: it is neither
+	// journaled nor answered.
+	MessagesPerMinute int `yaml:"messagesPerMinute"`
+	// Model tokens (prompt + completion) the answers to one person may cost
+	// a day, 0 to 1000000000000; days are UTC days (it starts again at 00:00
+	// UTC). Checked before the model is asked, so the answer in progress may
+	// overshoot it. The default caps what any one stranger can spend: a few
+	// dozen answers a day with memory.
+	TokensPerDay int `yaml:"tokensPerDay"`
+	// Model tokens every answer and reflection together may cost a UTC day,
+	// 0 to 1000000000000; past it everyone is refused until 00:00 UTC.
+	// Reflections count toward it but are never refused by it (memory would
+	// be lost), so they may overshoot it.
+	TotalTokensPerDay int `yaml:"totalTokensPerDay"`
+}
+
 // Server is the "server:" section.
 type Server struct {
 	// Address of `/healthz`, `/readyz` and `/metrics` (`mnemo serve`),
@@ -280,6 +304,7 @@ func Default() *Config {
 		Reflector:     Reflector{Idle: 2 * time.Minute, MaxTurns: 20, MaxSteps: 12, FactsBudget: 16384},
 		Slack:         Slack{APIURL: "https://slack.com/api/", ChannelMemory: "read", Access: "open"},
 		Discord:       Discord{APIURL: "https://discord.com/", ChannelMemory: "read", ShardCount: 1, Access: "open"},
+		Limits:        Limits{MessagesPerMinute: 20, TokensPerDay: 200_000},
 		Server:        Server{Listen: "127.0.0.1:9090"},
 		Shutdown:      Shutdown{Grace: 20 * time.Second},
 		History:       History{Keep: 50, MaxAge: 90 * 24 * time.Hour},

@@ -94,6 +94,9 @@ func TestDefaultConfig(t *testing.T) {
 		{"discord.shardCount", c.Discord.ShardCount, 1},
 		{"discord.replyMention", c.Discord.ReplyMention, false},
 		{"identities", len(c.Identities), 0},
+		{"limits.messagesPerMinute", c.Limits.MessagesPerMinute, 20},
+		{"limits.tokensPerDay", c.Limits.TokensPerDay, 200000},
+		{"limits.totalTokensPerDay", c.Limits.TotalTokensPerDay, 0},
 		{"server.listen", c.Server.Listen, "127.0.0.1:9090"},
 		{"shutdown.grace", c.Shutdown.Grace, 20 * time.Second},
 		{"log.format", c.Log.Format, "text"},
@@ -219,6 +222,7 @@ func TestFixtureFull(t *testing.T) {
 			"zhangsan": {"slack:T01ABC/U02DEF", "discord:80351110224678912"},
 			"li.si":    {"discord:1234"},
 		},
+		Limits:   Limits{MessagesPerMinute: 5, TokensPerDay: 0, TotalTokensPerDay: 5_000_000},
 		Server:   Server{Listen: ":0"},
 		Shutdown: Shutdown{Grace: 45 * time.Second},
 		History:  History{Keep: 50, MaxAge: 90 * 24 * time.Hour}, // not in the file: the defaults
@@ -1176,5 +1180,30 @@ func TestHistoryKeys(t *testing.T) {
 		if _, err := loadString(tc.yaml, nil); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v; want an error naming %s", tc.yaml, err, tc.want)
 		}
+	}
+}
+
+// limits.*: 0 is no limit, a key left out is the default, and a bad value
+// names the key, the range and what 0 means.
+func TestLimits(t *testing.T) {
+	c, err := loadString("limits:\n  messagesPerMinute: 0\n  totalTokensPerDay: 1000000\n", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Limits; got != (Limits{MessagesPerMinute: 0, TokensPerDay: 200000, TotalTokensPerDay: 1000000}) {
+		t.Errorf("limits = %+v", got)
+	}
+	tests := []struct{ yaml, want string }{
+		{"limits:\n  messagesPerMinute: -1\n", "mnemo.yaml:2: limits.messagesPerMinute: -1 is out of range; use 0 to 10000 (0 = no limit)"},
+		{"limits:\n  messagesPerMinute: 10001\n", "limits.messagesPerMinute: 10001 is out of range"},
+		{"limits:\n  tokensPerDay: -5\n", "mnemo.yaml:2: limits.tokensPerDay: -5 is out of range; use 0 to 1000000000000 (0 = no limit)"},
+		{"limits:\n  totalTokensPerDay: 1000000000001\n", "limits.totalTokensPerDay: 1000000000001 is out of range"},
+		{"limits:\n  tokensPerDay: many\n", `mnemo.yaml:2: limits.tokensPerDay: expected an integer, got "many"`},
+		{"limits:\n  tokensperday: 5\n", `unknown key "limits.tokensperday" (did you mean "limits.tokensPerDay"?)`},
+		{"tokensPerDay: 5\n", `unknown key "tokensPerDay" (did you mean "limits.tokensPerDay"?)`},
+	}
+	for _, tt := range tests {
+		_, err := loadString(tt.yaml, nil)
+		wantErr(t, err, tt.want)
 	}
 }

@@ -24,6 +24,10 @@ const (
 	maxDiscordGuilds    = 100   // discord.guildIDs: more guilds, register /memory globally
 	maxDiscordShards    = 1024  // discord.shardCount: 2.5 million guilds at Discord's 2500 per shard
 	maxHistoryKeep      = 10000 // history.keep: versions kept per memory file
+	// limits.*: past these a limit is no limit (one message each 6 ms; a
+	// trillion tokens a day); 0 says so plainly.
+	maxMessagesPerMinute = 10000
+	maxTokensPerDay      = 1_000_000_000_000
 )
 
 // Validate checks every value and reports every problem, one per line, each
@@ -209,6 +213,9 @@ func (c *Config) validate(origin map[string]string) error {
 	c.validateAccess(ch, access.Slack, c.Slack.Access, c.Slack.Allow, "T01ABC, C02DEF, U03GHI")
 	c.validateAccess(ch, access.Discord, c.Discord.Access, c.Discord.Allow, "guild:123456789012345678, role:234567890123456789")
 	c.validateIdentities(ch)
+	ch.intRange("limits.messagesPerMinute", c.Limits.MessagesPerMinute, 0, maxMessagesPerMinute, " (0 = no limit)")
+	ch.intRange("limits.tokensPerDay", c.Limits.TokensPerDay, 0, maxTokensPerDay, " (0 = no limit)")
+	ch.intRange("limits.totalTokensPerDay", c.Limits.TotalTokensPerDay, 0, maxTokensPerDay, " (0 = no limit)")
 
 	host, port, err := net.SplitHostPort(c.Server.Listen) // the port in plain decimal: no "http", no leading 0
 	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || port != fmt.Sprint(n) || strings.ContainsAny(host, " /") {

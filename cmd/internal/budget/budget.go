@@ -1,0 +1,245 @@
+package budget
+
+import (
+	"cmp"
+	"slices"
+	"sync"
+	"time"
+)
+
+// Limits are the budgets; 0 means none.
+type Limits struct {
+	MessagesPerMinute int // per person
+	TokensPerDay      int // per person, model tokens (prompt + completion) a UTC day
+	TotalTokensPerDay int // everyone together, the reflector included
+}
+
+// Reasons of a refusal, as mnemo_refused_total{reason} names them.
+const (
+	Rate        = "rate"
+	Tokens      = "tokens"
+	TotalTokens = "total_tokens"
+)
+
+const (
+	// MaxPeople bounds the people kept at once (about 100 bytes each).
+	MaxPeople = 100_000
+	// TellEvery is how often a refused person is told so, per reason: the
+	// messages refused between are dropped without a word.
+	TellEvery = time.Minute
+	// sweepEvery is how often idle people are dropped.
+	sweepEvery = time.Minute
+)
+
+var reasons = [...]string{Rate, Tokens, TotalTokens}
+
+// person is what is kept of one person.
+type person struct {
+	tat    time.Time // when the message bucket is full again (GCRA's theoretical arrival time)
+	day    time.Time // the UTC day tokens counts
+	tokens int
+	told   [len(reasons)]time.Time // last refusal told, per reason
+	seen   time.Time
+}
+
+// Budget counts what people spend; safe for concurrent use. Create it
+// with New.
+type Budget struct {
+	limits Limits
+	now    func() time.Time
+	max    int
+
+	mu          sync.Mutex
+	people      map[string]*person
+	day         time.Time // the UTC day total counts
+	total       int
+	sweptAt     time.Time
+	interval    time.Duration // minute / MessagesPerMinute
+	maxPeopleAt int           // len(people) that triggers dropping the least recently seen (tests lower it)
+}
+
+// New returns a Budget with limits l, reading the time from now (nil:
+// time.Now).
+func New(l Limits, now func() time.Time) *Budget {
+	if now == nil {
+		now = time.Now
+	}
+	b := &Budget{limits: l, now: now, people: map[string]*person{}, maxPeopleAt: MaxPeople}
+	if l.MessagesPerMinute > 0 {
+		b.interval = time.Minute / time.Duration(l.MessagesPerMinute)
+	}
+	return b
+}
+
+// Limits returns the budgets b keeps.
+func (b *Budget) Limits() Limits { return b.limits }
+
+// dayOf is the UTC day of t (Truncate counts from the zero time, a UTC
+// midnight).
+func dayOf(t time.Time) time.Time { return t.UTC().Truncate(24 * time.Hour) }
+
+// Message counts a message of user against messages a minute: reason is
+// "" when it is taken, else Rate; tell says to tell the person (the first
+// refusal in TellEvery).
+func (b *Budget) Message(user string) (reason string, tell bool) {
+	if b.limits.MessagesPerMinute <= 0 {
+		return "", false
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	p := b.person(user, now)
+	tat := p.tat
+	if tat.Before(now) {
+		tat = now
+	}
+	if tat.Sub(now) > time.Minute-b.interval {
+		return Rate, b.tell(p, 0, now)
+	}
+	p.tat = tat.Add(b.interval)
+	return "", false
+}
+
+// Ask says whether user may ask the model now: reason is "" when yes,
+// TotalTokens when today's tokens of everyone are spent, Tokens when
+// user's are; tell as for Message.
+func (b *Budget) Ask(user string) (reason string, tell bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	today := dayOf(now)
+	if l := b.limits.TotalTokensPerDay; l > 0 && b.day.Equal(today) && b.total >= l {
+		return TotalTokens, b.tell(b.person(user, now), 2, now)
+	}
+	if l := b.limits.TokensPerDay; l > 0 {
+		if p := b.people[user]; p != nil && p.day.Equal(today) && p.tokens >= l {
+			return Tokens, b.tell(b.person(user, now), 1, now)
+		}
+	}
+	return "", false
+}
+
+// Charge adds tokens, what an answer to user cost, to user's and to the
+// total of today.
+func (b *Budget) Charge(user string, tokens int) {
+	if tokens <= 0 || b.limits.TokensPerDay <= 0 && b.limits.TotalTokensPerDay <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	now := b.now()
+	today := dayOf(now)
+	b.chargeTotal(today, tokens)
+	if b.limits.TokensPerDay > 0 {
+		p := b.person(user, now)
+		if !p.day.Equal(today) {
+			p.day, p.tokens = today, 0
+		}
+		p.tokens += tokens
+	}
+}
+
+// ChargeTotal adds tokens spent for no one person (the reflector's) to
+// the total of today.
+func (b *Budget) ChargeTotal(tokens int) {
+	if tokens <= 0 || b.limits.TotalTokensPerDay <= 0 {
+		return
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.chargeTotal(dayOf(b.now()), tokens)
+}
+
+func (b *Budget) chargeTotal(today time.Time, tokens int) {
+	if b.limits.TotalTokensPerDay <= 0 {
+		return
+	}
+	if !b.day.Equal(today) {
+		b.day, b.total = today, 0
+	}
+	b.total += tokens
+}
+
+// Spent returns user's tokens and everyone's today (for tests and logs).
+func (b *Budget) Spent(user string) (mine, total int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	today := dayOf(b.now())
+	if p := b.people[user]; p != nil && p.day.Equal(today) {
+		mine = p.tokens
+	}
+	if b.day.Equal(today) {
+		total = b.total
+	}
+	return mine, total
+}
+
+// People is how many people b keeps now.
+func (b *Budget) People() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.people)
+}
+
+// tell reports whether a refusal for reason i is to be told to p now, and
+// notes it.
+func (b *Budget) tell(p *person, i int, now time.Time) bool {
+	if !p.told[i].IsZero() && now.Sub(p.told[i]) < TellEvery {
+		return false
+	}
+	p.told[i] = now
+	return true
+}
+
+// person is user's entry, made when missing; idle people are dropped
+// first.
+func (b *Budget) person(user string, now time.Time) *person {
+	b.sweep(now)
+	p := b.people[user]
+	if p == nil {
+		if len(b.people) >= b.maxPeopleAt {
+			b.dropLeastRecent()
+		}
+		p = &person{}
+		b.people[user] = p
+	}
+	p.seen = now
+	return p
+}
+
+// sweep drops, once every sweepEvery, the people b need not keep: their
+// bucket is full, they spent nothing today and were told nothing in the
+// last TellEvery.
+func (b *Budget) sweep(now time.Time) {
+	if now.Sub(b.sweptAt) < sweepEvery && !now.Before(b.sweptAt) {
+		return
+	}
+	b.sweptAt = now
+	today := dayOf(now)
+	for user, p := range b.people {
+		if p.tat.After(now) || p.day.Equal(today) && p.tokens > 0 {
+			continue
+		}
+		if slices.ContainsFunc(p.told[:], func(t time.Time) bool { return !t.IsZero() && now.Sub(t) < TellEvery }) {
+			continue
+		}
+		delete(b.people, user)
+	}
+}
+
+// dropLeastRecent drops the tenth of the people seen longest ago, so that
+// a full table is not sorted again at every new person.
+func (b *Budget) dropLeastRecent() {
+	type seen struct {
+		user string
+		at   time.Time
+	}
+	all := make([]seen, 0, len(b.people))
+	for u, p := range b.people {
+		all = append(all, seen{u, p.seen})
+	}
+	slices.SortFunc(all, func(x, y seen) int { return cmp.Or(x.at.Compare(y.at), cmp.Compare(x.user, y.user)) })
+	for _, s := range all[:max(1, len(all)/10)] {
+		delete(b.people, s.user)
+	}
+}

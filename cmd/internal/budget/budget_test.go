@@ -1,0 +1,258 @@
+package budget
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// clock is a test clock that moves only when told.
+type clock struct{ t time.Time }
+
+func (c *clock) now() time.Time      { return c.t }
+func (c *clock) add(d time.Duration) { c.t = c.t.Add(d) }
+func newClock(t string) *clock       { tm, _ := time.Parse(time.RFC3339, t); return &clock{tm} }
+func outcome(reason string, tell bool) string {
+	if reason == "" {
+		return "ok"
+	}
+	if tell {
+		return reason + "+tell"
+	}
+	return reason
+}
+
+// step is one call on a Budget: "msg USER", "ask USER", "charge USER N",
+// "total N" (the reflector), or "wait DURATION"; want is the outcome of
+// msg and ask ("ok", "rate+tell", "rate", "tokens+tell", …).
+type step struct {
+	op   string
+	want string
+}
+
+func run(t *testing.T, b *Budget, c *clock, steps []step) {
+	t.Helper()
+	for i, s := range steps {
+		var verb, user string
+		var n int
+		fmt.Sscan(s.op, &verb)
+		got := ""
+		switch verb {
+		case "msg":
+			fmt.Sscan(s.op, &verb, &user)
+			got = outcome(b.Message(user))
+		case "ask":
+			fmt.Sscan(s.op, &verb, &user)
+			got = outcome(b.Ask(user))
+		case "charge":
+			fmt.Sscan(s.op, &verb, &user, &n)
+			b.Charge(user, n)
+		case "total":
+			fmt.Sscan(s.op, &verb, &n)
+			b.ChargeTotal(n)
+		case "wait":
+			var d string
+			fmt.Sscan(s.op, &verb, &d)
+			dur, err := time.ParseDuration(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c.add(dur)
+		default:
+			t.Fatalf("bad step %q", s.op)
+		}
+		if got != s.want {
+			t.Fatalf("step %d %q: got %q, want %q", i, s.op, got, s.want)
+		}
+	}
+}
+
+func repeat(n int, s step) []step {
+	out := make([]step, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
+}
+
+func cat(parts ...[]step) []step {
+	var out []step
+	for _, p := range parts {
+		out = append(out, p...)
+	}
+	return out
+}
+
+func TestBudget(t *testing.T) {
+	var steady []step
+	for range 100 {
+		steady = append(steady, step{"msg ada", "ok"}, step{"wait 10s", ""})
+	}
+	tests := []struct {
+		name   string
+		limits Limits
+		start  string
+		steps  []step
+	}{
+		{"no limits: everything goes", Limits{}, "2026-11-27T10:00:00Z", cat(
+			repeat(1000, step{"msg ada", "ok"}), []step{{"charge ada 1000000000", ""}, {"total 1000000000", ""}, {"ask ada", "ok"}})},
+		{"the 4th message in a minute is refused, told once", Limits{MessagesPerMinute: 3}, "2026-11-27T10:00:00Z", cat(
+			repeat(3, step{"msg ada", "ok"}),
+			[]step{{"msg ada", "rate+tell"}, {"msg ada", "rate"}, {"msg bob", "ok"}, {"wait 19s", ""}, {"msg ada", "rate"},
+				{"wait 1s", ""}, {"msg ada", "ok"}, {"msg ada", "rate"},
+				{"wait 41s", ""}, {"msg ada", "ok"}, {"msg ada", "ok"}, {"msg ada", "rate+tell"}, {"wait 1m", ""}},
+			repeat(3, step{"msg ada", "ok"}), []step{{"msg ada", "rate+tell"}, {"msg ada", "rate"}})},
+		{"a steady pace under the limit is never refused", Limits{MessagesPerMinute: 6}, "2026-11-27T10:00:00Z",
+			steady},
+		{"tokens per person, until the next UTC day", Limits{TokensPerDay: 100}, "2026-11-27T23:00:00Z", []step{
+			{"ask ada", "ok"}, {"charge ada 60", ""}, {"ask ada", "ok"}, {"charge ada 60", ""},
+			{"ask ada", "tokens+tell"}, {"ask ada", "tokens"}, {"ask bob", "ok"}, {"wait 1m", ""}, {"ask ada", "tokens+tell"},
+			{"wait 58m59s", ""}, {"ask ada", "tokens+tell"}, {"ask ada", "tokens"}, {"wait 1s", ""}, {"ask ada", "ok"}}},
+		{"the total refuses everyone, the reflector counts", Limits{TokensPerDay: 1000, TotalTokensPerDay: 100}, "2026-11-27T12:00:00Z", []step{
+			{"charge ada 50", ""}, {"total 49", ""}, {"ask bob", "ok"}, {"total 1", ""},
+			{"ask bob", "total_tokens+tell"}, {"ask ada", "total_tokens+tell"}, {"ask bob", "total_tokens"},
+			{"wait 12h", ""}, {"ask bob", "ok"}, {"ask ada", "ok"}}},
+		{"the total alone", Limits{TotalTokensPerDay: 10}, "2026-11-27T12:00:00Z", []step{
+			{"charge ada 10", ""}, {"ask carol", "total_tokens+tell"}, {"wait 24h", ""}, {"ask carol", "ok"}}},
+		{"nothing charged for nothing", Limits{TokensPerDay: 1}, "2026-11-27T12:00:00Z", []step{
+			{"charge ada 0", ""}, {"charge ada -5", ""}, {"total 5", ""}, {"ask ada", "ok"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock(tt.start)
+			b := New(tt.limits, c.now)
+			run(t, b, c, tt.steps)
+		})
+	}
+}
+
+func TestSpentAndDays(t *testing.T) {
+	c := newClock("2026-11-27T23:59:59Z")
+	b := New(Limits{TokensPerDay: 100, TotalTokensPerDay: 1000}, c.now)
+	b.Charge("ada", 30)
+	b.ChargeTotal(5)
+	if mine, total := b.Spent("ada"); mine != 30 || total != 35 {
+		t.Fatalf("Spent = %d, %d", mine, total)
+	}
+	if mine, _ := b.Spent("bob"); mine != 0 {
+		t.Fatalf("bob spent %d", mine)
+	}
+	c.add(time.Second) // 00:00 UTC
+	if mine, total := b.Spent("ada"); mine != 0 || total != 0 {
+		t.Fatalf("the next day: Spent = %d, %d", mine, total)
+	}
+	b.Charge("ada", 7)
+	if mine, total := b.Spent("ada"); mine != 7 || total != 7 {
+		t.Fatalf("the next day, after a charge: Spent = %d, %d", mine, total)
+	}
+	// A local-time clock counts UTC days too.
+	c.t = time.Date(2026, 11, 28, 20, 0, 0, 0, time.FixedZone("UTC-5", -5*3600)) // 01:00 UTC on the 29th
+	if mine, _ := b.Spent("ada"); mine != 0 {
+		t.Fatalf("a later UTC day: %d", mine)
+	}
+	if got := b.Limits(); got != (Limits{TokensPerDay: 100, TotalTokensPerDay: 1000}) {
+		t.Fatalf("Limits = %+v", got)
+	}
+	if New(Limits{}, nil).now == nil {
+		t.Fatal("no clock")
+	}
+}
+
+// People who are idle are dropped at the next sweep; those who spent
+// tokens today, whose bucket is not full or who were told a minute ago are
+// kept: memory follows the people active now, not everyone ever seen.
+func TestSweepBoundsMemory(t *testing.T) {
+	c := newClock("2026-11-27T10:00:00Z")
+	b := New(Limits{MessagesPerMinute: 1, TokensPerDay: 10}, c.now)
+	for i := range 1000 {
+		b.Message(fmt.Sprint("stranger", i))
+	}
+	b.Charge("spender", 5)
+	b.Message("told")
+	b.Message("told") // refused and told
+	if n := b.People(); n != 1002 {
+		t.Fatalf("%d people", n)
+	}
+	c.add(time.Minute)
+	b.Message("newcomer")        // sweeps
+	if n := b.People(); n != 2 { // spender and newcomer; "told" was told exactly a minute ago
+		t.Fatalf("after a minute: %d people", n)
+	}
+	c.add(24 * time.Hour)
+	b.Message("next")
+	if n := b.People(); n != 1 {
+		t.Fatalf("the next day: %d people", n)
+	}
+	// A clock set back sweeps too.
+	c.add(-time.Hour)
+	b.Message("back")
+	if n := b.People(); n != 2 {
+		t.Fatalf("after the clock went back: %d people", n)
+	}
+}
+
+// Past the cap, the least recently seen go first, a tenth at a time.
+func TestMaxPeople(t *testing.T) {
+	c := newClock("2026-11-27T10:00:00Z")
+	b := New(Limits{TokensPerDay: 10}, c.now)
+	b.maxPeopleAt = 20
+	for i := range 20 {
+		b.Charge(fmt.Sprint("p", i), 1)
+		c.add(time.Millisecond)
+	}
+	b.Charge("p0", 1) // seen again: now the most recent
+	b.Charge("late", 1)
+	if n := b.People(); n != 19 {
+		t.Fatalf("%d people", n)
+	}
+	if mine, _ := b.Spent("p1"); mine != 0 {
+		t.Errorf("p1, the least recently seen, is kept: %d", mine)
+	}
+	if mine, _ := b.Spent("p0"); mine != 2 {
+		t.Errorf("p0, seen again, was dropped: %d", mine)
+	}
+	b.maxPeopleAt = 1
+	b.people = map[string]*person{}
+	b.Charge("a", 1)
+	b.Charge("b", 1) // one drops at least one
+	if n := b.People(); n != 1 {
+		t.Fatalf("%d people", n)
+	}
+}
+
+// One Budget is shared by every platform's goroutines.
+func TestConcurrent(t *testing.T) {
+	b := New(Limits{MessagesPerMinute: 1000, TokensPerDay: 1 << 30, TotalTokensPerDay: 1 << 30}, nil)
+	done := make(chan struct{})
+	for g := range 8 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			for i := range 200 {
+				u := fmt.Sprint("u", g, i%5)
+				b.Message(u)
+				b.Ask(u)
+				b.Charge(u, 1)
+				b.ChargeTotal(1)
+			}
+		}()
+	}
+	for range 8 {
+		<-done
+	}
+	if _, total := b.Spent(""); total != 3200 {
+		t.Fatalf("total %d", total)
+	}
+}
+
+// A person told of a refusal less than a minute ago is kept, so that they
+// are not told again at once.
+func TestSweepKeepsTheRecentlyTold(t *testing.T) {
+	c := newClock("2026-11-27T10:00:00Z")
+	b := New(Limits{TotalTokensPerDay: 1}, c.now)
+	b.ChargeTotal(1)
+	run(t, b, c, []step{{"ask y", "total_tokens+tell"}, {"wait 30s", ""}, {"ask x", "total_tokens+tell"}, {"wait 30s", ""},
+		{"ask z", "total_tokens+tell"}, {"ask x", "total_tokens"}})
+	if n := b.People(); n != 2 { // y was dropped, x kept
+		t.Fatalf("%d people", n)
+	}
+}
