@@ -235,7 +235,20 @@ func TestAccessDiscordPairing(t *testing.T) {
 		if err != nil {
 			t.Fatalf("no answer to %q: %v\n%s", text, err, aw.logs.String())
 		}
-		return got[posts-1].Body.Content
+		// A streamed reply is edited after its first post: what it shows
+		// once the task is done.
+		p := got[posts-1]
+		if _, err := dsc.WaitMessage(p.ChannelID, p.Message.ID, 10*time.Second, func(m discordgo.Message) bool {
+			return !strings.HasPrefix("Noted.", m.Content) || m.Content == "Noted."
+		}); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range dsc.Messages(p.ChannelID) {
+			if m.ID == p.Message.ID {
+				return m.Content
+			}
+		}
+		return p.Body.Content
 	}
 	reply := dm(ana, "Hello, I'm Ana Stranger.", 1)
 	m := codeRe.FindStringSubmatch(reply)

@@ -81,7 +81,7 @@ func (s *budgetServe) dm(user, text string) {
 // posts waits for n posts in all and returns their texts.
 func (s *budgetServe) posts(t *testing.T, n int) []string {
 	t.Helper()
-	posts, err := s.slk.WaitPosts(n, 10*time.Second)
+	posts, err := s.slk.WaitReplies(n, 10*time.Second) // as they show, after a stream's edits
 	if err != nil {
 		t.Fatalf("%v\n%s", err, s.logs.String())
 	}
@@ -183,12 +183,15 @@ func TestServeTokenBudgets(t *testing.T) {
 					continue
 				}
 				posted++
+				// A streamed reply shows before its task ends and is charged:
+				// wait for the task.
+				s.logs.waitFor(t, "slack: replied", posted)
+				if tt.want[i] == "ok" {
+					asked++
+				}
 				got := s.posts(t, posted)[posted-1]
 				if !strings.HasPrefix(got, "D"+who+": ") || !strings.Contains(got, texts[tt.want[i]]) {
 					t.Fatalf("step %d (%s): post %q, want %q", i, who, got, tt.want[i])
-				}
-				if tt.want[i] == "ok" {
-					asked++
 				}
 				if n := s.thinkerRequests(); n != asked {
 					t.Fatalf("step %d: %d model requests, want %d", i, n, asked)
