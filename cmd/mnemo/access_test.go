@@ -55,6 +55,9 @@ type accessWorld struct {
 // until the test ends; wait says when the adapters are up.
 func serveAccess(t *testing.T, w *chatWorld, config string, wait func() error) *accessWorld {
 	t.Helper()
+	// Replies come whole (one post each, read as posted); streaming has
+	// its own tests.
+	config = "llm:\n  stream: false\n" + config
 	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}

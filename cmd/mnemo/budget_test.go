@@ -42,6 +42,9 @@ func startBudgetServe(t *testing.T, limits string, clock *testClock) *budgetServ
 func startServeWith(t *testing.T, cfg string, clock *testClock) *budgetServe {
 	t.Helper()
 	w := newChatWorld(t)
+	// Replies come whole (one post each), so a post read is the reply;
+	// streaming has its own tests.
+	cfg = "llm:\n  stream: false\n" + cfg
 	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
