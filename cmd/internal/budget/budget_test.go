@@ -256,3 +256,51 @@ func TestSweepKeepsTheRecentlyTold(t *testing.T) {
 		t.Fatalf("%d people", n)
 	}
 }
+
+// A limit is reached when exactly spent: the next ask is refused (not
+// one answer later); one token short, it is taken. Limits of 0 keep
+// nothing and refuse nothing.
+func TestLimitsAtTheirBoundary(t *testing.T) {
+	c := newClock("2026-11-27T10:00:00Z")
+	b := New(Limits{TokensPerDay: 100, TotalTokensPerDay: 1000}, c.now)
+	b.Charge("ada", 99)
+	if r, _ := b.Ask("ada"); r != "" {
+		t.Fatalf("99 of 100 spent: %q", r)
+	}
+	b.Charge("ada", 1)
+	if r, _ := b.Ask("ada"); r != Tokens {
+		t.Fatalf("100 of 100 spent: %q, want %q", r, Tokens)
+	}
+	b = New(Limits{TotalTokensPerDay: 100}, c.now)
+	b.ChargeTotal(99)
+	if r, _ := b.Ask("ada"); r != "" {
+		t.Fatalf("99 of 100 in all: %q", r)
+	}
+	b.ChargeTotal(1)
+	if r, _ := b.Ask("bob"); r != TotalTokens {
+		t.Fatalf("100 of 100 in all: %q, want %q", r, TotalTokens)
+	}
+	b = New(Limits{}, c.now)
+	for range 100 {
+		if r, _ := b.Message("ada"); r != "" {
+			t.Fatalf("no limits, refused: %q", r)
+		}
+		b.Charge("ada", 1000)
+		b.ChargeTotal(1000)
+	}
+	if mine, total := b.Spent("ada"); mine != 0 || total != 0 || b.People() != 0 {
+		t.Fatalf("no limits: spent %d/%d, %d people kept", mine, total, b.People())
+	}
+	// Charging nothing keeps nobody: a person who spent nothing today is
+	// swept.
+	b = New(Limits{TokensPerDay: 100, TotalTokensPerDay: 100}, c.now)
+	b.Charge("ada", 0)
+	b.ChargeTotal(0)
+	if b.People() != 0 {
+		t.Fatalf("charging 0 kept %d people", b.People())
+	}
+	b.Ask("ada")
+	if mine, total := b.Spent("ada"); mine != 0 || total != 0 {
+		t.Fatalf("spent %d/%d after charging 0", mine, total)
+	}
+}
