@@ -110,6 +110,9 @@ func TestForgetWhileServeRuns(t *testing.T) {
 		if _, err := slk.WaitPosts(posts, 10*time.Second); err != nil {
 			t.Fatalf("no reply to %q: %v\n%s", text, err, logs)
 		}
+		// A streamed reply shows before its task ends (and hands its turn
+		// to the reflector): wait for the task.
+		logs.waitFor(t, "slack: replied", posts)
 	}
 	mem := filepath.Join(w.dir, "data", "memory", "ada")
 	pid := os.Getpid()
