@@ -373,7 +373,10 @@ type privWorld struct {
 // quiet, until stop. The debug log says when the watcher saw a hand edit.
 func (p *privWorld) serve(t *testing.T, channelMemory string) {
 	t.Helper()
-	cfg := fmt.Sprintf("reflector:\n  idle: 1ms\nlog:\n  level: debug\n%s:\n  channelMemory: %q\n", p.chat.memoryKey(), channelMemory)
+	// Replies whole (llm.stream: false): every proof reads the text a
+	// reply shows once done, which a stream may not show yet when its
+	// first post is there; streaming has its own tests.
+	cfg := fmt.Sprintf("llm:\n  stream: false\nreflector:\n  idle: 1ms\nlog:\n  level: debug\n%s:\n  channelMemory: %q\n", p.chat.memoryKey(), channelMemory)
 	if err := os.WriteFile(filepath.Join(p.w.dir, "mnemo.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
