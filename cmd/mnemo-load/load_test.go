@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,9 +23,29 @@ var testHooks hooks
 // and the error.
 func runLoad(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
+	var stdout, stderr lockedBuffer
 	err := runWith(ctx, args, &stdout, &stderr, testHooks)
 	return stdout.String(), stderr.String(), err
+}
+
+// lockedBuffer is a bytes.Buffer safe for concurrent use: a run that
+// times out abandons tasks (abandonAfter) that may still log after it
+// returned.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // wantParts fails t for each of wants that text lacks; what names the
