@@ -2,11 +2,12 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
 	"os"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,8 +53,9 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	// A person at a terminal: keys in, the conversation out. With either
 	// redirected, chat is piped: replies only on stdout.
 	interactive := isTerminal(env.stdin) && isTerminal(env.stdout)
+	var said *saidAtEnd
 	if !opts.verbose {
-		env = quietLogs(env, cfg)
+		env, said = quietChatLogs(env, cfg)
 	}
 	// The model server settled before anything is created; then one owner
 	// per data folder, taken before the reflector replays the journal.
@@ -112,6 +114,12 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		return failure(closeErr)
 	case runErr != nil && ctx.Err() == nil:
 		return failure(runErr)
+	}
+	if saveErr != nil && said != nil {
+		if cause := said.cause(); cause != "" { // the logged errors were left out: said here
+			saveErr = fmt.Errorf("%s; the reflection failed: %s (mnemo memory pending lists what waits)",
+				strings.Replace(saveErr.Error(), " (see the errors logged)", "", 1), cause)
+		}
 	}
 	return chatShortfall(interactive, unanswered.Load(), saveErr)
 }
@@ -175,10 +183,75 @@ func chatShortfall(interactive bool, unanswered int64, saveErr error) error {
 	if saveErr != nil {
 		errs = append(errs, fmt.Errorf("not everything was saved: %w", saveErr))
 	}
-	if len(errs) > 0 {
-		return failure(errors.Join(errs...))
+	switch len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return failure(errs[0])
 	}
-	return nil
+	return failure(fmt.Errorf("%w\nmnemo: %w", errs[0], errs[1])) // each line said as mnemo's
+}
+
+// quietChatLogs is quietLogs for a chat, whose end says what went wrong
+// in one line per problem: the log lines that say the same are left out
+// (a failed task: its reply says why; a failed reflection and an
+// incomplete shutdown: the end says how many turns wait), and the last
+// reflection failure's cause is kept for that line.
+func quietChatLogs(env *cliEnv, cfg *config.Config) (*cliEnv, *saidAtEnd) {
+	e := quietLogs(env, cfg)
+	if e == env { // log.level asked for more: every line stays
+		return env, nil
+	}
+	said := &saidAtEnd{}
+	q := *e
+	q.logger = slog.New(said.wrap(e.logger.Handler()))
+	return &q, said
+}
+
+// saidAtEnd drops the log records a quiet chat reports at its end and
+// keeps the cause of the last failed reflection.
+type saidAtEnd struct {
+	mu   sync.Mutex
+	last string
+}
+
+func (s *saidAtEnd) cause() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last
+}
+
+func (s *saidAtEnd) wrap(h slog.Handler) slog.Handler { return saidHandler{h, s} }
+
+type saidHandler struct {
+	slog.Handler
+	said *saidAtEnd
+}
+
+func (h saidHandler) Handle(ctx context.Context, r slog.Record) error {
+	switch {
+	case r.Message == "agent: task failed", r.Message == "reflector: shutdown incomplete":
+		return nil
+	case strings.HasPrefix(r.Message, "reflection: failed"):
+		r.Attrs(func(a slog.Attr) bool {
+			if a.Key == "err" {
+				h.said.mu.Lock()
+				h.said.last = a.Value.String()
+				h.said.mu.Unlock()
+			}
+			return true
+		})
+		return nil
+	}
+	return h.Handler.Handle(ctx, r)
+}
+
+func (h saidHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	return saidHandler{h.Handler.WithAttrs(as), h.said}
+}
+
+func (h saidHandler) WithGroup(name string) slog.Handler {
+	return saidHandler{h.Handler.WithGroup(name), h.said}
 }
 
 // chatHistory is the file of what name typed in interactive chats, for

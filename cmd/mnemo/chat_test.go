@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -485,5 +486,34 @@ func TestTellSaving(t *testing.T) {
 	tellSaving(ctx, env, cfg)
 	if want := "\nmnemo: saving what is worth remembering (up to 7s; Ctrl-C again to quit now, and the rest is saved next time)…\n"; out.String() != want {
 		t.Errorf("after a signal: %q, want %q", out.String(), want)
+	}
+}
+
+// A piped chat whose model is down says each problem once: the reply
+// says why it failed, stderr one line for the unanswered message and one
+// for the turn left to reflect, with its cause; no log lines repeating it
+// (issue 25, item 4: six lines for one cause).
+func TestChatSaysEachProblemOnce(t *testing.T) {
+	w := newChatWorld(t)
+	ln := listenLocal(t)
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	env := maps.Clone(w.env)
+	env["OPENAI_BASE_URL"] = dead
+	var out, errOut bytes.Buffer
+	err := run(stopOn(context.Background()), []string{"chat", "--user", "alice"}, func(k string) string { return env[k] }, strings.NewReader("hi\n"), &out, &errOut)
+	code := exitCode(err, &errOut)
+	lines := strings.Split(strings.TrimSuffix(errOut.String(), "\n"), "\n")
+	if code != 1 || len(lines) != 2 || !strings.Contains(out.String(), "connection refused") ||
+		lines[0] != "mnemo: 1 message(s) could not be answered; the replies say why" ||
+		!strings.HasPrefix(lines[1], "mnemo: not everything was saved: ") || !strings.Contains(lines[1], "the reflection failed: ") ||
+		!strings.Contains(lines[1], "connection refused") || strings.Contains(lines[1], "see the errors logged") {
+		t.Fatalf("exit %d\nstdout %q\nstderr:\n%s", code, out.String(), errOut.String())
+	}
+	// --verbose keeps the log lines.
+	errOut.Reset()
+	err = run(stopOn(context.Background()), []string{"chat", "--user", "alice", "--verbose"}, func(k string) string { return env[k] }, strings.NewReader("hi\n"), &out, &errOut)
+	if exitCode(err, &errOut) != 1 || !strings.Contains(errOut.String(), `msg="agent: task failed"`) || !strings.Contains(errOut.String(), "reflection: failed") {
+		t.Fatalf("--verbose:\n%s", errOut.String())
 	}
 }

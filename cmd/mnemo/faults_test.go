@@ -50,7 +50,7 @@ func TestChatDiskFaultsAreFailures(t *testing.T) {
 			w := newChatWorld(t)
 			r := w.chatFaults(t, "Hello, I'm Zhang San.\n", failOn(tc.op, "user.md", tc.err))
 			r.want(t, 1, "Noted.\n", tc.errMsg)
-			for _, want := range []string{"level=ERROR", "facts/user.md", "not everything was saved", "stay journaled"} {
+			for _, want := range []string{"the reflection failed: ", "facts/user.md", "not everything was saved", "stay journaled"} {
 				if !strings.Contains(r.stderr, want) {
 					t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 				}
