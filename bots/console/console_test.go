@@ -215,3 +215,21 @@ func TestMemoryShareCommands(t *testing.T) {
 		t.Errorf("tasks %+v", h.tasks)
 	}
 }
+
+// /memory at a colour terminal is rendered as a reply is: headings
+// styled, not "## " raw; a file's escape sequences never reach the
+// terminal (issue 25, item 6).
+func TestInteractiveMemoryRendered(t *testing.T) {
+	var out strings.Builder
+	mem := func(string) (string, error) {
+		return "## What I remember about you\n\n- **facts/user.md** (private): name\x1b[31m red", nil
+	}
+	if err := Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, Color: true, User: "alice",
+		Handler: &fakeHandler{}, Memory: mem}); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	if strings.Contains(got, "## What I remember") || !strings.Contains(got, style("## What I remember about you")) || strings.Contains(got, "\x1b[31m") {
+		t.Errorf("/memory shown as %q", got)
+	}
+}

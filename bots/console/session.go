@@ -85,7 +85,13 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 			continue
 		}
 		if isMemory(text) && cfg.Memory != nil {
-			fmt.Fprintln(cfg.Out, memoryCommand(cfg, text))
+			// Rendered as a reply is: its Markdown styled with colour, and
+			// never the file's control characters raw.
+			out := clean(memoryCommand(cfg, text))
+			if cfg.Color {
+				out = style(out)
+			}
+			fmt.Fprintln(cfg.Out, out)
 			continue
 		}
 		if isForget(text) && cfg.Forget != nil {
