@@ -166,20 +166,7 @@ func (b *discordBot) Draft() string {
 
 func (b *discordBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {
 	b.t.Helper()
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	for {
-		changed := b.hs.srv.Changed()
-		got := b.posts(b.hs.srv.Posts())
-		if ok(got) {
-			return got
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			b.t.Fatalf("the messages never showed what the test waits for; they show %q", got)
-		}
-	}
+	return conformance.WaitShown(b.t, wait, b.hs.srv.Changed, func() []conformance.Post { return b.posts(b.hs.srv.Posts()) }, ok)
 }
 
 func (b *discordBot) Parts(text string) []string { return replyParts(text) }

@@ -156,20 +156,7 @@ func (b *slackBot) Draft() string {
 
 func (b *slackBot) Shown(ok func([]conformance.Post) bool) []conformance.Post {
 	b.t.Helper()
-	deadline := time.NewTimer(wait)
-	defer deadline.Stop()
-	for {
-		changed := b.hs.srv.Changed()
-		got := b.posts(b.hs.srv.Posts())
-		if ok(got) {
-			return got
-		}
-		select {
-		case <-changed:
-		case <-deadline.C:
-			b.t.Fatalf("the messages never showed what the test waits for; they show %q", got)
-		}
-	}
+	return conformance.WaitShown(b.t, wait, b.hs.srv.Changed, func() []conformance.Post { return b.posts(b.hs.srv.Posts()) }, ok)
 }
 
 func (b *slackBot) Parts(text string) []string { return b.hs.bot.replyParts("D1", text) }

@@ -497,3 +497,24 @@ func streamResume(t *testing.T, d Driver) {
 		})
 	}
 }
+
+// WaitShown is Driver.Shown for a fake that signals its changes: it reads
+// the bot's messages (read) each time changed's channel closes, until ok
+// holds of them, and fails t when wait passes first.
+func WaitShown(t testing.TB, wait time.Duration, changed func() <-chan struct{}, read func() []Post, ok func([]Post) bool) []Post {
+	t.Helper()
+	deadline := time.NewTimer(wait)
+	defer deadline.Stop()
+	for {
+		next := changed()
+		got := read()
+		if ok(got) {
+			return got
+		}
+		select {
+		case <-next:
+		case <-deadline.C:
+			t.Fatalf("the messages never showed what the test waits for; they show %q", got)
+		}
+	}
+}
