@@ -48,6 +48,9 @@ Commands:
                                    who, size, what changed
   memory restore USER PATH --at ID|TIME
                                    bring a version back (kept as a change itself)
+  memory pending [USER] [--retry|--drop]
+                                   the turns waiting to be reflected, and those
+                                   given up on: list, journal again, or delete
   access ls|allow|revoke|approve   who may talk to mnemo in Slack and Discord: list,
                                    let in PLATFORM:ID, take back, approve a pairing CODE
   init                             first setup: the model server, key and model,

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,6 +133,11 @@ func TestHelp(t *testing.T) {
 		if r.code != 0 || r.stdout != string(want) || !strings.Contains(r.stdout, "Example:") {
 			t.Errorf("mnemo help %s: %d\n%s\nwant:\n%s", key, r.code, r.stdout, want)
 		}
+		// The list names every command that has its own help ("memory"
+		// is the group: its subcommands are listed; access's share a line).
+		if !listed(usageText, words) {
+			t.Errorf("mnemo help does not list %q", key)
+		}
 		if key == "help" {
 			continue // "help --help" is the list
 		}
@@ -152,6 +158,22 @@ func TestHelp(t *testing.T) {
 	} {
 		cli(t, nil, tc.args...).want(t, 2, "", tc.want)
 	}
+}
+
+// listed reports whether usage, mnemo help's list, has a line for the
+// command words: "memory ls" on its own line, "access ls" on the line
+// "access ls|allow|revoke|approve", "memory" as the group of its lines.
+func listed(usage string, words []string) bool {
+	for _, line := range strings.Split(usage, "\n") {
+		f := strings.Fields(line)
+		if !strings.HasPrefix(line, "  ") || len(f) < len(words) || f[0] != words[0] {
+			continue
+		}
+		if len(words) == 1 || slices.Contains(strings.Split(f[1], "|"), words[1]) {
+			return true
+		}
+	}
+	return false
 }
 
 func TestUsageErrors(t *testing.T) {
