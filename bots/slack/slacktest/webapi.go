@@ -373,31 +373,22 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 		call.Token = call.Params.Get("token")
 	}
 
+	// A built-in method's effect (a message posted, updated) and its call
+	// record become visible together: a test that saw the message finds
+	// the call. A custom handler runs unlocked, and is recorded after it.
 	s.mu.Lock()
 	res, custom := s.decideLocked(&call)
-	s.mu.Unlock()
 	if custom != nil {
+		s.mu.Unlock()
 		out := custom(call)
 		if out == nil {
 			out = map[string]any{"ok": true}
 		}
 		res = apiResult{status: http.StatusOK, body: out}
+		s.mu.Lock()
 	}
 	raw, _ := json.Marshal(res.body)
-	s.mu.Lock()
-	call.Status = res.status
-	var answer struct {
-		OK    bool   `json:"ok"`
-		Error string `json:"error"`
-	}
-	if res.status == http.StatusOK && json.Unmarshal(raw, &answer) == nil {
-		call.OK, call.Error = answer.OK, answer.Error
-	} else if m, ok := res.body.(map[string]any); ok {
-		call.Error, _ = m["error"].(string)
-	}
-	call.Seq = s.nextSeqLocked()
-	s.calls = append(s.calls, call)
-	s.changes.NotifyLocked()
+	s.recordLocked(&call, res, raw)
 	s.mu.Unlock()
 
 	for k, vs := range res.header {
@@ -415,6 +406,24 @@ func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
 	if res.after != nil {
 		res.after()
 	}
+}
+
+// recordLocked completes call with the answer res (raw, its body) and
+// records it.
+func (s *Server) recordLocked(call *Call, res apiResult, raw []byte) {
+	call.Status = res.status
+	var answer struct {
+		OK    bool   `json:"ok"`
+		Error string `json:"error"`
+	}
+	if res.status == http.StatusOK && json.Unmarshal(raw, &answer) == nil {
+		call.OK, call.Error = answer.OK, answer.Error
+	} else if m, ok := res.body.(map[string]any); ok {
+		call.Error, _ = m["error"].(string)
+	}
+	call.Seq = s.nextSeqLocked()
+	s.calls = append(s.calls, *call)
+	s.changes.NotifyLocked()
 }
 
 // decideLocked applies faults, authentication and the method. It returns a
