@@ -174,6 +174,20 @@ func TestMissedHeartbeatACKs(t *testing.T) {
 	if err := hs.srv.WaitReady(2, wait); err != nil {
 		t.Fatal(err)
 	}
+	// The connection that is open now still heartbeats every 20 ms: a
+	// stall of 100 ms under load would end it (discordgo closes with 1000,
+	// which ends the session and drops what was dispatched to it). Without
+	// ACKs it ends for sure; the DM goes to the next one, whose interval is
+	// an hour.
+	before := hs.srv.SetHeartbeatInterval(time.Hour)
+	waitFor(t, "a READY on a connection with the long interval", func() bool {
+		for _, e := range hs.srv.Events() {
+			if e.Type == "READY" && e.Conn > before {
+				return true
+			}
+		}
+		return false
+	})
 	hs.srv.SetHeartbeatACKs(true)
 	hs.dm(alice, "still there?")
 	hs.posts(t, 1)

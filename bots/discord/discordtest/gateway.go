@@ -534,6 +534,18 @@ func (s *Server) SetHeartbeatACKs(on bool) {
 	s.noACKs = !on
 }
 
+// SetHeartbeatInterval changes the interval HELLO gives the connections
+// that open from now on (whole milliseconds, at least 1); open connections
+// keep theirs. It returns how many connections were accepted before the
+// change, so that a test can tell the connections that have the new one
+// (a READY event's Conn above it).
+func (s *Server) SetHeartbeatInterval(d time.Duration) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.opts.HeartbeatInterval = d
+	return len(s.conns)
+}
+
 // RequestHeartbeat sends op 1 on every READY connection; clients must answer
 // with a heartbeat at once.
 func (s *Server) RequestHeartbeat() {

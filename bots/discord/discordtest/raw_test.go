@@ -439,3 +439,25 @@ func TestRawGatewayResume(t *testing.T) {
 	srv.CloseConnections(4000, "bye")
 	rc3.expectClose(4000, "bye")
 }
+
+// SetHeartbeatInterval changes what HELLO says to the connections opened
+// after it, and counts those opened before.
+func TestSetHeartbeatInterval(t *testing.T) {
+	srv := discordtest.New(t, discordtest.Options{})
+	dialRaw(t, srv, "")
+	if before := srv.SetHeartbeatInterval(1500 * time.Millisecond); before != 1 {
+		t.Errorf("SetHeartbeatInterval: %d connections before; want 1", before)
+	}
+	ws, _, err := websocket.DefaultDialer.Dial(srv.GatewayURL(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ws.Close() })
+	hello := (&rawConn{t: t, ws: ws}).read()
+	var d struct {
+		HeartbeatInterval int `json:"heartbeat_interval"`
+	}
+	if err := json.Unmarshal(hello.D, &d); hello.Op != 10 || err != nil || d.HeartbeatInterval != 1500 {
+		t.Errorf("hello after the change %+v %s", hello, hello.D)
+	}
+}
