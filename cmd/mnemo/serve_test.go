@@ -45,12 +45,15 @@ func (f *fakeAdapter) Forget(user string) int {
 	return f.forget(user)
 }
 
+// Run says it started once it is ready (or failed): a test that waited
+// for started finds /readyz answered for it.
 func (f *fakeAdapter) Run(ctx context.Context) error {
-	close(f.started)
 	if f.err != nil {
+		close(f.started)
 		return f.err
 	}
 	f.ready.Store(true)
+	close(f.started)
 	<-ctx.Done()
 	f.ready.Store(false)
 	f.stopped.Store(true)
