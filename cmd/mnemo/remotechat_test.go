@@ -1,0 +1,319 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/control"
+	"go.uber.org/goleak"
+)
+
+// remoteWait bounds the waits of these tests; reached only when one fails.
+const remoteWait = 30 * time.Second
+
+// leakCheck checks, once the test and its cleanups (the fakes) are done,
+// that no goroutine started during it is left.
+func leakCheck(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	t.Cleanup(func() { goleak.VerifyNone(t, ignore) })
+}
+
+// startOwner runs `mnemo chat --user alice` piped, owning w's data folder,
+// and returns it once it answered a first message (its control socket is
+// served by then).
+func startOwner(t *testing.T, w *chatWorld) *pipedChat {
+	t.Helper()
+	owner := startPipedChat(t, w, "--user", "alice")
+	owner.send(t, "hi there")
+	owner.waitOut(t, "Noted.\n")
+	return owner
+}
+
+// serveOwner runs `mnemo serve` (with a fake Slack), owning w's data
+// folder, until stop, which returns its exit code.
+func serveOwner(t *testing.T, w *chatWorld) (logs *syncWriter, stop func() int) {
+	t.Helper()
+	w.fakeSlack(t, "xoxb-test", "xapp-test")
+	ln := listenLocal(t)
+	addr := ln.Addr().String()
+	ln.Close()
+	logs = &syncWriter{}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		err := run(stopOn(ctx), []string{"serve", "--listen", addr}, func(k string) string { return w.env[k] }, strings.NewReader(""), io.Discard, logs)
+		done <- exitCode(err, logs)
+	}()
+	logs.waitLogged(t, remoteWait, "serve: running")
+	code := -1
+	stopped := false
+	stop = func() int {
+		if !stopped {
+			stopped = true
+			cancel()
+			code = <-done
+		}
+		return code
+	}
+	t.Cleanup(func() { stop() })
+	return logs, stop
+}
+
+// A second chat on a folder a chat owns talks through it: its replies are
+// the owner's model calls, its turns are reflected by the owner under its
+// own user, /memory answers for that user; a chat whose environment has
+// no model at all gets in the same way. The owner's own chat goes on.
+func TestSecondChatTalksThroughTheOwningChat(t *testing.T) {
+	leakCheck(t)
+	w := newChatWorld(t)
+	owner := startOwner(t, w)
+
+	r := w.chat(t, "Hello, I'm Bob Smith.\nWhat's my name?\n/memory\n", "--user", "bob")
+	r.want(t, 0, "Noted.\nI don't know your name yet.\n", "")
+	if r.stderr != "" {
+		t.Errorf("a piped second chat said on stderr: %q", r.stderr)
+	}
+	// Without a model in its environment: the owner's is used.
+	noModel := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": "http://127.0.0.1:1/v1"}
+	var out, errOut syncWriter
+	err := run(stopOn(context.Background()), []string{"chat", "--user", "carol"}, func(k string) string { return noModel[k] },
+		strings.NewReader("Hello, I'm Carol Jones.\n"), &out, &errOut)
+	if code := exitCode(err, &errOut); code != 0 || out.String() != "Noted.\n" {
+		t.Fatalf("chat without a model: exit %d, stdout %q, stderr %q", code, out.String(), errOut.String())
+	}
+	var asked []string
+	for _, q := range w.srv.Requests() {
+		if !strings.Contains(q.System(), "memory reflector") {
+			asked = append(asked, q.LastUser())
+		}
+	}
+	if want := []string{"hi there", "Hello, I'm Bob Smith.", "What's my name?", "Hello, I'm Carol Jones."}; fmt.Sprint(asked) != fmt.Sprint(want) {
+		t.Errorf("the model was asked %q, want %q", asked, want)
+	}
+	if exists(filepath.Join(w.dir, "data", "memory", "bob")) {
+		t.Error("bob's turns were reflected before the owner's reflector ran them")
+	}
+	owner.send(t, "still here")
+	owner.waitOut(t, "Noted.\nNoted.\n")
+	if code := owner.end(t); code != 0 {
+		t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+	}
+	// The owner reflected each person's turns in their own folder.
+	if got := w.file(t, "bob/facts/user.md"); !strings.Contains(got, "- Name: Bob Smith") {
+		t.Errorf("bob/facts/user.md = %q", got)
+	}
+	if got := w.file(t, "carol/facts/user.md"); !strings.Contains(got, "- Name: Carol Jones") {
+		t.Errorf("carol/facts/user.md = %q", got)
+	}
+	for _, tr := range w.brain.transcripts() {
+		if strings.Contains(tr, "Bob Smith") && (strings.Contains(tr, "hi there") || strings.Contains(tr, "Carol")) {
+			t.Errorf("bob's turns were reflected with another's:\n%s", tr)
+		}
+	}
+	// /memory said what the owner's own chat says for bob (nothing then).
+	local := w.chat(t, "/memory\n", "--user", "nobody")
+	if !strings.HasSuffix(r.stdout, strings.ReplaceAll(local.stdout, "nobody", "bob")) {
+		t.Errorf("/memory through the owner %q, in a chat of its own %q", r.stdout, local.stdout)
+	}
+	// Now that nobody owns the folder, bob chats on his own and is remembered.
+	w.chat(t, "What's my name?\n", "--user", "bob").want(t, 0, "Your name is Bob Smith.\n", "")
+}
+
+// With serve owning the folder: a second chat is answered, /memory share
+// and /forget act for its user through serve; when serve stops, the chat
+// still open is told so and exits 1.
+func TestSecondChatThroughServeEndsWhenServeStops(t *testing.T) {
+	w := newChatWorld(t)
+	w.putMemory(t, "bob/facts/food.md", "# Food\n\n> Summary: likes\n\n- Likes: tea\n")
+	logs, stop := serveOwner(t, w)
+
+	r := w.chat(t, "/memory share facts/food.md\n/memory share facts/none.md\n/memory\nhello\n", "--user", "bob")
+	r.want(t, 0, "`facts/food.md` is now", "")
+	if !strings.Contains(r.stdout, "You have no memory file `facts/none.md`") || !strings.Contains(r.stdout, "facts/food.md") || !strings.HasSuffix(r.stdout, "Noted.\n") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if b, err := os.ReadFile(filepath.Join(w.dir, "data", "memory", "bob", "facts", "food.md")); err != nil || !strings.Contains(string(b), "shared") {
+		t.Errorf("food.md after /memory share: %q, %v", b, err)
+	}
+	w.chat(t, "/forget\n/forget yes\n", "--user", "bob").want(t, 0, "Done: I have forgotten everything about you, bob.", "")
+	if exists(filepath.Join(w.dir, "data", "memory", "bob")) {
+		t.Error("/forget yes through serve left bob's folder")
+	}
+
+	open := startPipedChat(t, w, "--user", "dana")
+	open.send(t, "Hello, I'm Dana Scully.")
+	open.waitOut(t, "Noted.\n")
+	if code := stop(); code != 0 {
+		t.Fatalf("serve exit %d:\n%s", code, logs.String())
+	}
+	select {
+	case err := <-open.done:
+		if code := exitCode(err, &open.errOut.b); code != 1 {
+			t.Errorf("the open chat exited %d", code)
+		}
+	case <-time.After(remoteWait):
+		t.Fatal("the open chat did not end when serve stopped")
+	}
+	if want := "(mnemo serve) stopped, and this chat with it (what it answered is remembered); run mnemo chat again to go on\n"; !strings.HasSuffix(open.errOut.String(), want) {
+		t.Errorf("the open chat said %q", open.errOut.String())
+	}
+	// Serve reflected dana's turn at its shutdown.
+	if got := w.file(t, "dana/facts/user.md"); !strings.Contains(got, "- Name: Dana Scully") {
+		t.Errorf("dana/facts/user.md = %q", got)
+	}
+	open.in.Close()
+}
+
+// A client that vanishes while its reply is written: the owner finishes
+// the reply (the message was taken), remembers it, keeps serving others,
+// and leaks nothing.
+func TestSecondChatVanishingMidReply(t *testing.T) {
+	leakCheck(t)
+	w := newChatWorld(t)
+	scriptThinker(w, func(user string, _ int) openaitest.Reply {
+		if strings.Contains(user, "slowly") {
+			return openaitest.Text("Once upon a time there was a very long story.").WithPauseAfter(2)
+		}
+		return openaitest.Text("Noted.")
+	})
+	owner := startOwner(t, w)
+	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
+	c, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "erin", Arg: chatProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Send(control.Event{Type: evMessage, ID: "ERIN1", Text: "tell me slowly, I'm Erin Hale."}); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := c.Recv(); err != nil || e.Type != evText {
+		t.Fatalf("first event %+v, %v", e, err)
+	}
+	w.srv.WaitPaused(1, remoteWait)
+	c.Close() // gone mid-reply
+	w.srv.Resume()
+	w.chat(t, "hello\n", "--user", "bob").want(t, 0, "Noted.\n", "")
+	if code := owner.end(t); code != 0 {
+		t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+	}
+	tr := w.reflected()
+	if !strings.Contains(tr, "tell me slowly") || !strings.Contains(tr, "Once upon a time there was a very long story.") {
+		t.Errorf("the vanished chat's turn was not reflected whole:\n%s", tr)
+	}
+}
+
+// Refusals, each saying why and what to do: an owner that does not answer
+// on the socket, an older owner, a full house, a client of another
+// protocol version, a client that breaks the protocol.
+func TestSecondChatRefusals(t *testing.T) {
+	leakCheck(t)
+	w := newChatWorld(t)
+	data := w.env["MNEMO_DATA_DIR"]
+	cfg := lockConfig(t, w)
+	l, err := lockData(nil, cfg, "mnemo serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
+	holder := fmt.Sprintf("process %d (mnemo serve)", os.Getpid())
+	w.chat(t, "hi\n", "--user", "bob").want(t, 1, "", fmt.Sprintf("mnemo: data folder %s is in use by %s, which does not answer on the control socket %s (connect: no such file or directory); "+
+		"if it is starting or stopping, run this again in a moment; if it is an older mnemo or runs as another user, stop it or point --config / MNEMO_DATA_DIR elsewhere\n", data, holder, sock))
+
+	// An older owner: it knows forget and access only.
+	old, err := control.Listen(sock, func(_ context.Context, r control.Request) (string, error) {
+		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q and %q", r.Op, opForget, opAccess)
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.chat(t, "hi\n", "--user", "bob").want(t, 1, "", "mnemo: data folder "+data+" is in use by "+holder+`, an older mnemo that cannot take a second chat (it said: unknown control operation "chat"; this mnemo knows "forget" and "access"); restart it with this mnemo, or stop it to chat here`)
+	old.Close(context.Background())
+	l.Close()
+	if n := len(w.srv.Requests()); n != 0 {
+		t.Errorf("refused chats called the model %d times", n)
+	}
+
+	owner := startOwner(t, w)
+	// Another protocol version, a bad user.
+	if _, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "bob", Arg: "99"}); err == nil ||
+		err.Error() != `this mnemo speaks chat protocol 1 and the second chat "99": run both from the same mnemo version` {
+		t.Errorf("another version: %v", err)
+	}
+	if _, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "../x", Arg: chatProtocol}); err == nil || !strings.Contains(err.Error(), "chat: --user: bad memory user name") {
+		t.Errorf("bad user: %v", err)
+	}
+	// A client that breaks the protocol is told why and hung up on.
+	for _, bad := range []control.Event{{Type: "dance"}, {Type: evMessage, ID: "../1", Text: "hi"}, {Type: evMessage, ID: "A1"}} {
+		c, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "bob", Arg: chatProtocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Send(bad)
+		if e, err := c.Recv(); err != nil || e.Type != evEnd || e.Error == "" {
+			t.Errorf("%+v: got %+v, %v", bad, e, err)
+		}
+		c.Close()
+	}
+	// A full house: the next chat is told to wait for one to end.
+	var open []*control.Conn
+	for range maxRemoteChats {
+		c, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "bob", Arg: chatProtocol})
+		if err != nil {
+			t.Fatal(err)
+		}
+		open = append(open, c)
+	}
+	w.chat(t, "hi\n", "--user", "bob").want(t, 1, "", fmt.Sprintf(`(mnemo chat) owns the data folder %s and did not take this chat: control: refused: %d "chat" sessions are open, the most this process takes; end one and try again`, data, maxRemoteChats))
+	for _, c := range open {
+		c.Close()
+	}
+	if code := owner.end(t); code != 0 {
+		t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+	}
+}
+
+// A second chat's own end: EOF ends it (exit 0) while the owner runs on;
+// a second signal stops its wait for a reply (exit 130).
+func TestSecondChatSignals(t *testing.T) {
+	w := newChatWorld(t)
+	scriptThinker(w, func(user string, _ int) openaitest.Reply {
+		if strings.Contains(user, "forever") {
+			return openaitest.Text("this takes a while to write").WithPauseAfter(1)
+		}
+		return openaitest.Text("Noted.")
+	})
+	owner := startOwner(t, w)
+	stop, cancel := context.WithCancel(context.Background())
+	abort := make(chan struct{})
+	inR, inW := io.Pipe()
+	var out, errOut syncWriter
+	done := make(chan error, 1)
+	env := maps.Clone(w.env)
+	go func() {
+		done <- run(signals{stop: stop, abort: abort}, []string{"chat", "--user", "bob"}, func(k string) string { return env[k] }, inR, &out, &errOut)
+	}()
+	fmt.Fprintln(inW, "take forever")
+	w.srv.WaitPaused(1, remoteWait)
+	cancel()
+	close(abort)
+	select {
+	case err := <-done:
+		if code := exitCode(err, &errOut.b); code != exitAborted {
+			t.Errorf("exit %d after a second signal; stderr %q", code, errOut.String())
+		}
+	case <-time.After(remoteWait):
+		t.Fatal("the second chat did not stop at the second signal")
+	}
+	inW.Close()
+	w.srv.Resume()
+	if code := owner.end(t); code != 0 {
+		t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+	}
+}
