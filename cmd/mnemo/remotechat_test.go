@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"go.uber.org/goleak"
 )
@@ -259,6 +261,9 @@ func TestSecondChatRefusals(t *testing.T) {
 		if e, err := c.Recv(); err != nil || e.Type != evEnd || e.Error == "" {
 			t.Errorf("%+v: got %+v, %v", bad, e, err)
 		}
+		if _, err := c.Recv(); err != io.EOF { // hung up: its place is free
+			t.Errorf("%+v: after the end %v", bad, err)
+		}
 		c.Close()
 	}
 	// A full house: the next chat is told to wait for one to end.
@@ -315,5 +320,69 @@ func TestSecondChatSignals(t *testing.T) {
 	w.srv.Resume()
 	if code := owner.end(t); code != 0 {
 		t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+	}
+}
+
+// A second chat at a terminal, through the owner: the reply is shown as
+// in a chat of its own; Ctrl-C cancels a slow reply and the owner does not
+// remember that turn; /memory answers; Ctrl-D ends it (exit 0) and the up
+// arrow's history is kept in the state folder.
+func TestSecondChatAtATerminal(t *testing.T) {
+	w := newChatWorld(t)
+	w.srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
+		if !strings.Contains(r.System(), "memory reflector") && strings.Contains(r.LastUser(), "take your time") {
+			return openaitest.Text("too late").WithDelay(time.Hour), true // ends when the owner cancels the call
+		}
+		return w.brain.handle(r)
+	})
+	w.putMemory(t, "bob/facts/food.md", "# Food\n\n> Summary: likes\n\n- Likes: green tea\n")
+	owner := startOwner(t, w)
+	tty := consoletest.Open(t)
+	var errOut logtest.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- run(stopOn(context.Background()), []string{"chat", "--user", "bob"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, &errOut)
+	}()
+	tty.WaitFor(t, "you> ")
+	tty.Type(t, "Hello, I'm Bob Smith.\r")
+	tty.WaitFor(t, "Noted.")
+	n := len(w.srv.Requests())
+	tty.Type(t, "take your time with this one\r")
+	tty.WaitFor(t, "thinking…")
+	w.srv.WaitRequests(n+1, consoletest.Wait)
+	tty.Type(t, "\x03")
+	tty.WaitFor(t, "reply cancelled")
+	tty.Type(t, "/memory\r")
+	tty.WaitFor(t, "about you, bob")
+	tty.WaitFor(t, "green tea")
+	tty.Type(t, "\x04")
+	select {
+	case err := <-done:
+		if code := exitCode(err, &errOut); code != 0 {
+			t.Fatalf("exit %d (%v); stderr:\n%s", code, err, errOut.String())
+		}
+	case <-time.After(consoletest.Wait):
+		t.Fatalf("the second chat did not end at Ctrl-D; screen:\n%q", tty.Screen())
+	}
+	if s := tty.Screen(); strings.Contains(s, "too late") || strings.Contains(s, "Sorry") {
+		t.Errorf("a cancelled reply was shown: %q", s)
+	}
+	if e := errOut.String(); !strings.Contains(e, "(mnemo chat) owns this data folder: this chat talks through it") || !strings.Contains(e, "(mnemo chat) keeps what is worth remembering of this chat.") {
+		t.Errorf("stderr:\n%s", e)
+	}
+	hist := filepath.Join(w.dir, "data", "state", "chat", "bob.history")
+	if b, err := os.ReadFile(hist); err != nil || string(b) != "Hello, I'm Bob Smith.\ntake your time with this one\n/memory\n" {
+		t.Errorf("history %q, %v", b, err)
+	}
+	if code := owner.end(t); code != 0 {
+		t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+	}
+	if got := w.file(t, "bob/facts/user.md"); !strings.Contains(got, "- Name: Bob Smith") {
+		t.Errorf("bob/facts/user.md = %q", got)
+	}
+	for _, tr := range w.brain.transcripts() {
+		if strings.Contains(tr, "take your time") {
+			t.Errorf("a cancelled turn was reflected:\n%s", tr)
+		}
 	}
 }

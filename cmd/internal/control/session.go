@@ -197,11 +197,15 @@ func (s *Server) serveSession(c *net.UnixConn, br *bufio.Reader, req Request, h 
 		_ = sess.write(encodeLine(Response{Error: fmt.Sprintf("control: refused: %d %q sessions are open, the most this process takes; end one and try again", s.maxSessions, req.Op)}))
 		return
 	}
-	defer func() {
-		s.mu.Lock()
-		delete(s.sessions, sess)
-		s.mu.Unlock()
-	}()
+	var once sync.Once
+	release := func() { // its place is free before the client hears of the refusal
+		once.Do(func() {
+			s.mu.Lock()
+			delete(s.sessions, sess)
+			s.mu.Unlock()
+		})
+	}
+	defer release()
 	// A session waits on a person: no read deadline; its writes are bounded.
 	_ = c.SetReadDeadline(time.Time{})
 	sess.onOpen = func() { go sess.read() }
@@ -210,6 +214,7 @@ func (s *Server) serveSession(c *net.UnixConn, br *bufio.Reader, req Request, h 
 		if err == nil {
 			err = errors.New("control: the session was not opened")
 		}
+		release()
 		_ = sess.write(encodeLine(Response{Error: err.Error()}))
 		return
 	}

@@ -126,17 +126,18 @@ func TestSessionRefusals(t *testing.T) {
 	if err == nil || err.Error() != `control: refused: 1 "chat" sessions are open, the most this process takes; end one and try again` {
 		t.Errorf("past the limit: %v", err)
 	}
+	c.CloseWrite()
+	<-ended
+	if _, err := c.Recv(); !errors.Is(err, io.EOF) { // hung up: its place is free
+		t.Fatalf("after the end: %v", err)
+	}
+	c.Close()
+	c, err = Open(context.Background(), path, Request{Op: "chat", User: "carol"})
+	if err != nil {
+		t.Fatalf("once the first ended: %v", err)
+	}
 	c.Close()
 	<-ended
-	// The place is free again once the first ends.
-	waitFor(t, func() bool {
-		c, err := Open(context.Background(), path, Request{Op: "chat", User: "carol"})
-		if err == nil {
-			c.Close()
-			<-ended
-		}
-		return err == nil
-	})
 
 	old := filepath.Join(shortDir(t), "mnemo.sock")
 	listen(t, old, func(_ context.Context, r Request) (string, error) {
@@ -152,19 +153,6 @@ func TestSessionRefusals(t *testing.T) {
 	cancel()
 	if _, err := Open(ctx, path, Request{Op: "chat"}); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
-	}
-}
-
-// waitFor polls cond: the server frees a session's place after its
-// handler returned, which the client cannot observe otherwise.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("timed out")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 
