@@ -174,7 +174,7 @@ func (a *app) remoteTurn(ctx context.Context, s *control.Session, h handler, fai
 		reply, err = h.Handle(tctx, t)
 	}()
 	events, gone := s.Events(), false
-	hard := ctx.Done()
+	hard, closing := ctx.Done(), s.Closing()
 	var broke error
 	for waiting := true; waiting; {
 		select {
@@ -183,6 +183,9 @@ func (a *app) remoteTurn(ctx context.Context, s *control.Session, h handler, fai
 		case <-hard: // the server gave up waiting (the model calls are cut too)
 			cancel()
 			hard = nil
+		case <-closing:
+			a.env.logger.Info("control: stopping: a reply to a chat through this process is being written; it has until the grace is over", "user", user)
+			closing = nil
 		case ev, ok := <-events:
 			switch {
 			case !ok: // the client left: the reply is made all the same

@@ -386,3 +386,61 @@ func TestSecondChatAtATerminal(t *testing.T) {
 		}
 	}
 }
+
+// The owning chat reaches its end of input while a reply to a chat through
+// it is being written: the reply is finished and shown (and remembered),
+// then the second chat is told the owner stopped (exit 1); the owner exits 0.
+func TestOwnerEndsDuringASecondChatsReply(t *testing.T) {
+	leakCheck(t)
+	w := newChatWorld(t)
+	scriptThinker(w, func(user string, n int) openaitest.Reply {
+		switch {
+		case !strings.Contains(user, "slowly"):
+			return openaitest.Text("Noted.")
+		case n == 1:
+			return openaitest.ToolCalls(openaitest.Call("memory_read", `{"path":"facts/user.md"}`))
+		}
+		return openaitest.Text("Here is the whole story, told slowly.").WithPauseAfter(2)
+	})
+	w.putMemory(t, "bob/facts/user.md", "# User\n\n> Summary: user name\n\n- Name: Bob\n")
+	owner := startPipedChat(t, w, "--user", "alice", "--verbose")
+	owner.send(t, "hi there")
+	owner.waitOut(t, "Noted.\n")
+	// A client that opened a chat and never reads nor writes: the owner
+	// does not wait on it.
+	idle, err := control.Open(context.Background(), filepath.Join(w.dir, "data", "state", "mnemo.sock"), control.Request{Op: opChat, User: "idle", Arg: chatProtocol})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	bob := startPipedChat(t, w, "--user", "bob")
+	bob.send(t, "tell me slowly")
+	w.srv.WaitPaused(1, remoteWait)
+	owner.in.Close()
+	owner.errOut.waitLogged(t, remoteWait, "control: stopping: a reply to a chat through this process is being written")
+	w.srv.Resume()
+	bob.waitOut(t, "Here is the whole story, told slowly.\n")
+	select {
+	case err := <-bob.done:
+		if code := exitCode(err, &bob.errOut.b); code != 1 || !strings.HasSuffix(bob.errOut.String(), "(mnemo chat) stopped, and this chat with it (what it answered is remembered); run mnemo chat again to go on\n") {
+			t.Errorf("bob: exit %d, stderr %q", code, bob.errOut.String())
+		}
+	case <-time.After(remoteWait):
+		t.Fatal("the second chat did not end with its owner")
+	}
+	bob.in.Close()
+	select {
+	case err := <-owner.done:
+		if code := exitCode(err, &owner.errOut.b); code != 0 {
+			t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+		}
+	case <-time.After(remoteWait):
+		t.Fatal("the owner did not end")
+	}
+	if e, err := idle.Recv(); err != nil || e.Type != evEnd || e.Text != endStopping {
+		t.Errorf("the idle client got %+v, %v", e, err)
+	}
+	if tr := w.reflected(); !strings.Contains(tr, "Here is the whole story, told slowly.") {
+		t.Errorf("the reply finished at the owner's end was not reflected:\n%s", tr)
+	}
+}
