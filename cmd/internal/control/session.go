@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -111,9 +112,13 @@ type Session struct {
 	onOpen  func() // starts the reader
 	readErr error  // why events was closed: io.EOF when the peer ended
 
-	mu     sync.Mutex // orders writes
-	broken error      // the first write that failed: later ones fail at once
+	mu     sync.Mutex  // orders writes
+	broken error       // the first write that failed: later ones fail at once
+	hung   atomic.Bool // the server hung up (hangUp): every write fails
 }
+
+// errHungUp is a write's error once the server hung up on the session.
+var errHungUp = errors.New("control: the server hung up: it is closing")
 
 // Open takes the request, answering it OK with message; events flow from
 // now on.
@@ -159,6 +164,10 @@ func (s *Session) write(line []byte) error {
 		return s.broken
 	}
 	_ = s.c.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if s.hung.Load() { // checked after the deadline is set: hangUp's may have been overwritten
+		s.broken = errHungUp
+		return s.broken
+	}
 	if _, err := s.c.Write(line); err != nil {
 		s.broken = fmt.Errorf("control: the client no longer listens: %w", err)
 		return s.broken
@@ -233,12 +242,8 @@ func (s *Server) hangUp() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for sess := range s.sessions {
-		_ = sess.c.SetDeadline(time.Now()) // a write in progress fails now
-		sess.mu.Lock()
-		if sess.broken == nil {
-			sess.broken = errors.New("control: the server hung up: it is closing")
-		}
-		sess.mu.Unlock()
+		sess.hung.Store(true)
+		_ = sess.c.SetDeadline(time.Now()) // a write in progress fails now, a later one at once
 	}
 }
 

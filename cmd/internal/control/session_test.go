@@ -265,3 +265,52 @@ func TestEventEncodingBounds(t *testing.T) {
 		t.Error("Session.Send took an event longer than MaxEvent")
 	}
 }
+
+// Handlers that misuse a session, and servers that answer a session's
+// request badly: each is an error that says what happened.
+func TestSessionMisuse(t *testing.T) {
+	path := filepath.Join(shortDir(t), "mnemo.sock")
+	twice := make(chan error, 1)
+	s, err := ListenWith(path, nil, Options{Sessions: map[string]SessionHandler{
+		"silent": func(context.Context, Request, *Session) error { return nil },
+		"twice": func(_ context.Context, _ Request, s *Session) error {
+			s.Open("")
+			twice <- s.Open("")
+			return nil
+		},
+	}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	if _, err := Open(context.Background(), path, Request{Op: "silent"}); err == nil || err.Error() != "control: the session was not opened" {
+		t.Errorf("a handler that never opens: %v", err)
+	}
+	c, err := Open(context.Background(), path, Request{Op: "twice"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Recv(); !errors.Is(err, io.EOF) {
+		t.Errorf("after the handler returned: %v", err)
+	}
+	c.Close()
+	if err := <-twice; err == nil || err.Error() != "control: session already open" {
+		t.Errorf("a second Open: %v", err)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		answer func(c net.Conn)
+		want   string
+	}{
+		{"hangs up", func(net.Conn) {}, "hung up without an answer (did it stop?)"},
+		{"garbage", func(c net.Conn) { c.Write([]byte("hello\n")) }, "control: bad response"},
+		{"too long", func(c net.Conn) { c.Write([]byte(strings.Repeat("x", MaxResponse+1))) }, "longer than"},
+	} {
+		p := filepath.Join(shortDir(t), "fake.sock")
+		fakeServer(t, p, tc.answer)
+		if _, err := Open(context.Background(), p, Request{Op: "chat"}); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
