@@ -94,6 +94,11 @@ func (a *app) chatSession(ctx context.Context, req control.Request, s *control.S
 	user := req.User
 	a.env.logger.Info("control: a chat through this process began", "user", user)
 	defer a.env.logger.Info("control: a chat through this process ended", "user", user)
+	// The user's files as they are now are kept in the history before
+	// anything of this chat changes them, so that the first change can be
+	// undone (a chat owner kept only its own person's at its start; serve
+	// kept everyone's, and then this reads nothing again).
+	a.changes.baseline(ctx, a.core.Store, user)
 	var failed atomic.Int64
 	h := a.consoleHandler(&failed)
 	for {

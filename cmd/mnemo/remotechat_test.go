@@ -76,6 +76,7 @@ func serveOwner(t *testing.T, w *chatWorld) (logs *syncWriter, stop func() int) 
 func TestSecondChatTalksThroughTheOwningChat(t *testing.T) {
 	leakCheck(t)
 	w := newChatWorld(t)
+	w.putMemory(t, "carol/facts/user.md", "# User Facts\n\n> Summary: user name\n\n- Name: Caroline\n")
 	owner := startOwner(t, w)
 
 	r := w.chat(t, "Hello, I'm Bob Smith.\nWhat's my name?\n/memory\n", "--user", "bob")
@@ -115,6 +116,8 @@ func TestSecondChatTalksThroughTheOwningChat(t *testing.T) {
 	if got := w.file(t, "carol/facts/user.md"); !strings.Contains(got, "- Name: Carol Jones") {
 		t.Errorf("carol/facts/user.md = %q", got)
 	}
+	// Her file as it was before the chat is kept: the change can be undone.
+	cli(t, w.env, "memory", "history", "carol", "facts/user.md").want(t, 0, "as found at start", "")
 	for _, tr := range w.brain.transcripts() {
 		if strings.Contains(tr, "Bob Smith") && (strings.Contains(tr, "hi there") || strings.Contains(tr, "Carol")) {
 			t.Errorf("bob's turns were reflected with another's:\n%s", tr)
