@@ -447,3 +447,61 @@ func TestOwnerEndsDuringASecondChatsReply(t *testing.T) {
 		t.Errorf("the reply finished at the owner's end was not reflected:\n%s", tr)
 	}
 }
+
+// An owner that misbehaves (a stand-in holding the lock and serving the
+// chat op itself): every misstep ends in a line that says what happened,
+// never a hang or a panic.
+func TestSecondChatWithAMisbehavingOwner(t *testing.T) {
+	leakCheck(t)
+	w := newChatWorld(t)
+	l, err := lockData(nil, lockConfig(t, w), "mnemo serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	owner := func(_ context.Context, _ control.Request, s *control.Session) error {
+		s.Open("")
+		for e := range s.Events() {
+			var out []control.Event
+			switch {
+			case e.Type == evShow:
+				out = []control.Event{{Type: evAnswer, Error: "boom"}}
+			case e.Type == evShare:
+				out = []control.Event{{Type: evAnswer, Error: "disk full"}}
+			case e.Type == evForget:
+				out = []control.Event{{Type: evReply}}
+			case e.Text == "fail":
+				out = []control.Event{{Type: evText, Text: "par"}, {Type: evReply, Error: "agent: the task could not run"}}
+			case e.Text == "odd":
+				out = []control.Event{{Type: "dance"}}
+			case e.Text == "bye":
+				out = []control.Event{{Type: evEnd, Error: "too tired"}}
+			case e.Text == "vanish":
+				return nil
+			default:
+				out = []control.Event{{Type: evStatus, Text: "reading"}, {Type: evText, Text: "Hi "}, {Type: evText, Text: "there."},
+					{Type: evReply, Streamed: true}}
+			}
+			for _, o := range out {
+				s.Send(o)
+			}
+		}
+		return nil
+	}
+	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
+	srv, err := control.ListenWith(sock, nil, control.Options{Sessions: map[string]control.SessionHandler{opChat: owner}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close(context.Background())
+	holder := fmt.Sprintf("process %d (mnemo serve)", os.Getpid())
+	r := w.chat(t, "hello\n/memory\n/memory share facts/x.md\n/forget yes\nhello\n", "--user", "bob")
+	r.want(t, 0, "Hi there.\nmnemo: cannot show your memory: boom\nSorry, I couldn't change `facts/x.md` just now", "")
+	if !strings.Contains(r.stdout, "mnemo: could not forget: "+holder+` sent a "reply" event for an answer`) || !strings.HasSuffix(r.stdout, "Hi there.\n") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	w.chat(t, "fail\n", "--user", "bob").want(t, 1, "par", "mnemo: agent: the task could not run\n")
+	w.chat(t, "odd\n", "--user", "bob").want(t, 1, "", "mnemo: "+holder+` sent a "dance" event during a reply; run both chats from the same mnemo version`)
+	w.chat(t, "bye\n", "--user", "bob").want(t, 1, "", "mnemo: "+holder+" ended this chat: too tired\n")
+	w.chat(t, "vanish\n", "--user", "bob").want(t, 1, "", "mnemo: "+holder+" hung up on this chat: did it stop? run mnemo chat again to go on\n")
+}
