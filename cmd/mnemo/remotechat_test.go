@@ -505,3 +505,21 @@ func TestSecondChatWithAMisbehavingOwner(t *testing.T) {
 	w.chat(t, "bye\n", "--user", "bob").want(t, 1, "", "mnemo: "+holder+" ended this chat: too tired\n")
 	w.chat(t, "vanish\n", "--user", "bob").want(t, 1, "", "mnemo: "+holder+" hung up on this chat: did it stop? run mnemo chat again to go on\n")
 }
+
+// A message the owner's model could not answer: the second chat shows
+// the owner's explanation, and piped, exits 1 as a chat of its own does.
+func TestSecondChatUnansweredMessage(t *testing.T) {
+	w := newChatWorld(t)
+	scriptThinker(w, func(user string, _ int) openaitest.Reply {
+		if strings.Contains(user, "refused") {
+			return openaitest.Error(401, "invalid_api_key", "Incorrect API key provided")
+		}
+		return openaitest.Text("Noted.")
+	})
+	owner := startOwner(t, w)
+	r := w.chat(t, "this will be refused\n", "--user", "bob")
+	r.want(t, 1, "API key", "mnemo: 1 message(s) could not be answered; the replies say why\n")
+	if code := owner.end(t); code != 0 {
+		t.Fatalf("owner exit %d:\n%s", code, owner.errOut.String())
+	}
+}
