@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -313,4 +315,37 @@ func TestSessionMisuse(t *testing.T) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
 	}
+}
+
+// BenchmarkSessionRoundTrip is one event to the server and its answer
+// back over a session: the cost a chat through the owner adds per streamed
+// piece of a reply, and per message.
+func BenchmarkSessionRoundTrip(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "s.sock")
+	if len(path) > maxPath {
+		path = filepath.Join("/tmp", fmt.Sprintf("ctlb%d.sock", os.Getpid()))
+	}
+	ended := make(chan error, 1)
+	s, err := ListenWith(path, nil, Options{Sessions: map[string]SessionHandler{"chat": echo(ended)}}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	c, err := Open(context.Background(), path, Request{Op: "chat", User: "bob"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	e := Event{Type: "text", Text: "the next few words of a reply "}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := c.Send(e); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Recv(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c.CloseWrite()
+	<-ended
 }
