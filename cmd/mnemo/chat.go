@@ -44,6 +44,9 @@ type chatOptions struct {
 // the running answer and the reflections shutdown.grace; a second one
 // stops at once (exit 130). At a terminal Ctrl-C is a key the console
 // handles (it cancels a reply; twice, it ends the chat like Ctrl-D).
+// When another chat or serve owns the data folder, the chat talks through
+// it (remoteclient.go) instead; this process then serves the chats through
+// it on its control socket (remotechat.go) for as long as it runs.
 func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOptions, args []string) error {
 	if len(args) > 0 {
 		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME] [--verbose]", args[0])
