@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -130,6 +131,19 @@ func TestSecondChatTalksThroughTheOwningChat(t *testing.T) {
 	}
 	// Now that nobody owns the folder, bob chats on his own and is remembered.
 	w.chat(t, "What's my name?\n", "--user", "bob").want(t, 0, "Your name is Bob Smith.\n", "")
+	// A socket a dead owner left, and no model: the model error, as before.
+	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(w.dir, "data", "state", "mnemo.sock"), Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.SetUnlinkOnClose(false)
+	ln.Close()
+	errOut = syncWriter{}
+	err = run(stopOn(context.Background()), []string{"chat", "--user", "carol"}, func(k string) string { return noModel[k] },
+		strings.NewReader("hi\n"), io.Discard, &errOut)
+	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "OPENAI_BASE_URL") {
+		t.Errorf("no model, no owner: exit %d, stderr %q", code, errOut.String())
+	}
 }
 
 // With serve owning the folder: a second chat is answered, /memory share
