@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/cmd/internal/state"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -42,6 +44,9 @@ type chatOptions struct {
 // the running answer and the reflections shutdown.grace; a second one
 // stops at once (exit 130). At a terminal Ctrl-C is a key the console
 // handles (it cancels a reply; twice, it ends the chat like Ctrl-D).
+// When another chat or serve owns the data folder, the chat talks through
+// it (remoteclient.go) instead; this process then serves the chats through
+// it on its control socket (remotechat.go) for as long as it runs.
 func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOptions, args []string) error {
 	if len(args) > 0 {
 		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME] [--verbose]", args[0])
@@ -59,11 +64,25 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	}
 	// The model server settled before anything is created; then one owner
 	// per data folder, taken before the reflector replays the journal.
-	cfg, err = settleLLM(ctx, env, cfg)
+	settled, err := settleLLM(ctx, env, cfg)
 	if err != nil {
+		// A chat through a running owner needs no model of its own (the
+		// owner's environment may hold the key): try that first.
+		if fi, serr := os.Lstat(controlSocket(cfg)); serr == nil && fi.Mode().Type() == os.ModeSocket {
+			if lock, lerr := lockData(env, cfg, "mnemo chat"); lerr == nil {
+				lock.Close() // nobody owns the folder: the socket is a dead one's
+			} else if held := (*lockHeldError)(nil); errors.As(lerr, &held) {
+				return remoteChat(ctx, env, cfg, held, name, interactive)
+			}
+		}
 		return err
 	}
+	cfg = settled
 	lock, err := lockData(env, cfg, "mnemo chat")
+	if held := (*lockHeldError)(nil); errors.As(err, &held) {
+		// Another chat or serve owns the folder: talk through it.
+		return remoteChat(ctx, env, cfg, held, name, interactive)
+	}
 	if err != nil {
 		return err
 	}
@@ -91,8 +110,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		// A signal stops reading, not the answer being written (the
 		// console detaches it); at a terminal Ctrl-C is a key that
 		// cancels the answer, and Withdraw keeps that turn from the reflector.
-		Handler: explainingHandler{measuredHandler{a.core.Agent, a.metrics},
-			explainer{baseURL: a.baseURL, model: cfg.LLM.Model, models: a.llm}, &unanswered},
+		Handler:      a.consoleHandler(&unanswered),
 		Withdraw:     a.withdraw,
 		FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("console", d) },
 		History:      history, HistoryRoot: historyRoot,
@@ -104,7 +122,11 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if interactive {
 		tellSaving(ctx, env, cfg)
 	}
-	ctl.Close(sd.hard)
+	// The chats through this one end now: a reply one of them waits for
+	// has shutdown.grace, as running work has at a signal.
+	ctlCtx, ctlDone := context.WithTimeout(sd.hard, cfg.Shutdown.Grace)
+	ctl.Close(ctlCtx)
+	ctlDone()
 	closeErr := a.Close(sd.hard)
 	saveErr := a.saveError()
 	switch {
@@ -263,12 +285,29 @@ func (a *app) chatHistory(name string, interactive bool) (string, *os.Root) {
 	if !interactive {
 		return "", nil
 	}
-	root, err := a.state.Sub("chat")
+	return historyIn(a.env, a.state, a.cfg, name)
+}
+
+// chatHistory is (*app).chatHistory for a chat through the owner (it has
+// no app): the state folder is opened for it.
+func chatHistory(env *cliEnv, cfg *config.Config, name string) (string, *os.Root) {
+	st, err := openState(env, stateDir(cfg))
 	if err != nil {
-		fmt.Fprintf(a.env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
+		fmt.Fprintf(env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
 		return "", nil
 	}
-	return userdata.ChatHistoryFile(stateDir(a.cfg), name), root // a forget deletes it (userdata)
+	defer st.Close() // the chat folder's root stays open
+	return historyIn(env, st, cfg, name)
+}
+
+// historyIn is the chat history of name in the state folder st.
+func historyIn(env *cliEnv, st *state.State, cfg *config.Config, name string) (string, *os.Root) {
+	root, err := st.Sub("chat")
+	if err != nil {
+		fmt.Fprintf(env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
+		return "", nil
+	}
+	return userdata.ChatHistoryFile(stateDir(cfg), name), root // a forget deletes it (userdata)
 }
 
 // isTerminal reports whether r is a character device (a person typing).

@@ -30,9 +30,11 @@ func controlSocket(cfg *config.Config) string { return filepath.Join(stateDir(cf
 // it is taken after the data folder's lock, which makes this process the
 // only one that may serve it.
 func (a *app) listenControl() (*control.Server, error) {
-	s, err := control.Listen(controlSocket(a.cfg), a.control, a.env.logger)
+	s, err := control.ListenWith(controlSocket(a.cfg), a.control, control.Options{
+		Sessions: map[string]control.SessionHandler{opChat: a.chatSession}, MaxSessions: maxRemoteChats,
+	}, a.env.logger)
 	if err != nil {
-		return nil, failure(fmt.Errorf("%w (mnemo memory forget uses it to ask the running process)", err))
+		return nil, failure(fmt.Errorf("%w (mnemo memory forget and a second mnemo chat use it to reach the running process)", err))
 	}
 	return s, nil
 }
@@ -47,7 +49,7 @@ func (a *app) control(ctx context.Context, req control.Request) (string, error) 
 		return a.accessControl(req)
 	}
 	if req.Op != opForget {
-		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q and %q", req.Op, opForget, opAccess)
+		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q, %q and %q", req.Op, opForget, opAccess, opChat)
 	}
 	if err := memory.ValidateOwner(req.User); err != nil {
 		return "", err

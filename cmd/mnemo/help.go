@@ -27,6 +27,8 @@ Ctrl-C cancels a reply, Ctrl-D ends. Piped: replies only on stdout; at the
 end of input mnemo waits for the reflections, then exits (1 when a message
 could not be answered or something could not be saved).
 Commands in the chat: /memory, /forget, /help, /quit.
+When another chat or serve owns the data folder, this chat talks through it
+(its memory and reflector remember what NAME says) and ends when it stops.
 
 Flags:
   --user NAME   whose memory (default $USER when valid, else console)

@@ -328,7 +328,7 @@ func TestControlSocketInTheWay(t *testing.T) {
 	w := newChatWorld(t)
 	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
 	putFile(t, sock, "not a socket")
-	want := "mnemo: control socket " + sock + ": a file is in the way; remove it (mnemo memory forget uses it to ask the running process)\n"
+	want := "mnemo: control socket " + sock + ": a file is in the way; remove it (mnemo memory forget and a second mnemo chat use it to reach the running process)\n"
 	w.chat(t, "hi\n").want(t, 1, "", want)
 	cfg := slackConfig(t, w)
 	env, _ := serveEnv(w)

@@ -4,7 +4,8 @@ package main
 // reflection journal (chat, serve, memory forget) holds an exclusive flock on
 // mnemo.lock in the state folder for as long as it runs. A second writer is
 // refused at once, naming the process that holds the lock (memory forget
-// then asks that process to do it: control.go); read-only admin commands
+// and access then ask that process to do it: control.go; a second chat
+// talks through it: remoteclient.go); read-only admin commands
 // take no lock. The kernel releases a flock when its file is closed
 // or the process dies (kill -9 included), so a lock is never left stale.
 

@@ -31,6 +31,13 @@ func inUse(dataDir string, pid int, command string) string {
 	return fmt.Sprintf("mnemo: data folder %s is in use by process %d (%s); stop it or point --config / MNEMO_DATA_DIR elsewhere\n", dataDir, pid, command)
 }
 
+// noChatAnswer is what a second chat gets when the holder does not answer
+// on the control socket (nothing listens there).
+func noChatAnswer(dataDir, holder, sock string) string {
+	return fmt.Sprintf("mnemo: data folder %s is in use by %s, which does not answer on the control socket %s (connect: no such file or directory); "+
+		"if it is starting or stopping, run this again in a moment; if it is an older mnemo or runs as another user, stop it or point --config / MNEMO_DATA_DIR elsewhere\n", dataDir, holder, sock)
+}
+
 // serveWorldEnv is the world's environment with Slack tokens, so that
 // `mnemo serve` gets past its configuration check, and a free port.
 func serveWorldEnv(w *chatWorld) map[string]string {
@@ -57,10 +64,14 @@ func TestLockRefusesSecondWriter(t *testing.T) {
 		t.Fatalf("lock file holds %q, %v", b, err)
 	}
 	want := inUse(data, os.Getpid(), "mnemo serve")
+	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
 
+	// A chat asks the holder to carry it (remotechat.go); this one has no
+	// control socket.
 	r := w.chat(t, "hi\n", "--user", "alice")
-	r.want(t, 1, "", want)
-	if r.stdout != "" || r.stderr != want {
+	chatWant := noChatAnswer(data, fmt.Sprintf("process %d (mnemo serve)", os.Getpid()), sock)
+	r.want(t, 1, "", chatWant)
+	if r.stdout != "" || r.stderr != chatWant {
 		t.Errorf("refused chat printed more than the message:\nstdout %q\nstderr %q", r.stdout, r.stderr)
 	}
 	if n := len(w.srv.Requests()); n != 0 {
@@ -72,7 +83,6 @@ func TestLockRefusesSecondWriter(t *testing.T) {
 	cli(t, serveWorldEnv(w), "serve", "--listen", "127.0.0.1:0").want(t, 1, "", want)
 	// forget asks the holder, which here has no control socket: the error
 	// names the process, the socket and what to do.
-	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
 	noAnswer := fmt.Sprintf("mnemo: data folder %s is in use by process %d (mnemo serve), which does not answer on the control socket %s (connect: no such file or directory); "+
 		"if it is starting or stopping, run this again in a moment; if it is a mnemo without a control socket, stop it and run this again (meanwhile /memory forget works in Slack and Discord)\n", data, os.Getpid(), sock)
 	r = cli(t, w.env, "memory", "forget", "alice", "--yes")
@@ -98,7 +108,7 @@ func TestLockRefusesSecondWriter(t *testing.T) {
 	if err := os.WriteFile(lockPath, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w.chat(t, "hi\n").want(t, 1, "", "mnemo: data folder "+data+" is in use by another mnemo process; stop it or point --config / MNEMO_DATA_DIR elsewhere\n")
+	w.chat(t, "hi\n").want(t, 1, "", noChatAnswer(data, "another mnemo process", sock))
 
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
@@ -143,7 +153,7 @@ func TestLockHeldByAnotherProcess(t *testing.T) {
 	}
 	want := inUse(w.env["MNEMO_DATA_DIR"], cmd.Process.Pid, "mnemo serve")
 	cli(t, serveWorldEnv(w), "serve", "--listen", "127.0.0.1:0").want(t, 1, "", want)
-	w.chat(t, "hi\n").want(t, 1, "", want)
+	w.chat(t, "hi\n").want(t, 1, "", noChatAnswer(w.env["MNEMO_DATA_DIR"], fmt.Sprintf("process %d (mnemo serve)", cmd.Process.Pid), filepath.Join(w.dir, "data", "state", "mnemo.sock")))
 	cli(t, w.env, "memory", "users").want(t, 0, "alice\n", "")
 
 	cmd.Process.Signal(syscall.SIGKILL)

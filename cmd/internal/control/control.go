@@ -139,6 +139,12 @@ type Server struct {
 	once   sync.Once
 	// owner is the uid the server runs as: only it and root are answered.
 	owner int
+
+	ops         map[string]SessionHandler // Options.Sessions
+	maxSessions int
+	closing     chan struct{} // closed when Close begins
+	mu          sync.Mutex
+	sessions    map[*Session]struct{}
 }
 
 // Listen creates the socket at path (mode 0600) and serves h on it until
@@ -146,12 +152,17 @@ type Server struct {
 // data folder, so it is one a dead process left. Anything else at path is
 // an error naming it. A nil log discards.
 func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
-	return listenShowing(path, h, log, nil)
+	return listenShowing(path, h, Options{}, log, nil)
 }
 
-// listenShowing is Listen; made, when set, is shown the socket before it is
+// ListenWith is Listen serving opts' session operations too.
+func ListenWith(path string, h Handler, opts Options, log *slog.Logger) (*Server, error) {
+	return listenShowing(path, h, opts, log, nil)
+}
+
+// listenShowing is ListenWith; made, when set, is shown the socket before it is
 // renamed into place.
-func listenShowing(path string, h Handler, log *slog.Logger, made func(tmp string)) (*Server, error) {
+func listenShowing(path string, h Handler, opts Options, log *slog.Logger, made func(tmp string)) (*Server, error) {
 	log = defaults.Logger(log)
 	dir := filepath.Dir(path)
 	// The socket is made as <dir>/.cXXXXXX/s first: no longer than
@@ -194,7 +205,11 @@ func listenShowing(path string, h Handler, log *slog.Logger, made func(tmp strin
 		os.Remove(tmp)
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
-	s := &Server{path: path, ln: ln, h: h, log: log, owner: os.Geteuid()}
+	s := &Server{path: path, ln: ln, h: h, log: log, owner: os.Geteuid(),
+		ops: opts.Sessions, maxSessions: opts.MaxSessions, closing: make(chan struct{}), sessions: map[*Session]struct{}{}}
+	if s.maxSessions <= 0 {
+		s.maxSessions = 8
+	}
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	s.wg.Add(1)
 	go s.accept()
@@ -246,12 +261,20 @@ func (s *Server) serve(c *net.UnixConn) {
 		return
 	}
 	_ = c.SetReadDeadline(time.Now().Add(requestTimeout))
-	line, err := readLine(c, MaxRequest)
+	br := bufio.NewReaderSize(c, 4<<10)
+	line, err := readEvent(br, MaxRequest)
 	var req Request
 	if err == nil {
 		req, err = ParseRequest(line)
 	} else {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
 		err = fmt.Errorf("control: reading the request: %w", err)
+	}
+	if sh, ok := s.ops[req.Op]; err == nil && ok {
+		s.serveSession(c, br, req, sh)
+		return
 	}
 	resp := Response{OK: true}
 	if err == nil {
@@ -287,6 +310,7 @@ func (s *Server) allowed(c *net.UnixConn) error {
 func (s *Server) Close(ctx context.Context) error {
 	var err error
 	s.once.Do(func() {
+		close(s.closing)
 		err = s.ln.Close()
 		if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) && err == nil {
 			err = rerr
@@ -299,6 +323,7 @@ func (s *Server) Close(ctx context.Context) error {
 		select {
 		case <-done:
 		case <-ctx.Done():
+			s.hangUp()
 			s.cancel()
 			<-done
 		}

@@ -180,7 +180,7 @@ func TestListenMakesTheSocketWhereNobodyElseCanReach(t *testing.T) {
 	}
 	path := filepath.Join(dir, "mnemo.sock")
 	seen := false
-	s, err := listenShowing(path, func(context.Context, Request) (string, error) { return "ok", nil }, nil, func(tmp string) {
+	s, err := listenShowing(path, func(context.Context, Request) (string, error) { return "ok", nil }, Options{}, nil, func(tmp string) {
 		seen = true
 		parent, err := os.Stat(filepath.Dir(tmp))
 		if err != nil || filepath.Dir(filepath.Dir(tmp)) != dir || parent.Mode().Perm() != 0o700 {

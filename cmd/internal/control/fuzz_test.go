@@ -57,3 +57,36 @@ func FuzzParseResponse(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseEvent: an accepted event has a type and survives a round trip
+// as one line; nothing panics.
+func FuzzParseEvent(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"message","id":"ABC","text":"hi"}` + "\n",
+		`{"type":"reply","text":"x","failed":true,"streamed":true,"cut":true}`,
+		`{"type":"answer","changed":true,"missing":true,"error":"no"}`, `{"type":""}`, `{}`, "", `{"type":"a"} {}`,
+		`{"type":"a","zzz":1}`, `{"type":"text","text":"\u2028\n"}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		e, err := ParseEvent(line)
+		if err != nil {
+			return
+		}
+		if e.Type == "" || len(line) > MaxEvent {
+			t.Fatalf("accepted %q as %+v", line, e)
+		}
+		enc, err := encodeEvent(e)
+		if err != nil {
+			t.Fatalf("encoding %+v: %v", e, err)
+		}
+		if bytes.Count(enc, []byte("\n")) != 1 {
+			t.Fatalf("encoding %+v gives more than one line: %q", e, enc)
+		}
+		back, err := ParseEvent(enc)
+		if err != nil || back != e {
+			t.Fatalf("round trip of %+v: %+v, %v", e, back, err)
+		}
+	})
+}
