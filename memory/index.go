@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -85,11 +86,17 @@ type index struct {
 	reread    bool // and re-read every file: events may have been lost
 	unwatched bool // no events arrive: rescan at every List
 	sorted    []FileInfo
-	// shared is the shared files of sorted, made when first asked for
-	// (a channel's view), and remade only after sorted was.
-	shared   []FileInfo
-	sharedOf []FileInfo
-	gen      uint64
+	// all is sorted with its counts and version; shared is its shared
+	// files (a channel's view), made when first asked for and remade only
+	// after sorted was.
+	all    listing
+	shared listing
+	ver    uint64 // the last listing version given out
+	gen    uint64
+	// rendered keeps each view's index as last rendered (View.Index),
+	// with the listing versions it was rendered from; guarded by rmu.
+	rmu      sync.Mutex
+	rendered map[renderKey]renderedIndex
 	// cache is where the index is kept between runs ("": nowhere); loaded
 	// tells whether it was read; changed whether the entries differ from it.
 	cache   string
@@ -148,33 +155,63 @@ func (x *index) set(p string, text []byte) {
 	x.mu.Unlock()
 }
 
+// listing is one version of an index's list (or of its shared files):
+// the files in List's order, facts first, with what a message needs of
+// them counted once when the list is made, not for every message.
+type listing struct {
+	files     []FileInfo // shared, never modified: a change makes a new one
+	facts     int        // files[:facts] are the fact files
+	factBytes int64      // their sizes together
+	ver       uint64     // changes whenever files does; 0: never made
+}
+
+// makeListing counts files (List's order) into a listing of version ver.
+func makeListing(files []FileInfo, ver uint64) listing {
+	l := listing{files: files, ver: ver}
+	for _, f := range files {
+		if !strings.HasPrefix(f.Path, factsDir+"/") {
+			break
+		}
+		l.facts++
+		l.factBytes += f.Size
+	}
+	return l
+}
+
+// current is the list when nothing needs the folder to make it: the
+// index is watched, and no change or rescan is pending. Then a message's
+// List is a lock and a few loads, whatever the number of files: the list
+// changes only when the watcher or a write reports a change.
+func (x *index) current(shared bool) (listing, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.full || x.unwatched || len(x.dirty) > 0 {
+		return listing{}, false
+	}
+	return x.made(shared), true
+}
+
 // listShared returns the current files whose header says they are shared
 // (read-only, like list's): what a channel's view lists, kept until a
 // change, so a channel message costs what a DM does.
-func (x *index) listShared(root *os.Root) []FileInfo {
-	all := x.list(root)
+func (x *index) listShared(root *os.Root) listing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if len(all) == 0 {
-		return nil
-	}
-	if len(x.sharedOf) != len(all) || &x.sharedOf[0] != &all[0] {
-		x.shared = nil
-		for _, f := range all {
-			if f.Shared {
-				x.shared = append(x.shared, f)
-			}
-		}
-		x.sharedOf = all
-	}
-	return x.shared
+	x.update(root)
+	return x.made(true)
 }
 
 // list returns the current files (read-only); root may be nil when the
 // user has no folder.
-func (x *index) list(root *os.Root) []FileInfo {
+func (x *index) list(root *os.Root) listing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.update(root)
+	return x.made(false)
+}
+
+// update applies what is pending: a rescan, or the changed paths.
+func (x *index) update(root *os.Root) {
 	if x.full || x.unwatched {
 		x.rescan(root)
 	} else {
@@ -183,15 +220,71 @@ func (x *index) list(root *os.Root) []FileInfo {
 		}
 	}
 	clear(x.dirty)
+}
+
+// made is the list (or its shared files), made again only when a change
+// dropped it. x.mu is held.
+func (x *index) made(shared bool) listing {
 	if x.sorted == nil {
 		x.sorted = make([]FileInfo, 0, len(x.files))
 		for _, f := range x.files {
 			x.sorted = append(x.sorted, f.FileInfo)
 		}
 		sortFiles(x.sorted)
+		x.ver++
+		x.all = makeListing(x.sorted, x.ver)
 	}
-	// Shared, never modified: a change builds a new slice.
-	return x.sorted
+	if !shared {
+		return x.all
+	}
+	if x.shared.ver != x.all.ver {
+		var files []FileInfo
+		for _, f := range x.all.files {
+			if f.Shared {
+				files = append(files, f)
+			}
+		}
+		x.shared = makeListing(files, x.all.ver)
+	}
+	return x.shared
+}
+
+// renderKey names a view's rendered index: private or shared, the
+// channel's index beside it (nil: none), and the budget.
+type renderKey struct {
+	shared bool
+	ch     *index
+	budget int
+}
+
+// renderedIndex is a view's index as rendered from the listings of
+// versions own and ch.
+type renderedIndex struct {
+	own, ch uint64
+	text    string
+}
+
+// maxRendered bounds the views whose index an index keeps (a person in
+// many channels): past it, the kept ones are dropped.
+const maxRendered = 16
+
+// renderedFor is the index of view k rendered from the listings of
+// versions own and ch, when it was kept.
+func (x *index) renderedFor(k renderKey, own, ch uint64) (string, bool) {
+	x.rmu.Lock()
+	defer x.rmu.Unlock()
+	r, ok := x.rendered[k]
+	return r.text, ok && r.own == own && r.ch == ch
+}
+
+// keepRendered keeps text as view k's index for those versions.
+func (x *index) keepRendered(k renderKey, own, ch uint64, text string) {
+	x.rmu.Lock()
+	defer x.rmu.Unlock()
+	if x.rendered == nil || len(x.rendered) >= maxRendered {
+		x.rendered = map[renderKey]renderedIndex{}
+	}
+	x.rendered[k] = renderedIndex{own: own, ch: ch, text: text}
 }
 
 func (x *index) rescan(root *os.Root) {

@@ -500,7 +500,7 @@ func crc32IEEE(b []byte) uint32 { return crc32.ChecksumIEEE(b) }
 // settle waits until the watcher handled every event of the folder dir so
 // far: events arrive in order, so once a new marker file's is handled,
 // the earlier ones are.
-func settle(t *testing.T, dir string) {
+func settle(t testing.TB, dir string) {
 	t.Helper()
 
 	marker := filepath.Join(dir, fmt.Sprintf(".marker-%d", time.Now().UnixNano()))
