@@ -106,6 +106,11 @@ type index struct {
 	cacheRoot *os.Root
 }
 
+// heads are refresh's buffers (the start of a file, for its summary),
+// reused: a rescan reads thousands of files, and a process serves many
+// users, each with an index.
+var heads = sync.Pool{New: func() any { return new([summaryHead]byte) }}
+
 func newIndex(now func() time.Time, cache string) *index {
 	return &index{now: now, files: map[string]entry{}, dirty: map[string]struct{}{}, full: true, cache: cache}
 }
@@ -149,7 +154,7 @@ func (x *index) drop(p string) {
 // List sees it without waiting for the event.
 func (x *index) set(p string, text []byte) {
 	// Read the text before taking the lock: the lock guards the map only.
-	e := entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text)), Shared: IsShared(string(text))}}
+	e := fileEntry(p, string(text), int64(len(text)), statKey{}, 0)
 	x.mu.Lock()
 	x.put(p, e)
 	x.mu.Unlock()
@@ -365,14 +370,22 @@ func (x *index) refresh(root *os.Root, p string) {
 		return
 	}
 	defer f.Close()
-	head := make([]byte, summaryHead)
-	n, err := io.ReadFull(f, head)
+	head := heads.Get().(*[summaryHead]byte)
+	defer heads.Put(head)
+	n, err := io.ReadFull(f, head[:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		x.drop(p)
 		return
 	}
-	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(head[:n])), Size: fi.Size(), Shared: IsShared(string(head[:n]))},
-		key: keyOf(fi), readAt: readAt})
+	x.put(p, fileEntry(p, string(head[:n]), fi.Size(), keyOf(fi), readAt))
+}
+
+// fileEntry is the entry of file p whose text starts with head. The
+// summary is copied out: a summary that is a substring of head (one word)
+// would otherwise keep all of head alive for as long as the entry.
+func fileEntry(p, head string, size int64, key statKey, readAt int64) entry {
+	return entry{FileInfo: FileInfo{Path: p, Summary: strings.Clone(FileSummary(head)), Size: size, Shared: IsShared(head)},
+		key: key, readAt: readAt}
 }
 
 // unkept lists the entries not marked kept, with their generation.
