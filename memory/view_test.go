@@ -866,3 +866,23 @@ func TestViewIndexUnwatched(t *testing.T) {
 		t.Errorf("index after a hand edit without the watcher:\n%s", got)
 	}
 }
+
+// A folder that is a file is an error for every view of it, the
+// speaker's or the channel's: its index and pre-load say so.
+func TestViewOfAFolderThatIsAFile(t *testing.T) {
+	s := newStore(t)
+	writeFile(t, filepath.Join(s.Dir(), "dave"), "a file")
+	writeFile(t, filepath.Join(s.Dir(), viewChannel), "a file")
+	alice, dave, ch := mustUser(t, s, "alice"), mustUser(t, s, "dave"), mustUser(t, s, viewChannel)
+	for name, v := range map[string]*View{"speaker": NewView(dave, false, nil), "channel": NewView(alice, true, ch)} {
+		if _, err := v.Index(0); err == nil {
+			t.Errorf("%s: Index: no error", name)
+		}
+		if _, _, err := v.Preload(1 << 10); err == nil {
+			t.Errorf("%s: Preload: no error", name)
+		}
+	}
+	if _, _, err := dave.NewSession().Preload(1 << 10); err == nil {
+		t.Error("Session.Preload: no error")
+	}
+}
