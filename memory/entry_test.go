@@ -11,15 +11,15 @@ import (
 // such it would hold up to 16 KB per file for as long as the entry lives.
 func TestEntryKeepsOnlyItsSummary(t *testing.T) {
 	head := "# Prefs\n\n> Summary: preferences\n\n" + strings.Repeat("- a fact\n", 1000)
-	e := fileEntry("facts/prefs.md", head, int64(len(head)), statKey{}, 0)
-	if e.Summary != "preferences" || e.Path != "facts/prefs.md" || e.Size != int64(len(head)) || e.Shared {
-		t.Fatalf("entry %+v", e.FileInfo)
+	e := fileEntry(head, int64(len(head)), statKey{}, 0)
+	if e.Summary != "preferences" || e.Size != int64(len(head)) || e.Shared {
+		t.Fatalf("entry %+v", e)
 	}
 	start := uintptr(unsafe.Pointer(unsafe.StringData(head)))
 	if p := uintptr(unsafe.Pointer(unsafe.StringData(e.Summary))); p >= start && p < start+uintptr(len(head)) {
 		t.Error("the summary points into the file's text")
 	}
-	if e := fileEntry("facts/s.md", SetVisibility(head, true), 1, statKey{}, 0); !e.Shared {
+	if e := fileEntry(SetVisibility(head, true), 1, statKey{}, 0); !e.Shared {
 		t.Error("a shared file's entry is not shared")
 	}
 }

@@ -44,13 +44,25 @@ func keyOf(fi fs.FileInfo) statKey {
 	return statKey{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: ino}
 }
 
-// entry is one indexed file: what List shows, and what it was read at.
+// entry is one indexed file: what List shows of it (its path is the key
+// of the index's map) and what it was read at. It is the per-file state of
+// every user a process serves: each field is one the index needs, in an
+// order without padding but the flags' (72 bytes; with the path in it and
+// the flags apart it was 96, and the map's slots that hold it a third
+// larger).
 type entry struct {
-	FileInfo
-	key    statKey // of the file as read; zero: unknown (never trusted)
-	readAt int64   // when it was read (ns since the epoch)
-	kept   bool    // the caller of keepEach keeps this version (see User.KeepEach)
-	gen    uint64  // changes whenever the entry does
+	Summary string
+	Size    int64
+	key     statKey // of the file as read; zero: unknown (never trusted)
+	readAt  int64   // when it was read (ns since the epoch)
+	gen     uint64  // changes whenever the entry does
+	Shared  bool    // the header says "> Visibility: shared" (IsShared)
+	kept    bool    // the caller of keepEach keeps this version (see User.KeepEach)
+}
+
+// info is the entry of file p as List shows it.
+func (e *entry) info(p string) FileInfo {
+	return FileInfo{Path: p, Summary: e.Summary, Size: e.Size, Shared: e.Shared}
 }
 
 // trusted reports whether e still describes a file with key k: same
@@ -154,7 +166,7 @@ func (x *index) drop(p string) {
 // List sees it without waiting for the event.
 func (x *index) set(p string, text []byte) {
 	// Read the text before taking the lock: the lock guards the map only.
-	e := fileEntry(p, string(text), int64(len(text)), statKey{}, 0)
+	e := fileEntry(string(text), int64(len(text)), statKey{}, 0)
 	x.mu.Lock()
 	x.put(p, e)
 	x.mu.Unlock()
@@ -232,8 +244,8 @@ func (x *index) update(root *os.Root) {
 func (x *index) made(shared bool) listing {
 	if x.sorted == nil {
 		x.sorted = make([]FileInfo, 0, len(x.files))
-		for _, f := range x.files {
-			x.sorted = append(x.sorted, f.FileInfo)
+		for p, e := range x.files {
+			x.sorted = append(x.sorted, e.info(p))
 		}
 		sortFiles(x.sorted)
 		x.ver++
@@ -377,15 +389,14 @@ func (x *index) refresh(root *os.Root, p string) {
 		x.drop(p)
 		return
 	}
-	x.put(p, fileEntry(p, string(head[:n]), fi.Size(), keyOf(fi), readAt))
+	x.put(p, fileEntry(string(head[:n]), fi.Size(), keyOf(fi), readAt))
 }
 
-// fileEntry is the entry of file p whose text starts with head. The
+// fileEntry is the entry of a file whose text starts with head. The
 // summary is copied out: a summary that is a substring of head (one word)
 // would otherwise keep all of head alive for as long as the entry.
-func fileEntry(p, head string, size int64, key statKey, readAt int64) entry {
-	return entry{FileInfo: FileInfo{Path: p, Summary: strings.Clone(FileSummary(head)), Size: size, Shared: IsShared(head)},
-		key: key, readAt: readAt}
+func fileEntry(head string, size int64, key statKey, readAt int64) entry {
+	return entry{Summary: strings.Clone(FileSummary(head)), Size: size, Shared: IsShared(head), key: key, readAt: readAt}
 }
 
 // unkept lists the entries not marked kept, with their generation.
