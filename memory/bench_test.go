@@ -235,3 +235,23 @@ func BenchmarkViewPreload(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkIndexAfterAChange: a write's change to the index (set), then
+// the next message's index, at 10, 2,000 and 10,000 files. The sorted list
+// is edited in place (a copy, O(n)), not sorted again (O(n log n)).
+func BenchmarkIndexAfterAChange(b *testing.B) {
+	for _, n := range []int{10, 2000, 10000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			_, u := benchUser(b, n)
+			i := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				i++
+				u.idx.set("facts/topic0.md", fmt.Appendf(nil, "# T\n\n> Summary: change %d\n", i))
+				if _, err := NewView(u, false, nil).Index(DefaultIndexBudget); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

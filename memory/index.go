@@ -5,6 +5,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -104,6 +105,8 @@ type index struct {
 	all    listing
 	shared listing
 	ver    uint64 // the last listing version given out
+	stale  bool   // sorted changed since all was made of it
+	edits  int    // changes made to sorted in place since the last list
 	gen    uint64
 	// rendered keeps each view's index as last rendered (View.Index),
 	// with the listing versions it was rendered from; guarded by rmu.
@@ -127,10 +130,11 @@ func newIndex(now func() time.Time, cache string) *index {
 	return &index{now: now, files: map[string]entry{}, dirty: map[string]struct{}{}, full: true, cache: cache}
 }
 
+// invalidate marks p changed: the next List reads it again (and changes
+// the list in place, see put).
 func (x *index) invalidate(p string) {
 	x.mu.Lock()
 	x.dirty[p] = struct{}{}
-	x.sorted = nil
 	x.mu.Unlock()
 }
 
@@ -149,17 +153,54 @@ func (x *index) invalidateAll(unwatched, reread bool) {
 func (x *index) put(p string, e entry) {
 	x.gen++
 	e.gen = x.gen
+	old, had := x.files[p]
 	x.files[p] = e
-	x.sorted = nil
 	x.changed = true
+	if !had || old.info(p) != e.info(p) {
+		x.edit(p, e.info(p), true)
+	}
 }
 
 func (x *index) drop(p string) {
 	if _, ok := x.files[p]; ok {
 		delete(x.files, p)
-		x.sorted = nil
 		x.changed = true
+		x.edit(p, FileInfo{Path: p}, false)
 	}
+}
+
+// maxEdits is how many files one update changes in place in the sorted
+// list (a copy each, O(n)); past it, the list is sorted again once.
+const maxEdits = 8
+
+// edit changes the sorted list for file p: f is its line now (keep), or
+// it is gone. The list is shared with callers, so the new one is a copy:
+// O(n) per change instead of a sort of every file, unless many files
+// change at once (a rescan), when it is made again once.
+func (x *index) edit(p string, f FileInfo, keep bool) {
+	if x.sorted == nil {
+		return
+	}
+	if x.edits++; x.edits > maxEdits {
+		x.sorted = nil
+		return
+	}
+	i, found := slices.BinarySearchFunc(x.sorted, f, cmpFiles)
+	var out []FileInfo
+	switch {
+	case keep && found:
+		out = slices.Clone(x.sorted)
+		out[i] = f
+	case keep:
+		out = make([]FileInfo, 0, len(x.sorted)+1)
+		out = append(append(append(out, x.sorted[:i]...), f), x.sorted[i:]...)
+	case found:
+		out = make([]FileInfo, 0, len(x.sorted)-1)
+		out = append(append(out, x.sorted[:i]...), x.sorted[i+1:]...)
+	default:
+		return
+	}
+	x.sorted, x.stale = out, true
 }
 
 // set records what a store write just produced, so the writer's own next
@@ -237,6 +278,7 @@ func (x *index) update(root *os.Root) {
 		}
 	}
 	clear(x.dirty)
+	x.edits = 0
 }
 
 // made is the list (or its shared files), made again only when a change
@@ -248,8 +290,13 @@ func (x *index) made(shared bool) listing {
 			x.sorted = append(x.sorted, e.info(p))
 		}
 		sortFiles(x.sorted)
+		x.stale = true
+	}
+	x.edits = 0
+	if x.stale {
 		x.ver++
 		x.all = makeListing(x.sorted, x.ver)
+		x.stale = false
 	}
 	if !shared {
 		return x.all
