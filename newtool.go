@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // NewTool builds a Tool from its parameters' Go type, the one description
@@ -37,14 +38,7 @@ import (
 // test building the tool catches, as regexp.MustCompile does.
 func NewTool[P any](name, description string, call func(ctx context.Context, p P) (string, error)) Tool {
 	t := reflect.TypeFor[P]()
-	if t.Kind() != reflect.Struct {
-		panic(fmt.Sprintf("mnemo.NewTool %s: parameters %v must be a struct, the JSON object the model sends", name, t))
-	}
-	s, err := schemaOf(t)
-	if err != nil {
-		panic(fmt.Sprintf("mnemo.NewTool %s: parameters %v: %v", name, t, err))
-	}
-	schema := encode(s)
+	schema := schemaFor(name, t)
 	return Tool{Name: name, Description: description, Parameters: schema,
 		Call: func(ctx context.Context, raw json.RawMessage) (string, error) {
 			var p P
@@ -53,6 +47,29 @@ func NewTool[P any](name, description string, call func(ctx context.Context, p P
 			}
 			return call(ctx, p)
 		}}
+}
+
+// schemas caches the encoded schema of each parameter type: the memory
+// tools are built for every message (they close over its scope), and the
+// schema depends on the type alone. Callers only read Parameters.
+var schemas sync.Map // reflect.Type → []byte
+
+// schemaFor is the encoded JSON Schema of t, from the cache when t was
+// described before; it panics as NewTool documents.
+func schemaFor(name string, t reflect.Type) []byte {
+	if b, ok := schemas.Load(t); ok {
+		return b.([]byte)
+	}
+	if t.Kind() != reflect.Struct {
+		panic(fmt.Sprintf("mnemo.NewTool %s: parameters %v must be a struct, the JSON object the model sends", name, t))
+	}
+	s, err := schemaOf(t)
+	if err != nil {
+		panic(fmt.Sprintf("mnemo.NewTool %s: parameters %v: %v", name, t, err))
+	}
+	b := encode(s)
+	schemas.Store(t, b)
+	return b
 }
 
 // schema is the subset of JSON Schema NewTool generates. The field order

@@ -412,6 +412,17 @@ type promptData struct {
 	Memory                                     string // full, read, off, unavailable
 }
 
+// rendered caches renderSystem's output by its data: the prompt changes
+// once a minute (its time) per speaker and platform, not per message.
+var rendered struct {
+	sync.Mutex
+	tmpl *template.Template // what m was rendered with
+	m    map[promptData]string
+}
+
+// maxRendered bounds rendered; a full cache is emptied.
+const maxRendered = 256
+
 func renderSystem(t mnemo.Task, mode string) (string, error) {
 	d := promptData{
 		PlatformName: platformName(t.Platform),
@@ -422,11 +433,27 @@ func renderSystem(t mnemo.Task, mode string) (string, error) {
 		Channel:      t.Channel,
 		Memory:       mode,
 	}
+	rendered.Lock()
+	if rendered.tmpl != systemPrompt {
+		rendered.tmpl, rendered.m = systemPrompt, nil
+	}
+	out, ok := rendered.m[d]
+	rendered.Unlock()
+	if ok {
+		return out, nil
+	}
 	var b strings.Builder
 	if err := systemPrompt.Execute(&b, d); err != nil {
 		return "", fmt.Errorf("agent: system prompt: %w", err)
 	}
-	return strings.TrimSpace(b.String()), nil
+	out = strings.TrimSpace(b.String())
+	rendered.Lock()
+	if rendered.m == nil || len(rendered.m) >= maxRendered {
+		rendered.m = make(map[promptData]string)
+	}
+	rendered.m[d] = out
+	rendered.Unlock()
+	return out, nil
 }
 
 func platformName(p string) string {

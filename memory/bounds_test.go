@@ -164,10 +164,10 @@ func TestPreloadIndexesBounded(t *testing.T) {
 		}
 	}
 	// One file over the budget on its own is still shown.
-	if got := boundedIndex([]FileInfo{{Path: "facts/a.md", Summary: "a"}, {Path: "facts/b.md", Summary: "b"}}, 1); got != "- facts/a.md (0B): a\n- (1 more file not shown; see memory_list)" {
+	if got := boundedIndexOf([]FileInfo{{Path: "facts/a.md", Summary: "a"}, {Path: "facts/b.md", Summary: "b"}}, 1); got != "- facts/a.md (0B): a\n- (1 more file not shown; see memory_list)" {
 		t.Errorf("tiny budget = %q", got)
 	}
-	if got := boundedIndex([]FileInfo{{Path: "facts/a.md", Summary: "a"}}, 1); got != "- facts/a.md (0B): a" {
+	if got := boundedIndexOf([]FileInfo{{Path: "facts/a.md", Summary: "a"}}, 1); got != "- facts/a.md (0B): a" {
 		t.Errorf("one file = %q", got)
 	}
 	// The last file needs no room kept for a "more files" line: two files
@@ -175,10 +175,10 @@ func TestPreloadIndexesBounded(t *testing.T) {
 	// is not.
 	two := []FileInfo{{Path: "facts/a.md", Summary: "a"}, {Path: "facts/b.md", Summary: "b"}}
 	both := "- facts/a.md (0B): a\n- facts/b.md (0B): b"
-	if got := boundedIndex(two, len(both)); got != both {
+	if got := boundedIndexOf(two, len(both)); got != both {
 		t.Errorf("a budget both just fit in = %q", got)
 	}
-	if got := boundedIndex(two, len(both)-1); got != "- facts/a.md (0B): a\n- (1 more file not shown; see memory_list)" {
+	if got := boundedIndexOf(two, len(both)-1); got != "- facts/a.md (0B): a\n- (1 more file not shown; see memory_list)" {
 		t.Errorf("a byte less = %q", got)
 	}
 }
@@ -284,4 +284,9 @@ func TestListResultCountsChannelFacts(t *testing.T) {
 	if !strings.Contains(out, "fact file") || strings.Contains(out, "older episode file") {
 		t.Errorf("left-out note: %s", out[strings.LastIndex(out, "{"):])
 	}
+}
+
+// boundedIndexOf is boundedIndex of a slice.
+func boundedIndexOf(files []FileInfo, budget int) string {
+	return boundedIndex(len(files), func(i int) FileInfo { return files[i] }, budget)
 }

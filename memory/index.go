@@ -5,6 +5,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -43,13 +45,25 @@ func keyOf(fi fs.FileInfo) statKey {
 	return statKey{Size: fi.Size(), MTime: fi.ModTime().UnixNano(), Ino: ino}
 }
 
-// entry is one indexed file: what List shows, and what it was read at.
+// entry is one indexed file: what List shows of it (its path is the key
+// of the index's map) and what it was read at. It is the per-file state of
+// every user a process serves: each field is one the index needs, in an
+// order without padding but the flags' (72 bytes; with the path in it and
+// the flags apart it was 96, and the map's slots that hold it a third
+// larger).
 type entry struct {
-	FileInfo
-	key    statKey // of the file as read; zero: unknown (never trusted)
-	readAt int64   // when it was read (ns since the epoch)
-	kept   bool    // the caller of keepEach keeps this version (see User.KeepEach)
-	gen    uint64  // changes whenever the entry does
+	Summary string
+	Size    int64
+	key     statKey // of the file as read; zero: unknown (never trusted)
+	readAt  int64   // when it was read (ns since the epoch)
+	gen     uint64  // changes whenever the entry does
+	Shared  bool    // the header says "> Visibility: shared" (IsShared)
+	kept    bool    // the caller of keepEach keeps this version (see User.KeepEach)
+}
+
+// info is the entry of file p as List shows it.
+func (e *entry) info(p string) FileInfo {
+	return FileInfo{Path: p, Summary: e.Summary, Size: e.Size, Shared: e.Shared}
 }
 
 // trusted reports whether e still describes a file with key k: same
@@ -85,11 +99,19 @@ type index struct {
 	reread    bool // and re-read every file: events may have been lost
 	unwatched bool // no events arrive: rescan at every List
 	sorted    []FileInfo
-	// shared is the shared files of sorted, made when first asked for
-	// (a channel's view), and remade only after sorted was.
-	shared   []FileInfo
-	sharedOf []FileInfo
-	gen      uint64
+	// all is sorted with its counts and version; shared is its shared
+	// files (a channel's view), made when first asked for and remade only
+	// after sorted was.
+	all    listing
+	shared listing
+	ver    uint64 // the last listing version given out
+	stale  bool   // sorted changed since all was made of it
+	edits  int    // changes made to sorted in place since the last list
+	gen    uint64
+	// rendered keeps each view's index as last rendered (View.Index),
+	// with the listing versions it was rendered from; guarded by rmu.
+	rmu      sync.Mutex
+	rendered map[renderKey]renderedIndex
 	// cache is where the index is kept between runs ("": nowhere); loaded
 	// tells whether it was read; changed whether the entries differ from it.
 	cache   string
@@ -99,14 +121,20 @@ type index struct {
 	cacheRoot *os.Root
 }
 
+// heads are refresh's buffers (the start of a file, for its summary),
+// reused: a rescan reads thousands of files, and a process serves many
+// users, each with an index.
+var heads = sync.Pool{New: func() any { return new([summaryHead]byte) }}
+
 func newIndex(now func() time.Time, cache string) *index {
 	return &index{now: now, files: map[string]entry{}, dirty: map[string]struct{}{}, full: true, cache: cache}
 }
 
+// invalidate marks p changed: the next List reads it again (and changes
+// the list in place, see put).
 func (x *index) invalidate(p string) {
 	x.mu.Lock()
 	x.dirty[p] = struct{}{}
-	x.sorted = nil
 	x.mu.Unlock()
 }
 
@@ -125,56 +153,123 @@ func (x *index) invalidateAll(unwatched, reread bool) {
 func (x *index) put(p string, e entry) {
 	x.gen++
 	e.gen = x.gen
+	old, had := x.files[p]
 	x.files[p] = e
-	x.sorted = nil
 	x.changed = true
+	if !had || old.info(p) != e.info(p) {
+		x.edit(p, e.info(p), true)
+	}
 }
 
 func (x *index) drop(p string) {
 	if _, ok := x.files[p]; ok {
 		delete(x.files, p)
-		x.sorted = nil
 		x.changed = true
+		x.edit(p, FileInfo{Path: p}, false)
 	}
+}
+
+// maxEdits is how many files one update changes in place in the sorted
+// list (a copy each, O(n)); past it, the list is sorted again once.
+const maxEdits = 8
+
+// edit changes the sorted list for file p: f is its line now (keep), or
+// it is gone. The list is shared with callers, so the new one is a copy:
+// O(n) per change instead of a sort of every file, unless many files
+// change at once (a rescan), when it is made again once.
+func (x *index) edit(p string, f FileInfo, keep bool) {
+	if x.sorted == nil {
+		return
+	}
+	if x.edits++; x.edits > maxEdits {
+		x.sorted = nil
+		return
+	}
+	i, found := slices.BinarySearchFunc(x.sorted, f, cmpFiles)
+	var out []FileInfo
+	switch {
+	case keep && found:
+		out = slices.Clone(x.sorted)
+		out[i] = f
+	case keep:
+		out = make([]FileInfo, 0, len(x.sorted)+1)
+		out = append(append(append(out, x.sorted[:i]...), f), x.sorted[i:]...)
+	case found:
+		out = make([]FileInfo, 0, len(x.sorted)-1)
+		out = append(append(out, x.sorted[:i]...), x.sorted[i+1:]...)
+	default:
+		return
+	}
+	x.sorted, x.stale = out, true
 }
 
 // set records what a store write just produced, so the writer's own next
 // List sees it without waiting for the event.
 func (x *index) set(p string, text []byte) {
 	// Read the text before taking the lock: the lock guards the map only.
-	e := entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(text)), Size: int64(len(text)), Shared: IsShared(string(text))}}
+	e := fileEntry(string(text), int64(len(text)), statKey{}, 0)
 	x.mu.Lock()
 	x.put(p, e)
 	x.mu.Unlock()
 }
 
+// listing is one version of an index's list (or of its shared files):
+// the files in List's order, facts first, with what a message needs of
+// them counted once when the list is made, not for every message.
+type listing struct {
+	files     []FileInfo // shared, never modified: a change makes a new one
+	facts     int        // files[:facts] are the fact files
+	factBytes int64      // their sizes together
+	ver       uint64     // changes whenever files does; 0: never made
+}
+
+// makeListing counts files (List's order) into a listing of version ver.
+func makeListing(files []FileInfo, ver uint64) listing {
+	l := listing{files: files, ver: ver}
+	for _, f := range files {
+		if !strings.HasPrefix(f.Path, factsDir+"/") {
+			break
+		}
+		l.facts++
+		l.factBytes += f.Size
+	}
+	return l
+}
+
+// current is the list when nothing needs the folder to make it: the
+// index is watched, and no change or rescan is pending. Then a message's
+// List is a lock and a few loads, whatever the number of files: the list
+// changes only when the watcher or a write reports a change.
+func (x *index) current(shared bool) (listing, bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.full || x.unwatched || len(x.dirty) > 0 {
+		return listing{}, false
+	}
+	return x.made(shared), true
+}
+
 // listShared returns the current files whose header says they are shared
 // (read-only, like list's): what a channel's view lists, kept until a
 // change, so a channel message costs what a DM does.
-func (x *index) listShared(root *os.Root) []FileInfo {
-	all := x.list(root)
+func (x *index) listShared(root *os.Root) listing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if len(all) == 0 {
-		return nil
-	}
-	if len(x.sharedOf) != len(all) || &x.sharedOf[0] != &all[0] {
-		x.shared = nil
-		for _, f := range all {
-			if f.Shared {
-				x.shared = append(x.shared, f)
-			}
-		}
-		x.sharedOf = all
-	}
-	return x.shared
+	x.update(root)
+	return x.made(true)
 }
 
 // list returns the current files (read-only); root may be nil when the
 // user has no folder.
-func (x *index) list(root *os.Root) []FileInfo {
+func (x *index) list(root *os.Root) listing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.update(root)
+	return x.made(false)
+}
+
+// update applies what is pending: a rescan, or the changed paths.
+func (x *index) update(root *os.Root) {
 	if x.full || x.unwatched {
 		x.rescan(root)
 	} else {
@@ -183,15 +278,77 @@ func (x *index) list(root *os.Root) []FileInfo {
 		}
 	}
 	clear(x.dirty)
+	x.edits = 0
+}
+
+// made is the list (or its shared files), made again only when a change
+// dropped it. x.mu is held.
+func (x *index) made(shared bool) listing {
 	if x.sorted == nil {
 		x.sorted = make([]FileInfo, 0, len(x.files))
-		for _, f := range x.files {
-			x.sorted = append(x.sorted, f.FileInfo)
+		for p, e := range x.files {
+			x.sorted = append(x.sorted, e.info(p))
 		}
 		sortFiles(x.sorted)
+		x.stale = true
 	}
-	// Shared, never modified: a change builds a new slice.
-	return x.sorted
+	x.edits = 0
+	if x.stale {
+		x.ver++
+		x.all = makeListing(x.sorted, x.ver)
+		x.stale = false
+	}
+	if !shared {
+		return x.all
+	}
+	if x.shared.ver != x.all.ver {
+		var files []FileInfo
+		for _, f := range x.all.files {
+			if f.Shared {
+				files = append(files, f)
+			}
+		}
+		x.shared = makeListing(files, x.all.ver)
+	}
+	return x.shared
+}
+
+// renderKey names a view's rendered index: private or shared, the
+// channel's index beside it (nil: none), and the budget.
+type renderKey struct {
+	shared bool
+	ch     *index
+	budget int
+}
+
+// renderedIndex is a view's index as rendered from the listings of
+// versions own and ch.
+type renderedIndex struct {
+	own, ch uint64
+	text    string
+}
+
+// maxRendered bounds the views whose index an index keeps (a person in
+// many channels): past it, the kept ones are dropped.
+const maxRendered = 16
+
+// renderedFor is the index of view k rendered from the listings of
+// versions own and ch, when it was kept.
+func (x *index) renderedFor(k renderKey, own, ch uint64) (string, bool) {
+	x.rmu.Lock()
+	defer x.rmu.Unlock()
+	r, ok := x.rendered[k]
+	return r.text, ok && r.own == own && r.ch == ch
+}
+
+// keepRendered keeps text as view k's index for those versions.
+func (x *index) keepRendered(k renderKey, own, ch uint64, text string) {
+	x.rmu.Lock()
+	defer x.rmu.Unlock()
+	if x.rendered == nil || len(x.rendered) >= maxRendered {
+		x.rendered = map[renderKey]renderedIndex{}
+	}
+	x.rendered[k] = renderedIndex{own: own, ch: ch, text: text}
 }
 
 func (x *index) rescan(root *os.Root) {
@@ -272,14 +429,21 @@ func (x *index) refresh(root *os.Root, p string) {
 		return
 	}
 	defer f.Close()
-	head := make([]byte, summaryHead)
-	n, err := io.ReadFull(f, head)
+	head := heads.Get().(*[summaryHead]byte)
+	defer heads.Put(head)
+	n, err := io.ReadFull(f, head[:])
 	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
 		x.drop(p)
 		return
 	}
-	x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: FileSummary(string(head[:n])), Size: fi.Size(), Shared: IsShared(string(head[:n]))},
-		key: keyOf(fi), readAt: readAt})
+	x.put(p, fileEntry(string(head[:n]), fi.Size(), keyOf(fi), readAt))
+}
+
+// fileEntry is the entry of a file whose text starts with head. The
+// summary is copied out: a summary that is a substring of head (one word)
+// would otherwise keep all of head alive for as long as the entry.
+func fileEntry(head string, size int64, key statKey, readAt int64) entry {
+	return entry{Summary: strings.Clone(FileSummary(head)), Size: size, Shared: IsShared(head), key: key, readAt: readAt}
 }
 
 // unkept lists the entries not marked kept, with their generation.

@@ -177,7 +177,7 @@ func parseCacheLine(line string) (string, entry, error) {
 	}
 	summary, _ := strconv.Unquote(qs)
 	size := int64(nums[0])
-	e := entry{FileInfo: FileInfo{Path: p, Summary: summary, Size: size, Shared: nums[4]&flagShared != 0},
+	e := entry{Summary: summary, Size: size, Shared: nums[4]&flagShared != 0,
 		key: statKey{Size: size, MTime: int64(nums[1]), Ino: nums[2]}, readAt: int64(nums[3]), kept: nums[4]&flagKept != 0}
 	return p, e, nil
 }

@@ -654,7 +654,7 @@ func TestGenerationsNeverRepeatAfterALoad(t *testing.T) {
 	cache := filepath.Join(t.TempDir(), "ann.idx")
 	files := map[string]entry{}
 	for _, p := range []string{"facts/a.md", "facts/b.md", "facts/c.md"} {
-		files[p] = entry{FileInfo: FileInfo{Path: p, Summary: p, Size: 1}, key: statKey{Size: 1, MTime: 1, Ino: 1}}
+		files[p] = entry{Summary: p, Size: 1, key: statKey{Size: 1, MTime: 1, Ino: 1}}
 	}
 	if err := writeCacheFile(nil, cache, encodeCache(files)); err != nil {
 		t.Fatal(err)
@@ -668,7 +668,7 @@ func TestGenerationsNeverRepeatAfterALoad(t *testing.T) {
 			if len(snap) != len(files) {
 				t.Fatalf("loaded %d entries, want %d", len(snap), len(files))
 			}
-			x.put(p, entry{FileInfo: FileInfo{Path: p, Summary: "changed", Size: 2}})
+			x.put(p, entry{Summary: "changed", Size: 2})
 			if x.markKept(p, snap[p]) {
 				t.Fatalf("trial %d: %s changed after the snapshot but was marked kept (generations %v)", trial, p, snap)
 			}

@@ -123,28 +123,22 @@ func (s *Session) Append(p, entry, summary string) error {
 // out, so the reflector's request does not grow with the memory. Empty
 // parts say "none yet".
 func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
-	return preload(s, factsBudget)
-}
-
-// preload is Preload of any Space.
-func preload(s Space, factsBudget int) (facts, episodes string, err error) {
-	files, err := s.List()
+	l, err := s.u.listing(false)
 	if err != nil {
 		return "", "", err
 	}
-	var factFiles []string
-	total := int64(0)
-	var factInfos, epInfos []FileInfo
-	for _, f := range files {
-		if k, _ := ParsePath(strings.TrimPrefix(f.Path, ChannelDir)); k == KindEpisode {
-			epInfos = append(epInfos, f)
-			continue
-		}
-		factInfos = append(factInfos, f)
-		total += f.Size
-	}
-	if total <= int64(factsBudget) {
-		for _, f := range factInfos {
+	return preload(s, viewParts{own: l.files, ownF: l.facts, ownVer: l.ver, factBytes: l.factBytes}, factsBudget)
+}
+
+// preload is Preload of any Space whose files are p: its fact files come
+// first (p.facts()), their bytes counted when the list was made, so a
+// reflection's start does not grow with the number of files.
+func preload(s Space, p viewParts, factsBudget int) (facts, episodes string, err error) {
+	nf, n := p.facts(), p.len()
+	if p.factBytes <= int64(factsBudget) {
+		var factFiles []string
+		for i := range nf {
+			f := p.at(i)
 			d, err := s.Load(f.Path)
 			if err != nil {
 				continue // changed or vanished since the list: the model can still read it
@@ -153,13 +147,13 @@ func preload(s Space, factsBudget int) (facts, episodes string, err error) {
 		}
 		facts = strings.Join(factFiles, "\n\n")
 	} else {
-		head := fmt.Sprintf("(The fact files hold %d bytes together, more than the %d pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", total, factsBudget)
-		facts = head + "\n" + boundedIndex(factInfos, max(factsBudget/4, DefaultIndexBudget)-len(head)-1)
+		head := fmt.Sprintf("(The fact files hold %d bytes together, more than the %d pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", p.factBytes, factsBudget)
+		facts = head + "\n" + boundedIndex(nf, p.at, max(factsBudget/4, DefaultIndexBudget)-len(head)-1)
 	}
-	if len(factInfos) == 0 {
+	if nf == 0 {
 		facts = "none yet"
 	}
-	episodes = boundedIndex(epInfos, DefaultIndexBudget)
+	episodes = boundedIndex(n-nf, func(i int) FileInfo { return p.at(nf + i) }, DefaultIndexBudget)
 	if episodes == "" {
 		episodes = "none yet"
 	}
@@ -169,16 +163,16 @@ func preload(s Space, factsBudget int) (facts, episodes string, err error) {
 // boundedIndex is the index lines of files, in order, within budget bytes
 // (a line for at least one file): past it, a last line says how many more
 // there are and where to see them.
-func boundedIndex(files []FileInfo, budget int) string {
+func boundedIndex(n int, at func(int) FileInfo, budget int) string {
 	var b strings.Builder
-	for i, f := range files {
-		line := IndexLine(f)
+	for i := range n {
+		line := IndexLine(at(i))
 		room := budget - b.Len()
-		if rest := len(files) - i - 1; rest > 0 {
+		if rest := n - i - 1; rest > 0 {
 			room -= omittedLen(rest)
 		}
 		if i > 0 && len(line)+1 > room {
-			b.WriteString("\n" + strings.TrimSuffix(omittedLine(len(files)-i), "\n"))
+			b.WriteString("\n" + strings.TrimSuffix(omittedLine(n-i), "\n"))
 			break
 		}
 		if i > 0 {

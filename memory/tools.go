@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/mnemo-agent/mnemo"
 )
@@ -16,12 +17,20 @@ import (
 var toolDocs embed.FS
 
 func toolDoc(name string) string {
+	if d, ok := docs.Load(name); ok {
+		return d.(string) // the read tools are built for every message
+	}
 	b, err := toolDocs.ReadFile("tools/" + name + ".md")
 	if err != nil {
 		panic("memory: missing embedded tool description " + name) // a build mistake, caught by every test
 	}
-	return strings.TrimSpace(string(b))
+	d := strings.TrimSpace(string(b))
+	docs.Store(name, d)
+	return d
 }
+
+// docs caches toolDoc by name.
+var docs sync.Map
 
 // The parameters of each tool: mnemo.NewTool generates the JSON Schema the
 // model is sent from these types and decodes its arguments into them

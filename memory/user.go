@@ -116,23 +116,35 @@ func (u *User) openRoot(create bool) (*os.Root, *folder, error) {
 // List returns the user's files: facts by name, then episodes newest first.
 // The slice is shared with the index: read it, never modify it.
 func (u *User) List() ([]FileInfo, error) {
-	root, ref, err := u.openRoot(false)
-	if err != nil {
-		return nil, err
-	}
-	defer ref.release()
-	return u.idx.list(root), nil
+	l, err := u.listing(false)
+	return l.files, err
 }
 
 // ListShared returns the user's shared files (IsShared), in List's order.
 // The slice is shared with the index: read it, never modify it.
 func (u *User) ListShared() ([]FileInfo, error) {
+	l, err := u.listing(true)
+	return l.files, err
+}
+
+// listing is List (shared: ListShared) with its counts and version. While
+// the index is watched and nothing changed, the folder is not even opened:
+// the watcher reports every change to it, the folder's own removal or
+// replacement included (Store.forgetRoot), and that makes the next
+// listing open it and rescan.
+func (u *User) listing(shared bool) (listing, error) {
+	if l, ok := u.idx.current(shared); ok {
+		return l, nil
+	}
 	root, ref, err := u.openRoot(false)
 	if err != nil {
-		return nil, err
+		return listing{}, err
 	}
 	defer ref.release()
-	return u.idx.listShared(root), nil
+	if shared {
+		return u.idx.listShared(root), nil
+	}
+	return u.idx.list(root), nil
 }
 
 // KeepEach calls keep with the text of each of the user's files that has

@@ -3,7 +3,6 @@ package memory
 import (
 	"errors"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -110,31 +109,37 @@ func (v *View) List() ([]FileInfo, error) {
 
 // viewParts is a view's files as the index lists them, without copying
 // them: the speaker's (List's order, shared with the index) and the
-// channel's, each split where its episodes start.
+// channel's, each split where its episodes start, with the listings'
+// versions and their fact files' bytes.
 type viewParts struct {
-	own, ch   []FileInfo
-	ownF, chF int // how many of each are fact files
+	own, ch       []FileInfo
+	ownF, chF     int // how many of each are fact files
+	ownVer, chVer uint64
+	factBytes     int64 // of the fact files of both
 }
 
 func (v *View) parts() (viewParts, error) {
-	var p viewParts
-	var err error
-	if v.shared {
-		p.own, err = v.own.u.ListShared()
-	} else {
-		p.own, err = v.own.u.List()
-	}
-	if err != nil || v.ch == nil {
-		return p, err
-	}
-	if p.ch, err = v.ch.u.List(); err != nil {
+	own, err := v.own.u.listing(v.shared)
+	if err != nil {
 		return viewParts{}, err
 	}
-	p.ownF, p.chF = factCount(p.own), factCount(p.ch)
+	p := viewParts{own: own.files, ownF: own.facts, ownVer: own.ver, factBytes: own.factBytes}
+	if v.ch == nil {
+		return p, nil
+	}
+	ch, err := v.ch.u.listing(false)
+	if err != nil {
+		return viewParts{}, err
+	}
+	p.ch, p.chF, p.chVer = ch.files, ch.facts, ch.ver
+	p.factBytes += ch.factBytes
 	return p, nil
 }
 
 func (p viewParts) len() int { return len(p.own) + len(p.ch) }
+
+// facts is how many of the view's files are fact files (they come first).
+func (p viewParts) facts() int { return p.ownF + p.chF }
 
 // at is the i-th file of the view's order; a channel's file is named with
 // ChannelDir.
@@ -154,23 +159,39 @@ func (p viewParts) at(i int) FileInfo {
 	return f
 }
 
-// factCount is how many of files (List's order: facts first) are fact
-// files, found by bisection: a message's cost does not grow with them.
-func factCount(files []FileInfo) int {
-	return sort.Search(len(files), func(i int) bool { return strings.HasPrefix(files[i].Path, episodesDir+"/") })
-}
-
-// Index is the iteration-1 index of what the view may see. Only the lines
-// it shows are made: at any size it costs what the budget holds.
+// Index is the iteration-1 index of what the view may see. It is rendered
+// once per version of the files it lists (the watcher's or a write's
+// change makes a new one) and kept: a message's index costs a lookup,
+// whatever the number of files, and at any size rendering it costs what
+// the budget holds, as only the lines it shows are made.
 func (v *View) Index(budget int) (string, error) {
 	p, err := v.parts()
 	if err != nil {
 		return "", err
 	}
-	if v.ch == nil {
-		return RenderIndex(p.own, budget), nil
+	if budget <= 0 {
+		budget = DefaultIndexBudget
 	}
-	return renderIndex(p.len(), p.at, budget), nil
+	k := renderKey{shared: v.shared, budget: budget}
+	if v.ch != nil {
+		k.ch = v.ch.u.idx
+	}
+	x := v.own.u.idx
+	if text, ok := x.renderedFor(k, p.ownVer, p.chVer); ok {
+		return text, nil
+	}
+	text := renderIndex(p.len(), p.at, budget)
+	x.keepRendered(k, p.ownVer, p.chVer, text)
+	return text, nil
+}
+
+// Preload is Session.Preload of what the view may see.
+func (v *View) Preload(factsBudget int) (facts, episodes string, err error) {
+	p, err := v.parts()
+	if err != nil {
+		return "", "", err
+	}
+	return preload(v, p, factsBudget)
 }
 
 // Load reads a whole file the view may see, and records its version.
@@ -248,9 +269,4 @@ func (v *View) refused(p string, err error) error {
 		return &NotWritableError{Path: p}
 	}
 	return err
-}
-
-// Preload is Session.Preload of what the view may see.
-func (v *View) Preload(factsBudget int) (facts, episodes string, err error) {
-	return preload(v, factsBudget)
 }

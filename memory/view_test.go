@@ -790,3 +790,99 @@ func TestGuardEmptyFile(t *testing.T) {
 		t.Errorf("a compute error: %v", err)
 	}
 }
+
+// A view's index is kept between messages and made again at once after
+// any change: a write through the store (the writer's next message sees
+// it), a person's edit (once the watcher reports it), a change to the
+// channel's memory, the folder's removal. Each view keeps its own: the
+// shared view's never shows a private file, whichever was asked first.
+func TestViewIndexKeptUntilAChange(t *testing.T) {
+	s, alice, ch := viewStore(t, true)
+	eventually(t, "the watcher to see alice's folder", func() bool { return watchLog.seen(filepath.Join(s.Dir(), "alice")) })
+	index := func(v *View, budget int) string {
+		t.Helper()
+		idx, err := v.Index(budget)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}
+	dm := func() string { return index(NewView(alice, false, nil), 0) }
+	channel := func() string { return index(NewView(alice, true, ch), 0) }
+	for range 2 {
+		if got := dm(); !strings.Contains(got, "- facts/secret.md (") {
+			t.Errorf("DM index without the private file:\n%s", got)
+		}
+		if got := channel(); strings.Contains(got, viewMark) || !strings.Contains(got, "- channel/facts/decisions.md (") {
+			t.Errorf("channel index:\n%s", got)
+		}
+	}
+	// The same text while nothing changes, from the version it was made of.
+	ver := alice.idx.ver
+	if a, b := dm(), dm(); a != b || alice.idx.ver != ver {
+		t.Errorf("the DM index changed with nothing changed (version %d → %d)", ver, alice.idx.ver)
+	}
+	// Another budget is another index.
+	if small := index(NewView(alice, false, nil), 200); small == dm() || !strings.Contains(small, "more files not shown") {
+		t.Errorf("index of 200 bytes:\n%s", small)
+	}
+	// A write through the store: at once.
+	if err := alice.NewSession().Write("facts/new.md", "# New\n\n> Summary: written now\n\n- x\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := dm(); !strings.Contains(got, "- facts/new.md (") || !strings.Contains(got, "written now") {
+		t.Errorf("DM index after a write:\n%s", got)
+	}
+	// A change to the channel's memory: in the channel's view at once.
+	if err := ch.NewSession().Write("facts/more.md", "# More\n\n> Summary: more decisions\n\n- y\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := channel(); !strings.Contains(got, "- channel/facts/more.md (") {
+		t.Errorf("channel index after the channel's write:\n%s", got)
+	}
+	// A person's edit, once the watcher reports it; making a file private
+	// by hand takes it out of the channel's index.
+	writeFile(t, filepath.Join(s.Dir(), "alice/facts/public.md"), "# Public\n\n> Summary: edited by hand\n\n- likes Go\n")
+	eventually(t, "the edit in the DM index", func() bool { return strings.Contains(dm(), "edited by hand") })
+	if got := channel(); strings.Contains(got, "facts/public.md") || strings.Contains(got, "edited by hand") {
+		t.Errorf("the file made private by hand is in the channel's index:\n%s", got)
+	}
+	// The folder removed: nothing left to show.
+	if err := os.RemoveAll(filepath.Join(s.Dir(), "alice")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the removal in the DM index", func() bool { return dm() == indexNone })
+}
+
+// Without the watcher nothing is kept: every message's index is made
+// from the folder as it is.
+func TestViewIndexUnwatched(t *testing.T) {
+	s, alice, _ := viewStore(t, true, func(o *Options) { o.Watch = false })
+	if got, _ := NewView(alice, false, nil).Index(0); !strings.Contains(got, "- facts/secret.md (") {
+		t.Fatalf("index:\n%s", got)
+	}
+	writeFile(t, filepath.Join(s.Dir(), "alice/facts/public.md"), "# Public\n\n> Summary: edited by hand\n\n- likes Go\n")
+	if got, _ := NewView(alice, false, nil).Index(0); !strings.Contains(got, "edited by hand") {
+		t.Errorf("index after a hand edit without the watcher:\n%s", got)
+	}
+}
+
+// A folder that is a file is an error for every view of it, the
+// speaker's or the channel's: its index and pre-load say so.
+func TestViewOfAFolderThatIsAFile(t *testing.T) {
+	s := newStore(t)
+	writeFile(t, filepath.Join(s.Dir(), "dave"), "a file")
+	writeFile(t, filepath.Join(s.Dir(), viewChannel), "a file")
+	alice, dave, ch := mustUser(t, s, "alice"), mustUser(t, s, "dave"), mustUser(t, s, viewChannel)
+	for name, v := range map[string]*View{"speaker": NewView(dave, false, nil), "channel": NewView(alice, true, ch)} {
+		if _, err := v.Index(0); err == nil {
+			t.Errorf("%s: Index: no error", name)
+		}
+		if _, _, err := v.Preload(1 << 10); err == nil {
+			t.Errorf("%s: Preload: no error", name)
+		}
+	}
+	if _, _, err := dave.NewSession().Preload(1 << 10); err == nil {
+		t.Error("Session.Preload: no error")
+	}
+}

@@ -42,11 +42,18 @@ func newTimers(c clock.Clock, fire func(*userState)) *timers {
 	return tm
 }
 
-// add arms u for u.deadline (u not armed yet).
-func (tm *timers) add(u *userState) {
+// move arms u for deadline d, armed or not: a turn that only pushes an
+// armed user's idle deadline later (every message of a conversation)
+// moves it in the heap and wakes no one (see rearmLocked).
+func (tm *timers) move(u *userState, d time.Time) {
 	tm.mu.Lock()
 	defer tm.mu.Unlock()
-	heap.Push(&tm.h, u)
+	u.deadline = d
+	if u.hidx >= 0 {
+		heap.Fix(&tm.h, u.hidx)
+	} else {
+		heap.Push(&tm.h, u)
+	}
 	tm.rearmLocked()
 }
 
@@ -72,7 +79,11 @@ func (tm *timers) rearmLocked() {
 		return
 	}
 	next := tm.h[0].deadline
-	if tm.t != nil && tm.at.Equal(next) {
+	if tm.t != nil && !tm.at.After(next) {
+		// The armed timer fires no later than the earliest deadline: it
+		// stays, and fireDue arms the next one when it fires early. A
+		// deadline pushed later (each turn re-arms its user's idle timer)
+		// so costs no new timer and no wake-up of the loop.
 		return
 	}
 	if tm.t != nil {

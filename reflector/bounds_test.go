@@ -5,8 +5,12 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
@@ -113,5 +117,59 @@ func TestOpenJournalsBoundedWhenTheFlusherLags(t *testing.T) {
 	}
 	if n := e.r.Pending(); n != 3*maxOpenJournals {
 		t.Errorf("pending %d", n)
+	}
+}
+
+// countingClock counts the timers made on a fake clock.
+type countingClock struct {
+	*clocktest.Fake
+	made atomic.Int64
+}
+
+func (c *countingClock) NewTimer(d time.Duration) clock.Timer {
+	c.made.Add(1)
+	return c.Fake.NewTimer(d)
+}
+
+// Each turn pushes its person's idle deadline later: the deadline moves in
+// the heap, and the clock timer armed for the first one stays (no new
+// timer, no wake-up of the timers' loop per turn). When it fires early,
+// nothing is due yet and the next one is armed; the person fires once, at
+// the last deadline.
+func TestIdleDeadlineMovesWithoutANewTimer(t *testing.T) {
+	c := &countingClock{Fake: clocktest.New(time.Unix(1e9, 0))}
+	fired := make(chan *userState, 10)
+	tm := newTimers(c, func(u *userState) { fired <- u })
+	defer tm.stop()
+	u := &userState{name: "alice", hidx: -1}
+	start := c.Now()
+	for range 50 { // a turn a second: the first deadline (60 s) does not pass
+		tm.move(u, c.Now().Add(time.Minute))
+		c.Advance(time.Second)
+	}
+	if n := c.made.Load(); n != 1 {
+		t.Errorf("50 turns made %d clock timers, want 1", n)
+	}
+	// The first deadline passes: the timer fires early, nothing is due,
+	// and the last deadline is armed.
+	c.Advance(10 * time.Second)
+	c.WaitArmed(1)
+	if n := c.made.Load(); n != 2 {
+		t.Errorf("after the early firing: %d clock timers made, want 2", n)
+	}
+	if len(fired) != 0 {
+		t.Fatal("fired before its last deadline")
+	}
+	c.Advance(start.Add(49*time.Second + time.Minute).Sub(c.Now()))
+	if got := <-fired; got != u {
+		t.Fatalf("fired %v", got)
+	}
+	// A deadline earlier than the armed timer's replaces it.
+	v := &userState{name: "bob", hidx: -1}
+	tm.move(u, c.Now().Add(time.Hour))
+	tm.move(v, c.Now().Add(time.Second))
+	c.Advance(time.Second)
+	if got := <-fired; got != v {
+		t.Fatalf("fired %v, want bob", got)
 	}
 }

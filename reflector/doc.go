@@ -18,7 +18,9 @@
 // records and its end — under the user's lock, so the user's journal file
 // is written in order. What a user waiting to be reflected holds is data
 // (bounds.go): the idle timers of every user share one goroutine and one
-// clock timer, the runs a bounded pool of goroutines (Config.MaxRunning),
+// clock timer (a turn that pushes its user's deadline later moves it in a
+// heap, with no new timer and no wake-up: the clock timer, when it fires
+// early, arms the next deadline), the runs a bounded pool of goroutines (Config.MaxRunning),
 // and a user's journal file is closed once what was written to it is
 // durable. One flusher goroutine fsyncs the files written in each window.
 // Timers come from the injected clock.Clock; Close waits for every run,

@@ -258,13 +258,8 @@ func (u *userState) trigger() {
 
 // arm (re)starts the timer: it fires after d unless disarmed or re-armed.
 func (u *userState) arm(d time.Duration) {
-	u.disarm()
-	tm := u.r.timers
-	tm.mu.Lock()
-	u.deadline = u.r.clock.Now().Add(d)
-	tm.mu.Unlock()
 	u.armed = true
-	tm.add(u)
+	u.r.timers.move(u, u.r.clock.Now().Add(d))
 }
 
 func (u *userState) disarm() {

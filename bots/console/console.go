@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
@@ -85,61 +86,76 @@ func Run(ctx context.Context, cfg Config) error {
 	if cfg.Interactive {
 		return runInteractive(ctx, cfg)
 	}
-	lines := make(chan string)
-	readErr := make(chan error, 1)
-	stop := make(chan struct{})
-	defer close(stop)
+	// The messages are answered on the reader's goroutine, as they are
+	// read: no hand-off (and no wake-up of another goroutine) per message.
+	// mu is held while one is answered; ctx's end takes it, so a message
+	// already sent is answered before Run returns, and none after.
+	var mu sync.Mutex
+	stopped := false
+	done := make(chan error, 1)
 	go func() {
 		sc := bufio.NewScanner(cfg.In)
 		sc.Buffer(make([]byte, 64<<10), maxLine)
 		for sc.Scan() {
-			select {
-			case lines <- sc.Text():
-			case <-stop:
+			mu.Lock()
+			if stopped {
+				mu.Unlock()
+				return
+			}
+			quit, err := pipedLine(ctx, cfg, sc.Text())
+			mu.Unlock()
+			if quit || err != nil {
+				done <- err
 				return
 			}
 		}
-		readErr <- sc.Err()
+		err := sc.Err()
+		if errors.Is(err, bufio.ErrTooLong) {
+			err = fmt.Errorf("console: a line is longer than %d bytes", maxLine)
+		}
+		done <- err
 	}()
-	for {
-		var line string
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case err := <-readErr:
-			if errors.Is(err, bufio.ErrTooLong) {
-				return fmt.Errorf("console: a line is longer than %d bytes", maxLine)
-			}
-			return err
-		case line = <-lines:
-		}
-		text := strings.TrimSpace(line)
-		switch {
-		case text == "":
-			continue
-		case text == "/quit" || text == "/exit":
-			return nil
-		case text == "/help":
-			fmt.Fprintln(cfg.Out, help)
-			continue
-		case isMemory(text) && cfg.Memory != nil:
-			fmt.Fprintln(cfg.Out, memoryCommand(cfg, text))
-			continue
-		case isForget(text) && cfg.Forget != nil:
-			out, _ := forget(cfg, text)
-			fmt.Fprintln(cfg.Out, out)
-			continue
-		}
-		// The reply streams to the pipe as it is written: the text alone.
-		ps := &pipedStream{out: cfg.Out, start: time.Now(), visible: cfg.FirstVisible}
-		t := task(cfg, text, "")
-		t.Stream = ps
-		reply, err := cfg.Handler.Handle(context.WithoutCancel(ctx), t)
-		if err != nil {
-			return err // only when the task could not run at all
-		}
-		ps.finish(reply)
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		mu.Lock()
+		stopped = true
+		mu.Unlock()
+		return ctx.Err()
 	}
+}
+
+// pipedLine answers one line of piped input; quit: /quit or /exit. An
+// error means the task could not run at all.
+func pipedLine(ctx context.Context, cfg Config, line string) (quit bool, err error) {
+	text := strings.TrimSpace(line)
+	switch {
+	case text == "":
+		return false, nil
+	case text == "/quit" || text == "/exit":
+		return true, nil
+	case text == "/help":
+		fmt.Fprintln(cfg.Out, help)
+		return false, nil
+	case isMemory(text) && cfg.Memory != nil:
+		fmt.Fprintln(cfg.Out, memoryCommand(cfg, text))
+		return false, nil
+	case isForget(text) && cfg.Forget != nil:
+		out, _ := forget(cfg, text)
+		fmt.Fprintln(cfg.Out, out)
+		return false, nil
+	}
+	// The reply streams to the pipe as it is written: the text alone.
+	ps := &pipedStream{out: cfg.Out, start: time.Now(), visible: cfg.FirstVisible}
+	t := task(cfg, text, "")
+	t.Stream = ps
+	reply, err := cfg.Handler.Handle(context.WithoutCancel(ctx), t)
+	if err != nil {
+		return false, err
+	}
+	ps.finish(reply)
+	return false, nil
 }
 
 func task(cfg Config, text, id string) mnemo.Task {

@@ -233,3 +233,47 @@ func TestInteractiveMemoryRendered(t *testing.T) {
 		t.Errorf("/memory shown as %q", got)
 	}
 }
+
+// blockingHandler answers once release is closed, saying on started
+// that it began.
+type blockingHandler struct {
+	fakeHandler
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingHandler) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
+	b.started <- struct{}{}
+	<-b.release
+	return b.fakeHandler.Handle(ctx, t)
+}
+
+// Piped messages are answered on the reader's goroutine: a message being
+// answered when ctx ends is answered and printed before Run returns, and
+// a line read after that is not answered.
+func TestCancelWhileAnswering(t *testing.T) {
+	r, w := io.Pipe()
+	defer w.Close()
+	h := &blockingHandler{started: make(chan struct{}, 1), release: make(chan struct{})}
+	var out strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, Config{In: r, Out: &out, User: "a", Handler: h}) }()
+	w.Write([]byte("one\n"))
+	<-h.started
+	cancel()
+	close(h.release)
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run after cancel = %v", err)
+	}
+	if got := out.String(); got != "echo: one\nline two\n" {
+		t.Errorf("output %q: the message being answered was not printed before Run returned", got)
+	}
+	w.Write([]byte("two\n")) // read once Write returns; never answered
+	w.Close()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.tasks) != 1 {
+		t.Errorf("%d tasks answered, want 1", len(h.tasks))
+	}
+}
