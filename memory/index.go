@@ -97,6 +97,10 @@ type index struct {
 	changed bool
 	// cacheRoot, when set, is cache's folder: the file is opened in it.
 	cacheRoot *os.Root
+	// lazy: entries came from the cache unchecked against the disk;
+	// checked holds those checked (or read) since (indexcache.go).
+	lazy    bool
+	checked map[string]struct{}
 }
 
 func newIndex(now func() time.Time, cache string) *index {
@@ -128,6 +132,9 @@ func (x *index) put(p string, e entry) {
 	x.files[p] = e
 	x.sorted = nil
 	x.changed = true
+	if x.lazy {
+		x.checked[p] = struct{}{}
+	}
 }
 
 func (x *index) drop(p string) {
@@ -172,17 +179,31 @@ func (x *index) listShared(root *os.Root) []FileInfo {
 
 // list returns the current files (read-only); root may be nil when the
 // user has no folder.
-func (x *index) list(root *os.Root) []FileInfo {
+func (x *index) list(root *os.Root) []FileInfo { return x.listHead(root, -1) }
+
+// listHead is list where only the first n files (n < 0: all) are sure to
+// have been checked against the disk since a start (checkHead).
+func (x *index) listHead(root *os.Root, n int) []FileInfo {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.full || x.unwatched {
-		x.rescan(root)
+		if n < 0 || !x.quickStart(root) {
+			x.rescan(root)
+		}
 	} else {
 		for p := range x.dirty {
 			x.refresh(root, p)
 		}
 	}
 	clear(x.dirty)
+	x.checkHead(root, n)
+	x.sort()
+	// Shared, never modified: a change builds a new slice.
+	return x.sorted
+}
+
+// sort makes x.sorted when a change cleared it.
+func (x *index) sort() {
 	if x.sorted == nil {
 		x.sorted = make([]FileInfo, 0, len(x.files))
 		for _, f := range x.files {
@@ -190,8 +211,6 @@ func (x *index) list(root *os.Root) []FileInfo {
 		}
 		sortFiles(x.sorted)
 	}
-	// Shared, never modified: a change builds a new slice.
-	return x.sorted
 }
 
 func (x *index) rescan(root *os.Root) {
@@ -201,6 +220,7 @@ func (x *index) rescan(root *os.Root) {
 	}
 	reread := x.reread
 	x.full, x.reread = false, false
+	x.lazy, x.checked = false, nil // every file is checked below
 	seen := make(map[string]bool, len(x.files))
 	if root != nil {
 		// Both folders are checked at once (x.files is only read): with

@@ -163,6 +163,13 @@ func factCount(files []FileInfo) int {
 // Index is the iteration-1 index of what the view may see. Only the lines
 // it shows are made: at any size it costs what the budget holds.
 func (v *View) Index(budget int) (string, error) {
+	if v.ch == nil && !v.shared { // only the files it shows are checked (indexList)
+		files, err := v.own.u.indexList(budget)
+		if err != nil {
+			return "", err
+		}
+		return RenderIndex(files, budget), nil
+	}
 	p, err := v.parts()
 	if err != nil {
 		return "", err
