@@ -33,6 +33,7 @@ type benchConfig struct {
 	distinctConc                          int           // people sending at once
 	distinctIdle                          time.Duration // serve's reflector.idle in that run
 	distinctOnly                          bool
+	noStream                              bool // also a chat with llm.stream false, at the first size
 	timeout                               time.Duration
 	dir                                   string
 	commandLine                           string // as shown in the README
@@ -69,6 +70,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.streamReplies, "stream-replies", 5, "streamed replies measured in the streaming row (0: no streaming row)")
 	fs.IntVar(&c.streamWords, "stream-words", 30, "words of each streamed reply")
 	fs.DurationVar(&c.streamEvery, "stream-every", 200*time.Millisecond, "the streaming model's time per word (and to its first word)")
+	fs.BoolVar(&c.noStream, "no-stream", true, "also measure the chat at the first -sizes with llm.stream false (the default streams)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
 	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/", "packages whose go test benchmarks are run (\"\": none)")
@@ -209,9 +211,18 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for _, n := range cfg.sizes {
 		progress("chat, %d files: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
-		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts)
+		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, false)
 		if err != nil {
 			return fmt.Errorf("chat at %d files: %w", n, err)
+		}
+		res.Chats = append(res.Chats, f)
+	}
+	if cfg.noStream {
+		n := cfg.sizes[0]
+		progress("chat, %d files, llm.stream false: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
+		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, true)
+		if err != nil {
+			return fmt.Errorf("chat at %d files, llm.stream false: %w", n, err)
 		}
 		res.Chats = append(res.Chats, f)
 	}
