@@ -34,6 +34,7 @@ type benchConfig struct {
 	distinctIdle                          time.Duration // serve's reflector.idle in that run
 	distinctOnly                          bool
 	noStream                              bool // also a chat with llm.stream false, at the first size
+	chatOnly                              bool // only the chat and echo hi rows
 	timeout                               time.Duration
 	dir                                   string
 	commandLine                           string // as shown in the README
@@ -70,6 +71,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.streamReplies, "stream-replies", 5, "streamed replies measured in the streaming row (0: no streaming row)")
 	fs.IntVar(&c.streamWords, "stream-words", 30, "words of each streamed reply")
 	fs.DurationVar(&c.streamEvery, "stream-every", 200*time.Millisecond, "the streaming model's time per word (and to its first word)")
+	fs.BoolVar(&c.chatOnly, "chat-only", false, "run only the mnemo chat and echo hi rows (issue 24's figures) and print them")
 	fs.BoolVar(&c.noStream, "no-stream", true, "also measure the chat at the first -sizes with llm.stream false (the default streams)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
@@ -104,6 +106,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 		rule{c.distinctConc < 1, "-distinct-conc must be at least 1"},
 		rule{c.distinctIdle <= 0, "-distinct-idle must be positive"},
 		rule{c.distinctOnly && len(c.distinct) == 0, "-distinct-only needs -distinct, e.g. -distinct 100,1000"},
+		rule{c.chatOnly && c.distinctOnly, "-chat-only and -distinct-only are two different parts: give one"},
 	); err != nil {
 		return c, err
 	}
@@ -225,6 +228,11 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("chat at %d files, llm.stream false: %w", n, err)
 		}
 		res.Chats = append(res.Chats, f)
+	}
+	if cfg.chatOnly {
+		res.Machine.LoadEnd = loadAvg()
+		_, err := io.WriteString(stdout, renderBench(res))
+		return err
 	}
 	for _, n := range cfg.users {
 		progress("console, %d users × %d messages", n, cfg.concMessages)

@@ -184,6 +184,7 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"-distinct-conc", "0"}, "-distinct-conc must be at least 1"},
 		{[]string{"-distinct-idle", "0s"}, "-distinct-idle must be positive"},
 		{[]string{"-distinct", "", "-distinct-only"}, "-distinct-only needs -distinct"},
+		{[]string{"-chat-only", "-distinct-only"}, "-chat-only and -distinct-only are two different parts"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-nope"}, "flag provided but not defined: -nope (see -bench -h)"},
 	} {
@@ -814,5 +815,30 @@ func TestTimeKB(t *testing.T) {
 	}
 	if _, ok := timeKB(filepath.Join(dir, "missing")); ok {
 		t.Error("a missing report read")
+	}
+}
+
+// TestBenchChatOnly: -chat-only measures the chat and echo hi rows alone
+// (issue 24's figures) and prints them with their ratio rows.
+func TestBenchChatOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the mnemo binary")
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	bin := buildMnemo(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-starts", "1", "-gobench", ""}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	wantParts(t, "the table", out,
+		"| `mnemo chat`, 2-message chat, user with 2 files |",
+		"| `mnemo chat`, 2-message chat, user with 0 files, `llm.stream: false` |",
+		"| **`mnemo chat` per message, 2 ÷ 0 files** | ×",
+		"| **`echo hi \\| mnemo chat`, 2 ÷ 0 files** | ×",
+	)
+	if strings.Contains(out, "console,") || strings.Contains(out, "edit-to-index") {
+		t.Errorf("-chat-only ran more than the chats:\n%s", out)
 	}
 }
