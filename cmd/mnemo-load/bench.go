@@ -114,6 +114,15 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name != "bench" && f.Name != "readme" && f.Name != "bin" && f.Name != "go" {
 			v := f.Value.String()
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				// -name, or -name=false: "-name false" would end the flags
+				if v == "true" {
+					shown = append(shown, "-"+f.Name)
+				} else {
+					shown = append(shown, "-"+f.Name+"="+v)
+				}
+				return
+			}
 			if v == "" || strings.ContainsAny(v, " '") {
 				v = "'" + v + "'"
 			}

@@ -827,7 +827,7 @@ func TestBenchChatOnly(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	bin := buildMnemo(t)
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-starts", "1", "-gobench", ""}, &stdout, &stderr)
+	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-starts", "1", "-gobench", "", "-no-stream=true"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -838,6 +838,9 @@ func TestBenchChatOnly(t *testing.T) {
 		"| **`mnemo chat` per message, 2 ÷ 0 files** | ×",
 		"| **`echo hi \\| mnemo chat`, 2 ÷ 0 files** | ×",
 	)
+	if !strings.Contains(out, "Command: `make bench BENCHFLAGS=\"-chat-only -gobench '' -messages 2 -no-stream -sizes 0,2 -starts 1\"`") {
+		t.Errorf("the command line shown:\n%s", out)
+	}
 	if strings.Contains(out, "console,") || strings.Contains(out, "edit-to-index") {
 		t.Errorf("-chat-only ran more than the chats:\n%s", out)
 	}
