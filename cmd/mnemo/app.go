@@ -47,11 +47,6 @@ type app struct {
 	// started), which closes baselineDone when it has stopped.
 	stopBaseline context.CancelFunc
 	baselineDone chan struct{}
-	// firstTurn is closed when the Thinker finished its first turn
-	// (turned): a chat's baseline waits for it, off the path to the
-	// first reply.
-	firstTurn     chan struct{}
-	firstTurnOnce sync.Once
 
 	reflectErr error // what Close's reflector shutdown left undone
 	// calls cancels the agent's model calls when the shutdown grace is
@@ -184,7 +179,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 	}
 	calls := newCallGate()
 	a := &app{env: env, cfg: cfg, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
-		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: newBudget(env, cfg), firstTurn: make(chan struct{})}
+		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: newBudget(env, cfg)}
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
 		Reflector:    chargedModel{measuredModel{client, "reflector", changes.metrics}, a.budget},
@@ -194,7 +189,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 			Watch: true, Clean: true,
 			IndexCache: filepath.Join(stateDir(cfg), "index"), IndexCacheRoot: indexRoot,
 		},
-		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn, a.turned},
+		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: stateDir(cfg),
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot},
@@ -219,32 +214,15 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 
 // startBaseline keeps, in the background, the memory files of user (all
 // users for "") as found at start (changeLog.baseline): serve looks at
-// everyone's, from its start; chat at its own person's only, once the
-// first turn is answered. The baseline lists (and so checks) every file
-// and reads those the history lacks: at 10,000 files it was most of a
-// chat's start, and it held the index the first reply waits for. A
-// write through the store keeps the text it replaces meanwhile
-// (changeLog.onChange), so what the wait risks is only the text of a
-// file edited by hand before the first reply.
+// everyone's, chat at its own person's only.
 func (a *app) startBaseline(user string) {
 	bg, stop := context.WithCancel(context.Background())
 	a.stopBaseline, a.baselineDone = stop, make(chan struct{})
 	go func() {
 		defer close(a.baselineDone)
-		if user != "" {
-			select {
-			case <-a.firstTurn:
-			case <-bg.Done():
-				return
-			}
-		}
 		a.changes.baseline(bg, a.core.Store, user)
 	}()
 }
-
-// turned is told of each turn the Thinker finished: the first lets a
-// chat's baseline start.
-func (a *app) turned() { a.firstTurnOnce.Do(func() { close(a.firstTurn) }) }
 
 // Close reflects every pending turn and waits for running reflections
 // until ctx ends (then they are cancelled), and closes the store. Turns not

@@ -17,15 +17,11 @@ import (
 type coreObserver struct {
 	changes   *changeLog
 	withdrawn *sync.Map // task IDs (app.withdraw)
-	turned    func()    // told of every turn (app.turned); nil: not told
 }
 
 var _ wiring.Observer = coreObserver{}
 
 func (o coreObserver) Turn(t mnemo.Turn) bool {
-	if o.turned != nil {
-		o.turned()
-	}
 	_, withdrawn := o.withdrawn.LoadAndDelete(t.TaskID)
 	return !withdrawn
 }
