@@ -508,10 +508,19 @@ const checkChunk = 256
 
 // checkLazy checks every lazy entry against the disk (as checkHead(-1)),
 // a chunk at a time, until stop says to stop: the history's baseline,
-// which lists every file, stops at once when a short chat ends rather
-// than finishing a check of thousands of files first.
+// which runs beside the first reply and lists every file, holds the
+// index a chunk at a time (the first reply's index waits for one chunk at
+// most), and stops at once when a short chat ends rather than finishing
+// a check of thousands of files first.
 func (u *User) checkLazy(stop func() bool) {
 	x := u.idx
+	// Started before any List, the baseline starts the index as a List
+	// would (quickStart) instead of a rescan that holds the index, and
+	// the first reply waiting for it, through one stat per file.
+	if root, ref, err := u.openRoot(false); err == nil && root != nil {
+		x.listHead(root, 0)
+		ref.release()
+	}
 	x.mu.Lock()
 	var todo []string
 	if x.lazy {

@@ -172,4 +172,18 @@ func TestKeepEachStopsCheckingWhenTold(t *testing.T) {
 	if n, err := u.KeepEach(func() bool { return false }, func(string, []byte) error { return nil }); n != files || err != nil || u.idx.lazy {
 		t.Errorf("KeepEach marked %d of %d (%v), lazy %v", n, files, err, u.idx.lazy)
 	}
+	// Before any List (serve's and chat's baseline starts with them): it
+	// starts the index from the cache as a List would, not by a rescan
+	// of every file.
+	s.Close()
+	s = cachedStore(t, dir, cache)
+	u = mustUser(t, s, "alice")
+	calls = 0
+	u.KeepEach(func() bool { calls++; return calls > 1 }, func(string, []byte) error { return nil })
+	u.idx.mu.Lock()
+	lazy, checked = u.idx.lazy, len(u.idx.checked)
+	u.idx.mu.Unlock()
+	if !lazy || checked > checkChunk {
+		t.Errorf("a KeepEach stopped after a chunk, first at a start, checked %d files (lazy %v)", checked, lazy)
+	}
 }

@@ -1,91 +1,17 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
-
-// TestChatBaselineAfterTheFirstReply: a chat keeps its person's files as
-// found at start (the history's baseline) once its first turn is
-// answered, never before: the first model request finds nothing kept,
-// and the file edited by hand before the chat is kept as found, after it.
-func TestChatBaselineAfterTheFirstReply(t *testing.T) {
-	dir := inTempDir(t)
-	mem := filepath.Join(dir, "data", "memory")
-	if err := os.MkdirAll(filepath.Join(mem, "ann", "facts"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	const text = "# User Facts\n\n> Summary: name\n\n- Name: Ann\n"
-	if err := os.WriteFile(filepath.Join(mem, "ann", "facts", "user.md"), []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	history := filepath.Join(dir, "data", "state", "history", "ann")
-	srv := openaitest.New(t)
-	var keptBefore, thinker atomic.Int32
-	srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
-		if strings.Contains(r.System(), "memory reflector") {
-			return openaitest.Text("Nothing to remember."), true
-		}
-		if thinker.Add(1) == 1 {
-			if _, err := os.Stat(history); err == nil {
-				keptBefore.Store(1)
-			}
-		}
-		return openaitest.Text("Hello Ann."), true
-	})
-	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-test-key-123456", "MNEMO_DATA_DIR": mem}
-	in, feed := io.Pipe()
-	outR, outW := io.Pipe()
-	errR, errW := io.Pipe()
-	done := make(chan error, 1)
-	go func() {
-		err := run(stopOn(context.Background()), []string{"chat", "--user", "ann", "--verbose"}, func(k string) string { return env[k] }, in, outW, errW)
-		outW.Close()
-		errW.Close()
-		done <- err
-	}()
-	baseline := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(errR)
-		seen := false
-		for sc.Scan() {
-			if !seen && strings.Contains(sc.Text(), "as found at start") {
-				seen = true
-				close(baseline)
-			}
-		}
-		if !seen {
-			close(baseline)
-		}
-	}()
-	replies := bufio.NewReader(outR)
-	go io.WriteString(feed, "hi\n")
-	if line, err := replies.ReadString('\n'); err != nil || line != "Hello Ann.\n" {
-		t.Fatalf("reply %q, %v", line, err)
-	}
-	<-baseline // the log line the baseline writes once it kept a file
-	go io.Copy(io.Discard, replies)
-	feed.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("chat: %v", err)
-	}
-	if keptBefore.Load() != 0 {
-		t.Error("the history kept files before the first reply")
-	}
-	h := cli(t, env, "memory", "history", "ann", "facts/user.md")
-	h.want(t, 0, "as found at start", "")
-}
 
 // TestStartSeesEditsMadeWhileStopped: a start answers from the index
 // cache without checking every file, yet a file edited in place (its
