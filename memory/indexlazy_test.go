@@ -187,3 +187,14 @@ func TestKeepEachStopsCheckingWhenTold(t *testing.T) {
 		t.Errorf("a KeepEach stopped after a chunk, first at a start, checked %d files (lazy %v)", checked, lazy)
 	}
 }
+
+// An index of no budget is one of the default's; a folder that could not
+// be opened has no descriptor to stat against (every entry is re-read).
+func TestIndexLinesAndNoFolder(t *testing.T) {
+	if indexLines(0) != indexLines(DefaultIndexBudget) || indexLines(20) != 2 {
+		t.Errorf("indexLines: %d for no budget, %d for 20 bytes", indexLines(0), indexLines(20))
+	}
+	if _, err := syscallConn(nil); err == nil {
+		t.Error("no folder gave a descriptor")
+	}
+}
