@@ -119,6 +119,10 @@ type index struct {
 	changed bool
 	// cacheRoot, when set, is cache's folder: the file is opened in it.
 	cacheRoot *os.Root
+	// lazy: entries came from the cache unchecked against the disk;
+	// checked holds those checked (or read) since (indexcache.go).
+	lazy    bool
+	checked map[string]struct{}
 }
 
 // heads are refresh's buffers (the start of a file, for its summary),
@@ -158,6 +162,9 @@ func (x *index) put(p string, e entry) {
 	x.changed = true
 	if !had || old.info(p) != e.info(p) {
 		x.edit(p, e.info(p), true)
+	}
+	if x.lazy {
+		x.checked[p] = struct{}{}
 	}
 }
 
@@ -237,13 +244,14 @@ func makeListing(files []FileInfo, ver uint64) listing {
 }
 
 // current is the list when nothing needs the folder to make it: the
-// index is watched, and no change or rescan is pending. Then a message's
-// List is a lock and a few loads, whatever the number of files: the list
-// changes only when the watcher or a write reports a change.
+// index is watched, no change or rescan is pending and every entry was
+// checked since the start. Then a message's List is a lock and a few
+// loads, whatever the number of files: the list changes only when the
+// watcher or a write reports a change.
 func (x *index) current(shared bool) (listing, bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.full || x.unwatched || len(x.dirty) > 0 {
+	if x.full || x.unwatched || len(x.dirty) > 0 || x.lazy {
 		return listing{}, false
 	}
 	return x.made(shared), true
@@ -255,35 +263,51 @@ func (x *index) current(shared bool) (listing, bool) {
 func (x *index) listShared(root *os.Root) listing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.update(root)
+	x.update(root, -1)
 	return x.made(true)
 }
 
 // list returns the current files (read-only); root may be nil when the
 // user has no folder.
-func (x *index) list(root *os.Root) listing {
+func (x *index) list(root *os.Root) listing { return x.listHead(root, -1) }
+
+// listHead is list where only the first n files (n < 0: all) are sure to
+// have been checked against the disk since a start (checkHead).
+func (x *index) listHead(root *os.Root, n int) listing {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.update(root)
+	x.update(root, n)
 	return x.made(false)
 }
 
-// update applies what is pending: a rescan, or the changed paths.
-func (x *index) update(root *os.Root) {
+// starting reports whether the index is yet to start (a rescan pending:
+// a start may take the cache, checking only what is shown) or has
+// started from the cache with entries not all checked yet.
+func (x *index) starting() bool {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.lazy || x.full
+}
+
+// update applies what is pending: a start from the cache (only the first
+// n files checked, n >= 0), a rescan, or the changed paths.
+func (x *index) update(root *os.Root, n int) {
 	if x.full || x.unwatched {
-		x.rescan(root)
+		if n < 0 || !x.quickStart(root) {
+			x.rescan(root)
+		}
 	} else {
 		for p := range x.dirty {
 			x.refresh(root, p)
 		}
 	}
 	clear(x.dirty)
+	x.checkHead(root, n)
 	x.edits = 0
 }
 
-// made is the list (or its shared files), made again only when a change
-// dropped it. x.mu is held.
-func (x *index) made(shared bool) listing {
+// sort makes x.sorted when a change dropped it. x.mu is held.
+func (x *index) sort() {
 	if x.sorted == nil {
 		x.sorted = make([]FileInfo, 0, len(x.files))
 		for p, e := range x.files {
@@ -292,6 +316,12 @@ func (x *index) made(shared bool) listing {
 		sortFiles(x.sorted)
 		x.stale = true
 	}
+}
+
+// made is the list (or its shared files), made again only when a change
+// dropped it. x.mu is held.
+func (x *index) made(shared bool) listing {
+	x.sort()
 	x.edits = 0
 	if x.stale {
 		x.ver++
@@ -358,6 +388,7 @@ func (x *index) rescan(root *os.Root) {
 	}
 	reread := x.reread
 	x.full, x.reread = false, false
+	x.lazy, x.checked = false, nil // every file is checked below
 	seen := make(map[string]bool, len(x.files))
 	if root != nil {
 		// Both folders are checked at once (x.files is only read): with

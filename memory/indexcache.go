@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -53,7 +55,7 @@ const (
 func encodeCache(files map[string]entry) []byte {
 	var b bytes.Buffer
 	b.WriteString(cacheMagic)
-	for _, p := range sortedKeys(files) {
+	for _, p := range listOrder(files) {
 		e := files[p]
 		flags := 0
 		if e.kept {
@@ -68,13 +70,31 @@ func encodeCache(files map[string]entry) []byte {
 	return b.Bytes()
 }
 
-func sortedKeys(files map[string]entry) []string {
+// listOrder is the paths of files in List's order (sortFiles): the cache
+// is written so, and a start that finds nothing changed uses that order
+// as it is read, without sorting thousands of entries.
+func listOrder(files map[string]entry) []string {
 	keys := make([]string, 0, len(files))
 	for p := range files {
 		keys = append(keys, p)
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, comparePaths)
 	return keys
+}
+
+// comparePaths is sortFiles' order: fact files by name, then episode
+// files newest first.
+func comparePaths(a, b string) int {
+	ka, kb := strings.HasPrefix(a, factsDir+"/"), strings.HasPrefix(b, factsDir+"/")
+	switch {
+	case ka && !kb:
+		return -1
+	case kb && !ka:
+		return 1
+	case ka:
+		return strings.Compare(a, b)
+	}
+	return strings.Compare(b, a)
 }
 
 // errBadCache is every reason a cache file is not used.
@@ -82,43 +102,57 @@ var errBadCache = errors.New("not a valid index cache")
 
 // parseCache reads a cache file; any flaw rejects it whole.
 func parseCache(data []byte) (map[string]entry, error) {
+	files, _, err := parseCacheInOrder(data)
+	return files, err
+}
+
+// parseCacheInOrder is parseCache, and the files in List's order when the
+// file lists them so (nil when not: an older cache, sorted by path).
+func parseCacheInOrder(data []byte) (map[string]entry, []FileInfo, error) {
 	body, ok := bytes.CutPrefix(data, []byte(cacheMagic))
 	if !ok {
-		return nil, fmt.Errorf("%w: no header", errBadCache)
+		return nil, nil, fmt.Errorf("%w: no header", errBadCache)
 	}
 	i := bytes.LastIndex(data[:len(data)-1], []byte("\n")) + 1 // start of the last line
 	if i < len(cacheMagic) || data[len(data)-1] != '\n' {
-		return nil, fmt.Errorf("%w: no end line", errBadCache)
+		return nil, nil, fmt.Errorf("%w: no end line", errBadCache)
 	}
 	n, sum, ok := parseEndLine(string(data[i:]))
 	if !ok {
-		return nil, fmt.Errorf("%w: a bad end line", errBadCache)
+		return nil, nil, fmt.Errorf("%w: a bad end line", errBadCache)
 	}
 	if crc32.ChecksumIEEE(data[:i]) != sum {
-		return nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
+		return nil, nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
 	}
 	body = body[:i-len(cacheMagic)]
 	files := make(map[string]entry, min(n, len(body)/16)) // no line is shorter
+	order, inOrder := make([]FileInfo, 0, min(n, len(body)/16)), true
 	// One string for all the lines: paths and summaries are parts of it.
 	for rest := string(body); rest != ""; {
 		line, after, _ := strings.Cut(rest, "\n")
 		rest = after
 		if len(line) > maxCacheLine {
-			return nil, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
+			return nil, nil, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
 		}
 		p, e, err := parseCacheLine(line)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
+		}
+		if inOrder && len(order) > 0 && comparePaths(order[len(order)-1].Path, p) >= 0 {
+			inOrder, order = false, nil
+		}
+		if inOrder {
+			order = append(order, e.info(p))
 		}
 		if _, dup := files[p]; dup {
-			return nil, fmt.Errorf("%w: %s listed twice", errBadCache, p)
+			return nil, nil, fmt.Errorf("%w: %s listed twice", errBadCache, p)
 		}
 		files[p] = e
 	}
 	if len(files) != n {
-		return nil, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
+		return nil, nil, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
 	}
-	return files, nil
+	return files, order, nil
 }
 
 // parseEndLine reads "end <files> <crc32>\n", exactly as encodeCache writes it.
@@ -191,7 +225,7 @@ func (x *index) load() {
 	if err != nil {
 		return
 	}
-	files, err := parseCache(data)
+	files, order, err := parseCacheInOrder(data)
 	if err != nil {
 		return
 	}
@@ -200,8 +234,11 @@ func (x *index) load() {
 		e.gen = x.gen
 		files[p] = e
 	}
+	if len(x.files) > 0 {
+		order = nil
+	}
 	maps.Copy(files, x.files) // what this run read before: newer
-	x.files, x.sorted = files, nil
+	x.files, x.sorted, x.stale = files, order, true
 }
 
 // readCacheFile reads the cache file name; with root set, the file of
@@ -295,4 +332,233 @@ func (x *index) removeCache(p string) error {
 		return fmt.Errorf("remove the index cache %s: %w", x.cache, err)
 	}
 	return nil
+}
+
+// A start answers from the cache without checking every file. The
+// folders are listed (one getdents pass each, no stat), so the names are
+// exact: a file created, deleted or renamed while mnemo was stopped is
+// seen at once, and a new one is read. Whether a cached file's content is
+// still what its summary says needs its own stat (size, time, inode):
+// a save in place changes nothing about its folder, so no folder's time
+// or marker can vouch for it. So an index shows only files checked since
+// the start (checkHead: the few its budget can show, ~200 of 4 KB), and
+// anything that lists them all (memory_list, /memory, the history's
+// baseline after the first reply, a reflection) checks the rest first,
+// once. Until then the entries are lazy; the watcher's events and the
+// store's writes make an entry current (put), as before.
+
+// quickStart loads the cache and lists the folders instead of a rescan,
+// when the index is watched, was never loaded and a cache has entries;
+// false: rescan.
+func (x *index) quickStart(root *os.Root) bool {
+	if x.loaded || x.unwatched || x.reread || root == nil || x.cache == "" {
+		return false
+	}
+	had := make(map[string]bool, len(x.files))
+	for p := range x.files {
+		had[p] = true // read in this run before: checked
+	}
+	x.loaded = true
+	x.load()
+	if len(x.files) == len(had) {
+		return false // nothing cached: a rescan reads every file anyway
+	}
+	x.full = false
+	x.lazy, x.checked = true, make(map[string]struct{}, len(had))
+	for p := range had {
+		x.checked[p] = struct{}{}
+	}
+	var names []string
+	for _, sub := range []string{factsDir, episodesDir} {
+		for _, name := range readDirNames(root, sub) {
+			if p := sub + "/" + name; validPath(p) {
+				names = append(names, p)
+			}
+		}
+	}
+	known, cached := 0, len(x.files)
+	for _, p := range names {
+		if _, ok := x.files[p]; ok {
+			known++
+		} else {
+			x.refresh(root, p) // new since the cache was written
+		}
+	}
+	if known < cached { // some are gone (names are unique)
+		seen := make(map[string]bool, len(names))
+		for _, p := range names {
+			seen[p] = true
+		}
+		for p := range x.files {
+			if !seen[p] {
+				x.drop(p)
+			}
+		}
+	}
+	return true
+}
+
+// checkHead checks against the disk the lazy entries among the first n
+// files of List's order (n < 0: all of them), re-reading those that
+// changed; the order is the paths', so a re-read moves nothing, and a
+// file gone brings the next one into the head, checked in turn.
+func (x *index) checkHead(root *os.Root, n int) {
+	for x.lazy {
+		x.sort()
+		head := x.sorted
+		if n >= 0 && n < len(head) {
+			head = head[:n]
+		}
+		var todo []string
+		for _, f := range head {
+			if _, ok := x.checked[f.Path]; !ok {
+				todo = append(todo, f.Path)
+			}
+		}
+		if len(todo) == 0 {
+			if len(head) == len(x.sorted) {
+				x.lazy, x.checked = false, nil // every entry is checked
+			}
+			return
+		}
+		for _, p := range x.untrusted(root, todo) {
+			x.refresh(root, p)
+		}
+		for _, p := range todo {
+			x.checked[p] = struct{}{}
+		}
+	}
+}
+
+// untrusted returns those of paths whose entries are no longer trusted
+// (entry.trustedStat): one fstatat each against its open folder; many
+// are checked in two halves at once (x.files is only read).
+func (x *index) untrusted(root *os.Root, paths []string) []string {
+	if len(paths) < 2*checkChunk {
+		return x.staleOf(root, paths)
+	}
+	var first []string
+	var wg sync.WaitGroup
+	half := len(paths) / 2
+	wg.Go(func() { first = x.staleOf(root, paths[:half]) })
+	second := x.staleOf(root, paths[half:])
+	wg.Wait()
+	return append(first, second...)
+}
+
+func (x *index) staleOf(root *os.Root, paths []string) []string {
+	var out []string
+	dirs := map[string]*os.File{}
+	defer func() {
+		for _, d := range dirs {
+			if d != nil {
+				d.Close()
+			}
+		}
+	}()
+	for _, p := range paths {
+		sub, name, _ := strings.Cut(p, "/")
+		d, ok := dirs[sub]
+		if !ok {
+			d, _ = root.Open(sub)
+			dirs[sub] = d
+		}
+		trusted := false
+		if rc, err := syscallConn(d); err == nil {
+			rc.Control(func(fd uintptr) { trusted = x.files[p].trustedStat(int(fd), name) })
+		}
+		if !trusted {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// syscallConn is d's raw connection; an error for no folder.
+func syscallConn(d *os.File) (syscall.RawConn, error) {
+	if d == nil {
+		return nil, fs.ErrNotExist
+	}
+	return d.SyscallConn()
+}
+
+// indexLines bounds how many files an index of budget bytes shows: a line
+// is at least "- facts/x.md (0B): \n", 20 bytes.
+func indexLines(budget int) int {
+	if budget <= 0 {
+		budget = DefaultIndexBudget
+	}
+	return budget/20 + 1
+}
+
+// indexList is List for an index of budget bytes (View.Index): only the
+// files it can show are sure to be checked against the disk (checkHead).
+func (u *User) indexList(budget int) ([]FileInfo, error) {
+	root, ref, err := u.openRoot(false)
+	if err != nil {
+		return nil, err
+	}
+	defer ref.release()
+	return u.idx.listHead(root, indexLines(budget)).files, nil
+}
+
+// checkChunk is how many lazy entries checkLazy checks per hold of the
+// index's lock.
+const checkChunk = 256
+
+// checkLazy checks every lazy entry against the disk (as checkHead(-1)),
+// a chunk at a time, until stop says to stop: the history's baseline,
+// which runs beside the first reply and lists every file, holds the
+// index a chunk at a time (the first reply's index waits for one chunk at
+// most), and stops at once when a short chat ends rather than finishing
+// a check of thousands of files first.
+func (u *User) checkLazy(stop func() bool) {
+	x := u.idx
+	// Started before any List, the baseline starts the index as a List
+	// would (quickStart) instead of a rescan that holds the index, and
+	// the first reply waiting for it, through one stat per file.
+	if root, ref, err := u.openRoot(false); err == nil && root != nil {
+		x.listHead(root, 0)
+		ref.release()
+	}
+	x.mu.Lock()
+	var todo []string
+	if x.lazy {
+		todo = make([]string, 0, len(x.files)-len(x.checked))
+		for p := range x.files {
+			if _, ok := x.checked[p]; !ok {
+				todo = append(todo, p)
+			}
+		}
+	}
+	x.mu.Unlock()
+	for len(todo) > 0 && !stop() {
+		chunk := todo[:min(checkChunk, len(todo))]
+		todo = todo[len(chunk):]
+		root, ref, err := u.openRoot(false)
+		if err != nil || root == nil {
+			return // List says why
+		}
+		x.mu.Lock()
+		if x.lazy {
+			live := chunk[:0:0]
+			for _, p := range chunk {
+				_, seen := x.checked[p]
+				if _, ok := x.files[p]; ok && !seen {
+					live = append(live, p)
+				}
+			}
+			for _, p := range x.untrusted(root, live) {
+				x.refresh(root, p)
+			}
+			for _, p := range live {
+				x.checked[p] = struct{}{}
+			}
+			if len(todo) == 0 {
+				x.lazy, x.checked = false, nil
+			}
+		}
+		x.mu.Unlock()
+		ref.release()
+	}
 }

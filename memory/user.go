@@ -156,6 +156,10 @@ func (u *User) listing(shared bool) (listing, error) {
 // files it marked. Without events from the watcher nothing is marked:
 // a change could go unnoticed.
 func (u *User) KeepEach(stop func() bool, keep func(p string, text []byte) error) (int, error) {
+	u.checkLazy(stop) // a start's unchecked entries, stopping when told
+	if stop() {
+		return 0, nil
+	}
 	if _, err := u.List(); err != nil { // rescans: every entry is current
 		return 0, err
 	}

@@ -165,6 +165,15 @@ func (p viewParts) at(i int) FileInfo {
 // whatever the number of files, and at any size rendering it costs what
 // the budget holds, as only the lines it shows are made.
 func (v *View) Index(budget int) (string, error) {
+	// A start's index from the cache: only the files it shows are checked
+	// (indexList); the rest are checked once by whatever lists them all.
+	if v.ch == nil && !v.shared && v.own.u.idx.starting() {
+		files, err := v.own.u.indexList(budget)
+		if err != nil {
+			return "", err
+		}
+		return RenderIndex(files, budget), nil
+	}
 	p, err := v.parts()
 	if err != nil {
 		return "", err

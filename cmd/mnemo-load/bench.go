@@ -33,6 +33,8 @@ type benchConfig struct {
 	distinctConc                          int           // people sending at once
 	distinctIdle                          time.Duration // serve's reflector.idle in that run
 	distinctOnly                          bool
+	noStream                              bool // also a chat with llm.stream false, at the first size
+	chatOnly                              bool // only the chat and echo hi rows
 	timeout                               time.Duration
 	dir                                   string
 	commandLine                           string // as shown in the README
@@ -69,6 +71,8 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.streamReplies, "stream-replies", 5, "streamed replies measured in the streaming row (0: no streaming row)")
 	fs.IntVar(&c.streamWords, "stream-words", 30, "words of each streamed reply")
 	fs.DurationVar(&c.streamEvery, "stream-every", 200*time.Millisecond, "the streaming model's time per word (and to its first word)")
+	fs.BoolVar(&c.chatOnly, "chat-only", false, "run only the mnemo chat and echo hi rows (issue 24's figures) and print them")
+	fs.BoolVar(&c.noStream, "no-stream", true, "also measure the chat at the first -sizes with llm.stream false (the default streams)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
 	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/", "packages whose go test benchmarks are run (\"\": none)")
@@ -102,6 +106,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 		rule{c.distinctConc < 1, "-distinct-conc must be at least 1"},
 		rule{c.distinctIdle <= 0, "-distinct-idle must be positive"},
 		rule{c.distinctOnly && len(c.distinct) == 0, "-distinct-only needs -distinct, e.g. -distinct 100,1000"},
+		rule{c.chatOnly && c.distinctOnly, "-chat-only and -distinct-only are two different parts: give one"},
 	); err != nil {
 		return c, err
 	}
@@ -109,6 +114,15 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name != "bench" && f.Name != "readme" && f.Name != "bin" && f.Name != "go" {
 			v := f.Value.String()
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				// -name, or -name=false: "-name false" would end the flags
+				if v == "true" {
+					shown = append(shown, "-"+f.Name)
+				} else {
+					shown = append(shown, "-"+f.Name+"="+v)
+				}
+				return
+			}
 			if v == "" || strings.ContainsAny(v, " '") {
 				v = "'" + v + "'"
 			}
@@ -209,11 +223,25 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for _, n := range cfg.sizes {
 		progress("chat, %d files: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
-		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts)
+		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, false)
 		if err != nil {
 			return fmt.Errorf("chat at %d files: %w", n, err)
 		}
 		res.Chats = append(res.Chats, f)
+	}
+	if cfg.noStream {
+		n := cfg.sizes[0]
+		progress("chat, %d files, llm.stream false: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
+		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, true)
+		if err != nil {
+			return fmt.Errorf("chat at %d files, llm.stream false: %w", n, err)
+		}
+		res.Chats = append(res.Chats, f)
+	}
+	if cfg.chatOnly {
+		res.Machine.LoadEnd = loadAvg()
+		_, err := io.WriteString(stdout, renderBench(res))
+		return err
 	}
 	for _, n := range cfg.users {
 		progress("console, %d users × %d messages", n, cfg.concMessages)

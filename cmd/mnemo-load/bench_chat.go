@@ -121,6 +121,7 @@ func (m *benchModel) replay(ctx context.Context) ([]time.Duration, error) {
 // Files memory files.
 type chatFigures struct {
 	Files, Messages int
+	NoStream        bool          // llm.stream: false (the default streams)
 	CPUPerMsg       time.Duration // the child's CPU between the first and the last reply, per message
 	Wall            Latency       // message written → reply read, ms
 	Bare            Latency       // the same Thinker requests replayed by a bare client, ms
@@ -128,10 +129,10 @@ type chatFigures struct {
 	ReflectorCalls  int64
 	FirstRequest    int     // bytes
 	MaxReflector    int     // bytes
-	MaxRSS          int64   // bytes, the chat's peak
+	MaxRSS          int64   // bytes, the chat's peak (VmHWM after the last reply)
 	Start           Latency // `echo hi | mnemo chat` start → exit, ms
 	StartCPU        time.Duration
-	StartRSS        int64
+	StartRSS        int64   // the largest run's own peak (see echoHi)
 	StartCalls      float64 // model calls per `echo hi` (Thinker)
 	StartReflector  float64 // reflector calls per `echo hi`
 }
@@ -150,15 +151,29 @@ func (b *bencher) chatDir(ctx context.Context, name string, files int, m *benchM
 	return dir, env, nil
 }
 
+// noStreamConfig is the mnemo.yaml of a chat measured with llm.stream
+// off (the child reads it from its working folder).
+const noStreamConfig = "llm:\n  stream: false\n"
+
 // chatAtSize measures a chat of messages messages with files memory files,
-// then starts × `echo hi | mnemo chat` on the same memory.
-func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (chatFigures, error) {
-	f := chatFigures{Files: files, Messages: messages}
+// then starts × `echo hi | mnemo chat` on the same memory; noStream runs
+// both with llm.stream off.
+func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int, noStream bool) (chatFigures, error) {
+	f := chatFigures{Files: files, Messages: messages, NoStream: noStream}
 	m := newBenchModel(messages)
 	defer m.close()
-	dir, env, err := b.chatDir(ctx, fmt.Sprintf("chat-%d", files), files, m)
+	name := fmt.Sprintf("chat-%d", files)
+	if noStream {
+		name += "-nostream"
+	}
+	dir, env, err := b.chatDir(ctx, name, files, m)
 	if err != nil {
 		return f, err
+	}
+	if noStream {
+		if err := os.WriteFile(filepath.Join(dir, "mnemo.yaml"), []byte(noStreamConfig), 0o600); err != nil {
+			return f, err
+		}
 	}
 	c, err := startChat(ctx, b.bin, dir, env, userName(0))
 	if err != nil {
@@ -183,13 +198,15 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (
 		lat = append(lat, d)
 	}
 	cpu1 := procCPU(c.cmd.Process.Pid)
-	ru, err := c.finish()
-	if err != nil {
+	// The child's own peak, read while it runs: the rusage of a child
+	// started with vfork (os/exec) carries the bench's own peak, a
+	// larger process, recorded at its exec.
+	f.MaxRSS = vmHWM(c.proc.Pid)
+	if _, err := c.finish(); err != nil {
 		return f, err
 	}
 	f.CPUPerMsg = (cpu1 - cpu0) / time.Duration(messages-1)
 	f.Wall = distribution(lat)
-	f.MaxRSS = rssBytes(ru.Maxrss, "linux")
 	f.CallsPerMsg = float64(m.thinker.Load()) / float64(messages)
 	f.ReflectorCalls = m.reflector.Load()
 	m.mu.Lock()
@@ -210,13 +227,16 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (
 	var cpus []time.Duration
 	m.reset()
 	for range starts {
-		w, ru, err := echoHi(ctx, b.bin, dir, env, userName(0))
+		w, ru, rss, err := echoHi(ctx, b.bin, dir, env, userName(0))
 		if err != nil {
 			return f, err
 		}
 		walls = append(walls, w)
 		cpus = append(cpus, time.Duration(ru.Utime.Nano()+ru.Stime.Nano()))
-		f.StartRSS = max(f.StartRSS, rssBytes(ru.Maxrss, "linux"))
+		f.StartRSS = max(f.StartRSS, rss)
+	}
+	if starts == 0 {
+		return f, nil
 	}
 	f.Start = distribution(walls)
 	f.StartCalls = float64(m.thinker.Load()) / float64(starts)
@@ -227,21 +247,67 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int) (
 }
 
 // echoHi runs `echo hi | mnemo chat` and returns its wall time, start to
-// exit, and its rusage.
-func echoHi(ctx context.Context, bin, dir string, env []string, user string) (time.Duration, *syscall.Rusage, error) {
+// exit, its rusage and its own peak RSS. A child's rusage from wait4 is
+// no use for the peak: os/exec starts it with vfork, and the exec records
+// the peak of the memory it leaves — the bench's, a larger process — as
+// the child's. So the child runs under GNU time (timeCmd), a small process
+// whose own peak is far below mnemo's, and the peak is what time reports;
+// without it the rusage's is taken (and is the bench's when larger). The
+// CPU (user + system) is time's and its child's, time's own a fraction of
+// a millisecond.
+func echoHi(ctx context.Context, bin, dir string, env []string, user string) (time.Duration, *syscall.Rusage, int64, error) {
 	var out, errb bytes.Buffer
-	cmd := execCommand(ctx, bin, dir, env, "chat", "--user", user)
+	args := []string{"chat", "--user", user}
+	name, rssFile := bin, ""
+	if t := timeCmd(); t != "" {
+		rssFile = filepath.Join(dir, "echo-hi.maxrss")
+		name, args = t, append([]string{"-f", "%M", "-o", rssFile, bin}, args...)
+	}
+	cmd := execCommand(ctx, name, dir, env, args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = strings.NewReader("hi\n"), &out, &errb
 	t0 := time.Now()
 	err := cmd.Run()
 	wall := time.Since(t0)
 	if err != nil {
-		return 0, nil, fmt.Errorf("echo hi | mnemo chat: %w: %s", err, strings.TrimSpace(errb.String()))
+		return 0, nil, 0, fmt.Errorf("echo hi | mnemo chat: %w: %s", err, strings.TrimSpace(errb.String()))
 	}
 	if !strings.Contains(out.String(), benchReply) {
-		return 0, nil, fmt.Errorf("echo hi | mnemo chat printed %q, not the model's reply", out.String())
+		return 0, nil, 0, fmt.Errorf("echo hi | mnemo chat printed %q, not the model's reply", out.String())
 	}
-	return wall, cmd.ProcessState.SysUsage().(*syscall.Rusage), nil
+	ru := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	rss := rssBytes(ru.Maxrss, "linux")
+	if rssFile != "" {
+		if kb, ok := timeKB(rssFile); ok {
+			rss = kb << 10
+		}
+	}
+	return wall, ru, rss, nil
+}
+
+// timeCmd is GNU time's path when it is installed ("" when not): it
+// reports its child's peak RSS (-f %M, in KB).
+var timeCmd = sync.OnceValue(func() string {
+	p, err := exec.LookPath("time")
+	if err != nil {
+		return ""
+	}
+	out, err := exec.Command(p, "-f", "%M", "true").CombinedOutput()
+	if _, perr := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err != nil || perr != nil {
+		return "" // not GNU time
+	}
+	return p
+})
+
+// timeKB reads the number GNU time wrote to file (its last line: a
+// non-zero exit is said on a line before it).
+func timeKB(file string) (int64, bool) {
+	b, err := os.ReadFile(file)
+	if err != nil {
+		return 0, false
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	n, err := strconv.ParseInt(lines[len(lines)-1], 10, 64)
+	return n, err == nil && n > 0
 }
 
 // chatProc is a running `mnemo chat`, piped.

@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -52,14 +53,27 @@ func renderBench(r *benchResult) string {
 		} else {
 			refl = fmt.Sprintf("first request %s", bytesText(int64(c.FirstRequest)))
 		}
-		row(fmt.Sprintf("`mnemo chat`, %s-message chat, user with %s files", thousands(c.Messages), thousands(c.Files)),
+		row(fmt.Sprintf("`mnemo chat`, %s-message chat, user with %s files%s", thousands(c.Messages), thousands(c.Files), streamNote(c)),
 			durText(c.CPUPerMsg), msText(c.Wall.P50), msText(c.Wall.P99), ratio,
 			fmt.Sprintf("%.2f (+%d reflector)", c.CallsPerMsg, c.ReflectorCalls), sizeText(c.MaxRSS), refl)
 	}
+	if lo, hi, ok := sizeSpan(r.Chats); ok {
+		row(fmt.Sprintf("**`mnemo chat` per message, %s ÷ %s files**", thousands(hi.Files), thousands(lo.Files)),
+			ratioText(float64(hi.CPUPerMsg), float64(lo.CPUPerMsg)), ratioText(hi.Wall.P50, lo.Wall.P50), ratioText(hi.Wall.P99, lo.Wall.P99),
+			ratioText(hi.Wall.P50/hi.Bare.P50, lo.Wall.P50/lo.Bare.P50), "–", ratioText(float64(hi.MaxRSS), float64(lo.MaxRSS)), "–")
+	}
 	for _, c := range r.Chats {
-		row(fmt.Sprintf("`echo hi | mnemo chat` start → exit, %s files", thousands(c.Files)),
+		if c.Start.P50 == 0 {
+			continue // not run
+		}
+		row(fmt.Sprintf("`echo hi | mnemo chat` start → exit, %s files%s", thousands(c.Files), streamNote(c)),
 			durText(c.StartCPU)+" (whole run)", msText(c.Start.P50), msText(c.Start.Max)+" (max)", "–",
 			fmt.Sprintf("%.2f (+%.2g reflector)", c.StartCalls, c.StartReflector), sizeText(c.StartRSS), "–")
+	}
+	if lo, hi, ok := sizeSpan(r.Chats); ok && lo.Start.P50 > 0 {
+		row(fmt.Sprintf("**`echo hi | mnemo chat`, %s ÷ %s files**", thousands(hi.Files), thousands(lo.Files)),
+			ratioText(float64(hi.StartCPU), float64(lo.StartCPU)), ratioText(hi.Start.P50, lo.Start.P50), ratioText(hi.Start.Max, lo.Start.Max),
+			"–", "–", ratioText(float64(hi.StartRSS), float64(lo.StartRSS)), "–")
 	}
 	for _, c := range r.Conc {
 		row(fmt.Sprintf("%s, %d concurrent user(s) × %d messages (%.0f msg/s)", c.Path, c.Users, c.Messages/max(c.Users, 1), c.PerSecond),
@@ -76,6 +90,8 @@ func renderBench(r *benchResult) string {
 	p("\nmnemo CPU is the child's own (every thread's `schedstat`) from the first reply, once the child is idle, to the last reply, divided by the messages: the start and what it leaves running in the background are in the `echo hi` rows' CPU; the reflections that ran during the chat are included. ")
 	p("Wall time is from the message written (stdin, a Slack event, a Discord `MESSAGE_CREATE`) to its reply read (stdout; the reply post answered by the fake, seen by a proxy in front of it). ")
 	p("The bare client replays the Thinker's request bodies of the same chat one after the other on one connection against the same fake model. ")
+	p("The rows in bold divide the largest memory's figures by the smallest's, each column by its own: CPU, wall p50 and p99, ÷ bare client, peak RSS. ")
+	p("Peak RSS is the child's own: VmHWM read after the last reply for the 200-message chats, GNU time's %%M for `echo hi` (a child's rusage from wait4 would carry the bench's own peak, recorded when the vfork'd child execs). ")
 	p("The concurrent console rows run one `mnemo chat` per user (each its own data folder, 20 files); Slack and Discord rows go to one `mnemo serve`; their RSS is the largest process's peak so far. The fakes share the machine's cores with mnemo: at 100 users their work is in the wall times.\n")
 	renderStream(&b, r.Streams)
 	b.WriteString(renderDistinctTable(r))
@@ -90,6 +106,41 @@ func renderBench(r *benchResult) string {
 		p("\nNote: %s\n", n)
 	}
 	return b.String()
+}
+
+// streamNote marks a chat measured with llm.stream off.
+func streamNote(c chatFigures) string {
+	if c.NoStream {
+		return ", `llm.stream: false`"
+	}
+	return ""
+}
+
+// sizeSpan is the chats at the smallest and the largest memory (streamed,
+// as the default is), when there are two sizes.
+func sizeSpan(chats []chatFigures) (lo, hi chatFigures, ok bool) {
+	n := 0
+	for _, c := range chats {
+		if c.NoStream {
+			continue
+		}
+		if n == 0 || c.Files < lo.Files {
+			lo = c
+		}
+		if n == 0 || c.Files > hi.Files {
+			hi = c
+		}
+		n++
+	}
+	return lo, hi, n > 1 && hi.Files > lo.Files
+}
+
+// ratioText is a ÷ b as "×1.23"; "–" when b is not positive.
+func ratioText(a, b float64) string {
+	if b <= 0 || math.IsNaN(a) || math.IsNaN(b) || math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return "–"
+	}
+	return fmt.Sprintf("×%.2f", a/b)
 }
 
 func orDash(s string) string {

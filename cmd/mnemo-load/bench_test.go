@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -88,6 +89,10 @@ func TestBenchSmallRun(t *testing.T) {
 		"| `mnemo chat`, 3-message chat, user with 0 files |",
 		"| `mnemo chat`, 3-message chat, user with 3 files |",
 		"| `echo hi \\| mnemo chat` start → exit, 0 files |",
+		"| `mnemo chat`, 3-message chat, user with 0 files, `llm.stream: false` |",
+		"| `echo hi \\| mnemo chat` start → exit, 0 files, `llm.stream: false` |",
+		"| **`mnemo chat` per message, 3 ÷ 0 files** | ×",
+		"| **`echo hi \\| mnemo chat`, 3 ÷ 0 files** | ×",
 		"| console, 1 concurrent user(s) × 2 messages",
 		"| console, 2 concurrent user(s) × 2 messages",
 		"| Slack, 2 concurrent user(s) × 2 messages",
@@ -119,8 +124,19 @@ func TestBenchSmallRun(t *testing.T) {
 		}
 	}
 	// A casual message costs one model call: the reply.
-	if n := strings.Count(out, "| 1.00 (+"); n != 4 {
-		t.Errorf("%d chat and echo hi rows with 1.00 calls per message, want 4:\n%s", n, out)
+	if n := strings.Count(out, "| 1.00 (+"); n != 6 {
+		t.Errorf("%d chat and echo hi rows with 1.00 calls per message, want 6:\n%s", n, out)
+	}
+	// Every peak RSS is the child's own: above a Go program's floor and
+	// below the bench's.
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "| `mnemo chat`, ") || strings.HasPrefix(line, "| `echo hi") {
+			cells := strings.Split(line, " | ")
+			var mib float64
+			if _, err := fmt.Sscanf(cells[len(cells)-2], "%f MiB", &mib); err != nil || mib < 2 || mib > 64 {
+				t.Errorf("peak RSS %q in %s", cells[len(cells)-2], line)
+			}
+		}
 	}
 	if n := strings.Count(out, "| 1.00 | "); n != 6 {
 		t.Errorf("%d concurrent rows with 1.00 calls per message, want 6:\n%s", n, out)
@@ -168,6 +184,7 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"-distinct-conc", "0"}, "-distinct-conc must be at least 1"},
 		{[]string{"-distinct-idle", "0s"}, "-distinct-idle must be positive"},
 		{[]string{"-distinct", "", "-distinct-only"}, "-distinct-only needs -distinct"},
+		{[]string{"-chat-only", "-distinct-only"}, "-chat-only and -distinct-only are two different parts"},
 		{[]string{"extra"}, `unexpected argument "extra"`},
 		{[]string{"-nope"}, "flag provided but not defined: -nope (see -bench -h)"},
 	} {
@@ -207,16 +224,16 @@ func TestBenchDirMustBeEmpty(t *testing.T) {
 func TestBenchChildFails(t *testing.T) {
 	ctx := context.Background()
 	b := &bencher{bin: "/bin/true", dir: t.TempDir(), progress: func(string, ...any) {}}
-	if _, err := b.chatAtSize(ctx, 0, 3, 1); err == nil || !strings.Contains(err.Error(), "mnemo chat: ") { // no reply, or no reader
+	if _, err := b.chatAtSize(ctx, 0, 3, 1, false); err == nil || !strings.Contains(err.Error(), "mnemo chat: ") { // no reply, or no reader
 		t.Errorf("chat: %v", err)
 	}
 	if _, err := b.consoleConcurrent(ctx, 2, 1); err == nil || !strings.Contains(err.Error(), "user 1: ") {
 		t.Errorf("console: %v", err)
 	}
-	if _, _, err := echoHi(ctx, "/bin/true", t.TempDir(), nil, "u"); err == nil || !strings.Contains(err.Error(), "not the model's reply") {
+	if _, _, _, err := echoHi(ctx, "/bin/true", t.TempDir(), nil, "u"); err == nil || !strings.Contains(err.Error(), "not the model's reply") {
 		t.Errorf("echo hi: %v", err)
 	}
-	if _, _, err := echoHi(ctx, "/bin/false", t.TempDir(), nil, "u"); err == nil || !strings.Contains(err.Error(), "exit status 1") {
+	if _, _, _, err := echoHi(ctx, "/bin/false", t.TempDir(), nil, "u"); err == nil || !strings.Contains(err.Error(), "exit status 1") {
 		t.Errorf("echo hi: %v", err)
 	}
 	if _, _, err := b.serveRun(ctx, []int{1}, 1, 1); err == nil || !strings.Contains(err.Error(), "mnemo serve exited before it was ready") {
@@ -243,7 +260,9 @@ func TestRenderBench(t *testing.T) {
 			{Files: 10000, Messages: 200, CPUPerMsg: 550 * time.Microsecond, Wall: Latency{P50: 1.1, P99: 2.5}, Bare: Latency{P50: 0.5},
 				CallsPerMsg: 1, ReflectorCalls: 10, FirstRequest: 3400, MaxReflector: 371000, MaxRSS: 18 << 20,
 				Start: Latency{P50: 12, Max: 35}, StartCPU: 9 * time.Millisecond, StartRSS: 17 << 20, StartCalls: 1, StartReflector: 1},
-			{Files: 0, Messages: 200, FirstRequest: 999},
+			{Files: 0, Messages: 200, FirstRequest: 999, CPUPerMsg: 500 * time.Microsecond, Wall: Latency{P50: 1, P99: 2}, Bare: Latency{P50: 0.5},
+				MaxRSS: 16 << 20, Start: Latency{P50: 10, Max: 20}, StartCPU: 6 * time.Millisecond, StartRSS: 16 << 20},
+			{Files: 0, Messages: 200, NoStream: true, FirstRequest: 999, CPUPerMsg: 400 * time.Microsecond, Wall: Latency{P50: 0.9, P99: 2}, Bare: Latency{P50: 0.5}, MaxRSS: 15 << 20},
 		},
 		Conc:    []concFigures{{Path: "Slack", Users: 10, Messages: 50, CPUPerMsg: time.Millisecond, Wall: Latency{P50: 3, P99: 9}, PerSecond: 400, CallsPerMsg: 1, PeakRSS: 30 << 20}},
 		Serve:   &serveFigures{Ready: Latency{P50: 16, Max: 20}, IdleRSS: 20 << 20, LoadRSS: 40 << 20, Users: 100},
@@ -256,10 +275,22 @@ func TestRenderBench(t *testing.T) {
 			Whole: Latency{P50: 6050}, CPUPerReply: 4 * time.Millisecond}},
 	}
 	out := renderBench(r)
+	if strings.Contains(out, "start → exit, 0 files, `llm.stream") {
+		t.Error("an echo hi row for a chat that ran none")
+	}
+	if _, _, ok := sizeSpan(r.Chats[1:]); ok {
+		t.Error("a span of one size")
+	}
+	if got := ratioText(1, 0); got != "–" {
+		t.Errorf("ratioText(1, 0) = %q", got)
+	}
 	wantParts(t, "the table", out,
 		"Measured 2026-01-02 on Test CPU, 2 cores, go1.x; load average 1 2 3 at the start, 4 5 6 at the end",
 		"| `mnemo chat`, 200-message chat, user with 10,000 files | 550µs | 1.1ms | 2.5ms | 2.20 (bare 500µs) | 1.00 (+10 reflector) | 18.0 MiB | first request 3.4 KB; reflector request 371.0 KB |",
-		"| `mnemo chat`, 200-message chat, user with 0 files | 0s | 0s | 0s | – | 0.00 (+0 reflector) | 0.0 KiB | first request 999 B |",
+		"| `mnemo chat`, 200-message chat, user with 0 files | 500µs | 1ms | 2ms | 2.00 (bare 500µs) | 0.00 (+0 reflector) | 16.0 MiB | first request 999 B |",
+		"| `mnemo chat`, 200-message chat, user with 0 files, `llm.stream: false` | 400µs | 900µs | 2ms | 1.80 (bare 500µs) | 0.00 (+0 reflector) | 15.0 MiB | first request 999 B |",
+		"| **`mnemo chat` per message, 10,000 ÷ 0 files** | ×1.10 | ×1.10 | ×1.25 | ×1.10 | – | ×1.12 | – |",
+		"| **`echo hi \\| mnemo chat`, 10,000 ÷ 0 files** | ×1.50 | ×1.20 | ×1.75 | – | – | ×1.06 | – |",
 		"| `echo hi \\| mnemo chat` start → exit, 10,000 files | 9ms (whole run) | 12ms | 35ms (max) | – | 1.00 (+1 reflector) | 17.0 MiB | – |",
 		"| Slack, 10 concurrent user(s) × 5 messages (400 msg/s) | 1ms | 3ms | 9ms | – | 1.00 | 30.0 MiB | – |",
 		"| `mnemo serve` start-up to ready (Slack connected, Discord's /memory registered) | – | 16ms | 20ms (max) | – | – | 20.0 MiB idle | – |",
@@ -503,7 +534,7 @@ func TestBenchWithStandIn(t *testing.T) {
 		t.Errorf("a stand-in's reply: %v", err)
 	}
 	b = &bencher{bin: fakeMnemo(t, 3), dir: t.TempDir()}
-	if _, err := b.chatAtSize(context.Background(), 0, 2, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false); err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("chat exiting 3: %v", err)
 	}
 	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
@@ -511,7 +542,7 @@ func TestBenchWithStandIn(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := b.chatAtSize(ctx, 1, 2, 1); !errors.Is(err, context.Canceled) {
+	if _, err := b.chatAtSize(ctx, 1, 2, 1, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled chat: %v", err)
 	}
 	if _, err := b.consoleConcurrent(ctx, 1, 1); !errors.Is(err, context.Canceled) {
@@ -523,14 +554,14 @@ func TestBenchWithStandIn(t *testing.T) {
 	if _, err := b.consoleStream(ctx, 1, 3, 0); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled stream: %v", err)
 	}
-	if _, _, err := echoHi(ctx, b.bin, t.TempDir(), nil, "u"); err == nil {
+	if _, _, _, err := echoHi(ctx, b.bin, t.TempDir(), nil, "u"); err == nil {
 		t.Error("cancelled echo hi ran")
 	}
 	// A work folder that cannot hold folders.
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
 	b.dir = file
-	if _, err := b.chatAtSize(context.Background(), 0, 2, 1); err == nil {
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false); err == nil {
 		t.Error("chat in a file")
 	}
 	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil {
@@ -756,5 +787,61 @@ func TestParseMetrics(t *testing.T) {
 	}
 	if n := countFolders(filepath.Join(t.TempDir(), "nope")); n != 0 {
 		t.Errorf("folders of a missing folder: %d", n)
+	}
+}
+
+// GNU time's report: the peak in KB on its last line, after the line a
+// non-zero exit adds; anything else is no figure.
+func TestTimeKB(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		text string
+		kb   int64
+		ok   bool
+	}{
+		{"15872\n", 15872, true},
+		{"Command exited with non-zero status 1\n2048\n", 2048, true},
+		{"", 0, false},
+		{"0\n", 0, false},
+		{"lots\n", 0, false},
+	} {
+		f := filepath.Join(dir, "rss")
+		if err := os.WriteFile(f, []byte(tc.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if kb, ok := timeKB(f); kb != tc.kb || ok != tc.ok {
+			t.Errorf("timeKB(%q) = %d, %v", tc.text, kb, ok)
+		}
+	}
+	if _, ok := timeKB(filepath.Join(dir, "missing")); ok {
+		t.Error("a missing report read")
+	}
+}
+
+// TestBenchChatOnly: -chat-only measures the chat and echo hi rows alone
+// (issue 24's figures) and prints them with their ratio rows.
+func TestBenchChatOnly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the mnemo binary")
+	}
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	bin := buildMnemo(t)
+	var stdout, stderr bytes.Buffer
+	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-starts", "1", "-gobench", "", "-no-stream=true"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
+	}
+	out := stdout.String()
+	wantParts(t, "the table", out,
+		"| `mnemo chat`, 2-message chat, user with 2 files |",
+		"| `mnemo chat`, 2-message chat, user with 0 files, `llm.stream: false` |",
+		"| **`mnemo chat` per message, 2 ÷ 0 files** | ×",
+		"| **`echo hi \\| mnemo chat`, 2 ÷ 0 files** | ×",
+	)
+	if !strings.Contains(out, "Command: `make bench BENCHFLAGS=\"-chat-only -gobench '' -messages 2 -no-stream -sizes 0,2 -starts 1\"`") {
+		t.Errorf("the command line shown:\n%s", out)
+	}
+	if strings.Contains(out, "console,") || strings.Contains(out, "edit-to-index") {
+		t.Errorf("-chat-only ran more than the chats:\n%s", out)
 	}
 }
