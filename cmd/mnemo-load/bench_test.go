@@ -17,6 +17,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	mnemoconfig "github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -843,5 +844,29 @@ func TestBenchChatOnly(t *testing.T) {
 	}
 	if strings.Contains(out, "console,") || strings.Contains(out, "edit-to-index") {
 		t.Errorf("-chat-only ran more than the chats:\n%s", out)
+	}
+}
+
+// serve's folder for the Slack and Discord rows has a configuration mnemo
+// takes, linking each person's two identities, with the per-person limits
+// off: a person sends every row's messages within a minute, more than
+// limits.messagesPerMinute lets through, and a refused message gets no
+// reply for the row to wait for.
+func TestServeDirConfig(t *testing.T) {
+	b := &bencher{bin: "/bin/true", dir: t.TempDir(), progress: func(string, ...any) {}}
+	dir, _, err := b.serveDir(context.Background(), 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := filepath.Join(dir, "mnemo.yaml")
+	cfg, err := mnemoconfig.Load(name, true, func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Limits.MessagesPerMinute != 0 || cfg.Limits.TokensPerDay != 0 {
+		t.Errorf("limits %+v; want them off", cfg.Limits)
+	}
+	if len(cfg.Identities) != 3 {
+		t.Errorf("identities %v; want 3 people", cfg.Identities)
 	}
 }
