@@ -82,8 +82,8 @@ func listOrder(files map[string]entry) []string {
 	return keys
 }
 
-// comparePaths is sortFiles' order: fact files by name, then episode
-// files newest first.
+// comparePaths is the order of List (sortFiles) and of the cache: fact
+// files by name, then episode files newest first.
 func comparePaths(a, b string) int {
 	ka, kb := strings.HasPrefix(a, factsDir+"/"), strings.HasPrefix(b, factsDir+"/")
 	switch {

@@ -416,16 +416,5 @@ func (s *Store) forgetRoot(name string) {
 // sortFiles orders facts by name, then episodes newest first.
 func sortFiles(files []FileInfo) { slices.SortFunc(files, cmpFiles) }
 
-// cmpFiles is sortFiles' order (by path alone).
-func cmpFiles(a, b FileInfo) int {
-	ka, kb := strings.HasPrefix(a.Path, factsDir+"/"), strings.HasPrefix(b.Path, factsDir+"/")
-	switch {
-	case ka && !kb:
-		return -1
-	case kb && !ka:
-		return 1
-	case ka:
-		return strings.Compare(a.Path, b.Path)
-	}
-	return strings.Compare(b.Path, a.Path)
-}
+// cmpFiles is sortFiles' order (by path alone: comparePaths).
+func cmpFiles(a, b FileInfo) int { return comparePaths(a.Path, b.Path) }

@@ -25,12 +25,8 @@ func TestChatAtATerminal(t *testing.T) {
 		}
 		return w.brain.handle(r)
 	})
-	tty := consoletest.Open(t)
-	var errOut logtest.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(stopOn(context.Background()), []string{"chat", "--user", "ada"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, &errOut)
-	}()
+	c := startTTYChat(t, w, "ada")
+	tty := c.tty
 	tty.WaitFor(t, "you> ")
 	tty.Type(t, "Hello, I'm Ada Lovelace.\r")
 	tty.WaitFor(t, "Noted.")
@@ -39,15 +35,7 @@ func TestChatAtATerminal(t *testing.T) {
 	w.srv.WaitRequests(2, consoletest.Wait)
 	tty.Type(t, "\x03")
 	tty.WaitFor(t, "reply cancelled")
-	tty.Type(t, "\x04")
-	select {
-	case err := <-done:
-		if code := exitCode(err, &errOut); code != 0 {
-			t.Fatalf("exit %d (%v); stderr:\n%s", code, err, errOut.String())
-		}
-	case <-time.After(consoletest.Wait):
-		t.Fatalf("chat did not end at Ctrl-D; screen:\n%q", tty.Screen())
-	}
+	c.endAtCtrlD(t, consoletest.Wait)
 	if !strings.Contains(w.file(t, "ada/facts/user.md"), "- Name: Ada Lovelace") {
 		t.Error("the reflection pending at Ctrl-D was not saved")
 	}
@@ -59,8 +47,8 @@ func TestChatAtATerminal(t *testing.T) {
 	if s := tty.Screen(); strings.Contains(s, "too late") || strings.Contains(s, "Sorry") {
 		t.Errorf("a cancelled reply was shown: %q", s)
 	}
-	if strings.Contains(errOut.String(), "task failed") || !strings.Contains(errOut.String(), "saving what is worth remembering") {
-		t.Errorf("stderr:\n%s", errOut.String())
+	if strings.Contains(c.errOut.String(), "task failed") || !strings.Contains(c.errOut.String(), "saving what is worth remembering") {
+		t.Errorf("stderr:\n%s", c.errOut.String())
 	}
 	hist := filepath.Join(w.dir, "data", "state", "chat", "ada.history")
 	b, err := os.ReadFile(hist)
@@ -69,5 +57,36 @@ func TestChatAtATerminal(t *testing.T) {
 	}
 	if fi, err := os.Stat(hist); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("history file mode: %v %v", fi.Mode(), err)
+	}
+}
+
+// ttyChatRun is `mnemo chat` running at a terminal (a pty).
+type ttyChatRun struct {
+	tty    *consoletest.TTY
+	errOut logtest.Buffer
+	done   chan error
+}
+
+// startTTYChat runs `mnemo chat --user user` of w at a new terminal.
+func startTTYChat(t *testing.T, w *chatWorld, user string) *ttyChatRun {
+	t.Helper()
+	c := &ttyChatRun{tty: consoletest.Open(t), done: make(chan error, 1)}
+	go func() {
+		c.done <- run(stopOn(context.Background()), []string{"chat", "--user", user}, func(k string) string { return w.env[k] }, c.tty.Slave, c.tty.Slave, &c.errOut)
+	}()
+	return c
+}
+
+// endAtCtrlD types Ctrl-D and fails unless the chat exits 0 within wait.
+func (c *ttyChatRun) endAtCtrlD(t *testing.T, wait time.Duration) {
+	t.Helper()
+	c.tty.Type(t, "\x04")
+	select {
+	case err := <-c.done:
+		if code := exitCode(err, &c.errOut); code != 0 {
+			t.Fatalf("exit %d (%v); stderr:\n%s", code, err, c.errOut.String())
+		}
+	case <-time.After(wait):
+		t.Fatalf("chat did not end at Ctrl-D; screen:\n%q", c.tty.Screen())
 	}
 }

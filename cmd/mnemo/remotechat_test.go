@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
@@ -354,12 +353,8 @@ func TestSecondChatAtATerminal(t *testing.T) {
 	})
 	w.putMemory(t, "bob/facts/food.md", "# Food\n\n> Summary: likes\n\n- Likes: green tea\n")
 	owner := startOwner(t, w)
-	tty := consoletest.Open(t)
-	var errOut logtest.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(stopOn(context.Background()), []string{"chat", "--user", "bob"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, &errOut)
-	}()
+	c := startTTYChat(t, w, "bob")
+	tty := c.tty
 	tty.WaitFor(t, "you> ")
 	tty.Type(t, "Hello, I'm Bob Smith.\r")
 	tty.WaitFor(t, "Noted.")
@@ -372,19 +367,11 @@ func TestSecondChatAtATerminal(t *testing.T) {
 	tty.Type(t, "/memory\r")
 	tty.WaitFor(t, "about you, bob")
 	tty.WaitFor(t, "green tea")
-	tty.Type(t, "\x04")
-	select {
-	case err := <-done:
-		if code := exitCode(err, &errOut); code != 0 {
-			t.Fatalf("exit %d (%v); stderr:\n%s", code, err, errOut.String())
-		}
-	case <-time.After(consoletest.Wait):
-		t.Fatalf("the second chat did not end at Ctrl-D; screen:\n%q", tty.Screen())
-	}
+	c.endAtCtrlD(t, consoletest.Wait)
 	if s := tty.Screen(); strings.Contains(s, "too late") || strings.Contains(s, "Sorry") {
 		t.Errorf("a cancelled reply was shown: %q", s)
 	}
-	if e := errOut.String(); !strings.Contains(e, "(mnemo chat) owns this data folder: this chat talks through it") || !strings.Contains(e, "(mnemo chat) keeps what is worth remembering of this chat.") {
+	if e := c.errOut.String(); !strings.Contains(e, "(mnemo chat) owns this data folder: this chat talks through it") || !strings.Contains(e, "(mnemo chat) keeps what is worth remembering of this chat.") {
 		t.Errorf("stderr:\n%s", e)
 	}
 	hist := filepath.Join(w.dir, "data", "state", "chat", "bob.history")

@@ -15,9 +15,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
-	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
@@ -204,25 +202,13 @@ func TestOtherUsersCannotSteerARunningMnemo(t *testing.T) {
 // with Ctrl-D and returns the screen and stderr.
 func ttyChat(t *testing.T, w *chatWorld, msg string) (string, string) {
 	t.Helper()
-	tty := consoletest.Open(t)
-	var errOut logtest.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(stopOn(context.Background()), []string{"chat", "--user", "ada"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, &errOut)
-	}()
+	c := startTTYChat(t, w, "ada")
+	tty := c.tty
 	tty.WaitFor(t, "you> ")
 	tty.Type(t, msg+"\r")
 	tty.WaitFor(t, "Noted.")
-	tty.Type(t, "\x04")
-	select {
-	case err := <-done:
-		if code := exitCode(err, &errOut); code != 0 {
-			t.Fatalf("exit %d (%v); stderr:\n%s", code, err, errOut.String())
-		}
-	case <-time.After(consoletest.Wait):
-		t.Fatalf("chat did not end at Ctrl-D; screen:\n%q", tty.Screen())
-	}
-	return tty.Screen(), errOut.String()
+	c.endAtCtrlD(t, consoletest.Wait)
+	return tty.Screen(), c.errOut.String()
 }
 
 // unchanged fails unless the file at p still holds text with mode 0644.

@@ -10,9 +10,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
-	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 )
 
 // streamWait bounds every wait of these tests; reached only when one fails.
@@ -233,12 +231,8 @@ func TestChatStreamsAtATerminal(t *testing.T) {
 		}
 		return openaitest.Text("Short answer here.").WithPauseAfter(2)
 	})
-	tty := consoletest.Open(t)
-	var errOut logtest.Buffer
-	done := make(chan error, 1)
-	go func() {
-		done <- run(stopOn(context.Background()), []string{"chat", "--user", "ada"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, &errOut)
-	}()
+	c := startTTYChat(t, w, "ada")
+	tty := c.tty
 	tty.WaitFor(t, "you> ")
 	tty.Type(t, "a short one\r")
 	tty.WaitFor(t, "mnemo>"+"\x1b[0m Short answer")
@@ -253,15 +247,7 @@ func TestChatStreamsAtATerminal(t *testing.T) {
 	tty.WaitFor(t, "This is a")
 	tty.Type(t, "\x03")
 	tty.WaitFor(t, "reply cancelled")
-	tty.Type(t, "\x04")
-	select {
-	case err := <-done:
-		if code := exitCode(err, &errOut); code != 0 {
-			t.Fatalf("exit %d (%v); stderr:\n%s", code, err, errOut.String())
-		}
-	case <-time.After(streamWait):
-		t.Fatalf("chat did not end at Ctrl-D; screen:\n%q", tty.Screen())
-	}
+	c.endAtCtrlD(t, streamWait)
 	if s := tty.Screen(); strings.Contains(s, "never ends") || !strings.Contains(s, "This is a") {
 		t.Errorf("screen %q", s)
 	}
