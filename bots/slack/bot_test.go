@@ -29,10 +29,12 @@ func TestDirectMessage(t *testing.T) {
 	if len(ack.Payload) != 0 || ack.Latency > time.Second {
 		t.Errorf("ack %+v", ack)
 	}
+	// The ack is queued before the answer starts, but socketmode writes it
+	// on its own goroutine: the reply's post may reach the fake first.
 	posts := hs.posts(t, 1)
 	p := posts[0]
-	if p.Channel != "D1" || p.ThreadTS != "" || p.Text != "echo: hello &lt;there&gt;" || p.Seq < ack.Seq {
-		t.Errorf("post %+v (ack seq %d)", p, ack.Seq)
+	if p.Channel != "D1" || p.ThreadTS != "" || p.Text != "echo: hello &lt;there&gt;" {
+		t.Errorf("post %+v", p)
 	}
 	if p.Params.Get("unfurl_links") != "false" {
 		t.Errorf("link unfurls not disabled: %v", p.Params)

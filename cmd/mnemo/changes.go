@@ -99,8 +99,11 @@ func (l *changeLog) baseline(ctx context.Context, store *memory.Store, only stri
 		// Only files not kept since they last changed are read: the
 		// index cache remembers the rest from the run before.
 		// A user whose files cannot be listed is skipped: memory check says why.
+		// A forget while this runs wins: what was read before it is not
+		// kept after it (RecordSince).
+		mark := l.hist.Mark()
 		u.KeepEach(func() bool { return ctx.Err() != nil }, func(p string, text []byte) error {
-			_, recorded, err := l.hist.Record(name, p, text, "as found at start")
+			_, recorded, err := l.hist.RecordSince(mark, name, p, text, "as found at start")
 			if err != nil {
 				l.log.Warn("history: could not keep a memory file as found at start", "user", name, "path", p, "err", err)
 				return err

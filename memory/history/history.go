@@ -60,6 +60,11 @@ type Store struct {
 	opts Options
 	root *os.Root
 	mu   sync.Mutex
+	// removals counts the removals (a forget); removed holds the count at
+	// the last removal of a user ("user") or of a file ("user/path"), so
+	// that RecordSince can tell what was removed after its mark.
+	removals uint64
+	removed  map[string]uint64
 }
 
 // Open opens (creating when missing) the history folder. It reads none of
@@ -106,28 +111,49 @@ func dir(user, p string) (string, error) {
 // false): the watcher seeing the store's own write, say. Older versions
 // past Keep or MaxAge are dropped.
 func (s *Store) Record(user, p string, content []byte, who string) (v Version, recorded bool, err error) {
-	return s.record(user, p, content, who, false)
+	return s.record(user, p, content, who, false, nil)
+}
+
+// Mark is the point RecordSince compares with: take it before reading
+// the text to record.
+func (s *Store) Mark() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.removals
+}
+
+// RecordSince is Record, unless user's history or that of file p was
+// removed (a forget) after mark was taken: text read before a forget is
+// not kept after it (recorded is false, no error). The history's
+// baseline reads every file as found at start while a forget may run.
+func (s *Store) RecordSince(mark uint64, user, p string, content []byte, who string) (v Version, recorded bool, err error) {
+	return s.record(user, p, content, who, false, &mark)
 }
 
 // RecordDelete notes that user's file p was deleted by who, after keeping
 // its last text (when given and not yet recorded).
 func (s *Store) RecordDelete(user, p string, last []byte, who string) error {
 	if last != nil {
-		if _, _, err := s.record(user, p, last, "before delete", false); err != nil {
+		if _, _, err := s.record(user, p, last, "before delete", false, nil); err != nil {
 			return err
 		}
 	}
-	_, _, err := s.record(user, p, nil, who, true)
+	_, _, err := s.record(user, p, nil, who, true, nil)
 	return err
 }
 
-func (s *Store) record(user, p string, content []byte, who string, deleted bool) (Version, bool, error) {
+// record keeps a version; with since, only when neither user's history
+// nor p's was removed after *since.
+func (s *Store) record(user, p string, content []byte, who string, deleted bool, since *uint64) (Version, bool, error) {
 	d, err := dir(user, p)
 	if err != nil {
 		return Version{}, false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if since != nil && (s.removed[user] > *since || s.removed[d] > *since) {
+		return Version{}, false, nil
+	}
 	versions, temps, err := s.read(d)
 	if err != nil {
 		return Version{}, false, err
@@ -375,6 +401,16 @@ func (s *Store) RemoveUser(user string) error {
 	return s.removeAll(user)
 }
 
+// removedLocked notes a removal of d (a user, or a user's file) for
+// RecordSince. s.mu is held.
+func (s *Store) removedLocked(d string) {
+	s.removals++
+	if s.removed == nil {
+		s.removed = map[string]uint64{}
+	}
+	s.removed[d] = s.removals
+}
+
 // Remove deletes the history of user's file p.
 func (s *Store) Remove(user, p string) error {
 	d, err := dir(user, p)
@@ -387,6 +423,7 @@ func (s *Store) Remove(user, p string) error {
 func (s *Store) removeAll(d string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.removedLocked(d)
 	if err := s.root.RemoveAll(d); err != nil {
 		return fmt.Errorf("history: %w", err)
 	}

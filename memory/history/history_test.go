@@ -359,3 +359,44 @@ func TestOpenWithRoot(t *testing.T) {
 		t.Error("the root is still open after Close")
 	}
 }
+
+// A version read before a forget is not kept after it: RecordSince with a
+// mark taken before the removal of the user, or of the file, records
+// nothing; other users and files, and marks taken after, record as
+// Record does.
+func TestRecordSinceAForget(t *testing.T) {
+	s, _, _ := open(t, 0, 0)
+	for _, u := range []string{"alice", "bob"} {
+		if _, _, err := s.Record(u, "facts/a.md", []byte("a\n"), "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mark := s.Mark()
+	if err := s.RemoveUser("alice"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Remove("bob", "facts/a.md"); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		user, path string
+		want       bool
+	}{
+		{"alice", "facts/a.md", false}, // her history was removed after the mark
+		{"alice", "facts/b.md", false},
+		{"bob", "facts/a.md", false}, // that file's was
+		{"bob", "facts/b.md", true},  // another file of his
+		{"carol", "facts/a.md", true},
+	} {
+		_, recorded, err := s.RecordSince(mark, tc.user, tc.path, []byte("as found\n"), "as found at start")
+		if err != nil || recorded != tc.want {
+			t.Errorf("RecordSince %s %s = %v, %v; want %v", tc.user, tc.path, recorded, err, tc.want)
+		}
+		if vs, _ := s.List(tc.user, tc.path); (len(vs) > 0) != tc.want {
+			t.Errorf("%s %s: %d versions kept; want kept %v", tc.user, tc.path, len(vs), tc.want)
+		}
+	}
+	if _, recorded, err := s.RecordSince(s.Mark(), "alice", "facts/a.md", []byte("new\n"), "reflector"); err != nil || !recorded {
+		t.Errorf("RecordSince with a mark after the forget = %v, %v", recorded, err)
+	}
+}
