@@ -403,20 +403,32 @@ func (x *index) quickStart(root *os.Root) bool {
 // changed; the order is the paths', so a re-read moves nothing, and a
 // file gone brings the next one into the head, checked in turn.
 func (x *index) checkHead(root *os.Root, n int) {
+	x.checkPicked(root, func(sorted []FileInfo) []FileInfo {
+		if n >= 0 && n < len(sorted) {
+			return sorted[:n]
+		}
+		return sorted
+	})
+}
+
+// checkPicked checks against the disk the lazy entries among the files
+// pick chooses from List's order (without repeating one), re-reading
+// those that changed, and picks again until all it picks are checked: a
+// re-read changes a size pick may have counted, and a file gone brings
+// another into what it picks. When pick takes every file, no entry is
+// lazy any more. x.mu is held.
+func (x *index) checkPicked(root *os.Root, pick func(sorted []FileInfo) []FileInfo) {
 	for x.lazy {
 		x.sort()
-		head := x.sorted
-		if n >= 0 && n < len(head) {
-			head = head[:n]
-		}
+		picked := pick(x.sorted)
 		var todo []string
-		for _, f := range head {
+		for _, f := range picked {
 			if _, ok := x.checked[f.Path]; !ok {
 				todo = append(todo, f.Path)
 			}
 		}
 		if len(todo) == 0 {
-			if len(head) == len(x.sorted) {
+			if len(picked) == len(x.sorted) {
 				x.lazy, x.checked = false, nil // every entry is checked
 			}
 			return
@@ -428,6 +440,56 @@ func (x *index) checkHead(root *os.Root, n int) {
 			x.checked[p] = struct{}{}
 		}
 	}
+}
+
+// preloadPick is what a reflection's pre-load (preload) of factsBudget
+// shows of sorted, List's order: the fact files in order until their
+// sizes together pass factsBudget (all of them while they fit: their
+// text is pre-loaded, read afresh, and the choice between text and
+// index rests on their sizes), at least as many as the facts' index can
+// show, and as many episode files as the episodes' index can show.
+// Checked, these make the pre-load what it would be with every entry
+// checked: the sum of sizes it compares with factsBudget is exact when
+// it fits, and past factsBudget in the checked ones alone when it does
+// not (a file's size is never below 0), whatever the others hold.
+func preloadPick(sorted []FileInfo, factsBudget int) []FileInfo {
+	nf := 0
+	for nf < len(sorted) && strings.HasPrefix(sorted[nf].Path, factsDir+"/") {
+		nf++
+	}
+	var sum int64
+	n := 0
+	for n < nf && sum <= int64(factsBudget) {
+		sum += sorted[n].Size
+		n++
+	}
+	n = min(max(n, indexLines(max(factsBudget/4, DefaultIndexBudget))), nf)
+	ne := min(indexLines(DefaultIndexBudget), len(sorted)-nf)
+	if n == nf {
+		return sorted[:nf+ne]
+	}
+	return append(sorted[:n:n], sorted[nf:nf+ne]...)
+}
+
+// preloadListing is List for a reflection's pre-load of factsBudget
+// (Session.Preload): while a start's entries are lazy, only the files
+// the pre-load shows are checked against the disk (preloadPick), not
+// every file.
+func (u *User) preloadListing(factsBudget int) (listing, error) {
+	if l, ok := u.idx.current(false); ok {
+		return l, nil
+	}
+	root, ref, err := u.openRoot(false)
+	if err != nil {
+		return listing{}, err
+	}
+	defer ref.release()
+	x := u.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.update(root, 0)
+	x.checkPicked(root, func(sorted []FileInfo) []FileInfo { return preloadPick(sorted, factsBudget) })
+	return x.made(false), nil
 }
 
 // untrusted returns those of paths whose entries are no longer trusted
