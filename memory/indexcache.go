@@ -53,9 +53,17 @@ const (
 
 // encodeCache renders entries (any order) as a cache file.
 func encodeCache(files map[string]entry) []byte {
-	var b bytes.Buffer
-	b.WriteString(cacheMagic)
-	for _, p := range listOrder(files) {
+	return encodeInOrder(files, listOrder(files))
+}
+
+// encodeInOrder is encodeCache of files whose paths in List's order are
+// order (all of them): an index that keeps its sorted list writes it
+// without sorting again. Each line is appended without fmt, its strings
+// quoted as strconv.Quote does (plainQuote).
+func encodeInOrder(files map[string]entry, order []string) []byte {
+	b := make([]byte, 0, len(cacheMagic)+len(order)*96+32)
+	b = append(b, cacheMagic...)
+	for _, p := range order {
 		e := files[p]
 		flags := 0
 		if e.kept {
@@ -64,10 +72,58 @@ func encodeCache(files map[string]entry) []byte {
 		if e.Shared {
 			flags |= flagShared
 		}
-		fmt.Fprintf(&b, "%s %d %d %d %d %d %s\n", strconv.Quote(p), e.Size, e.key.MTime, e.key.Ino, e.readAt, flags, strconv.Quote(e.Summary))
+		b = appendQuoted(b, p)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, e.Size, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, e.key.MTime, 10)
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, e.key.Ino, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, e.readAt, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, int64(flags), 10)
+		b = append(b, ' ')
+		b = appendQuoted(b, e.Summary)
+		b = append(b, '\n')
 	}
-	fmt.Fprintf(&b, "end %d %08x\n", len(files), crc32.ChecksumIEEE(b.Bytes()))
-	return b.Bytes()
+	return fmt.Appendf(b, "end %d %08x\n", len(order), crc32.ChecksumIEEE(b))
+}
+
+// plainQuote reports whether s is printable ASCII without a quote or a
+// backslash: strconv.Quote only puts it between quotes, and such a
+// quoted string unquotes to itself.
+func plainQuote(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// appendQuoted appends strconv.Quote(s).
+func appendQuoted(b []byte, s string) []byte {
+	if plainQuote(s) {
+		return append(append(append(b, '"'), s...), '"')
+	}
+	return strconv.AppendQuote(b, s)
+}
+
+// quotedPrefix is strconv.QuotedPrefix of s and its unquoted text,
+// without copying when it is plain (plainQuote).
+func quotedPrefix(s string) (q, text string, err error) {
+	if len(s) > 0 && s[0] == '"' {
+		if j := strings.IndexByte(s[1:], '"'); j >= 0 && plainQuote(s[1:1+j]) {
+			return s[:j+2], s[1 : 1+j], nil
+		}
+	}
+	q, err = strconv.QuotedPrefix(s)
+	if err != nil {
+		return "", "", err
+	}
+	text, err = strconv.Unquote(q)
+	return q, text, err
 }
 
 // listOrder is the paths of files in List's order (sortFiles): the cache
@@ -173,11 +229,10 @@ func parseCacheLine(line string) (string, entry, error) {
 	bad := func(why string) (string, entry, error) {
 		return "", entry{}, fmt.Errorf("%w: %s in line %q", errBadCache, why, line)
 	}
-	qp, err := strconv.QuotedPrefix(line)
+	qp, p, err := quotedPrefix(line)
 	if err != nil {
 		return bad("no quoted path")
 	}
-	p, _ := strconv.Unquote(qp)
 	if _, err := ParsePath(p); err != nil {
 		return bad("a bad path")
 	}
@@ -205,11 +260,10 @@ func parseCacheLine(line string) (string, entry, error) {
 	if nums[4] > flagKept|flagShared {
 		return bad("bad flags")
 	}
-	qs, err := strconv.QuotedPrefix(rest)
+	qs, summary, err := quotedPrefix(rest)
 	if err != nil || qs != rest {
 		return bad("no quoted summary")
 	}
-	summary, _ := strconv.Unquote(qs)
 	size := int64(nums[0])
 	e := entry{Summary: summary, Size: size, Shared: nums[4]&flagShared != 0,
 		key: statKey{Size: size, MTime: int64(nums[1]), Ino: nums[2]}, readAt: int64(nums[3]), kept: nums[4]&flagKept != 0}
@@ -277,7 +331,16 @@ func (x *index) save() error {
 		x.mu.Unlock()
 		return nil
 	}
-	data := encodeCache(x.files)
+	var data []byte
+	if x.sorted != nil && len(x.sorted) == len(x.files) {
+		order := make([]string, len(x.sorted))
+		for i, f := range x.sorted {
+			order[i] = f.Path
+		}
+		data = encodeInOrder(x.files, order)
+	} else {
+		data = encodeCache(x.files)
+	}
 	x.changed = false
 	x.mu.Unlock()
 	if err := writeCacheFile(x.cacheRoot, x.cache, data); err != nil {
@@ -403,20 +466,32 @@ func (x *index) quickStart(root *os.Root) bool {
 // changed; the order is the paths', so a re-read moves nothing, and a
 // file gone brings the next one into the head, checked in turn.
 func (x *index) checkHead(root *os.Root, n int) {
+	x.checkPicked(root, func(sorted []FileInfo) []FileInfo {
+		if n >= 0 && n < len(sorted) {
+			return sorted[:n]
+		}
+		return sorted
+	})
+}
+
+// checkPicked checks against the disk the lazy entries among the files
+// pick chooses from List's order (without repeating one), re-reading
+// those that changed, and picks again until all it picks are checked: a
+// re-read changes a size pick may have counted, and a file gone brings
+// another into what it picks. When pick takes every file, no entry is
+// lazy any more. x.mu is held.
+func (x *index) checkPicked(root *os.Root, pick func(sorted []FileInfo) []FileInfo) {
 	for x.lazy {
 		x.sort()
-		head := x.sorted
-		if n >= 0 && n < len(head) {
-			head = head[:n]
-		}
+		picked := pick(x.sorted)
 		var todo []string
-		for _, f := range head {
+		for _, f := range picked {
 			if _, ok := x.checked[f.Path]; !ok {
 				todo = append(todo, f.Path)
 			}
 		}
 		if len(todo) == 0 {
-			if len(head) == len(x.sorted) {
+			if len(picked) == len(x.sorted) {
 				x.lazy, x.checked = false, nil // every entry is checked
 			}
 			return
@@ -428,6 +503,56 @@ func (x *index) checkHead(root *os.Root, n int) {
 			x.checked[p] = struct{}{}
 		}
 	}
+}
+
+// preloadPick is what a reflection's pre-load (preload) of factsBudget
+// shows of sorted, List's order: the fact files in order until their
+// sizes together pass factsBudget (all of them while they fit: their
+// text is pre-loaded, read afresh, and the choice between text and
+// index rests on their sizes), at least as many as the facts' index can
+// show, and as many episode files as the episodes' index can show.
+// Checked, these make the pre-load what it would be with every entry
+// checked: the sum of sizes it compares with factsBudget is exact when
+// it fits, and past factsBudget in the checked ones alone when it does
+// not (a file's size is never below 0), whatever the others hold.
+func preloadPick(sorted []FileInfo, factsBudget int) []FileInfo {
+	nf := 0
+	for nf < len(sorted) && strings.HasPrefix(sorted[nf].Path, factsDir+"/") {
+		nf++
+	}
+	var sum int64
+	n := 0
+	for n < nf && sum <= int64(factsBudget) {
+		sum += sorted[n].Size
+		n++
+	}
+	n = min(max(n, indexLines(max(factsBudget/4, DefaultIndexBudget))), nf)
+	ne := min(indexLines(DefaultIndexBudget), len(sorted)-nf)
+	if n == nf {
+		return sorted[:nf+ne]
+	}
+	return append(sorted[:n:n], sorted[nf:nf+ne]...)
+}
+
+// preloadListing is List for a reflection's pre-load of factsBudget
+// (Session.Preload): while a start's entries are lazy, only the files
+// the pre-load shows are checked against the disk (preloadPick), not
+// every file.
+func (u *User) preloadListing(factsBudget int) (listing, error) {
+	if l, ok := u.idx.current(false); ok {
+		return l, nil
+	}
+	root, ref, err := u.openRoot(false)
+	if err != nil {
+		return listing{}, err
+	}
+	defer ref.release()
+	x := u.idx
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.update(root, 0)
+	x.checkPicked(root, func(sorted []FileInfo) []FileInfo { return preloadPick(sorted, factsBudget) })
+	return x.made(false), nil
 }
 
 // untrusted returns those of paths whose entries are no longer trusted

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -356,6 +357,44 @@ func TestParseCacheRejects(t *testing.T) {
 	}
 }
 
+// encodeCacheFmt is encodeCache as written with fmt and strconv.Quote.
+func encodeCacheFmt(files map[string]entry) []byte {
+	var b bytes.Buffer
+	b.WriteString(cacheMagic)
+	for _, p := range listOrder(files) {
+		e := files[p]
+		flags := 0
+		if e.kept {
+			flags |= flagKept
+		}
+		if e.Shared {
+			flags |= flagShared
+		}
+		fmt.Fprintf(&b, "%s %d %d %d %d %d %s\n", strconv.Quote(p), e.Size, e.key.MTime, e.key.Ino, e.readAt, flags, strconv.Quote(e.Summary))
+	}
+	fmt.Fprintf(&b, "end %d %08x\n", len(files), crc32.ChecksumIEEE(b.Bytes()))
+	return b.Bytes()
+}
+
+// quotedPrefix is strconv.QuotedPrefix and Unquote, whatever the text.
+func FuzzQuotedPrefix(f *testing.F) {
+	for _, s := range []string{`"plain" rest`, `"a \"q\"" x`, `"tab\t"`, `"é"`, `"open`, `x"y"`, `""`, "\"\x00\""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		q, text, err := quotedPrefix(s)
+		wq, werr := strconv.QuotedPrefix(s)
+		if (err != nil) != (werr != nil) || q != wq {
+			t.Fatalf("quotedPrefix(%q) = %q, %v; strconv: %q, %v", s, q, err, wq, werr)
+		}
+		if err == nil {
+			if w, _ := strconv.Unquote(wq); w != text {
+				t.Fatalf("quotedPrefix(%q) text %q, strconv %q", s, text, w)
+			}
+		}
+	})
+}
+
 func FuzzParseCache(f *testing.F) {
 	f.Add(encodeCache(map[string]entry{
 		"facts/a.md":          {Summary: "a \"quoted\" summary\twith tab", Size: 10, Shared: true, key: statKey{10, 20, 30}, readAt: 40, kept: true},
@@ -368,7 +407,11 @@ func FuzzParseCache(f *testing.F) {
 		if err != nil {
 			return
 		}
-		// What parses is exactly what encodeCache writes of it.
+		// What parses is exactly what encodeCache writes of it, written
+		// as fmt and strconv.Quote write it.
+		if enc := encodeCache(files); !bytes.Equal(enc, encodeCacheFmt(files)) {
+			t.Fatalf("encodeCache wrote %q, fmt writes %q", enc, encodeCacheFmt(files))
+		}
 		again, err := parseCache(encodeCache(files))
 		if err != nil {
 			t.Fatalf("re-encoded cache does not parse: %v", err)

@@ -198,3 +198,69 @@ func TestIndexLinesAndNoFolder(t *testing.T) {
 		t.Error("no folder gave a descriptor")
 	}
 }
+
+// A reflection's pre-load after a start from the cache checks only the
+// files it shows (not one stat per file), and shows edits made while
+// mnemo was stopped: in the facts' index past the budget, in the facts'
+// text within it (a file shrunk while stopped brings the facts within
+// the budget), and in the episodes' index.
+func TestPreloadChecksOnlyWhatItShows(t *testing.T) {
+	const files = 1000
+	dir, cache := cacheDirs(t)
+	facts := filepath.Join(dir, "alice", "facts")
+	for k := range files {
+		writeAged(t, filepath.Join(facts, fmt.Sprintf("topic-%03d.md", k)), topic(k, fmt.Sprintf("topic %03d", k)))
+	}
+	writeAged(t, filepath.Join(dir, "alice", "episodes", "2026-01.md"), "# January\n\n> Summary: jan\n")
+	s := cachedStore(t, dir, cache)
+	listAll(t, mustUser(t, s, "alice"))
+	s.Close()
+
+	editInPlace(t, filepath.Join(facts, "topic-000.md"), topic(0, "edited while stopped"))
+	if err := os.Remove(filepath.Join(facts, "topic-001.md")); err != nil {
+		t.Fatal(err)
+	}
+	writeAged(t, filepath.Join(facts, "aaa-new.md"), topic(1000, "created while stopped"))
+	editInPlace(t, filepath.Join(dir, "alice", "episodes", "2026-01.md"), "# January\n\n> Summary: jan, edited while stopped\n")
+	s = cachedStore(t, dir, cache)
+	u := mustUser(t, s, "alice")
+	f, eps, err := NewView(u, false, nil).Preload(16384)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"more than the 16384 bytes", "created while stopped", "facts/topic-000.md (", "edited while stopped"} {
+		if !strings.Contains(f, want) {
+			t.Errorf("the pre-loaded facts lack %q:\n%s", want, f)
+		}
+	}
+	if strings.Contains(f, "topic-001") || strings.Contains(f, "topic 000") {
+		t.Errorf("the pre-loaded facts show a stale entry:\n%s", f)
+	}
+	if eps != "- episodes/2026-01.md (48B): jan, edited while stopped" {
+		t.Errorf("the pre-loaded episodes = %q", eps)
+	}
+	u.idx.mu.Lock()
+	lazy, checked := u.idx.lazy, len(u.idx.checked)
+	u.idx.mu.Unlock()
+	if !lazy || checked > 2*indexLines(16384/4)+indexLines(DefaultIndexBudget) {
+		t.Errorf("the pre-load checked %d files (lazy %v)", checked, lazy)
+	}
+	s.Close()
+
+	// While stopped, all but two facts shrink to nothing (in place, the
+	// folder unchanged): the cached sizes pass the budget, the files do
+	// not, so their text is pre-loaded, as read now.
+	for k := 2; k < files; k++ {
+		editInPlace(t, filepath.Join(facts, fmt.Sprintf("topic-%03d.md", k)), "")
+	}
+	s = cachedStore(t, dir, cache)
+	u = mustUser(t, s, "alice")
+	f, _, err = NewView(u, false, nil).Preload(16384)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(f, "more than the") || !strings.Contains(f, "### facts/topic-000.md\n"+topic(0, "edited while stopped")) || !strings.Contains(f, "created while stopped") {
+		t.Errorf("facts within the budget are not pre-loaded as they are now:\n%.600s", f)
+	}
+	s.Close()
+}

@@ -123,7 +123,7 @@ func (s *Session) Append(p, entry, summary string) error {
 // out, so the reflector's request does not grow with the memory. Empty
 // parts say "none yet".
 func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
-	l, err := s.u.listing(false)
+	l, err := s.u.preloadListing(factsBudget)
 	if err != nil {
 		return "", "", err
 	}
@@ -147,7 +147,7 @@ func preload(s Space, p viewParts, factsBudget int) (facts, episodes string, err
 		}
 		facts = strings.Join(factFiles, "\n\n")
 	} else {
-		head := fmt.Sprintf("(The fact files hold %d bytes together, more than the %d pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", p.factBytes, factsBudget)
+		head := fmt.Sprintf("(The fact files hold more than the %d bytes pre-loaded in full: here is their index. memory_read the ones you need before changing them.)", factsBudget)
 		facts = head + "\n" + boundedIndex(nf, p.at, max(factsBudget/4, DefaultIndexBudget)-len(head)-1)
 	}
 	if nf == 0 {

@@ -235,7 +235,7 @@ func TestPreload(t *testing.T) {
 	}
 	// Past the budget: the facts' index instead of their text.
 	facts, _, _ = mustUser(t, s, "alice").NewSession().Preload(50)
-	if !strings.Contains(facts, "more than the 50 pre-loaded") || !strings.Contains(facts, "- facts/work.md (") || strings.Contains(facts, "Go dev") {
+	if !strings.Contains(facts, "more than the 50 bytes pre-loaded") || !strings.Contains(facts, "- facts/work.md (") || strings.Contains(facts, "Go dev") {
 		t.Errorf("over-budget facts = %q", facts)
 	}
 	// A user whose folder is broken.

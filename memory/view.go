@@ -196,6 +196,9 @@ func (v *View) Index(budget int) (string, error) {
 
 // Preload is Session.Preload of what the view may see.
 func (v *View) Preload(factsBudget int) (facts, episodes string, err error) {
+	if v.ch == nil && !v.shared {
+		return v.own.Preload(factsBudget) // checks only what it shows
+	}
 	p, err := v.parts()
 	if err != nil {
 		return "", "", err

@@ -393,16 +393,39 @@ type tailBuffer struct {
 	max int
 	mu  sync.Mutex
 	buf []byte
+	// baseline is closed once baselineDoneLine is written (within one
+	// write, as a log line is); made by the first of Write and
+	// baselineDone.
+	baseline     chan struct{}
+	baselineSeen bool
 }
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if !t.baselineSeen && bytes.Contains(p, []byte(baselineDoneLine)) {
+		t.baselineSeen = true
+		if t.baseline == nil {
+			t.baseline = make(chan struct{})
+		}
+		close(t.baseline)
+	}
 	t.buf = append(t.buf, p...)
 	if over := len(t.buf) - t.max; over > 0 {
 		t.buf = append(t.buf[:0], t.buf[over:]...)
 	}
 	return len(p), nil
+}
+
+// baselineDone is closed once the child logged that the history's
+// baseline is done (at any time since it started).
+func (t *tailBuffer) baselineDone() <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.baseline == nil {
+		t.baseline = make(chan struct{})
+	}
+	return t.baseline
 }
 
 func (t *tailBuffer) String() string {

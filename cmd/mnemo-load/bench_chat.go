@@ -175,10 +175,12 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int, n
 			return f, err
 		}
 	}
-	c, err := startChat(ctx, b.bin, dir, env, userName(0))
+	// --verbose: its log says when the history's baseline is done.
+	c, err := startChat(ctx, b.bin, dir, env, userName(0), "--verbose")
 	if err != nil {
 		return f, err
 	}
+	baselineDone := c.stderr.baselineDone()
 	var lat []time.Duration
 	var cpu0 time.Duration
 	for i := range messages {
@@ -188,7 +190,13 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int, n
 		}
 		if i == 0 {
 			// The start, and what it left running in the background, is
-			// the echo hi rows' cost.
+			// the echo hi rows' cost: the window starts once the
+			// history's baseline (every file kept as found at start; on
+			// a fresh seed it reads and keeps every file, fsyncs that
+			// make the child look idle) is done, and the child is idle.
+			if err := waitFor(ctx, baselineDone, baselineMax); err != nil {
+				return f, c.fail(fmt.Errorf("the history's baseline: %w", err))
+			}
 			if err := settle(ctx, c.proc.Pid); err != nil {
 				return f, c.fail(err)
 			}
@@ -319,8 +327,8 @@ type chatProc struct {
 	stderr *tailBuffer
 }
 
-func startChat(ctx context.Context, bin, dir string, env []string, user string) (*chatProc, error) {
-	cmd, in, out, stderr, err := startChild(ctx, bin, dir, env, "chat", "--user", user)
+func startChat(ctx context.Context, bin, dir string, env []string, user string, flags ...string) (*chatProc, error) {
+	cmd, in, out, stderr, err := startChild(ctx, bin, dir, env, append([]string{"chat", "--user", user}, flags...)...)
 	if err != nil {
 		return nil, fmt.Errorf("start mnemo chat: %w", err)
 	}
@@ -380,6 +388,29 @@ func procCPU(pid int) time.Duration {
 		}
 	}
 	return time.Duration(sum)
+}
+
+// baselineDoneLine is what mnemo logs (--verbose) when the history's
+// baseline has kept every file as found at start (cmd/mnemo changes.go).
+const baselineDoneLine = "as found at start; done"
+
+// baselineMax bounds the wait for it: on a fresh seed of 10,000 files
+// the baseline keeps each in the history, an fsync each (tens of seconds
+// on a slow disk).
+const baselineMax = 5 * time.Minute
+
+// waitFor waits until ch is closed, at most max.
+func waitFor(ctx context.Context, ch <-chan struct{}, max time.Duration) error {
+	t := time.NewTimer(max)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-t.C:
+		return fmt.Errorf("not done after %v", max)
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // Settling: a process is idle when it used less than settleIdle of CPU

@@ -87,7 +87,7 @@ func renderBench(r *benchResult) string {
 		row("edit-to-index, "+e.Kind+" (200 files; change complete → `List` shows it)", "–", msText(e.Latency.P50), msText(e.Latency.P99), "–", "–", "–", "–")
 	}
 	row("binary (`make build`: -trimpath -s -w)", "–", "–", "–", "–", "–", "–", bytesText(r.Binary))
-	p("\nmnemo CPU is the child's own (every thread's `schedstat`) from the first reply, once the child is idle, to the last reply, divided by the messages: the start and what it leaves running in the background are in the `echo hi` rows' CPU; the reflections that ran during the chat are included. ")
+	p("\nmnemo CPU is the child's own (every thread's `schedstat`) from the first reply, once the history's baseline is done and the child is idle, to the last reply, divided by the messages: the start and what it leaves running in the background are in the `echo hi` rows' CPU; the reflections that ran during the chat are included. ")
 	p("Wall time is from the message written (stdin, a Slack event, a Discord `MESSAGE_CREATE`) to its reply read (stdout; the reply post answered by the fake, seen by a proxy in front of it). ")
 	p("The bare client replays the Thinker's request bodies of the same chat one after the other on one connection against the same fake model. ")
 	p("The rows in bold divide the largest memory's figures by the smallest's, each column by its own: CPU, wall p50 and p99, ÷ bare client, peak RSS. ")

@@ -512,7 +512,9 @@ func TestSmallFormatting(t *testing.T) {
 func fakeMnemo(t *testing.T, code int) string {
 	t.Helper()
 	script := filepath.Join(t.TempDir(), "mnemo")
-	text := "#!/bin/sh\nwhile read l; do echo " + benchReply + " fake; done\nexit " + string(rune('0'+code)) + "\n"
+	// It logs at once that the history's baseline is done, as mnemo chat
+	// --verbose does once it is.
+	text := "#!/bin/sh\necho 'level=INFO msg=\"history: kept memory files as found at start; done\"' >&2\nwhile read l; do echo " + benchReply + " fake; done\nexit " + string(rune('0'+code)) + "\n"
 	if err := os.WriteFile(script, []byte(text), 0o700); err != nil {
 		t.Fatal(err)
 	}

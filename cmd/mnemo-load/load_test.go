@@ -390,6 +390,10 @@ func TestSeededFilesAreValidMemory(t *testing.T) {
 	if err := seed(context.Background(), dir, 1, 5, now); err != nil {
 		t.Fatal(err)
 	}
+	// Written an hour before now, as a memory left earlier is.
+	if fi, err := os.Stat(filepath.Join(dir, "load-0001", "facts", "user.md")); err != nil || !fi.ModTime().Equal(now.Add(-time.Hour)) {
+		t.Errorf("a seeded file's time: %v (%v), want an hour before %v", fi, err, now)
+	}
 	var names []string
 	for _, sub := range []string{"facts", "episodes"} {
 		entries, err := os.ReadDir(filepath.Join(dir, "load-0001", sub))

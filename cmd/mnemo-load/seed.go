@@ -21,7 +21,10 @@ func displayName(i int) string { return fmt.Sprintf("Load User %04d", i+1) }
 // seed writes files memory files for each user straight to disk, as a
 // person (or an earlier run of mnemo) would have left them: half fact files
 // (facts/user.md first), half episode months (this month and the ones
-// before, three entries each).
+// before, three entries each), written an hour before now: a memory left
+// by a person or an earlier run, not one written a moment ago (which the
+// index cache would not trust until racySlack has passed: every start
+// would re-read it).
 func seed(ctx context.Context, memDir string, users, files int, now time.Time) error {
 	episodes := files / 2
 	facts := files - episodes
@@ -40,17 +43,27 @@ func seed(ctx context.Context, memDir string, users, files int, now time.Time) e
 			if k > 0 {
 				name, text = fmt.Sprintf("topic-%03d", k), topicFacts(k)
 			}
-			if err := os.WriteFile(filepath.Join(dir, "facts", name+".md"), []byte(text), 0o600); err != nil {
-				return fmt.Errorf("seed memory: %w", err)
+			if err := writeSeed(filepath.Join(dir, "facts", name+".md"), text, now); err != nil {
+				return err
 			}
 		}
 		for k := range episodes {
 			month := time.Date(now.Year(), now.Month()-time.Month(k), 1, 0, 0, 0, 0, time.UTC)
-			err := os.WriteFile(filepath.Join(dir, "episodes", month.Format("2006-01")+".md"), []byte(episodeMonth(month)), 0o600)
-			if err != nil {
-				return fmt.Errorf("seed memory: %w", err)
+			if err := writeSeed(filepath.Join(dir, "episodes", month.Format("2006-01")+".md"), episodeMonth(month), now); err != nil {
+				return err
 			}
 		}
+	}
+	return nil
+}
+
+// writeSeed writes one seeded file, modified an hour before now.
+func writeSeed(name, text string, now time.Time) error {
+	if err := os.WriteFile(name, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("seed memory: %w", err)
+	}
+	if err := os.Chtimes(name, now.Add(-time.Hour), now.Add(-time.Hour)); err != nil {
+		return fmt.Errorf("seed memory: %w", err)
 	}
 	return nil
 }

@@ -52,14 +52,25 @@ func TestHistoryBaseline(t *testing.T) {
 	if vs, _ := h.List("ann", "facts/user.md"); len(vs) != 1 || vs[0].Who != "as found at start" {
 		t.Errorf("ann's user.md: %+v", vs)
 	}
+	// A baseline that ran to its end says so (mnemo-load -bench waits for
+	// it); a cancelled one does not.
+	var logged bytes.Buffer
+	l.log = slog.New(slog.NewTextHandler(&logged, nil))
 	if n := l.baseline(context.Background(), store, ""); n != 0 {
 		t.Errorf("a second baseline kept %d", n)
 	}
+	if !strings.Contains(logged.String(), "as found at start; done") {
+		t.Errorf("a finished baseline logged %q", logged.String())
+	}
+	logged.Reset()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	os.WriteFile(filepath.Join(mem, "bob/episodes/2026-11.md"), []byte("# E\n> Summary: changed\n"), 0o644)
 	if n := l.baseline(ctx, store, ""); n != 0 {
 		t.Errorf("a cancelled baseline kept %d", n)
+	}
+	if strings.Contains(logged.String(), "done") {
+		t.Errorf("a cancelled baseline logged %q", logged.String())
 	}
 }
 

@@ -41,9 +41,12 @@ func TestStartSeesEditsMadeWhileStopped(t *testing.T) {
 	write("gone.md", "soon deleted")
 	srv := openaitest.New(t)
 	var mu sync.Mutex
-	var indexes []string
+	var indexes, reflections []string
 	srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
 		if strings.Contains(r.System(), "memory reflector") {
+			mu.Lock()
+			reflections = append(reflections, string(r.Body))
+			mu.Unlock()
 			return openaitest.Text("Nothing to remember."), true
 		}
 		mu.Lock()
@@ -81,5 +84,20 @@ func TestStartSeesEditsMadeWhileStopped(t *testing.T) {
 	}
 	if strings.Contains(second, "soon deleted") || strings.Contains(second, `name Ann\n`) {
 		t.Errorf("the next start's request shows what the cache said: %s", second)
+	}
+	// The reflection at exit pre-loads the facts as they are now too.
+	mu.Lock()
+	defer mu.Unlock()
+	if len(reflections) != 2 {
+		t.Fatalf("%d reflections, want one per chat", len(reflections))
+	}
+	refl := reflections[1]
+	for _, want := range []string{"name Ann Lee, edited while stopped", "created while stopped"} {
+		if !strings.Contains(refl, want) {
+			t.Errorf("the next start's reflection lacks %q: %s", want, refl)
+		}
+	}
+	if strings.Contains(refl, "soon deleted") || strings.Contains(refl, `name Ann\n`) {
+		t.Errorf("the next start's reflection shows what the cache said: %s", refl)
 	}
 }
