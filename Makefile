@@ -36,7 +36,7 @@ RACE_PKGS ?= ./memory/... ./cmd/mnemo-load ./cmd/mnemo ./cmd/internal/wiring ./b
 	./reflector ./agent ./agent/clock/clocktest ./agent/llm/llmtest ./agent/llm/openai \
 	./agent/logtest ./agent/openaitest ./agent/text \
 	./cmd/internal/control ./cmd/internal/metrics ./cmd/internal/turns ./cmd/internal/userdata \
-	./cmd/internal/budget ./cmd/internal/state
+	./cmd/internal/budget ./cmd/internal/state .
 PLAIN_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
 
 # Tests of the race packages that run on one goroutine and spend seconds
