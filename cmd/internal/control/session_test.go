@@ -2,6 +2,7 @@ package control
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -348,4 +349,26 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 	}
 	c.CloseWrite()
 	<-ended
+}
+
+// The bounds are exact: an event line of MaxEvent bytes (its newline
+// included) is sent and read; one byte more is refused on both sides.
+func TestEventBoundsExact(t *testing.T) {
+	base := len(encodeLine(Event{Type: "text", Text: "x"})) // {"type":"text","text":"x"}\n
+	at := Event{Type: "text", Text: strings.Repeat("x", MaxEvent-base+1)}
+	line, err := encodeEvent(at)
+	if err != nil || len(line) != MaxEvent {
+		t.Fatalf("an event of exactly MaxEvent bytes: %d bytes, %v", len(line), err)
+	}
+	if _, err := encodeEvent(Event{Type: "text", Text: at.Text + "x"}); err == nil {
+		t.Error("an event of MaxEvent+1 bytes was encoded")
+	}
+	got, err := readEvent(bufio.NewReaderSize(bytes.NewReader(line), 4096), MaxEvent)
+	if err != nil || len(got) != MaxEvent {
+		t.Errorf("reading a line of exactly the limit: %d bytes, %v", len(got), err)
+	}
+	long := append(bytes.Repeat([]byte("y"), MaxEvent), '\n')
+	if _, err := readEvent(bufio.NewReaderSize(bytes.NewReader(long), 4096), MaxEvent); err == nil {
+		t.Error("a line of MaxEvent+1 bytes was read")
+	}
 }
