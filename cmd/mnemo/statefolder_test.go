@@ -8,7 +8,6 @@ package main
 
 import (
 	"context"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,12 +15,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mnemo-agent/mnemo/cmd/internal/nobodytest"
+
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // nobodyUID is the other local user of these tests.
-const nobodyUID = 65534
+const nobodyUID = nobodytest.UID
 
 func needRoot(t *testing.T) {
 	t.Helper()
@@ -100,42 +101,11 @@ func TestStateFolderOfAnotherUserIsRefused(t *testing.T) {
 // socket's modes no longer keep out, as if they had been changed.
 func nobodyMnemo(t *testing.T, w *chatWorld, pastModes bool, args ...string) *exec.Cmd {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "nobody")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "mnemo.test")
-	src, err := os.Open(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = io.Copy(dst, src)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^TestMainChild$", "-test.count=1")
-	cmd.Dir = "/"
-	cmd.Env = append(os.Environ(), "MNEMO_MAIN_ARGS="+strings.Join(args, " "), "GOCOVERDIR=")
+	env := []string{"MNEMO_MAIN_ARGS=" + strings.Join(args, " ")}
 	for k, v := range w.env {
-		cmd.Env = append(cmd.Env, k+"="+v)
+		env = append(env, k+"="+v)
 	}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobodyUID, Gid: nobodyUID}}
-	if pastModes {
-		cmd.SysProcAttr.AmbientCaps = []uintptr{1} // CAP_DAC_OVERRIDE
-	}
-	return cmd
+	return nobodytest.Command(t, pastModes, env, "-test.run=^TestMainChild$", "-test.count=1")
 }
 
 // With the umask 000 and a state folder that existed as 0755 (issue 23,

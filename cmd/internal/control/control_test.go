@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/mnemo-agent/mnemo/agent/logtest"
-	"io"
 	"io/fs"
 	"log/slog"
 	"net"
@@ -17,6 +15,9 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"github.com/mnemo-agent/mnemo/agent/logtest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/nobodytest"
 
 	"go.uber.org/goleak"
 )
@@ -476,45 +477,14 @@ func TestClientLeavesBeforeTheAnswer(t *testing.T) {
 }
 
 // nobody is the other local user of the tests that need one.
-const nobody = 65534
+const nobody = nobodytest.UID
 
-// asNobody is this test binary (a copy nobody may run), to be run as user
-// nobody with CAP_DAC_OVERRIDE: a process that the socket's mode and its
-// folder no longer keep out, as if they had been changed.
+// asNobody is this test binary run as user nobody with CAP_DAC_OVERRIDE:
+// a process that the socket's mode and its folder no longer keep out, as
+// if they had been changed.
 func asNobody(t *testing.T, env ...string) *exec.Cmd {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root, to run a client as user nobody (uid 65534)")
-	}
-	dir := shortDir(t)
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "control.test")
-	src, err := os.Open(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, err = io.Copy(dst, src)
-	if cerr := dst.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "-test.run=^$")
-	cmd.Dir = "/"
-	cmd.Env = append(os.Environ(), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Credential:  &syscall.Credential{Uid: nobody, Gid: nobody},
-		AmbientCaps: []uintptr{1}, // CAP_DAC_OVERRIDE
-	}
-	return cmd
+	return nobodytest.Command(t, true, env, "-test.run=^$")
 }
 
 // A caller is answered only when it runs as the server's user or root
