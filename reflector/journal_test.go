@@ -374,10 +374,12 @@ func TestSyncWindowIsConfigured(t *testing.T) {
 	<-each
 }
 
-// With Config.JournalRoot the journal is written through that root: a
-// user's file that is a link out of it is refused, its target untouched.
-func TestJournalThroughARoot(t *testing.T) {
-	dir := t.TempDir()
+// linkedOut is a state folder dir whose journal folder (dir/reflector,
+// open as root) holds user's journal file as a link to victim, a file
+// outside it that says "keep me".
+func linkedOut(t *testing.T, user string) (dir string, root *os.Root, victim string) {
+	t.Helper()
+	dir = t.TempDir()
 	jdir := filepath.Join(dir, "reflector")
 	if err := os.MkdirAll(jdir, 0o700); err != nil {
 		t.Fatal(err)
@@ -386,17 +388,25 @@ func TestJournalThroughARoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer root.Close()
-	victim := filepath.Join(t.TempDir(), "victim")
+	t.Cleanup(func() { root.Close() })
+	victim = filepath.Join(t.TempDir(), "victim")
 	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(victim, filepath.Join(jdir, "ann.jsonl")); err != nil {
+	if err := os.Symlink(victim, filepath.Join(jdir, user+".jsonl")); err != nil {
 		t.Fatal(err)
 	}
+	return dir, root, victim
+}
+
+// With Config.JournalRoot the journal is written through that root: a
+// user's file that is a link out of it is refused, its target untouched.
+func TestJournalThroughARoot(t *testing.T) {
+	dir, root, victim := linkedOut(t, "ann")
+	jdir := filepath.Join(dir, "reflector")
 	j := newJournal(jdir, nil)
 	j.fs = durable.RootDir{Root: root}
-	err = j.append(entry{turn: Turn{User: "ann", TaskID: "t1", UserText: "secret"}})
+	err := j.append(entry{turn: Turn{User: "ann", TaskID: "t1", UserText: "secret"}})
 	if err == nil || !strings.Contains(err.Error(), "path escapes from parent") || !strings.Contains(err.Error(), filepath.Join(jdir, "ann.jsonl")) {
 		t.Errorf("a turn through a link out: %v", err)
 	}
@@ -407,23 +417,7 @@ func TestJournalThroughARoot(t *testing.T) {
 
 // Open uses Config.JournalRoot for the journal's writes.
 func TestOpenWithJournalRoot(t *testing.T) {
-	dir := t.TempDir()
-	jdir := filepath.Join(dir, "reflector")
-	if err := os.MkdirAll(jdir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	root, err := os.OpenRoot(jdir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	victim := filepath.Join(t.TempDir(), "victim")
-	if err := os.WriteFile(victim, []byte("keep me\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink(victim, filepath.Join(jdir, "alice.jsonl")); err != nil {
-		t.Fatal(err)
-	}
+	dir, root, victim := linkedOut(t, "alice")
 	e := newEnv(t, func(c *Config) { c.StateDir, c.JournalRoot = dir, root })
 	if err := e.r.Add(turn("alice", "t1", "secret")); err == nil || !strings.Contains(err.Error(), "path escapes from parent") {
 		t.Errorf("Add through a link out: %v", err)
