@@ -374,19 +374,30 @@ func writeCacheFile(root *os.Root, name string, data []byte) error {
 // user's files, and a forget must forget. The entry of the forgotten file
 // p (every entry for "") goes too, so that the cache written again at
 // Close, when the index is listed before, holds nothing of it.
+//
+// A forget of every file also empties what the index keeps in memory of
+// them, cache or not: its entries, listings and rendered indexes.
 func (x *index) removeCache(p string) error {
-	if x.cache == "" {
-		return nil
-	}
 	x.mu.Lock()
-	if p == "" {
+	switch {
+	case p == "":
 		clear(x.files)
 		x.sorted, x.changed = nil, false // nothing to write until the index is built again
-	} else {
+		x.all, x.shared = listing{}, listing{}
+		x.lazy, x.checked = false, nil
+	case x.cache != "":
 		x.drop(p)
 		x.changed = true // written again, without what was forgotten, at Close
 	}
 	x.mu.Unlock()
+	if p == "" {
+		x.rmu.Lock()
+		x.rendered = nil
+		x.rmu.Unlock()
+	}
+	if x.cache == "" {
+		return nil
+	}
 	remove := os.Remove
 	if x.cacheRoot != nil {
 		remove = func(name string) error { return x.cacheRoot.Remove(filepath.Base(name)) }

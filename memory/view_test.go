@@ -889,3 +889,42 @@ func TestViewOfAFolderThatIsAFile(t *testing.T) {
 		t.Error("Session.Preload: no error")
 	}
 }
+
+// A forget of a person's memory leaves nothing of their files in what the
+// index keeps in memory (entries, listings, rendered indexes), with an
+// index cache or without one; the next index is of an empty memory.
+func TestForgetEmptiesTheKeptIndex(t *testing.T) {
+	for _, cached := range []bool{false, true} {
+		var s *Store
+		if cached {
+			dir, cache := cacheDirs(t)
+			s = cachedStore(t, dir, cache)
+		} else {
+			s = newStore(t)
+		}
+		u := mustUser(t, s, "alice")
+		writeFile(t, filepath.Join(s.Dir(), "alice/facts/secret.md"), "# Secret\n\n> Summary: the secret summary\n\n- x\n")
+		v := NewView(u, false, nil)
+		eventually(t, "the file in the index", func() bool {
+			idx, _ := v.Index(0)
+			return strings.Contains(idx, "the secret summary")
+		})
+		v.Index(0) // started: this one is rendered and kept
+		if err := u.RemoveAll(); err != nil {
+			t.Fatal(err)
+		}
+		x := u.idx
+		x.mu.Lock()
+		kept := len(x.files) + len(x.all.files) + len(x.shared.files) + len(x.checked)
+		x.mu.Unlock()
+		x.rmu.Lock()
+		rendered := len(x.rendered)
+		x.rmu.Unlock()
+		if kept != 0 || rendered != 0 {
+			t.Errorf("cache %v: after the forget the index keeps %d entries and %d rendered indexes", cached, kept, rendered)
+		}
+		if idx, err := v.Index(0); err != nil || strings.Contains(idx, "secret") {
+			t.Errorf("cache %v: the index after the forget: %q, %v", cached, idx, err)
+		}
+	}
+}
