@@ -7,11 +7,19 @@ FUZZTIME ?= 20s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 BUILDDATE ?= $(shell date -u +%Y-%m-%d)
 
-.PHONY: build image test test-race test-plain test-norace e2e coverage lint bench load soak fuzz mutation crash run clean
+.PHONY: build pgo image test test-race test-plain test-norace e2e coverage lint bench load soak fuzz mutation crash run clean
 
 # A static binary, as the Dockerfile builds it: no libc to load at each start.
 build:
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags="-s -w -X main.version=$(VERSION) -X main.buildDate=$(BUILDDATE)" -o $(BIN) ./cmd/mnemo
+
+# cmd/mnemo/default.pgo, the CPU profile the go command builds mnemo with
+# (profile-guided optimisation: every `go build ./cmd/mnemo`, the
+# Dockerfile's too): a piped chat of 3000 messages through run() against a
+# fake model (BenchmarkPipedChat). Run it again after large changes to
+# the chat path; a stale profile still builds, it just helps less.
+pgo:
+	$(GO) test -run '^$$' -bench '^BenchmarkPipedChat$$' -benchtime 3000x -count 1 -cpuprofile cmd/mnemo/default.pgo -o $${TMPDIR:-/tmp}/mnemo-pgo.test ./cmd/mnemo
 
 # The container image (deploy/Dockerfile); needs a Docker daemon.
 image:
