@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	goopenai "github.com/sashabaranov/go-openai"
 )
 
 // benchReply starts every answer of the bench's model, so that the driver
@@ -117,6 +120,58 @@ func (m *benchModel) replay(ctx context.Context) ([]time.Duration, error) {
 	return out, nil
 }
 
+// replayClient sends the kept Thinker requests again through go-openai
+// alone, the client library mnemo itself uses (each body decoded into its
+// request type, streamed when the body asks for it and read to the end),
+// one after the other on one connection, and returns each round trip's
+// time: the part of a message's time that is the library's, not mnemo's.
+func (m *benchModel) replayClient(ctx context.Context) ([]time.Duration, error) {
+	m.mu.Lock()
+	bodies := m.bodies
+	m.mu.Unlock()
+	m.replaying.Store(true)
+	defer m.replaying.Store(false)
+	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
+	defer tr.CloseIdleConnections()
+	cfg := goopenai.DefaultConfig("sk-bench")
+	cfg.BaseURL, cfg.HTTPClient = m.srv.URL(), &http.Client{Transport: tr}
+	client := goopenai.NewClientWithConfig(cfg)
+	var out []time.Duration
+	for _, body := range bodies {
+		var req goopenai.ChatCompletionRequest
+		if err := json.Unmarshal(body, &req); err != nil {
+			return nil, fmt.Errorf("go-openai client: a kept request: %w", err)
+		}
+		t0 := time.Now()
+		if err := completeWith(ctx, client, req); err != nil {
+			return nil, fmt.Errorf("go-openai client: %w", err)
+		}
+		out = append(out, time.Since(t0))
+	}
+	return out, nil
+}
+
+// completeWith sends req with client, streamed when req asks for it, and
+// reads the reply to its end.
+func completeWith(ctx context.Context, client *goopenai.Client, req goopenai.ChatCompletionRequest) error {
+	if !req.Stream {
+		_, err := client.CreateChatCompletion(ctx, req)
+		return err
+	}
+	s, err := client.CreateChatCompletionStream(ctx, req)
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	for {
+		if _, err := s.Recv(); errors.Is(err, io.EOF) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+	}
+}
+
 // chatFigures is one per-message row: a `mnemo chat` of one user with
 // Files memory files.
 type chatFigures struct {
@@ -125,6 +180,7 @@ type chatFigures struct {
 	CPUPerMsg       time.Duration // the child's CPU between the first and the last reply, per message
 	Wall            Latency       // message written → reply read, ms
 	Bare            Latency       // the same Thinker requests replayed by a bare client, ms
+	Client          Latency       // the same, replayed through go-openai alone, ms
 	CallsPerMsg     float64       // model calls per message (Thinker)
 	ReflectorCalls  int64
 	FirstRequest    int     // bytes
@@ -228,6 +284,11 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int, n
 		return f, err
 	}
 	f.Bare = distribution(bare)
+	lib, err := m.replayClient(ctx)
+	if err != nil {
+		return f, err
+	}
+	f.Client = distribution(lib)
 
 	// One message, start → exit, on the same memory (a fresh state folder
 	// each time would measure the first start only).

@@ -46,6 +46,9 @@ func renderBench(r *benchResult) string {
 		ratio := "–"
 		if c.Bare.P50 > 0 {
 			ratio = fmt.Sprintf("%.2f (bare %s)", c.Wall.P50/c.Bare.P50, msText(c.Bare.P50))
+			if c.Client.P50 > 0 {
+				ratio = fmt.Sprintf("%.2f (bare %s; go-openai alone %s, ÷ bare %.2f)", c.Wall.P50/c.Bare.P50, msText(c.Bare.P50), msText(c.Client.P50), c.Client.P50/c.Bare.P50)
+			}
 		}
 		refl := "–"
 		if c.MaxReflector > 0 {
@@ -89,7 +92,8 @@ func renderBench(r *benchResult) string {
 	row("binary (`make build`: -trimpath -s -w)", "–", "–", "–", "–", "–", "–", bytesText(r.Binary))
 	p("\nmnemo CPU is the child's own (every thread's `schedstat`) from the first reply, once the history's baseline is done and the child is idle, to the last reply, divided by the messages: the start and what it leaves running in the background are in the `echo hi` rows' CPU; the reflections that ran during the chat are included. ")
 	p("Wall time is from the message written (stdin, a Slack event, a Discord `MESSAGE_CREATE`) to its reply read (stdout; the reply post answered by the fake, seen by a proxy in front of it). ")
-	p("The bare client replays the Thinker's request bodies of the same chat one after the other on one connection against the same fake model. ")
+	p("The bare client replays the Thinker's request bodies of the same chat one after the other on one connection against the same fake model; ")
+	p("\"go-openai alone\" replays them through the client library mnemo uses (each body decoded into its request type, streamed when the chat streams), the part of a message's time that is the library's. ")
 	p("The rows in bold divide the largest memory's figures by the smallest's, each column by its own: CPU, wall p50 and p99, ÷ bare client, peak RSS. ")
 	p("Peak RSS is the child's own: VmHWM read after the last reply for the 200-message chats, GNU time's %%M for `echo hi` (a child's rusage from wait4 would carry the bench's own peak, recorded when the vfork'd child execs). ")
 	p("The concurrent console rows run one `mnemo chat` per user (each its own data folder, 20 files); Slack and Discord rows go to one `mnemo serve`; their RSS is the largest process's peak so far. The fakes share the machine's cores with mnemo: at 100 users their work is in the wall times.\n")

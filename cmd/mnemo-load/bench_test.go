@@ -124,6 +124,13 @@ func TestBenchSmallRun(t *testing.T) {
 			t.Errorf("row %q: memory folders %q, want one per person", row, cells)
 		}
 	}
+	// The chat's requests went again through go-openai alone, streamed
+	// and not, and came back.
+	for line := range strings.Lines(out) {
+		if strings.HasPrefix(line, "| `mnemo chat`, ") && !strings.Contains(line, "; go-openai alone ") {
+			t.Errorf("no go-openai replay in %s", line)
+		}
+	}
 	// A casual message costs one model call: the reply.
 	if n := strings.Count(out, "| 1.00 (+"); n != 6 {
 		t.Errorf("%d chat and echo hi rows with 1.00 calls per message, want 6:\n%s", n, out)
@@ -261,7 +268,7 @@ func TestRenderBench(t *testing.T) {
 			{Files: 10000, Messages: 200, CPUPerMsg: 550 * time.Microsecond, Wall: Latency{P50: 1.1, P99: 2.5}, Bare: Latency{P50: 0.5},
 				CallsPerMsg: 1, ReflectorCalls: 10, FirstRequest: 3400, MaxReflector: 371000, MaxRSS: 18 << 20,
 				Start: Latency{P50: 12, Max: 35}, StartCPU: 9 * time.Millisecond, StartRSS: 17 << 20, StartCalls: 1, StartReflector: 1},
-			{Files: 0, Messages: 200, FirstRequest: 999, CPUPerMsg: 500 * time.Microsecond, Wall: Latency{P50: 1, P99: 2}, Bare: Latency{P50: 0.5},
+			{Files: 0, Messages: 200, FirstRequest: 999, CPUPerMsg: 500 * time.Microsecond, Wall: Latency{P50: 1, P99: 2}, Bare: Latency{P50: 0.5}, Client: Latency{P50: 0.8},
 				MaxRSS: 16 << 20, Start: Latency{P50: 10, Max: 20}, StartCPU: 6 * time.Millisecond, StartRSS: 16 << 20},
 			{Files: 0, Messages: 200, NoStream: true, FirstRequest: 999, CPUPerMsg: 400 * time.Microsecond, Wall: Latency{P50: 0.9, P99: 2}, Bare: Latency{P50: 0.5}, MaxRSS: 15 << 20},
 		},
@@ -288,7 +295,7 @@ func TestRenderBench(t *testing.T) {
 	wantParts(t, "the table", out,
 		"Measured 2026-01-02 on Test CPU, 2 cores, go1.x; load average 1 2 3 at the start, 4 5 6 at the end",
 		"| `mnemo chat`, 200-message chat, user with 10,000 files | 550µs | 1.1ms | 2.5ms | 2.20 (bare 500µs) | 1.00 (+10 reflector) | 18.0 MiB | first request 3.4 KB; reflector request 371.0 KB |",
-		"| `mnemo chat`, 200-message chat, user with 0 files | 500µs | 1ms | 2ms | 2.00 (bare 500µs) | 0.00 (+0 reflector) | 16.0 MiB | first request 999 B |",
+		"| `mnemo chat`, 200-message chat, user with 0 files | 500µs | 1ms | 2ms | 2.00 (bare 500µs; go-openai alone 800µs, ÷ bare 1.60) | 0.00 (+0 reflector) | 16.0 MiB | first request 999 B |",
 		"| `mnemo chat`, 200-message chat, user with 0 files, `llm.stream: false` | 400µs | 900µs | 2ms | 1.80 (bare 500µs) | 0.00 (+0 reflector) | 15.0 MiB | first request 999 B |",
 		"| **`mnemo chat` per message, 10,000 ÷ 0 files** | ×1.10 | ×1.10 | ×1.25 | ×1.10 | – | ×1.12 | – |",
 		"| **`echo hi \\| mnemo chat`, 10,000 ÷ 0 files** | ×1.50 | ×1.20 | ×1.75 | – | – | ×1.06 | – |",
@@ -604,9 +611,18 @@ func TestReplayFails(t *testing.T) {
 	if _, err := m.replay(context.Background()); err == nil || !strings.Contains(err.Error(), "bare client: the fake model answered") {
 		t.Errorf("bad body: %v", err)
 	}
+	if _, err := m.replayClient(context.Background()); err == nil || !strings.Contains(err.Error(), "go-openai client: a kept request: ") {
+		t.Errorf("bad body through go-openai: %v", err)
+	}
 	m.close()
 	if _, err := m.replay(context.Background()); err == nil || !strings.Contains(err.Error(), "bare client: ") {
 		t.Errorf("closed server: %v", err)
+	}
+	for _, body := range []string{`{"model":"m","stream":true}`, `{"model":"m"}`} {
+		m.bodies = [][]byte{[]byte(body)}
+		if _, err := m.replayClient(context.Background()); err == nil || !strings.Contains(err.Error(), "go-openai client: ") {
+			t.Errorf("closed server, %s: %v", body, err)
+		}
 	}
 }
 
