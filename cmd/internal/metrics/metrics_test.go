@@ -245,3 +245,16 @@ func TestFirstWordsHistograms(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMessage records what one streamed console message records.
+func BenchmarkMessage(b *testing.B) {
+	m := New(Gauges{})
+	b.ReportAllocs()
+	for b.Loop() {
+		m.TaskStarted("console")
+		m.FirstToken("thinker", time.Millisecond)
+		m.LLMRequest("thinker", "ok", time.Millisecond, 1000, 10)
+		m.FirstVisible("console", time.Millisecond)
+		m.TaskDone("console", true)
+	}
+}
