@@ -258,3 +258,22 @@ func BenchmarkMessage(b *testing.B) {
 		m.TaskDone("console", true)
 	}
 }
+
+// TestNameKeepsEachSeries: a kept name is the series' own, whatever the
+// labels (more than are kept too), and two series never share one.
+func TestNameKeepsEachSeries(t *testing.T) {
+	m := New(Gauges{})
+	for range 2 { // made, then kept
+		for _, kv := range [][]string{
+			{"role", "thinker"}, {"role", "reflector"}, {"role", "thinker", "direction", "in"},
+			{"role", "thinker", "direction", "out"}, {"a", "1", "b", "2", "c", "3"}, nil,
+		} {
+			if got, want := m.name("mnemo_x", kv...), series("mnemo_x", kv...); got != want {
+				t.Errorf("name(%q) = %q, want %q", kv, got, want)
+			}
+		}
+	}
+	if got, want := m.name("mnemo_y", "role", "thinker"), series("mnemo_y", "role", "thinker"); got != want {
+		t.Errorf("another family: %q, want %q", got, want)
+	}
+}
