@@ -171,7 +171,7 @@ func (a *Agent) Handle(ctx context.Context, t mnemo.Task) (reply mnemo.Reply, er
 	if t.Conversation == "" {
 		t.Conversation = t.Platform + ":" + t.User
 	}
-	log := a.log.With("task_id", t.ID, "platform", t.Platform, "user", t.User, "conversation", t.Conversation)
+	log := withLazily(a.log, "task_id", t.ID, "platform", t.Platform, "user", t.User, "conversation", t.Conversation)
 	defer func() {
 		// Last resort: nothing in a task may take the process down.
 		if r := recover(); r != nil {

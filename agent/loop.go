@@ -86,7 +86,9 @@ func RunLoop(ctx context.Context, cfg LoopConfig, messages []llm.Message) (LoopR
 	if cfg.Nudge == "" {
 		cfg.Nudge = defaultNudge
 	}
-	res := LoopResult{Messages: append([]llm.Message(nil), messages...)}
+	// Room for the reply: a message answered at once (the usual case)
+	// appends it without copying the conversation again.
+	res := LoopResult{Messages: append(make([]llm.Message, 0, len(messages)+1), messages...)}
 	byName := make(map[string]mnemo.Tool, len(cfg.Tools))
 	var defs []llm.ToolDef
 	for _, t := range cfg.Tools {

@@ -98,6 +98,7 @@ type Usage struct {
 type Client struct {
 	client        *goopenai.Client
 	baseURL       string // as configured, for requests
+	badURL        bool   // baseURL is no base URL go-openai can use (checkURL)
 	shownURL      string // for messages: no credentials, no query
 	apiKey        string
 	timeout       time.Duration
@@ -134,6 +135,7 @@ func New(cfg Config) *Client {
 		c.baseURL = DefaultBaseURL
 	}
 	c.shownURL = displayURL(c.baseURL)
+	c.badURL = badBaseURL(c.baseURL)
 	c.timeout = defaults.Positive(c.timeout, defaultLLMTimeout)
 	switch {
 	case c.maxRetries == 0:
@@ -247,16 +249,24 @@ func (c *Client) complete(ctx context.Context, req goopenai.ChatCompletionReques
 	return c.succeed(req, resp, attempts, start)
 }
 
-// checkURL refuses a base URL go-openai would mangle.
+// checkURL refuses a base URL go-openai would mangle (badURL, decided
+// once in New).
 func (c *Client) checkURL(req goopenai.ChatCompletionRequest) error {
-	if u, err := url.Parse(c.baseURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
-		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		// go-openai appends "/chat/completions" to the base URL as a string,
-		// so a query or fragment would swallow the path.
+	if c.badURL {
 		return c.fail(req, failure{kind: llm.ErrBadRequest,
 			detail: "the base URL must be an http(s) URL without query or fragment (set OPENAI_BASE_URL or llm.baseURL)"}, 0, nil)
 	}
 	return nil
+}
+
+// badBaseURL reports whether raw is no base URL for go-openai: not an
+// http(s) URL with a host, or one with a query or fragment (go-openai
+// appends "/chat/completions" to the base URL as a string, so a query or
+// fragment would swallow the path).
+func badBaseURL(raw string) bool {
+	u, err := url.Parse(raw)
+	return err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != ""
 }
 
 // retry runs try until it succeeds, fails for good or the retries are

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,7 +53,24 @@ var latencyBuckets = []float64{0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120}
 type Metrics struct {
 	set     *vm.Set
 	pending atomic.Pointer[func() int]
+
+	// names keeps each series name once made (name): a message records
+	// eight or so samples, and making their names again each time (labels
+	// sorted, values escaped, strings joined) was most of the metrics'
+	// cost.
+	namesMu sync.RWMutex
+	names   map[seriesKey]string
 }
+
+// seriesKey is a series by its family and label pairs (at most
+// maxCachedLabels of them: every series mnemo records).
+type seriesKey struct {
+	name string
+	n    int
+	kv   [2 * maxCachedLabels]string
+}
+
+const maxCachedLabels = 2
 
 // Gauges reads the current levels at scrape time.
 type Gauges struct {
@@ -64,7 +82,7 @@ type Gauges struct {
 // New makes every series; the Go runtime and process series are added at
 // each scrape. The gauges' sources may also be set later, with SetGauges.
 func New(g Gauges) *Metrics {
-	m := &Metrics{set: vm.NewSet()}
+	m := &Metrics{set: vm.NewSet(), names: map[seriesKey]string{}}
 	m.SetGauges(g)
 	// Unlabelled series exist from the start, at 0, as a scraper expects.
 	m.set.NewCounter("mnemo_memory_conflicts_total")
@@ -155,8 +173,28 @@ func series(name string, kv ...string) string {
 // labelEscaper escapes a label value for the text format.
 var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
 
+// name is series(family, kv...), made once per series.
+func (m *Metrics) name(family string, kv ...string) string {
+	if len(kv) > 2*maxCachedLabels {
+		return series(family, kv...)
+	}
+	k := seriesKey{name: family, n: len(kv)}
+	copy(k.kv[:], kv)
+	m.namesMu.RLock()
+	s, ok := m.names[k]
+	m.namesMu.RUnlock()
+	if ok {
+		return s
+	}
+	s = series(family, kv...)
+	m.namesMu.Lock()
+	m.names[k] = s
+	m.namesMu.Unlock()
+	return s
+}
+
 func (m *Metrics) inc(name string, kv ...string) {
-	m.set.GetOrCreateCounter(series(name, kv...)).Inc()
+	m.set.GetOrCreateCounter(m.name(name, kv...)).Inc()
 }
 
 // Refused counts a message answered without the model (see
@@ -176,12 +214,12 @@ func (m *Metrics) LLMRequest(role, outcome string, d time.Duration, promptTokens
 		return
 	}
 	m.inc("mnemo_llm_requests_total", "role", role, "outcome", outcome)
-	m.set.GetOrCreatePrometheusHistogramExt(series("mnemo_llm_request_duration_seconds", "role", role), latencyBuckets).Update(d.Seconds())
+	m.set.GetOrCreatePrometheusHistogramExt(m.name("mnemo_llm_request_duration_seconds", "role", role), latencyBuckets).Update(d.Seconds())
 	if promptTokens > 0 {
-		m.set.GetOrCreateCounter(series("mnemo_llm_tokens_total", "role", role, "direction", "in")).Add(promptTokens)
+		m.set.GetOrCreateCounter(m.name("mnemo_llm_tokens_total", "role", role, "direction", "in")).Add(promptTokens)
 	}
 	if completionTokens > 0 {
-		m.set.GetOrCreateCounter(series("mnemo_llm_tokens_total", "role", role, "direction", "out")).Add(completionTokens)
+		m.set.GetOrCreateCounter(m.name("mnemo_llm_tokens_total", "role", role, "direction", "out")).Add(completionTokens)
 	}
 }
 
@@ -189,7 +227,7 @@ func (m *Metrics) LLMRequest(role, outcome string, d time.Duration, promptTokens
 // "reflector") took to its first words.
 func (m *Metrics) FirstToken(role string, d time.Duration) {
 	if m != nil {
-		m.set.GetOrCreatePrometheusHistogramExt(series("mnemo_llm_time_to_first_token_seconds", "role", role), firstBuckets).Update(d.Seconds())
+		m.set.GetOrCreatePrometheusHistogramExt(m.name("mnemo_llm_time_to_first_token_seconds", "role", role), firstBuckets).Update(d.Seconds())
 	}
 }
 
@@ -197,7 +235,7 @@ func (m *Metrics) FirstToken(role string, d time.Duration) {
 // "slack", "discord") waited for the first words of its reply to show.
 func (m *Metrics) FirstVisible(platform string, d time.Duration) {
 	if m != nil {
-		m.set.GetOrCreatePrometheusHistogramExt(series("mnemo_time_to_first_visible_seconds", "platform", platform), firstBuckets).Update(d.Seconds())
+		m.set.GetOrCreatePrometheusHistogramExt(m.name("mnemo_time_to_first_visible_seconds", "platform", platform), firstBuckets).Update(d.Seconds())
 	}
 }
 
@@ -239,7 +277,7 @@ func (m *Metrics) HandEdit() {
 
 // inFlight is the in-flight gauge of a platform.
 func (m *Metrics) inFlight(platform string) *vm.Gauge {
-	return m.set.GetOrCreateGauge(series("mnemo_tasks_in_flight", "platform", platform), nil)
+	return m.set.GetOrCreateGauge(m.name("mnemo_tasks_in_flight", "platform", platform), nil)
 }
 
 // TaskStarted counts a message taken to be answered (received) and now
@@ -269,5 +307,5 @@ func (m *Metrics) QueueSource(platform string, depth func() int) {
 	if m == nil {
 		return
 	}
-	m.set.NewGauge(series("mnemo_queue_depth", "platform", platform), func() float64 { return float64(depth()) })
+	m.set.NewGauge(m.name("mnemo_queue_depth", "platform", platform), func() float64 { return float64(depth()) })
 }

@@ -245,3 +245,35 @@ func TestFirstWordsHistograms(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkMessage records what one streamed console message records.
+func BenchmarkMessage(b *testing.B) {
+	m := New(Gauges{})
+	b.ReportAllocs()
+	for b.Loop() {
+		m.TaskStarted("console")
+		m.FirstToken("thinker", time.Millisecond)
+		m.LLMRequest("thinker", "ok", time.Millisecond, 1000, 10)
+		m.FirstVisible("console", time.Millisecond)
+		m.TaskDone("console", true)
+	}
+}
+
+// TestNameKeepsEachSeries: a kept name is the series' own, whatever the
+// labels (more than are kept too), and two series never share one.
+func TestNameKeepsEachSeries(t *testing.T) {
+	m := New(Gauges{})
+	for range 2 { // made, then kept
+		for _, kv := range [][]string{
+			{"role", "thinker"}, {"role", "reflector"}, {"role", "thinker", "direction", "in"},
+			{"role", "thinker", "direction", "out"}, {"a", "1", "b", "2", "c", "3"}, nil,
+		} {
+			if got, want := m.name("mnemo_x", kv...), series("mnemo_x", kv...); got != want {
+				t.Errorf("name(%q) = %q, want %q", kv, got, want)
+			}
+		}
+	}
+	if got, want := m.name("mnemo_y", "role", "thinker"), series("mnemo_y", "role", "thinker"); got != want {
+		t.Errorf("another family: %q, want %q", got, want)
+	}
+}

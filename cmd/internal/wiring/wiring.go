@@ -128,11 +128,21 @@ func versionID(v memory.Version) string {
 	return fmt.Sprintf("%d:%x", v.Size, v.Hash)
 }
 
+// ModelWriteBuffer is the size of the buffer a connection to the model
+// server writes a request through: a request up to it (headers and body:
+// a Thinker's, and a reflector's, which mnemo keeps under about 22 KB) goes
+// out in one write, one system call and one TCP segment burst, where Go's
+// default of 4 KB cut every request of more than 4 KB in two (the buffer
+// full, then the rest of the body).
+const ModelWriteBuffer = 32 << 10
+
 // ModelTransport is the HTTP transport for the model server: enough idle
 // connections per host for the tasks that run at once (Go's default of 2
-// would make most model calls open a new connection, and a TLS handshake).
+// would make most model calls open a new connection, and a TLS handshake),
+// each writing its requests through a buffer of ModelWriteBuffer.
 func ModelTransport(maxConcurrent int) *http.Transport {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.MaxIdleConnsPerHost = max(maxConcurrent*2, 16)
+	t.WriteBufferSize = ModelWriteBuffer
 	return t
 }
