@@ -266,7 +266,7 @@ func TestNameKeepsEachSeries(t *testing.T) {
 	for range 2 { // made, then kept
 		for _, kv := range [][]string{
 			{"role", "thinker"}, {"role", "reflector"}, {"role", "thinker", "direction", "in"},
-			{"role", "thinker", "direction", "out"}, {"a", "1", "b", "2", "c", "3"}, nil,
+			{"role", "thinker", "direction", "out"}, {"a", "1", "b", "2", "c", "3"}, {"a", "1", "b", "2", "c", "4"}, nil,
 		} {
 			if got, want := m.name("mnemo_x", kv...), series("mnemo_x", kv...); got != want {
 				t.Errorf("name(%q) = %q, want %q", kv, got, want)
@@ -275,5 +275,10 @@ func TestNameKeepsEachSeries(t *testing.T) {
 	}
 	if got, want := m.name("mnemo_y", "role", "thinker"), series("mnemo_y", "role", "thinker"); got != want {
 		t.Errorf("another family: %q, want %q", got, want)
+	}
+	// Kept: every series of up to two labels (five above and mnemo_y's);
+	// those of more are made each time, never kept under a shorter key.
+	if len(m.names) != 6 {
+		t.Errorf("%d names kept, want 6: %v", len(m.names), m.names)
 	}
 }
