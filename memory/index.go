@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // summaryHead is how much of a file is read to find its summary line.
@@ -123,6 +125,9 @@ type index struct {
 	// checked holds those checked (or read) since (indexcache.go).
 	lazy    bool
 	checked map[string]struct{}
+	// leftover, when set, removes the temp files crashed writers left in
+	// the folders as they are listed, and is told of each (removeLeftover).
+	leftover func(p string, err error)
 }
 
 // heads are refresh's buffers (the start of a file, for its summary),
@@ -432,6 +437,8 @@ func (x *index) scanDir(root *os.Root, sub string, reread bool) []dirFile {
 	for _, name := range names {
 		if p := sub + "/" + name; validPath(p) {
 			out = append(out, dirFile{path: p})
+		} else {
+			x.removeLeftover(root, p)
 		}
 	}
 	if rc, err := d.SyscallConn(); err == nil && !reread {
@@ -527,6 +534,20 @@ func openDir(root *os.Root, dir string) (*os.File, []string) {
 		return nil, nil
 	}
 	return d, names
+}
+
+// removeLeftover removes p, a name listed in one of the folders that is
+// not a memory file, when it is a plain temp file that no write of this
+// process made (durable.IsLeftover): a crashed writer's. Only the folders'
+// owner (Options.Clean) removes them, as it lists them: a temp file of
+// this process's own write in flight stays.
+func (x *index) removeLeftover(root *os.Root, p string) {
+	if x.leftover == nil || !durable.IsLeftover(p) {
+		return
+	}
+	if fi, err := root.Lstat(p); err == nil && fi.Mode().IsRegular() {
+		x.leftover(p, root.Remove(p))
+	}
 }
 
 func validPath(p string) bool {

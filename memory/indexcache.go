@@ -447,6 +447,8 @@ func (x *index) quickStart(root *os.Root) bool {
 		for _, name := range readDirNames(root, sub) {
 			if p := sub + "/" + name; validPath(p) {
 				names = append(names, p)
+			} else {
+				x.removeLeftover(root, p)
 			}
 		}
 	}

@@ -741,7 +741,10 @@ func TestLeftoverOnlyPlainFiles(t *testing.T) {
 	if err := os.Symlink("elsewhere", link); err != nil {
 		t.Fatal(err)
 	}
-	newStore(t, func(o *Options) { o.Dir = dir })
+	s := newStore(t, func(o *Options) { o.Dir = dir })
+	if _, err := mustUser(t, s, "alice").List(); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range []string{folder, link} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
