@@ -1,10 +1,10 @@
 package memory
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -156,35 +156,45 @@ func comparePaths(a, b string) int {
 // errBadCache is every reason a cache file is not used.
 var errBadCache = errors.New("not a valid index cache")
 
-// parseCache reads a cache file; any flaw rejects it whole.
-func parseCache(data []byte) (map[string]entry, error) {
-	files, _, err := parseCacheInOrder(data)
-	return files, err
+// cacheCRC is the CRC-32 of text, copied through a small buffer: the
+// cache is parsed as one string, never copied whole into bytes again.
+func cacheCRC(text string) uint32 {
+	var buf [8 << 10]byte
+	var sum uint32
+	for text != "" {
+		n := copy(buf[:], text)
+		sum = crc32.Update(sum, crc32.IEEETable, buf[:n])
+		text = text[n:]
+	}
+	return sum
 }
 
-// parseCacheInOrder is parseCache, and the files in List's order when the
-// file lists them so (nil when not: an older cache, sorted by path).
-func parseCacheInOrder(data []byte) (map[string]entry, []FileInfo, error) {
-	body, ok := bytes.CutPrefix(data, []byte(cacheMagic))
+// parseCacheText reads a cache file's text; any flaw rejects it whole. It
+// returns the entries, numbered gen+1, gen+2, … in the order of the file
+// (entry.gen), and the files in List's order when the file lists them so
+// (nil when not: an older cache, sorted by path). Every
+// path and summary is a part of text, nothing allocated per line; the
+// map is filled once, its length telling a path listed twice.
+func parseCacheText(text string, gen uint64) (map[string]entry, []FileInfo, error) {
+	body, ok := strings.CutPrefix(text, cacheMagic)
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: no header", errBadCache)
 	}
-	i := bytes.LastIndex(data[:len(data)-1], []byte("\n")) + 1 // start of the last line
-	if i < len(cacheMagic) || data[len(data)-1] != '\n' {
+	i := strings.LastIndexByte(text[:len(text)-1], '\n') + 1 // start of the last line
+	if i < len(cacheMagic) || text[len(text)-1] != '\n' {
 		return nil, nil, fmt.Errorf("%w: no end line", errBadCache)
 	}
-	n, sum, ok := parseEndLine(string(data[i:]))
+	n, sum, ok := parseEndLine(text[i:])
 	if !ok {
 		return nil, nil, fmt.Errorf("%w: a bad end line", errBadCache)
 	}
-	if crc32.ChecksumIEEE(data[:i]) != sum {
+	if cacheCRC(text[:i]) != sum {
 		return nil, nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
 	}
 	body = body[:i-len(cacheMagic)]
 	files := make(map[string]entry, min(n, len(body)/16)) // no line is shorter
 	order, inOrder := make([]FileInfo, 0, min(n, len(body)/16)), true
-	// One string for all the lines: paths and summaries are parts of it.
-	for rest := string(body); rest != ""; {
+	for rest := body; rest != ""; {
 		line, after, _ := strings.Cut(rest, "\n")
 		rest = after
 		if len(line) > maxCacheLine {
@@ -200,10 +210,12 @@ func parseCacheInOrder(data []byte) (map[string]entry, []FileInfo, error) {
 		if inOrder {
 			order = append(order, e.info(p))
 		}
-		if _, dup := files[p]; dup {
+		gen++
+		e.gen = gen
+		had := len(files)
+		if files[p] = e; len(files) == had {
 			return nil, nil, fmt.Errorf("%w: %s listed twice", errBadCache, p)
 		}
-		files[p] = e
 	}
 	if len(files) != n {
 		return nil, nil, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
@@ -223,6 +235,23 @@ func parseEndLine(line string) (n int, sum uint32, ok bool) {
 		return 0, 0, false
 	}
 	return n, uint32(s), true
+}
+
+// parseDecimal reads a number as encodeCache writes it: digits only, no
+// sign, no leading zero, at most limit.
+func parseDecimal(s string, limit uint64) (uint64, bool) {
+	if s == "" || len(s) > 20 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 || v > (limit-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
 }
 
 func parseCacheLine(line string) (string, entry, error) {
@@ -247,12 +276,12 @@ func parseCacheLine(line string) (string, entry, error) {
 		if !ok {
 			return bad("too few fields")
 		}
-		bits := 63 // an int64, never negative
+		limit := uint64(1<<63 - 1) // an int64, never negative
 		if k == 2 {
-			bits = 64 // the inode
+			limit = 1<<64 - 1 // the inode
 		}
-		v, err := strconv.ParseUint(field, 10, bits)
-		if err != nil || (len(field) > 1 && field[0] == '0') { // as written: no sign, no leading zero
+		v, ok := parseDecimal(field, limit)
+		if !ok {
 			return bad("a bad number")
 		}
 		nums[k], rest = v, after
@@ -275,29 +304,26 @@ func (x *index) load() {
 	if x.cache == "" {
 		return
 	}
-	data, err := readCacheFile(x.cacheRoot, x.cache)
+	text, err := readCacheFile(x.cacheRoot, x.cache)
 	if err != nil {
 		return
 	}
-	files, order, err := parseCacheInOrder(data)
+	files, order, err := parseCacheText(text, x.gen)
 	if err != nil {
 		return
 	}
-	for p, e := range files {
-		x.gen++
-		e.gen = x.gen
-		files[p] = e
-	}
+	x.gen += uint64(len(files))
 	if len(x.files) > 0 {
 		order = nil
+		maps.Copy(files, x.files) // what this run read before: newer
 	}
-	maps.Copy(files, x.files) // what this run read before: newer
 	x.files, x.sorted, x.stale = files, order, true
 }
 
 // readCacheFile reads the cache file name; with root set, the file of
-// that base name in root.
-func readCacheFile(root *os.Root, name string) ([]byte, error) {
+// that base name in root. The text is read straight into the string it is
+// parsed as (one copy of the file in memory, not two).
+func readCacheFile(root *os.Root, name string) (string, error) {
 	var f *os.File
 	var err error
 	if root != nil {
@@ -306,21 +332,25 @@ func readCacheFile(root *os.Root, name string) ([]byte, error) {
 		f, err = os.Open(name)
 	}
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxCacheFile || fi.Size() == 0 {
-		return nil, fmt.Errorf("%s: %w", name, errBadCache)
+		return "", fmt.Errorf("%s: %w", name, errBadCache)
 	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return nil, err
+	var b strings.Builder
+	b.Grow(int(fi.Size()))
+	if _, err := io.Copy(&b, io.NewSectionReader(f, 0, fi.Size())); err != nil {
+		return "", err
 	}
-	return data, nil
+	if int64(b.Len()) != fi.Size() {
+		return "", fmt.Errorf("%s: %w: changed while read", name, errBadCache)
+	}
+	return b.String(), nil
 }
 
 // save writes the index to its cache file when it changed since it was
@@ -428,9 +458,9 @@ func (x *index) quickStart(root *os.Root) bool {
 	if x.loaded || x.unwatched || x.reread || root == nil || x.cache == "" {
 		return false
 	}
-	had := make(map[string]bool, len(x.files))
-	for p := range x.files {
-		had[p] = true // read in this run before: checked
+	var had []string // read in this run before: checked
+	if len(x.files) > 0 {
+		had = slices.Collect(maps.Keys(x.files))
 	}
 	x.loaded = true
 	x.load()
@@ -439,37 +469,44 @@ func (x *index) quickStart(root *os.Root) bool {
 	}
 	x.full = false
 	x.lazy, x.checked = true, make(map[string]struct{}, len(had))
-	for p := range had {
+	for _, p := range had {
 		x.checked[p] = struct{}{}
 	}
-	var names []string
-	for _, sub := range []string{factsDir, episodesDir} {
-		for _, name := range readDirNames(root, sub) {
-			if p := sub + "/" + name; validPath(p) {
-				names = append(names, p)
+	// A name is looked up as sub/name made in buf (no string per file);
+	// only a file new since the cache was written gets its own.
+	var buf []byte
+	var fresh []string
+	listed, cached := 0, len(x.files)
+	subs := [2]string{factsDir, episodesDir}
+	var names [2][]string
+	for k, sub := range subs {
+		names[k] = readDirNames(root, sub)
+		for _, name := range names[k] {
+			buf = append(append(append(buf[:0], sub...), '/'), name...)
+			if _, ok := x.files[string(buf)]; ok {
+				listed++
+			} else if p := string(buf); validPath(p) {
+				fresh = append(fresh, p)
 			} else {
 				x.removeLeftover(root, p)
 			}
 		}
 	}
-	known, cached := 0, len(x.files)
-	for _, p := range names {
-		if _, ok := x.files[p]; ok {
-			known++
-		} else {
-			x.refresh(root, p) // new since the cache was written
-		}
-	}
-	if known < cached { // some are gone (names are unique)
-		seen := make(map[string]bool, len(names))
-		for _, p := range names {
-			seen[p] = true
+	if listed < cached { // some are gone (names are unique)
+		seen := make(map[string]bool, listed)
+		for k, sub := range subs {
+			for _, name := range names[k] {
+				seen[sub+"/"+name] = true
+			}
 		}
 		for p := range x.files {
 			if !seen[p] {
 				x.drop(p)
 			}
 		}
+	}
+	for _, p := range fresh {
+		x.refresh(root, p) // new since the cache was written
 	}
 	return true
 }

@@ -20,6 +20,24 @@ import (
 )
 
 // cachedStore opens a watching store on dir whose index cache is cache.
+// parseCache reads a cache file as load does (parseCacheText), without
+// the generations load numbers the entries with.
+func parseCache(data []byte) (map[string]entry, error) {
+	files, _, err := parseCacheInOrder(data)
+	return files, err
+}
+
+// parseCacheInOrder is parseCache, and the files in List's order when the
+// file lists them so.
+func parseCacheInOrder(data []byte) (map[string]entry, []FileInfo, error) {
+	files, order, err := parseCacheText(string(data), 0)
+	for p, e := range files {
+		e.gen = 0
+		files[p] = e
+	}
+	return files, order, err
+}
+
 func cachedStore(t *testing.T, dir, cache string, mod ...func(*Options)) *Store {
 	t.Helper()
 	return newStore(t, append([]func(*Options){func(o *Options) { o.Dir, o.IndexCache = dir, cache }}, mod...)...)
@@ -310,6 +328,9 @@ func TestParseCacheRejects(t *testing.T) {
 	if files, err := parseCache(file(strings.Replace(line, "30", "18446744073709551615", 1), 1)); err != nil || files["facts/a.md"].key.Ino != 1<<64-1 {
 		t.Fatalf("the largest inode: %+v %v", files, err)
 	}
+	if files, err := parseCache(file(strings.Replace(line, " 10 20 ", " 9223372036854775807 9223372036854775807 ", 1), 1)); err != nil || files["facts/a.md"].Size != 1<<63-1 || files["facts/a.md"].key.MTime != 1<<63-1 {
+		t.Fatalf("the largest size and time: %+v %v", files, err)
+	}
 	// The longest line taken, and one byte more.
 	long := func(n int) string {
 		head := `"facts/a.md" 1 2 3 4 0 "`
@@ -345,6 +366,9 @@ func TestParseCacheRejects(t *testing.T) {
 		"plus sign":        file(strings.Replace(line, " 10 ", " +10 ", 1), 1),
 		"leading zero":     file(strings.Replace(line, " 10 ", " 010 ", 1), 1),
 		"size overflow":    file(strings.Replace(line, " 10 ", " 9223372036854775808 ", 1), 1),
+		"inode overflow":   file(strings.Replace(line, " 30 ", " 18446744073709551616 ", 1), 1),
+		"inode too long":   file(strings.Replace(line, " 30 ", " 118446744073709551615 ", 1), 1),
+		"empty number":     file(strings.Replace(line, " 10 ", "  ", 1), 1),
 		"not a number":     file(strings.Replace(line, " 20 ", " x ", 1), 1),
 		"flags 4":          file(strings.Replace(line, " 1 ", " 4 ", 1), 1),
 		"unquoted summary": file(strings.Replace(line, `"sum"`, `sum`, 1), 1),
@@ -391,6 +415,26 @@ func FuzzQuotedPrefix(f *testing.F) {
 			if w, _ := strconv.Unquote(wq); w != text {
 				t.Fatalf("quotedPrefix(%q) text %q, strconv %q", s, text, w)
 			}
+		}
+	})
+}
+
+// FuzzParseDecimal: parseDecimal takes exactly what strconv.ParseUint
+// takes up to the limit, without a sign or a leading zero.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"0", "10", "007", "+1", "-1", "", "9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616", "1_0"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, inode bool) {
+		bits, limit := 63, uint64(1<<63-1)
+		if inode {
+			bits, limit = 64, 1<<64-1
+		}
+		v, ok := parseDecimal(s, limit)
+		w, err := strconv.ParseUint(s, 10, bits)
+		want := err == nil && s[0] != '+' && !strings.Contains(s, "_") && (len(s) == 1 || s[0] != '0')
+		if ok != want || (ok && v != w) {
+			t.Fatalf("parseDecimal(%q) = %d, %v; strconv: %d, %v", s, v, ok, w, err)
 		}
 	})
 }
