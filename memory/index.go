@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -125,6 +127,13 @@ type index struct {
 	// checked holds those checked (or read) since (indexcache.go).
 	lazy    bool
 	checked map[string]struct{}
+	// marks vouch for the names of the two folders (facts, episodes):
+	// while a folder's own stat is its mark, the entries in it are its
+	// memory files' names (dirMark).
+	marks [2]dirMark
+	// listings counts the folders listed (openDir): tests see a listing
+	// spared by a mark.
+	listings atomic.Int32
 	// leftover, when set, removes the temp files crashed writers left in
 	// the folders as they are listed, and is told of each (removeLeftover).
 	leftover func(p string, err error)
@@ -165,6 +174,9 @@ func (x *index) put(p string, e entry) {
 	old, had := x.files[p]
 	x.files[p] = e
 	x.changed = true
+	if !had {
+		x.marks[folderOf(p)] = dirMark{} // a name the mark did not vouch for
+	}
 	if !had || old.info(p) != e.info(p) {
 		x.edit(p, e.info(p), true)
 	}
@@ -177,6 +189,7 @@ func (x *index) drop(p string) {
 	if _, ok := x.files[p]; ok {
 		delete(x.files, p)
 		x.changed = true
+		x.marks[folderOf(p)] = dirMark{}
 		x.edit(p, FileInfo{Path: p}, false)
 	}
 }
@@ -395,18 +408,21 @@ func (x *index) rescan(root *os.Root) {
 	x.full, x.reread = false, false
 	x.lazy, x.checked = false, nil // every file is checked below
 	seen := make(map[string]bool, len(x.files))
+	var marks [2]dirMark
+	var listed [2][]dirFile
 	if root != nil {
 		// Both folders are checked at once (x.files is only read): with
 		// thousands of files, their stats are most of a start's work.
-		var facts, episodes []dirFile
 		var wg sync.WaitGroup
-		wg.Go(func() { facts = x.scanDir(root, factsDir, reread) })
-		episodes = x.scanDir(root, episodesDir, reread)
+		wg.Go(func() { listed[0], marks[0] = x.scanDir(root, factsDir, reread) })
+		listed[1], marks[1] = x.scanDir(root, episodesDir, reread)
 		wg.Wait()
-		for _, f := range append(facts, episodes...) {
-			seen[f.path] = true
-			if !f.trusted {
-				x.refresh(root, f.path)
+		for _, files := range listed {
+			for _, f := range files {
+				seen[f.path] = true
+				if !f.trusted {
+					x.refresh(root, f.path)
+				}
 			}
 		}
 	}
@@ -414,6 +430,106 @@ func (x *index) rescan(root *os.Root) {
 		if !seen[p] {
 			x.drop(p)
 		}
+	}
+	for k := range marks {
+		x.setMark(k, marks[k], listed[k])
+	}
+}
+
+// dirMark is a folder's own stat: creating, removing or renaming a name
+// in a folder changes its change time (and modification time), which no
+// one can set back, and a folder replaced is another inode. So while a
+// folder's stat is a mark taken before it was listed, its names are still
+// those listed then, and the index's entries in it (which were those
+// names, every one a memory file read or cached) need no listing to be
+// exact. A mark is taken only of a folder not changed within racySlack
+// of its stat (a change in the same tick of the file system's clock would
+// not show); any entry that comes or goes drops its folder's mark (put,
+// drop). Zero: none. A file's content is no folder's concern: each file
+// is still checked on its own (entry.trusted).
+type dirMark struct {
+	Ino   uint64
+	MTime int64 // ns since the epoch
+	CTime int64
+}
+
+// folderOf is the index in index.marks of a valid path's folder.
+func folderOf(p string) int {
+	if strings.HasPrefix(p, factsDir+"/") {
+		return 0
+	}
+	return 1
+}
+
+// markOf is the mark of a folder with stat fi, taken at now (ns): zero
+// when it is not a folder or changed within racySlack of now.
+func markOf(fi fs.FileInfo, now int64) dirMark {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || !fi.IsDir() {
+		return dirMark{}
+	}
+	m := dirMark{Ino: uint64(st.Ino), MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano()}
+	if m.Ino == 0 || m.MTime <= 0 || m.CTime <= 0 || m.MTime >= now-int64(racySlack) || m.CTime >= now-int64(racySlack) {
+		return dirMark{}
+	}
+	return m
+}
+
+// vouches reports whether mark m, taken before, vouches for the names in
+// folder sub: it is the folder's stat now.
+func vouches(root *os.Root, sub string, m dirMark) bool {
+	if m == (dirMark{}) {
+		return false
+	}
+	fi, err := root.Lstat(sub)
+	if err != nil {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.IsDir() && m == dirMark{Ino: uint64(st.Ino), MTime: st.Mtim.Nano(), CTime: st.Ctim.Nano()}
+}
+
+// inFolder counts the entries in folder k (folderOf). x.mu is held.
+func (x *index) inFolder(k int) int {
+	facts := 0
+	if x.sorted != nil && len(x.sorted) == len(x.files) {
+		for _, f := range x.sorted { // List's order: facts first
+			if !strings.HasPrefix(f.Path, factsDir+"/") {
+				break
+			}
+			facts++
+		}
+	} else {
+		for p := range x.files {
+			if folderOf(p) == 0 {
+				facts++
+			}
+		}
+	}
+	if k == 1 {
+		return len(x.files) - facts
+	}
+	return facts
+}
+
+// setMark makes mark (taken before files were listed in folder k) the
+// folder's, when every memory file listed has its entry now: a file that
+// is not a plain file, or could not be read, has none, and may become
+// one without its folder changing. x.mu is held.
+func (x *index) setMark(k int, mark dirMark, listed []dirFile) {
+	for _, f := range listed {
+		if _, ok := x.files[f.path]; !ok {
+			mark = dirMark{}
+			break
+		}
+	}
+	x.keepMark(k, mark)
+}
+
+// keepMark makes mark folder k's. x.mu is held.
+func (x *index) keepMark(k int, mark dirMark) {
+	if x.marks[k] != mark {
+		x.marks[k], x.changed = mark, true
 	}
 }
 
@@ -427,10 +543,10 @@ type dirFile struct {
 // scanDir lists the memory files in folder sub. Trust is checked with one
 // fstatat per file against the open folder (os.Root.Lstat walks the path
 // for each); with reread, nothing is trusted.
-func (x *index) scanDir(root *os.Root, sub string, reread bool) []dirFile {
-	d, names := openDir(root, sub)
+func (x *index) scanDir(root *os.Root, sub string, reread bool) ([]dirFile, dirMark) {
+	d, names, mark := x.openDir(root, sub)
 	if d == nil {
-		return nil
+		return nil, dirMark{}
 	}
 	defer d.Close()
 	out := make([]dirFile, 0, len(names))
@@ -450,7 +566,7 @@ func (x *index) scanDir(root *os.Root, sub string, reread bool) []dirFile {
 			}
 		})
 	}
-	return out
+	return out, mark
 }
 
 // refresh re-reads one file's size and summary; a file that is gone or is
@@ -513,27 +629,40 @@ func (x *index) markKept(p string, gen uint64) bool {
 	return true
 }
 
+// readDirNames is the names in folder dir; nil when it cannot be read.
 func readDirNames(root *os.Root, dir string) []string {
-	d, names := openDir(root, dir)
-	if d != nil {
-		d.Close()
+	d, err := root.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil
 	}
 	return names
 }
 
-// openDir opens folder dir and reads its names; nil when either fails.
-// The caller closes the folder.
-func openDir(root *os.Root, dir string) (*os.File, []string) {
+// openDir opens folder dir and reads its names, with its mark (markOf)
+// as it was before they were read; nil when either fails. The caller
+// closes the folder.
+func (x *index) openDir(root *os.Root, dir string) (*os.File, []string, dirMark) {
 	d, err := root.Open(dir)
 	if err != nil {
-		return nil, nil
+		return nil, nil, dirMark{}
+	}
+	x.listings.Add(1)
+	now := x.now().UnixNano()
+	var mark dirMark
+	if fi, err := d.Stat(); err == nil {
+		mark = markOf(fi, now)
 	}
 	names, err := d.Readdirnames(-1)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		d.Close()
-		return nil, nil
+		return nil, nil, dirMark{}
 	}
-	return d, names
+	return d, names, mark
 }
 
 // removeLeftover removes p, a name listed in one of the folders that is

@@ -22,12 +22,15 @@ import (
 // re-reads only the files that changed since: one file per user,
 // <Options.IndexCache>/<user>.idx, in this form
 //
-//	mnemo index cache 2
+//	mnemo index cache 3
+//	folders 5678 1767225000000000000 1767225000000000000 5679 1767225000000000000 1767225000000000000
 //	"facts/user.md" 320 1767225600000000000 1234 1767225700000000000 3 "user name, language"
 //	...
 //	end 12 9a3c00f1
 //
-// one line per file: path, size, modification time and inode as read,
+// the folders line the marks of facts/ and episodes/ (dirMark: inode,
+// modification and change time, ns; zeros: none), then one line per
+// file: path, size, modification time and inode as read,
 // when it was read (ns), its flags (1: kept, see User.KeepEach; 2: shared,
 // see IsShared) and its summary, the strings Go-quoted; the last line counts the files and is
 // the CRC-32 of everything before it. Entries are trusted only while the
@@ -36,7 +39,11 @@ import (
 // any way is ignored whole and rebuilt. It is written without fsync (temp
 // file, rename): losing it costs a rebuild, never a wrong summary.
 // Version 1 had no shared flag: such a cache is foreign, and rebuilt.
-const cacheMagic = "mnemo index cache 2\n"
+// Version 2 had no folders line: it is read, its folders listed.
+const (
+	cacheMagic   = "mnemo index cache 3\n"
+	cacheMagicV2 = "mnemo index cache 2\n"
+)
 
 // The flags of a cache line.
 const (
@@ -51,18 +58,28 @@ const (
 	maxCacheLine = 64 << 10
 )
 
-// encodeCache renders entries (any order) as a cache file.
+// encodeCache renders entries (any order) as a cache file without marks.
 func encodeCache(files map[string]entry) []byte {
-	return encodeInOrder(files, listOrder(files))
+	return encodeInOrder(files, listOrder(files), [2]dirMark{})
 }
 
 // encodeInOrder is encodeCache of files whose paths in List's order are
 // order (all of them): an index that keeps its sorted list writes it
 // without sorting again. Each line is appended without fmt, its strings
 // quoted as strconv.Quote does (plainQuote).
-func encodeInOrder(files map[string]entry, order []string) []byte {
-	b := make([]byte, 0, len(cacheMagic)+len(order)*96+32)
+func encodeInOrder(files map[string]entry, order []string, marks [2]dirMark) []byte {
+	b := make([]byte, 0, len(cacheMagic)+128+len(order)*96+32)
 	b = append(b, cacheMagic...)
+	b = append(b, "folders"...)
+	for _, m := range marks {
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, m.Ino, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, m.MTime, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, m.CTime, 10)
+	}
+	b = append(b, '\n')
 	for _, p := range order {
 		e := files[p]
 		flags := 0
@@ -175,34 +192,53 @@ func cacheCRC(text string) uint32 {
 // (nil when not: an older cache, sorted by path). Every
 // path and summary is a part of text, nothing allocated per line; the
 // map is filled once, its length telling a path listed twice.
-func parseCacheText(text string, gen uint64) (map[string]entry, []FileInfo, error) {
-	body, ok := strings.CutPrefix(text, cacheMagic)
-	if !ok {
-		return nil, nil, fmt.Errorf("%w: no header", errBadCache)
+func parseCacheText(text string, gen uint64) (map[string]entry, []FileInfo, [2]dirMark, error) {
+	files, order, marks, err := parseCacheBody(text, gen)
+	if err != nil {
+		return nil, nil, [2]dirMark{}, err
 	}
+	return files, order, marks, nil
+}
+
+func parseCacheBody(text string, gen uint64) (files map[string]entry, order []FileInfo, marks [2]dirMark, err error) {
+	body, ok := strings.CutPrefix(text, cacheMagic)
+	v2 := false
+	if !ok {
+		if body, v2 = strings.CutPrefix(text, cacheMagicV2); !v2 {
+			return nil, nil, marks, fmt.Errorf("%w: no header", errBadCache)
+		}
+	}
+	head := len(text) - len(body)
 	i := strings.LastIndexByte(text[:len(text)-1], '\n') + 1 // start of the last line
-	if i < len(cacheMagic) || text[len(text)-1] != '\n' {
-		return nil, nil, fmt.Errorf("%w: no end line", errBadCache)
+	if i < head || text[len(text)-1] != '\n' {
+		return nil, nil, marks, fmt.Errorf("%w: no end line", errBadCache)
 	}
 	n, sum, ok := parseEndLine(text[i:])
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: a bad end line", errBadCache)
+		return nil, nil, marks, fmt.Errorf("%w: a bad end line", errBadCache)
 	}
 	if cacheCRC(text[:i]) != sum {
-		return nil, nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
+		return nil, nil, marks, fmt.Errorf("%w: checksum mismatch", errBadCache)
 	}
-	body = body[:i-len(cacheMagic)]
-	files := make(map[string]entry, min(n, len(body)/16)) // no line is shorter
+	body = body[:i-head]
+	if !v2 {
+		line, rest, _ := strings.Cut(body, "\n")
+		if marks, ok = parseFoldersLine(line); !ok {
+			return nil, nil, marks, fmt.Errorf("%w: a bad folders line %q", errBadCache, line)
+		}
+		body = rest
+	}
+	files = make(map[string]entry, min(n, len(body)/16)) // no line is shorter
 	order, inOrder := make([]FileInfo, 0, min(n, len(body)/16)), true
 	for rest := body; rest != ""; {
 		line, after, _ := strings.Cut(rest, "\n")
 		rest = after
 		if len(line) > maxCacheLine {
-			return nil, nil, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
+			return nil, nil, marks, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
 		}
 		p, e, err := parseCacheLine(line)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, marks, err
 		}
 		if inOrder && len(order) > 0 && comparePaths(order[len(order)-1].Path, p) >= 0 {
 			inOrder, order = false, nil
@@ -214,13 +250,41 @@ func parseCacheText(text string, gen uint64) (map[string]entry, []FileInfo, erro
 		e.gen = gen
 		had := len(files)
 		if files[p] = e; len(files) == had {
-			return nil, nil, fmt.Errorf("%w: %s listed twice", errBadCache, p)
+			return nil, nil, marks, fmt.Errorf("%w: %s listed twice", errBadCache, p)
 		}
 	}
 	if len(files) != n {
-		return nil, nil, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
+		return nil, nil, marks, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
 	}
-	return files, order, nil
+	return files, order, marks, nil
+}
+
+// parseFoldersLine reads "folders" and the two marks' numbers, exactly
+// as encodeInOrder writes them.
+func parseFoldersLine(line string) (marks [2]dirMark, ok bool) {
+	rest, ok := strings.CutPrefix(line, "folders ")
+	if !ok {
+		return marks, false
+	}
+	var nums [6]uint64
+	for k := range nums {
+		field, after, more := strings.Cut(rest, " ")
+		if more == (k == len(nums)-1) {
+			return marks, false
+		}
+		limit := uint64(1<<63 - 1) // a time: an int64, never negative
+		if k%3 == 0 {
+			limit = 1<<64 - 1 // an inode
+		}
+		if nums[k], ok = parseDecimal(field, limit); !ok {
+			return marks, false
+		}
+		rest = after
+	}
+	for k := range marks {
+		marks[k] = dirMark{Ino: nums[3*k], MTime: int64(nums[3*k+1]), CTime: int64(nums[3*k+2])}
+	}
+	return marks, true
 }
 
 // parseEndLine reads "end <files> <crc32>\n", exactly as encodeCache writes it.
@@ -308,11 +372,12 @@ func (x *index) load() {
 	if err != nil {
 		return
 	}
-	files, order, err := parseCacheText(text, x.gen)
+	files, order, marks, err := parseCacheText(text, x.gen)
 	if err != nil {
 		return
 	}
 	x.gen += uint64(len(files))
+	x.marks = marks
 	if len(x.files) > 0 {
 		order = nil
 		maps.Copy(files, x.files) // what this run read before: newer
@@ -367,9 +432,9 @@ func (x *index) save() error {
 		for i, f := range x.sorted {
 			order[i] = f.Path
 		}
-		data = encodeInOrder(x.files, order)
+		data = encodeInOrder(x.files, order, x.marks)
 	} else {
-		data = encodeCache(x.files)
+		data = encodeInOrder(x.files, listOrder(x.files), x.marks)
 	}
 	x.changed = false
 	x.mu.Unlock()
@@ -415,6 +480,7 @@ func (x *index) removeCache(p string) error {
 		x.sorted, x.changed = nil, false // nothing to write until the index is built again
 		x.all, x.shared = listing{}, listing{}
 		x.lazy, x.checked = false, nil
+		x.marks = [2]dirMark{}
 	case x.cache != "":
 		x.drop(p)
 		x.changed = true // written again, without what was forgotten, at Close
@@ -472,21 +538,31 @@ func (x *index) quickStart(root *os.Root) bool {
 	for _, p := range had {
 		x.checked[p] = struct{}{}
 	}
-	// A name is looked up as sub/name made in buf (no string per file);
-	// only a file new since the cache was written gets its own.
+	// A folder whose mark vouches for its names is not listed: its
+	// entries are its files. Another is listed, and a name is looked up
+	// as sub/name made in buf (no string per file); only a file new since
+	// the cache was written gets its own.
 	var buf []byte
-	var fresh []string
-	listed, cached := 0, len(x.files)
-	subs := [2]string{factsDir, episodesDir}
+	var fresh [2][]string
 	var names [2][]string
-	for k, sub := range subs {
-		names[k] = readDirNames(root, sub)
+	var marks [2]dirMark
+	var skip [2]bool
+	listed, cached := 0, len(x.files)
+	for k, sub := range [2]string{factsDir, episodesDir} {
+		if skip[k] = vouches(root, sub, x.marks[k]); skip[k] {
+			listed += x.inFolder(k)
+			continue
+		}
+		var d *os.File
+		if d, names[k], marks[k] = x.openDir(root, sub); d != nil {
+			d.Close()
+		}
 		for _, name := range names[k] {
 			buf = append(append(append(buf[:0], sub...), '/'), name...)
 			if _, ok := x.files[string(buf)]; ok {
 				listed++
 			} else if p := string(buf); validPath(p) {
-				fresh = append(fresh, p)
+				fresh[k] = append(fresh[k], p)
 			} else {
 				x.removeLeftover(root, p)
 			}
@@ -494,19 +570,30 @@ func (x *index) quickStart(root *os.Root) bool {
 	}
 	if listed < cached { // some are gone (names are unique)
 		seen := make(map[string]bool, listed)
-		for k, sub := range subs {
+		for k, sub := range [2]string{factsDir, episodesDir} {
 			for _, name := range names[k] {
 				seen[sub+"/"+name] = true
 			}
 		}
 		for p := range x.files {
-			if !seen[p] {
+			if !skip[folderOf(p)] && !seen[p] {
 				x.drop(p)
 			}
 		}
 	}
-	for _, p := range fresh {
-		x.refresh(root, p) // new since the cache was written
+	for k := range fresh {
+		for _, p := range fresh[k] {
+			x.refresh(root, p) // new since the cache was written
+		}
+		if !skip[k] {
+			m := marks[k]
+			for _, p := range fresh[k] {
+				if _, ok := x.files[p]; !ok {
+					m = dirMark{} // not a plain file: see setMark
+				}
+			}
+			x.keepMark(k, m)
+		}
 	}
 	return true
 }

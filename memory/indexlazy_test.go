@@ -133,7 +133,7 @@ func TestIndexCacheInListOrder(t *testing.T) {
 	}
 	// Path order, as version 2 caches before this one wrote it.
 	var b strings.Builder
-	b.WriteString(cacheMagic)
+	b.WriteString(cacheMagicV2)
 	for _, p := range []string{"episodes/2025-01.md", "episodes/2025-12.md", "facts/a.md"} {
 		fmt.Fprintf(&b, "%q 1 1 1 5 0 \"s\"\n", p)
 	}
