@@ -63,6 +63,10 @@ type entry struct {
 	gen     uint64  // changes whenever the entry does
 	Shared  bool    // the header says "> Visibility: shared" (IsShared)
 	kept    bool    // the caller of keepEach keeps this version (see User.KeepEach)
+	// checked: read, written or checked against the disk in this run;
+	// while an index started from its cache is lazy, only checked entries
+	// are sure to be current (indexcache.go).
+	checked bool
 }
 
 // info is the entry of file p as List shows it.
@@ -123,10 +127,9 @@ type index struct {
 	changed bool
 	// cacheRoot, when set, is cache's folder: the file is opened in it.
 	cacheRoot *os.Root
-	// lazy: entries came from the cache unchecked against the disk;
-	// checked holds those checked (or read) since (indexcache.go).
-	lazy    bool
-	checked map[string]struct{}
+	// lazy: entries came from the cache unchecked against the disk; those
+	// checked (or read) since say so (entry.checked, indexcache.go).
+	lazy bool
 	// marks vouch for the names of the two folders (facts, episodes):
 	// while a folder's own stat is its mark, the entries in it are its
 	// memory files' names (dirMark).
@@ -171,6 +174,7 @@ func (x *index) invalidateAll(unwatched, reread bool) {
 func (x *index) put(p string, e entry) {
 	x.gen++
 	e.gen = x.gen
+	e.checked = true
 	old, had := x.files[p]
 	x.files[p] = e
 	x.changed = true
@@ -180,8 +184,13 @@ func (x *index) put(p string, e entry) {
 	if !had || old.info(p) != e.info(p) {
 		x.edit(p, e.info(p), true)
 	}
-	if x.lazy {
-		x.checked[p] = struct{}{}
+}
+
+// markChecked marks p's entry checked against the disk (entry.checked).
+func (x *index) markChecked(p string) {
+	if e, ok := x.files[p]; ok && !e.checked {
+		e.checked = true
+		x.files[p] = e
 	}
 }
 
@@ -406,7 +415,7 @@ func (x *index) rescan(root *os.Root) {
 	}
 	reread := x.reread
 	x.full, x.reread = false, false
-	x.lazy, x.checked = false, nil // every file is checked below
+	x.lazy = false // every file is checked below
 	seen := make(map[string]bool, len(x.files))
 	var marks [2]dirMark
 	var listed [2][]dirFile

@@ -112,12 +112,21 @@ func encodeInOrder(files map[string]entry, order []string, marks [2]dirMark) []b
 // quoted string unquotes to itself.
 func plainQuote(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte tells the bytes plainQuote takes: printable ASCII but '"'
+// and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // appendQuoted appends strconv.Quote(s).
 func appendQuoted(b []byte, s string) []byte {
@@ -310,7 +319,12 @@ func parseDecimal(s string, limit uint64) (uint64, bool) {
 	var v uint64
 	for i := 0; i < len(s); i++ {
 		d := uint64(s[i] - '0')
-		if d > 9 || v > (limit-d)/10 {
+		if d > 9 {
+			return 0, false
+		}
+		// 18 digits are below 1e18, far from any limit: only the 19th
+		// and 20th can pass it (or wrap).
+		if i >= 18 && v > (limit-d)/10 {
 			return 0, false
 		}
 		v = v*10 + d
@@ -479,7 +493,7 @@ func (x *index) removeCache(p string) error {
 		clear(x.files)
 		x.sorted, x.changed = nil, false // nothing to write until the index is built again
 		x.all, x.shared = listing{}, listing{}
-		x.lazy, x.checked = false, nil
+		x.lazy = false
 		x.marks = [2]dirMark{}
 	case x.cache != "":
 		x.drop(p)
@@ -524,20 +538,14 @@ func (x *index) quickStart(root *os.Root) bool {
 	if x.loaded || x.unwatched || x.reread || root == nil || x.cache == "" {
 		return false
 	}
-	var had []string // read in this run before: checked
-	if len(x.files) > 0 {
-		had = slices.Collect(maps.Keys(x.files))
-	}
+	had := len(x.files) // read in this run before: checked (entry.checked)
 	x.loaded = true
 	x.load()
-	if len(x.files) == len(had) {
+	if len(x.files) == had {
 		return false // nothing cached: a rescan reads every file anyway
 	}
 	x.full = false
-	x.lazy, x.checked = true, make(map[string]struct{}, len(had))
-	for _, p := range had {
-		x.checked[p] = struct{}{}
-	}
+	x.lazy = true
 	// A folder whose mark vouches for its names is not listed: its
 	// entries are its files. Another is listed, and a name is looked up
 	// as sub/name made in buf (no string per file); only a file new since
@@ -623,13 +631,13 @@ func (x *index) checkPicked(root *os.Root, pick func(sorted []FileInfo) []FileIn
 		picked := pick(x.sorted)
 		var todo []string
 		for _, f := range picked {
-			if _, ok := x.checked[f.Path]; !ok {
+			if !x.files[f.Path].checked {
 				todo = append(todo, f.Path)
 			}
 		}
 		if len(todo) == 0 {
 			if len(picked) == len(x.sorted) {
-				x.lazy, x.checked = false, nil // every entry is checked
+				x.lazy = false // every entry is checked
 			}
 			return
 		}
@@ -637,7 +645,7 @@ func (x *index) checkPicked(root *os.Root, pick func(sorted []FileInfo) []FileIn
 			x.refresh(root, p)
 		}
 		for _, p := range todo {
-			x.checked[p] = struct{}{}
+			x.markChecked(p)
 		}
 	}
 }
@@ -786,9 +794,9 @@ func (u *User) checkLazy(stop func() bool) {
 	x.mu.Lock()
 	var todo []string
 	if x.lazy {
-		todo = make([]string, 0, len(x.files)-len(x.checked))
-		for p := range x.files {
-			if _, ok := x.checked[p]; !ok {
+		todo = make([]string, 0, len(x.files))
+		for p, e := range x.files {
+			if !e.checked {
 				todo = append(todo, p)
 			}
 		}
@@ -805,8 +813,7 @@ func (u *User) checkLazy(stop func() bool) {
 		if x.lazy {
 			live := chunk[:0:0]
 			for _, p := range chunk {
-				_, seen := x.checked[p]
-				if _, ok := x.files[p]; ok && !seen {
+				if e, ok := x.files[p]; ok && !e.checked {
 					live = append(live, p)
 				}
 			}
@@ -814,10 +821,10 @@ func (u *User) checkLazy(stop func() bool) {
 				x.refresh(root, p)
 			}
 			for _, p := range live {
-				x.checked[p] = struct{}{}
+				x.markChecked(p)
 			}
 			if len(todo) == 0 {
-				x.lazy, x.checked = false, nil
+				x.lazy = false
 			}
 		}
 		x.mu.Unlock()
