@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -716,40 +715,42 @@ func (x *index) untrusted(root *os.Root, paths []string) []string {
 	return append(first, second...)
 }
 
+// staleOf is untrusted of paths, in one goroutine: each folder is opened
+// once and held once (one Control) for the fstatat of all its paths.
 func (x *index) staleOf(root *os.Root, paths []string) []string {
 	var out []string
-	dirs := map[string]*os.File{}
-	defer func() {
-		for _, d := range dirs {
-			if d != nil {
-				d.Close()
+	for k, prefix := range [2]string{factsDir + "/", episodesDir + "/"} {
+		mine := 0
+		for _, p := range paths {
+			if folderOf(p) == k {
+				mine++
 			}
 		}
-	}()
-	for _, p := range paths {
-		sub, name, _ := strings.Cut(p, "/")
-		d, ok := dirs[sub]
-		if !ok {
-			d, _ = root.Open(sub)
-			dirs[sub] = d
+		if mine == 0 {
+			continue
 		}
-		trusted := false
-		if rc, err := syscallConn(d); err == nil {
-			rc.Control(func(fd uintptr) { trusted = x.files[p].trustedStat(int(fd), name) })
+		checked := false
+		if d, err := root.Open(prefix[:len(prefix)-1]); err == nil {
+			if rc, err := d.SyscallConn(); err == nil {
+				checked = rc.Control(func(fd uintptr) {
+					for _, p := range paths {
+						if folderOf(p) == k && !x.files[p].trustedStat(int(fd), p[len(prefix):]) {
+							out = append(out, p)
+						}
+					}
+				}) == nil
+			}
+			d.Close()
 		}
-		if !trusted {
-			out = append(out, p)
+		if !checked { // no folder to check them against: none is trusted
+			for _, p := range paths {
+				if folderOf(p) == k {
+					out = append(out, p)
+				}
+			}
 		}
 	}
 	return out
-}
-
-// syscallConn is d's raw connection; an error for no folder.
-func syscallConn(d *os.File) (syscall.RawConn, error) {
-	if d == nil {
-		return nil, fs.ErrNotExist
-	}
-	return d.SyscallConn()
 }
 
 // indexLines bounds how many files an index of budget bytes shows: a line

@@ -206,8 +206,18 @@ func TestIndexLinesAndNoFolder(t *testing.T) {
 	if indexLines(0) != indexLines(DefaultIndexBudget) || indexLines(20) != 2 {
 		t.Errorf("indexLines: %d for no budget, %d for 20 bytes", indexLines(0), indexLines(20))
 	}
-	if _, err := syscallConn(nil); err == nil {
-		t.Error("no folder gave a descriptor")
+	root, err := os.OpenRoot(t.TempDir()) // no facts/, no episodes/
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	x := newIndex(time.Now, "")
+	paths := []string{"facts/a.md", "episodes/2026-01.md"}
+	for _, p := range paths {
+		x.files[p] = entry{key: statKey{1, 1, 1}, readAt: 1 << 62}
+	}
+	if got := x.staleOf(root, paths); len(got) != 2 {
+		t.Errorf("without their folders, untrusted: %v", got)
 	}
 }
 
