@@ -517,9 +517,10 @@ func (x *index) removeCache(p string) error {
 	return nil
 }
 
-// A start answers from the cache without checking every file. The
-// folders are listed (one getdents pass each, no stat), so the names are
-// exact: a file created, deleted or renamed while mnemo was stopped is
+// A start answers from the cache without checking every file. The names
+// are exact: a folder whose stat is still the mark the cache noted holds
+// the cached names (dirMark); any other is listed (one getdents pass, no
+// stat), so a file created, deleted or renamed while mnemo was stopped is
 // seen at once, and a new one is read. Whether a cached file's content is
 // still what its summary says needs its own stat (size, time, inode):
 // a save in place changes nothing about its folder, so no folder's time
@@ -530,9 +531,9 @@ func (x *index) removeCache(p string) error {
 // once. Until then the entries are lazy; the watcher's events and the
 // store's writes make an entry current (put), as before.
 
-// quickStart loads the cache and lists the folders instead of a rescan,
-// when the index is watched, was never loaded and a cache has entries;
-// false: rescan.
+// quickStart loads the cache and lists the folders its marks do not vouch
+// for instead of a rescan, when the index is watched, was never loaded and
+// a cache has entries; false: rescan.
 func (x *index) quickStart(root *os.Root) bool {
 	if x.loaded || x.unwatched || x.reread || root == nil || x.cache == "" {
 		return false
