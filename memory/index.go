@@ -562,8 +562,8 @@ func (x *index) scanDir(root *os.Root, sub string, reread bool) ([]dirFile, dirM
 	for _, name := range names {
 		if p := sub + "/" + name; validPath(p) {
 			out = append(out, dirFile{path: p})
-		} else {
-			x.removeLeftover(root, p)
+		} else if x.removeLeftover(root, p) {
+			mark = dirMark{}
 		}
 	}
 	if rc, err := d.SyscallConn(); err == nil && !reread {
@@ -678,14 +678,21 @@ func (x *index) openDir(root *os.Root, dir string) (*os.File, []string, dirMark)
 // not a memory file, when it is a plain temp file that no write of this
 // process made (durable.IsLeftover): a crashed writer's. Only the folders'
 // owner (Options.Clean) removes them, as it lists them: a temp file of
-// this process's own write in flight stays.
-func (x *index) removeLeftover(root *os.Root, p string) {
+// this process's own write in flight stays. It reports whether p is a
+// temp file at all: a folder listed with one gets no mark (dirMark), so
+// the next start lists it again rather than leave a temp file that was
+// not removed (this process's, or one it may not remove) unseen.
+func (x *index) removeLeftover(root *os.Root, p string) bool {
+	if !durable.IsTemp(p) {
+		return false
+	}
 	if x.leftover == nil || !durable.IsLeftover(p) {
-		return
+		return true
 	}
 	if fi, err := root.Lstat(p); err == nil && fi.Mode().IsRegular() {
 		x.leftover(p, root.Remove(p))
 	}
+	return true
 }
 
 func validPath(p string) bool {

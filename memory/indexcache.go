@@ -571,8 +571,8 @@ func (x *index) quickStart(root *os.Root) bool {
 				listed++
 			} else if p := string(buf); validPath(p) {
 				fresh[k] = append(fresh[k], p)
-			} else {
-				x.removeLeftover(root, p)
+			} else if x.removeLeftover(root, p) {
+				marks[k] = dirMark{}
 			}
 		}
 	}

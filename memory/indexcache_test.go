@@ -1027,3 +1027,32 @@ func TestFolderMarksDropped(t *testing.T) {
 		t.Fatalf("marks %v: want none for facts/ (a symlink in it), one for episodes/", m)
 	}
 }
+
+// A folder listed with a temp file in it gets no mark, whether or not the
+// listing removed it: a temp file left (a reader's listing may not remove
+// it) is seen by the next start's listing, which the owner's removes.
+func TestFolderMarksNotWithATempFile(t *testing.T) {
+	dir, cache := cacheDirs(t)
+	writeAged(t, filepath.Join(dir, "alice/facts/a.md"), factA)
+	writeAged(t, filepath.Join(dir, "alice/episodes/2026-01.md"), "# Jan\n\n> Summary: january\n")
+	left := filepath.Join(dir, "alice/facts/.a.md"+tempMarker+"0123")
+	writeAged(t, left, "half")
+	later := func(o *Options) { o.Clock = clocktest.New(time.Now().Add(time.Hour)) }
+	for _, clean := range []bool{false, true} {
+		s := cachedStore(t, dir, cache, later, func(o *Options) { o.Clean = clean })
+		u := mustUser(t, s, "alice")
+		if _, err := u.indexList(DefaultIndexBudget); err != nil { // the second a start from the cache
+			t.Fatal(err)
+		}
+		if got := pathsOf(t, u); !slices.Equal(got, []string{"facts/a.md", "episodes/2026-01.md"}) {
+			t.Fatalf("clean %v: listed %v", clean, got)
+		}
+		s.Close()
+		if m := cacheMarks(t, cache); m[0] != (dirMark{}) || m[1] == (dirMark{}) {
+			t.Fatalf("clean %v: marks %v; want none for facts/ (a temp file listed in it)", clean, m)
+		}
+		if _, err := os.Stat(left); (err == nil) == clean {
+			t.Fatalf("clean %v: the leftover: %v", clean, err)
+		}
+	}
+}
