@@ -73,6 +73,31 @@ func BenchmarkIndexBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkQuickStart: a start's first index (the cache loaded, the
+// folders listed, only the head checked against the disk: listHead(0)),
+// what a piped chat's first reply and the history's baseline wait for.
+func BenchmarkQuickStart(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			cache := filepath.Join(b.TempDir(), "index")
+			_, u := benchUser(b, n, func(o *Options) { o.IndexCache = cache })
+			root, ref, err := u.openRoot(false)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer ref.release()
+			u.idx.save()
+			b.ReportAllocs()
+			for b.Loop() {
+				x := newIndex(time.Now, filepath.Join(cache, "alice.idx"))
+				if len(x.listHead(root, 0).files) != n || !x.lazy {
+					b.Fatal("not a quick start")
+				}
+			}
+		})
+	}
+}
+
 // BenchmarkList: List when nothing changed (every message's index).
 func BenchmarkList(b *testing.B) {
 	for _, n := range benchSizes {

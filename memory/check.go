@@ -284,7 +284,7 @@ func (s *Store) checkStray(add func(ProblemKind, string, ...any), li fs.FileInfo
 	switch {
 	case isTempName(base) && li.Mode().IsRegular():
 		if age >= LeftoverAge {
-			add(ProblemLeftover, "temp file of a write interrupted %s ago; safe to delete (mnemo serve removes these when it starts)", age)
+			add(ProblemLeftover, "temp file of a write interrupted %s ago; safe to delete (mnemo removes these when it next lists this memory)", age)
 		}
 	case isSwapName(base):
 		if age >= LeftoverAge {

@@ -19,7 +19,7 @@ import (
 const maxFileSize = 8 << 20
 
 // tempMarker is part of every temp file name (durable's); leftovers are
-// removed at start.
+// removed when their folder is listed (index.removeLeftover).
 const tempMarker = durable.TempMarker
 
 // ErrNotRegular is wrapped when a memory path names a symlink, FIFO, device,

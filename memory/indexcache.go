@@ -1,10 +1,10 @@
 package memory
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -22,12 +21,15 @@ import (
 // re-reads only the files that changed since: one file per user,
 // <Options.IndexCache>/<user>.idx, in this form
 //
-//	mnemo index cache 2
+//	mnemo index cache 3
+//	folders 5678 1767225000000000000 1767225000000000000 5679 1767225000000000000 1767225000000000000
 //	"facts/user.md" 320 1767225600000000000 1234 1767225700000000000 3 "user name, language"
 //	...
 //	end 12 9a3c00f1
 //
-// one line per file: path, size, modification time and inode as read,
+// the folders line the marks of facts/ and episodes/ (dirMark: inode,
+// modification and change time, ns; zeros: none), then one line per
+// file: path, size, modification time and inode as read,
 // when it was read (ns), its flags (1: kept, see User.KeepEach; 2: shared,
 // see IsShared) and its summary, the strings Go-quoted; the last line counts the files and is
 // the CRC-32 of everything before it. Entries are trusted only while the
@@ -36,7 +38,11 @@ import (
 // any way is ignored whole and rebuilt. It is written without fsync (temp
 // file, rename): losing it costs a rebuild, never a wrong summary.
 // Version 1 had no shared flag: such a cache is foreign, and rebuilt.
-const cacheMagic = "mnemo index cache 2\n"
+// Version 2 had no folders line: it is read, its folders listed.
+const (
+	cacheMagic   = "mnemo index cache 3\n"
+	cacheMagicV2 = "mnemo index cache 2\n"
+)
 
 // The flags of a cache line.
 const (
@@ -51,18 +57,28 @@ const (
 	maxCacheLine = 64 << 10
 )
 
-// encodeCache renders entries (any order) as a cache file.
+// encodeCache renders entries (any order) as a cache file without marks.
 func encodeCache(files map[string]entry) []byte {
-	return encodeInOrder(files, listOrder(files))
+	return encodeInOrder(files, listOrder(files), [2]dirMark{})
 }
 
 // encodeInOrder is encodeCache of files whose paths in List's order are
 // order (all of them): an index that keeps its sorted list writes it
 // without sorting again. Each line is appended without fmt, its strings
 // quoted as strconv.Quote does (plainQuote).
-func encodeInOrder(files map[string]entry, order []string) []byte {
-	b := make([]byte, 0, len(cacheMagic)+len(order)*96+32)
+func encodeInOrder(files map[string]entry, order []string, marks [2]dirMark) []byte {
+	b := make([]byte, 0, len(cacheMagic)+128+len(order)*96+32)
 	b = append(b, cacheMagic...)
+	b = append(b, "folders"...)
+	for _, m := range marks {
+		b = append(b, ' ')
+		b = strconv.AppendUint(b, m.Ino, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, m.MTime, 10)
+		b = append(b, ' ')
+		b = strconv.AppendInt(b, m.CTime, 10)
+	}
+	b = append(b, '\n')
 	for _, p := range order {
 		e := files[p]
 		flags := 0
@@ -95,12 +111,21 @@ func encodeInOrder(files map[string]entry, order []string) []byte {
 // quoted string unquotes to itself.
 func plainQuote(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+		if !plainByte[s[i]] {
 			return false
 		}
 	}
 	return true
 }
+
+// plainByte tells the bytes plainQuote takes: printable ASCII but '"'
+// and '\\'.
+var plainByte = func() (t [256]bool) {
+	for c := 0x20; c <= 0x7e; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
 
 // appendQuoted appends strconv.Quote(s).
 func appendQuoted(b []byte, s string) []byte {
@@ -156,43 +181,72 @@ func comparePaths(a, b string) int {
 // errBadCache is every reason a cache file is not used.
 var errBadCache = errors.New("not a valid index cache")
 
-// parseCache reads a cache file; any flaw rejects it whole.
-func parseCache(data []byte) (map[string]entry, error) {
-	files, _, err := parseCacheInOrder(data)
-	return files, err
+// cacheCRC is the CRC-32 of text, copied through a small buffer: the
+// cache is parsed as one string, never copied whole into bytes again.
+func cacheCRC(text string) uint32 {
+	var buf [8 << 10]byte
+	var sum uint32
+	for text != "" {
+		n := copy(buf[:], text)
+		sum = crc32.Update(sum, crc32.IEEETable, buf[:n])
+		text = text[n:]
+	}
+	return sum
 }
 
-// parseCacheInOrder is parseCache, and the files in List's order when the
-// file lists them so (nil when not: an older cache, sorted by path).
-func parseCacheInOrder(data []byte) (map[string]entry, []FileInfo, error) {
-	body, ok := bytes.CutPrefix(data, []byte(cacheMagic))
+// parseCacheText reads a cache file's text; any flaw rejects it whole. It
+// returns the entries, numbered gen+1, gen+2, … in the order of the file
+// (entry.gen), and the files in List's order when the file lists them so
+// (nil when not: an older cache, sorted by path). Every
+// path and summary is a part of text, nothing allocated per line; the
+// map is filled once, its length telling a path listed twice.
+func parseCacheText(text string, gen uint64) (map[string]entry, []FileInfo, [2]dirMark, error) {
+	files, order, marks, err := parseCacheBody(text, gen)
+	if err != nil {
+		return nil, nil, [2]dirMark{}, err
+	}
+	return files, order, marks, nil
+}
+
+func parseCacheBody(text string, gen uint64) (files map[string]entry, order []FileInfo, marks [2]dirMark, err error) {
+	body, ok := strings.CutPrefix(text, cacheMagic)
+	v2 := false
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: no header", errBadCache)
+		if body, v2 = strings.CutPrefix(text, cacheMagicV2); !v2 {
+			return nil, nil, marks, fmt.Errorf("%w: no header", errBadCache)
+		}
 	}
-	i := bytes.LastIndex(data[:len(data)-1], []byte("\n")) + 1 // start of the last line
-	if i < len(cacheMagic) || data[len(data)-1] != '\n' {
-		return nil, nil, fmt.Errorf("%w: no end line", errBadCache)
+	head := len(text) - len(body)
+	i := strings.LastIndexByte(text[:len(text)-1], '\n') + 1 // start of the last line
+	if i < head || text[len(text)-1] != '\n' {
+		return nil, nil, marks, fmt.Errorf("%w: no end line", errBadCache)
 	}
-	n, sum, ok := parseEndLine(string(data[i:]))
+	n, sum, ok := parseEndLine(text[i:])
 	if !ok {
-		return nil, nil, fmt.Errorf("%w: a bad end line", errBadCache)
+		return nil, nil, marks, fmt.Errorf("%w: a bad end line", errBadCache)
 	}
-	if crc32.ChecksumIEEE(data[:i]) != sum {
-		return nil, nil, fmt.Errorf("%w: checksum mismatch", errBadCache)
+	if cacheCRC(text[:i]) != sum {
+		return nil, nil, marks, fmt.Errorf("%w: checksum mismatch", errBadCache)
 	}
-	body = body[:i-len(cacheMagic)]
-	files := make(map[string]entry, min(n, len(body)/16)) // no line is shorter
+	body = body[:i-head]
+	if !v2 {
+		line, rest, _ := strings.Cut(body, "\n")
+		if marks, ok = parseFoldersLine(line); !ok {
+			return nil, nil, marks, fmt.Errorf("%w: a bad folders line %q", errBadCache, line)
+		}
+		body = rest
+	}
+	files = make(map[string]entry, min(n, len(body)/16)) // no line is shorter
 	order, inOrder := make([]FileInfo, 0, min(n, len(body)/16)), true
-	// One string for all the lines: paths and summaries are parts of it.
-	for rest := string(body); rest != ""; {
+	for rest := body; rest != ""; {
 		line, after, _ := strings.Cut(rest, "\n")
 		rest = after
 		if len(line) > maxCacheLine {
-			return nil, nil, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
+			return nil, nil, marks, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
 		}
 		p, e, err := parseCacheLine(line)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, marks, err
 		}
 		if inOrder && len(order) > 0 && comparePaths(order[len(order)-1].Path, p) >= 0 {
 			inOrder, order = false, nil
@@ -200,15 +254,45 @@ func parseCacheInOrder(data []byte) (map[string]entry, []FileInfo, error) {
 		if inOrder {
 			order = append(order, e.info(p))
 		}
-		if _, dup := files[p]; dup {
-			return nil, nil, fmt.Errorf("%w: %s listed twice", errBadCache, p)
+		gen++
+		e.gen = gen
+		had := len(files)
+		if files[p] = e; len(files) == had {
+			return nil, nil, marks, fmt.Errorf("%w: %s listed twice", errBadCache, p)
 		}
-		files[p] = e
 	}
 	if len(files) != n {
-		return nil, nil, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
+		return nil, nil, marks, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
 	}
-	return files, order, nil
+	return files, order, marks, nil
+}
+
+// parseFoldersLine reads "folders" and the two marks' numbers, exactly
+// as encodeInOrder writes them.
+func parseFoldersLine(line string) (marks [2]dirMark, ok bool) {
+	rest, ok := strings.CutPrefix(line, "folders ")
+	if !ok {
+		return marks, false
+	}
+	var nums [6]uint64
+	for k := range nums {
+		field, after, more := strings.Cut(rest, " ")
+		if more == (k == len(nums)-1) {
+			return marks, false
+		}
+		limit := uint64(1<<63 - 1) // a time: an int64, never negative
+		if k%3 == 0 {
+			limit = 1<<64 - 1 // an inode
+		}
+		if nums[k], ok = parseDecimal(field, limit); !ok {
+			return marks, false
+		}
+		rest = after
+	}
+	for k := range marks {
+		marks[k] = dirMark{Ino: nums[3*k], MTime: int64(nums[3*k+1]), CTime: int64(nums[3*k+2])}
+	}
+	return marks, true
 }
 
 // parseEndLine reads "end <files> <crc32>\n", exactly as encodeCache writes it.
@@ -223,6 +307,28 @@ func parseEndLine(line string) (n int, sum uint32, ok bool) {
 		return 0, 0, false
 	}
 	return n, uint32(s), true
+}
+
+// parseDecimal reads a number as encodeCache writes it: digits only, no
+// sign, no leading zero, at most limit.
+func parseDecimal(s string, limit uint64) (uint64, bool) {
+	if s == "" || len(s) > 20 || (len(s) > 1 && s[0] == '0') {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(s); i++ {
+		d := uint64(s[i] - '0')
+		if d > 9 {
+			return 0, false
+		}
+		// 18 digits are below 1e18, far from any limit: only the 19th
+		// and 20th can pass it (or wrap).
+		if i >= 18 && v > (limit-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
 }
 
 func parseCacheLine(line string) (string, entry, error) {
@@ -247,12 +353,12 @@ func parseCacheLine(line string) (string, entry, error) {
 		if !ok {
 			return bad("too few fields")
 		}
-		bits := 63 // an int64, never negative
+		limit := uint64(1<<63 - 1) // an int64, never negative
 		if k == 2 {
-			bits = 64 // the inode
+			limit = 1<<64 - 1 // the inode
 		}
-		v, err := strconv.ParseUint(field, 10, bits)
-		if err != nil || (len(field) > 1 && field[0] == '0') { // as written: no sign, no leading zero
+		v, ok := parseDecimal(field, limit)
+		if !ok {
 			return bad("a bad number")
 		}
 		nums[k], rest = v, after
@@ -275,29 +381,27 @@ func (x *index) load() {
 	if x.cache == "" {
 		return
 	}
-	data, err := readCacheFile(x.cacheRoot, x.cache)
+	text, err := readCacheFile(x.cacheRoot, x.cache)
 	if err != nil {
 		return
 	}
-	files, order, err := parseCacheInOrder(data)
+	files, order, marks, err := parseCacheText(text, x.gen)
 	if err != nil {
 		return
 	}
-	for p, e := range files {
-		x.gen++
-		e.gen = x.gen
-		files[p] = e
-	}
+	x.gen += uint64(len(files))
+	x.marks = marks
 	if len(x.files) > 0 {
 		order = nil
+		maps.Copy(files, x.files) // what this run read before: newer
 	}
-	maps.Copy(files, x.files) // what this run read before: newer
 	x.files, x.sorted, x.stale = files, order, true
 }
 
 // readCacheFile reads the cache file name; with root set, the file of
-// that base name in root.
-func readCacheFile(root *os.Root, name string) ([]byte, error) {
+// that base name in root. The text is read straight into the string it is
+// parsed as (one copy of the file in memory, not two).
+func readCacheFile(root *os.Root, name string) (string, error) {
 	var f *os.File
 	var err error
 	if root != nil {
@@ -306,21 +410,25 @@ func readCacheFile(root *os.Root, name string) ([]byte, error) {
 		f, err = os.Open(name)
 	}
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	if !fi.Mode().IsRegular() || fi.Size() > maxCacheFile || fi.Size() == 0 {
-		return nil, fmt.Errorf("%s: %w", name, errBadCache)
+		return "", fmt.Errorf("%s: %w", name, errBadCache)
 	}
-	data := make([]byte, fi.Size())
-	if _, err := f.ReadAt(data, 0); err != nil {
-		return nil, err
+	var b strings.Builder
+	b.Grow(int(fi.Size()))
+	if _, err := io.Copy(&b, io.NewSectionReader(f, 0, fi.Size())); err != nil {
+		return "", err
 	}
-	return data, nil
+	if int64(b.Len()) != fi.Size() {
+		return "", fmt.Errorf("%s: %w: changed while read", name, errBadCache)
+	}
+	return b.String(), nil
 }
 
 // save writes the index to its cache file when it changed since it was
@@ -337,9 +445,9 @@ func (x *index) save() error {
 		for i, f := range x.sorted {
 			order[i] = f.Path
 		}
-		data = encodeInOrder(x.files, order)
+		data = encodeInOrder(x.files, order, x.marks)
 	} else {
-		data = encodeCache(x.files)
+		data = encodeInOrder(x.files, listOrder(x.files), x.marks)
 	}
 	x.changed = false
 	x.mu.Unlock()
@@ -384,7 +492,8 @@ func (x *index) removeCache(p string) error {
 		clear(x.files)
 		x.sorted, x.changed = nil, false // nothing to write until the index is built again
 		x.all, x.shared = listing{}, listing{}
-		x.lazy, x.checked = false, nil
+		x.lazy = false
+		x.marks = [2]dirMark{}
 	case x.cache != "":
 		x.drop(p)
 		x.changed = true // written again, without what was forgotten, at Close
@@ -408,9 +517,10 @@ func (x *index) removeCache(p string) error {
 	return nil
 }
 
-// A start answers from the cache without checking every file. The
-// folders are listed (one getdents pass each, no stat), so the names are
-// exact: a file created, deleted or renamed while mnemo was stopped is
+// A start answers from the cache without checking every file. The names
+// are exact: a folder whose stat is still the mark the cache noted holds
+// the cached names (dirMark); any other is listed (one getdents pass, no
+// stat), so a file created, deleted or renamed while mnemo was stopped is
 // seen at once, and a new one is read. Whether a cached file's content is
 // still what its summary says needs its own stat (size, time, inode):
 // a save in place changes nothing about its folder, so no folder's time
@@ -421,52 +531,76 @@ func (x *index) removeCache(p string) error {
 // once. Until then the entries are lazy; the watcher's events and the
 // store's writes make an entry current (put), as before.
 
-// quickStart loads the cache and lists the folders instead of a rescan,
-// when the index is watched, was never loaded and a cache has entries;
-// false: rescan.
+// quickStart loads the cache and lists the folders its marks do not vouch
+// for instead of a rescan, when the index is watched, was never loaded and
+// a cache has entries; false: rescan.
 func (x *index) quickStart(root *os.Root) bool {
 	if x.loaded || x.unwatched || x.reread || root == nil || x.cache == "" {
 		return false
 	}
-	had := make(map[string]bool, len(x.files))
-	for p := range x.files {
-		had[p] = true // read in this run before: checked
-	}
+	had := len(x.files) // read in this run before: checked (entry.checked)
 	x.loaded = true
 	x.load()
-	if len(x.files) == len(had) {
+	if len(x.files) == had {
 		return false // nothing cached: a rescan reads every file anyway
 	}
 	x.full = false
-	x.lazy, x.checked = true, make(map[string]struct{}, len(had))
-	for p := range had {
-		x.checked[p] = struct{}{}
-	}
-	var names []string
-	for _, sub := range []string{factsDir, episodesDir} {
-		for _, name := range readDirNames(root, sub) {
-			if p := sub + "/" + name; validPath(p) {
-				names = append(names, p)
+	x.lazy = true
+	// A folder whose mark vouches for its names is not listed: its
+	// entries are its files. Another is listed, and a name is looked up
+	// as sub/name made in buf (no string per file); only a file new since
+	// the cache was written gets its own.
+	var buf []byte
+	var fresh [2][]string
+	var names [2][]string
+	var marks [2]dirMark
+	var skip [2]bool
+	listed, cached := 0, len(x.files)
+	for k, sub := range [2]string{factsDir, episodesDir} {
+		if skip[k] = vouches(root, sub, x.marks[k]); skip[k] {
+			listed += x.inFolder(k)
+			continue
+		}
+		var d *os.File
+		if d, names[k], marks[k] = x.openDir(root, sub); d != nil {
+			d.Close()
+		}
+		for _, name := range names[k] {
+			buf = append(append(append(buf[:0], sub...), '/'), name...)
+			if _, ok := x.files[string(buf)]; ok {
+				listed++
+			} else if p := string(buf); validPath(p) {
+				fresh[k] = append(fresh[k], p)
+			} else if x.removeLeftover(root, p) {
+				marks[k] = dirMark{}
 			}
 		}
 	}
-	known, cached := 0, len(x.files)
-	for _, p := range names {
-		if _, ok := x.files[p]; ok {
-			known++
-		} else {
-			x.refresh(root, p) // new since the cache was written
-		}
-	}
-	if known < cached { // some are gone (names are unique)
-		seen := make(map[string]bool, len(names))
-		for _, p := range names {
-			seen[p] = true
+	if listed < cached { // some are gone (names are unique)
+		seen := make(map[string]bool, listed)
+		for k, sub := range [2]string{factsDir, episodesDir} {
+			for _, name := range names[k] {
+				seen[sub+"/"+name] = true
+			}
 		}
 		for p := range x.files {
-			if !seen[p] {
+			if !skip[folderOf(p)] && !seen[p] {
 				x.drop(p)
 			}
+		}
+	}
+	for k := range fresh {
+		for _, p := range fresh[k] {
+			x.refresh(root, p) // new since the cache was written
+		}
+		if !skip[k] {
+			m := marks[k]
+			for _, p := range fresh[k] {
+				if _, ok := x.files[p]; !ok {
+					m = dirMark{} // not a plain file: see setMark
+				}
+			}
+			x.keepMark(k, m)
 		}
 	}
 	return true
@@ -497,13 +631,13 @@ func (x *index) checkPicked(root *os.Root, pick func(sorted []FileInfo) []FileIn
 		picked := pick(x.sorted)
 		var todo []string
 		for _, f := range picked {
-			if _, ok := x.checked[f.Path]; !ok {
+			if !x.files[f.Path].checked {
 				todo = append(todo, f.Path)
 			}
 		}
 		if len(todo) == 0 {
 			if len(picked) == len(x.sorted) {
-				x.lazy, x.checked = false, nil // every entry is checked
+				x.lazy = false // every entry is checked
 			}
 			return
 		}
@@ -511,7 +645,7 @@ func (x *index) checkPicked(root *os.Root, pick func(sorted []FileInfo) []FileIn
 			x.refresh(root, p)
 		}
 		for _, p := range todo {
-			x.checked[p] = struct{}{}
+			x.markChecked(p)
 		}
 	}
 }
@@ -582,40 +716,42 @@ func (x *index) untrusted(root *os.Root, paths []string) []string {
 	return append(first, second...)
 }
 
+// staleOf is untrusted of paths, in one goroutine: each folder is opened
+// once and held once (one Control) for the fstatat of all its paths.
 func (x *index) staleOf(root *os.Root, paths []string) []string {
 	var out []string
-	dirs := map[string]*os.File{}
-	defer func() {
-		for _, d := range dirs {
-			if d != nil {
-				d.Close()
+	for k, prefix := range [2]string{factsDir + "/", episodesDir + "/"} {
+		mine := 0
+		for _, p := range paths {
+			if folderOf(p) == k {
+				mine++
 			}
 		}
-	}()
-	for _, p := range paths {
-		sub, name, _ := strings.Cut(p, "/")
-		d, ok := dirs[sub]
-		if !ok {
-			d, _ = root.Open(sub)
-			dirs[sub] = d
+		if mine == 0 {
+			continue
 		}
-		trusted := false
-		if rc, err := syscallConn(d); err == nil {
-			rc.Control(func(fd uintptr) { trusted = x.files[p].trustedStat(int(fd), name) })
+		checked := false
+		if d, err := root.Open(prefix[:len(prefix)-1]); err == nil {
+			if rc, err := d.SyscallConn(); err == nil {
+				checked = rc.Control(func(fd uintptr) {
+					for _, p := range paths {
+						if folderOf(p) == k && !x.files[p].trustedStat(int(fd), p[len(prefix):]) {
+							out = append(out, p)
+						}
+					}
+				}) == nil
+			}
+			d.Close()
 		}
-		if !trusted {
-			out = append(out, p)
+		if !checked { // no folder to check them against: none is trusted
+			for _, p := range paths {
+				if folderOf(p) == k {
+					out = append(out, p)
+				}
+			}
 		}
 	}
 	return out
-}
-
-// syscallConn is d's raw connection; an error for no folder.
-func syscallConn(d *os.File) (syscall.RawConn, error) {
-	if d == nil {
-		return nil, fs.ErrNotExist
-	}
-	return d.SyscallConn()
 }
 
 // indexLines bounds how many files an index of budget bytes shows: a line
@@ -660,9 +796,9 @@ func (u *User) checkLazy(stop func() bool) {
 	x.mu.Lock()
 	var todo []string
 	if x.lazy {
-		todo = make([]string, 0, len(x.files)-len(x.checked))
-		for p := range x.files {
-			if _, ok := x.checked[p]; !ok {
+		todo = make([]string, 0, len(x.files))
+		for p, e := range x.files {
+			if !e.checked {
 				todo = append(todo, p)
 			}
 		}
@@ -679,8 +815,7 @@ func (u *User) checkLazy(stop func() bool) {
 		if x.lazy {
 			live := chunk[:0:0]
 			for _, p := range chunk {
-				_, seen := x.checked[p]
-				if _, ok := x.files[p]; ok && !seen {
+				if e, ok := x.files[p]; ok && !e.checked {
 					live = append(live, p)
 				}
 			}
@@ -688,10 +823,10 @@ func (u *User) checkLazy(stop func() bool) {
 				x.refresh(root, p)
 			}
 			for _, p := range live {
-				x.checked[p] = struct{}{}
+				x.markChecked(p)
 			}
 			if len(todo) == 0 {
-				x.lazy, x.checked = false, nil
+				x.lazy = false
 			}
 		}
 		x.mu.Unlock()

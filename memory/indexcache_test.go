@@ -19,6 +19,27 @@ import (
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
+// parseCache reads a cache file as load does (parseCacheText), without
+// the generations load numbers the entries with.
+func parseCache(data []byte) (map[string]entry, error) {
+	files, _, err := parseCacheInOrder(data)
+	return files, err
+}
+
+// parseCacheInOrder is parseCache, and the files in List's order when the
+// file lists them so.
+func parseCacheInOrder(data []byte) (map[string]entry, []FileInfo, error) {
+	files, order, _, err := parseCacheText(string(data), 0)
+	for p, e := range files {
+		e.gen = 0
+		files[p] = e
+	}
+	return files, order, err
+}
+
+// cacheHead is what a cache file without marks starts with.
+const cacheHead = cacheMagic + "folders 0 0 0 0 0 0\n"
+
 // cachedStore opens a watching store on dir whose index cache is cache.
 func cachedStore(t *testing.T, dir, cache string, mod ...func(*Options)) *Store {
 	t.Helper()
@@ -289,7 +310,7 @@ func TestIndexCacheCorruptIsRebuilt(t *testing.T) {
 func TestParseCacheRejects(t *testing.T) {
 	line := `"facts/a.md" 10 20 30 40 1 "sum"` + "\n"
 	file := func(body string, n int) []byte {
-		b := cacheMagic + body
+		b := cacheHead + body
 		return fmt.Appendf(nil, "%send %d %08x\n", b, n, crc32IEEE([]byte(b)))
 	}
 	if files, err := parseCache(file(line, 1)); err != nil || files["facts/a.md"] != (entry{Summary: "sum", Size: 10, key: statKey{10, 20, 30}, readAt: 40, kept: true}) {
@@ -310,6 +331,9 @@ func TestParseCacheRejects(t *testing.T) {
 	if files, err := parseCache(file(strings.Replace(line, "30", "18446744073709551615", 1), 1)); err != nil || files["facts/a.md"].key.Ino != 1<<64-1 {
 		t.Fatalf("the largest inode: %+v %v", files, err)
 	}
+	if files, err := parseCache(file(strings.Replace(line, " 10 20 ", " 9223372036854775807 9223372036854775807 ", 1), 1)); err != nil || files["facts/a.md"].Size != 1<<63-1 || files["facts/a.md"].key.MTime != 1<<63-1 {
+		t.Fatalf("the largest size and time: %+v %v", files, err)
+	}
 	// The longest line taken, and one byte more.
 	long := func(n int) string {
 		head := `"facts/a.md" 1 2 3 4 0 "`
@@ -324,16 +348,23 @@ func TestParseCacheRejects(t *testing.T) {
 	good := file(line, 1)
 	for name, data := range map[string][]byte{
 		"no header":        good[1:],
-		"other version":    bytes.Replace(good, []byte("cache 2"), []byte("cache 1"), 1),
+		"other version":    bytes.Replace(good, []byte("cache 3"), []byte("cache 1"), 1),
 		"no newline":       good[:len(good)-1],
-		"only the header":  []byte(cacheMagic),
-		"header and a bit": []byte(cacheMagic + "x"),
+		"only the header":  []byte(cacheHead),
+		"header and a bit": []byte(cacheHead + "x"),
+		"no folders line":  bytes.Replace(good, []byte("folders 0 0 0 0 0 0\n"), nil, 1),
+		"folders short":    bytes.Replace(good, []byte("folders 0 0 0 0 0 0\n"), []byte("folders 0 0 0 0 0\n"), 1),
+		"folders long":     bytes.Replace(good, []byte("folders 0 0 0 0 0 0\n"), []byte("folders 0 0 0 0 0 0 0\n"), 1),
+		"folders space":    bytes.Replace(good, []byte("folders 0 0 0 0 0 0\n"), []byte("folders 0 0 0 0 0 0 \n"), 1),
+		"folders word":     bytes.Replace(good, []byte("folders 0"), []byte("Folders 0"), 1),
+		"folders sign":     bytes.Replace(good, []byte("folders 0 0"), []byte("folders 0 -1"), 1),
+		"folders time":     bytes.Replace(good, []byte("folders 0 0"), []byte("folders 0 9223372036854775808"), 1),
 		"bad checksum":     bytes.Replace(good, []byte("sum"), []byte("sun"), 1),
 		"count high":       file(line, 2),
 		"count low":        file(line+strings.Replace(line, "a.md", "b.md", 1), 1),
 		"end spaces":       bytes.Replace(good, []byte("end 1 "), []byte("end  1 "), 1),
 		"end word":         bytes.Replace(good, []byte("end 1"), []byte("End 1"), 1),
-		"end long sum":     bytes.Replace(good, []byte(fmt.Sprintf(" %08x", crc32IEEE([]byte(cacheMagic+line)))), []byte(fmt.Sprintf(" 0%08x", crc32IEEE([]byte(cacheMagic+line)))), 1),
+		"end long sum":     bytes.Replace(good, []byte(fmt.Sprintf(" %08x", crc32IEEE([]byte(cacheHead+line)))), []byte(fmt.Sprintf(" 0%08x", crc32IEEE([]byte(cacheHead+line)))), 1),
 		"end fields":       bytes.Replace(good, []byte("end 1"), []byte("end"), 1),
 		"end count":        bytes.Replace(good, []byte("end 1"), []byte("end x"), 1),
 		"duplicate":        file(line+line, 2),
@@ -345,6 +376,9 @@ func TestParseCacheRejects(t *testing.T) {
 		"plus sign":        file(strings.Replace(line, " 10 ", " +10 ", 1), 1),
 		"leading zero":     file(strings.Replace(line, " 10 ", " 010 ", 1), 1),
 		"size overflow":    file(strings.Replace(line, " 10 ", " 9223372036854775808 ", 1), 1),
+		"inode overflow":   file(strings.Replace(line, " 30 ", " 18446744073709551616 ", 1), 1),
+		"inode too long":   file(strings.Replace(line, " 30 ", " 118446744073709551615 ", 1), 1),
+		"empty number":     file(strings.Replace(line, " 10 ", "  ", 1), 1),
 		"not a number":     file(strings.Replace(line, " 20 ", " x ", 1), 1),
 		"flags 4":          file(strings.Replace(line, " 1 ", " 4 ", 1), 1),
 		"unquoted summary": file(strings.Replace(line, `"sum"`, `sum`, 1), 1),
@@ -360,7 +394,7 @@ func TestParseCacheRejects(t *testing.T) {
 // encodeCacheFmt is encodeCache as written with fmt and strconv.Quote.
 func encodeCacheFmt(files map[string]entry) []byte {
 	var b bytes.Buffer
-	b.WriteString(cacheMagic)
+	b.WriteString(cacheHead)
 	for _, p := range listOrder(files) {
 		e := files[p]
 		flags := 0
@@ -395,12 +429,33 @@ func FuzzQuotedPrefix(f *testing.F) {
 	})
 }
 
+// FuzzParseDecimal: parseDecimal takes exactly what strconv.ParseUint
+// takes up to the limit, without a sign or a leading zero.
+func FuzzParseDecimal(f *testing.F) {
+	for _, s := range []string{"0", "10", "007", "+1", "-1", "", "9223372036854775807", "9223372036854775808", "18446744073709551615", "18446744073709551616", "1_0"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, inode bool) {
+		bits, limit := 63, uint64(1<<63-1)
+		if inode {
+			bits, limit = 64, 1<<64-1
+		}
+		v, ok := parseDecimal(s, limit)
+		w, err := strconv.ParseUint(s, 10, bits)
+		want := err == nil && s[0] != '+' && !strings.Contains(s, "_") && (len(s) == 1 || s[0] != '0')
+		if ok != want || (ok && v != w) {
+			t.Fatalf("parseDecimal(%q) = %d, %v; strconv: %d, %v", s, v, ok, w, err)
+		}
+	})
+}
+
 func FuzzParseCache(f *testing.F) {
 	f.Add(encodeCache(map[string]entry{
 		"facts/a.md":          {Summary: "a \"quoted\" summary\twith tab", Size: 10, Shared: true, key: statKey{10, 20, 30}, readAt: 40, kept: true},
 		"episodes/2026-01.md": {},
 	}))
-	f.Add([]byte(cacheMagic + "end 0 00000000\n"))
+	f.Add([]byte(cacheHead + "end 0 00000000\n"))
+	f.Add(encodeInOrder(map[string]entry{"facts/a.md": {Summary: "s"}}, []string{"facts/a.md"}, [2]dirMark{{1, 2, 3}, {1<<64 - 1, 1<<63 - 1, 5}}))
 	f.Add([]byte("garbage"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		files, err := parseCache(data)
@@ -423,6 +478,16 @@ func FuzzParseCache(f *testing.F) {
 		}
 		if len(again) != len(files) {
 			t.Fatalf("%d entries, re-parsed %d", len(files), len(again))
+		}
+		// The folders' marks too, as read.
+		_, order, marks, _ := parseCacheText(string(data), 0)
+		enc := encodeInOrder(files, listOrder(files), marks)
+		if _, _, got, err := parseCacheText(string(enc), 0); err != nil || got != marks {
+			t.Fatalf("marks %v re-parsed as %v, %v", marks, got, err)
+		}
+		// A cache of this version in List's order is written again as it was.
+		if bytes.HasPrefix(data, []byte(cacheMagic)) && order != nil && !bytes.Equal(enc, data) {
+			t.Fatalf("read %q, written again %q", data, enc)
 		}
 	})
 }
@@ -741,7 +806,10 @@ func TestLeftoverOnlyPlainFiles(t *testing.T) {
 	if err := os.Symlink("elsewhere", link); err != nil {
 		t.Fatal(err)
 	}
-	newStore(t, func(o *Options) { o.Dir = dir })
+	s := newStore(t, func(o *Options) { o.Dir = dir })
+	if _, err := mustUser(t, s, "alice").List(); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range []string{folder, link} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
@@ -806,5 +874,185 @@ func TestIndexCacheThroughARoot(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(cache, "alice.idx")); !os.IsNotExist(err) {
 		t.Fatalf("the cache survived the forget: %v", err)
+	}
+}
+
+// pathsOf is the paths u lists.
+func pathsOf(t *testing.T, u *User) []string {
+	t.Helper()
+	files, err := u.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// cacheMarks is the folders' marks in alice's cache file.
+func cacheMarks(t *testing.T, cache string) [2]dirMark {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(cache, "alice.idx"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, marks, err := parseCacheText(string(data), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return marks
+}
+
+// A folder whose own stat is the mark the cache noted is not listed at
+// the next start: nothing was created, removed or renamed in it. One that
+// changed while mnemo was stopped is listed, and what changed is seen;
+// a folder changed within racySlack of its listing gets no mark.
+func TestFolderMarksSpareListing(t *testing.T) {
+	dir, cache := cacheDirs(t)
+	writeAged(t, filepath.Join(dir, "alice/facts/a.md"), factA)
+	writeAged(t, filepath.Join(dir, "alice/episodes/2026-01.md"), "# Jan\n\n> Summary: january\n")
+	// Just made, the folders are racy now: no marks.
+	s := cachedStore(t, dir, cache)
+	pathsOf(t, mustUser(t, s, "alice"))
+	s.Close()
+	if m := cacheMarks(t, cache); m != ([2]dirMark{}) {
+		t.Fatalf("marks of folders changed just now: %v", m)
+	}
+	later := func(o *Options) { o.Clock = clocktest.New(time.Now().Add(time.Hour)) }
+	// start is a start's first index (as a reply's), then the list.
+	start := func() (*User, []string) {
+		s := cachedStore(t, dir, cache, later)
+		t.Cleanup(func() { s.Close() })
+		u := mustUser(t, s, "alice")
+		if _, err := u.indexList(DefaultIndexBudget); err != nil {
+			t.Fatal(err)
+		}
+		return u, pathsOf(t, u)
+	}
+	u, got := start()
+	u.s.Close()
+	if m := cacheMarks(t, cache); m[0] == (dirMark{}) || m[1] == (dirMark{}) {
+		t.Fatalf("no marks for folders an hour old: %v", m)
+	}
+	if want := []string{"facts/a.md", "episodes/2026-01.md"}; !slices.Equal(got, want) {
+		t.Fatalf("listed %v, want %v", got, want)
+	}
+	u, got = start()
+	u.s.Close()
+	if n := u.idx.listings.Load(); n != 0 || len(got) != 2 {
+		t.Fatalf("with both marks: %d folders listed, files %v", n, got)
+	}
+	// A file added to facts/ while stopped: facts/ is listed, not episodes/.
+	writeAged(t, filepath.Join(dir, "alice/facts/b.md"), factB)
+	u, got = start()
+	u.s.Close()
+	if n := u.idx.listings.Load(); n != 1 || !slices.Equal(got, []string{"facts/a.md", "facts/b.md", "episodes/2026-01.md"}) {
+		t.Fatalf("after an added fact: %d folders listed, files %v", n, got)
+	}
+	// Removed and renamed while stopped.
+	os.Remove(filepath.Join(dir, "alice/facts/a.md"))
+	os.Rename(filepath.Join(dir, "alice/episodes/2026-01.md"), filepath.Join(dir, "alice/episodes/2026-02.md"))
+	u, got = start()
+	u.s.Close()
+	if n := u.idx.listings.Load(); n != 2 || !slices.Equal(got, []string{"facts/b.md", "episodes/2026-02.md"}) {
+		t.Fatalf("after a removal and a rename: %d folders listed, files %v", n, got)
+	}
+	// A folder replaced by another (the same names): listed.
+	old := filepath.Join(dir, "alice/facts.old")
+	os.Rename(filepath.Join(dir, "alice/facts"), old)
+	writeAged(t, filepath.Join(dir, "alice/facts/b.md"), factA)
+	u, got = start()
+	u.s.Close()
+	if n := u.idx.listings.Load(); n != 1 || !slices.Equal(got, []string{"facts/b.md", "episodes/2026-02.md"}) {
+		t.Fatalf("a replaced folder: %d folders listed, files %v", n, got)
+	}
+}
+
+// No mark vouches for a folder holding a memory file name that is not a
+// plain file (it has no entry, and may become one without its folder
+// changing), nor for one whose names changed since its mark: an entry
+// that comes or goes in a run drops the mark.
+func TestFolderMarksDropped(t *testing.T) {
+	dir, cache := cacheDirs(t)
+	writeAged(t, filepath.Join(dir, "alice/facts/a.md"), factA)
+	writeAged(t, filepath.Join(dir, "alice/episodes/2026-01.md"), "# Jan\n\n> Summary: january\n")
+	writeAged(t, filepath.Join(dir, "elsewhere.md"), factB)
+	if err := os.Link(filepath.Join(dir, "elsewhere.md"), filepath.Join(dir, "alice/facts/linked.md")); err != nil {
+		t.Fatal(err)
+	}
+	later := func(o *Options) { o.Clock = clocktest.New(time.Now().Add(time.Hour)) }
+	s := cachedStore(t, dir, cache, later)
+	u := mustUser(t, s, "alice")
+	if got := pathsOf(t, u); !slices.Equal(got, []string{"facts/a.md", "episodes/2026-01.md"}) {
+		t.Fatalf("listed %v", got)
+	}
+	s.Close()
+	if m := cacheMarks(t, cache); m[0] != (dirMark{}) || m[1] == (dirMark{}) {
+		t.Fatalf("marks %v: want none for facts/ (a hard-linked file), one for episodes/", m)
+	}
+	// Its other link gone, the file is a memory file again: facts/ is
+	// listed at the next start, and it is seen.
+	os.Remove(filepath.Join(dir, "elsewhere.md"))
+	s = cachedStore(t, dir, cache, later)
+	u = mustUser(t, s, "alice")
+	if got := pathsOf(t, u); !slices.Equal(got, []string{"facts/a.md", "facts/linked.md", "episodes/2026-01.md"}) {
+		t.Fatalf("listed %v", got)
+	}
+	// A write of a new file in this run drops its folder's mark.
+	if err := u.NewSession().Append("episodes/2026-02.md", "## Talk\n- Summary: s\n- Date: 2026-02-01\n", ""); err != nil {
+		t.Fatal(err)
+	}
+	pathsOf(t, u)
+	s.Close()
+	if m := cacheMarks(t, cache); m[1] != (dirMark{}) || m[0] == (dirMark{}) {
+		t.Fatalf("marks %v: want one for facts/, none for episodes/ (a file was added to it)", m)
+	}
+	// A start that lists facts/ (changed) and finds a new name that is
+	// no plain file keeps no mark for it.
+	if err := os.Symlink("a.md", filepath.Join(dir, "alice/facts/s.md")); err != nil {
+		t.Fatal(err)
+	}
+	s = cachedStore(t, dir, cache, later)
+	u = mustUser(t, s, "alice")
+	if _, err := u.indexList(DefaultIndexBudget); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if n := u.idx.listings.Load(); n != 2 {
+		t.Fatalf("%d folders listed, want both (episodes/ has no mark)", n)
+	}
+	if m := cacheMarks(t, cache); m[0] != (dirMark{}) || m[1] == (dirMark{}) {
+		t.Fatalf("marks %v: want none for facts/ (a symlink in it), one for episodes/", m)
+	}
+}
+
+// A folder listed with a temp file in it gets no mark, whether or not the
+// listing removed it: a temp file left (a reader's listing may not remove
+// it) is seen by the next start's listing, which the owner's removes.
+func TestFolderMarksNotWithATempFile(t *testing.T) {
+	dir, cache := cacheDirs(t)
+	writeAged(t, filepath.Join(dir, "alice/facts/a.md"), factA)
+	writeAged(t, filepath.Join(dir, "alice/episodes/2026-01.md"), "# Jan\n\n> Summary: january\n")
+	left := filepath.Join(dir, "alice/facts/.a.md"+tempMarker+"0123")
+	writeAged(t, left, "half")
+	later := func(o *Options) { o.Clock = clocktest.New(time.Now().Add(time.Hour)) }
+	for _, clean := range []bool{false, true} {
+		s := cachedStore(t, dir, cache, later, func(o *Options) { o.Clean = clean })
+		u := mustUser(t, s, "alice")
+		if _, err := u.indexList(DefaultIndexBudget); err != nil { // the second a start from the cache
+			t.Fatal(err)
+		}
+		if got := pathsOf(t, u); !slices.Equal(got, []string{"facts/a.md", "episodes/2026-01.md"}) {
+			t.Fatalf("clean %v: listed %v", clean, got)
+		}
+		s.Close()
+		if m := cacheMarks(t, cache); m[0] != (dirMark{}) || m[1] == (dirMark{}) {
+			t.Fatalf("clean %v: marks %v; want none for facts/ (a temp file listed in it)", clean, m)
+		}
+		if _, err := os.Stat(left); (err == nil) == clean {
+			t.Fatalf("clean %v: the leftover: %v", clean, err)
+		}
 	}
 }

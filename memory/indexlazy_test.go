@@ -10,6 +10,18 @@ import (
 )
 
 // topic is the text of fact file k with summary s.
+// countChecked counts the entries checked against the disk since a start
+// (entry.checked). x.mu is held.
+func countChecked(x *index) int {
+	n := 0
+	for _, e := range x.files {
+		if e.checked {
+			n++
+		}
+	}
+	return n
+}
+
 func topic(k int, s string) string {
 	return fmt.Sprintf("# Topic %03d\n\n> Summary: %s\n\n- note\n", k, s)
 }
@@ -84,7 +96,7 @@ func TestIndexStartChecksOnlyWhatItShows(t *testing.T) {
 		t.Errorf("the first index shows a stale entry:\n%s", idx)
 	}
 	u.idx.mu.Lock()
-	lazy, checked := u.idx.lazy, len(u.idx.checked)
+	lazy, checked := u.idx.lazy, countChecked(u.idx)
 	u.idx.mu.Unlock()
 	if !lazy || checked > indexLines(DefaultIndexBudget) {
 		t.Errorf("the first index checked %d files (lazy %v); at most %d expected", checked, lazy, indexLines(DefaultIndexBudget))
@@ -133,7 +145,7 @@ func TestIndexCacheInListOrder(t *testing.T) {
 	}
 	// Path order, as version 2 caches before this one wrote it.
 	var b strings.Builder
-	b.WriteString(cacheMagic)
+	b.WriteString(cacheMagicV2)
 	for _, p := range []string{"episodes/2025-01.md", "episodes/2025-12.md", "facts/a.md"} {
 		fmt.Fprintf(&b, "%q 1 1 1 5 0 \"s\"\n", p)
 	}
@@ -164,7 +176,7 @@ func TestKeepEachStopsCheckingWhenTold(t *testing.T) {
 	calls := 0
 	n, err := u.KeepEach(func() bool { calls++; return calls > 1 }, func(string, []byte) error { return nil })
 	u.idx.mu.Lock()
-	lazy, checked := u.idx.lazy, len(u.idx.checked)
+	lazy, checked := u.idx.lazy, countChecked(u.idx)
 	u.idx.mu.Unlock()
 	if n != 0 || err != nil || !lazy || checked > indexLines(DefaultIndexBudget)+checkChunk {
 		t.Errorf("a stopped KeepEach marked %d (%v) and checked %d files (lazy %v)", n, err, checked, lazy)
@@ -181,7 +193,7 @@ func TestKeepEachStopsCheckingWhenTold(t *testing.T) {
 	calls = 0
 	u.KeepEach(func() bool { calls++; return calls > 1 }, func(string, []byte) error { return nil })
 	u.idx.mu.Lock()
-	lazy, checked = u.idx.lazy, len(u.idx.checked)
+	lazy, checked = u.idx.lazy, countChecked(u.idx)
 	u.idx.mu.Unlock()
 	if !lazy || checked > checkChunk {
 		t.Errorf("a KeepEach stopped after a chunk, first at a start, checked %d files (lazy %v)", checked, lazy)
@@ -194,8 +206,18 @@ func TestIndexLinesAndNoFolder(t *testing.T) {
 	if indexLines(0) != indexLines(DefaultIndexBudget) || indexLines(20) != 2 {
 		t.Errorf("indexLines: %d for no budget, %d for 20 bytes", indexLines(0), indexLines(20))
 	}
-	if _, err := syscallConn(nil); err == nil {
-		t.Error("no folder gave a descriptor")
+	root, err := os.OpenRoot(t.TempDir()) // no facts/, no episodes/
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	x := newIndex(time.Now, "")
+	paths := []string{"facts/a.md", "episodes/2026-01.md"}
+	for _, p := range paths {
+		x.files[p] = entry{key: statKey{1, 1, 1}, readAt: 1 << 62}
+	}
+	if got := x.staleOf(root, paths); len(got) != 2 {
+		t.Errorf("without their folders, untrusted: %v", got)
 	}
 }
 
@@ -240,7 +262,7 @@ func TestPreloadChecksOnlyWhatItShows(t *testing.T) {
 		t.Errorf("the pre-loaded episodes = %q", eps)
 	}
 	u.idx.mu.Lock()
-	lazy, checked := u.idx.lazy, len(u.idx.checked)
+	lazy, checked := u.idx.lazy, countChecked(u.idx)
 	u.idx.mu.Unlock()
 	if !lazy || checked > 2*indexLines(16384/4)+indexLines(DefaultIndexBudget) {
 		t.Errorf("the pre-load checked %d files (lazy %v)", checked, lazy)

@@ -27,7 +27,7 @@ type Options struct {
 	WriteCap int           // bytes a fact file or an episode entry may hold; default 32 KiB
 	EditWait time.Duration // how long a write waits for an editor's swap file to go; default 3s
 	Watch    bool          // keep the index current with fsnotify; false: rescan on every List
-	Clean    bool          // remove temp files left by a crash at Open
+	Clean    bool          // this process owns the folder: remove temp files a crash left as a user's folders are first listed
 	Logger   *slog.Logger  // nil: discard
 	// Clock tells the time (a stale temp file's age, how long a write has
 	// waited) and times the waits for an editor; nil: the system clock.
@@ -107,9 +107,6 @@ func Open(opts Options) (*Store, error) {
 		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
 	}
 	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{}), checkOps: realCheckOps(), pool: newFolders(maxIdleFolders)}
-	if opts.Clean {
-		s.removeLeftovers()
-	}
 	if opts.Watch {
 		if err := s.startWatch(); err != nil {
 			// Without events the index is rebuilt on every List: slower, never stale.
@@ -220,6 +217,11 @@ func (s *Store) User(name string) (*User, error) {
 		}
 		u = &User{name: name, s: s, idx: newIndex(s.clock.Now, cache)}
 		u.idx.cacheRoot = s.opts.IndexCacheRoot
+		if s.opts.Clean {
+			u.idx.leftover = func(p string, err error) {
+				s.log.Info("memory: removed leftover temp file", "user", name, "file", p, "err", err)
+			}
+		}
 		u.idx.unwatched = s.w == nil
 		s.users[name] = u
 	}
@@ -232,37 +234,6 @@ func (s *Store) User(name string) (*User, error) {
 		u.watchOnce.Do(func() { s.addWatches(u) })
 	}
 	return u, nil
-}
-
-// removeLeftovers deletes temp files a crashed writer left behind.
-func (s *Store) removeLeftovers() {
-	users, err := s.Owners()
-	if err != nil {
-		s.log.Warn("memory: cannot look for leftover temp files", "err", err)
-		return
-	}
-	for _, name := range users {
-		for _, sub := range []string{factsDir, episodesDir} {
-			// Names only (no sort, no stat): this runs over every file
-			// of every user at each start.
-			dir := filepath.Join(s.opts.Dir, name, sub)
-			d, err := os.Open(dir)
-			if err != nil {
-				continue
-			}
-			names, _ := d.Readdirnames(-1)
-			d.Close()
-			for _, n := range names {
-				if !isTempName(n) {
-					continue
-				}
-				if fi, err := os.Lstat(filepath.Join(dir, n)); err == nil && fi.Mode().IsRegular() {
-					err := os.Remove(filepath.Join(dir, n))
-					s.log.Info("memory: removed leftover temp file", "user", name, "file", sub+"/"+n, "err", err)
-				}
-			}
-		}
-	}
 }
 
 // startWatch watches the root; the folders of a user are watched once

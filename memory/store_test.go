@@ -463,23 +463,81 @@ func TestDiskFaultsFailTheWrite(t *testing.T) {
 	}
 }
 
-func TestLeftoverTempFilesRemovedAtOpen(t *testing.T) {
+// A temp file a crashed writer left is removed when its folder is first
+// listed by the store that owns the data folder (Options.Clean), not by
+// a reader's.
+func TestLeftoverTempFilesRemovedAtFirstList(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "memory")
 	left := filepath.Join(dir, "alice/facts/.user.md"+tempMarker+"0123")
 	keep := filepath.Join(dir, "alice/facts/user.md")
 	writeFile(t, left, "half a fi")
 	writeFile(t, keep, userFact)
 	s := newStore(t, func(o *Options) { o.Dir = dir; o.Clean = false })
+	if _, err := mustUser(t, s, "alice").List(); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	if _, err := os.Stat(left); err != nil {
 		t.Fatal("Clean=false removed a temp file")
 	}
-	newStore(t, func(o *Options) { o.Dir = dir })
+	s = newStore(t, func(o *Options) { o.Dir = dir })
+	if _, err := os.Stat(left); err != nil {
+		t.Fatalf("removed before alice was listed: %v", err)
+	}
+	if files, err := mustUser(t, s, "alice").List(); err != nil || len(files) != 1 {
+		t.Fatalf("List = %v, %v", files, err)
+	}
 	if _, err := os.Stat(left); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("leftover still there: %v", err)
 	}
 	if readFile(t, keep) != userFact {
 		t.Fatal("memory file touched")
+	}
+}
+
+// A listing while this process writes removes the crashed writer's temp
+// file beside the write's own, and leaves the write's own: the write
+// completes.
+func TestLeftoverRemovedBesideAWriteInFlight(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "memory")
+	left := filepath.Join(dir, "alice/facts/.user.md"+tempMarker+"AAAAAAAA-0123")
+	writeFile(t, left, "half a fi")
+	var u *User
+	var inFlight []string
+	listed := false
+	s := newStore(t, func(o *Options) {
+		o.Dir = dir
+		o.Faults = func(op, name string) error {
+			if op != durable.Rename || listed {
+				return nil
+			}
+			listed = true // the write's temp file is complete, not yet renamed
+			u.idx.invalidateAll(false, false)
+			if _, err := u.List(); err != nil {
+				t.Errorf("List during the write: %v", err)
+			}
+			entries, _ := os.ReadDir(filepath.Join(dir, "alice/facts"))
+			for _, e := range entries {
+				inFlight = append(inFlight, e.Name())
+			}
+			return nil
+		}
+	})
+	u = mustUser(t, s, "alice")
+	if err := u.NewSession().Write("facts/user.md", userFact); err != nil {
+		t.Fatal(err)
+	}
+	if !listed {
+		t.Fatal("the write never reached its rename")
+	}
+	if len(inFlight) != 1 || !strings.HasPrefix(inFlight[0], ".user.md"+tempMarker) || inFlight[0] == filepath.Base(left) {
+		t.Fatalf("during the write the folder held %q; want the write's own temp file only", inFlight)
+	}
+	if readFile(t, filepath.Join(dir, "alice/facts/user.md")) != userFact {
+		t.Fatal("the write did not complete")
+	}
+	if files, err := u.List(); err != nil || len(files) != 1 {
+		t.Fatalf("List = %v, %v", files, err)
 	}
 }
 

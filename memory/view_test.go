@@ -915,7 +915,7 @@ func TestForgetEmptiesTheKeptIndex(t *testing.T) {
 		}
 		x := u.idx
 		x.mu.Lock()
-		kept := len(x.files) + len(x.all.files) + len(x.shared.files) + len(x.checked)
+		kept := len(x.files) + len(x.all.files) + len(x.shared.files) + countChecked(x)
 		x.mu.Unlock()
 		x.rmu.Lock()
 		rendered := len(x.rendered)

@@ -7,12 +7,20 @@ import (
 	"path"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // TempMarker is part of the name of every temp file WriteFile and Replace
-// make (".<name>" + TempMarker + random), so that leftovers of a crash are
-// known by IsTemp and removed at the next start.
+// make (".<name>" + TempMarker + this process's token + "-" + random), so
+// that leftovers of a crash are known by IsTemp, and told from this
+// process's own writes in flight by IsLeftover.
 const TempMarker = ".mnemo-tmp-"
+
+// procToken is this process's mark in its temp file names: one process
+// writes a data folder (the owner of its lock), so a temp file without
+// the mark is a crashed writer's, even while this process writes beside
+// it. 40 random bits, made at the first write.
+var procToken = sync.OnceValue(func() string { return rand.Text()[:8] })
 
 // Temps lists the temp files a crash left of the file at the OS path
 // name (WriteFile's, Replace's): they hold what was being written, so
@@ -31,10 +39,18 @@ func globEscape(s string) string {
 // IsTemp reports whether a file name is a temp file of WriteFile.
 func IsTemp(name string) bool { return strings.Contains(name, TempMarker) }
 
+// IsLeftover reports whether a file name is a temp file (IsTemp) that no
+// write of this process made: in a folder only this process writes, it is
+// what a crashed writer left, safe to remove even while this process
+// writes (its own temp files carry its token and are not leftovers).
+func IsLeftover(name string) bool {
+	return IsTemp(name) && !strings.Contains(name, TempMarker+procToken()+"-")
+}
+
 // tempName is a fresh temp file name beside name.
 func tempName(name string) string {
 	dir, base := path.Split(name)
-	return dir + "." + base + TempMarker + rand.Text()
+	return dir + "." + base + TempMarker + procToken() + "-" + rand.Text()
 }
 
 // WriteOptions tunes WriteFile.

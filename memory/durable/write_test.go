@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"crypto/rand"
 	"errors"
 	"io/fs"
 	"os"
@@ -302,5 +303,32 @@ func TestRootDirNamesFullPaths(t *testing.T) {
 	}
 	if IsEscape(nil) || IsEscape(errors.New("other")) || !IsEscape(errors.Join(errors.New("x"), err)) {
 		t.Error("IsEscape")
+	}
+}
+
+// A temp file this process is writing is not a leftover; one of another
+// process (another token, or none: an older mnemo's) is.
+func TestIsLeftover(t *testing.T) {
+	own := filepath.Base(tempName("facts/user.md"))
+	if !IsTemp(own) || IsLeftover(own) {
+		t.Fatalf("own temp %q: IsTemp %v, IsLeftover %v", own, IsTemp(own), IsLeftover(own))
+	}
+	if own2 := filepath.Base(tempName("facts/user.md")); own2 == own {
+		t.Fatalf("two temp names alike: %q", own)
+	}
+	for _, name := range []string{
+		".user.md" + TempMarker + "0123",                        // an older mnemo's: no token
+		".user.md" + TempMarker + "AAAAAAAA-" + rand.Text(),     // another process's
+		".user.md" + TempMarker + procToken() + rand.Text()[:1], // the token without its "-"
+	} {
+		if strings.Contains(name, TempMarker+procToken()+"-") {
+			t.Skip("the random token came out as the test's")
+		}
+		if !IsLeftover(name) {
+			t.Errorf("IsLeftover(%q) = false", name)
+		}
+	}
+	if IsLeftover("user.md") {
+		t.Error("a plain name is a leftover")
 	}
 }
