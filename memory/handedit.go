@@ -12,6 +12,7 @@ func (u *User) own(p string, v Version) {
 		u.making = map[string]Version{}
 	}
 	u.making[p] = v
+	u.changes++
 }
 
 // done ends the change own began: its version is the one known from now
@@ -27,6 +28,7 @@ func (u *User) done(p string) {
 		return
 	}
 	delete(u.making, p)
+	u.changes++
 	if u.known == nil {
 		u.known = map[string]Version{}
 	}
@@ -37,18 +39,36 @@ func (u *User) done(p string) {
 // is neither what this store wrote (or is writing) nor what was last
 // seen, someone else changed it, and Options.OnChange is told (ChangeEdit, with the new
 // text). An empty file is a save in progress (editors truncate, then
-// write): the event of the write that follows tells.
+// write): the event of the write that follows tells. The text is compared
+// with what was known while it was read: when the store began or ended a
+// change of the user's files meanwhile, it is read again.
 func (u *User) noticeEdit(p string) {
 	root, ref, err := u.openRoot(false)
 	if err != nil || root == nil {
 		return
 	}
 	defer ref.release()
-	data, v, err := currentVersion(root, p)
-	if err != nil || (v.Exists && v.Size == 0) {
-		return
+	var data []byte
+	var v Version
+	for {
+		u.kmu.Lock()
+		changes := u.changes
+		u.kmu.Unlock()
+		data, v, err = currentVersion(root, p)
+		if err != nil || (v.Exists && v.Size == 0) {
+			return
+		}
+		if u.s.opts.watchRead != nil {
+			u.s.opts.watchRead(p)
+		}
+		u.kmu.Lock()
+		if u.changes == changes {
+			break
+		}
+		// The store began or ended a change while p was read: the text
+		// read may be one it has replaced since. Look again.
+		u.kmu.Unlock()
 	}
-	u.kmu.Lock()
 	if u.known == nil {
 		u.known = map[string]Version{}
 	}

@@ -225,3 +225,74 @@ func TestLateEventsDuringOwnChange(t *testing.T) {
 		}
 	}
 }
+
+// TestOwnChangeWhileTheWatcherReads makes the store's change after the
+// watcher read a file for an event and before it compared what it read:
+// the text read is the store's own, replaced since, not a hand edit; a
+// person's edit read then is kept as the text the change replaced.
+func TestOwnChangeWhileTheWatcherReads(t *testing.T) {
+	var told []Commit
+	var between func()
+	s := newStore(t, func(o *Options) {
+		o.Watch = false // the test handles the events itself, in a known order
+		o.OnChange = func(c Commit) { told = append(told, c) }
+		o.watchRead = func(string) {
+			if f := between; f != nil {
+				between = nil
+				f()
+			}
+		}
+	})
+	u := mustUser(t, s, "ann")
+	event := func(name string) {
+		s.handleEvent(fsnotify.Event{Name: filepath.Join(s.Dir(), "ann", name), Op: fsnotify.Create})
+	}
+	write := func(p, text string) {
+		t.Helper()
+		v, err := u.Version(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Write(p, text, &v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, want ...string) {
+		t.Helper()
+		var got []string
+		for _, c := range told {
+			got = append(got, fmt.Sprintf("%s %s %q %q", c.Kind, c.Path, c.Previous, c.Text))
+		}
+		told = nil
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: told\n%q\nwant\n%q", what, got, want)
+		}
+	}
+
+	write("facts/user.md", userFact)
+	event("facts/user.md")
+	check("first write", fmt.Sprintf("create facts/user.md \"\" %q", userFact))
+
+	// A write's event read, then the next write: not an edit.
+	tea := userFact + "- Likes: tea\n"
+	between = func() { write("facts/user.md", tea) }
+	event("facts/user.md")
+	event("facts/user.md")
+	check("write while read", fmt.Sprintf("write facts/user.md %q %q", userFact, tea))
+
+	// A write's event read, then a remove: not an edit.
+	write("facts/other.md", userFact)
+	between = func() { must(t, u.Remove("facts/other.md")) }
+	event("facts/other.md")
+	event("facts/other.md")
+	check("remove while read", fmt.Sprintf("create facts/other.md \"\" %q", userFact), `delete facts/other.md "" ""`)
+
+	// A person's edit read, then the store's write: the write tells the
+	// edit's text as the one it replaced (kept in the history).
+	coffee := userFact + "- Likes: coffee\n"
+	writeFile(t, filepath.Join(s.Dir(), "ann", "facts", "user.md"), coffee)
+	between = func() { write("facts/user.md", userFact) }
+	event("facts/user.md")
+	event("facts/user.md")
+	check("hand edit, then a write while read", fmt.Sprintf("write facts/user.md %q %q", coffee, userFact))
+}

@@ -61,10 +61,12 @@ type User struct {
 	// what the watcher compares with to tell a hand edit from its own
 	// write; making is the version of a file a write or remove is making,
 	// from just before its rename (or remove) until it is done (own,
-	// done). Guarded by kmu.
-	kmu    sync.Mutex
-	known  map[string]Version
-	making map[string]Version
+	// done); changes counts those calls, so the watcher can tell that
+	// known or making changed while it read a file. Guarded by kmu.
+	kmu     sync.Mutex
+	known   map[string]Version
+	making  map[string]Version
+	changes uint64
 }
 
 // Name is the memory user name.
