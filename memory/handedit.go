@@ -37,9 +37,10 @@ func (u *User) done(p string) {
 
 // noticeEdit is the watcher's look at p after an event: when its version
 // is neither what this store wrote (or is writing) nor what was last
-// seen, someone else changed it, and Options.OnChange is told (ChangeEdit, with the new
-// text). An empty file is a save in progress (editors truncate, then
-// write): the event of the write that follows tells. The text is compared
+// seen, someone else changed it, and Options.OnChange is told
+// (ChangeEdit, with the new text). An empty file is a save in progress
+// (editors truncate, then write): the event of the write that follows
+// tells. The text is compared
 // with what was known while it was read: when the store began or ended a
 // change of the user's files meanwhile, it is read again.
 func (u *User) noticeEdit(p string) {
