@@ -1,10 +1,15 @@
 package memory
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // edits collects the hand edits a store's watcher reports.
@@ -105,4 +110,189 @@ func TestOwnWriteTextGiven(t *testing.T) {
 	if len(got) != 2 || string(got[0].Text) != userFact || got[0].Previous != nil || string(got[1].Previous) != userFact || string(got[1].Text) != userFact+"x\n" {
 		t.Errorf("texts: %+v", got)
 	}
+}
+
+// TestLateEventsDuringOwnChange plays the watcher at the moments a real
+// one may handle an event while this store replaces or removes a file:
+// the event of an earlier change, or of a person's edit, handled just
+// before the rename (the file still holds the text being replaced) or
+// just after it. Only a person's edit is reported, each with its text.
+func TestLateEventsDuringOwnChange(t *testing.T) {
+	var told []Commit // every change told, in order
+	var at func(op, name string)
+	s := newStore(t, func(o *Options) {
+		o.Watch = false // the test handles the events itself, in a known order
+		o.OnChange = func(c Commit) { told = append(told, c) }
+		o.Faults = func(op, name string) error {
+			if at != nil {
+				at(op, name)
+			}
+			return nil
+		}
+	})
+	u := mustUser(t, s, "ann")
+	sess := u.NewSession()
+	file := filepath.Join(s.Dir(), "ann", "facts", "user.md")
+	event := func(name string) {
+		s.handleEvent(fsnotify.Event{Name: filepath.Join(s.Dir(), "ann", name), Op: fsnotify.Create})
+	}
+	// during runs f just before op of ann's file p in the next change.
+	during := func(op, p string, f func()) {
+		at = func(o, name string) {
+			if o == op && name == p {
+				at = nil
+				f()
+			}
+		}
+	}
+	edits := func() (out []Commit) {
+		for _, c := range told {
+			if c.Kind == ChangeEdit {
+				out = append(out, c)
+			}
+		}
+		told = nil
+		return out
+	}
+	show := func(cs []Commit) (out []string) {
+		for _, c := range cs {
+			out = append(out, fmt.Sprintf("%s %s %s->%s %q", c.Kind, c.Path, c.Before, c.After, c.Text))
+		}
+		return out
+	}
+	write := func(text string) {
+		t.Helper()
+		v, err := u.Version("facts/user.md")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Write("facts/user.md", text, &v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	must(t, sess.Write("facts/user.md", userFact))
+	event("facts/user.md")
+	edits()
+
+	// The first write's event, handled while the second renames its text
+	// into place: the first text is the store's own, and so is the second.
+	during(durable.Rename, "facts/user.md", func() { event("facts/user.md") })
+	write(userFact + "- Likes: tea\n")
+	event("facts/user.md")
+	if e := edits(); len(e) != 0 {
+		t.Errorf("own write reported as hand edits: %q", show(e))
+	}
+
+	// A write's event, handled while a remove is under way: not an edit.
+	must(t, sess.Write("facts/other.md", userFact))
+	during(durable.Remove, "facts/other.md", func() { event("facts/other.md") })
+	must(t, u.Remove("facts/other.md"))
+	event("facts/other.md")
+	if e := edits(); len(e) != 0 {
+		t.Errorf("own remove reported as hand edits: %q", show(e))
+	}
+
+	// A person's edit between two writes of the store, its event handled
+	// while the second renames: reported with its text, the write not.
+	tea, _ := u.Version("facts/user.md")
+	writeFile(t, file, userFact+"- Likes: coffee\n")
+	during(durable.Rename, "facts/user.md", func() { event("facts/user.md") })
+	write(userFact + "- Likes: juice\n")
+	event("facts/user.md")
+	if e := edits(); len(e) != 1 || string(e[0].Text) != userFact+"- Likes: coffee\n" || !e[0].Before.Same(tea) {
+		t.Errorf("hand edit between writes, before %s: %q", tea, show(e))
+	}
+
+	// A person's edit just after the rename, with and without the rename's
+	// own event handled first: reported, and the last change told is the
+	// text on disk, so the history ends with it.
+	for _, seeRename := range []bool{true, false} {
+		hand := fmt.Sprintf("%s- Likes: water %v\n", userFact, seeRename)
+		during(durable.FsyncDir, "facts", func() {
+			if seeRename {
+				event("facts/user.md")
+			}
+			writeFile(t, file, hand)
+			event("facts/user.md")
+		})
+		write(fmt.Sprintf("%s- Likes: milk %v\n", userFact, seeRename))
+		event("facts/user.md")
+		all := append([]Commit(nil), told...)
+		last := all[len(all)-1]
+		if e := edits(); len(e) == 0 || string(e[0].Text) != hand || last.Kind != ChangeEdit || string(last.Text) != hand {
+			t.Errorf("hand edit after the rename (its event seen: %v): told %q", seeRename, show(all))
+		}
+	}
+}
+
+// TestOwnChangeWhileTheWatcherReads makes the store's change after the
+// watcher read a file for an event and before it compared what it read:
+// the text read is the store's own, replaced since, not a hand edit; a
+// person's edit read then is kept as the text the change replaced.
+func TestOwnChangeWhileTheWatcherReads(t *testing.T) {
+	var told []Commit
+	var between func()
+	s := newStore(t, func(o *Options) {
+		o.Watch = false // the test handles the events itself, in a known order
+		o.OnChange = func(c Commit) { told = append(told, c) }
+		o.watchRead = func(string) {
+			if f := between; f != nil {
+				between = nil
+				f()
+			}
+		}
+	})
+	u := mustUser(t, s, "ann")
+	event := func(name string) {
+		s.handleEvent(fsnotify.Event{Name: filepath.Join(s.Dir(), "ann", name), Op: fsnotify.Create})
+	}
+	write := func(p, text string) {
+		t.Helper()
+		v, err := u.Version(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := u.Write(p, text, &v, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string, want ...string) {
+		t.Helper()
+		var got []string
+		for _, c := range told {
+			got = append(got, fmt.Sprintf("%s %s %q %q", c.Kind, c.Path, c.Previous, c.Text))
+		}
+		told = nil
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: told\n%q\nwant\n%q", what, got, want)
+		}
+	}
+
+	write("facts/user.md", userFact)
+	event("facts/user.md")
+	check("first write", fmt.Sprintf("create facts/user.md \"\" %q", userFact))
+
+	// A write's event read, then the next write: not an edit.
+	tea := userFact + "- Likes: tea\n"
+	between = func() { write("facts/user.md", tea) }
+	event("facts/user.md")
+	event("facts/user.md")
+	check("write while read", fmt.Sprintf("write facts/user.md %q %q", userFact, tea))
+
+	// A write's event read, then a remove: not an edit.
+	write("facts/other.md", userFact)
+	between = func() { must(t, u.Remove("facts/other.md")) }
+	event("facts/other.md")
+	event("facts/other.md")
+	check("remove while read", fmt.Sprintf("create facts/other.md \"\" %q", userFact), `delete facts/other.md "" ""`)
+
+	// A person's edit read, then the store's write: the write tells the
+	// edit's text as the one it replaced (kept in the history).
+	coffee := userFact + "- Likes: coffee\n"
+	writeFile(t, filepath.Join(s.Dir(), "ann", "facts", "user.md"), coffee)
+	between = func() { write("facts/user.md", userFact) }
+	event("facts/user.md")
+	event("facts/user.md")
+	check("hand edit, then a write while read", fmt.Sprintf("write facts/user.md %q %q", coffee, userFact))
 }

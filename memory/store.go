@@ -60,6 +60,10 @@ type Options struct {
 	// (name: its path) or an error (name ""): tests wait on it instead of
 	// polling the index.
 	watched func(name string)
+	// watchRead, when set, is called after the watcher read memory file p
+	// for an event and before it compares what it read: tests make a
+	// change there.
+	watchRead func(p string)
 }
 
 // Store is the memory of every user under one folder. Open it once per

@@ -59,9 +59,14 @@ type User struct {
 	root      *folder    // the open folder, or nil; guarded by Store.pool's mu
 	// known is the version of each file this store last wrote or saw:
 	// what the watcher compares with to tell a hand edit from its own
-	// write. Guarded by kmu.
-	kmu   sync.Mutex
-	known map[string]Version
+	// write; making is the version of a file a write or remove is making,
+	// from just before its rename (or remove) until it is done (own,
+	// done); changes counts those calls, so the watcher can tell that
+	// known or making changed while it read a file. Guarded by kmu.
+	kmu     sync.Mutex
+	known   map[string]Version
+	making  map[string]Version
+	changes uint64
 }
 
 // Name is the memory user name.
@@ -530,13 +535,15 @@ func (u *User) writeIfUnchanged(root *os.Root, p string, kind ChangeKind, commit
 			return fmt.Errorf("%s %w during the write", p, ErrConflict)
 		}
 		// Noted before the rename: the watcher may see it before
-		// this goroutine goes on, and must not take it for a hand edit.
+		// this goroutine goes on, and must not take it for a hand edit,
+		// nor the text it replaces (a late event of the write before).
 		u.own(p, versionOf(out, 0))
 		if commit != nil {
 			return commit(u.change(p, kind, v, versionOf(out, 0)))
 		}
 		return nil
 	})
+	u.done(p)
 	return raced, err
 }
 
@@ -613,6 +620,7 @@ func (u *User) Remove(p string) error {
 	if err = u.s.fault.At(durable.Remove, p); err == nil {
 		err = root.Remove(p)
 	}
+	u.done(p)
 	if err != nil {
 		return diskError("remove", p, err)
 	}
