@@ -42,6 +42,20 @@ func benchUser(b testing.TB, n int, mod ...func(*Options)) (*Store, *User) {
 // BenchmarkIndexBuild: a user's first List of a run — every file read
 // (cold), or the index cache read and every file's size, time and inode
 // checked (cache).
+// cachedBenchRoot is a user of n files whose index cache (in the folder
+// cache) is written, and the user's open folder (released at the end).
+func cachedBenchRoot(b *testing.B, n int) (cache string, root *os.Root) {
+	cache = filepath.Join(b.TempDir(), "index")
+	_, u := benchUser(b, n, func(o *Options) { o.IndexCache = cache })
+	root, ref, err := u.openRoot(false)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(ref.release)
+	u.idx.save()
+	return cache, root
+}
+
 func BenchmarkIndexBuild(b *testing.B) {
 	for _, cached := range []bool{false, true} {
 		for _, n := range benchSizes {
@@ -50,14 +64,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 				name = fmt.Sprintf("cache/%d", n)
 			}
 			b.Run(name, func(b *testing.B) {
-				cache := filepath.Join(b.TempDir(), "index")
-				_, u := benchUser(b, n, func(o *Options) { o.IndexCache = cache })
-				root, ref, err := u.openRoot(false)
-				if err != nil {
-					b.Fatal(err)
-				}
-				defer ref.release()
-				u.idx.save()
+				cache, root := cachedBenchRoot(b, n)
 				if !cached {
 					cache = ""
 				}
@@ -79,14 +86,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 func BenchmarkQuickStart(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
-			cache := filepath.Join(b.TempDir(), "index")
-			_, u := benchUser(b, n, func(o *Options) { o.IndexCache = cache })
-			root, ref, err := u.openRoot(false)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer ref.release()
-			u.idx.save()
+			cache, root := cachedBenchRoot(b, n)
 			b.ReportAllocs()
 			for b.Loop() {
 				x := newIndex(time.Now, filepath.Join(cache, "alice.idx"))

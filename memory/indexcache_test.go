@@ -880,15 +880,7 @@ func TestIndexCacheThroughARoot(t *testing.T) {
 // pathsOf is the paths u lists.
 func pathsOf(t *testing.T, u *User) []string {
 	t.Helper()
-	files, err := u.List()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, f := range files {
-		out = append(out, f.Path)
-	}
-	return out
+	return listedPaths(t, u)
 }
 
 // cacheMarks is the folders' marks in alice's cache file.

@@ -73,7 +73,13 @@ func viewStore(t *testing.T, private bool, mod ...func(*Options)) (*Store, *User
 
 func viewPaths(t *testing.T, v *View) []string {
 	t.Helper()
-	files, err := v.List()
+	return listedPaths(t, v)
+}
+
+// listedPaths is the paths l lists (a User, a View).
+func listedPaths(t *testing.T, l interface{ List() ([]FileInfo, error) }) []string {
+	t.Helper()
+	files, err := l.List()
 	if err != nil {
 		t.Fatal(err)
 	}

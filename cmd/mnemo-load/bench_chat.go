@@ -82,16 +82,25 @@ func (m *benchModel) reset() {
 	m.bodies, m.firstThinker, m.maxReflector = nil, 0, 0
 }
 
+// startReplay returns the kept Thinker bodies and a transport of one
+// connection, the model answering as to a replay until done is called.
+func (m *benchModel) startReplay() (bodies [][]byte, tr *http.Transport, done func()) {
+	m.mu.Lock()
+	bodies = m.bodies
+	m.mu.Unlock()
+	m.replaying.Store(true)
+	tr = &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
+	return bodies, tr, func() {
+		tr.CloseIdleConnections()
+		m.replaying.Store(false)
+	}
+}
+
 // replay sends the kept Thinker bodies again, one after the other on one
 // connection, as a bare client would, and returns each round trip's time.
 func (m *benchModel) replay(ctx context.Context) ([]time.Duration, error) {
-	m.mu.Lock()
-	bodies := m.bodies
-	m.mu.Unlock()
-	m.replaying.Store(true)
-	defer m.replaying.Store(false)
-	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
-	defer tr.CloseIdleConnections()
+	bodies, tr, done := m.startReplay()
+	defer done()
 	client := &http.Client{Transport: tr}
 	url := m.srv.URL() + "/chat/completions"
 	var out []time.Duration
@@ -126,13 +135,8 @@ func (m *benchModel) replay(ctx context.Context) ([]time.Duration, error) {
 // one after the other on one connection, and returns each round trip's
 // time: the part of a message's time that is the library's, not mnemo's.
 func (m *benchModel) replayClient(ctx context.Context) ([]time.Duration, error) {
-	m.mu.Lock()
-	bodies := m.bodies
-	m.mu.Unlock()
-	m.replaying.Store(true)
-	defer m.replaying.Store(false)
-	tr := &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
-	defer tr.CloseIdleConnections()
+	bodies, tr, done := m.startReplay()
+	defer done()
 	cfg := goopenai.DefaultConfig("sk-bench")
 	cfg.BaseURL, cfg.HTTPClient = m.srv.URL(), &http.Client{Transport: tr}
 	client := goopenai.NewClientWithConfig(cfg)
