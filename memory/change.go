@@ -25,7 +25,8 @@ type Commit struct {
 	Before, After Version
 	// Text and Previous are the new and the replaced text, given to
 	// Options.OnChange only (the history keeps them); nil when there is
-	// none or it is not known (a hand edit's earlier text).
+	// none or it is not known (a hand edit's earlier text). A delete's
+	// Previous is the text the file had just before the store removed it.
 	Text, Previous []byte
 }
 

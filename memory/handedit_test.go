@@ -1,9 +1,12 @@
 package memory
 
 import (
+	"bytes"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -285,7 +288,7 @@ func TestOwnChangeWhileTheWatcherReads(t *testing.T) {
 	between = func() { must(t, u.Remove("facts/other.md")) }
 	event("facts/other.md")
 	event("facts/other.md")
-	check("remove while read", fmt.Sprintf("create facts/other.md \"\" %q", userFact), `delete facts/other.md "" ""`)
+	check("remove while read", fmt.Sprintf("create facts/other.md \"\" %q", userFact), fmt.Sprintf("delete facts/other.md %q \"\"", userFact))
 
 	// A person's edit read, then the store's write: the write tells the
 	// edit's text as the one it replaced (kept in the history).
@@ -295,4 +298,108 @@ func TestOwnChangeWhileTheWatcherReads(t *testing.T) {
 	event("facts/user.md")
 	event("facts/user.md")
 	check("hand edit, then a write while read", fmt.Sprintf("write facts/user.md %q %q", coffee, userFact))
+}
+
+// TestRemoveTellsTheTextRemoved: a person's save that lands just before
+// the store removes the file, whose event the watcher handles only once
+// the file is gone, is not a hand edit the watcher can see; the delete
+// tells it as the text it removed (Previous), so the history keeps it.
+// What is not a regular file, or is empty, is removed without a text.
+func TestRemoveTellsTheTextRemoved(t *testing.T) {
+	var told []Commit
+	var logs bytes.Buffer
+	var at func(op, name string) error
+	s := newStore(t, func(o *Options) {
+		o.Watch = false // the test handles the events itself, in a known order
+		o.OnChange = func(c Commit) { told = append(told, c) }
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+		o.Faults = func(op, name string) error {
+			if at != nil {
+				return at(op, name)
+			}
+			return nil
+		}
+	})
+	u := mustUser(t, s, "ann")
+	put := func(text string) {
+		t.Helper()
+		if _, err := u.Write("facts/user.md", text, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dir := filepath.Join(s.Dir(), "ann")
+	event := func(name string) {
+		s.handleEvent(fsnotify.Event{Name: filepath.Join(dir, name), Op: fsnotify.Write})
+	}
+	check := func(what string, want ...string) {
+		t.Helper()
+		var got []string
+		for _, c := range told {
+			got = append(got, fmt.Sprintf("%s %s %q", c.Kind, c.Path, c.Previous))
+		}
+		told = nil
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: told\n%q\nwant\n%q", what, got, want)
+		}
+	}
+	coffee := userFact + "- Likes: coffee\n"
+
+	// Saved just before the remove (at its disk step), its event handled after.
+	put(userFact)
+	told = nil
+	at = func(op, name string) error {
+		if op == durable.Remove && name == "facts/user.md" {
+			at = nil
+			writeFile(t, filepath.Join(dir, "facts", "user.md"), coffee)
+		}
+		return nil
+	}
+	must(t, u.Remove("facts/user.md"))
+	event("facts/user.md")
+	check("save at the remove", fmt.Sprintf("delete facts/user.md %q", coffee))
+
+	// Saved before Remove was called, no event handled at all.
+	put(userFact)
+	told = nil
+	writeFile(t, filepath.Join(dir, "facts", "user.md"), coffee)
+	must(t, u.Remove("facts/user.md"))
+	check("save before the remove", fmt.Sprintf("delete facts/user.md %q", coffee))
+
+	// An empty file (a save in progress) and a symlink: no text.
+	writeFile(t, filepath.Join(dir, "facts", "empty.md"), "")
+	must(t, u.Remove("facts/empty.md"))
+	if err := os.Symlink("user.md", filepath.Join(dir, "facts", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	must(t, u.Remove("facts/link.md"))
+	check("empty file and symlink", `delete facts/empty.md ""`, `delete facts/link.md ""`)
+
+	// A file over the size limit is removed; its text is not read (logged).
+	big := filepath.Join(dir, "facts", "big.md")
+	writeFile(t, big, "")
+	if err := os.Truncate(big, maxFileSize+1); err != nil {
+		t.Fatal(err)
+	}
+	must(t, u.Remove("facts/big.md"))
+	check("file over the limit", `delete facts/big.md ""`)
+	if !strings.Contains(logs.String(), "could not read a file before removing it") {
+		t.Errorf("an unread text is not logged: %s", logs.String())
+	}
+
+	// A disk failure at the remove: nothing removed, nothing told.
+	put(userFact)
+	told = nil
+	at = func(op, name string) error {
+		if op == durable.Remove {
+			return fmt.Errorf("disk on fire")
+		}
+		return nil
+	}
+	if err := u.Remove("facts/user.md"); err == nil {
+		t.Fatal("a failed remove reported no error")
+	}
+	check("failed remove")
+	if _, err := os.Stat(filepath.Join(dir, "facts", "user.md")); err != nil {
+		t.Errorf("the file is gone after a failed remove: %v", err)
+	}
 }

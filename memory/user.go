@@ -617,7 +617,9 @@ func (u *User) Remove(p string) error {
 	}
 	u.own(p, Version{})
 	// A symlink, FIFO or hard link is removed as a name: nothing is followed.
+	var last []byte
 	if err = u.s.fault.At(durable.Remove, p); err == nil {
+		last = u.lastText(root, p, li)
 		err = root.Remove(p)
 	}
 	u.done(p)
@@ -626,8 +628,32 @@ func (u *User) Remove(p string) error {
 	}
 	u.idx.invalidate(p)
 	u.s.log.Info("memory: removed", "user", u.name, "path", p)
-	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}})
+	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}, Previous: last})
 	return errors.Join(syncDir(root, u.s.fault, path.Dir(p)), u.idx.removeCache(p))
+}
+
+// lastText is the text of p just before Remove removes it, told to
+// Options.OnChange as the delete's Previous: a person's save that landed
+// just before the remove, which the watcher may only look at once the
+// file is gone, is then kept in the history all the same. It is nil when
+// nobody is told, for what is not a regular file (removed as a name,
+// never read), for an empty file (a save in progress, never kept), and
+// when it cannot be read (logged): the remove goes on, as before.
+func (u *User) lastText(root *os.Root, p string, li fs.FileInfo) []byte {
+	if u.s.opts.OnChange == nil || !li.Mode().IsRegular() {
+		return nil
+	}
+	data, _, err := readRegular(root, p)
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			u.s.log.Warn("memory: could not read a file before removing it; its last text may be missing from the history", "user", u.name, "path", p, "err", err)
+		}
+		return nil
+	}
+	if len(data) == 0 {
+		return nil
+	}
+	return data
 }
 
 // RemoveAll deletes the user's whole memory folder.

@@ -58,7 +58,10 @@ func (l *changeLog) onChange(c memory.Commit) {
 		}
 	case memory.ChangeDelete:
 		l.metrics.MemoryWrite(string(c.Kind), "ok")
-		err = l.hist.RecordDelete(c.User, c.Path, nil, "forget")
+		// The text removed is kept first ("before delete") when the
+		// history does not have it yet: a person's save just before
+		// the forget, which the watcher may never have seen.
+		err = l.hist.RecordDelete(c.User, c.Path, c.Previous, "forget")
 	default:
 		l.metrics.MemoryWrite(string(c.Kind), "ok")
 		if c.Previous != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
 
@@ -145,9 +146,72 @@ func TestChangeLogRecords(t *testing.T) {
 	if vs, _ := h.List("ann", "facts/b.md"); len(vs) != 1 || vs[0].Who != "forget" || !vs[0].Deleted {
 		t.Errorf("history of facts/b.md: %+v", vs)
 	}
+	// A forget's removed text is not kept again when it is the newest kept.
+	l.onChange(memory.Commit{User: "ann", Path: "facts/c.md", Kind: memory.ChangeCreate, After: after("c"), Text: []byte("c")})
+	l.onChange(memory.Commit{User: "ann", Path: "facts/c.md", Kind: memory.ChangeDelete, Previous: []byte("c")})
+	if vs, _ := h.List("ann", "facts/c.md"); len(vs) != 2 || vs[0].Who != "forget" || vs[1].Who != "reflector" {
+		t.Errorf("history of facts/c.md: %+v", vs)
+	}
 	h.Close()
 	l.onChange(memory.Commit{User: "ann", Path: "facts/a.md", Kind: memory.ChangeWrite, After: after("four"), Text: []byte("four")})
 	if !strings.Contains(logs.String(), "history: could not keep a version of a memory file") {
 		t.Errorf("a failed history is not logged: %s", logs.String())
+	}
+}
+
+// A person's save that lands just before a forget of the file, unseen by
+// the watcher (here: none runs), is kept in the history as the text the
+// forget removed ("before delete"), and a restore brings it back.
+func TestForgetKeepsAHandEditJustBeforeIt(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"MNEMO_DATA_DIR": filepath.Join(dir, "data", "memory"), "HOME": dir}
+	for _, sub := range []string{"memory", "state/history"} {
+		if err := os.MkdirAll(filepath.Join(dir, "data", sub), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h, err := memhistory.Open(memhistory.Options{Dir: filepath.Join(dir, "data", "state", "history")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := &changeLog{hist: h, metrics: metrics.New(metrics.Gauges{}), log: slog.New(slog.DiscardHandler)}
+	file := filepath.Join(dir, "data", "memory", "ann", "facts", "user.md")
+	reflected := "# Ann\n> Summary: who Ann is\n\n- Name: Ann\n"
+	edited := reflected + "- Editor: vim\n"
+	store, err := memory.Open(memory.Options{Dir: env["MNEMO_DATA_DIR"], Watch: false, OnChange: l.onChange,
+		Faults: func(op, name string) error {
+			if op == durable.Remove && name == "facts/user.md" { // the save lands just before the remove
+				if err := os.WriteFile(file, []byte(edited), 0o600); err != nil {
+					t.Error(err)
+				}
+			}
+			return nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := store.User("ann")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := u.Write("facts/user.md", reflected, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := u.Remove("facts/user.md"); err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	h.Close()
+
+	out := cli(t, env, "memory", "history", "ann", "facts/user.md")
+	out.want(t, 0, "before delete", "")
+	lines := strings.Split(strings.TrimSpace(out.stdout), "\n")
+	if len(lines) != 4 || !strings.Contains(lines[1], "forget") || !strings.Contains(lines[2], "before delete") || !strings.Contains(lines[3], "reflector") {
+		t.Fatalf("history after a save just before a forget:\n%s", out.stdout)
+	}
+	id := strings.Fields(lines[2])[0]
+	cli(t, env, "memory", "restore", "ann", "facts/user.md", "--at", id).want(t, 0, "restored facts/user.md of ann to version "+id, "")
+	if got, err := os.ReadFile(file); err != nil || string(got) != edited {
+		t.Errorf("restored text %q, %v; want the hand edit %q", got, err, edited)
 	}
 }
