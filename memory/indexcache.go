@@ -197,42 +197,35 @@ func cacheCRC(text string) uint32 {
 // parseCacheText reads a cache file's text; any flaw rejects it whole. It
 // returns the entries, numbered gen+1, gen+2, … in the order of the file
 // (entry.gen), and the files in List's order when the file lists them so
-// (nil when not: an older cache, sorted by path). Every
+// (nil when not: an older cache, sorted by path), and the folders' marks
+// (none when it is rejected). Every
 // path and summary is a part of text, nothing allocated per line; the
 // map is filled once, its length telling a path listed twice.
-func parseCacheText(text string, gen uint64) (map[string]entry, []FileInfo, [2]dirMark, error) {
-	files, order, marks, err := parseCacheBody(text, gen)
-	if err != nil {
-		return nil, nil, [2]dirMark{}, err
-	}
-	return files, order, marks, nil
-}
-
-func parseCacheBody(text string, gen uint64) (files map[string]entry, order []FileInfo, marks [2]dirMark, err error) {
+func parseCacheText(text string, gen uint64) (files map[string]entry, order []FileInfo, marks [2]dirMark, err error) {
 	body, ok := strings.CutPrefix(text, cacheMagic)
 	v2 := false
 	if !ok {
 		if body, v2 = strings.CutPrefix(text, cacheMagicV2); !v2 {
-			return nil, nil, marks, fmt.Errorf("%w: no header", errBadCache)
+			return nil, nil, [2]dirMark{}, fmt.Errorf("%w: no header", errBadCache)
 		}
 	}
 	head := len(text) - len(body)
 	i := strings.LastIndexByte(text[:len(text)-1], '\n') + 1 // start of the last line
 	if i < head || text[len(text)-1] != '\n' {
-		return nil, nil, marks, fmt.Errorf("%w: no end line", errBadCache)
+		return nil, nil, [2]dirMark{}, fmt.Errorf("%w: no end line", errBadCache)
 	}
 	n, sum, ok := parseEndLine(text[i:])
 	if !ok {
-		return nil, nil, marks, fmt.Errorf("%w: a bad end line", errBadCache)
+		return nil, nil, [2]dirMark{}, fmt.Errorf("%w: a bad end line", errBadCache)
 	}
 	if cacheCRC(text[:i]) != sum {
-		return nil, nil, marks, fmt.Errorf("%w: checksum mismatch", errBadCache)
+		return nil, nil, [2]dirMark{}, fmt.Errorf("%w: checksum mismatch", errBadCache)
 	}
 	body = body[:i-head]
 	if !v2 {
 		line, rest, _ := strings.Cut(body, "\n")
 		if marks, ok = parseFoldersLine(line); !ok {
-			return nil, nil, marks, fmt.Errorf("%w: a bad folders line %q", errBadCache, line)
+			return nil, nil, [2]dirMark{}, fmt.Errorf("%w: a bad folders line %q", errBadCache, line)
 		}
 		body = rest
 	}
@@ -242,11 +235,11 @@ func parseCacheBody(text string, gen uint64) (files map[string]entry, order []Fi
 		line, after, _ := strings.Cut(rest, "\n")
 		rest = after
 		if len(line) > maxCacheLine {
-			return nil, nil, marks, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
+			return nil, nil, [2]dirMark{}, fmt.Errorf("%w: a line of %d bytes", errBadCache, len(line))
 		}
 		p, e, err := parseCacheLine(line)
 		if err != nil {
-			return nil, nil, marks, err
+			return nil, nil, [2]dirMark{}, err
 		}
 		if inOrder && len(order) > 0 && comparePaths(order[len(order)-1].Path, p) >= 0 {
 			inOrder, order = false, nil
@@ -258,11 +251,11 @@ func parseCacheBody(text string, gen uint64) (files map[string]entry, order []Fi
 		e.gen = gen
 		had := len(files)
 		if files[p] = e; len(files) == had {
-			return nil, nil, marks, fmt.Errorf("%w: %s listed twice", errBadCache, p)
+			return nil, nil, [2]dirMark{}, fmt.Errorf("%w: %s listed twice", errBadCache, p)
 		}
 	}
 	if len(files) != n {
-		return nil, nil, marks, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
+		return nil, nil, [2]dirMark{}, fmt.Errorf("%w: %d files, the end line says %d", errBadCache, len(files), n)
 	}
 	return files, order, marks, nil
 }
