@@ -40,7 +40,7 @@ func memoryFixture(t *testing.T) (string, map[string]string) {
 	return data, map[string]string{"MNEMO_DATA_DIR": data}
 }
 
-func putFile(t *testing.T, path, text string) {
+func putFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)

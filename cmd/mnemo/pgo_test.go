@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -63,19 +62,10 @@ const pgoFiles = 200
 // months, into a person's folder.
 func seedPGO(b *testing.B, user string) {
 	b.Helper()
-	for _, sub := range []string{"facts", "episodes"} {
-		if err := os.MkdirAll(filepath.Join(user, sub), 0o700); err != nil {
-			b.Fatal(err)
-		}
-	}
 	for i := range pgoFiles / 2 {
-		fact := fmt.Sprintf("# Topic %d\n\n> Summary: what the person said about topic %d\n\n- A detail of topic %d.\n", i, i, i)
-		ep := fmt.Sprintf("# %d-%02d\n\n> Summary: work done in month %d\n\n## Worked on the parser\n\nFixed a bug.\n", 2000+i/12, i%12+1, i)
-		if err := os.WriteFile(filepath.Join(user, "facts", fmt.Sprintf("topic-%d.md", i)), []byte(fact), 0o600); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(user, "episodes", fmt.Sprintf("%d-%02d.md", 2000+i/12, i%12+1)), []byte(ep), 0o600); err != nil {
-			b.Fatal(err)
-		}
+		putFile(b, filepath.Join(user, "facts", fmt.Sprintf("topic-%d.md", i)),
+			fmt.Sprintf("# Topic %d\n\n> Summary: what the person said about topic %d\n\n- A detail of topic %d.\n", i, i, i))
+		putFile(b, filepath.Join(user, "episodes", fmt.Sprintf("%d-%02d.md", 2000+i/12, i%12+1)),
+			fmt.Sprintf("# %d-%02d\n\n> Summary: work done in month %d\n\n## Worked on the parser\n\nFixed a bug.\n", 2000+i/12, i%12+1, i))
 	}
 }
