@@ -1,0 +1,195 @@
+package search
+
+import (
+	"sync"
+)
+
+// Index is the search index of one memory folder: every unit of every
+// file given to Put, as postings per term. It holds no text: a hit names
+// its file, lines and byte range, and the caller reads the text. Safe for
+// concurrent use.
+type Index struct {
+	mu    sync.RWMutex
+	terms map[string]int32 // term → its postings in post
+	post  [][]uint32       // unit<<8 | weighted frequency (half units, ≤ 255)
+	units []unit
+	free  []int32 // unit slots no posting names any more
+	dead  int     // unit slots removed whose postings are still there
+	files map[string]*file
+	// The live units' count and total length, of all files and of the
+	// shared ones: BM25's N and average length of a view.
+	n, nShared     int
+	sum, sumShared int
+}
+
+// unit is one indexed unit (see parsedUnit); file nil: removed.
+type unit struct {
+	file        *file
+	line, end   int32
+	start, stop int32
+	date        int32
+	length      int32
+}
+
+// file is one indexed file.
+type file struct {
+	path   string
+	size   int
+	shared bool
+	units  []int32
+	// Stamp is the caller's version of the text indexed (Put).
+	stamp uint64
+}
+
+// maxUnits bounds the unit slots (a posting has 24 bits for its unit).
+const maxUnits = 1 << 24
+
+// New returns an empty index.
+func New() *Index {
+	return &Index{terms: map[string]int32{}, files: map[string]*file{}}
+}
+
+// Stamp is the stamp path was last Put with, and whether it is indexed.
+func (x *Index) Stamp(path string) (uint64, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	f, ok := x.files[path]
+	if !ok {
+		return 0, false
+	}
+	return f.stamp, true
+}
+
+// Paths calls fn with each indexed path and its stamp.
+func (x *Index) Paths(fn func(path string, stamp uint64)) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	for p, f := range x.files {
+		fn(p, f.stamp)
+	}
+}
+
+// Len is how many files are indexed.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return len(x.files)
+}
+
+// Put indexes text as the file path (replacing what was indexed for it),
+// shared when its header says so; stamp is the caller's name for this
+// version of the file (Stamp returns it).
+func (x *Index) Put(path, text string, shared bool, stamp uint64) {
+	parsed := parseFile(path, text) // parse outside the lock
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.remove(path)
+	f := &file{path: path, size: len(text), shared: shared, stamp: stamp, units: make([]int32, 0, len(parsed))}
+	x.files[path] = f
+	for _, pu := range parsed {
+		id, ok := x.slot()
+		if !ok {
+			break // 16 million units: the rest of this file is not searchable
+		}
+		x.units[id] = unit{file: f, line: int32(pu.line), end: int32(pu.end), start: int32(pu.start), stop: int32(pu.stop), date: pu.date, length: int32(pu.length)}
+		f.units = append(f.units, id)
+		for t, tf := range pu.terms {
+			tid, ok := x.terms[t]
+			if !ok {
+				tid = int32(len(x.post))
+				x.terms[t] = tid
+				x.post = append(x.post, nil)
+			}
+			x.post[tid] = append(x.post[tid], uint32(id)<<8|uint32(min(tf, 255)))
+		}
+		x.count(f, pu.length, 1)
+	}
+}
+
+// count adds (sign 1) or takes away (-1) a unit of length n of f from the
+// statistics.
+func (x *Index) count(f *file, n, sign int) {
+	x.n += sign
+	x.sum += sign * n
+	if f.shared {
+		x.nShared += sign
+		x.sumShared += sign * n
+	}
+}
+
+// slot is a free unit slot.
+func (x *Index) slot() (int32, bool) {
+	if len(x.free) == 0 && x.dead > 0 && len(x.units) >= maxUnits {
+		x.compact()
+	}
+	if n := len(x.free); n > 0 {
+		id := x.free[n-1]
+		x.free = x.free[:n-1]
+		return id, true
+	}
+	if len(x.units) >= maxUnits {
+		return 0, false
+	}
+	x.units = append(x.units, unit{})
+	return int32(len(x.units) - 1), true
+}
+
+// Remove takes path out of the index.
+func (x *Index) Remove(path string) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.remove(path)
+}
+
+// Clear empties the index (a forget).
+func (x *Index) Clear() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	*x = Index{terms: map[string]int32{}, files: map[string]*file{}}
+}
+
+func (x *Index) remove(path string) {
+	f, ok := x.files[path]
+	if !ok {
+		return
+	}
+	delete(x.files, path)
+	for _, id := range f.units {
+		x.count(f, int(x.units[id].length), -1)
+		x.units[id] = unit{}
+		x.dead++
+	}
+	// Postings of removed units are dropped in bulk, once they are a
+	// quarter of the index: an edit costs its own file, not the index.
+	if x.dead > 256 && x.dead*4 > len(x.units) {
+		x.compact()
+	}
+}
+
+// compact drops the postings of removed units and frees their slots.
+func (x *Index) compact() {
+	for tid, ps := range x.post {
+		keep := ps[:0]
+		for _, p := range ps {
+			if x.units[p>>8].file != nil {
+				keep = append(keep, p)
+			}
+		}
+		if len(keep) == 0 {
+			keep = nil
+		}
+		x.post[tid] = keep
+	}
+	for t, tid := range x.terms {
+		if x.post[tid] == nil {
+			delete(x.terms, t) // the slot stays; a new term takes a new one
+		}
+	}
+	x.free = x.free[:0]
+	for id := range x.units {
+		if x.units[id].file == nil {
+			x.free = append(x.free, int32(id))
+		}
+	}
+	x.dead = 0
+}

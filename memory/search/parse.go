@@ -1,0 +1,199 @@
+package search
+
+import (
+	"strings"
+	"time"
+)
+
+// A unit is what a search ranks and a hit names: an episode file's "## "
+// entry (its heading, "- Summary:" and "- Date:" lines and what follows,
+// up to the next heading), or one line of a fact file (under the "## "
+// section it sits in, if any). A file's "# Title", "> Summary:" and
+// "> Visibility:" lines are the index's, not units.
+
+// The weights of a unit's fields, in half terms (a posting holds a
+// weighted term frequency in half units): a heading word counts three
+// times a body word, a summary word twice, a fact's section heading once.
+const (
+	weightBody    = 2
+	weightSummary = 4
+	weightHeading = 6
+	weightSection = 2
+)
+
+// parsedUnit is one unit of a file as parsed.
+type parsedUnit struct {
+	line, end   int // 1-based lines: the heading (or fact line) and the last
+	start, stop int // byte range in the file
+	date        int32
+	terms       map[string]int // weighted frequency (half units)
+	length      int            // words
+}
+
+// noDate is the date of a unit without one.
+const noDate int32 = -1 << 31
+
+// dayOf is t's day number (days since 1970-01-01, UTC).
+func dayOf(t time.Time) int32 {
+	y, m, d := t.Date()
+	return int32(time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix() / 86400)
+}
+
+// parseDay is the day number of a YYYY-MM-DD date, or noDate.
+func parseDay(s string) int32 {
+	if len(s) != 10 {
+		return noDate
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return noDate
+	}
+	return dayOf(t)
+}
+
+// FormatDay is day's YYYY-MM-DD, or "" for none.
+func formatDay(day int32) string {
+	if day == noDate {
+		return ""
+	}
+	return time.Unix(int64(day)*86400, 0).UTC().Format(time.DateOnly)
+}
+
+// isEpisodes reports whether path names an episode file (its units are
+// entries) rather than a fact file (its units are lines).
+func isEpisodes(path string) bool {
+	return strings.HasPrefix(path, "episodes/") || strings.Contains(path, "/episodes/")
+}
+
+// fieldValue is the value of a "- Key: value" line when its key is key
+// (any case), trimmed.
+func fieldValue(line, key string) (string, bool) {
+	t := strings.TrimSpace(line)
+	if len(t) < len(key) || !strings.EqualFold(t[:len(key)], key) {
+		return "", false
+	}
+	return strings.TrimSpace(t[len(key):]), true
+}
+
+// headerLine reports whether a line is the file's own (title, summary,
+// visibility), never a unit's.
+func headerLine(t string) bool {
+	return strings.HasPrefix(t, "# ") || t == "#" || strings.HasPrefix(t, "> Summary:") || strings.HasPrefix(t, "> Visibility:")
+}
+
+// parseFile splits a file's text into its units.
+func parseFile(path, text string) []parsedUnit {
+	if isEpisodes(path) {
+		return parseEntries(text)
+	}
+	return parseFacts(text)
+}
+
+// lines calls fn with each line of text, its 1-based number and byte offset.
+func lines(text string, fn func(line string, n, off int)) {
+	n, off := 1, 0
+	for off <= len(text) {
+		end := strings.IndexByte(text[off:], '\n')
+		if end < 0 {
+			if off < len(text) {
+				fn(text[off:], n, off)
+			}
+			return
+		}
+		fn(text[off:off+end], n, off)
+		off += end + 1
+		n++
+	}
+}
+
+func (u *parsedUnit) add(s string, weight int) {
+	docTerms(s, func(t string) {
+		u.terms[t] += weight
+		u.length++
+	})
+}
+
+// parseEntries is an episode file's "## " entries.
+func parseEntries(text string) []parsedUnit {
+	var out []parsedUnit
+	var cur *parsedUnit
+	lines(text, func(line string, n, off int) {
+		if h, ok := strings.CutPrefix(line, "## "); ok {
+			if cur != nil {
+				cur.stop = off
+				out = append(out, *cur)
+			}
+			cur = &parsedUnit{line: n, end: n, start: off, date: noDate, terms: map[string]int{}}
+			cur.add(h, weightHeading)
+			return
+		}
+		if cur == nil {
+			return
+		}
+		cur.end = n
+		if v, ok := fieldValue(line, "- Date:"); ok {
+			if d := parseDay(v); d != noDate && cur.date == noDate {
+				cur.date = d
+				return
+			}
+		}
+		if v, ok := fieldValue(line, "- Summary:"); ok {
+			cur.add(v, weightSummary)
+			return
+		}
+		cur.add(line, weightBody)
+	})
+	if cur != nil {
+		cur.stop = len(text)
+		// Trailing blank lines are not the entry's.
+		for cur.end > cur.line && strings.TrimSpace(lineAt(text, cur.start, cur.end-cur.line)) == "" {
+			cur.end--
+		}
+		out = append(out, *cur)
+	}
+	return out
+}
+
+// lineAt is the k-th line (0-based) of text from byte start.
+func lineAt(text string, start, k int) string {
+	s := text[start:]
+	for range k {
+		i := strings.IndexByte(s, '\n')
+		if i < 0 {
+			return ""
+		}
+		s = s[i+1:]
+	}
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i]
+	}
+	return s
+}
+
+// parseFacts is a fact file's lines, each with the "## " section it is in.
+func parseFacts(text string) []parsedUnit {
+	var out []parsedUnit
+	section := ""
+	lines(text, func(line string, n, off int) {
+		t := strings.TrimSpace(line)
+		if t == "" || headerLine(t) {
+			return
+		}
+		if h, ok := strings.CutPrefix(t, "## "); ok {
+			section = h
+			return
+		}
+		u := parsedUnit{line: n, end: n, start: off, stop: off + len(line), date: noDate, terms: map[string]int{}}
+		u.add(line, weightBody)
+		if u.length == 0 {
+			return // only stop words or punctuation
+		}
+		if section != "" {
+			n := u.length
+			u.add(section, weightSection)
+			u.length = n // context, not the line's length
+		}
+		out = append(out, u)
+	})
+	return out
+}

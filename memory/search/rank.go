@@ -1,0 +1,325 @@
+package search
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// BM25's parameters (the textbook's): k1 saturates a term's frequency, b
+// normalises by the unit's length.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+// Part is one memory a search runs over: an index, the prefix its paths
+// carry in the caller's view ("channel/" for a channel's memory), and
+// whether only its shared files are visible.
+type Part struct {
+	Index      *Index
+	Prefix     string
+	SharedOnly bool
+}
+
+// Query is a search: its words (at most MaxQuery bytes are read), the day
+// it is asked on (for "last week", "in March"), and how many hits to give.
+type Query struct {
+	Text  string
+	Today time.Time
+	Limit int
+}
+
+// MaxQuery is how much of a query's text is read: a longer one is cut.
+const MaxQuery = 1 << 10
+
+// Hit is one unit found: an episode entry (Line its heading, End its last
+// line) or the matching lines of a fact file (Lines, best first; Line the
+// best). Start and Stop are the unit's byte range in the file as indexed,
+// Size that file's length: a caller that reads a file of another size
+// reads another version. Date is YYYY-MM-DD or "".
+type Hit struct {
+	Path        string
+	Line, End   int
+	Lines       []int
+	Start, Stop int
+	Size        int
+	Date        string
+	Score       float64
+	Episode     bool
+	Stamp       uint64
+	Part        int
+}
+
+// Result is a search's hits, best first, and how many units matched in
+// all (the hits are the first of them).
+type Result struct {
+	Hits  []Hit
+	Total int
+}
+
+// scratch is a search's per-unit arrays, reused.
+type scratch struct {
+	total, word []float32
+	matched     []uint8
+	touched     []int32
+}
+
+var scratches = sync.Pool{New: func() any { return new(scratch) }}
+
+func (s *scratch) reset(n int) {
+	if cap(s.total) < n {
+		s.total = make([]float32, n)
+		s.word = make([]float32, n)
+		s.matched = make([]uint8, n)
+	}
+	s.total, s.word, s.matched = s.total[:n], s.word[:n], s.matched[:n]
+	s.touched = s.touched[:0]
+}
+
+// parseQuery splits a query into its words' forms and what it says of time.
+func parseQuery(q Query) ([]queryWord, when) {
+	text := q.Text
+	if len(text) > MaxQuery {
+		text = text[:MaxQuery]
+		for len(text) > 0 && text[len(text)-1]&0xC0 == 0x80 {
+			text = text[:len(text)-1] // not in the middle of a character
+		}
+		if len(text) > 0 && text[len(text)-1] >= 0xC0 {
+			text = text[:len(text)-1]
+		}
+	}
+	var raw []string
+	var written []word
+	words(text, func(w word) {
+		raw = append(raw, strings.ToLower(w.text))
+		written = append(written, w)
+	})
+	rest, wh := readWhen(raw, q.Today)
+	// Keep the words readWhen left, as they were written (their case says
+	// whether they are names).
+	var out []queryWord
+	seen := map[string]bool{}
+	j := 0
+	for _, w := range written {
+		if j >= len(rest) || strings.ToLower(w.text) != rest[j] {
+			continue
+		}
+		j++
+		add := func(forms []string) {
+			var keep []string
+			for _, f := range forms {
+				if !seen[f] {
+					seen[f] = true
+					keep = append(keep, f)
+				}
+			}
+			if len(keep) > 0 {
+				out = append(out, queryWord{forms: keep})
+			}
+		}
+		if len(w.parts) > 1 {
+			add([]string{strings.ToLower(w.text)})
+		}
+		for _, p := range w.parts {
+			add(queryForms(p))
+		}
+	}
+	return out, wh
+}
+
+// Search ranks the visible units of parts for q, best first.
+func Search(q Query, parts ...Part) Result {
+	qws, wh := parseQuery(q)
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 8
+	}
+	for _, p := range parts {
+		p.Index.mu.RLock()
+		defer p.Index.mu.RUnlock()
+	}
+	// BM25's statistics over what the caller may see, and no more.
+	n, sum := 0, 0
+	for _, p := range parts {
+		if p.SharedOnly {
+			n, sum = n+p.Index.nShared, sum+p.Index.sumShared
+		} else {
+			n, sum = n+p.Index.n, sum+p.Index.sum
+		}
+	}
+	if n == 0 {
+		return Result{}
+	}
+	avg := float64(sum) / float64(n)
+	idf := make([][]float64, len(qws))
+	for i, qw := range qws {
+		idf[i] = make([]float64, len(qw.forms))
+		for j, f := range qw.forms {
+			df := 0
+			for _, p := range parts {
+				df += p.Index.df(f, p.SharedOnly)
+			}
+			idf[i][j] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+		}
+	}
+	today := dayOf(q.Today)
+	var cands []Hit
+	for pi, p := range parts {
+		cands = p.Index.score(cands, pi, p, qws, idf, avg, wh, today)
+	}
+	total := len(cands)
+	slices.SortFunc(cands, func(a, b Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		case a.Date != b.Date:
+			return -strings.Compare(a.Date, b.Date) // newer first
+		case a.Path != b.Path:
+			return strings.Compare(a.Path, b.Path)
+		}
+		return a.Line - b.Line
+	})
+	if len(cands) > limit {
+		cands = cands[:limit]
+	}
+	return Result{Hits: slices.Clip(cands), Total: total}
+}
+
+// df is how many visible units hold term t. x.mu is held.
+func (x *Index) df(t string, sharedOnly bool) int {
+	tid, ok := x.terms[t]
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, p := range x.post[tid] {
+		if f := x.units[p>>8].file; f != nil && (!sharedOnly || f.shared) {
+			n++
+		}
+	}
+	return n
+}
+
+// score appends to out the hits of part p (number pi). x.mu is held.
+func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float64, avg float64, wh when, today int32) []Hit {
+	s := scratches.Get().(*scratch)
+	defer scratches.Put(s)
+	s.reset(len(x.units))
+	visible := func(id int32) bool {
+		f := x.units[id].file
+		return f != nil && (!p.SharedOnly || f.shared)
+	}
+	for i, qw := range qws {
+		var touched []int32
+		for j, f := range qw.forms {
+			tid, ok := x.terms[f]
+			if !ok {
+				continue
+			}
+			for _, post := range x.post[tid] {
+				id := int32(post >> 8)
+				if !visible(id) {
+					continue
+				}
+				tf := float64(post&0xff) / 2
+				dl := float64(x.units[id].length)
+				c := float32(idf[i][j] * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg)))
+				if s.word[id] == 0 {
+					touched = append(touched, id)
+				}
+				s.word[id] = max(s.word[id], c) // one word's forms count once
+			}
+		}
+		for _, id := range touched {
+			if s.total[id] == 0 && s.matched[id] == 0 {
+				s.touched = append(s.touched, id)
+			}
+			s.total[id] += s.word[id]
+			s.matched[id]++
+			s.word[id] = 0
+		}
+	}
+	if len(qws) == 0 && (wh.ranged() || wh.recent || wh.first) {
+		// Only a time: every dated unit of it.
+		for id := range x.units {
+			if visible(int32(id)) && x.units[id].date != noDate {
+				s.touched = append(s.touched, int32(id))
+				s.total[id] = 1
+			}
+		}
+	}
+	facts := map[*file]int{} // a fact file's hit in out
+	for _, id := range s.touched {
+		u := &x.units[id]
+		sc := float64(s.total[id]) * timeFactor(wh, u.date, today)
+		if len(qws) > 1 {
+			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(len(qws)-1) // more of the query's words
+		}
+		s.total[id], s.matched[id] = 0, 0
+		if sc <= 0 {
+			continue
+		}
+		if !isEpisodes(u.file.path) {
+			if k, ok := facts[u.file]; ok {
+				h := &out[k]
+				h.Lines = append(h.Lines, int(u.line))
+				if sc > h.Score {
+					h.Line = int(u.line)
+					h.Lines[0], h.Lines[len(h.Lines)-1] = h.Lines[len(h.Lines)-1], h.Lines[0]
+					h.Score = sc
+				}
+				continue
+			}
+			facts[u.file] = len(out)
+		}
+		out = append(out, Hit{
+			Path: p.Prefix + u.file.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
+			Start: int(u.start), Stop: int(u.stop), Size: u.file.size, Date: formatDay(u.date),
+			Score: sc, Episode: isEpisodes(u.file.path), Stamp: u.file.stamp, Part: pi,
+		})
+	}
+	for _, k := range facts {
+		h := &out[k]
+		slices.Sort(h.Lines[1:]) // the best first, then in file order
+	}
+	return out
+}
+
+// timeFactor weighs a unit of day d by what the query says of time.
+func timeFactor(wh when, d int32, today int32) float64 {
+	f := 1.0
+	if wh.ranged() {
+		switch {
+		case d == noDate:
+			f = 0.5
+		case d >= wh.from && d <= wh.to:
+			f = 2
+		default:
+			// Near the range is better than far from it.
+			dist := min(abs(d-wh.from), abs(d-wh.to))
+			span := max(float64(wh.to-wh.from+1), 7)
+			f = 0.5 + 0.5*math.Exp(-float64(dist)/span)
+		}
+	}
+	if wh.recent && d != noDate {
+		age := float64(max(today-d, 0))
+		f *= 1 + math.Exp(-age/45)
+	}
+	if wh.first && d != noDate {
+		age := float64(max(today-d, 0))
+		f *= 2 - math.Exp(-age/365) // older is better
+	}
+	return f
+}
+
+func abs(v int32) int32 {
+	if v < 0 {
+		return -v
+	}
+	return v
+}

@@ -1,0 +1,179 @@
+package search
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/kljensen/snowball/english"
+)
+
+// The words of a memory and of a query become terms one way: lower case;
+// a plain word by its Snowball stem (fixed, fixes, fixing: fix); a name
+// (a capitalised word inside a sentence), an acronym or a word with digits
+// kept whole, so "Mark" is not "marking" and "v2" stays "v2"; a compound
+// (go-openai, cache_key, v1.2, ci/cd) kept whole as well as by its parts.
+// Stop words are not terms.
+
+// word is one word (or compound) as written, with where it stands.
+type word struct {
+	text     string // as written
+	parts    []string
+	sentence bool // first word of a sentence or a line: its capital says nothing
+}
+
+// isJoiner reports whether b joins two word parts into one compound.
+func isJoiner(r rune) bool {
+	return r == '-' || r == '_' || r == '.' || r == '/' || r == '+' || r == '#' || r == '@'
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// isApostrophe is ' or ’: a possessive or contraction follows.
+func isApostrophe(r rune) bool { return r == '\'' || r == '’' }
+
+// words splits s into its words, calling fn for each.
+func words(s string, fn func(w word)) {
+	sentence := true
+	i := 0
+	for i < len(s) {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if !isWordRune(r) {
+			if r == '.' || r == '!' || r == '?' || r == ':' || r == ';' || r == '\n' || r == '(' || r == '"' || r == '“' {
+				sentence = true
+			}
+			i += n
+			continue
+		}
+		start := i
+		var parts []string
+		partStart := i
+		for i < len(s) {
+			r, n := utf8.DecodeRuneInString(s[i:])
+			if isWordRune(r) {
+				i += n
+				continue
+			}
+			// A joiner between two word runes keeps the compound going.
+			if isJoiner(r) && i+n < len(s) {
+				if r2, _ := utf8.DecodeRuneInString(s[i+n:]); isWordRune(r2) {
+					parts = append(parts, s[partStart:i])
+					i += n
+					partStart = i
+					continue
+				}
+			}
+			break
+		}
+		end := i
+		if partStart < end {
+			parts = append(parts, s[partStart:end])
+		}
+		// A possessive or contraction ('s, ’s, n't, 'll) belongs to the word: skip it.
+		if i < len(s) {
+			if r, n := utf8.DecodeRuneInString(s[i:]); isApostrophe(r) {
+				j := i + n
+				for j < len(s) {
+					r2, n2 := utf8.DecodeRuneInString(s[j:])
+					if !unicode.IsLetter(r2) {
+						break
+					}
+					j += n2
+				}
+				if j-(i+n) <= 2 {
+					i = j
+				}
+			}
+		}
+		fn(word{text: s[start:end], parts: parts, sentence: sentence})
+		sentence = false
+	}
+}
+
+// kept reports whether a word is kept whole rather than stemmed: a name
+// (capitalised inside a sentence), an acronym, or one with digits.
+func kept(w string, sentence bool) bool {
+	upper, lower, digit := 0, 0, 0
+	for _, r := range w {
+		switch {
+		case unicode.IsUpper(r):
+			upper++
+		case unicode.IsDigit(r):
+			digit++
+		case unicode.IsLetter(r):
+			lower++
+			if r > unicode.MaxASCII {
+				return true // Snowball's English rules are for English words
+			}
+		}
+	}
+	first, _ := utf8.DecodeRuneInString(w)
+	switch {
+	case digit > 0:
+		return true
+	case upper > 1 && lower == 0:
+		return true // CI, API, SQL
+	case unicode.IsUpper(first) && !sentence:
+		return true // a name
+	}
+	return false
+}
+
+// stopWord: Snowball's English stop words, and the words people ask with.
+func stopWord(w string) bool {
+	if english.IsStopWord(w) {
+		return true
+	}
+	switch w {
+	case "also", "us", "would", "could", "anything", "something", "ever", "tell", "remember", "recall", "know", "let", "please", "thing", "things", "did", "got", "get", "one":
+		return true
+	}
+	return false
+}
+
+// term is the indexed form of one simple word, or "" when it is not indexed.
+func term(w string, sentence bool) string {
+	lw := strings.ToLower(w)
+	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) || stopWord(lw) {
+		return ""
+	}
+	if kept(w, sentence) {
+		return lw
+	}
+	return english.Stem(lw, true)
+}
+
+// docTerms calls fn with each term of a memory's line.
+func docTerms(s string, fn func(t string)) {
+	words(s, func(w word) {
+		if len(w.parts) > 1 {
+			fn(strings.ToLower(w.text))
+		}
+		for _, p := range w.parts {
+			if t := term(p, w.sentence && len(w.parts) == 1); t != "" {
+				fn(t)
+			}
+		}
+	})
+}
+
+// queryWord is one word of a query: the terms it matches (a name may have
+// been written in lower case, a common word capitalised).
+type queryWord struct {
+	forms []string
+}
+
+// queryForms are the terms one simple query word may have been indexed as.
+func queryForms(p string) []string {
+	lw := strings.ToLower(p)
+	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) || stopWord(lw) {
+		return nil
+	}
+	forms := []string{lw}
+	if !kept(p, true) {
+		if st := english.Stem(lw, true); st != lw {
+			forms = append(forms, st)
+		}
+	}
+	return forms
+}
