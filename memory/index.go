@@ -116,6 +116,9 @@ type index struct {
 	stale  bool   // sorted changed since all was made of it
 	edits  int    // changes made to sorted in place since the last list
 	gen    uint64
+	// drops counts entries dropped: with gen, the search index (search.go)
+	// tells from two numbers whether any file changed since it looked.
+	drops uint64
 	// rendered keeps each view's index as last rendered (View.Index),
 	// with the listing versions it was rendered from; guarded by rmu.
 	rmu      sync.Mutex
@@ -197,6 +200,7 @@ func (x *index) markChecked(p string) {
 func (x *index) drop(p string) {
 	if _, ok := x.files[p]; ok {
 		delete(x.files, p)
+		x.drops++
 		x.changed = true
 		x.marks[folderOf(p)] = dirMark{}
 		x.edit(p, FileInfo{Path: p}, false)

@@ -26,6 +26,9 @@ type Options struct {
 	ReadCap  int           // bytes memory_read returns before cutting; default 64 KiB
 	WriteCap int           // bytes a fact file or an episode entry may hold; default 32 KiB
 	EditWait time.Duration // how long a write waits for an editor's swap file to go; default 3s
+	// SearchBudget bounds the bytes of a memory_search result; default
+	// DefaultSearchBudget (memory.searchBudget).
+	SearchBudget int
 	Watch    bool          // keep the index current with fsnotify; false: rescan on every List
 	Clean    bool          // this process owns the folder: remove temp files a crash left as a user's folders are first listed
 	Logger   *slog.Logger  // nil: discard
@@ -95,6 +98,9 @@ func Open(opts Options) (*Store, error) {
 	}
 	if opts.WriteCap <= 0 {
 		opts.WriteCap = 32 << 10
+	}
+	if opts.SearchBudget <= 0 {
+		opts.SearchBudget = DefaultSearchBudget
 	}
 	if opts.EditWait <= 0 {
 		opts.EditWait = 3 * time.Second

@@ -54,6 +54,10 @@ type (
 		Entry   string `json:"entry" desc:"## Title, - Summary: ..., - Date: YYYY-MM-DD, details"`
 		Summary string `json:"summary,omitempty" desc:"optional new file-level summary"`
 	}
+	searchParams struct {
+		Query string `json:"query" desc:"the words to look for; may name a time: in March, last week, on Tuesday, recently"`
+		Limit int    `json:"limit,omitempty" desc:"how many entries, 1 to 20 (default 8)"`
+	}
 )
 
 func jsonResult(v any) (string, error) {
@@ -205,6 +209,19 @@ func appendTool(s Space) mnemo.Tool {
 	})
 }
 
+func searchTool(s Space) mnemo.Tool {
+	return mnemo.NewTool("memory_search", toolDoc("memory_search"), func(_ context.Context, a searchParams) (string, error) {
+		if strings.TrimSpace(a.Query) == "" {
+			return "", errors.New("memory_search: query is empty; give the words to look for")
+		}
+		found, err := s.Search(a.Query, a.Limit)
+		if err != nil {
+			return "", err
+		}
+		return found.Render(found.budget), nil
+	})
+}
+
 // modelError is a store error worded for the model: Error is what the
 // model reads, Unwrap the store's error (so errors.Is still finds
 // ErrConflict, mnemo.ErrStorage, ...).
@@ -265,12 +282,15 @@ func relabel(err error, p string) error {
 	return modelError{text: strings.ReplaceAll(err.Error(), rel, p), err: err}
 }
 
-// ReadTools are the Thinker's tools: memory_list and memory_read.
+// ReadTools are the Thinker's tools: memory_list, memory_read and
+// memory_search.
 func ReadTools(s Space) []mnemo.Tool {
-	return []mnemo.Tool{listTool(s), readTool(s)}
+	return []mnemo.Tool{listTool(s), readTool(s), searchTool(s)}
 }
 
-// AllTools are the reflector's tools: list, read, write, patch, append.
+// AllTools are the reflector's tools: list, read, write, patch, append
+// and search (to find the entry or fact line to patch rather than write
+// a duplicate).
 func AllTools(s Space) []mnemo.Tool {
-	return []mnemo.Tool{listTool(s), readTool(s), writeTool(s), patchTool(s), appendTool(s)}
+	return []mnemo.Tool{listTool(s), readTool(s), writeTool(s), patchTool(s), appendTool(s), searchTool(s)}
 }

@@ -37,7 +37,7 @@ func TestToolSets(t *testing.T) {
 	for _, tl := range ReadTools(sess) {
 		names = append(names, tl.Name)
 	}
-	if strings.Join(names, ",") != "memory_list,memory_read" {
+	if strings.Join(names, ",") != "memory_list,memory_read,memory_search" {
 		t.Fatalf("ReadTools = %v", names)
 	}
 	names = nil
@@ -55,7 +55,7 @@ func TestToolSets(t *testing.T) {
 			t.Errorf("%s: schema %s", tl.Name, tl.Parameters)
 		}
 	}
-	if strings.Join(names, ",") != "memory_list,memory_read,memory_write,memory_patch,memory_append" {
+	if strings.Join(names, ",") != "memory_list,memory_read,memory_write,memory_patch,memory_append,memory_search" {
 		t.Fatalf("AllTools = %v", names)
 	}
 	if sess.User().Name() != "alice" {
@@ -104,6 +104,8 @@ func sampleArgs(schema map[string]any) any {
 		return obj
 	case "array":
 		return []any{sampleArgs(schema["items"].(map[string]any))}
+	case "integer":
+		return 1
 	}
 	return "x"
 }

@@ -67,6 +67,9 @@ type User struct {
 	known   map[string]Version
 	making  map[string]Version
 	changes uint64
+	// found is the user's search index (search.go), made at the first
+	// search and kept in step with idx.
+	found userSearch
 }
 
 // Name is the memory user name.
@@ -675,6 +678,7 @@ func (u *User) RemoveAll() error {
 		return fmt.Errorf("remove memory of %s: %w", u.name, err)
 	}
 	u.idx.invalidateAll(false, false)
+	u.found.clear()
 	u.s.log.Info("memory: removed user", "user", u.name)
 	return u.idx.removeCache("")
 }

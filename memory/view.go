@@ -20,6 +20,7 @@ type Space interface {
 	Write(p, content string) error
 	Patch(p string, patches []Patch) (int, error)
 	Append(p, entry, summary string) error
+	Search(query string, limit int) (Found, error)
 }
 
 var (

@@ -186,7 +186,7 @@ func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app, error)
 		ThinkerModel: cfg.LLM.Model, ReflectorModel: reflModel,
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
-			Watch: true, Clean: true,
+			SearchBudget: cfg.Memory.SearchBudget, Watch: true, Clean: true,
 			IndexCache: filepath.Join(stateDir(cfg), "index"), IndexCacheRoot: indexRoot,
 		},
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},

@@ -51,9 +51,10 @@ var memorySubs = map[string]memorySub{
 	"history": {"USER [PATH]", 1, 2},
 	"restore": {"USER PATH --at ID|TIME", 2, 2},
 	"pending": {"[USER] [--retry | --drop]", 0, 1},
+	"search":  {"[--json] [--limit N] USER QUERY...", 2, 1 << 20},
 }
 
-const memorySubNames = "users, ls, show, check, forget, export, edit, history, restore, pending"
+const memorySubNames = "users, ls, show, check, search, forget, export, edit, history, restore, pending"
 
 // memoryOptions are the memory subcommands' flags.
 type memoryOptions struct {
@@ -62,6 +63,8 @@ type memoryOptions struct {
 	at               string // restore --at
 	output           string // export -o
 	verbose          bool   // --verbose: info log lines too
+	json             bool   // search --json
+	limit            int    // search --limit
 }
 
 // memoryFlags defines the flags of fs's memory subcommand ("memory forget")
@@ -80,6 +83,9 @@ func memoryFlags(fs *flag.FlagSet) (runner, string) {
 		fs.StringVar(&o.at, "at", "", "version id or time")
 	case "export":
 		fs.StringVar(&o.output, "o", "", "write the archive to this file")
+	case "search":
+		fs.BoolVar(&o.json, "json", false, "print a JSON array of {path, heading, line, date, text, score}")
+		fs.IntVar(&o.limit, "limit", memory.DefaultSearchLimit, fmt.Sprintf("how many entries, 1 to %d", memory.MaxSearchLimit))
 	case "pending":
 		fs.BoolVar(&o.retry, "retry", false, "journal the turns given up on again")
 		fs.BoolVar(&o.drop, "drop", false, "delete the user's waiting and given-up turns")
@@ -121,7 +127,11 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 			return err
 		}
 	}
-	if len(pos) > 1 {
+	if name == "search" {
+		if err := checkSearch(pos[1:], o.limit); err != nil {
+			return err
+		}
+	} else if len(pos) > 1 {
 		if _, err := memory.ParsePath(pos[1]); err != nil {
 			return usageError("%v", err)
 		}
@@ -151,6 +161,8 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return m.restore(pos[0], pos[1], o.at)
 	case "pending":
 		return m.pending(append(pos, "")[0], o.retry, o.drop, time.Now())
+	case "search":
+		return m.search(pos[0], strings.Join(pos[1:], " "), o.limit, o.json)
 	}
 	return m.export(pos[0], o.output)
 }

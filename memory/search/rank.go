@@ -323,3 +323,24 @@ func abs(v int32) int32 {
 	}
 	return v
 }
+
+// Matcher reports how many of q's words a line of memory holds: what a
+// caller cutting a long entry around its match looks for.
+func Matcher(q Query) func(line string) int {
+	qws, _ := parseQuery(q)
+	form := map[string]int{}
+	for i, qw := range qws {
+		for _, f := range qw.forms {
+			form[f] = i
+		}
+	}
+	return func(line string) int {
+		seen := map[int]bool{}
+		docTerms(line, func(t string) {
+			if i, ok := form[t]; ok {
+				seen[i] = true
+			}
+		})
+		return len(seen)
+	}
+}

@@ -109,6 +109,10 @@ type Memory struct {
 	// Bytes of the memory index the model sees at the start of a task, at
 	// least 256 (past it, facts first, then the newest episodes).
 	IndexBudget int `yaml:"indexBudget"`
+	// Bytes of a `memory_search` result, at least 512: the best entries
+	// first, each cut around its match, and a line saying how many more
+	// matched.
+	SearchBudget int `yaml:"searchBudget"`
 	// Largest part of a file `memory_read` returns, in bytes (a larger file
 	// is cut with a note). 1024 to 67108864.
 	ReadCap int `yaml:"readCap"`
@@ -297,7 +301,7 @@ func Default() *Config {
 	return &Config{
 		LLM: LLM{Model: "gpt-4o-mini", ReflectorModel: "gpt-4o-mini", Timeout: 60 * time.Second, MaxRetries: 3,
 			MaxResponseBytes: openai.DefaultMaxResponseBytes, Stream: true},
-		Memory:        Memory{DataDir: filepath.Join("data", "memory"), IndexBudget: 4096, ReadCap: 65536, WriteCap: 32768},
+		Memory:        Memory{DataDir: filepath.Join("data", "memory"), IndexBudget: 4096, SearchBudget: 4096, ReadCap: 65536, WriteCap: 32768},
 		State:         State{Dir: filepath.Join("data", "state")},
 		Agent:         Agent{MaxSteps: 8, HistoryTurns: 10, MaxConcurrent: 8},
 		MaxReplyChars: agent.DefaultMaxReplyChars,

@@ -67,6 +67,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"llm.maxResponseBytes", c.LLM.MaxResponseBytes, 4 << 20},
 		{"memory.dataDir", c.Memory.DataDir, filepath.Join("data", "memory")},
 		{"memory.indexBudget", c.Memory.IndexBudget, 4096},
+		{"memory.searchBudget", c.Memory.SearchBudget, 4096},
 		{"memory.readCap", c.Memory.ReadCap, 65536},
 		{"memory.writeCap", c.Memory.WriteCap, 32768},
 		{"state.dir", c.State.Dir, filepath.Join("data", "state")},
@@ -204,7 +205,7 @@ func TestFixtureFull(t *testing.T) {
 			MaxResponseBytes: 4194304, // not in the file: the default
 			Stream:           false,   // the file turns it off
 		},
-		Memory:        Memory{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, ReadCap: 131072, WriteCap: 65536},
+		Memory:        Memory{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, SearchBudget: 4096, ReadCap: 131072, WriteCap: 65536}, // searchBudget: the default
 		State:         State{Dir: "/srv/mnemo/state"},
 		Agent:         Agent{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
 		MaxReplyChars: 16000, // not in the file: the default
@@ -559,6 +560,7 @@ func TestValidateErrors(t *testing.T) {
 		{"idle negative", "reflector:\n  idle: -1m\n", nil, []string{`reflector.idle: must be greater than 0, got -1m0s`}},
 		{"grace zero", "shutdown:\n  grace: 0s\n", nil, []string{`mnemo.yaml:2: shutdown.grace: must be greater than 0, got 0s; write a duration such as "90s" or "2m"`}},
 		{"index budget", "memory:\n  indexBudget: 100\n", nil, []string{`memory.indexBudget: 100 is out of range; use 256 to 1048576 bytes`}},
+		{"search budget", "memory:\n  searchBudget: 100\n", nil, []string{`memory.searchBudget: 100 is out of range; use 512 to 1048576 bytes`}},
 		{"read cap zero", "memory:\n  readCap: 0\n", nil, []string{`memory.readCap: 0 is out of range; use 1024 to 67108864 bytes`, `memory.writeCap: 32768 is larger than memory.readCap (0)`}},
 		{"write cap big", "memory:\n  writeCap: 100000\n", nil, []string{`mnemo.yaml:2: memory.writeCap: 100000 is larger than memory.readCap (65536), so written files could not be read back whole; lower it or raise memory.readCap`}},
 		{"agent steps", "agent:\n  maxSteps: 0\n", nil, []string{`agent.maxSteps: 0 is out of range; use 1 to 100`}},

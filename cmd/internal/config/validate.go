@@ -165,6 +165,7 @@ func (c *Config) validate(origin map[string]string) error {
 			quote(c.State.Dir), quote(c.Memory.DataDir), quote(beside))
 	}
 	ch.intRange("memory.indexBudget", c.Memory.IndexBudget, 256, 1<<20, " bytes")
+	ch.intRange("memory.searchBudget", c.Memory.SearchBudget, 512, 1<<20, " bytes")
 	ch.intRange("memory.readCap", c.Memory.ReadCap, 1024, 64<<20, " bytes")
 	ch.intRange("memory.writeCap", c.Memory.WriteCap, 1024, 64<<20, " bytes")
 	if c.Memory.WriteCap > c.Memory.ReadCap {

@@ -79,11 +79,11 @@ func TestAdapterHappyPath(t *testing.T) {
 	if idx, _ := m.Index(mnemo.Scope{User: "alice"}); !strings.Contains(idx, "- facts/user.md (") {
 		t.Errorf("Index = %q", idx)
 	}
-	if tools, err := m.ReadTools(mnemo.Scope{User: "alice"}); err != nil || len(tools) != 2 {
+	if tools, err := m.ReadTools(mnemo.Scope{User: "alice"}); err != nil || len(tools) != 3 {
 		t.Errorf("ReadTools = %d tools, %v", len(tools), err)
 	}
 	p, err := m.Prepare(mnemo.Scope{User: "alice"}, 1000, nil)
-	if err != nil || !strings.Contains(p.Facts, "- Name: Ada") || p.Episodes != "none yet" || len(p.Tools) != 5 {
+	if err != nil || !strings.Contains(p.Facts, "- Name: Ada") || p.Episodes != "none yet" || len(p.Tools) != 6 {
 		t.Errorf("Prepare = %+v, %v", p, err)
 	}
 	// The commit hook sees each change with the versions as Version
