@@ -29,9 +29,9 @@ type Options struct {
 	// SearchBudget bounds the bytes of a memory_search result; default
 	// DefaultSearchBudget (memory.searchBudget).
 	SearchBudget int
-	Watch    bool          // keep the index current with fsnotify; false: rescan on every List
-	Clean    bool          // this process owns the folder: remove temp files a crash left as a user's folders are first listed
-	Logger   *slog.Logger  // nil: discard
+	Watch        bool         // keep the index current with fsnotify; false: rescan on every List
+	Clean        bool         // this process owns the folder: remove temp files a crash left as a user's folders are first listed
+	Logger       *slog.Logger // nil: discard
 	// Clock tells the time (a stale temp file's age, how long a write has
 	// waited) and times the waits for an editor; nil: the system clock.
 	Clock clock.Clock
