@@ -22,14 +22,30 @@ type userSearch struct {
 	synced     bool
 }
 
-// clear empties the index: a forget leaves nothing in it.
-func (s *userSearch) clear() {
+// forget drops path's entries from the index (all of them: path "").
+func (s *userSearch) forget(path string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.x != nil {
+	switch {
+	case s.x == nil:
+	case path == "":
 		s.x.Clear()
+	default:
+		s.x.Remove(path)
 	}
-	s.synced = false
+	s.synced = false // the next search compares every file again
+}
+
+// ForgetSearch drops what the search index holds of an owner's memory
+// (of one file, with path): a forget leaves nothing in it, even where
+// the files' removal failed. The next search reads what is on disk.
+func (s *Store) ForgetSearch(name, path string) error {
+	u, err := s.User(name)
+	if err != nil {
+		return err
+	}
+	u.found.forget(path)
+	return nil
 }
 
 // searchIndex is the user's search index, in step with the files.

@@ -55,8 +55,8 @@ type (
 		Summary string `json:"summary,omitempty" desc:"optional new file-level summary"`
 	}
 	searchParams struct {
-		Query string `json:"query" desc:"the words to look for; may name a time: in March, last week, on Tuesday, recently"`
-		Limit int    `json:"limit,omitempty" desc:"how many entries, 1 to 20 (default 8)"`
+		Query string `json:"query"`
+		Limit int    `json:"limit,omitempty" desc:"1 to 20, default 8"`
 	}
 )
 

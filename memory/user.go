@@ -678,7 +678,7 @@ func (u *User) RemoveAll() error {
 		return fmt.Errorf("remove memory of %s: %w", u.name, err)
 	}
 	u.idx.invalidateAll(false, false)
-	u.found.clear()
+	u.found.forget("")
 	u.s.log.Info("memory: removed user", "user", u.name)
 	return u.idx.removeCache("")
 }

@@ -162,7 +162,7 @@ func readWhen(ws []string, today time.Time) ([]string, when) {
 				case s == "week" && prev == "this":
 					setRange(monday, t)
 				case s == "week" && prev == "last":
-					setRange(monday-7, monday-1)
+					setRange(monday-7, t) // last week's days and this week's so far: what people mean by it varies
 				case s == "week":
 					setRange(t-7, t)
 				case s == "month" && prev == "this":

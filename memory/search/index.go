@@ -145,7 +145,9 @@ func (x *Index) Remove(path string) {
 func (x *Index) Clear() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	*x = Index{terms: map[string]int32{}, files: map[string]*file{}}
+	x.terms, x.files = map[string]int32{}, map[string]*file{}
+	x.post, x.units, x.free = nil, nil, nil
+	x.dead, x.n, x.nShared, x.sum, x.sumShared = 0, 0, 0, 0, 0
 }
 
 func (x *Index) remove(path string) {

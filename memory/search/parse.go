@@ -130,7 +130,9 @@ func parseEntries(text string) []parsedUnit {
 		if cur == nil {
 			return
 		}
-		cur.end = n
+		if strings.TrimSpace(line) != "" {
+			cur.end = n // trailing blank lines are not the entry's
+		}
 		if v, ok := fieldValue(line, "- Date:"); ok {
 			if d := parseDay(v); d != noDate && cur.date == noDate {
 				cur.date = d
@@ -145,29 +147,9 @@ func parseEntries(text string) []parsedUnit {
 	})
 	if cur != nil {
 		cur.stop = len(text)
-		// Trailing blank lines are not the entry's.
-		for cur.end > cur.line && strings.TrimSpace(lineAt(text, cur.start, cur.end-cur.line)) == "" {
-			cur.end--
-		}
 		out = append(out, *cur)
 	}
 	return out
-}
-
-// lineAt is the k-th line (0-based) of text from byte start.
-func lineAt(text string, start, k int) string {
-	s := text[start:]
-	for range k {
-		i := strings.IndexByte(s, '\n')
-		if i < 0 {
-			return ""
-		}
-		s = s[i+1:]
-	}
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		s = s[:i]
-	}
-	return s
 }
 
 // parseFacts is a fact file's lines, each with the "## " section it is in.

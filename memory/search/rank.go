@@ -108,20 +108,20 @@ func parseQuery(q Query) ([]queryWord, when) {
 			continue
 		}
 		j++
-		add := func(forms []string) {
-			var keep []string
-			for _, f := range forms {
+		add := func(forms []string, weights []float64) {
+			var qw queryWord
+			for i, f := range forms {
 				if !seen[f] {
 					seen[f] = true
-					keep = append(keep, f)
+					qw.forms, qw.weight = append(qw.forms, f), append(qw.weight, weights[i])
 				}
 			}
-			if len(keep) > 0 {
-				out = append(out, queryWord{forms: keep})
+			if len(qw.forms) > 0 {
+				out = append(out, qw)
 			}
 		}
 		if len(w.parts) > 1 {
-			add([]string{strings.ToLower(w.text)})
+			add([]string{strings.ToLower(w.text)}, []float64{1})
 		}
 		for _, p := range w.parts {
 			add(queryForms(p))
@@ -162,7 +162,7 @@ func Search(q Query, parts ...Part) Result {
 			for _, p := range parts {
 				df += p.Index.df(f, p.SharedOnly)
 			}
-			idf[i][j] = math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+			idf[i][j] = qw.weight[j] * math.Log(1+(float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 		}
 	}
 	today := dayOf(q.Today)
@@ -247,7 +247,7 @@ func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float6
 	if len(qws) == 0 && (wh.ranged() || wh.recent || wh.first) {
 		// Only a time: every dated unit of it.
 		for id := range x.units {
-			if visible(int32(id)) && x.units[id].date != noDate {
+			if d := x.units[id].date; visible(int32(id)) && d != noDate && (!wh.ranged() || d >= wh.from && d <= wh.to) {
 				s.touched = append(s.touched, int32(id))
 				s.total[id] = 1
 			}

@@ -131,6 +131,11 @@ func stopWord(w string) bool {
 	return false
 }
 
+// whole marks a term kept whole (a name, an acronym, a word with digits):
+// no word's stem starts with it, so the name Mark is never the stem of
+// "marking", and a query word may ask for either.
+const whole = "="
+
 // term is the indexed form of one simple word, or "" when it is not indexed.
 func term(w string, sentence bool) string {
 	lw := strings.ToLower(w)
@@ -138,7 +143,7 @@ func term(w string, sentence bool) string {
 		return ""
 	}
 	if kept(w, sentence) {
-		return lw
+		return whole + lw
 	}
 	return english.Stem(lw, true)
 }
@@ -160,20 +165,27 @@ func docTerms(s string, fn func(t string)) {
 // queryWord is one word of a query: the terms it matches (a name may have
 // been written in lower case, a common word capitalised).
 type queryWord struct {
-	forms []string
+	forms  []string
+	weight []float64 // of each form
 }
 
-// queryForms are the terms one simple query word may have been indexed as.
-func queryForms(p string) []string {
+// queryForms are the terms one simple query word may have been indexed
+// as: kept whole (a name, however the query writes it) and, unless it
+// cannot be a plain English word, stemmed.
+//
+// A capitalised word is more likely the name: its stem counts half.
+func queryForms(p string) ([]string, []float64) {
 	lw := strings.ToLower(p)
 	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) || stopWord(lw) {
-		return nil
+		return nil, nil
 	}
-	forms := []string{lw}
-	if !kept(p, true) {
-		if st := english.Stem(lw, true); st != lw {
-			forms = append(forms, st)
+	forms, weights := []string{whole + lw}, []float64{1}
+	if !kept(lw, true) {
+		w := 1.0
+		if kept(p, false) {
+			w = 0.5
 		}
+		forms, weights = append(forms, english.Stem(lw, true)), append(weights, w)
 	}
-	return forms
+	return forms, weights
 }

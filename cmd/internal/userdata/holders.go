@@ -110,6 +110,7 @@ func Holders(w Wiring) []Holder {
 		&shortTermHistory{agent: w.Agent},
 		&givenUp{stateDir: w.StateDir},
 		&memoryFiles{store: w.Store},
+		&searchIndex{store: w.Store},
 		&indexCache{dir: filepath.Join(w.StateDir, "index")},
 		&fileHistory{hist: w.History},
 		&chatHistory{stateDir: w.StateDir},
@@ -234,6 +235,17 @@ func (m *memoryFiles) Forget(_ context.Context, r Request) (Dropped, error) {
 		return Dropped{}, u.RemoveAll()
 	}
 	return Dropped{}, u.Remove(r.Path)
+}
+
+// searchIndex is the store's search index of the owner's entries
+// (memory_search), kept in process memory: the files' removal empties it
+// too, and this empties it even where that removal failed.
+type searchIndex struct{ store *memory.Store }
+
+func (s *searchIndex) Name() string { return "memory search index" }
+
+func (s *searchIndex) Forget(_ context.Context, r Request) (Dropped, error) {
+	return Dropped{}, s.store.ForgetSearch(r.Owner, r.Path)
 }
 
 // indexCache is the memory index kept between runs (it holds the files'

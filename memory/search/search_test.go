@@ -1,0 +1,333 @@
+package search
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// today is the day the tests' queries are asked on: a Sunday.
+var today = time.Date(2026, 11, 29, 15, 0, 0, 0, time.UTC)
+
+// entry is one episode entry's text.
+func entry(title, summary, date string, body ...string) string {
+	s := "## " + title + "\n- Summary: " + summary + "\n- Date: " + date + "\n"
+	for _, l := range body {
+		s += "- " + l + "\n"
+	}
+	return s + "\n"
+}
+
+// episodes is an episode file of entries.
+func episodes(month string, entries ...string) string {
+	return "# " + month + " Episodes\n\n> Summary: work\n\n" + strings.Join(entries, "")
+}
+
+// headings are the first line of each hit's unit in files.
+func headings(t *testing.T, files map[string]string, r Result) []string {
+	t.Helper()
+	var out []string
+	for _, h := range r.Hits {
+		text := files[strings.TrimPrefix(h.Path, "channel/")]
+		line := strings.Split(text, "\n")[h.Line-1]
+		out = append(out, strings.TrimPrefix(line, "## "))
+	}
+	return out
+}
+
+func indexOf(files map[string]string, shared ...string) *Index {
+	x := New()
+	for p, text := range files {
+		x.Put(p, text, slices.Contains(shared, p), 1)
+	}
+	return x
+}
+
+// The first hit of each query is the entry a person means.
+func TestRanking(t *testing.T) {
+	files := map[string]string{
+		"episodes/2026-03.md": episodes("2026-03",
+			entry("CI build cache not restored", "CI rebuilt every module → cache keyed on go.sum", "2026-03-24", "Solution: cache key from the go.sum hash"),
+			entry("Mark reviewed the release", "release notes checked by Mark", "2026-03-10", "Problem: two notes were missing"),
+			entry("Support group", "Caroline went to the LGBTQ support group", "2026-03-02", "She found it helpful"),
+		),
+		"episodes/2026-05.md": episodes("2026-05",
+			entry("Marking stale tickets", "bulk marking of stale issues", "2026-05-12", "marked 40 tickets as stale"),
+			entry("Deploy script fixed", "the deploy script failed on ARM → fixed the arch check", "2026-05-20", "Fixing took two hours"),
+			entry("Lunch", "lunch with the team", "2026-05-21", "we talked about the cache and the deploy and the release"),
+		),
+		"episodes/2026-11.md": episodes("2026-11",
+			entry("Deploy script again", "deploy script broke on the new runner", "2026-11-24", "fixed the runner label"),
+			entry("go-openai upgrade", "moved to go-openai v1.43", "2026-11-25", "streaming now reports usage"),
+		),
+		"facts/family.md": "# Family\n\n> Summary: family\n\n- Sister: Ana, lives in Lisbon\n- Brother: Tom, a nurse\n\n## Pets\n- A cat called Miso\n",
+	}
+	x := indexOf(files)
+	for _, tc := range []struct {
+		name, query, want string
+	}{
+		{"exact words", "cache key go.sum", "CI build cache not restored"},
+		{"stemming", "fixing the deployment scripts in May", "Deploy script fixed"},
+		{"a name is not a stem", "Mark", "Mark reviewed the release"},
+		{"a stem is not a name", "marking tickets", "Marking stale tickets"},
+		{"a name in lower case", "caroline", "Support group"},
+		{"a possessive", "Caroline's group", "Support group"},
+		{"heading over body", "release", "Mark reviewed the release"},
+		{"a compound whole", "go-openai", "go-openai upgrade"},
+		{"recently", "deploy script recently", "Deploy script again"},
+		{"last time", "when did the deploy script break last time", "Deploy script again"},
+		{"the first time", "the first time the deploy script failed", "Deploy script fixed"},
+		{"a month", "what happened with the deploy script in May", "Deploy script fixed"},
+		{"a season", "deploy script back in the spring", "Deploy script fixed"},
+		{"a month and year", "deploy script November 2026", "Deploy script again"},
+		{"an ISO month", "deploy 2026-05", "Deploy script fixed"},
+		{"a day", "2026-03-10", "Mark reviewed the release"},
+		{"last week", "what did we do last week", "go-openai upgrade"},
+		{"on a weekday", "what did we do on Tuesday", "Deploy script again"},
+		{"a time alone", "in March", "CI build cache not restored"},
+		{"a fact line", "where does my sister live", "- Sister: Ana, lives in Lisbon"},
+		{"a fact under its section", "pets", "- A cat called Miso"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := Search(Query{Text: tc.query, Today: today, Limit: 5}, Part{Index: x})
+			got := headings(t, files, r)
+			if len(got) == 0 || got[0] != tc.want {
+				t.Errorf("%q: hits %q, want %q first", tc.query, got, tc.want)
+			}
+		})
+	}
+}
+
+// Words that are not in the memory, stop words alone, or nothing at all
+// find nothing; a time alone finds the entries of that time.
+func TestNoHits(t *testing.T) {
+	files := map[string]string{"episodes/2026-03.md": episodes("2026-03", entry("Cache", "cache fix", "2026-03-24"))}
+	x := indexOf(files)
+	for _, q := range []string{"", "   ", "the of and what when", "kubernetes", "in June"} {
+		if r := Search(Query{Text: q, Today: today}, Part{Index: x}); len(r.Hits) != 0 || r.Total != 0 {
+			t.Errorf("%q found %+v", q, r)
+		}
+	}
+	if r := Search(Query{Text: "cache"}, Part{Index: New()}); len(r.Hits) != 0 {
+		t.Errorf("an empty index found %+v", r)
+	}
+}
+
+// Equal scores: the newer entry first, then by path, then by line.
+func TestTies(t *testing.T) {
+	files := map[string]string{
+		"episodes/2026-01.md": episodes("2026-01", entry("Backup", "backup", "2026-01-05"), entry("Backup", "backup", "2026-01-05")),
+		"episodes/2026-02.md": episodes("2026-02", entry("Backup", "backup", "2026-02-05")),
+		"facts/a.md":          "# A\n\n- backup\n",
+		"facts/b.md":          "# B\n\n- backup\n",
+	}
+	r := Search(Query{Text: "backup", Today: today, Limit: 10}, Part{Index: indexOf(files)})
+	var got []string
+	for _, h := range r.Hits {
+		got = append(got, fmt.Sprintf("%s:%d", h.Path, h.Line))
+	}
+	want := []string{"episodes/2026-02.md:5", "episodes/2026-01.md:5", "episodes/2026-01.md:9"}
+	if len(got) != 5 || !slices.Equal(got[:3], want) {
+		t.Fatalf("order %q, want %q then the two fact files", got, want)
+	}
+	if !(got[3] == "facts/a.md:3" && got[4] == "facts/b.md:3") && !(r.Hits[3].Score != r.Hits[4].Score) {
+		t.Errorf("fact files of equal score out of path order: %q", got)
+	}
+	for i := 1; i < len(r.Hits); i++ {
+		if r.Hits[i].Score > r.Hits[i-1].Score {
+			t.Errorf("hit %d scores %v after %v", i, r.Hits[i].Score, r.Hits[i-1].Score)
+		}
+	}
+}
+
+// A fact file is one hit, naming its matching lines: the best first,
+// then the others in file order.
+func TestFactLines(t *testing.T) {
+	files := map[string]string{"facts/tools.md": "# Tools\n\n> Summary: tools\n\n- Editor: vim\n- Shell: zsh with vim keys\n- Terminal: kitty\n- Vim plugins: vim-go, vim vim\n"}
+	r := Search(Query{Text: "vim", Today: today}, Part{Index: indexOf(files)})
+	if len(r.Hits) != 1 || r.Total != 1 {
+		t.Fatalf("hits %+v", r)
+	}
+	h := r.Hits[0]
+	if h.Episode || h.Date != "" || h.Line != h.Lines[0] || !slices.Equal(h.Lines, []int{8, 5, 6}) {
+		t.Errorf("hit %+v, want lines 8 (most vim), then 5 and 6", h)
+	}
+}
+
+// Units: an entry runs from its heading to its last non-blank line, with
+// its byte range; the file's header is no unit.
+func TestUnits(t *testing.T) {
+	text := "# 2026-03 Episodes\n\n> Summary: a, b\n\n## A\n- Summary: a\n- Date: 2026-03-01\n\n\n## B\n- Date: not a date\nbody\n"
+	us := parseFile("episodes/2026-03.md", text)
+	if len(us) != 2 {
+		t.Fatalf("%d units", len(us))
+	}
+	if us[0].line != 5 || us[0].end != 7 || text[us[0].start:us[0].stop] != "## A\n- Summary: a\n- Date: 2026-03-01\n\n\n" || us[0].date != parseDay("2026-03-01") {
+		t.Errorf("unit A %+v", us[0])
+	}
+	if us[1].line != 10 || us[1].end != 12 || us[1].stop != len(text) || us[1].date != noDate || us[1].terms["date"] == 0 {
+		t.Errorf("unit B %+v (a bad date line is body)", us[1])
+	}
+	facts := parseFile("channel/facts/x.md", "# X\n> Summary: s\n> Visibility: shared\n\n- the and\n- real fact\n")
+	if len(facts) != 1 || facts[0].line != 6 {
+		t.Errorf("fact units %+v: want only the line with words", facts)
+	}
+}
+
+// Replacing a file replaces its units; removing it leaves nothing found;
+// the removed units' postings go at compaction and their slots are
+// reused; the statistics follow.
+func TestPutRemoveCompact(t *testing.T) {
+	x := New()
+	for i := range 600 {
+		x.Put(fmt.Sprintf("facts/f%d.md", i), fmt.Sprintf("# F\n\n- apple number%d\n- pear\n", i), i%2 == 0, uint64(i))
+	}
+	if x.n != 1200 || x.nShared != 600 || x.Len() != 600 {
+		t.Fatalf("n %d shared %d files %d", x.n, x.nShared, x.Len())
+	}
+	if st, ok := x.Stamp("facts/f7.md"); !ok || st != 7 {
+		t.Errorf("stamp %d %v", st, ok)
+	}
+	x.Put("facts/f1.md", "# F\n\n- banana\n", false, 99)
+	if r := Search(Query{Text: "number1"}, Part{Index: x}); len(r.Hits) != 0 {
+		t.Errorf("the replaced text is still found: %+v", r.Hits)
+	}
+	if r := Search(Query{Text: "banana"}, Part{Index: x}); len(r.Hits) != 1 || r.Hits[0].Stamp != 99 {
+		t.Errorf("the new text is not found: %+v", r.Hits)
+	}
+	for i := range 600 {
+		x.Remove(fmt.Sprintf("facts/f%d.md", i))
+	}
+	x.Remove("facts/nothing.md")
+	if x.n != 0 || x.sum != 0 || x.nShared != 0 || x.sumShared != 0 || x.Len() != 0 {
+		t.Errorf("statistics after removing everything: %d %d %d %d", x.n, x.sum, x.nShared, x.sumShared)
+	}
+	postings := 0
+	for _, p := range x.post {
+		postings += len(p)
+	}
+	if postings > 4*256 || len(x.terms) > 256 {
+		t.Errorf("%d postings and %d terms kept after removing every file", postings, len(x.terms))
+	}
+	if r := Search(Query{Text: "apple pear"}, Part{Index: x}); len(r.Hits) != 0 {
+		t.Errorf("removed files found: %+v", r.Hits)
+	}
+	slots := len(x.units)
+	x.Put("facts/new.md", "# N\n\n- apple\n", false, 1)
+	if len(x.units) != slots {
+		t.Errorf("a freed slot was not reused: %d → %d", slots, len(x.units))
+	}
+	if r := Search(Query{Text: "apple"}, Part{Index: x}); len(r.Hits) != 1 || r.Hits[0].Path != "facts/new.md" {
+		t.Errorf("after compaction: %+v", r.Hits)
+	}
+	var paths []string
+	x.Paths(func(p string, _ uint64) { paths = append(paths, p) })
+	if !slices.Equal(paths, []string{"facts/new.md"}) {
+		t.Errorf("paths %q", paths)
+	}
+	x.Clear()
+	if x.Len() != 0 || len(Search(Query{Text: "apple"}, Part{Index: x}).Hits) != 0 {
+		t.Error("Clear left something")
+	}
+}
+
+// What a view may not see changes nothing it is shown: a shared-only
+// search gives the same hits, scores and total whatever private files
+// hold, and never a private unit.
+func TestPrivateFilesChangeNothing(t *testing.T) {
+	shared := "# S\n\n> Visibility: shared\n\n- deploy runs on Fridays\n- the deploy key is in the vault\n"
+	q := Query{Text: "deploy key", Today: today}
+	base := New()
+	base.Put("facts/team.md", shared, true, 1)
+	want := Search(q, Part{Index: base, SharedOnly: true})
+	x := New()
+	x.Put("facts/team.md", shared, true, 1)
+	for i := range 50 {
+		x.Put(fmt.Sprintf("facts/p%d.md", i), "# P\n\n- my deploy key is hunter2 deploy deploy\n- key key key\n", false, 1)
+	}
+	got := Search(q, Part{Index: x, SharedOnly: true})
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("with private files:\n%+v\nwithout:\n%+v", got, want)
+	}
+	if all := Search(q, Part{Index: x}); all.Total != 51 {
+		t.Errorf("a private view sees %d files, want 51", all.Total)
+	}
+}
+
+// Two parts: the channel's hits carry its prefix and part number, and the
+// statistics are over both.
+func TestParts(t *testing.T) {
+	own, ch := New(), New()
+	own.Put("facts/me.md", "# Me\n\n> Visibility: shared\n\n- I own the billing service\n", true, 1)
+	ch.Put("facts/team.md", "# Team\n\n- billing service deploys on Monday\n", false, 2)
+	r := Search(Query{Text: "billing deploys", Today: today}, Part{Index: own, SharedOnly: true}, Part{Index: ch, Prefix: "channel/"})
+	if len(r.Hits) != 2 || r.Hits[0].Path != "channel/facts/team.md" || r.Hits[0].Part != 1 || r.Hits[1].Path != "facts/me.md" || r.Hits[1].Part != 0 {
+		t.Errorf("hits %+v", r.Hits)
+	}
+}
+
+// The limit: 8 when not given, and Total counts every match.
+func TestLimit(t *testing.T) {
+	x := New()
+	for i := range 30 {
+		x.Put(fmt.Sprintf("facts/f%02d.md", i), "# F\n\n- kiwi\n", false, 1)
+	}
+	if r := Search(Query{Text: "kiwi"}, Part{Index: x}); len(r.Hits) != 8 || r.Total != 30 {
+		t.Errorf("default: %d hits of %d", len(r.Hits), r.Total)
+	}
+	if r := Search(Query{Text: "kiwi", Limit: 3}, Part{Index: x}); len(r.Hits) != 3 {
+		t.Errorf("limit 3: %d hits", len(r.Hits))
+	}
+}
+
+// A query longer than MaxQuery is cut, on a character boundary.
+func TestLongQuery(t *testing.T) {
+	x := New()
+	x.Put("facts/f.md", "# F\n\n- zebra\n- yak\n", false, 1)
+	long := strings.Repeat("é", MaxQuery) + " zebra"
+	if r := Search(Query{Text: long}, Part{Index: x}); len(r.Hits) != 0 {
+		t.Errorf("a word past the cut was read: %+v", r.Hits)
+	}
+	if r := Search(Query{Text: "zebra " + strings.Repeat("x", 10*MaxQuery)}, Part{Index: x}); len(r.Hits) != 1 {
+		t.Errorf("a word before the cut was lost: %+v", r.Hits)
+	}
+}
+
+// The terms of a line: stems, names kept whole, compounds whole and by
+// parts, stop words and possessives gone.
+func TestTerms(t *testing.T) {
+	for _, tc := range []struct{ line, want string }{
+		{"Fixed the deployments", "fix deploy"},
+		{"then Mark fixed it", "=mark fix"},
+		{"Mark fixed it", "mark fix"},
+		{"Caroline's support", "carolin support"},
+		{"we met Caroline's sister", "met =caroline sister"},
+		{"the CI and the API", "=ci =api"},
+		{"go-openai v1.43", "go-openai go openai v1.43 =v1 =43"},
+		{"cache_key", "cache_key cach key"},
+		{"don't won't", "won"},
+		{"Zürich café", "=zürich =café"},
+		{"a b 7", "=7"},
+	} {
+		var got []string
+		docTerms(tc.line, func(t string) { got = append(got, t) })
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("%q: terms %q, want %q", tc.line, strings.Join(got, " "), tc.want)
+		}
+	}
+}
+
+// Matcher counts the query's words in a line, in any of their forms.
+func TestMatcher(t *testing.T) {
+	m := Matcher(Query{Text: "fixing deploy scripts Mark"})
+	for _, tc := range []struct {
+		line string
+		want int
+	}{{"fixed the deploy script", 3}, {"nothing here", 0}, {"and then Mark deployed", 2}} {
+		if got := m(tc.line); got != tc.want {
+			t.Errorf("%q: %d, want %d", tc.line, got, tc.want)
+		}
+	}
+}
