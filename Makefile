@@ -7,7 +7,7 @@ FUZZTIME ?= 20s
 VERSION  ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo devel)
 BUILDDATE ?= $(shell date -u +%Y-%m-%d)
 
-.PHONY: build pgo image test test-race test-plain test-norace e2e coverage lint bench load soak fuzz mutation crash run clean
+.PHONY: build pgo image test test-race test-plain test-norace e2e coverage lint bench load soak fuzz mutation crash run clean bench-recall
 
 # A static binary, as the Dockerfile builds it: no libc to load at each start.
 build:
@@ -175,3 +175,11 @@ run:
 
 clean:
 	rm -rf bin coverage.out
+
+# Recall of memory/search against a textbook BM25 (memory/search/recallbench):
+# recall@5 and @10 per kind of question over a generated year and a half of
+# memory. RECALL_DATA=/tmp/locomo/a,/tmp/locomo/b adds the sets in those
+# folders (memory/{facts,episodes}/*.md and questions.json, see LoadDir);
+# RECALL_MISSES=1 lists the questions mnemo misses.
+bench-recall:
+	$(GO) test -count=1 -run '^TestRecallReport$$' -v ./memory/search/recallbench
