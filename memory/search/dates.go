@@ -10,8 +10,8 @@ import (
 // should fall in, and whether it asks for the newest or the oldest.
 type when struct {
 	from, to int32 // days, inclusive; from == noDate: no range
-	recent   bool  // "recently", "last time", "latest"
-	first    bool  // "first time", "earliest", "originally"
+	recent   bool  // "recently", "last time", "my last …", "latest"
+	first    bool  // "first time", "my first …", "earliest", "originally"
 }
 
 func (w when) ranged() bool { return w.from != noDate }
@@ -30,12 +30,21 @@ var weekdays = map[string]time.Weekday{
 // seasons start in their month (northern hemisphere) and last three.
 var seasons = map[string]time.Month{"spring": 3, "summer": 6, "autumn": 9, "fall": 9, "winter": 12}
 
-// monthWords are words that make a following "may", "march" or "fall" a
-// time rather than a verb.
-var timeLead = map[string]bool{"in": true, "of": true, "since": true, "early": true, "late": true, "mid": true, "during": true, "last": true, "this": true, "the": true, "back": true, "until": true, "before": true, "after": true}
+// holidays are the days around a yearly date: month, first and last day.
+var holidays = map[string][3]int{
+	"christmas": {12, 18, 31}, "xmas": {12, 18, 31}, "halloween": {10, 25, 31},
+	"thanksgiving": {11, 20, 30}, "valentine": {2, 10, 18}, "valentines": {2, 10, 18},
+}
 
-// ambiguous month and season names that are also common words.
-var ambiguous = map[string]bool{"may": true, "march": true, "fall": true, "mar": true, "jan": false, "sat": true}
+// timeLead are words that make a following "may", "march" or "fall" a
+// time rather than a verb.
+var timeLead = map[string]bool{"in": true, "of": true, "since": true, "early": true, "late": true, "mid": true, "during": true, "last": true, "this": true, "the": true, "back": true, "until": true, "before": true, "after": true, "around": true}
+
+// ambiguous month and season names are also common words.
+var ambiguous = map[string]bool{"may": true, "march": true, "fall": true, "mar": true}
+
+// units of "N units ago", in days.
+var agoUnits = map[string]int32{"day": 1, "days": 1, "week": 7, "weeks": 7, "month": 30, "months": 30, "year": 365, "years": 365}
 
 // readWhen takes the time words out of a query's words (lower case) and
 // returns the rest and what they said, today being the day of reference.
@@ -43,7 +52,13 @@ func readWhen(ws []string, today time.Time) ([]string, when) {
 	w := when{from: noDate, to: noDate}
 	t := dayOf(today)
 	y, m, _ := today.Date()
-	rest := ws[:0:0]
+	used := make([]bool, len(ws))
+	at := func(i int) string {
+		if i < 0 || i >= len(ws) {
+			return ""
+		}
+		return ws[i]
+	}
 	setRange := func(from, to int32) {
 		if w.from == noDate || from < w.from {
 			w.from = from
@@ -52,86 +67,110 @@ func readWhen(ws []string, today time.Time) ([]string, when) {
 			w.to = to
 		}
 	}
-	monthRange := func(year int, mo time.Month, n int) {
-		a := time.Date(year, mo, 1, 0, 0, 0, 0, time.UTC)
-		setRange(dayOf(a), dayOf(a.AddDate(0, n, -1)))
-	}
-	// latest is the year whose month mo (lasting n months) has begun by today.
-	latest := func(mo time.Month) int {
-		if mo > m {
-			return y - 1
-		}
-		return y
-	}
-	yearAt := func(i int) (int, bool) {
-		if i < len(ws) && len(ws[i]) == 4 {
-			if n, err := strconv.Atoi(ws[i]); err == nil && n >= 1900 && n <= 2200 {
+	yearOf := func(s string) (int, bool) {
+		if len(s) == 4 {
+			if n, err := strconv.Atoi(s); err == nil && n >= 1900 && n <= 2200 {
 				return n, true
 			}
 		}
 		return 0, false
 	}
-	dayNum := func(i int) bool {
-		if i < 0 || i >= len(ws) {
-			return false
-		}
-		s := strings.TrimRight(ws[i], "stndrh")
-		n, err := strconv.Atoi(s)
+	dayNum := func(s string) bool {
+		n, err := strconv.Atoi(strings.TrimRight(s, "stndrh"))
 		return err == nil && n >= 1 && n <= 31
 	}
-	for i := 0; i < len(ws); i++ {
-		s := ws[i]
-		prev, next := "", ""
-		if i > 0 {
-			prev = ws[i-1]
+	// The year the query names, if any: "last year", "this year", "2025".
+	year := 0
+	for i, s := range ws {
+		switch {
+		case s == "year" && (at(i-1) == "last" || at(i-1) == "this"):
+			year = y
+			if at(i-1) == "last" {
+				year = y - 1
+			}
+		default:
+			if n, ok := yearOf(s); ok {
+				year = n
+			}
 		}
-		if i+1 < len(ws) {
-			next = ws[i+1]
+	}
+	// Named months, seasons and holidays take that year; without one, the
+	// latest that has begun by today.
+	named := false
+	span := func(mo time.Month, first, n int, yr int) {
+		a := time.Date(yr, mo, first, 0, 0, 0, 0, time.UTC)
+		setRange(dayOf(a), dayOf(a.AddDate(0, n, 0))-1)
+	}
+	latest := func(mo time.Month, firstDay int) int {
+		if year != 0 {
+			return year
+		}
+		if mo > m || mo == m && firstDay > today.Day() {
+			return y - 1
+		}
+		return y
+	}
+	for i, s := range ws {
+		prev := at(i - 1)
+		if mo, ok := months[s]; ok {
+			_, yearNext := yearOf(at(i + 1))
+			if !ambiguous[s] || timeLead[prev] || yearNext || dayNum(prev) || dayNum(at(i+1)) {
+				span(mo, 1, 1, latest(mo, 1))
+				used[i], named = true, true
+				continue
+			}
+		}
+		if mo, ok := seasons[s]; ok && (!ambiguous[s] || timeLead[prev]) {
+			yr := latest(mo, 1)
+			if mo == 12 && year == 0 && m < 12 {
+				yr = y - 1 // the winter under way began last December
+			}
+			span(mo, 1, 3, yr)
+			used[i], named = true, true
+			continue
+		}
+		if h, ok := holidays[s]; ok {
+			a := time.Date(latest(time.Month(h[0]), h[1]), time.Month(h[0]), h[1], 0, 0, 0, 0, time.UTC)
+			setRange(dayOf(a), dayOf(a)+int32(h[2]-h[1]))
+			used[i], named = true, true
+			continue
+		}
+		if s == "year" && (prev == "new" || prev == "years") {
+			yr := latest(12, 28)
+			a := time.Date(yr, 12, 28, 0, 0, 0, 0, time.UTC)
+			setRange(dayOf(a), dayOf(a)+8)
+			used[i], used[i-1], named = true, true, true
+		}
+	}
+	for i, s := range ws {
+		if used[i] {
+			continue
+		}
+		prev, next := at(i-1), at(i+1)
+		take := func(extra ...int) {
+			used[i] = true
+			for _, j := range extra {
+				used[j] = true
+			}
 		}
 		switch {
 		case len(s) == 10 && parseDay(s) != noDate:
 			d := parseDay(s)
 			setRange(d, d)
+			take()
 			continue
 		case len(s) == 7 && s[4] == '-':
 			if a, err := time.Parse("2006-01", s); err == nil {
-				monthRange(a.Year(), a.Month(), 1)
-				continue
-			}
-		case len(s) == 4:
-			if n, ok := yearAt(i); ok {
-				if !(prev != "" && months[prev] != 0) { // "March 2026" takes it with the month
-					monthRange(n, 1, 12)
-				}
+				span(a.Month(), 1, 1, a.Year())
+				take()
 				continue
 			}
 		}
-		if mo, ok := months[s]; ok {
-			_, yearNext := yearAt(i + 1)
-			if !ambiguous[s] || timeLead[prev] || yearNext || dayNum(i-1) || dayNum(i+1) {
-				if yr, ok := yearAt(i + 1); ok {
-					monthRange(yr, mo, 1)
-				} else {
-					monthRange(latest(mo), mo, 1)
-				}
-				continue
+		if n, ok := yearOf(s); ok {
+			if !named {
+				span(1, 1, 12, n)
 			}
-		}
-		if mo, ok := seasons[s]; ok && (!ambiguous[s] || timeLead[prev]) {
-			start := mo
-			yr := y
-			if mo == 12 {
-				// winter: December to February; the one under way or last.
-				if m < 12 {
-					yr = y - 1
-				}
-			} else if mo > m {
-				yr = y - 1
-			}
-			if yr2, ok := yearAt(i + 1); ok {
-				yr = yr2
-			}
-			monthRange(yr, start, 3)
+			take()
 			continue
 		}
 		if wd, ok := weekdays[s]; ok {
@@ -140,76 +179,113 @@ func readWhen(ws []string, today time.Time) ([]string, when) {
 				back = 7
 			}
 			setRange(t-int32(back), t-int32(back))
+			take()
 			continue
 		}
+		monday := t - int32((int(today.Weekday())+6)%7)
 		switch s {
-		case "today":
+		case "today", "tonight":
 			setRange(t, t)
-			continue
+			take()
 		case "yesterday":
 			setRange(t-1, t-1)
-			continue
-		case "recently", "lately", "latest", "newest", "recent":
+			take()
+		case "recently", "lately", "latest", "newest", "recent", "lastly":
 			w.recent = true
-			continue
-		case "earliest", "originally", "oldest":
+			take()
+		case "earliest", "originally", "oldest", "initially":
 			w.first = true
-			continue
-		case "week", "month", "year":
-			if prev == "last" || prev == "this" || prev == "past" {
-				monday := t - int32((int(today.Weekday())+6)%7)
-				switch {
-				case s == "week" && prev == "this":
-					setRange(monday, t)
-				case s == "week" && prev == "last":
-					setRange(monday-7, t) // last week's days and this week's so far: what people mean by it varies
-				case s == "week":
-					setRange(t-7, t)
-				case s == "month" && prev == "this":
-					monthRange(y, m, 1)
-				case s == "month" && prev == "last":
-					a := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).AddDate(0, -1, 0)
-					monthRange(a.Year(), a.Month(), 1)
-				case s == "month":
-					setRange(t-31, t)
-				case prev == "this":
-					monthRange(y, 1, 12)
-				case prev == "last":
-					monthRange(y-1, 1, 12)
-				default:
-					setRange(t-366, t)
-				}
-				rest = rest[:len(rest)-1] // the "last" or "this"
-				continue
+			take()
+		case "night":
+			if prev == "last" {
+				setRange(t-1, t)
+				take(i - 1)
 			}
+		case "weekend":
+			if prev == "last" || prev == "this" {
+				setRange(monday-2, monday-1)
+				if prev == "this" || today.Weekday() == time.Saturday || today.Weekday() == time.Sunday {
+					setRange(monday+5, monday+6)
+				}
+				take(i - 1)
+			}
+		case "week", "month", "year":
+			if prev != "last" && prev != "this" && prev != "past" {
+				break
+			}
+			switch {
+			case s == "year":
+				if !named {
+					if prev == "past" {
+						setRange(t-366, t)
+					} else {
+						span(1, 1, 12, year)
+					}
+				}
+			case s == "week" && prev == "this":
+				setRange(monday, t)
+			case s == "week" && prev == "last":
+				setRange(monday-7, t) // last week's days and this week's so far: people mean either
+			case s == "week":
+				setRange(t-7, t)
+			case prev == "this":
+				span(m, 1, 1, y)
+			case prev == "last":
+				a := time.Date(y, m, 1, 0, 0, 0, 0, time.UTC).AddDate(0, -1, 0)
+				span(a.Month(), 1, 1, a.Year())
+			default:
+				setRange(t-31, t)
+			}
+			take(i - 1)
 		case "time":
 			if prev == "last" {
 				w.recent = true
-				rest = rest[:len(rest)-1]
-				continue
-			}
-			if prev == "first" {
+				take(i - 1)
+			} else if prev == "first" {
 				w.first = true
-				rest = rest[:len(rest)-1]
-				continue
+				take(i - 1)
 			}
 		case "ago":
-			// "3 weeks ago", "two months ago": around then.
-			if i >= 2 {
-				if n, ok := number(ws[i-2]); ok {
-					unit := strings.TrimSuffix(ws[i-1], "s")
-					days := map[string]int32{"day": 1, "week": 7, "month": 30, "year": 365}[unit]
-					if days > 0 {
-						c := t - int32(n)*days
-						setRange(c-days/2-1, c+days/2+1)
-						rest = rest[:len(rest)-2]
-						continue
-					}
-				}
+			// "3 weeks ago", "two months ago", "a couple of weeks ago": around then.
+			days, ok := agoUnits[prev]
+			if !ok {
+				break
+			}
+			j := i - 2
+			if at(j) == "of" {
+				j--
+			}
+			n, ok := number(at(j))
+			if !ok {
+				n, j = 1, i-1 // "weeks ago"
+			}
+			c := t - int32(n)*days
+			setRange(c-days/2-1, c+days/2+1)
+			for k := j; k <= i; k++ {
+				used[k] = true
+			}
+			if at(j-1) == "a" {
+				used[j-1] = true
 			}
 		}
-		_ = next
-		rest = append(rest, s)
+		if used[i] {
+			continue
+		}
+		// "my last on-call week", "when did I last…", "my first lesson":
+		// the newest or the oldest.
+		if s == "last" && agoUnits[next] == 0 && next != "night" && next != "weekend" {
+			w.recent = true
+			take()
+		} else if s == "first" {
+			w.first = true
+			take()
+		}
+	}
+	rest := ws[:0:0]
+	for i, s := range ws {
+		if !used[i] {
+			rest = append(rest, s)
+		}
 	}
 	return rest, w
 }
@@ -219,6 +295,6 @@ func number(s string) (int, bool) {
 	if n, err := strconv.Atoi(s); err == nil && n > 0 && n < 1000 {
 		return n, true
 	}
-	n, ok := map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3}[s]
+	n, ok := map[string]int{"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "couple": 2, "few": 3, "several": 4}[s]
 	return n, ok
 }

@@ -152,6 +152,19 @@ func parseEntries(text string) []parsedUnit {
 	return out
 }
 
+// factKey splits a "- Key: value" line (a key of at most five words).
+func factKey(t string) (key, value string, ok bool) {
+	rest, ok := strings.CutPrefix(t, "- ")
+	if !ok {
+		return "", "", false
+	}
+	key, value, ok = strings.Cut(rest, ": ")
+	if !ok || strings.Count(key, " ") > 4 {
+		return "", "", false
+	}
+	return key, value, true
+}
+
 // parseFacts is a fact file's lines, each with the "## " section it is in.
 func parseFacts(text string) []parsedUnit {
 	var out []parsedUnit
@@ -166,7 +179,14 @@ func parseFacts(text string) []parsedUnit {
 			return
 		}
 		u := parsedUnit{line: n, end: n, start: off, stop: off + len(line), date: noDate, terms: map[string]int{}}
-		u.add(line, weightBody)
+		// "- Dentist: Dr. Bakker": the key names what the line is about,
+		// as a heading names an entry.
+		if key, value, ok := factKey(t); ok {
+			u.add(key, weightHeading)
+			u.add(value, weightBody)
+		} else {
+			u.add(line, weightBody)
+		}
 		if u.length == 0 {
 			return // only stop words or punctuation
 		}

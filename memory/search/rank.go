@@ -290,6 +290,10 @@ func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float6
 	return out
 }
 
+// inRange is the weight of a unit of the time a query names, against at
+// most 1 for one outside it: the time a person names is nearly a filter.
+var inRange = 3.0
+
 // timeFactor weighs a unit of day d by what the query says of time.
 func timeFactor(wh when, d int32, today int32) float64 {
 	f := 1.0
@@ -298,7 +302,7 @@ func timeFactor(wh when, d int32, today int32) float64 {
 		case d == noDate:
 			f = 0.5
 		case d >= wh.from && d <= wh.to:
-			f = 2
+			f = inRange
 		default:
 			// Near the range is better than far from it.
 			dist := min(abs(d-wh.from), abs(d-wh.to))

@@ -139,10 +139,11 @@ const whole = "="
 // term is the indexed form of one simple word, or "" when it is not indexed.
 func term(w string, sentence bool) string {
 	lw := strings.ToLower(w)
-	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) || stopWord(lw) {
-		return ""
+	name := kept(w, sentence)
+	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) || stopWord(lw) && !name {
+		return "" // a stop word, unless it is a name: Will, May, Bill
 	}
-	if kept(w, sentence) {
+	if name {
 		return whole + lw
 	}
 	return english.Stem(lw, true)
@@ -155,8 +156,18 @@ func docTerms(s string, fn func(t string)) {
 			fn(strings.ToLower(w.text))
 		}
 		for _, p := range w.parts {
-			if t := term(p, w.sentence && len(w.parts) == 1); t != "" {
+			sentence := w.sentence && len(w.parts) == 1
+			t := term(p, sentence)
+			if t != "" {
 				fn(t)
+			}
+			// A capital at the start of a sentence may be a name's
+			// ("Harbor: CI runners", "Will's first week"): the word is
+			// kept whole too.
+			if sentence && kept(p, false) {
+				if n := term(p, false); n != t {
+					fn(n)
+				}
 			}
 		}
 	})
@@ -176,8 +187,14 @@ type queryWord struct {
 // A capitalised word is more likely the name: its stem counts half.
 func queryForms(p string) ([]string, []float64) {
 	lw := strings.ToLower(p)
-	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) || stopWord(lw) {
+	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) {
 		return nil, nil
+	}
+	if stopWord(lw) {
+		if !kept(p, false) {
+			return nil, nil
+		}
+		return []string{whole + lw}, []float64{1} // Will, May: only the name
 	}
 	forms, weights := []string{whole + lw}, []float64{1}
 	if !kept(lw, true) {
