@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strings"
 	"sync"
 )
 
@@ -16,6 +17,11 @@ type Index struct {
 	free  []int32 // unit slots no posting names any more
 	dead  int     // unit slots removed whose postings are still there
 	files map[string]*file
+	// stems are the plain terms (not names, not compounds) of five bytes
+	// or more by their first five: a query's stem finds the terms it is a
+	// prefix of, or that are a prefix of it (autoscale and autoscaling
+	// stem to autoscal and autosc).
+	stems map[string][]string
 	// The live units' count and total length, of all files and of the
 	// shared ones: BM25's N and average length of a view.
 	n, nShared     int
@@ -46,7 +52,7 @@ const maxUnits = 1 << 24
 
 // New returns an empty index.
 func New() *Index {
-	return &Index{terms: map[string]int32{}, files: map[string]*file{}}
+	return &Index{terms: map[string]int32{}, files: map[string]*file{}, stems: map[string][]string{}}
 }
 
 // Stamp is the stamp path was last Put with, and whether it is indexed.
@@ -99,6 +105,9 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 				tid = int32(len(x.post))
 				x.terms[t] = tid
 				x.post = append(x.post, nil)
+				if k, ok := stemKey(t); ok {
+					x.stems[k] = append(x.stems[k], t)
+				}
 			}
 			x.post[tid] = append(x.post[tid], uint32(id)<<8|uint32(min(tf, 255)))
 		}
@@ -145,7 +154,7 @@ func (x *Index) Remove(path string) {
 func (x *Index) Clear() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.terms, x.files = map[string]int32{}, map[string]*file{}
+	x.terms, x.files, x.stems = map[string]int32{}, map[string]*file{}, map[string][]string{}
 	x.post, x.units, x.free = nil, nil, nil
 	x.dead, x.n, x.nShared, x.sum, x.sumShared = 0, 0, 0, 0, 0
 }
@@ -187,6 +196,12 @@ func (x *Index) compact() {
 			delete(x.terms, t) // the slot stays; a new term takes a new one
 		}
 	}
+	clear(x.stems)
+	for t := range x.terms {
+		if k, ok := stemKey(t); ok {
+			x.stems[k] = append(x.stems[k], t)
+		}
+	}
 	x.free = x.free[:0]
 	for id := range x.units {
 		if x.units[id].file == nil {
@@ -194,4 +209,29 @@ func (x *Index) compact() {
 		}
 	}
 	x.dead = 0
+}
+
+// stemKey is the key of a plain term in Index.stems.
+func stemKey(t string) (string, bool) {
+	if len(t) < minStem || strings.HasPrefix(t, whole) || strings.ContainsAny(t, "-_./+#@") {
+		return "", false
+	}
+	return t[:minStem], true
+}
+
+// minStem is the shortest stem that finds its longer and shorter kin.
+const minStem = 5
+
+// kin calls fn with each plain term that t is a prefix of, or that is a
+// prefix of t, other than t, within three bytes of its length.
+func (x *Index) kin(t string, fn func(string)) {
+	k, ok := stemKey(t)
+	if !ok {
+		return
+	}
+	for _, o := range x.stems[k] {
+		if o != t && (strings.HasPrefix(o, t) || strings.HasPrefix(t, o)) && len(o)-len(t) <= 3 && len(t)-len(o) <= 3 {
+			fn(o)
+		}
+	}
 }

@@ -103,8 +103,10 @@ func parseQuery(q Query) ([]queryWord, when) {
 	var out []queryWord
 	seen := map[string]bool{}
 	j := 0
+	var prev *word
 	for _, w := range written {
 		if j >= len(rest) || strings.ToLower(w.text) != rest[j] {
+			prev = nil // a time word between: no compound across it
 			continue
 		}
 		j++
@@ -126,8 +128,42 @@ func parseQuery(q Query) ([]queryWord, when) {
 		for _, p := range w.parts {
 			add(queryForms(p))
 		}
+		// Two words may be one compound in the memory: "on call" is on-call.
+		if prev != nil && len(prev.parts) == 1 && len(w.parts) == 1 {
+			add([]string{strings.ToLower(prev.text + "-" + w.text)}, []float64{1})
+		}
+		prev = &w
 	}
 	return out, wh
+}
+
+// kinWeight is what a term that shares a stem's beginning counts for.
+const kinWeight = 0.6
+
+// withKin adds to each word's forms the terms of parts whose beginning
+// its stems share (Index.kin). A term only some part holds is looked up
+// in all: it counts only where a visible unit holds it.
+func withKin(qws []queryWord, parts []Part) []queryWord {
+	out := make([]queryWord, len(qws))
+	for i, qw := range qws {
+		have := map[string]bool{}
+		for _, f := range qw.forms {
+			have[f] = true
+		}
+		out[i] = queryWord{forms: slices.Clone(qw.forms), weight: slices.Clone(qw.weight)}
+		for j, f := range qw.forms {
+			for _, p := range parts {
+				p.Index.kin(f, func(t string) {
+					if !have[t] {
+						have[t] = true
+						out[i].forms = append(out[i].forms, t)
+						out[i].weight = append(out[i].weight, kinWeight*qw.weight[j])
+					}
+				})
+			}
+		}
+	}
+	return out
 }
 
 // Search ranks the visible units of parts for q, best first.
@@ -141,6 +177,7 @@ func Search(q Query, parts ...Part) Result {
 		p.Index.mu.RLock()
 		defer p.Index.mu.RUnlock()
 	}
+	qws = withKin(qws, parts)
 	// BM25's statistics over what the caller may see, and no more.
 	n, sum := 0, 0
 	for _, p := range parts {
@@ -155,6 +192,7 @@ func Search(q Query, parts ...Part) Result {
 	}
 	avg := float64(sum) / float64(n)
 	idf := make([][]float64, len(qws))
+	matched := false // a visible unit holds a word of the query
 	for i, qw := range qws {
 		idf[i] = make([]float64, len(qw.forms))
 		for j, f := range qw.forms {
@@ -162,13 +200,14 @@ func Search(q Query, parts ...Part) Result {
 			for _, p := range parts {
 				df += p.Index.df(f, p.SharedOnly)
 			}
+			matched = matched || df > 0
 			idf[i][j] = qw.weight[j] * math.Log(1+(float64(n)-float64(df)+0.5)/(float64(df)+0.5))
 		}
 	}
 	today := dayOf(q.Today)
 	var cands []Hit
 	for pi, p := range parts {
-		cands = p.Index.score(cands, pi, p, qws, idf, avg, wh, today)
+		cands = p.Index.score(cands, pi, p, qws, idf, avg, wh, today, !matched)
 	}
 	total := len(cands)
 	slices.SortFunc(cands, func(a, b Hit) int {
@@ -206,7 +245,10 @@ func (x *Index) df(t string, sharedOnly bool) int {
 }
 
 // score appends to out the hits of part p (number pi). x.mu is held.
-func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float64, avg float64, wh when, today int32) []Hit {
+//
+// timeOnly: no word of the query is in a visible unit (or it has none),
+// so a time it names finds every unit of that time.
+func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float64, avg float64, wh when, today int32, timeOnly bool) []Hit {
 	s := scratches.Get().(*scratch)
 	defer scratches.Put(s)
 	s.reset(len(x.units))
@@ -244,7 +286,7 @@ func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float6
 			s.word[id] = 0
 		}
 	}
-	if len(qws) == 0 && (wh.ranged() || wh.recent || wh.first) {
+	if timeOnly && (wh.ranged() || wh.recent || wh.first) {
 		// Only a time: every dated unit of it.
 		for id := range x.units {
 			if d := x.units[id].date; visible(int32(id)) && d != noDate && (!wh.ranged() || d >= wh.from && d <= wh.to) {
