@@ -48,6 +48,10 @@ func (s *Store) ForgetSearch(name, path string) error {
 	return nil
 }
 
+// trimAfter is how many files one sync indexes before it trims the
+// index (search.Index.Trim).
+const trimAfter = 64
+
 // searchIndex is the user's search index, in step with the files.
 func (u *User) searchIndex() (*search.Index, error) {
 	f := &u.found
@@ -91,10 +95,17 @@ func (u *User) searchIndex() (*search.Index, error) {
 		if root != nil {
 			defer ref.release()
 		}
+		put := 0
+		defer func() {
+			if put > trimAfter {
+				f.x.Trim() // a first search: give back the postings' room to grow
+			}
+		}()
 		for p, g := range want {
 			if st, ok := f.x.Stamp(p); ok && st == g {
 				continue
 			}
+			put++
 			var data []byte
 			if root != nil {
 				data, _, err = readRegular(root, p)

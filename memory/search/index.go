@@ -1,6 +1,7 @@
 package search
 
 import (
+	"slices"
 	"strings"
 	"sync"
 )
@@ -17,6 +18,8 @@ type Index struct {
 	free  []int32 // unit slots no posting names any more
 	dead  int     // unit slots removed whose postings are still there
 	files map[string]*file
+	nums  []*file // files by number (file.num); nil: a free number
+	freeN []int32
 	// stems are the plain terms (not names, not compounds) of five bytes
 	// or more by their first five: a query's stem finds the terms it is a
 	// prefix of, or that are a prefix of it (autoscale and autoscaling
@@ -39,10 +42,12 @@ type unit struct {
 
 // file is one indexed file.
 type file struct {
-	path   string
-	size   int
-	shared bool
-	units  []int32
+	path    string
+	size    int
+	shared  bool
+	episode bool  // its units are entries (isEpisodes), not lines
+	num     int32 // its slot in Index.nums
+	units   []int32
 	// Stamp is the caller's version of the text indexed (Put).
 	stamp uint64
 }
@@ -90,8 +95,15 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(path)
-	f := &file{path: path, size: len(text), shared: shared, stamp: stamp, units: make([]int32, 0, len(parsed))}
+	f := &file{path: path, size: len(text), shared: shared, episode: isEpisodes(path), stamp: stamp, units: make([]int32, 0, len(parsed))}
 	x.files[path] = f
+	if n := len(x.freeN); n > 0 {
+		f.num, x.freeN = x.freeN[n-1], x.freeN[:n-1]
+		x.nums[f.num] = f
+	} else {
+		f.num = int32(len(x.nums))
+		x.nums = append(x.nums, f)
+	}
 	for _, pu := range parsed {
 		id, ok := x.slot()
 		if !ok {
@@ -155,7 +167,7 @@ func (x *Index) Clear() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.terms, x.files, x.stems = map[string]int32{}, map[string]*file{}, map[string][]string{}
-	x.post, x.units, x.free = nil, nil, nil
+	x.post, x.units, x.free, x.nums, x.freeN = nil, nil, nil, nil, nil
 	x.dead, x.n, x.nShared, x.sum, x.sumShared = 0, 0, 0, 0, 0
 }
 
@@ -165,6 +177,8 @@ func (x *Index) remove(path string) {
 		return
 	}
 	delete(x.files, path)
+	x.nums[f.num] = nil
+	x.freeN = append(x.freeN, f.num)
 	for _, id := range f.units {
 		x.count(f, int(x.units[id].length), -1)
 		x.units[id] = unit{}
@@ -234,4 +248,18 @@ func (x *Index) kin(t string, fn func(string)) {
 			fn(o)
 		}
 	}
+}
+
+// Trim gives back the room postings grew into: after many files were
+// put at once (a memory's first search), a quarter of the postings'
+// space is room for growth that an edit rarely needs.
+func (x *Index) Trim() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for tid, ps := range x.post {
+		if cap(ps)-len(ps) > 4 {
+			x.post[tid] = slices.Clone(ps)
+		}
+	}
+	x.units = slices.Clip(x.units)
 }

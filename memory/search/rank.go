@@ -65,18 +65,25 @@ type scratch struct {
 	total, word []float32
 	matched     []uint8
 	touched     []int32
+	wordTouched []int32
+	// best is each fact file's best line (by file number), while scoring.
+	best     []cand
+	bestUsed []int32
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
-func (s *scratch) reset(n int) {
+func (s *scratch) reset(n, files int) {
 	if cap(s.total) < n {
 		s.total = make([]float32, n)
 		s.word = make([]float32, n)
 		s.matched = make([]uint8, n)
 	}
-	s.total, s.word, s.matched = s.total[:n], s.word[:n], s.matched[:n]
-	s.touched = s.touched[:0]
+	if cap(s.best) < files {
+		s.best = make([]cand, files)
+	}
+	s.total, s.word, s.matched, s.best = s.total[:n], s.word[:n], s.matched[:n], s.best[:files]
+	s.touched, s.bestUsed = s.touched[:0], s.bestUsed[:0]
 }
 
 // parseQuery splits a query into its words' forms and what it says of time.
@@ -194,23 +201,32 @@ func Search(q Query, parts ...Part) Result {
 	idf := make([][]float64, len(qws))
 	matched := false // a visible unit holds a word of the query
 	for i, qw := range qws {
-		idf[i] = make([]float64, len(qw.forms))
-		for j, f := range qw.forms {
-			df := 0
+		// A word is as rare as its commonest form: "billing" is no rarer
+		// for the one heading that starts with "Billing" (indexed whole
+		// too), nor is a name for being written in lower case somewhere.
+		df := 0
+		for _, f := range qw.forms {
+			d := 0
 			for _, p := range parts {
-				df += p.Index.df(f, p.SharedOnly)
+				d += p.Index.df(f, p.SharedOnly)
 			}
-			matched = matched || df > 0
-			idf[i][j] = qw.weight[j] * math.Log(1+(float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+			df = max(df, d)
+		}
+		matched = matched || df > 0
+		w := math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+		idf[i] = make([]float64, len(qw.forms))
+		for j := range qw.forms {
+			idf[i][j] = qw.weight[j] * w
 		}
 	}
 	today := dayOf(q.Today)
 	var cands []Hit
+	total := 0
 	for pi, p := range parts {
-		cands = p.Index.score(cands, pi, p, qws, idf, avg, wh, today, !matched)
+		hits, n := p.Index.score(pi, p, qws, idf, avg, wh, today, !matched, limit)
+		cands, total = append(cands, hits...), total+n
 	}
-	total := len(cands)
-	slices.SortFunc(cands, func(a, b Hit) int {
+	slices.SortStableFunc(cands, func(a, b Hit) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
@@ -244,20 +260,45 @@ func (x *Index) df(t string, sharedOnly bool) int {
 	return n
 }
 
-// score appends to out the hits of part p (number pi). x.mu is held.
+// cand is a scored unit (for a fact file, its best line) of one part.
+type cand struct {
+	score float64
+	id    int32
+}
+
+// before reports whether unit a of x ranks before unit b: higher score,
+// then newer, then by path, then by line. It is Search's order.
+func (x *Index) before(a, b cand) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	ua, ub := &x.units[a.id], &x.units[b.id]
+	if ua.date != ub.date {
+		return ua.date > ub.date
+	}
+	if ua.file.path != ub.file.path {
+		return ua.file.path < ub.file.path
+	}
+	return ua.line < ub.line
+}
+
+// score returns the best limit hits of part p (number pi), in Search's
+// order, and how many units (a fact file's lines: one) matched. x.mu is
+// held. Only the best are made into hits: a common word may match every
+// unit.
 //
 // timeOnly: no word of the query is in a visible unit (or it has none),
 // so a time it names finds every unit of that time.
-func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float64, avg float64, wh when, today int32, timeOnly bool) []Hit {
+func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg float64, wh when, today int32, timeOnly bool, limit int) ([]Hit, int) {
 	s := scratches.Get().(*scratch)
 	defer scratches.Put(s)
-	s.reset(len(x.units))
+	s.reset(len(x.units), len(x.nums))
 	visible := func(id int32) bool {
 		f := x.units[id].file
 		return f != nil && (!p.SharedOnly || f.shared)
 	}
 	for i, qw := range qws {
-		var touched []int32
+		touched := s.wordTouched[:0]
 		for j, f := range qw.forms {
 			tid, ok := x.terms[f]
 			if !ok {
@@ -285,6 +326,7 @@ func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float6
 			s.matched[id]++
 			s.word[id] = 0
 		}
+		s.wordTouched = touched
 	}
 	if timeOnly && (wh.ranged() || wh.recent || wh.first) {
 		// Only a time: every dated unit of it.
@@ -295,41 +337,94 @@ func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float6
 			}
 		}
 	}
-	facts := map[*file]int{} // a fact file's hit in out
+	// Each unit's final score (kept in s.score); a fact file counts once,
+	// by its best line.
+	var top []cand // the best limit, worst first once full (a heap)
+	push := func(c cand) {
+		if len(top) < limit {
+			top = append(top, c)
+			for i := len(top) - 1; i > 0 && x.before(top[(i-1)/2], top[i]); i = (i - 1) / 2 {
+				top[i], top[(i-1)/2] = top[(i-1)/2], top[i]
+			}
+			return
+		}
+		if !x.before(c, top[0]) {
+			return
+		}
+		top[0] = c
+		for i := 0; ; {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(top) && x.before(top[w], top[l]) {
+				w = l
+			}
+			if r < len(top) && x.before(top[w], top[r]) {
+				w = r
+			}
+			if w == i {
+				break
+			}
+			top[i], top[w] = top[w], top[i]
+			i = w
+		}
+	}
+	total := 0
 	for _, id := range s.touched {
 		u := &x.units[id]
 		sc := float64(s.total[id]) * timeFactor(wh, u.date, today)
-		if len(qws) > 1 {
+		if len(qws) > 1 && !timeOnly {
 			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(len(qws)-1) // more of the query's words
 		}
-		s.total[id], s.matched[id] = 0, 0
+		s.total[id] = float32(sc)
+		s.matched[id] = 0
 		if sc <= 0 {
 			continue
 		}
-		if !isEpisodes(u.file.path) {
-			if k, ok := facts[u.file]; ok {
-				h := &out[k]
-				h.Lines = append(h.Lines, int(u.line))
-				if sc > h.Score {
-					h.Line = int(u.line)
-					h.Lines[0], h.Lines[len(h.Lines)-1] = h.Lines[len(h.Lines)-1], h.Lines[0]
-					h.Score = sc
-				}
-				continue
+		if !u.file.episode {
+			b := &s.best[u.file.num]
+			if b.score == 0 {
+				s.bestUsed = append(s.bestUsed, u.file.num)
+				*b = cand{sc, id}
+			} else if x.before(cand{sc, id}, *b) {
+				*b = cand{sc, id}
 			}
-			facts[u.file] = len(out)
+			continue
 		}
-		out = append(out, Hit{
+		total++
+		push(cand{sc, id})
+	}
+	total += len(s.bestUsed)
+	for _, n := range s.bestUsed {
+		push(s.best[n])
+		s.best[n] = cand{}
+	}
+	slices.SortFunc(top, func(a, b cand) int {
+		if x.before(a, b) {
+			return -1
+		}
+		return 1
+	})
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		u := &x.units[c.id]
+		h := Hit{
 			Path: p.Prefix + u.file.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
 			Start: int(u.start), Stop: int(u.stop), Size: u.file.size, Date: formatDay(u.date),
-			Score: sc, Episode: isEpisodes(u.file.path), Stamp: u.file.stamp, Part: pi,
-		})
+			Score: c.score, Episode: u.file.episode, Stamp: u.file.stamp, Part: pi,
+		}
+		if !h.Episode {
+			// The file's other matching lines, in file order.
+			for _, id := range u.file.units {
+				if id != c.id && s.total[id] > 0 {
+					h.Lines = append(h.Lines, int(x.units[id].line))
+				}
+			}
+		}
+		hits[i] = h
 	}
-	for _, k := range facts {
-		h := &out[k]
-		slices.Sort(h.Lines[1:]) // the best first, then in file order
+	for _, id := range s.touched {
+		s.total[id] = 0
 	}
-	return out
+	return hits, total
 }
 
 // inRange is the weight of a unit of the time a query names, against at
