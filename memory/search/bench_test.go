@@ -107,7 +107,6 @@ func BenchmarkPut(b *testing.B) {
 			for p, text := range files {
 				x.Put(p, text, false, 1)
 			}
-			x.Trim()
 			runtime.GC()
 			runtime.ReadMemStats(&after)
 			heap = after.HeapAlloc - before.HeapAlloc

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -37,20 +38,18 @@ const MaxQuery = 1 << 10
 
 // Hit is one unit found: an episode entry (Line its heading, End its last
 // line) or the matching lines of a fact file (Lines, best first; Line the
-// best). Start and Stop are the unit's byte range in the file as indexed,
-// Size that file's length: a caller that reads a file of another size
-// reads another version. Date is YYYY-MM-DD or "".
+// best). Size is the length of the file as indexed: a caller that reads
+// a file of another size reads another version. Date is YYYY-MM-DD or "".
 type Hit struct {
-	Path        string
-	Line, End   int
-	Lines       []int
-	Start, Stop int
-	Size        int
-	Date        string
-	Score       float64
-	Episode     bool
-	Stamp       uint64
-	Part        int
+	Path      string
+	Line, End int
+	Lines     []int
+	Size      int
+	Date      string
+	Score     float64
+	Episode   bool
+	Stamp     uint64
+	Part      int
 }
 
 // Result is a search's hits, best first, and how many units matched in
@@ -252,11 +251,11 @@ func (x *Index) df(t string, sharedOnly bool) int {
 		return 0
 	}
 	n := 0
-	for _, p := range x.post[tid] {
-		if f := x.units[p>>8].file; f != nil && (!sharedOnly || f.shared) {
+	postings(x.post[tid], func(id uint32, _ byte) {
+		if f := x.units[id].file; f != nil && (!sharedOnly || f.shared) {
 			n++
 		}
-	}
+	})
 	return n
 }
 
@@ -293,10 +292,11 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 	s := scratches.Get().(*scratch)
 	defer scratches.Put(s)
 	s.reset(len(x.units), len(x.nums))
-	visible := func(id int32) bool {
-		f := x.units[id].file
-		return f != nil && (!p.SharedOnly || f.shared)
+	need := uint8(flagLive) // what a visible unit's flags hold
+	if p.SharedOnly {
+		need |= flagShared
 	}
+	visible := func(id int32) bool { return x.flags[id]&need == need }
 	for i, qw := range qws {
 		touched := s.wordTouched[:0]
 		for j, f := range qw.forms {
@@ -304,13 +304,22 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 			if !ok {
 				continue
 			}
-			for _, post := range x.post[tid] {
-				id := int32(post >> 8)
-				if !visible(id) {
-					continue
+			ps, uid, flags, lens := x.post[tid], uint32(0), x.flags, x.lens
+			for k := 0; k < len(ps); {
+				// postings(), inlined: this loop is the search's cost.
+				d, n := uint32(ps[k]), 1
+				if d >= 0x80 {
+					v, m := binary.Uvarint(ps[k:])
+					d, n = uint32(v), m
 				}
-				tf := float64(post&0xff) / 2
-				dl := float64(x.units[id].length)
+				uid += d
+				id, tfb := int32(uid), ps[k+n]
+				k += n + 1
+				if flags[id]&need != need {
+					continue // removed, or private in a shared view
+				}
+				tf := float64(tfb) / 2
+				dl := float64(lens[id])
 				c := float32(idf[i][j] * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg)))
 				if s.word[id] == 0 {
 					touched = append(touched, id)
@@ -408,13 +417,13 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		u := &x.units[c.id]
 		h := Hit{
 			Path: p.Prefix + u.file.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
-			Start: int(u.start), Stop: int(u.stop), Size: u.file.size, Date: formatDay(u.date),
+			Size: u.file.size, Date: formatDay(u.date),
 			Score: c.score, Episode: u.file.episode, Stamp: u.file.stamp, Part: pi,
 		}
 		if !h.Episode {
 			// The file's other matching lines, in file order.
 			for _, id := range u.file.units {
-				if id != c.id && s.total[id] > 0 {
+				if int32(id) != c.id && s.total[id] > 0 {
 					h.Lines = append(h.Lines, int(x.units[id].line))
 				}
 			}

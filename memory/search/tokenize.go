@@ -172,6 +172,7 @@ func stem(w string) string {
 	st = english.Stem(w, true)
 	stemCache.mu.Lock()
 	if len(stemCache.m) < maxStems {
+		st = strings.Clone(st) // the stemmer may return w itself, a piece of a text
 		stemCache.m[strings.Clone(w)] = st
 	}
 	stemCache.mu.Unlock()
