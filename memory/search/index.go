@@ -296,4 +296,3 @@ func (x *Index) kin(t string, fn func(string)) {
 		}
 	}
 }
-
