@@ -26,7 +26,7 @@ type Index struct {
 	// beside each other for the search's inner loop (units is 24 bytes a
 	// unit; these are 3).
 	flags []uint8
-	lens  []uint16
+	lens  []uint32
 	dead  int // units removed whose postings are still there
 	files map[string]*file
 	nums  []*file // files by number (file.num); nil: a free number
@@ -42,12 +42,13 @@ type Index struct {
 	sum, sumShared int
 }
 
-// unit is one indexed unit (see parsedUnit); file nil: removed.
+// unit is one indexed unit (see parsedUnit): its file's number
+// (Index.nums; the number may be another file's once the unit is
+// removed: flags say whether it is live), its lines and its date.
 type unit struct {
-	file      *file
+	num       int32
 	line, end int32
 	date      int32
-	length    int32
 }
 
 // file is one indexed file.
@@ -57,7 +58,9 @@ type file struct {
 	shared  bool
 	episode bool  // its units are entries (isEpisodes), not lines
 	num     int32 // its slot in Index.nums
-	units   []uint32
+	// first and count: its units are first, first+1, … (a file's units
+	// are made together, and a compaction keeps their order).
+	first, count uint32
 	// Stamp is the caller's version of the text indexed (Put).
 	stamp uint64
 }
@@ -102,7 +105,7 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(path)
-	f := &file{path: path, size: len(text), shared: shared, episode: isEpisodes(path), stamp: stamp, units: make([]uint32, 0, len(parsed))}
+	f := &file{path: path, size: len(text), shared: shared, episode: isEpisodes(path), stamp: stamp, first: uint32(len(x.units)), count: uint32(len(parsed))}
 	x.files[path] = f
 	if n := len(x.freeN); n > 0 {
 		f.num, x.freeN = x.freeN[n-1], x.freeN[:n-1]
@@ -113,9 +116,8 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	}
 	for _, pu := range parsed {
 		id := uint32(len(x.units))
-		x.units = append(x.units, unit{file: f, line: int32(pu.line), end: int32(pu.end), date: pu.date, length: int32(pu.length)})
-		x.flags, x.lens = append(x.flags, unitFlags(f)), append(x.lens, uint16(min(pu.length, 0xffff)))
-		f.units = append(f.units, id)
+		x.units = append(x.units, unit{num: f.num, line: int32(pu.line), end: int32(pu.end), date: pu.date})
+		x.flags, x.lens = append(x.flags, unitFlags(f)), append(x.lens, uint32(pu.length))
 		for _, e := range pu.terms {
 			t, tf := e.term, e.tf
 			tid, ok := x.terms[t]
@@ -206,9 +208,8 @@ func (x *Index) remove(path string) {
 	delete(x.files, path)
 	x.nums[f.num] = nil
 	x.freeN = append(x.freeN, f.num)
-	for _, id := range f.units {
-		x.count(f, int(x.units[id].length), -1)
-		x.units[id].file = nil
+	for id := f.first; id < f.first+f.count; id++ {
+		x.count(f, int(x.lens[id]), -1)
 		x.flags[id] = 0
 		x.dead++
 	}
@@ -228,7 +229,7 @@ func (x *Index) compact() {
 	live := x.units[:0]
 	for id, u := range x.units {
 		renum[id] = gone
-		if u.file != nil {
+		if x.flags[id]&flagLive != 0 {
 			renum[id] = uint32(len(live))
 			x.flags[len(live)], x.lens[len(live)] = x.flags[id], x.lens[id]
 			live = append(live, u)
@@ -237,8 +238,10 @@ func (x *Index) compact() {
 	clear(x.units[len(live):])
 	x.units, x.flags, x.lens = live, x.flags[:len(live)], x.lens[:len(live)]
 	for _, f := range x.files {
-		for i, id := range f.units {
-			f.units[i] = renum[id]
+		if f.count > 0 {
+			f.first = renum[f.first]
+		} else {
+			f.first = 0
 		}
 	}
 	var scratch []byte

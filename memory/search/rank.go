@@ -252,7 +252,7 @@ func (x *Index) df(t string, sharedOnly bool) int {
 	}
 	n := 0
 	postings(x.post[tid], func(id uint32, _ byte) {
-		if f := x.units[id].file; f != nil && (!sharedOnly || f.shared) {
+		if f := x.flags[id]; f&flagLive != 0 && (!sharedOnly || f&flagShared != 0) {
 			n++
 		}
 	})
@@ -272,11 +272,12 @@ func (x *Index) before(a, b cand) bool {
 		return a.score > b.score
 	}
 	ua, ub := &x.units[a.id], &x.units[b.id]
+	fa, fb := x.nums[ua.num], x.nums[ub.num]
 	if ua.date != ub.date {
 		return ua.date > ub.date
 	}
-	if ua.file.path != ub.file.path {
-		return ua.file.path < ub.file.path
+	if fa.path != fb.path {
+		return fa.path < fb.path
 	}
 	return ua.line < ub.line
 }
@@ -379,6 +380,7 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 	total := 0
 	for _, id := range s.touched {
 		u := &x.units[id]
+		uf := x.nums[u.num]
 		sc := float64(s.total[id]) * timeFactor(wh, u.date, today)
 		if len(qws) > 1 && !timeOnly {
 			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(len(qws)-1) // more of the query's words
@@ -388,10 +390,10 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		if sc <= 0 {
 			continue
 		}
-		if !u.file.episode {
-			b := &s.best[u.file.num]
+		if !uf.episode {
+			b := &s.best[u.num]
 			if b.score == 0 {
-				s.bestUsed = append(s.bestUsed, u.file.num)
+				s.bestUsed = append(s.bestUsed, u.num)
 				*b = cand{sc, id}
 			} else if x.before(cand{sc, id}, *b) {
 				*b = cand{sc, id}
@@ -415,14 +417,15 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 	hits := make([]Hit, len(top))
 	for i, c := range top {
 		u := &x.units[c.id]
+		f := x.nums[u.num]
 		h := Hit{
-			Path: p.Prefix + u.file.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
-			Size: u.file.size, Date: formatDay(u.date),
-			Score: c.score, Episode: u.file.episode, Stamp: u.file.stamp, Part: pi,
+			Path: p.Prefix + f.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
+			Size: f.size, Date: formatDay(u.date),
+			Score: c.score, Episode: f.episode, Stamp: f.stamp, Part: pi,
 		}
 		if !h.Episode {
 			// The file's other matching lines, in file order.
-			for _, id := range u.file.units {
+			for id := f.first; id < f.first+f.count; id++ {
 				if int32(id) != c.id && s.total[id] > 0 {
 					h.Lines = append(h.Lines, int(x.units[id].line))
 				}
