@@ -1,14 +1,19 @@
-package recallbench
+package search_test
 
-import "testing"
+import (
+	"testing"
 
-// The ranking meets the targets on the generated year of memory,
-// for several seeds: recall@5 at least 5 points over the textbook BM25,
+	"github.com/mnemo-agent/mnemo/memory/search/recallbench"
+)
+
+// The ranking meets the targets on the generated year of memory
+// (tested here, beside the ranking, so that a mutation test of this
+// package runs it), for several seeds: recall@5 at least 5 points over the textbook BM25,
 // recall@10 at least 0.90, and no kind of question below the textbook at
 // 5 or at 10. A change to the ranking that loses recall fails here.
 func TestRecallTargets(t *testing.T) {
 	for _, seed := range []int64{1, 2, 3} {
-		r := Evaluate(Generate(seed))
+		r := recallbench.Evaluate(recallbench.Generate(seed))
 		for _, row := range r.Rows {
 			m, b := row.Mnemo, row.BM25
 			if row.Kind == "all" {
