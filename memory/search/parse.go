@@ -88,9 +88,9 @@ func isEpisodes(path string) bool {
 	return strings.HasPrefix(path, "episodes/") || strings.Contains(path, "/episodes/")
 }
 
-// fieldValue is the value of a "- Key: value" line when its key is key
-// (any case), trimmed.
-func fieldValue(line, key string) (string, bool) {
+// FieldValue is the value of a "- Key: value" line when its key is key
+// (any case, "- Date:" for example), trimmed.
+func FieldValue(line, key string) (string, bool) {
 	t := strings.TrimSpace(line)
 	if len(t) < len(key) || !strings.EqualFold(t[:len(key)], key) {
 		return "", false
@@ -166,13 +166,13 @@ func (ps *parser) entries(text string) []parsedUnit {
 		if strings.TrimSpace(line) != "" {
 			cur.end = n // trailing blank lines are not the entry's
 		}
-		if v, ok := fieldValue(line, "- Date:"); ok {
+		if v, ok := FieldValue(line, "- Date:"); ok {
 			if d := parseDay(v); d != noDate && cur.date == noDate {
 				cur.date = d
 				return
 			}
 		}
-		if v, ok := fieldValue(line, "- Summary:"); ok {
+		if v, ok := FieldValue(line, "- Summary:"); ok {
 			ps.add(cur, v, weightSummary)
 			return
 		}
