@@ -231,8 +231,8 @@ func Search(q Query, parts ...Part) Result {
 			return -1
 		case a.Score < b.Score:
 			return 1
-		case a.Date != b.Date:
-			return -strings.Compare(a.Date, b.Date) // newer first
+		case hitDay(a) != hitDay(b):
+			return -strings.Compare(hitDay(a), hitDay(b)) // newer first, fact lines first of all
 		case a.Path != b.Path:
 			return strings.Compare(a.Path, b.Path)
 		}
@@ -242,6 +242,15 @@ func Search(q Query, parts ...Part) Result {
 		cands = cands[:limit]
 	}
 	return Result{Hits: slices.Clip(cands), Total: total}
+}
+
+// hitDay is a hit's date for breaking ties, as tieDate: a fact file's
+// lines after every date.
+func hitDay(h Hit) string {
+	if !h.Episode && h.Date == "" {
+		return "9999-99-99"
+	}
+	return h.Date
 }
 
 // df is how many visible units hold term t. x.mu is held.
@@ -273,13 +282,22 @@ func (x *Index) before(a, b cand) bool {
 	}
 	ua, ub := &x.units[a.id], &x.units[b.id]
 	fa, fb := x.nums[ua.num], x.nums[ub.num]
-	if ua.date != ub.date {
-		return ua.date > ub.date
+	if da, db := tieDate(ua, fa), tieDate(ub, fb); da != db {
+		return da > db
 	}
 	if fa.path != fb.path {
 		return fa.path < fb.path
 	}
 	return ua.line < ub.line
+}
+
+// tieDate is the day a unit counts as of when scores tie: its date; a
+// fact line, which says what is true now, after every dated entry.
+func tieDate(u *unit, f *file) int32 {
+	if !f.episode && u.date == noDate {
+		return math.MaxInt32
+	}
+	return u.date
 }
 
 // score returns the best limit hits of part p (number pi), in Search's

@@ -364,3 +364,16 @@ func TestCompactionKeepsAnswers(t *testing.T) {
 		}
 	}
 }
+
+// On a tie a fact line, which says what is true now, comes before any
+// dated entry.
+func TestTieFactFirst(t *testing.T) {
+	files := map[string]string{
+		"facts/health.md":     "# Health\n\n- Dentist: Bakker\n",
+		"episodes/2026-01.md": "# 2026-01\n\n## Dentist\n- Date: 2026-01-20\n- Bakker\n",
+	}
+	r := Search(Query{Text: "dentist", Today: today}, Part{Index: indexOf(files)})
+	if len(r.Hits) != 2 || r.Hits[0].Score != r.Hits[1].Score || r.Hits[0].Path != "facts/health.md" {
+		t.Errorf("hits %+v: want a tie, the fact line first", r.Hits)
+	}
+}
