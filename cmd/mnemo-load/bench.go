@@ -29,7 +29,7 @@ type benchConfig struct {
 	streamReplies, streamWords            int
 	streamEvery                           time.Duration
 	sizes, users                          []int
-	toolSizes                             []int // text files of the memory_read and memory_search chats
+	toolSizes                             []int         // text files of the memory_read and memory_search chats
 	distinct                              []int         // people in all at each step of the distinct-users run
 	distinctConc                          int           // people sending at once
 	distinctIdle                          time.Duration // serve's reflector.idle in that run
