@@ -100,7 +100,7 @@ func renderBench(r *benchResult) string {
 	if len(r.Tools) > 0 {
 		p("The `memory_read` and `memory_search` rows run on a memory of text (half fact files of 5 `- Key: value` lines, half episode months of 5 entries: title, summary, date, 2 detail lines; each value, summary and detail about %d words drawn with a Zipf law (s = %g) from %s made-up words), one chat reading, then one searching, on the same files: ", lineWords, textZipf, thousands(textVocab))
 		p("after a casual first message (the start, not counted), each message makes the scripted model call the tool once (a file's path; three words of the vocabulary, one of the 50 most frequent; a different one each message) and answer once its result is in, 2 model calls a message. ")
-		p("Their CPU and wall leave the first tool message out; the first search's row is that message alone (it builds the search index), its peak RSS VmHWM before → after it. The rows in bold subtract the reading chat's figures from the searching chat's, each column by its own. ")
+		p("Their CPU and wall leave the first tool message out; the first search's row is that message alone (it builds the search index), its peak RSS VmHWM before → after it. The bold `memory_search` − `memory_read` rows subtract, instead of dividing, the reading chat's figures from the searching chat's, each column by its own. ")
 	}
 	p("The concurrent console rows run one `mnemo chat` per user (each its own data folder, 20 files); Slack and Discord rows go to one `mnemo serve`; their RSS is the largest process's peak so far. The fakes share the machine's cores with mnemo: at 100 users their work is in the wall times.\n")
 	renderStream(&b, r.Streams)
