@@ -1091,7 +1091,7 @@ func TestRenderTools(t *testing.T) {
 		"| `mnemo chat`: the first `memory_search` of that chat (builds the search index), 200 text files | 900ms | 1.2s | – | – | – | +7.0 MiB (24.0 MiB → 31.0 MiB) | – |\n",
 		"The `memory_read` and `memory_search` rows run on a memory of text",
 	)
-	if strings.Count(out, "`memory_search` − `memory_read`") != 1 {
+	if strings.Count(out, "| **`mnemo chat` per message, `memory_search` − `memory_read`") != 1 {
 		t.Errorf("a bold row for a search without its reading chat:\n%s", out)
 	}
 	if strings.Contains(renderBench(&benchResult{}), "The `memory_read` and `memory_search` rows") {
