@@ -14,7 +14,10 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/access"
 	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
 	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/cmd/internal/state"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 )
 
@@ -37,7 +40,7 @@ type namedAdapter struct {
 }
 
 // buildAdapters makes the adapters that have tokens.
-type buildAdapters func(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error)
+type buildAdapters func(env *cliEnv, cfg *config.Config, a *app.App) ([]namedAdapter, error)
 
 // serveFlags returns runServe: serve has no flags of its own.
 func serveFlags(*flag.FlagSet) (runner, string) { return runServe, "" }
@@ -81,8 +84,8 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return err
 	}
-	a.startBaseline("")
-	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
+	a.StartBaseline("")
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.CancelCalls)
 	defer sd.release()
 	// stop ends what was opened so far: the grace bounds the reflections of
 	// turns the journal replayed.
@@ -96,11 +99,11 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return stop(err)
 	}
 	useAdapterQueues(a, adapters)
-	ctl, err := a.listenControl()
+	ctl, err := a.ListenControl()
 	if err != nil {
-		return stop(err)
+		return stop(failure(err))
 	}
-	ready := newReadiness(filepath.Join(stateDir(cfg), "intake"), env.faults, env.logger)
+	ready := newReadiness(filepath.Join(app.StateDir(cfg), "intake"), env.faults, env.logger)
 	httpSrv := &http.Server{Handler: healthMux(ctx, a, sd, adapters, ready), ReadHeaderTimeout: 5 * time.Second}
 	go httpSrv.Serve(ln)
 	names, fronts := frontends(adapters)
@@ -110,7 +113,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	// finish the tasks they took, then the reflector drains and the store
 	// closes (a.Close), all within the grace sd started.
 	firstErr := wiring.RunFrontends(ctx, sd.begin, fronts...)
-	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.core.Reflector.Pending())
+	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.Pending())
 	// Forgets in progress finish first; later ones are refused (the CLI
 	// says to run it again, and does it itself once this process is gone).
 	ctl.Close(sd.hard)
@@ -130,23 +133,38 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 
 // useAdapterQueues hands the adapters' waiting messages to the app: their
 // Forget for a forget, their queue length (when they have one) for /metrics.
-func useAdapterQueues(a *app, adapters []namedAdapter) {
-	queues := map[string]func(user string) int{}
+func useAdapterQueues(a *app.App, adapters []namedAdapter) {
+	live := map[string]func(user string) int{}
 	for _, ad := range adapters {
 		if q, ok := ad.adapter.(interface{ Queued() int }); ok {
-			a.metrics.QueueSource(ad.name, q.Queued)
+			a.Metrics().QueueSource(ad.name, q.Queued)
 		}
-		queues[ad.name] = ad.Forget
+		live[ad.name] = ad.Forget
 	}
-	a.useQueues(queues)
+	journals := platformJournals(live)
+	for _, ad := range adapters { // a platform without an intake journal (tests)
+		if ad.name != "slack" && ad.name != "discord" {
+			journals = append(journals, userdata.Journal{Platform: ad.name, Live: ad.Forget})
+		}
+	}
+	a.UseJournals(journals)
+}
+
+// platformJournals are the platforms' intake journals as a forget finds
+// them: live names the running adapters' Forget by platform.
+func platformJournals(live map[string]func(user string) int) []userdata.Journal {
+	return []userdata.Journal{
+		{Platform: "slack", Live: live["slack"], File: slackbot.ForgetQueued},
+		{Platform: "discord", Live: live["discord"], File: discordbot.ForgetQueued},
+	}
 }
 
 // healthMux serves /metrics, /healthz (the process answers) and /readyz
 // (every adapter is connected, messages can be journaled and serve is not
 // stopping).
-func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapter, ready *readiness) *http.ServeMux {
+func healthMux(ctx context.Context, a *app.App, sd *shutdown, adapters []namedAdapter, ready *readiness) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", a.metrics.Handler())
+	mux.Handle("GET /metrics", a.Metrics().Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		var down []string
@@ -165,7 +183,7 @@ func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapte
 				http.Error(w, err.Error(), http.StatusServiceUnavailable)
 				return
 			}
-			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.core.Reflector.Pending())
+			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.Pending())
 		}
 	})
 	return mux
@@ -200,23 +218,23 @@ func stopHTTP(ctx context.Context, srv *http.Server, aborted bool) {
 // share the agent, so linked identities share one memory. Each journals
 // the messages it takes in <state>/intake/ before acknowledging them, so a
 // crash loses none (each adapter has Forget(user) int for a forget).
-func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error) {
+func platformAdapters(env *cliEnv, cfg *config.Config, a *app.App) ([]namedAdapter, error) {
 	var out []namedAdapter
-	intakeDir := filepath.Join(stateDir(cfg), "intake")
-	if err := checkStateFolder(a.state, "intake"); err != nil {
+	intakeDir := filepath.Join(app.StateDir(cfg), "intake")
+	if err := checkStateFolder(a.State(), "intake"); err != nil {
 		return nil, failure(fmt.Errorf("intake journal: %w", err))
 	}
 	if cfg.SlackEnabled() {
-		gate, err := accessGate(env, cfg, a, access.Slack)
+		gate, err := accessGate(a, access.Slack)
 		if err != nil {
 			return nil, err
 		}
 		bot, err := slackbot.New(slackbot.Config{Access: gate,
 			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
 			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-			Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
-			FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("slack", d) },
-			Budget:       a.budget, Refusals: a.metrics,
+			Handler: a.PlatformHandler(), Memory: a.Platform(), Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
+			FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible("slack", d) },
+			Budget:       a.Budget(), Refusals: a.Metrics(),
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -225,16 +243,16 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 	}
 	if cfg.DiscordEnabled() {
 		d := cfg.Discord
-		gate, err := accessGate(env, cfg, a, access.Discord)
+		gate, err := accessGate(a, access.Discord)
 		if err != nil {
 			return nil, err
 		}
 		bot, err := discordbot.New(discordbot.Config{Access: gate,
 			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
 			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
-			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
-			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("discord", d) },
-			Budget: a.budget, Refusals: a.metrics,
+			Identities: cfg.IdentityIndex(), Handler: a.PlatformHandler(), Memory: a.Platform(), Logger: env.logger.With("adapter", "discord"),
+			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible("discord", d) },
+			Budget: a.Budget(), Refusals: a.Metrics(),
 		})
 		if err != nil {
 			return nil, configError(err)
@@ -244,26 +262,29 @@ func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, 
 	return out, nil
 }
 
-// accessGate is platform's access check (slack.access, discord.access):
-// the configured list and the one `mnemo access` keeps in the state
-// folder, which the control socket changes while serve runs. Refusals are
-// counted in mnemo_refused_total{reason="access"}.
-func accessGate(env *cliEnv, cfg *config.Config, a *app, platform string) (*access.Gate, error) {
-	store, err := a.accessStore()
+// accessGate is platform's access check (app.AccessGate).
+func accessGate(a *app.App, platform string) (*access.Gate, error) {
+	note := ""
+	if platform == access.Discord {
+		note = "discord: discord.access is open: anyone who can reach the bot may talk to it; a bot in a public server needs discord.access allowlist or pairing"
+	}
+	g, err := a.AccessGate(platform, platform == access.Slack, note)
+	var ce *app.ConfigError
+	if errors.As(err, &ce) {
+		return nil, configError(err)
+	}
 	if err != nil {
 		return nil, failure(err)
 	}
-	mode, allow := configAllow(cfg, platform)
-	list, err := access.ParseList(platform, allow)
-	if err != nil { // Validate checked it: a caller's hand-built config
-		return nil, configError(err)
+	return g, nil
+}
+
+// checkStateFolder makes the state folder's subfolder name (0700) when
+// it is missing, and refuses one that a link leads out of the state folder.
+func checkStateFolder(st *state.State, name string) error {
+	r, err := st.Sub(name)
+	if err != nil {
+		return err
 	}
-	log := env.logger.With("adapter", platform)
-	if platform == access.Discord && mode == string(access.Open) {
-		log.Info("discord: discord.access is open: anyone who can reach the bot may talk to it; a bot in a public server needs discord.access allowlist or pairing")
-	}
-	return access.NewGate(access.GateOptions{
-		Platform: platform, Store: store, Refused: a.metrics.Refused, Log: log, Now: env.now,
-		Policy: access.Policy{Mode: access.Mode(mode), HomeOnly: platform == access.Slack, Allow: list},
-	}), nil
+	return r.Close()
 }
