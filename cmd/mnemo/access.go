@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
@@ -107,20 +108,6 @@ func accessRemote(ctx context.Context, env *cliEnv, cfg *config.Config, held *lo
 	return err
 }
 
-// modeNote says what a mode lets in, for ls.
-var modeNote = map[string]map[string]string{
-	access.Slack: {
-		"open":      "the members of the bot's own workspace, and what is listed",
-		"allowlist": "only what is listed",
-		"pairing":   "what is listed, and people who were given a code and approved",
-	},
-	access.Discord: {
-		"open":      "everyone who can reach the bot",
-		"allowlist": "only what is listed",
-		"pairing":   "what is listed, and people who were given a code and approved",
-	},
-}
-
 // accessList is `mnemo access ls`: each platform's mode, what is let in
 // (configuration and added), and the codes waiting for approval.
 func accessList(env *cliEnv, cfg *config.Config) error {
@@ -131,9 +118,10 @@ func accessList(env *cliEnv, cfg *config.Config) error {
 	now := env.clock()
 	added, codes := store.List(now)
 	w := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	for _, platform := range []string{access.Slack, access.Discord} {
+	for _, p := range registry.Platforms() {
+		platform := p.Name
 		mode, allow := app.ConfigAllow(cfg, platform)
-		fmt.Fprintf(w, "%s.access: %s (%s)\n", platform, mode, modeNote[platform][mode])
+		fmt.Fprintf(w, "%s.access: %s (%s)\n", platform, mode, p.Access.Modes[mode])
 		for _, id := range allow {
 			fmt.Fprintf(w, "  %s:%s\t%s.allow in the configuration\n", platform, id, platform)
 		}

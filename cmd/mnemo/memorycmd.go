@@ -26,6 +26,7 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
@@ -473,7 +474,7 @@ func (m *memoryCmd) data(history bool) (mem *app.Memory, done func(), err error)
 		}
 		done = func() { hist.Close() }
 	}
-	return app.Offline(app.StateDir(m.cfg), m.store, hist, platformJournals(nil), nil), done, nil
+	return app.Offline(app.StateDir(m.cfg), m.store, hist, app.Journals(registry.Platforms(), nil), nil), done, nil
 }
 
 // forget deletes one file of a user's memory, or all of it, together with

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/state"
@@ -13,7 +14,8 @@ import (
 // appOptions are what the app is opened with, from the process.
 func appOptions(env *cliEnv, cfg *config.Config) app.Options {
 	return app.Options{Config: cfg, Logger: env.logger, Notes: env.stderr,
-		OllamaURL: env.getenv("MNEMO_OLLAMA_URL"), Faults: env.faults, Now: env.now}
+		OllamaURL: env.getenv("MNEMO_OLLAMA_URL"), Faults: env.faults, Now: env.now,
+		Platforms: registry.Platforms()}
 }
 
 // settleLLM is app.SettleLLM for a command: a note goes to stderr.
@@ -21,15 +23,10 @@ func settleLLM(ctx context.Context, env *cliEnv, cfg *config.Config) (*config.Co
 	return app.SettleLLM(ctx, cfg, env.getenv("MNEMO_OLLAMA_URL"), env.stderr)
 }
 
-// openApp opens the app of chat and serve (app.Open), its forget
-// knowing every platform's intake journal.
+// openApp opens the app of chat and serve (app.Open), with every
+// registered platform (bots/registry).
 func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app.App, error) {
-	a, err := app.Open(ctx, appOptions(env, cfg))
-	if err != nil {
-		return nil, err
-	}
-	a.UseJournals(platformJournals(nil))
-	return a, nil
+	return app.Open(ctx, appOptions(env, cfg))
 }
 
 // openState opens the state folder (app.OpenState); a failure exits 1.

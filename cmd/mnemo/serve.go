@@ -11,32 +11,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/access"
-	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
-	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
+	"github.com/mnemo-agent/mnemo/bots/platform"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
-	"github.com/mnemo-agent/mnemo/cmd/internal/state"
-	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 )
 
-// adapter is a chat platform front end that serve runs.
-type adapter interface {
-	// Run serves until ctx is cancelled (then finishes the tasks it
-	// started and returns nil) or it cannot go on (an error).
-	Run(ctx context.Context) error
-	// Ready reports whether it is connected and taking messages.
-	Ready() bool
-	// Forget drops user's messages waiting for an answer and returns how
-	// many: a forget drops them first (userdata), so that none becomes a
-	// turn after the user's turns were dropped.
-	Forget(user string) int
-}
+// adapter is a chat platform front end that serve runs
+// (bots/platform.Adapter).
+type adapter = platform.Adapter
 
+// namedAdapter is a running adapter by its platform's name.
 type namedAdapter struct {
 	name string
 	adapter
+}
+
+// appAdapters are adapters as the app takes them.
+func appAdapters(ads []namedAdapter) []app.Adapter {
+	out := make([]app.Adapter, len(ads))
+	for i, ad := range ads {
+		out[i] = app.Adapter{Name: ad.name, Adapter: ad.adapter}
+	}
+	return out
 }
 
 // buildAdapters makes the adapters that have tokens.
@@ -59,8 +57,8 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if len(args) > 0 {
 		return usageError("serve: unexpected argument %q; usage: mnemo serve", args[0])
 	}
-	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
-		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, \"Discord\"); to chat in the terminal, use mnemo chat"))
+	if len(app.Enabled(cfg, registry.Platforms())) == 0 {
+		return configError(app.NoPlatform(registry.Platforms()))
 	}
 	cfg, err := settleLLM(ctx, env, cfg) // before anything is created
 	if err != nil {
@@ -98,7 +96,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return stop(err)
 	}
-	useAdapterQueues(a, adapters)
+	a.UseAdapters(appAdapters(adapters))
 	ctl, err := a.ListenControl()
 	if err != nil {
 		return stop(failure(err))
@@ -129,34 +127,6 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	}
 	env.logger.Info("serve: stopped")
 	return nil
-}
-
-// useAdapterQueues hands the adapters' waiting messages to the app: their
-// Forget for a forget, their queue length (when they have one) for /metrics.
-func useAdapterQueues(a *app.App, adapters []namedAdapter) {
-	live := map[string]func(user string) int{}
-	for _, ad := range adapters {
-		if q, ok := ad.adapter.(interface{ Queued() int }); ok {
-			a.Metrics().QueueSource(ad.name, q.Queued)
-		}
-		live[ad.name] = ad.Forget
-	}
-	journals := platformJournals(live)
-	for _, ad := range adapters { // a platform without an intake journal (tests)
-		if ad.name != "slack" && ad.name != "discord" {
-			journals = append(journals, userdata.Journal{Platform: ad.name, Live: ad.Forget})
-		}
-	}
-	a.UseJournals(journals)
-}
-
-// platformJournals are the platforms' intake journals as a forget finds
-// them: live names the running adapters' Forget by platform.
-func platformJournals(live map[string]func(user string) int) []userdata.Journal {
-	return []userdata.Journal{
-		{Platform: "slack", Live: live["slack"], File: slackbot.ForgetQueued},
-		{Platform: "discord", Live: live["discord"], File: discordbot.ForgetQueued},
-	}
 }
 
 // healthMux serves /metrics, /healthz (the process answers) and /readyz
@@ -213,78 +183,21 @@ func stopHTTP(ctx context.Context, srv *http.Server, aborted bool) {
 	srv.Shutdown(shutdownCtx)
 }
 
-// platformAdapters builds the Slack adapter when both its tokens are set
-// and the Discord adapter when its token is; both run in this process and
-// share the agent, so linked identities share one memory. Each journals
-// the messages it takes in <state>/intake/ before acknowledging them, so a
-// crash loses none (each adapter has Forget(user) int for a forget).
-func platformAdapters(env *cliEnv, cfg *config.Config, a *app.App) ([]namedAdapter, error) {
-	var out []namedAdapter
-	intakeDir := filepath.Join(app.StateDir(cfg), "intake")
-	if err := checkStateFolder(a.State(), "intake"); err != nil {
-		return nil, failure(fmt.Errorf("intake journal: %w", err))
-	}
-	if cfg.SlackEnabled() {
-		gate, err := accessGate(a, access.Slack)
-		if err != nil {
-			return nil, err
-		}
-		bot, err := slackbot.New(slackbot.Config{Access: gate,
-			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
-			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-			Handler: a.PlatformHandler(), Memory: a.Platform(), Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
-			FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible("slack", d) },
-			Budget:       a.Budget(), Refusals: a.Metrics(),
-		})
-		if err != nil {
-			return nil, configError(err)
-		}
-		out = append(out, namedAdapter{"slack", bot})
-	}
-	if cfg.DiscordEnabled() {
-		d := cfg.Discord
-		gate, err := accessGate(a, access.Discord)
-		if err != nil {
-			return nil, err
-		}
-		bot, err := discordbot.New(discordbot.Config{Access: gate,
-			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
-			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
-			Identities: cfg.IdentityIndex(), Handler: a.PlatformHandler(), Memory: a.Platform(), Logger: env.logger.With("adapter", "discord"),
-			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible("discord", d) },
-			Budget: a.Budget(), Refusals: a.Metrics(),
-		})
-		if err != nil {
-			return nil, configError(err)
-		}
-		out = append(out, namedAdapter{"discord", bot})
-	}
-	return out, nil
-}
-
-// accessGate is platform's access check (app.AccessGate).
-func accessGate(a *app.App, platform string) (*access.Gate, error) {
-	note := ""
-	if platform == access.Discord {
-		note = "discord: discord.access is open: anyone who can reach the bot may talk to it; a bot in a public server needs discord.access allowlist or pairing"
-	}
-	g, err := a.AccessGate(platform, platform == access.Slack, note)
+// platformAdapters builds the adapters of the platforms that are turned
+// on (app.Adapters): each journals the messages it takes in
+// <state>/intake/ before acknowledging them, so a crash loses none.
+func platformAdapters(_ *cliEnv, _ *config.Config, a *app.App) ([]namedAdapter, error) {
+	ads, err := a.Adapters()
 	var ce *app.ConfigError
-	if errors.As(err, &ce) {
+	switch {
+	case errors.As(err, &ce):
 		return nil, configError(err)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, failure(err)
 	}
-	return g, nil
-}
-
-// checkStateFolder makes the state folder's subfolder name (0700) when
-// it is missing, and refuses one that a link leads out of the state folder.
-func checkStateFolder(st *state.State, name string) error {
-	r, err := st.Sub(name)
-	if err != nil {
-		return err
+	out := make([]namedAdapter, len(ads))
+	for i, ad := range ads {
+		out[i] = namedAdapter{ad.Name, ad.Adapter}
 	}
-	return r.Close()
+	return out, nil
 }

@@ -225,7 +225,7 @@ func TestRunningAndOfflineHoldersAreOneList(t *testing.T) {
 	if !slices.Equal(running, offline) || len(running) < 9 {
 		t.Errorf("running holders %q, offline %q", running, offline)
 	}
-	useAdapterQueues(a, []namedAdapter{{"slack", &fakeAdapter{}}, {"fake", &fakeAdapter{}}})
+	a.UseAdapters(appAdapters([]namedAdapter{{"slack", &fakeAdapter{}}, {"fake", &fakeAdapter{}}}))
 	if got := names(a.Holders()); !slices.Equal(got, slices.Insert(slices.Clone(offline), 2, "intake journal (fake)")) {
 		t.Errorf("serve's holders %q", got)
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 )
@@ -107,12 +108,15 @@ func ChangeAccess(cfg *config.Config, store *access.Store, name, arg string, now
 	return "", fmt.Errorf("%s is not in the access list (mnemo access ls lists it)", key)
 }
 
-// ConfigAllow is platform's configured mode and list.
+// ConfigAllow is platform's configured mode and list (<platform>.access,
+// <platform>.allow); "" and none for a platform without that section.
 func ConfigAllow(cfg *config.Config, platform string) (mode string, allow []string) {
-	if platform == access.Slack {
-		return cfg.Slack.Access, cfg.Slack.Allow
+	var s struct {
+		Access string
+		Allow  []string
 	}
-	return cfg.Discord.Access, cfg.Discord.Allow
+	_ = Section(cfg, platform)(&s) // a section of the configuration: its values encode
+	return s.Access, s.Allow
 }
 
 func listedInConfig(cfg *config.Config, platform string, e access.Entry) bool {
@@ -121,28 +125,26 @@ func listedInConfig(cfg *config.Config, platform string, e access.Entry) bool {
 	return slices.Contains(list, e)
 }
 
-// AccessGate is platform's access check (<platform>.access and .allow):
+// AccessGate is platform p's access check (<name>.access and .allow):
 // the configured list and the one `mnemo access` keeps in the state
 // folder, which the control socket changes while serve runs. Refusals are
-// counted in mnemo_refused_total{reason="access"}. homeOnly lets only the
-// platform's home workspace in when open; openNote, when set, is logged
-// when the platform is open to everyone.
-func (a *App) AccessGate(platform string, homeOnly bool, openNote string) (*access.Gate, error) {
+// counted in mnemo_refused_total{reason="access"}.
+func (a *App) AccessGate(p platform.Platform) (*access.Gate, error) {
 	store, err := a.AccessStore()
 	if err != nil {
 		return nil, err
 	}
-	mode, allow := ConfigAllow(a.cfg, platform)
-	list, err := access.ParseList(platform, allow)
+	mode, allow := ConfigAllow(a.cfg, p.Name)
+	list, err := access.ParseList(p.Name, allow)
 	if err != nil { // Validate checked it: a caller's hand-built config
 		return nil, &ConfigError{err}
 	}
-	log := a.log.With("adapter", platform)
-	if mode == string(access.Open) && openNote != "" {
-		log.Info(openNote)
+	log := a.log.With("adapter", p.Name)
+	if mode == string(access.Open) && p.Access.OpenNote != "" {
+		log.Info(p.Access.OpenNote)
 	}
 	return access.NewGate(access.GateOptions{
-		Platform: platform, Store: store, Refused: a.metrics.Refused, Log: log, Now: a.now,
-		Policy: access.Policy{Mode: access.Mode(mode), HomeOnly: homeOnly, Allow: list},
+		Platform: p.Name, Store: store, Refused: a.metrics.Refused, Log: log, Now: a.now,
+		Policy: access.Policy{Mode: access.Mode(mode), HomeOnly: p.Access.HomeOnly, Allow: list},
 	}), nil
 }

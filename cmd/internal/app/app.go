@@ -16,6 +16,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/budget"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
@@ -43,6 +44,10 @@ type Options struct {
 	Faults durable.Hook
 	// Now is the clock of the access checks and the budgets; nil: time.Now.
 	Now func() time.Time
+	// Platforms are the chat platforms as they registered (bots/registry):
+	// serve runs those turned on (Adapters), and every forget drops what
+	// their intake journals hold.
+	Platforms []platform.Platform
 }
 
 // App is a running mnemo as chat and serve use it: the core (the store,
@@ -52,11 +57,12 @@ type Options struct {
 // Open; Close it once.
 type App struct {
 	*Memory
-	cfg  *config.Config
-	log  *slog.Logger
-	now  func() time.Time
-	core *wiring.Core
-	llm  *openai.Client
+	cfg       *config.Config
+	platforms []platform.Platform
+	log       *slog.Logger
+	now       func() time.Time
+	core      *wiring.Core
+	llm       *openai.Client
 	// metrics are served on /metrics by serve; chat keeps them unread.
 	metrics *metrics.Metrics
 	// baseURL is the model server's address as resolved (what was tried).
@@ -232,7 +238,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		now = time.Now
 	}
 	calls := newCallGate()
-	a := &App{cfg: cfg, log: log, now: now, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
+	a := &App{cfg: cfg, platforms: o.Platforms, log: log, now: now, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
 		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: NewBudget(cfg, now)}
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
@@ -261,7 +267,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 	a.core = core
 	a.Memory = &Memory{store: core.Store, hist: hist, changes: changes, stateDir: StateDir(cfg), log: log}
 	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.core.Reflector.Pending})
-	a.UseJournals(nil)
+	a.UseJournals(Journals(o.Platforms, nil))
 	log.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", StateDir(cfg))
 	return a, nil
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
@@ -201,12 +202,12 @@ func TestAccessControlAndGateErrors(t *testing.T) {
 	}
 
 	cfg.Discord.Allow = []string{"nope"}
-	if _, err := a.AccessGate("discord", false, ""); !errors.As(err, new(*ConfigError)) || !strings.Contains(err.Error(), "discord.allow[0]") {
+	if _, err := a.AccessGate(platform.Platform{Name: "discord"}); !errors.As(err, new(*ConfigError)) || !strings.Contains(err.Error(), "discord.allow[0]") {
 		t.Errorf("accessGate with a bad list: %v", err)
 	}
 	os.WriteFile(filepath.Join(dir, "state", "access.json"), []byte("["), 0o600)
 	b := &App{cfg: cfg, log: log, now: time.Now, metrics: metrics.New(metrics.Gauges{})}
-	if _, err := b.AccessGate("slack", true, ""); err == nil || !strings.Contains(err.Error(), "is damaged") {
+	if _, err := b.AccessGate(platform.Platform{Name: "slack", Access: platform.Access{HomeOnly: true}}); err == nil || !strings.Contains(err.Error(), "is damaged") {
 		t.Errorf("accessGate with a damaged file: %v", err)
 	}
 	if _, err := b.Control(context.Background(), control.Request{Op: OpAccess, Path: "revoke", Arg: "slack:U1"}); err == nil {
