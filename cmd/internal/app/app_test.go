@@ -108,3 +108,6 @@ func TestOpenBounds(t *testing.T) {
 		t.Errorf("llm.maxResponseBytes 1024: %v", err)
 	}
 }
+
+// log is a logger that discards.
+func (w *world) log() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -16,6 +16,7 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -214,3 +215,5 @@ func TestAccessControlAndGateErrors(t *testing.T) {
 		t.Error("control with a damaged file")
 	}
 }
+
+func userdataRequest(owner string) userdata.Request { return userdata.Request{Owner: owner} }
