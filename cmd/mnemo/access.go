@@ -120,6 +120,9 @@ func accessList(env *cliEnv, cfg *config.Config) error {
 	w := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	for _, p := range registry.Platforms() {
 		platform := p.Name
+		if cfg.Section(platform) == nil {
+			continue // a platform the configuration has no section for: nobody is let in there
+		}
 		mode, allow := app.ConfigAllow(cfg, platform)
 		fmt.Fprintf(w, "%s.access: %s (%s)\n", platform, mode, p.Access.Modes[mode])
 		for _, id := range allow {
