@@ -6,6 +6,7 @@ package registry
 
 import (
 	"github.com/mnemo-agent/mnemo/bots/discord"
+	"github.com/mnemo-agent/mnemo/bots/internal/reference"
 	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/bots/slack"
 )
@@ -16,5 +17,6 @@ func Platforms() []platform.Platform {
 	return []platform.Platform{
 		slack.Platform(),
 		discord.Platform(),
+		reference.Platform(),
 	}
 }
