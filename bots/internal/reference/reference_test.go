@@ -40,7 +40,9 @@ func TestReferencePlatform(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 	c.Send(context.Background(), "ref-user", "hi")
-	for deadline := time.Now().Add(10 * time.Second); len(c.Posts()) == 0 && time.Now().Before(deadline); {
+	// The reply is posted before the journal marks the message done:
+	// wait for both.
+	for deadline := time.Now().Add(10 * time.Second); (len(c.Posts()) == 0 || c.Queued() != 0) && time.Now().Before(deadline); {
 		time.Sleep(5 * time.Millisecond)
 	}
 	if got := c.Posts(); len(got) != 1 || got[0] != "you said: hi" {
