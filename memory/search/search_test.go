@@ -377,3 +377,67 @@ func TestTieFactFirst(t *testing.T) {
 		t.Errorf("hits %+v: want a tie, the fact line first", r.Hits)
 	}
 }
+
+// A stem finds the terms it begins, or that begin it, of five bytes or
+// more: "print" finds "printer"; a shorter stem finds only itself.
+func TestKin(t *testing.T) {
+	files := map[string]string{
+		"facts/a.md": "# A\n\n- the printer jammed\n",
+		"facts/b.md": "# B\n\n- the cards were dealt\n",
+	}
+	x := indexOf(files)
+	if r := Search(Query{Text: "print"}, Part{Index: x}); len(r.Hits) != 1 || r.Hits[0].Path != "facts/a.md" {
+		t.Errorf("print: %+v", r.Hits)
+	}
+	if r := Search(Query{Text: "car"}, Part{Index: x}); len(r.Hits) != 0 {
+		t.Errorf("car found %+v: a stem under five bytes has no kin", r.Hits)
+	}
+	var got []string
+	x.kin("printe", func(o string) { got = append(got, o) })
+	if len(got) != 1 || got[0] != "printer" {
+		t.Errorf("kin of printe: %q", got)
+	}
+	got = nil
+	x.kin("printer", func(o string) { got = append(got, o) })
+	if len(got) != 0 {
+		t.Errorf("a term is its own kin: %q", got)
+	}
+}
+
+// Removed units are compacted once there are more than 256 of them and
+// they are more than a quarter of all; a file with no units (put last)
+// survives it.
+func TestCompactionThreshold(t *testing.T) {
+	x := New()
+	line := strings.Repeat("- kiwi\n", 1)
+	for i := range 1032 {
+		x.Put(fmt.Sprintf("facts/f%04d.md", i), "# F\n\n"+line, false, 1)
+	}
+	x.Put("facts/empty.md", "# Empty\n", false, 1) // no units, numbered after all
+	for i := range 258 {
+		x.Remove(fmt.Sprintf("facts/f%04d.md", i))
+	}
+	if x.dead != 258 {
+		t.Fatalf("258 of 1032 removed (exactly a quarter): compacted already, %d dead", x.dead)
+	}
+	x.Remove("facts/f0258.md")
+	if x.dead != 0 || len(x.units) != 1032-259 {
+		t.Fatalf("259 of 1032 removed: %d dead, %d units", x.dead, len(x.units))
+	}
+	y := New()
+	for i := range 300 {
+		y.Put(fmt.Sprintf("facts/f%04d.md", i), "# F\n\n"+line+line+line+line, false, 1)
+	}
+	for i := range 64 {
+		y.Remove(fmt.Sprintf("facts/f%04d.md", i))
+	}
+	if y.dead != 256 {
+		t.Fatalf("exactly 256 removed: %d dead", y.dead)
+	}
+	if r := Search(Query{Text: "kiwi"}, Part{Index: x}); r.Total != 1032-259 {
+		t.Errorf("after compaction %d found", r.Total)
+	}
+	if st, ok := x.Stamp("facts/empty.md"); !ok || st != 1 {
+		t.Error("the empty file is gone")
+	}
+}
