@@ -441,3 +441,29 @@ func TestCompactionThreshold(t *testing.T) {
 		t.Error("the empty file is gone")
 	}
 }
+
+// tf is the weighted frequency of term t in u (0: not in it).
+func (u *parsedUnit) tf(t string) int {
+	for _, x := range u.terms {
+		if x.term == t {
+			return x.tf
+		}
+	}
+	return 0
+}
+
+// Kin are within three bytes of the stem's length, either way.
+func TestKinLength(t *testing.T) {
+	x := indexOf(map[string]string{"facts/a.md": "# A\n\n- print printable printwork\n"})
+	kin := func(s string) string {
+		var got []string
+		x.kin(s, func(o string) { got = append(got, o) })
+		slices.Sort(got)
+		return strings.Join(got, " ")
+	}
+	for s, want := range map[string]string{"print": "printabl", "printabl": "print", "printwork": "", "printab": "print printabl"} {
+		if got := kin(s); got != want {
+			t.Errorf("kin of %s: %q, want %q", s, got, want)
+		}
+	}
+}
