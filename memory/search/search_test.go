@@ -467,3 +467,16 @@ func TestKinLength(t *testing.T) {
 		}
 	}
 }
+
+// The last line counts without a newline after it, and a file of blank
+// lines has no unit.
+func TestLastLine(t *testing.T) {
+	x := indexOf(map[string]string{"facts/a.md": "# A\n\n- kiwi", "episodes/2026-01.md": "## Kiwi trip\n- Date: 2026-01-02\n- pear", "facts/b.md": "\n\n\n"})
+	r := Search(Query{Text: "kiwi pear"}, Part{Index: x})
+	if len(r.Hits) != 2 || r.Hits[0].Path != "episodes/2026-01.md" || r.Hits[0].End != 3 || r.Hits[1].Line != 3 {
+		t.Errorf("hits %+v", r.Hits)
+	}
+	if len(parseFile("facts/b.md", "\n\n\n")) != 0 {
+		t.Error("blank lines made a unit")
+	}
+}
