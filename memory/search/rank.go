@@ -63,6 +63,7 @@ type Result struct {
 type scratch struct {
 	total, word []float32
 	matched     []uint8
+	seen        []bool // in touched
 	touched     []int32
 	wordTouched []int32
 	// best is each fact file's best line (by file number), while scoring.
@@ -78,16 +79,14 @@ func (s *scratch) reset(n, files int) {
 	s.total = slices.Grow(s.total[:0], n)[:n]
 	s.word = slices.Grow(s.word[:0], n)[:n]
 	s.matched = slices.Grow(s.matched[:0], n)[:n]
+	s.seen = slices.Grow(s.seen[:0], n)[:n]
 	s.best = slices.Grow(s.best[:0], files)[:files]
 	s.touched, s.bestUsed = s.touched[:0], s.bestUsed[:0]
 }
 
 // parseQuery splits a query into its words' forms and what it says of time.
 func parseQuery(q Query) ([]queryWord, when) {
-	text := q.Text
-	if len(text) > MaxQuery {
-		text = strings.ToValidUTF8(text[:MaxQuery], "") // not a piece of a character
-	}
+	text := strings.ToValidUTF8(q.Text[:min(len(q.Text), MaxQuery)], "") // not a piece of a character
 	var raw []string
 	var written []word
 	words(text, func(w word) {
@@ -107,8 +106,8 @@ func parseQuery(q Query) ([]queryWord, when) {
 			continue
 		}
 		j++
-		add := func(forms []string, weights []float64) {
-			var qw queryWord
+		add := func(forms []string, weights []float64, extra bool) {
+			qw := queryWord{extra: extra}
 			for i, f := range forms {
 				if !seen[f] {
 					seen[f] = true
@@ -120,14 +119,15 @@ func parseQuery(q Query) ([]queryWord, when) {
 			}
 		}
 		if len(w.parts) > 1 {
-			add([]string{strings.ToLower(w.text)}, []float64{1})
+			add([]string{strings.ToLower(w.text)}, []float64{1}, true)
 		}
 		for _, p := range w.parts {
-			add(queryForms(p))
+			forms, weights := queryForms(p)
+			add(forms, weights, false)
 		}
 		// Two words may be one compound in the memory: "on call" is on-call.
 		if prev != nil && len(prev.parts) == 1 && len(w.parts) == 1 {
-			add([]string{strings.ToLower(prev.text + "-" + w.text)}, []float64{1})
+			add([]string{strings.ToLower(prev.text + "-" + w.text)}, []float64{1}, true)
 		}
 		prev = &w
 	}
@@ -147,7 +147,7 @@ func withKin(qws []queryWord, parts []Part) []queryWord {
 		for _, f := range qw.forms {
 			have[f] = true
 		}
-		out[i] = queryWord{forms: slices.Clone(qw.forms), weight: slices.Clone(qw.weight)}
+		out[i] = queryWord{forms: slices.Clone(qw.forms), weight: slices.Clone(qw.weight), extra: qw.extra}
 		for j, f := range qw.forms {
 			for _, p := range parts {
 				p.Index.kin(f, func(t string) {
@@ -328,11 +328,14 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 			}
 		}
 		for _, id := range touched {
-			if s.total[id] == 0 && s.matched[id] == 0 {
+			if !s.seen[id] {
+				s.seen[id] = true
 				s.touched = append(s.touched, id)
 			}
 			s.total[id] += s.word[id]
-			s.matched[id]++
+			if !qw.extra {
+				s.matched[id]++
+			}
 			s.word[id] = 0
 		}
 		s.wordTouched = touched
@@ -342,12 +345,18 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		for id := range x.units {
 			if d := x.units[id].date; visible(int32(id)) && d != noDate && (!wh.ranged() || d >= wh.from && d <= wh.to) {
 				s.touched = append(s.touched, int32(id))
-				s.total[id] = 1
+				s.total[id], s.seen[id] = 1, true
 			}
 		}
 	}
 	// Each unit's final score (kept in s.score); a fact file counts once,
 	// by its best line.
+	words := 0 // the query's own words, not the compounds they may make
+	for _, qw := range qws {
+		if !qw.extra {
+			words++
+		}
+	}
 	var top []cand // the best limit, worst first once full (a heap)
 	push := func(c cand) {
 		if len(top) < limit {
@@ -381,11 +390,11 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		u := &x.units[id]
 		uf := x.nums[u.num]
 		sc := float64(s.total[id]) * timeFactor(wh, u.date, today)
-		if len(qws) > 1 && !timeOnly {
-			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(len(qws)-1) // more of the query's words
+		if words > 1 && !timeOnly && s.matched[id] > 1 {
+			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(words-1) // more of the query's words
 		}
 		s.total[id] = float32(sc)
-		s.matched[id] = 0
+		s.matched[id], s.seen[id] = 0, false
 		if sc <= 0 {
 			continue
 		}

@@ -377,6 +377,9 @@ func TestTieFactFirst(t *testing.T) {
 	if len(r.Hits) != 2 || r.Hits[0].Score != r.Hits[1].Score || r.Hits[0].Path != "facts/health.md" {
 		t.Errorf("hits %+v: want a tie, the fact line first", r.Hits)
 	}
+	if one := Search(Query{Text: "dentist", Today: today, Limit: 1}, Part{Index: indexOf(files)}); len(one.Hits) != 1 || one.Hits[0].Path != "facts/health.md" {
+		t.Errorf("limit 1: %+v, want the fact line", one.Hits)
+	}
 }
 
 // A stem finds the terms it begins, or that begin it, of five bytes or
@@ -426,14 +429,14 @@ func TestCompactionThreshold(t *testing.T) {
 		t.Fatalf("259 of 1032 removed: %d dead, %d units", x.dead, len(x.units))
 	}
 	y := New()
-	for i := range 300 {
+	for i := range 250 {
 		y.Put(fmt.Sprintf("facts/f%04d.md", i), "# F\n\n"+line+line+line+line, false, 1)
 	}
 	for i := range 64 {
 		y.Remove(fmt.Sprintf("facts/f%04d.md", i))
 	}
 	if y.dead != 256 {
-		t.Fatalf("exactly 256 removed: %d dead", y.dead)
+		t.Fatalf("exactly 256 of 1000 removed: %d dead (compacted)", y.dead)
 	}
 	if r := Search(Query{Text: "kiwi"}, Part{Index: x}); r.Total != 1032-259 {
 		t.Errorf("after compaction %d found", r.Total)
@@ -504,7 +507,7 @@ func TestScoresAreBM25(t *testing.T) {
 		}
 		avg := sum / n
 		query := []string{"kiwi", "plum"}
-		words := float64(len(query) + 1) // and the compound kiwi-plum
+		words := float64(len(query)) // not the compound kiwi-plum
 		want := map[string]float64{}
 		for i, l := range lines {
 			if shared && i%2 != 0 {
@@ -595,5 +598,21 @@ func TestQueryCutOnACharacter(t *testing.T) {
 	}
 	if r := Search(Query{Text: exact + "é"}, Part{Index: x}); len(r.Hits) != 1 {
 		t.Errorf("a query cut after MaxQuery lost its last whole word: %+v", r.Hits)
+	}
+}
+
+// A word said twice counts once, and a capitalised word's kin count half
+// as much as a lower-case one's (its stem already does).
+func TestQueryWords(t *testing.T) {
+	x := indexOf(map[string]string{"facts/a.md": "# A\n\n- the printer jammed\n- kiwi pear\n"})
+	once := Search(Query{Text: "kiwi pear"}, Part{Index: x})
+	twice := Search(Query{Text: "kiwi kiwi pear"}, Part{Index: x})
+	if fmt.Sprint(once) != fmt.Sprint(twice) {
+		t.Errorf("a word said twice: %+v, once: %+v", twice, once)
+	}
+	lower := Search(Query{Text: "print"}, Part{Index: x})
+	upper := Search(Query{Text: "Print"}, Part{Index: x})
+	if len(lower.Hits) != 1 || len(upper.Hits) != 1 || math.Abs(upper.Hits[0].Score*2-lower.Hits[0].Score) > 1e-6 {
+		t.Errorf("kin of Print %+v, of print %+v: want half", upper.Hits, lower.Hits)
 	}
 }

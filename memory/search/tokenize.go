@@ -219,6 +219,10 @@ func docTerms(s string, fn func(t string)) {
 type queryWord struct {
 	forms  []string
 	weight []float64 // of each form
+	// extra: a compound the query's words may make (go-openai whole,
+	// on call as on-call), not a word of its own: it adds to a score,
+	// and not to the count of the query's words a unit holds.
+	extra bool
 }
 
 // queryForms are the terms one simple query word may have been indexed
