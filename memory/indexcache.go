@@ -57,13 +57,8 @@ const (
 	maxCacheLine = 64 << 10
 )
 
-// encodeCache renders entries (any order) as a cache file without marks.
-func encodeCache(files map[string]entry) []byte {
-	return encodeInOrder(files, listOrder(files), [2]dirMark{})
-}
-
-// encodeInOrder is encodeCache of files whose paths in List's order are
-// order (all of them): an index that keeps its sorted list writes it
+// encodeInOrder renders files as a cache file with marks, their paths
+// in List's order being order (all of them): an index that keeps its sorted list writes it
 // without sorting again. Each line is appended without fmt, its strings
 // quoted as strconv.Quote does (plainQuote).
 func encodeInOrder(files map[string]entry, order []string, marks [2]dirMark) []byte {
@@ -288,7 +283,7 @@ func parseFoldersLine(line string) (marks [2]dirMark, ok bool) {
 	return marks, true
 }
 
-// parseEndLine reads "end <files> <crc32>\n", exactly as encodeCache writes it.
+// parseEndLine reads "end <files> <crc32>\n", exactly as encodeInOrder writes it.
 func parseEndLine(line string) (n int, sum uint32, ok bool) {
 	f := strings.Fields(line)
 	if len(f) != 3 || f[0] != "end" {
@@ -302,7 +297,7 @@ func parseEndLine(line string) (n int, sum uint32, ok bool) {
 	return n, uint32(s), true
 }
 
-// parseDecimal reads a number as encodeCache writes it: digits only, no
+// parseDecimal reads a number as encodeInOrder writes it: digits only, no
 // sign, no leading zero, at most limit.
 func parseDecimal(s string, limit uint64) (uint64, bool) {
 	if s == "" || len(s) > 20 || (len(s) > 1 && s[0] == '0') {
