@@ -84,24 +84,30 @@ E2E_PKGS  ?= ./cmd/mnemo ./cmd/mnemo-load ./memory
 # after it; goleak fails the tests that leave goroutines running).
 RACE_ENV = GORACE="atexit_sleep_ms=0 $(GORACE)"
 
-# Lint and the three runs go side by side, each one's output printed whole
-# when it ends. Many tests wait (on the network, child processes,
-# discordgo's one-second Close) rather than compute, hence -p 4 test
-# binaries at once and -parallel 8 for the tests that call t.Parallel
-# (bots/discord and its fake).
+# Lint and the three runs go side by side. Each run goes through
+# gotestsum (gotest.tools/gotestsum, fetched through the module proxy at
+# GOTESTSUM_VERSION on first use), which prints a line per package as it
+# finishes ("PASS pkg (12.3s)"), the output of every failed test, and a
+# closing "DONE n tests … in …" line. Many tests wait (on the network,
+# child processes, discordgo's one-second Close) rather than compute,
+# hence -p 4 test binaries at once and -parallel 8 for the tests that call
+# t.Parallel (bots/discord and its fake).
+GOTESTSUM_VERSION ?= v1.13.0
+GOTESTSUM = $(GO) run gotest.tools/gotestsum@$(GOTESTSUM_VERSION) --format pkgname-and-test-fails --format-icons text --format-hide-empty-pkg --raw-command -- $(GO) test -json
+
 test:
-	@$(MAKE) --no-print-directory -j4 --output-sync=target lint test-race test-plain test-norace
+	@$(MAKE) --no-print-directory -j4 lint test-race test-plain test-norace
 
 test-race:
-	$(RACE_ENV) $(GO) test -race -count=1 -p 4 -parallel 8 -skip '$(E2E_TESTS)|$(NORACE_TESTS)' $(RACE_PKGS)
+	$(RACE_ENV) $(GOTESTSUM) -race -count=1 -p 4 -parallel 8 -skip '$(E2E_TESTS)|$(NORACE_TESTS)' $(RACE_PKGS)
 
 test-plain:
 	@bad=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' $(PLAIN_PKGS) | grep -E ' sync(/atomic)?( |$$)' | cut -d: -f1); \
 	  if [ -n "$$bad" ]; then echo "these packages import sync or sync/atomic: add them to RACE_PKGS (Makefile):"; echo "$$bad"; exit 1; fi
-	$(GO) test -count=1 $(PLAIN_PKGS)
+	$(GOTESTSUM) -count=1 $(PLAIN_PKGS)
 
 test-norace:
-	$(GO) test -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
+	$(GOTESTSUM) -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
 
 # The long end-to-end tests `make test` leaves out (see E2E_TESTS), with
 # the race detector.
