@@ -73,10 +73,11 @@ NORACE_PKGS  ?= ./bots/slack ./memory
 # The end-to-end tests that take long (`make e2e`; CI runs it): the soak,
 # the child processes killed at every write boundary (reflection, intake
 # journal, memory store), the signal tests against a child mnemo, the
-# benchmark run against a built binary. `make test` skips them;
-# `make coverage` runs them too.
-E2E_TESTS ?= ^(TestSoak|TestCrashAtEveryWriteBoundary|TestIntakeCrashSlack|TestIntakeCrashDiscord|TestCrashSafety|TestSigtermChatWaitsTheGraceThenKeepsTheTurnJournaled|TestSigtermServeCancelsAHungReplyAfterTheGrace|TestSecondSignalStopsAtOnce|TestBenchSmallRun)$$
-E2E_PKGS  ?= ./cmd/mnemo ./cmd/mnemo-load ./memory
+# benchmark run against a built binary, the Dockerfile's own build command
+# (a static, profile-guided build of the whole program: minutes of CPU on
+# a clean cache). `make test` skips them; `make coverage` runs them too.
+E2E_TESTS ?= ^(TestSoak|TestCrashAtEveryWriteBoundary|TestIntakeCrashSlack|TestIntakeCrashDiscord|TestCrashSafety|TestSigtermChatWaitsTheGraceThenKeepsTheTurnJournaled|TestSigtermServeCancelsAHungReplyAfterTheGrace|TestSecondSignalStopsAtOnce|TestBenchSmallRun|TestDockerBuildCommand)$$
+E2E_PKGS  ?= ./cmd/mnemo ./cmd/mnemo-load ./memory ./deploy
 
 # A -race binary sleeps a second before it exits, for threads still
 # running to report races (every test binary, every child mnemo a test
@@ -104,7 +105,7 @@ test-race:
 test-plain:
 	@bad=$$($(GO) list -f '{{.ImportPath}}: {{join .Imports " "}}' $(PLAIN_PKGS) | grep -E ' sync(/atomic)?( |$$)' | cut -d: -f1); \
 	  if [ -n "$$bad" ]; then echo "these packages import sync or sync/atomic: add them to RACE_PKGS (Makefile):"; echo "$$bad"; exit 1; fi
-	$(GOTESTSUM) -count=1 $(PLAIN_PKGS)
+	$(GOTESTSUM) -count=1 -skip '$(E2E_TESTS)' $(PLAIN_PKGS)
 
 test-norace:
 	$(GOTESTSUM) -count=1 -run '$(NORACE_TESTS)' $(NORACE_PKGS)
