@@ -179,7 +179,7 @@ fuzz:
 # machine, hiding survivors, hence 10.
 GREMLINS_VERSION ?= v0.6.0
 GREMLINS         ?= $(or $(shell $(GO) env GOBIN),$(shell $(GO) env GOPATH)/bin)/gremlins
-MUTATION_PKGS    ?= ./memory ./reflector ./agent ./agent/llm/openai ./bots/internal/queue ./bots/internal/split ./bots/internal/thread ./bots/internal/clean ./bots/internal/memorycmd ./bots/internal/settings ./bots/internal/pipeline ./bots/internal/intake ./bots/discord ./bots/slack ./cmd/internal/config
+MUTATION_PKGS    ?= ./memory ./memory/search ./reflector ./agent ./agent/llm/openai ./bots/internal/queue ./bots/internal/split ./bots/internal/thread ./bots/internal/clean ./bots/internal/memorycmd ./bots/internal/settings ./bots/internal/pipeline ./bots/internal/intake ./bots/discord ./bots/slack ./cmd/internal/config
 MUTATIONFLAGS    ?= --workers 1 --timeout-coefficient 10
 
 mutation:

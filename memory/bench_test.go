@@ -149,7 +149,9 @@ func BenchmarkAppend(b *testing.B) {
 
 // BenchmarkTools: the model's tool calls as the agent makes them
 // (arguments decoded, result encoded): memory_list (its result bounded),
-// memory_read, memory_append.
+// memory_read, memory_search (words every file holds: every fact line and
+// entry matches, the worst case; its index already made, as after a
+// message's first search) and memory_append.
 func BenchmarkTools(b *testing.B) {
 	for _, n := range benchSizes {
 		_, u := benchUser(b, n)
@@ -171,6 +173,7 @@ func BenchmarkTools(b *testing.B) {
 		}
 		run("list", "memory_list", func(int) string { return `{}` })
 		run("read", "memory_read", func(int) string { return `{"path":"facts/topic0.md"}` })
+		run("search", "memory_search", func(int) string { return `{"query":"fact worth keeping"}` })
 		run("append", "memory_append", func(i int) string {
 			year := 3000 + i/50 // a fresh month every 50 entries keeps the file a realistic size
 			return fmt.Sprintf(`{"path":"episodes/%04d-02.md","entry":"## Bench\n- Summary: bench entry\n- Date: %04d-02-01\n- detail\n"}`, year, year)

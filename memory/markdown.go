@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/memory/search"
 )
 
 const (
@@ -161,14 +162,6 @@ type episode struct {
 const datePrefix = "- date:"
 const entrySumPrefix = "- summary:"
 
-func fieldValue(line, prefix string) (string, bool) {
-	t := strings.TrimSpace(line)
-	if len(t) < len(prefix) || !strings.EqualFold(t[:len(prefix)], prefix) {
-		return "", false
-	}
-	return strings.TrimSpace(t[len(prefix):]), true
-}
-
 func validDate(d string) bool {
 	_, err := time.Parse(time.DateOnly, d)
 	return err == nil && len(d) == 10
@@ -204,9 +197,9 @@ func parseEpisodes(text string) (header string, entries []episode, problems []st
 		if cur == nil {
 			continue
 		}
-		if v, ok := fieldValue(line, entrySumPrefix); ok && cur.Summary == "" {
+		if v, ok := search.FieldValue(line, entrySumPrefix); ok && cur.Summary == "" {
 			cur.Summary = v
-		} else if v, ok := fieldValue(line, datePrefix); ok && cur.Date == "" {
+		} else if v, ok := search.FieldValue(line, datePrefix); ok && cur.Date == "" {
 			cur.Date = v
 		}
 	}

@@ -103,7 +103,8 @@ func (u *User) searchIndex() (*search.Index, error) {
 				f.x.Remove(p) // gone or unreadable: the file index will say so
 				continue
 			}
-			f.x.Put(p, string(data), IsShared(string(data)), g)
+			text := string(data)
+			f.x.Put(p, text, IsShared(text), g)
 		}
 	}
 	f.gen, f.drops, f.synced = gen, drops, true
@@ -204,13 +205,13 @@ func (s *Store) hitTexts(q search.Query, res search.Result, parts []searchPart, 
 			continue
 		}
 		hit := Hit{Path: h.Path, Line: h.Line, Date: h.Date, Score: h.Score, match: match}
+		all := strings.Split(text, "\n")
 		if h.Episode {
-			entry := strings.TrimRight(text[h.Start:h.Stop], "\n ")
+			entry := strings.Join(all[min(h.Line, len(all))-1:min(h.End, len(all))], "\n")
 			first, _, _ := strings.Cut(entry, "\n")
 			hit.Heading = strings.TrimSpace(strings.TrimPrefix(first, "## "))
-			hit.Text = entry
+			hit.Text = strings.TrimRight(entry, "\n\r ")
 		} else {
-			all := strings.Split(text, "\n")
 			lines := make([]string, 0, len(h.Lines))
 			for _, n := range sortedLines(h.Lines) {
 				if n-1 < len(all) {

@@ -253,3 +253,56 @@ func TestSearchUsesTheStoreClock(t *testing.T) {
 		t.Error("a bad user name was searched")
 	}
 }
+
+// Searches of one memory from many conversations at once, while the
+// store writes and a person edits, are safe (go test -race) and each
+// sees a consistent index: every hit's text is the entry it names.
+func TestSearchConcurrent(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	dir := filepath.Join(s.Dir(), "alice")
+	writeFile(t, filepath.Join(dir, "facts/pets.md"), "# Pets\n\n- a cat called Miso\n")
+	done := make(chan struct{})
+	errs := make(chan error, 8)
+	for g := range 4 {
+		go func() {
+			sess := u.NewSession()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				f, err := sess.Search("cat hike", 0)
+				if err != nil {
+					errs <- err
+					return
+				}
+				for _, h := range f.Hits {
+					if h.Path == "facts/pets.md" && !strings.Contains(h.Text, "cat") || h.Path != "facts/pets.md" && !strings.HasPrefix(h.Text, "## Hike") {
+						errs <- fmt.Errorf("searcher %d: hit %+v", g, h)
+						return
+					}
+				}
+			}
+		}()
+	}
+	sess := u.NewSession()
+	for i := range 30 {
+		if err := sess.Append(fmt.Sprintf("episodes/2026-%02d.md", i%12+1), fmt.Sprintf("## Hike %d\n- Summary: hike up hill %d\n- Date: 2026-%02d-01\n", i, i, i%12+1), ""); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "facts/pets.md"), fmt.Sprintf("# Pets\n\n- a cat called Miso %d\n", i))
+	}
+	close(done)
+	for range 4 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+	eventually(t, "every hike found", func() bool {
+		f, err := sess.Search("hike", 20)
+		return err == nil && f.Total == 30
+	})
+}

@@ -75,7 +75,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.BoolVar(&c.noStream, "no-stream", true, "also measure the chat at the first -sizes with llm.stream false (the default streams)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
-	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/", "packages whose go test benchmarks are run (\"\": none)")
+	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./memory/search/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/", "packages whose go test benchmarks are run (\"\": none)")
 	fs.StringVar(&c.benchtime, "benchtime", "", "go test -benchtime (\"\": go's default, 1s)")
 	fs.DurationVar(&c.timeout, "timeout", 30*time.Minute, "end the run with an error after this long")
 	fs.StringVar(&c.dir, "dir", "", "work folder (default: a temp folder, removed at the end)")

@@ -51,8 +51,8 @@ Example:
 	"memory": `Usage: mnemo memory SUBCOMMAND [arguments]
 
 Admin commands on the memory folder (MNEMO_DATA_DIR or memory.dataDir); they
-need no model. Subcommands: users, ls, show, check, forget, export, edit,
-history, restore, pending. mnemo help memory SUBCOMMAND says more.
+need no model. Subcommands: users, ls, show, check, search, forget, export,
+edit, history, restore, pending. mnemo help memory SUBCOMMAND says more.
 
 USER is a person's name, or a channel's memory: '#slack-TEAM-CHANNEL' or
 '#discord-CHANNEL', quoted (in a shell '#' starts a comment). Each prints its
@@ -86,6 +86,20 @@ Print one memory file (PATH is facts/<name>.md or episodes/YYYY-MM.md).
 
 Example:
   mnemo memory show alice facts/user.md
+`,
+	"memory search": `Usage: mnemo memory search [--json] [--limit N] USER QUERY...
+
+The entries of USER's memory that match QUERY, best first: episode entries
+and fact lines, each as "path:line · heading · date" with its text around the
+match — what memory_search gives the model in a private conversation. A time
+in the query ("in March", "last week", "recently") prefers entries of then.
+--limit N: 1 to 20 entries (default 8). --json: an array of {"path",
+"heading", "line", "date", "text", "score"}, the text whole. Takes no lock:
+it runs beside a chat or a server.
+
+Example:
+  mnemo memory search alice cache key fix back in the spring
+  mnemo memory search --json '#slack-T01-C02' release decision
 `,
 	"memory check": `Usage: mnemo memory check [USER]
 

@@ -39,6 +39,8 @@ Commands:
   memory show USER PATH            print one memory file
   memory check [USER]              report files without a summary, bad names, non-
                                    regular files, torn entries; exit 1 if any
+  memory search USER QUERY...      the entries that match, best first (--json,
+                                   --limit N); runs beside a chat or serve
   memory forget USER [PATH] --yes  delete a user's memory, or one file, and its
                                    history (--keep-history keeps the history)
   memory export USER               write a tar.gz of a user's memory to stdout

@@ -51,8 +51,11 @@ var memorySubs = map[string]memorySub{
 	"history": {"USER [PATH]", 1, 2},
 	"restore": {"USER PATH --at ID|TIME", 2, 2},
 	"pending": {"[USER] [--retry | --drop]", 0, 1},
-	"search":  {"[--json] [--limit N] USER QUERY...", 2, 1 << 20},
+	"search":  {"[--json] [--limit N] USER QUERY...", 2, manyArgs},
 }
+
+// manyArgs is the most arguments of a subcommand that takes words.
+const manyArgs = 1 << 20
 
 const memorySubNames = "users, ls, show, check, search, forget, export, edit, history, restore, pending"
 
@@ -173,6 +176,8 @@ func argCount(sub memorySub) string {
 		return "no arguments"
 	case sub.min == sub.max:
 		return fmt.Sprintf("%d argument%s", sub.min, plural(sub.min))
+	case sub.max >= manyArgs:
+		return fmt.Sprintf("%d or more arguments", sub.min)
 	}
 	return fmt.Sprintf("%d or %d arguments", sub.min, sub.max)
 }

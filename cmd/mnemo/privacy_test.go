@@ -31,6 +31,9 @@ const (
 	privTeam     = "TeamFact-LILAC-2208"     // Ada's, learned in channel A: shared
 	privDecision = "Decision-ORCHID-4419"    // channel A's own memory
 
+	// privSearch finds each marker's entry by its words.
+	privSearch = "codename TANGERINE team LILAC decision ORCHID release Friday"
+
 	privSecretPath = "facts/secret.md"
 	privMissing    = "facts/nosuch.md"
 	privDecisions  = "channel/facts/decisions.md"
@@ -41,7 +44,8 @@ const (
 //
 //   - the Thinker calls memory_list, then memory_read on every path the
 //     list and the index named and on facts/secret.md and facts/nosuch.md
-//     by name, then answers with every tool result it got;
+//     by name, and memory_search for the words of every marker, then
+//     answers with every tool result it got;
 //   - the reflector does the same reading, then writes what the USER said
 //     (never what the assistant echoed): a secret codename told in a DM to
 //     facts/secret.md, a team named in a channel to facts/team.md, a
@@ -75,6 +79,9 @@ func privReader(r openaitest.Request) (openaitest.Reply, bool) {
 		for _, p := range slices.Compact(paths) {
 			calls = append(calls, openaitest.Call("memory_read", toolJSON(map[string]string{"path": p})))
 		}
+		// And it searches for every marker's words (never the marker
+		// itself, so that only a result can carry one into a request).
+		calls = append(calls, openaitest.Call("memory_search", toolJSON(map[string]string{"query": privSearch})))
 		return openaitest.ToolCalls(calls...), true
 	case !reflector:
 		var b strings.Builder
@@ -547,7 +554,7 @@ func privProofs(t *testing.T, p *privWorld) {
 	// The control: in a DM the model is given the secret, and repeats it.
 	dm := p.say(t, "ada", "dm:ada", "What do you remember about me?", true)
 	if !strings.Contains(dm.index(), privSecretPath) || !strings.Contains(privResultsOf(dm.thinker())["memory_read "+privSecretPath], privSecret) ||
-		!strings.Contains(dm.reply, privSecret) {
+		!strings.Contains(privResultsOf(dm.thinker())["memory_search"], privSecret) || !strings.Contains(dm.reply, privSecret) {
 		t.Fatalf("control: in her DM the model was not given Ada's secret (index %q), so the proofs below would prove nothing; reply:\n%s", dm.index(), dm.reply)
 	}
 
@@ -562,6 +569,11 @@ func privProofs(t *testing.T, p *privWorld) {
 		}
 		askA.absent(t, "proof 1", privSecret)
 		askA.absent(t, "proof 1 (the path)", "secret.md\",\"summary")
+		for role, reqs := range map[string][]openaitest.Request{"task": askA.thinker(), "reflection": askA.reflector()} {
+			if res, ok := privResultsOf(reqs)["memory_search"]; !ok || strings.Contains(res, "secret") {
+				t.Errorf("%s: the channel's memory_search answered %q (ok %v): a private file's path in it, or no search", role, res, ok)
+			}
+		}
 		if strings.Contains(privResultsOf(askA.thinker())["memory_list"], "secret") || strings.Contains(askA.index(), "secret") {
 			t.Errorf("the channel's index or memory_list names the private file: %q", askA.index())
 		}
@@ -619,7 +631,8 @@ func privProofs(t *testing.T, p *privWorld) {
 	})
 	t.Run("5_decision_recalled_in_its_channel_only", func(t *testing.T) {
 		if !strings.Contains(bobA.index(), privDecisions) || !strings.Contains(bobA.index(), privDecision) ||
-			!strings.Contains(privResultsOf(bobA.thinker())["memory_read "+privDecisions], privDecision) || !strings.Contains(bobA.reply, privDecision) {
+			!strings.Contains(privResultsOf(bobA.thinker())["memory_read "+privDecisions], privDecision) || !strings.Contains(bobA.reply, privDecision) ||
+			!strings.Contains(privResultsOf(bobA.thinker())["memory_search"], privDecisions) {
 			t.Errorf("Bob in channel A does not recall channel A's decision: index %q, reply:\n%s", bobA.index(), bobA.reply)
 		}
 		bobA.absent(t, "Ada's shared fact is hers, not the channel's", privTeam)

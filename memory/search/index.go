@@ -1,6 +1,9 @@
 package search
 
 import (
+	"encoding/binary"
+	"slices"
+	"strings"
 	"sync"
 )
 
@@ -11,42 +14,60 @@ import (
 type Index struct {
 	mu    sync.RWMutex
 	terms map[string]int32 // term → its postings in post
-	post  [][]uint32       // unit<<8 | weighted frequency (half units, ≤ 255)
-	units []unit
-	free  []int32 // unit slots no posting names any more
-	dead  int     // unit slots removed whose postings are still there
+	// post is each term's postings, by unit id ascending: the id's
+	// difference from the one before as a uvarint, then the weighted
+	// frequency as a byte (half units, 1 to 255). A person's words repeat
+	// unit after unit, so most postings take two bytes, not the eight of
+	// an id and a count. last is each term's last unit id.
+	post  [][]byte
+	last  []uint32
+	units []unit // by id; ids only grow, until a compaction renumbers them
+	// flags and lens are each unit's liveness and length again, packed
+	// beside each other for the search's inner loop (units is 24 bytes a
+	// unit; these are 3).
+	flags []uint8
+	lens  []uint32
+	dead  int // units removed whose postings are still there
 	files map[string]*file
+	nums  []*file // files by number (file.num); nil: a free number
+	freeN []int32
+	// stems are the plain terms (not names, not compounds) of five bytes
+	// or more by their first five: a query's stem finds the terms it is a
+	// prefix of, or that are a prefix of it (autoscale and autoscaling
+	// stem to autoscal and autosc).
+	stems map[string][]string
 	// The live units' count and total length, of all files and of the
 	// shared ones: BM25's N and average length of a view.
 	n, nShared     int
 	sum, sumShared int
 }
 
-// unit is one indexed unit (see parsedUnit); file nil: removed.
+// unit is one indexed unit (see parsedUnit): its file's number
+// (Index.nums; the number may be another file's once the unit is
+// removed: flags say whether it is live), its lines and its date.
 type unit struct {
-	file        *file
-	line, end   int32
-	start, stop int32
-	date        int32
-	length      int32
+	num       int32
+	line, end int32
+	date      int32
 }
 
 // file is one indexed file.
 type file struct {
-	path   string
-	size   int
-	shared bool
-	units  []int32
+	path    string
+	size    int
+	shared  bool
+	episode bool  // its units are entries (isEpisodes), not lines
+	num     int32 // its slot in Index.nums
+	// first and count: its units are first, first+1, … (a file's units
+	// are made together, and a compaction keeps their order).
+	first, count uint32
 	// Stamp is the caller's version of the text indexed (Put).
 	stamp uint64
 }
 
-// maxUnits bounds the unit slots (a posting has 24 bits for its unit).
-const maxUnits = 1 << 24
-
 // New returns an empty index.
 func New() *Index {
-	return &Index{terms: map[string]int32{}, files: map[string]*file{}}
+	return &Index{terms: map[string]int32{}, files: map[string]*file{}, stems: map[string][]string{}}
 }
 
 // Stamp is the stamp path was last Put with, and whether it is indexed.
@@ -84,25 +105,71 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(path)
-	f := &file{path: path, size: len(text), shared: shared, stamp: stamp, units: make([]int32, 0, len(parsed))}
+	f := &file{path: path, size: len(text), shared: shared, episode: isEpisodes(path), stamp: stamp, first: uint32(len(x.units)), count: uint32(len(parsed))}
 	x.files[path] = f
+	if n := len(x.freeN); n > 0 {
+		f.num, x.freeN = x.freeN[n-1], x.freeN[:n-1]
+		x.nums[f.num] = f
+	} else {
+		f.num = int32(len(x.nums))
+		x.nums = append(x.nums, f)
+	}
 	for _, pu := range parsed {
-		id, ok := x.slot()
-		if !ok {
-			break // 16 million units: the rest of this file is not searchable
-		}
-		x.units[id] = unit{file: f, line: int32(pu.line), end: int32(pu.end), start: int32(pu.start), stop: int32(pu.stop), date: pu.date, length: int32(pu.length)}
-		f.units = append(f.units, id)
-		for t, tf := range pu.terms {
+		id := uint32(len(x.units))
+		x.units = append(x.units, unit{num: f.num, line: int32(pu.line), end: int32(pu.end), date: pu.date})
+		x.flags, x.lens = append(x.flags, unitFlags(f)), append(x.lens, uint32(pu.length))
+		for _, e := range pu.terms {
+			t, tf := e.term, e.tf
 			tid, ok := x.terms[t]
 			if !ok {
+				t = strings.Clone(t) // a compound is a piece of the text, which is not kept
 				tid = int32(len(x.post))
 				x.terms[t] = tid
-				x.post = append(x.post, nil)
+				x.post, x.last = append(x.post, nil), append(x.last, 0)
+				if k, ok := stemKey(t); ok {
+					x.stems[k] = append(x.stems[k], t)
+				}
 			}
-			x.post[tid] = append(x.post[tid], uint32(id)<<8|uint32(min(tf, 255)))
+			x.post[tid] = appendPosting(x.post[tid], id-x.last[tid], min(tf, 255))
+			x.last[tid] = id
 		}
 		x.count(f, pu.length, 1)
+	}
+}
+
+// A unit's flags: live (not removed), and of a shared file.
+const (
+	flagLive   = 1
+	flagShared = 2
+)
+
+func unitFlags(f *file) uint8 {
+	if f.shared {
+		return flagLive | flagShared
+	}
+	return flagLive
+}
+
+// appendPosting appends a posting: the unit id's difference from the
+// term's last, and the weighted frequency.
+func appendPosting(ps []byte, delta uint32, tf int) []byte {
+	ps = binary.AppendUvarint(ps, uint64(delta))
+	return append(ps, byte(tf))
+}
+
+// postings calls fn with each posting of ps: unit id and weighted
+// frequency (half units).
+func postings(ps []byte, fn func(id uint32, tf byte)) {
+	id := uint32(0)
+	for i := 0; i < len(ps); {
+		d, n := uint32(ps[i]), 1
+		if d >= 0x80 {
+			v, k := binary.Uvarint(ps[i:])
+			d, n = uint32(v), k
+		}
+		id += d
+		fn(id, ps[i+n])
+		i += n + 1
 	}
 }
 
@@ -117,23 +184,6 @@ func (x *Index) count(f *file, n, sign int) {
 	}
 }
 
-// slot is a free unit slot.
-func (x *Index) slot() (int32, bool) {
-	if len(x.free) == 0 && x.dead > 0 && len(x.units) >= maxUnits {
-		x.compact()
-	}
-	if n := len(x.free); n > 0 {
-		id := x.free[n-1]
-		x.free = x.free[:n-1]
-		return id, true
-	}
-	if len(x.units) >= maxUnits {
-		return 0, false
-	}
-	x.units = append(x.units, unit{})
-	return int32(len(x.units) - 1), true
-}
-
 // Remove takes path out of the index.
 func (x *Index) Remove(path string) {
 	x.mu.Lock()
@@ -145,8 +195,8 @@ func (x *Index) Remove(path string) {
 func (x *Index) Clear() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.terms, x.files = map[string]int32{}, map[string]*file{}
-	x.post, x.units, x.free = nil, nil, nil
+	x.terms, x.files, x.stems = map[string]int32{}, map[string]*file{}, map[string][]string{}
+	x.post, x.last, x.units, x.flags, x.lens, x.nums, x.freeN = nil, nil, nil, nil, nil, nil, nil
 	x.dead, x.n, x.nShared, x.sum, x.sumShared = 0, 0, 0, 0, 0
 }
 
@@ -156,42 +206,96 @@ func (x *Index) remove(path string) {
 		return
 	}
 	delete(x.files, path)
-	for _, id := range f.units {
-		x.count(f, int(x.units[id].length), -1)
-		x.units[id] = unit{}
+	x.nums[f.num] = nil
+	x.freeN = append(x.freeN, f.num)
+	for id := f.first; id < f.first+f.count; id++ {
+		x.count(f, int(x.lens[id]), -1)
+		x.flags[id] = 0
 		x.dead++
 	}
 	// Postings of removed units are dropped in bulk, once they are a
-	// quarter of the index: an edit costs its own file, not the index.
+	// quarter of the units: an edit costs its own file, not the index.
 	if x.dead > 256 && x.dead*4 > len(x.units) {
 		x.compact()
 	}
 }
 
-// compact drops the postings of removed units and frees their slots.
+// compact drops the removed units and their postings, and numbers the
+// units left from 0 in the same order (so every term's postings stay in
+// ascending order).
 func (x *Index) compact() {
+	const gone = ^uint32(0)
+	renum := make([]uint32, len(x.units))
+	live := x.units[:0]
+	for id, u := range x.units {
+		renum[id] = gone
+		if x.flags[id]&flagLive != 0 {
+			renum[id] = uint32(len(live))
+			x.flags[len(live)], x.lens[len(live)] = x.flags[id], x.lens[id]
+			live = append(live, u)
+		}
+	}
+	clear(x.units[len(live):])
+	x.units, x.flags, x.lens = live, x.flags[:len(live)], x.lens[:len(live)]
+	for _, f := range x.files {
+		if f.count > 0 {
+			f.first = renum[f.first]
+		} else {
+			f.first = 0
+		}
+	}
+	var scratch []byte
 	for tid, ps := range x.post {
-		keep := ps[:0]
-		for _, p := range ps {
-			if x.units[p>>8].file != nil {
-				keep = append(keep, p)
+		scratch = scratch[:0]
+		last := uint32(0)
+		postings(ps, func(id uint32, tf byte) {
+			if renum[id] != gone {
+				scratch = appendPosting(scratch, renum[id]-last, int(tf))
+				last = renum[id]
 			}
+		})
+		if len(scratch) == 0 {
+			x.post[tid] = nil
+		} else {
+			x.post[tid] = slices.Clone(scratch)
 		}
-		if len(keep) == 0 {
-			keep = nil
-		}
-		x.post[tid] = keep
+		x.last[tid] = last
 	}
 	for t, tid := range x.terms {
 		if x.post[tid] == nil {
 			delete(x.terms, t) // the slot stays; a new term takes a new one
 		}
 	}
-	x.free = x.free[:0]
-	for id := range x.units {
-		if x.units[id].file == nil {
-			x.free = append(x.free, int32(id))
+	clear(x.stems)
+	for t := range x.terms {
+		if k, ok := stemKey(t); ok {
+			x.stems[k] = append(x.stems[k], t)
 		}
 	}
 	x.dead = 0
+}
+
+// stemKey is the key of a plain term in Index.stems.
+func stemKey(t string) (string, bool) {
+	if len(t) < minStem || strings.HasPrefix(t, whole) || strings.ContainsAny(t, "-_./+#@") {
+		return "", false
+	}
+	return t[:minStem], true
+}
+
+// minStem is the shortest stem that finds its longer and shorter kin.
+const minStem = 5
+
+// kin calls fn with each plain term that t is a prefix of, or that is a
+// prefix of t, other than t, within three bytes of its length.
+func (x *Index) kin(t string, fn func(string)) {
+	k, ok := stemKey(t)
+	if !ok {
+		return
+	}
+	for _, o := range x.stems[k] {
+		if o != t && (strings.HasPrefix(o, t) || strings.HasPrefix(t, o)) && len(o)-len(t) <= 3 && len(t)-len(o) <= 3 {
+			fn(o)
+		}
+	}
 }

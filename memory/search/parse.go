@@ -26,8 +26,31 @@ type parsedUnit struct {
 	line, end   int // 1-based lines: the heading (or fact line) and the last
 	start, stop int // byte range in the file
 	date        int32
-	terms       map[string]int // weighted frequency (half units)
-	length      int            // words
+	terms       []termTF // each term once, with its weighted frequency
+	length      int      // words
+}
+
+// termTF is a term of a unit and its weighted frequency (half units).
+type termTF struct {
+	term string
+	tf   int
+}
+
+// tf is the weighted frequency of term t in u (0: not in it).
+func (u *parsedUnit) tf(t string) int {
+	for _, x := range u.terms {
+		if x.term == t {
+			return x.tf
+		}
+	}
+	return 0
+}
+
+// parser holds what parsing a file reuses from unit to unit: the terms
+// of the unit being read, by position in its terms, so a file's parse
+// makes one small map, not one per unit.
+type parser struct {
+	at map[string]int
 }
 
 // noDate is the date of a unit without one.
@@ -65,9 +88,9 @@ func isEpisodes(path string) bool {
 	return strings.HasPrefix(path, "episodes/") || strings.Contains(path, "/episodes/")
 }
 
-// fieldValue is the value of a "- Key: value" line when its key is key
-// (any case), trimmed.
-func fieldValue(line, key string) (string, bool) {
+// FieldValue is the value of a "- Key: value" line when its key is key
+// (any case, "- Date:" for example), trimmed.
+func FieldValue(line, key string) (string, bool) {
 	t := strings.TrimSpace(line)
 	if len(t) < len(key) || !strings.EqualFold(t[:len(key)], key) {
 		return "", false
@@ -83,10 +106,11 @@ func headerLine(t string) bool {
 
 // parseFile splits a file's text into its units.
 func parseFile(path, text string) []parsedUnit {
+	ps := &parser{at: map[string]int{}}
 	if isEpisodes(path) {
-		return parseEntries(text)
+		return ps.entries(text)
 	}
-	return parseFacts(text)
+	return ps.facts(text)
 }
 
 // lines calls fn with each line of text, its 1-based number and byte offset.
@@ -106,15 +130,24 @@ func lines(text string, fn func(line string, n, off int)) {
 	}
 }
 
-func (u *parsedUnit) add(s string, weight int) {
+// add adds the terms of line s to u, each counting weight.
+func (ps *parser) add(u *parsedUnit, s string, weight int) {
+	if len(u.terms) == 0 {
+		clear(ps.at) // a new unit
+	}
 	docTerms(s, func(t string) {
-		u.terms[t] += weight
+		if i, ok := ps.at[t]; ok {
+			u.terms[i].tf += weight
+		} else {
+			ps.at[t] = len(u.terms)
+			u.terms = append(u.terms, termTF{t, weight})
+		}
 		u.length++
 	})
 }
 
 // parseEntries is an episode file's "## " entries.
-func parseEntries(text string) []parsedUnit {
+func (ps *parser) entries(text string) []parsedUnit {
 	var out []parsedUnit
 	var cur *parsedUnit
 	lines(text, func(line string, n, off int) {
@@ -123,8 +156,8 @@ func parseEntries(text string) []parsedUnit {
 				cur.stop = off
 				out = append(out, *cur)
 			}
-			cur = &parsedUnit{line: n, end: n, start: off, date: noDate, terms: map[string]int{}}
-			cur.add(h, weightHeading)
+			cur = &parsedUnit{line: n, end: n, start: off, date: noDate}
+			ps.add(cur, h, weightHeading)
 			return
 		}
 		if cur == nil {
@@ -133,17 +166,17 @@ func parseEntries(text string) []parsedUnit {
 		if strings.TrimSpace(line) != "" {
 			cur.end = n // trailing blank lines are not the entry's
 		}
-		if v, ok := fieldValue(line, "- Date:"); ok {
+		if v, ok := FieldValue(line, "- Date:"); ok {
 			if d := parseDay(v); d != noDate && cur.date == noDate {
 				cur.date = d
 				return
 			}
 		}
-		if v, ok := fieldValue(line, "- Summary:"); ok {
-			cur.add(v, weightSummary)
+		if v, ok := FieldValue(line, "- Summary:"); ok {
+			ps.add(cur, v, weightSummary)
 			return
 		}
-		cur.add(line, weightBody)
+		ps.add(cur, line, weightBody)
 	})
 	if cur != nil {
 		cur.stop = len(text)
@@ -166,7 +199,7 @@ func factKey(t string) (key, value string, ok bool) {
 }
 
 // parseFacts is a fact file's lines, each with the "## " section it is in.
-func parseFacts(text string) []parsedUnit {
+func (ps *parser) facts(text string) []parsedUnit {
 	var out []parsedUnit
 	section := ""
 	lines(text, func(line string, n, off int) {
@@ -178,21 +211,21 @@ func parseFacts(text string) []parsedUnit {
 			section = h
 			return
 		}
-		u := parsedUnit{line: n, end: n, start: off, stop: off + len(line), date: noDate, terms: map[string]int{}}
+		u := parsedUnit{line: n, end: n, start: off, stop: off + len(line), date: noDate}
 		// "- Dentist: Dr. Bakker": the key names what the line is about,
 		// as a heading names an entry.
 		if key, value, ok := factKey(t); ok {
-			u.add(key, weightHeading)
-			u.add(value, weightBody)
+			ps.add(&u, key, weightHeading)
+			ps.add(&u, value, weightBody)
 		} else {
-			u.add(line, weightBody)
+			ps.add(&u, line, weightBody)
 		}
 		if u.length == 0 {
 			return // only stop words or punctuation
 		}
 		if section != "" {
 			n := u.length
-			u.add(section, weightSection)
+			ps.add(&u, section, weightSection)
 			u.length = n // context, not the line's length
 		}
 		out = append(out, u)

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -37,20 +38,18 @@ const MaxQuery = 1 << 10
 
 // Hit is one unit found: an episode entry (Line its heading, End its last
 // line) or the matching lines of a fact file (Lines, best first; Line the
-// best). Start and Stop are the unit's byte range in the file as indexed,
-// Size that file's length: a caller that reads a file of another size
-// reads another version. Date is YYYY-MM-DD or "".
+// best). Size is the length of the file as indexed: a caller that reads
+// a file of another size reads another version. Date is YYYY-MM-DD or "".
 type Hit struct {
-	Path        string
-	Line, End   int
-	Lines       []int
-	Start, Stop int
-	Size        int
-	Date        string
-	Score       float64
-	Episode     bool
-	Stamp       uint64
-	Part        int
+	Path      string
+	Line, End int
+	Lines     []int
+	Size      int
+	Date      string
+	Score     float64
+	Episode   bool
+	Stamp     uint64
+	Part      int
 }
 
 // Result is a search's hits, best first, and how many units matched in
@@ -65,18 +64,25 @@ type scratch struct {
 	total, word []float32
 	matched     []uint8
 	touched     []int32
+	wordTouched []int32
+	// best is each fact file's best line (by file number), while scoring.
+	best     []cand
+	bestUsed []int32
 }
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
-func (s *scratch) reset(n int) {
+func (s *scratch) reset(n, files int) {
 	if cap(s.total) < n {
 		s.total = make([]float32, n)
 		s.word = make([]float32, n)
 		s.matched = make([]uint8, n)
 	}
-	s.total, s.word, s.matched = s.total[:n], s.word[:n], s.matched[:n]
-	s.touched = s.touched[:0]
+	if cap(s.best) < files {
+		s.best = make([]cand, files)
+	}
+	s.total, s.word, s.matched, s.best = s.total[:n], s.word[:n], s.matched[:n], s.best[:files]
+	s.touched, s.bestUsed = s.touched[:0], s.bestUsed[:0]
 }
 
 // parseQuery splits a query into its words' forms and what it says of time.
@@ -103,8 +109,10 @@ func parseQuery(q Query) ([]queryWord, when) {
 	var out []queryWord
 	seen := map[string]bool{}
 	j := 0
+	var prev *word
 	for _, w := range written {
 		if j >= len(rest) || strings.ToLower(w.text) != rest[j] {
+			prev = nil // a time word between: no compound across it
 			continue
 		}
 		j++
@@ -126,8 +134,42 @@ func parseQuery(q Query) ([]queryWord, when) {
 		for _, p := range w.parts {
 			add(queryForms(p))
 		}
+		// Two words may be one compound in the memory: "on call" is on-call.
+		if prev != nil && len(prev.parts) == 1 && len(w.parts) == 1 {
+			add([]string{strings.ToLower(prev.text + "-" + w.text)}, []float64{1})
+		}
+		prev = &w
 	}
 	return out, wh
+}
+
+// kinWeight is what a term that shares a stem's beginning counts for.
+const kinWeight = 0.6
+
+// withKin adds to each word's forms the terms of parts whose beginning
+// its stems share (Index.kin). A term only some part holds is looked up
+// in all: it counts only where a visible unit holds it.
+func withKin(qws []queryWord, parts []Part) []queryWord {
+	out := make([]queryWord, len(qws))
+	for i, qw := range qws {
+		have := map[string]bool{}
+		for _, f := range qw.forms {
+			have[f] = true
+		}
+		out[i] = queryWord{forms: slices.Clone(qw.forms), weight: slices.Clone(qw.weight)}
+		for j, f := range qw.forms {
+			for _, p := range parts {
+				p.Index.kin(f, func(t string) {
+					if !have[t] {
+						have[t] = true
+						out[i].forms = append(out[i].forms, t)
+						out[i].weight = append(out[i].weight, kinWeight*qw.weight[j])
+					}
+				})
+			}
+		}
+	}
+	return out
 }
 
 // Search ranks the visible units of parts for q, best first.
@@ -141,6 +183,7 @@ func Search(q Query, parts ...Part) Result {
 		p.Index.mu.RLock()
 		defer p.Index.mu.RUnlock()
 	}
+	qws = withKin(qws, parts)
 	// BM25's statistics over what the caller may see, and no more.
 	n, sum := 0, 0
 	for _, p := range parts {
@@ -155,30 +198,41 @@ func Search(q Query, parts ...Part) Result {
 	}
 	avg := float64(sum) / float64(n)
 	idf := make([][]float64, len(qws))
+	matched := false // a visible unit holds a word of the query
 	for i, qw := range qws {
-		idf[i] = make([]float64, len(qw.forms))
-		for j, f := range qw.forms {
-			df := 0
+		// A word is as rare as its commonest form: "billing" is no rarer
+		// for the one heading that starts with "Billing" (indexed whole
+		// too), nor is a name for being written in lower case somewhere.
+		df := 0
+		for _, f := range qw.forms {
+			d := 0
 			for _, p := range parts {
-				df += p.Index.df(f, p.SharedOnly)
+				d += p.Index.df(f, p.SharedOnly)
 			}
-			idf[i][j] = qw.weight[j] * math.Log(1+(float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+			df = max(df, d)
+		}
+		matched = matched || df > 0
+		w := math.Log(1 + (float64(n)-float64(df)+0.5)/(float64(df)+0.5))
+		idf[i] = make([]float64, len(qw.forms))
+		for j := range qw.forms {
+			idf[i][j] = qw.weight[j] * w
 		}
 	}
 	today := dayOf(q.Today)
 	var cands []Hit
+	total := 0
 	for pi, p := range parts {
-		cands = p.Index.score(cands, pi, p, qws, idf, avg, wh, today)
+		hits, n := p.Index.score(pi, p, qws, idf, avg, wh, today, !matched, limit)
+		cands, total = append(cands, hits...), total+n
 	}
-	total := len(cands)
-	slices.SortFunc(cands, func(a, b Hit) int {
+	slices.SortStableFunc(cands, func(a, b Hit) int {
 		switch {
 		case a.Score > b.Score:
 			return -1
 		case a.Score < b.Score:
 			return 1
-		case a.Date != b.Date:
-			return -strings.Compare(a.Date, b.Date) // newer first
+		case hitDay(a) != hitDay(b):
+			return -strings.Compare(hitDay(a), hitDay(b)) // newer first, fact lines first of all
 		case a.Path != b.Path:
 			return strings.Compare(a.Path, b.Path)
 		}
@@ -190,6 +244,15 @@ func Search(q Query, parts ...Part) Result {
 	return Result{Hits: slices.Clip(cands), Total: total}
 }
 
+// hitDay is a hit's date for breaking ties, as tieDate: a fact file's
+// lines after every date.
+func hitDay(h Hit) string {
+	if !h.Episode && h.Date == "" {
+		return "9999-99-99"
+	}
+	return h.Date
+}
+
 // df is how many visible units hold term t. x.mu is held.
 func (x *Index) df(t string, sharedOnly bool) int {
 	tid, ok := x.terms[t]
@@ -197,37 +260,85 @@ func (x *Index) df(t string, sharedOnly bool) int {
 		return 0
 	}
 	n := 0
-	for _, p := range x.post[tid] {
-		if f := x.units[p>>8].file; f != nil && (!sharedOnly || f.shared) {
+	postings(x.post[tid], func(id uint32, _ byte) {
+		if f := x.flags[id]; f&flagLive != 0 && (!sharedOnly || f&flagShared != 0) {
 			n++
 		}
-	}
+	})
 	return n
 }
 
-// score appends to out the hits of part p (number pi). x.mu is held.
-func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float64, avg float64, wh when, today int32) []Hit {
+// cand is a scored unit (for a fact file, its best line) of one part.
+type cand struct {
+	score float64
+	id    int32
+}
+
+// before reports whether unit a of x ranks before unit b: higher score,
+// then newer, then by path, then by line. It is Search's order.
+func (x *Index) before(a, b cand) bool {
+	if a.score != b.score {
+		return a.score > b.score
+	}
+	ua, ub := &x.units[a.id], &x.units[b.id]
+	fa, fb := x.nums[ua.num], x.nums[ub.num]
+	if da, db := tieDate(ua, fa), tieDate(ub, fb); da != db {
+		return da > db
+	}
+	if fa.path != fb.path {
+		return fa.path < fb.path
+	}
+	return ua.line < ub.line
+}
+
+// tieDate is the day a unit counts as of when scores tie: its date; a
+// fact line, which says what is true now, after every dated entry.
+func tieDate(u *unit, f *file) int32 {
+	if !f.episode && u.date == noDate {
+		return math.MaxInt32
+	}
+	return u.date
+}
+
+// score returns the best limit hits of part p (number pi), in Search's
+// order, and how many units (a fact file's lines: one) matched. x.mu is
+// held. Only the best are made into hits: a common word may match every
+// unit.
+//
+// timeOnly: no word of the query is in a visible unit (or it has none),
+// so a time it names finds every unit of that time.
+func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg float64, wh when, today int32, timeOnly bool, limit int) ([]Hit, int) {
 	s := scratches.Get().(*scratch)
 	defer scratches.Put(s)
-	s.reset(len(x.units))
-	visible := func(id int32) bool {
-		f := x.units[id].file
-		return f != nil && (!p.SharedOnly || f.shared)
+	s.reset(len(x.units), len(x.nums))
+	need := uint8(flagLive) // what a visible unit's flags hold
+	if p.SharedOnly {
+		need |= flagShared
 	}
+	visible := func(id int32) bool { return x.flags[id]&need == need }
 	for i, qw := range qws {
-		var touched []int32
+		touched := s.wordTouched[:0]
 		for j, f := range qw.forms {
 			tid, ok := x.terms[f]
 			if !ok {
 				continue
 			}
-			for _, post := range x.post[tid] {
-				id := int32(post >> 8)
-				if !visible(id) {
-					continue
+			ps, uid, flags, lens := x.post[tid], uint32(0), x.flags, x.lens
+			for k := 0; k < len(ps); {
+				// postings(), inlined: this loop is the search's cost.
+				d, n := uint32(ps[k]), 1
+				if d >= 0x80 {
+					v, m := binary.Uvarint(ps[k:])
+					d, n = uint32(v), m
 				}
-				tf := float64(post&0xff) / 2
-				dl := float64(x.units[id].length)
+				uid += d
+				id, tfb := int32(uid), ps[k+n]
+				k += n + 1
+				if flags[id]&need != need {
+					continue // removed, or private in a shared view
+				}
+				tf := float64(tfb) / 2
+				dl := float64(lens[id])
 				c := float32(idf[i][j] * tf * (k1 + 1) / (tf + k1*(1-b+b*dl/avg)))
 				if s.word[id] == 0 {
 					touched = append(touched, id)
@@ -243,8 +354,9 @@ func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float6
 			s.matched[id]++
 			s.word[id] = 0
 		}
+		s.wordTouched = touched
 	}
-	if len(qws) == 0 && (wh.ranged() || wh.recent || wh.first) {
+	if timeOnly && (wh.ranged() || wh.recent || wh.first) {
 		// Only a time: every dated unit of it.
 		for id := range x.units {
 			if d := x.units[id].date; visible(int32(id)) && d != noDate && (!wh.ranged() || d >= wh.from && d <= wh.to) {
@@ -253,41 +365,96 @@ func (x *Index) score(out []Hit, pi int, p Part, qws []queryWord, idf [][]float6
 			}
 		}
 	}
-	facts := map[*file]int{} // a fact file's hit in out
+	// Each unit's final score (kept in s.score); a fact file counts once,
+	// by its best line.
+	var top []cand // the best limit, worst first once full (a heap)
+	push := func(c cand) {
+		if len(top) < limit {
+			top = append(top, c)
+			for i := len(top) - 1; i > 0 && x.before(top[(i-1)/2], top[i]); i = (i - 1) / 2 {
+				top[i], top[(i-1)/2] = top[(i-1)/2], top[i]
+			}
+			return
+		}
+		if !x.before(c, top[0]) {
+			return
+		}
+		top[0] = c
+		for i := 0; ; {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(top) && x.before(top[w], top[l]) {
+				w = l
+			}
+			if r < len(top) && x.before(top[w], top[r]) {
+				w = r
+			}
+			if w == i {
+				break
+			}
+			top[i], top[w] = top[w], top[i]
+			i = w
+		}
+	}
+	total := 0
 	for _, id := range s.touched {
 		u := &x.units[id]
+		uf := x.nums[u.num]
 		sc := float64(s.total[id]) * timeFactor(wh, u.date, today)
-		if len(qws) > 1 {
+		if len(qws) > 1 && !timeOnly {
 			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(len(qws)-1) // more of the query's words
 		}
-		s.total[id], s.matched[id] = 0, 0
+		s.total[id] = float32(sc)
+		s.matched[id] = 0
 		if sc <= 0 {
 			continue
 		}
-		if !isEpisodes(u.file.path) {
-			if k, ok := facts[u.file]; ok {
-				h := &out[k]
-				h.Lines = append(h.Lines, int(u.line))
-				if sc > h.Score {
-					h.Line = int(u.line)
-					h.Lines[0], h.Lines[len(h.Lines)-1] = h.Lines[len(h.Lines)-1], h.Lines[0]
-					h.Score = sc
-				}
-				continue
+		if !uf.episode {
+			b := &s.best[u.num]
+			if b.score == 0 {
+				s.bestUsed = append(s.bestUsed, u.num)
+				*b = cand{sc, id}
+			} else if x.before(cand{sc, id}, *b) {
+				*b = cand{sc, id}
 			}
-			facts[u.file] = len(out)
+			continue
 		}
-		out = append(out, Hit{
-			Path: p.Prefix + u.file.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
-			Start: int(u.start), Stop: int(u.stop), Size: u.file.size, Date: formatDay(u.date),
-			Score: sc, Episode: isEpisodes(u.file.path), Stamp: u.file.stamp, Part: pi,
-		})
+		total++
+		push(cand{sc, id})
 	}
-	for _, k := range facts {
-		h := &out[k]
-		slices.Sort(h.Lines[1:]) // the best first, then in file order
+	total += len(s.bestUsed)
+	for _, n := range s.bestUsed {
+		push(s.best[n])
+		s.best[n] = cand{}
 	}
-	return out
+	slices.SortFunc(top, func(a, b cand) int {
+		if x.before(a, b) {
+			return -1
+		}
+		return 1
+	})
+	hits := make([]Hit, len(top))
+	for i, c := range top {
+		u := &x.units[c.id]
+		f := x.nums[u.num]
+		h := Hit{
+			Path: p.Prefix + f.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
+			Size: f.size, Date: formatDay(u.date),
+			Score: c.score, Episode: f.episode, Stamp: f.stamp, Part: pi,
+		}
+		if !h.Episode {
+			// The file's other matching lines, in file order.
+			for id := f.first; id < f.first+f.count; id++ {
+				if int32(id) != c.id && s.total[id] > 0 {
+					h.Lines = append(h.Lines, int(x.units[id].line))
+				}
+			}
+		}
+		hits[i] = h
+	}
+	for _, id := range s.touched {
+		s.total[id] = 0
+	}
+	return hits, total
 }
 
 // inRange is the weight of a unit of the time a query names, against at

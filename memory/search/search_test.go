@@ -167,7 +167,7 @@ func TestUnits(t *testing.T) {
 	if us[0].line != 5 || us[0].end != 7 || text[us[0].start:us[0].stop] != "## A\n- Summary: a\n- Date: 2026-03-01\n\n\n" || us[0].date != parseDay("2026-03-01") {
 		t.Errorf("unit A %+v", us[0])
 	}
-	if us[1].line != 10 || us[1].end != 12 || us[1].stop != len(text) || us[1].date != noDate || us[1].terms["date"] == 0 {
+	if us[1].line != 10 || us[1].end != 12 || us[1].stop != len(text) || us[1].date != noDate || us[1].tf("date") == 0 {
 		t.Errorf("unit B %+v (a bad date line is body)", us[1])
 	}
 	facts := parseFile("channel/facts/x.md", "# X\n> Summary: s\n> Visibility: shared\n\n- the and\n- real fact\n")
@@ -177,8 +177,8 @@ func TestUnits(t *testing.T) {
 }
 
 // Replacing a file replaces its units; removing it leaves nothing found;
-// the removed units' postings go at compaction and their slots are
-// reused; the statistics follow.
+// the removed units and their postings go at compaction, the units left
+// numbered anew; the statistics follow.
 func TestPutRemoveCompact(t *testing.T) {
 	x := New()
 	for i := range 600 {
@@ -208,17 +208,13 @@ func TestPutRemoveCompact(t *testing.T) {
 	for _, p := range x.post {
 		postings += len(p)
 	}
-	if postings > 4*256 || len(x.terms) > 256 {
-		t.Errorf("%d postings and %d terms kept after removing every file", postings, len(x.terms))
+	if postings > 4*256 || len(x.terms) > 256 || len(x.units) > 256 {
+		t.Errorf("%d bytes of postings, %d terms and %d units kept after removing every file", postings, len(x.terms), len(x.units))
 	}
 	if r := Search(Query{Text: "apple pear"}, Part{Index: x}); len(r.Hits) != 0 {
 		t.Errorf("removed files found: %+v", r.Hits)
 	}
-	slots := len(x.units)
 	x.Put("facts/new.md", "# N\n\n- apple\n", false, 1)
-	if len(x.units) != slots {
-		t.Errorf("a freed slot was not reused: %d → %d", slots, len(x.units))
-	}
 	if r := Search(Query{Text: "apple"}, Part{Index: x}); len(r.Hits) != 1 || r.Hits[0].Path != "facts/new.md" {
 		t.Errorf("after compaction: %+v", r.Hits)
 	}
@@ -330,5 +326,54 @@ func TestMatcher(t *testing.T) {
 		if got := m(tc.line); got != tc.want {
 			t.Errorf("%q: %d, want %d", tc.line, got, tc.want)
 		}
+	}
+}
+
+// A compaction renumbers the units left without changing what a search
+// finds: an index from which half the files were removed answers as one
+// that only ever held the other half, and new files added after it too.
+func TestCompactionKeepsAnswers(t *testing.T) {
+	text := func(i int) string {
+		return episodes("2026-03", entry(fmt.Sprintf("Entry %d", i), fmt.Sprintf("apple number%d pear", i%7), fmt.Sprintf("2026-03-%02d", 1+i%28), "kiwi banana"))
+	}
+	x, fresh := New(), New()
+	for i := range 800 {
+		x.Put(fmt.Sprintf("episodes/f%d.md", i), text(i), i%3 == 0, uint64(i))
+	}
+	for i := range 800 {
+		if i%2 == 0 {
+			x.Remove(fmt.Sprintf("episodes/f%d.md", i))
+		} else {
+			fresh.Put(fmt.Sprintf("episodes/f%d.md", i), text(i), i%3 == 0, uint64(i))
+		}
+	}
+	if x.dead >= 400 {
+		t.Fatalf("no compaction: %d dead units", x.dead)
+	}
+	for i := 800; i < 810; i++ {
+		x.Put(fmt.Sprintf("episodes/f%d.md", i), text(i), false, uint64(i))
+		fresh.Put(fmt.Sprintf("episodes/f%d.md", i), text(i), false, uint64(i))
+	}
+	for _, q := range []string{"apple number3", "kiwi", "pear in March", "number5 banana"} {
+		for _, shared := range []bool{false, true} {
+			got := Search(Query{Text: q, Today: today, Limit: 20}, Part{Index: x, SharedOnly: shared})
+			want := Search(Query{Text: q, Today: today, Limit: 20}, Part{Index: fresh, SharedOnly: shared})
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("%q (shared %v) after compaction:\n%v\nwant\n%v", q, shared, got, want)
+			}
+		}
+	}
+}
+
+// On a tie a fact line, which says what is true now, comes before any
+// dated entry.
+func TestTieFactFirst(t *testing.T) {
+	files := map[string]string{
+		"facts/health.md":     "# Health\n\n- Dentist: Bakker\n",
+		"episodes/2026-01.md": "# 2026-01\n\n## Dentist\n- Date: 2026-01-20\n- Bakker\n",
+	}
+	r := Search(Query{Text: "dentist", Today: today}, Part{Index: indexOf(files)})
+	if len(r.Hits) != 2 || r.Hits[0].Score != r.Hits[1].Score || r.Hits[0].Path != "facts/health.md" {
+		t.Errorf("hits %+v: want a tie, the fact line first", r.Hits)
 	}
 }

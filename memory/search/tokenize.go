@@ -2,6 +2,7 @@ package search
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -146,7 +147,36 @@ func term(w string, sentence bool) string {
 	if name {
 		return whole + lw
 	}
-	return english.Stem(lw, true)
+	return stem(lw)
+}
+
+// stemCache remembers the stems of words seen: Snowball's stemmer costs
+// a microsecond or more a word, a person's words repeat, and the stems it
+// returns are then one string each, not a copy per use. Bounded: past
+// maxStems words, new ones are stemmed every time.
+var stemCache = struct {
+	mu sync.RWMutex
+	m  map[string]string
+}{m: map[string]string{}}
+
+const maxStems = 1 << 16
+
+// stem is Snowball's English stem of the lower-case word w.
+func stem(w string) string {
+	stemCache.mu.RLock()
+	st, ok := stemCache.m[w]
+	stemCache.mu.RUnlock()
+	if ok {
+		return st
+	}
+	st = english.Stem(w, true)
+	stemCache.mu.Lock()
+	if len(stemCache.m) < maxStems {
+		st = strings.Clone(st) // the stemmer may return w itself, a piece of a text
+		stemCache.m[strings.Clone(w)] = st
+	}
+	stemCache.mu.Unlock()
+	return st
 }
 
 // docTerms calls fn with each term of a memory's line.
@@ -202,7 +232,7 @@ func queryForms(p string) ([]string, []float64) {
 		if kept(p, false) {
 			w = 0.5
 		}
-		forms, weights = append(forms, english.Stem(lw, true)), append(weights, w)
+		forms, weights = append(forms, stem(lw)), append(weights, w)
 	}
 	return forms, weights
 }
