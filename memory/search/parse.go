@@ -36,16 +36,6 @@ type termTF struct {
 	tf   int
 }
 
-// tf is the weighted frequency of term t in u (0: not in it).
-func (u *parsedUnit) tf(t string) int {
-	for _, x := range u.terms {
-		if x.term == t {
-			return x.tf
-		}
-	}
-	return 0
-}
-
 // parser holds what parsing a file reuses from unit to unit: the terms
 // of the unit being read, by position in its terms, so a file's parse
 // makes one small map, not one per unit.
