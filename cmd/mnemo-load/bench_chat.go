@@ -4,11 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,165 +13,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
-
-	"github.com/mnemo-agent/mnemo/agent/openaitest"
-	goopenai "github.com/sashabaranov/go-openai"
 )
-
-// benchReply starts every answer of the bench's model, so that the driver
-// knows a reply line from anything else.
-const benchReply = "bench-reply"
-
-// benchModel is the scripted model of the bench: it answers at once, the
-// Thinker with one line of text (a casual message needs no tool), the
-// reflector with "nothing to remember". It counts the calls and keeps the
-// Thinker's request bodies, for the bare client to replay.
-type benchModel struct {
-	srv          *openaitest.Server
-	thinker      atomic.Int64
-	reflector    atomic.Int64
-	replaying    atomic.Bool
-	keepBodies   int // at most this many bodies kept
-	mu           sync.Mutex
-	bodies       [][]byte
-	firstThinker int // bytes of the first Thinker request
-	maxReflector int // bytes of the largest reflector request
-}
-
-func newBenchModel(keepBodies int) *benchModel {
-	m := &benchModel{srv: openaitest.NewServer(), keepBodies: keepBodies}
-	m.srv.Handle(m.reply)
-	return m
-}
-
-func (m *benchModel) close() { m.srv.Close() }
-
-func (m *benchModel) reply(r openaitest.Request) (openaitest.Reply, bool) {
-	m.srv.DiscardRequests()
-	if m.replaying.Load() {
-		return openaitest.Text(benchReply + " ok"), true
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if strings.Contains(r.System(), "memory reflector") {
-		m.reflector.Add(1)
-		m.maxReflector = max(m.maxReflector, len(r.Body))
-		return openaitest.Text("Nothing worth remembering."), true
-	}
-	if m.thinker.Add(1) == 1 {
-		m.firstThinker = len(r.Body)
-	}
-	if len(m.bodies) < m.keepBodies {
-		m.bodies = append(m.bodies, bytes.Clone(r.Body))
-	}
-	return openaitest.Text(benchReply + " ok"), true
-}
-
-// reset forgets the counts and bodies.
-func (m *benchModel) reset() {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.thinker.Store(0)
-	m.reflector.Store(0)
-	m.bodies, m.firstThinker, m.maxReflector = nil, 0, 0
-}
-
-// startReplay returns the kept Thinker bodies and a transport of one
-// connection, the model answering as to a replay until done is called.
-func (m *benchModel) startReplay() (bodies [][]byte, tr *http.Transport, done func()) {
-	m.mu.Lock()
-	bodies = m.bodies
-	m.mu.Unlock()
-	m.replaying.Store(true)
-	tr = &http.Transport{MaxConnsPerHost: 1, MaxIdleConnsPerHost: 1}
-	return bodies, tr, func() {
-		tr.CloseIdleConnections()
-		m.replaying.Store(false)
-	}
-}
-
-// replay sends the kept Thinker bodies again, one after the other on one
-// connection, as a bare client would, and returns each round trip's time.
-func (m *benchModel) replay(ctx context.Context) ([]time.Duration, error) {
-	bodies, tr, done := m.startReplay()
-	defer done()
-	client := &http.Client{Transport: tr}
-	url := m.srv.URL() + "/chat/completions"
-	var out []time.Duration
-	for _, body := range bodies {
-		t0 := time.Now()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return nil, err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Bearer sk-bench")
-		resp, err := client.Do(req)
-		if err != nil {
-			return nil, fmt.Errorf("bare client: %w", err)
-		}
-		_, err = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if err != nil {
-			return nil, fmt.Errorf("bare client: %w", err)
-		}
-		if resp.StatusCode != http.StatusOK {
-			return nil, fmt.Errorf("bare client: the fake model answered %s", resp.Status)
-		}
-		out = append(out, time.Since(t0))
-	}
-	return out, nil
-}
-
-// replayClient sends the kept Thinker requests again through go-openai
-// alone, the client library mnemo itself uses (each body decoded into its
-// request type, streamed when the body asks for it and read to the end),
-// one after the other on one connection, and returns each round trip's
-// time: the part of a message's time that is the library's, not mnemo's.
-func (m *benchModel) replayClient(ctx context.Context) ([]time.Duration, error) {
-	bodies, tr, done := m.startReplay()
-	defer done()
-	cfg := goopenai.DefaultConfig("sk-bench")
-	cfg.BaseURL, cfg.HTTPClient = m.srv.URL(), &http.Client{Transport: tr}
-	client := goopenai.NewClientWithConfig(cfg)
-	var out []time.Duration
-	for _, body := range bodies {
-		var req goopenai.ChatCompletionRequest
-		if err := json.Unmarshal(body, &req); err != nil {
-			return nil, fmt.Errorf("go-openai client: a kept request: %w", err)
-		}
-		t0 := time.Now()
-		if err := completeWith(ctx, client, req); err != nil {
-			return nil, fmt.Errorf("go-openai client: %w", err)
-		}
-		out = append(out, time.Since(t0))
-	}
-	return out, nil
-}
-
-// completeWith sends req with client, streamed when req asks for it, and
-// reads the reply to its end.
-func completeWith(ctx context.Context, client *goopenai.Client, req goopenai.ChatCompletionRequest) error {
-	if !req.Stream {
-		_, err := client.CreateChatCompletion(ctx, req)
-		return err
-	}
-	s, err := client.CreateChatCompletionStream(ctx, req)
-	if err != nil {
-		return err
-	}
-	defer s.Close()
-	for {
-		if _, err := s.Recv(); errors.Is(err, io.EOF) {
-			return nil
-		} else if err != nil {
-			return err
-		}
-	}
-}
 
 // chatFigures is one per-message row: a `mnemo chat` of one user with
 // Files memory files.
