@@ -150,7 +150,7 @@ func TestBenchSmallRun(t *testing.T) {
 		t.Errorf("%d concurrent rows with 1.00 calls per message, want 6:\n%s", n, out)
 	}
 	args, _ := os.ReadFile(filepath.Join(filepath.Dir(goCmd), "args.txt"))
-	if got := strings.TrimSpace(string(args)); got != "test -run ^$ -bench . -benchmem -benchtime 10x ./memory/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/" {
+	if got := strings.TrimSpace(string(args)); got != "test -run ^$ -bench . -benchmem -benchtime 10x ./memory/ ./memory/search/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/" {
 		t.Errorf("go was run with %q", got)
 	}
 	text, _ := os.ReadFile(readme)
