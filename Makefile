@@ -59,7 +59,7 @@ lint:
 RACE_PKGS ?= ./memory/... ./cmd/mnemo-load ./cmd/mnemo ./cmd/internal/wiring ./bots/... \
 	./reflector ./agent ./agent/clock/clocktest ./agent/llm/llmtest ./agent/llm/openai \
 	./agent/logtest ./agent/openaitest ./agent/text \
-	./cmd/internal/control ./cmd/internal/metrics ./cmd/internal/turns ./cmd/internal/userdata \
+	./cmd/internal/app ./cmd/internal/control ./cmd/internal/metrics ./cmd/internal/turns ./cmd/internal/userdata \
 	./cmd/internal/budget ./cmd/internal/state .
 PLAIN_PKGS = $(filter-out $(shell $(GO) list $(RACE_PKGS)),$(shell $(GO) list ./...))
 

@@ -4,6 +4,7 @@ go 1.26.5
 
 require (
 	github.com/VictoriaMetrics/metrics v1.44.0
+	github.com/blevesearch/snowballstem v0.9.0
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1
@@ -22,7 +23,6 @@ require (
 )
 
 require (
-	github.com/kljensen/snowball v0.10.0 // indirect
 	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/valyala/fastrand v1.1.0 // indirect
 	github.com/valyala/histogram v1.2.0 // indirect

@@ -29,6 +29,7 @@ type benchConfig struct {
 	streamReplies, streamWords            int
 	streamEvery                           time.Duration
 	sizes, users                          []int
+	toolSizes                             []int         // text files of the memory_read and memory_search chats
 	distinct                              []int         // people in all at each step of the distinct-users run
 	distinctConc                          int           // people sending at once
 	distinctIdle                          time.Duration // serve's reflector.idle in that run
@@ -61,6 +62,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.StringVar(&c.readme, "readme", "", "write the table into this README's \"## Performance\" section")
 	fs.IntVar(&c.messages, "messages", 200, "messages of the per-message chat at each memory size")
 	sizes := fs.String("sizes", "0,200,2000,10000", "fact+episode files of the user, one chat per size")
+	toolSizes := fs.String("tool-sizes", "200,10000", "text files of the chats whose messages each read a file (memory_read) or search (memory_search), one pair per size (\"\": none)")
 	users := fs.String("users", "1,10,100", "concurrent users through console, Slack and Discord")
 	fs.IntVar(&c.concMessages, "conc-messages", 5, "messages per user in the concurrent rows")
 	distinct := fs.String("distinct", "100,1000,10000", "distinct people, one DM each, at each step of the open files and goroutines run (\"\": none)")
@@ -71,7 +73,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.IntVar(&c.streamReplies, "stream-replies", 5, "streamed replies measured in the streaming row (0: no streaming row)")
 	fs.IntVar(&c.streamWords, "stream-words", 30, "words of each streamed reply")
 	fs.DurationVar(&c.streamEvery, "stream-every", 200*time.Millisecond, "the streaming model's time per word (and to its first word)")
-	fs.BoolVar(&c.chatOnly, "chat-only", false, "run only the mnemo chat and echo hi rows (issue 24's figures) and print them")
+	fs.BoolVar(&c.chatOnly, "chat-only", false, "run only the mnemo chat rows (-tool-sizes' too) and the echo hi rows (issue 24's figures) and print them")
 	fs.BoolVar(&c.noStream, "no-stream", true, "also measure the chat at the first -sizes with llm.stream false (the default streams)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
@@ -85,6 +87,11 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	}
 	if c.sizes, err = intList("-sizes", *sizes, 0); err != nil {
 		return c, err
+	}
+	if strings.TrimSpace(*toolSizes) != "" {
+		if c.toolSizes, err = intList("-tool-sizes", *toolSizes, 1); err != nil {
+			return c, err
+		}
 	}
 	if c.users, err = intList("-users", *users, 1); err != nil {
 		return c, err
@@ -161,6 +168,7 @@ type benchResult struct {
 	Machine machine
 	Command string
 	Chats   []chatFigures   // per message, one per memory size
+	Tools   []toolFigures   // memory_read, memory_search on each message: a pair per -tool-sizes
 	Conc    []concFigures   // console, Slack, Discord at 1, 10, 100 users
 	Serve   *serveFigures   // start-up to ready, RSS idle and under load
 	Edits   []editFigures   // edit-to-index
@@ -237,6 +245,14 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("chat at %d files, llm.stream false: %w", n, err)
 		}
 		res.Chats = append(res.Chats, f)
+	}
+	for _, n := range cfg.toolSizes {
+		progress("chat, %d text files: %d messages each reading a file, then %d each searching", n, cfg.messages, cfg.messages)
+		f, err := b.toolChats(ctx, n, cfg.messages)
+		if err != nil {
+			return fmt.Errorf("chat at %d text files: %w", n, err)
+		}
+		res.Tools = append(res.Tools, f...)
 	}
 	if cfg.chatOnly {
 		res.Machine.LoadEnd = loadAvg()

@@ -44,12 +44,18 @@ func (b *bencher) chatDir(ctx context.Context, name string, files int, m *benchM
 	if dir, err = b.fresh(name); err != nil {
 		return "", nil, err
 	}
-	mem := filepath.Join(dir, "data", "memory")
+	mem, env := chatEnv(dir, m)
 	if err := seed(ctx, mem, 1, files, time.Now()); err != nil {
 		return "", nil, err
 	}
-	env = childEnv(dir, "OPENAI_BASE_URL="+m.srv.URL(), "OPENAI_API_KEY=sk-bench", "MNEMO_DATA_DIR="+mem)
 	return dir, env, nil
+}
+
+// chatEnv is the memory folder under dir and the env of a chat in dir
+// against m.
+func chatEnv(dir string, m *benchModel) (mem string, env []string) {
+	mem = filepath.Join(dir, "data", "memory")
+	return mem, childEnv(dir, "OPENAI_BASE_URL="+m.srv.URL(), "OPENAI_API_KEY=sk-bench", "MNEMO_DATA_DIR="+mem)
 }
 
 // noStreamConfig is the mnemo.yaml of a chat measured with llm.stream
@@ -479,3 +485,7 @@ func firstError(chats []*chatProc, errs []error) error {
 	}
 	return nil
 }
+
+// The tool chats: each message makes the Thinker call one memory tool,
+// memory_read of a file or memory_search, before it answers, on a memory
+// of text (seedText) that a search has something to rank in.

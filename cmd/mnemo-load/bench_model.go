@@ -23,8 +23,11 @@ const benchReply = "bench-reply"
 
 // benchModel is the scripted model of the bench: it answers at once, the
 // Thinker with one line of text (a casual message needs no tool), the
-// reflector with "nothing to remember". It counts the calls and keeps the
-// Thinker's request bodies, for the bare client to replay.
+// reflector with "nothing to remember". A person's message that carries a
+// tool marker (searchMarker, readMarker) makes the Thinker call that tool
+// first, and answer with the line of text once the tool's result is
+// there. It counts the calls and the tool results and keeps the Thinker's
+// request bodies, for the bare client to replay.
 type benchModel struct {
 	srv          *openaitest.Server
 	thinker      atomic.Int64
@@ -35,6 +38,15 @@ type benchModel struct {
 	bodies       [][]byte
 	firstThinker int // bytes of the first Thinker request
 	maxReflector int // bytes of the largest reflector request
+	tools        toolResults
+}
+
+// toolResults is what the bench's model was given back for the tool calls
+// it made.
+type toolResults struct {
+	calls, results, bytes int
+	errors, misses        int    // results that are an error; searches that found nothing
+	firstError            string // the first error's text
 }
 
 func newBenchModel(keepBodies int) *benchModel {
@@ -63,7 +75,55 @@ func (m *benchModel) reply(r openaitest.Request) (openaitest.Reply, bool) {
 	if len(m.bodies) < m.keepBodies {
 		m.bodies = append(m.bodies, bytes.Clone(r.Body))
 	}
+	if msgs := r.Chat.Messages; len(msgs) > 0 && msgs[len(msgs)-1].Role == "tool" {
+		m.tools.add(msgs[len(msgs)-1].Content)
+	} else if call, ok := benchToolCall(r.LastUser()); ok {
+		m.tools.calls++
+		return openaitest.ToolCalls(call), true
+	}
 	return openaitest.Text(benchReply + " ok"), true
+}
+
+// The markers of a person's message that makes the bench's model call a
+// memory tool before it answers: memory_search with the rest of the line
+// as its query, memory_read with it as the path.
+const (
+	searchMarker = "bench-search:"
+	readMarker   = "bench-read:"
+)
+
+// benchToolCall is the call the bench's model makes for a person's message
+// (its last user message) that carries a tool marker; false for any other.
+func benchToolCall(lastUser string) (openaitest.ToolCall, bool) {
+	for _, t := range [...]struct{ marker, tool, arg string }{
+		{searchMarker, "memory_search", "query"},
+		{readMarker, "memory_read", "path"},
+	} {
+		_, rest, ok := strings.Cut(lastUser, t.marker)
+		if !ok {
+			continue
+		}
+		rest, _, _ = strings.Cut(rest, "\n")
+		args, _ := json.Marshal(map[string]string{t.arg: strings.TrimSpace(rest)})
+		return openaitest.Call(t.tool, string(args)), true
+	}
+	return openaitest.ToolCall{}, false
+}
+
+// add counts one tool result: mnemo's agent words a failed call as
+// "error: ..."; memory_search's "No entries match" found nothing.
+func (t *toolResults) add(text string) {
+	t.results++
+	t.bytes += len(text)
+	switch {
+	case strings.HasPrefix(text, "error"):
+		t.errors++
+		if t.firstError == "" {
+			t.firstError = text
+		}
+	case strings.HasPrefix(text, "No entries match"):
+		t.misses++
+	}
 }
 
 // reset forgets the counts and bodies.
@@ -73,6 +133,14 @@ func (m *benchModel) reset() {
 	m.thinker.Store(0)
 	m.reflector.Store(0)
 	m.bodies, m.firstThinker, m.maxReflector = nil, 0, 0
+	m.tools = toolResults{}
+}
+
+// toolCounts is a copy of the tool calls and results so far.
+func (m *benchModel) toolCounts() toolResults {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.tools
 }
 
 // startReplay returns the kept Thinker bodies and a transport of one

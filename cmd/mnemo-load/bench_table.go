@@ -78,6 +78,7 @@ func renderBench(r *benchResult) string {
 			ratioText(float64(hi.StartCPU), float64(lo.StartCPU)), ratioText(hi.Start.P50, lo.Start.P50), ratioText(hi.Start.Max, lo.Start.Max),
 			"–", "–", ratioText(float64(hi.StartRSS), float64(lo.StartRSS)), "–")
 	}
+	toolRows(row, r.Tools)
 	for _, c := range r.Conc {
 		row(fmt.Sprintf("%s, %d concurrent user(s) × %d messages (%.0f msg/s)", c.Path, c.Users, c.Messages/max(c.Users, 1), c.PerSecond),
 			durText(c.CPUPerMsg), msText(c.Wall.P50), msText(c.Wall.P99), "–", fmt.Sprintf("%.2f", c.CallsPerMsg), sizeText(c.PeakRSS), "–")
@@ -96,6 +97,11 @@ func renderBench(r *benchResult) string {
 	p("\"go-openai alone\" replays them through the client library mnemo uses (each body decoded into its request type, streamed when the chat streams), the part of a message's time that is the library's. ")
 	p("The rows in bold divide the largest memory's figures by the smallest's, each column by its own: CPU, wall p50 and p99, ÷ bare client, peak RSS. ")
 	p("Peak RSS is the child's own: VmHWM read after the last reply for the 200-message chats, GNU time's %%M for `echo hi` (a child's rusage from wait4 would carry the bench's own peak, recorded when the vfork'd child execs). ")
+	if len(r.Tools) > 0 {
+		p("The `memory_read` and `memory_search` rows run on a memory of text (half fact files of 5 `- Key: value` lines, half episode months of 5 entries: title, summary, date, 2 detail lines; each value, summary and detail about %d words drawn with a Zipf law (s = %g) from %s made-up words), one chat reading, then one searching, on the same files: ", lineWords, textZipf, thousands(textVocab))
+		p("after a casual first message (the start, not counted), each message makes the scripted model call the tool once (a file's path; three words of the vocabulary, one of the 50 most frequent; a different one each message) and answer once its result is in, 2 model calls a message. ")
+		p("Their CPU and wall leave the first tool message out; the first search's row is that message alone (it builds the search index), its peak RSS VmHWM before → after it. The bold `memory_search` − `memory_read` rows subtract, instead of dividing, the reading chat's figures from the searching chat's, each column by its own. ")
+	}
 	p("The concurrent console rows run one `mnemo chat` per user (each its own data folder, 20 files); Slack and Discord rows go to one `mnemo serve`; their RSS is the largest process's peak so far. The fakes share the machine's cores with mnemo: at 100 users their work is in the wall times.\n")
 	renderStream(&b, r.Streams)
 	b.WriteString(renderDistinctTable(r))
@@ -336,4 +342,70 @@ func renderDistinctTable(r *benchResult) string {
 	}
 	b.WriteString("\nOpen files are `/proc/<pid>/fd` and goroutines serve's `go_goroutines` (`/metrics`), sampled every 20 ms; the peak is the largest sample of the step (each step adds the people between the previous row and this one), \"after\" a sample once the journal has no turn pending.\n")
 	return b.String()
+}
+
+// toolRows are the rows of the tool chats: for each size the chat whose
+// messages read a file, the one whose messages search, the first search
+// alone and, in bold, the searching chat's figures less the reading
+// chat's.
+func toolRows(row func(cells ...string), tools []toolFigures) {
+	for i, t := range tools {
+		row(fmt.Sprintf("`mnemo chat`: each message %s, %s messages, %s text files (%s)", toolDoing(t.Tool), thousands(t.Messages), thousands(t.Files), bytesText(t.MemoryBytes)),
+			durText(t.CPUPerMsg), msText(t.Wall.P50), msText(t.Wall.P99), "–",
+			fmt.Sprintf("%.2f (+%d reflector)", t.CallsPerMsg, t.ReflectorCalls), sizeText(t.MaxRSS), resultText(t))
+		var read *toolFigures
+		if i > 0 && tools[i-1].Tool == "memory_read" && tools[i-1].Files == t.Files {
+			read = &tools[i-1]
+		}
+		if t.Tool != "memory_search" {
+			continue
+		}
+		firstRead := "–"
+		if read != nil {
+			firstRead = fmt.Sprintf("the first `memory_read` of its chat: %s CPU, %s wall", durText(read.FirstCPU), durText(read.FirstWall))
+		}
+		row(fmt.Sprintf("`mnemo chat`: the first `memory_search` of that chat (builds the search index), %s text files", thousands(t.Files)),
+			durText(t.FirstCPU), durText(t.FirstWall), "–", "–", "–",
+			fmt.Sprintf("%s (%s → %s)", sizeDiff(t.FirstRSS, t.StartRSS), sizeText(t.StartRSS), sizeText(t.FirstRSS)), firstRead)
+		if read == nil {
+			continue
+		}
+		row(fmt.Sprintf("**`mnemo chat` per message, `memory_search` − `memory_read`, %s text files**", thousands(t.Files)),
+			msDiff(ms64(t.CPUPerMsg), ms64(read.CPUPerMsg)), msDiff(t.Wall.P50, read.Wall.P50), msDiff(t.Wall.P99, read.Wall.P99),
+			"–", "–", sizeDiff(t.MaxRSS, read.MaxRSS), "–")
+	}
+}
+
+// toolDoing is what a tool chat's messages do.
+func toolDoing(tool string) string {
+	if tool == "memory_read" {
+		return "reads a file (`memory_read`)"
+	}
+	return "searches (`" + tool + "`)"
+}
+
+// resultText is a tool chat's mean result, and the searches that found
+// nothing.
+func resultText(t toolFigures) string {
+	s := "result " + bytesText(int64(t.ResultBytes)) + " (mean)"
+	if t.Misses > 0 {
+		s += fmt.Sprintf("; %d found nothing", t.Misses)
+	}
+	return s
+}
+
+// msDiff is a − b milliseconds, signed: "+1.2ms", "−300µs".
+func msDiff(a, b float64) string {
+	if a < b {
+		return "−" + msText(b-a)
+	}
+	return "+" + msText(a-b)
+}
+
+// sizeDiff is a − b bytes, signed, as sizeText shows them.
+func sizeDiff(a, b int64) string {
+	if a < b {
+		return "−" + sizeText(b-a)
+	}
+	return "+" + sizeText(a-b)
 }

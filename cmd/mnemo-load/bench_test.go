@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -17,6 +18,7 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/mnemo-agent/mnemo/agent/llm"
 	mnemoconfig "github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -80,7 +82,7 @@ func TestBenchSmallRun(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	err := run(context.Background(), []string{"-bench", "-bin", bin, "-readme", readme, "-go", goCmd, "-benchtime", "10x",
 		"-messages", "3", "-sizes", "0,3", "-users", "1,2", "-conc-messages", "2", "-edits", "2", "-starts", "2",
-		"-stream-replies", "2", "-stream-words", "4", "-stream-every", "5ms",
+		"-stream-replies", "2", "-stream-words", "4", "-stream-every", "5ms", "-tool-sizes", "3",
 		"-distinct", "3,6", "-distinct-conc", "2", "-distinct-idle", "50ms"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
@@ -109,7 +111,11 @@ func TestBenchSmallRun(t *testing.T) {
 		"| `mnemo chat` (terminal, piped) | 2 | ",
 		"| memory | BenchmarkList/10-2 | 8.46µs | 456 | 6 | – |",
 		"| bots/internal/intake | BenchmarkAdd-2 | 655µs | 1824 | 15 | 1.000 fsyncs/msg |",
-		"Command: `make bench BENCHFLAGS=\"-benchtime 10x -conc-messages 2 -distinct 3,6 -distinct-conc 2 -distinct-idle 50ms -edits 2 -messages 3 -sizes 0,3 -starts 2 -stream-every 5ms -stream-replies 2 -stream-words 4 -users 1,2\"`",
+		"Command: `make bench BENCHFLAGS=\"-benchtime 10x -conc-messages 2 -distinct 3,6 -distinct-conc 2 -distinct-idle 50ms -edits 2 -messages 3 -sizes 0,3 -starts 2 -stream-every 5ms -stream-replies 2 -stream-words 4 -tool-sizes 3 -users 1,2\"`",
+		"| `mnemo chat`: each message reads a file (`memory_read`), 3 messages, 3 text files (",
+		"| `mnemo chat`: each message searches (`memory_search`), 3 messages, 3 text files (",
+		"| `mnemo chat`: the first `memory_search` of that chat (builds the search index), 3 text files | ",
+		"| **`mnemo chat` per message, `memory_search` − `memory_read`, 3 text files** | ",
 		"`mnemo serve` as distinct people grow: each sends one Slack DM (2 at a time",
 		"| people in all | open files: peak |",
 	)
@@ -146,6 +152,10 @@ func TestBenchSmallRun(t *testing.T) {
 			}
 		}
 	}
+	// A message that reads or searches costs two: the call, the answer.
+	if n := strings.Count(out, "| – | 2.00 (+"); n != 2 {
+		t.Errorf("%d tool chat rows with 2.00 calls per message, want 2:\n%s", n, out)
+	}
 	if n := strings.Count(out, "| 1.00 | "); n != 6 {
 		t.Errorf("%d concurrent rows with 1.00 calls per message, want 6:\n%s", n, out)
 	}
@@ -169,6 +179,7 @@ func TestBenchFlags(t *testing.T) {
 	}
 	if c.bin != "bin/mnemo" || c.messages != 200 || len(c.sizes) != 4 || c.sizes[3] != 10000 || len(c.users) != 3 || c.users[2] != 100 ||
 		c.commandLine != "make bench" || c.timeout != 30*time.Minute ||
+		len(c.toolSizes) != 2 || c.toolSizes[0] != 200 || c.toolSizes[1] != 10000 ||
 		len(c.distinct) != 3 || c.distinct[2] != 10000 || c.distinctConc != 64 || c.distinctIdle != 20*time.Second || c.distinctOnly {
 		t.Errorf("defaults: %+v", c)
 	}
@@ -188,6 +199,7 @@ func TestBenchFlags(t *testing.T) {
 		{[]string{"-sizes", "-1"}, `-sizes: "-1" is not a whole number of at least 0`},
 		{[]string{"-users", "0"}, `-users: "0" is not a whole number of at least 1`},
 		{[]string{"-users", " , "}, "-users: give at least one number"},
+		{[]string{"-tool-sizes", "0"}, `-tool-sizes: "0" is not a whole number of at least 1`},
 		{[]string{"-distinct", "0"}, `-distinct: "0" is not a whole number of at least 1`},
 		{[]string{"-distinct-conc", "0"}, "-distinct-conc must be at least 1"},
 		{[]string{"-distinct-idle", "0s"}, "-distinct-idle must be positive"},
@@ -200,6 +212,9 @@ func TestBenchFlags(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.As(err, new(usageError)) {
 			t.Errorf("%v: err %v, want a usage error with %q", tc.args, err, tc.want)
 		}
+	}
+	if c, err := parseBenchFlags([]string{"-tool-sizes", ""}, &bytes.Buffer{}); err != nil || len(c.toolSizes) != 0 {
+		t.Errorf("-tool-sizes '': %v, %v", c.toolSizes, err)
 	}
 	var help bytes.Buffer
 	if _, err := parseBenchFlags([]string{"-h"}, &help); !errors.Is(err, flag.ErrHelp) || !strings.Contains(help.String(), "Usage: mnemo-load -bench") || !strings.Contains(help.String(), "-gobench") {
@@ -234,6 +249,9 @@ func TestBenchChildFails(t *testing.T) {
 	b := &bencher{bin: "/bin/true", dir: t.TempDir(), progress: func(string, ...any) {}}
 	if _, err := b.chatAtSize(ctx, 0, 3, 1, false); err == nil || !strings.Contains(err.Error(), "mnemo chat: ") { // no reply, or no reader
 		t.Errorf("chat: %v", err)
+	}
+	if _, err := b.toolChats(ctx, 2, 2); err == nil || !strings.Contains(err.Error(), "memory_read on each message: mnemo chat: ") {
+		t.Errorf("tool chats: %v", err)
 	}
 	if _, err := b.consoleConcurrent(ctx, 2, 1); err == nil || !strings.Contains(err.Error(), "user 1: ") {
 		t.Errorf("console: %v", err)
@@ -534,7 +552,7 @@ func fakeMnemo(t *testing.T, code int) string {
 func TestBenchWithStandIn(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var stderr bytes.Buffer
-	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-messages", "2", "-sizes", "1", "-users", "2", "-starts", "1", "-stream-replies", "0"}, &bytes.Buffer{}, &stderr)
+	err := run(context.Background(), []string{"-bench", "-bin", fakeMnemo(t, 0), "-messages", "2", "-sizes", "1", "-tool-sizes", "", "-users", "2", "-starts", "1", "-stream-replies", "0"}, &bytes.Buffer{}, &stderr)
 	if err == nil || !strings.Contains(err.Error(), "serve: mnemo serve exited before it was ready") {
 		t.Errorf("err = %v", err)
 	}
@@ -542,6 +560,10 @@ func TestBenchWithStandIn(t *testing.T) {
 	b := &bencher{bin: fakeMnemo(t, 0), dir: t.TempDir()}
 	if _, err := b.consoleStream(context.Background(), 1, 3, 0); err == nil || !strings.Contains(err.Error(), `the reply was "bench-reply fake", not the model's "bench-reply word1 word2."`) {
 		t.Errorf("a stand-in's reply: %v", err)
+	}
+	// A stand-in answers without calling the model: no tool was called.
+	if _, err := b.toolChats(context.Background(), 2, 2); err == nil || !strings.Contains(err.Error(), "the model called memory_read 0 times and got 0 results for 2 messages") {
+		t.Errorf("a stand-in's tool chat: %v", err)
 	}
 	b = &bencher{bin: fakeMnemo(t, 3), dir: t.TempDir()}
 	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false); err == nil || !strings.Contains(err.Error(), "exit status 3") {
@@ -554,6 +576,9 @@ func TestBenchWithStandIn(t *testing.T) {
 	cancel()
 	if _, err := b.chatAtSize(ctx, 1, 2, 1, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled chat: %v", err)
+	}
+	if _, err := b.toolChats(ctx, 2, 2); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled tool chats: %v", err)
 	}
 	if _, err := b.consoleConcurrent(ctx, 1, 1); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled console: %v", err)
@@ -573,6 +598,9 @@ func TestBenchWithStandIn(t *testing.T) {
 	b.dir = file
 	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false); err == nil {
 		t.Error("chat in a file")
+	}
+	if _, err := b.toolChats(context.Background(), 2, 2); err == nil {
+		t.Error("tool chats in a file")
 	}
 	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil {
 		t.Error("console in a file")
@@ -846,7 +874,7 @@ func TestBenchChatOnly(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	bin := buildMnemo(t)
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-starts", "1", "-gobench", "", "-no-stream=true"}, &stdout, &stderr)
+	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-tool-sizes", "2", "-starts", "1", "-gobench", "", "-no-stream=true"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -856,8 +884,9 @@ func TestBenchChatOnly(t *testing.T) {
 		"| `mnemo chat`, 2-message chat, user with 0 files, `llm.stream: false` |",
 		"| **`mnemo chat` per message, 2 ÷ 0 files** | ×",
 		"| **`echo hi \\| mnemo chat`, 2 ÷ 0 files** | ×",
+		"| **`mnemo chat` per message, `memory_search` − `memory_read`, 2 text files** | ",
 	)
-	if !strings.Contains(out, "Command: `make bench BENCHFLAGS=\"-chat-only -gobench '' -messages 2 -no-stream -sizes 0,2 -starts 1\"`") {
+	if !strings.Contains(out, "Command: `make bench BENCHFLAGS=\"-chat-only -gobench '' -messages 2 -no-stream -sizes 0,2 -starts 1 -tool-sizes 2\"`") {
 		t.Errorf("the command line shown:\n%s", out)
 	}
 	if strings.Contains(out, "console,") || strings.Contains(out, "edit-to-index") {
@@ -886,5 +915,189 @@ func TestServeDirConfig(t *testing.T) {
 	}
 	if len(cfg.Identities) != 3 {
 		t.Errorf("identities %v; want 3 people", cfg.Identities)
+	}
+}
+
+// The bench's model calls the tool a person's message names by its
+// marker, answers once the result is in, and counts the results: errors
+// (with the first one's text) and searches that found nothing. A casual
+// message and the reflector call no tool.
+func TestBenchModelTools(t *testing.T) {
+	m := newBenchModel(0)
+	defer m.close()
+	sys := msg("system", "You are mnemo, a helpful assistant.")
+	index := msg("user", "Available memory:\n- facts/user.md (200B): name")
+	for _, tc := range []struct{ text, tool, args string }{
+		{"Message 2 of 5. " + searchMarker + " kabemo  tilosa\nmore", "memory_search", `{"query":"kabemo  tilosa"}`},
+		{"Message 3 of 5. " + readMarker + " facts/topic-0001.md", "memory_read", `{"path":"facts/topic-0001.md"}`},
+	} {
+		user := msg("user", tc.text)
+		got := ask(t, m.srv, sys, index, user)
+		if len(got.ToolCalls) != 1 || got.ToolCalls[0].Name != tc.tool || got.ToolCalls[0].Arguments != tc.args {
+			t.Fatalf("%q: %+v, want %s %s", tc.text, got, tc.tool, tc.args)
+		}
+		call := llm.Message{Role: "assistant", ToolCalls: got.ToolCalls}
+		for _, result := range []string{"- Notes: kabemo tilosa", "error: no such memory file", "No entries match \"x\"."} {
+			res := llm.Message{Role: "tool", ToolCallID: got.ToolCalls[0].ID, Content: result}
+			if got := ask(t, m.srv, sys, index, user, call, res); got.Content != benchReply+" ok" || len(got.ToolCalls) > 0 {
+				t.Errorf("after the result %q: %+v", result, got)
+			}
+		}
+	}
+	if got := ask(t, m.srv, sys, index, msg("user", messageText(0, 2))); got.Content != benchReply+" ok" {
+		t.Errorf("a casual message: %+v", got)
+	}
+	refl := ask(t, m.srv, msg("system", "You are the memory reflector of mnemo."), msg("user", "1 turn(s): "+searchMarker+" kabemo"))
+	if len(refl.ToolCalls) > 0 {
+		t.Errorf("the reflector called %+v", refl.ToolCalls)
+	}
+	want := toolResults{calls: 2, results: 6, bytes: 2 * len("- Notes: kabemo tilosa"+"error: no such memory file"+"No entries match \"x\"."),
+		errors: 2, misses: 2, firstError: "error: no such memory file"}
+	if got := m.toolCounts(); got != want {
+		t.Errorf("tool counts %+v, want %+v", got, want)
+	}
+	if m.thinker.Load() != 9 || m.reflector.Load() != 1 {
+		t.Errorf("thinker %d, reflector %d calls", m.thinker.Load(), m.reflector.Load())
+	}
+	m.reset()
+	if got := m.toolCounts(); got != (toolResults{}) {
+		t.Errorf("after reset: %+v", got)
+	}
+}
+
+// The text memory: half fact files of 5 "- Key: value" lines, half
+// episode months of 5 dated entries, the same each run, that memory takes
+// as they are and searches; each tool message its own query or path.
+func TestSeedText(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	dir := t.TempDir()
+	tm, err := seedText(context.Background(), dir, 10, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(tm.paths) != 10 || tm.files != 10 || len(tm.vocab) != textVocab {
+		t.Fatalf("%d paths, %d files, %d words", len(tm.paths), tm.files, len(tm.vocab))
+	}
+	var size int64
+	texts := map[string]string{}
+	for _, p := range tm.paths {
+		b, err := os.ReadFile(filepath.Join(dir, userName(0), p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		size += int64(len(b))
+		texts[p] = string(b)
+	}
+	if size != tm.bytes || size < 10*2000 || size > 10*5000 {
+		t.Errorf("%d bytes written, %d counted; want about 3 KB a file", size, tm.bytes)
+	}
+	if _, ok := texts["facts/user.md"]; !ok {
+		t.Errorf("no facts/user.md in %v", tm.paths)
+	}
+	topic, month := texts["facts/topic-0001.md"], texts["episodes/2026-10.md"]
+	if n := strings.Count(topic, "\n- "); n != 5 || !strings.Contains(topic, "> Summary: ") {
+		t.Errorf("a fact file of %d lines:\n%s", n, topic)
+	}
+	if n := strings.Count(month, "\n## "); n != 5 || strings.Count(month, "\n- Date: 2026-10-") != 5 || strings.Count(month, "\n- Notes: ") != 5 {
+		t.Errorf("an episode month of %d entries:\n%s", n, month)
+	}
+	seen := map[string]bool{}
+	for _, w := range tm.vocab {
+		if seen[w] || len(w) < 6 {
+			t.Errorf("word %q: twice, or short", w)
+		}
+		seen[w] = true
+	}
+	again, err := seedText(context.Background(), t.TempDir(), 10, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.bytes != tm.bytes || again.message("memory_search", 3, 9) != tm.message("memory_search", 3, 9) {
+		t.Error("two seeds differ")
+	}
+
+	store, err := memory.Open(memory.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	u, err := store.User(userName(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if files, err := u.List(); err != nil || len(files) != 10 {
+		t.Errorf("memory lists %d files: %v", len(files), err)
+	}
+	queries := map[string]bool{}
+	for i := range 5 {
+		text := tm.message("memory_search", i, 5)
+		call, ok := benchToolCall(text)
+		var args struct{ Query string }
+		if !ok || json.Unmarshal([]byte(call.Arguments), &args) != nil || len(strings.Fields(args.Query)) != 3 {
+			t.Fatalf("message %q: call %+v", text, call)
+		}
+		queries[args.Query] = true
+		if found, err := store.Search(userName(0), args.Query, 0); err != nil || found.Total == 0 {
+			t.Errorf("search %q found %d: %v", args.Query, found.Total, err)
+		}
+		if !strings.HasPrefix(text, fmt.Sprintf("Message %d of 5. ", i+1)) {
+			t.Errorf("message %q", text)
+		}
+		read := tm.message("memory_read", i, 5)
+		path := strings.TrimSpace(strings.SplitN(read, readMarker, 2)[1])
+		if _, ok := texts[path]; !ok {
+			t.Errorf("message %q reads no file of the memory", read)
+		}
+	}
+	if len(queries) != 5 {
+		t.Errorf("queries %v: one per message", queries)
+	}
+
+	one, err := seedText(context.Background(), t.TempDir(), 1, now)
+	if err != nil || len(one.paths) != 1 || one.paths[0] != "facts/user.md" || !strings.HasSuffix(one.message("memory_read", 0, 1), " facts/user.md") {
+		t.Errorf("one file: %+v, %v", one, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := seedText(ctx, t.TempDir(), 4, now); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	file := filepath.Join(t.TempDir(), "file")
+	os.WriteFile(file, nil, 0o600)
+	if _, err := seedText(context.Background(), file, 2, now); err == nil {
+		t.Error("a memory seeded in a file")
+	}
+}
+
+// The tool chats' rows: per size the reading chat, the searching chat,
+// the first search alone and, in bold, search − read; a search without
+// its reading chat has no bold row.
+func TestRenderTools(t *testing.T) {
+	read := toolFigures{Tool: "memory_read", Files: 10000, Messages: 200, MemoryBytes: 35_100_000, CPUPerMsg: 1500 * time.Microsecond,
+		Wall: Latency{P50: 2, P99: 5}, FirstCPU: 2 * time.Millisecond, FirstWall: 3 * time.Millisecond, CallsPerMsg: 2, ReflectorCalls: 10,
+		ResultBytes: 4400, StartRSS: 24 << 20, FirstRSS: 24 << 20, MaxRSS: 25 << 20}
+	search := read
+	search.Tool, search.CPUPerMsg, search.Wall, search.ResultBytes, search.Misses = "memory_search", 4*time.Millisecond, Latency{P50: 4.5, P99: 4}, 3200, 2
+	search.FirstCPU, search.FirstWall, search.FirstRSS, search.MaxRSS = 900*time.Millisecond, 1200*time.Millisecond, 31<<20, 32<<20
+	lone := search
+	lone.Files, lone.MemoryBytes = 200, 700_000
+	r := &benchResult{Machine: machine{Date: "2026-01-02"}, Command: "make bench", Tools: []toolFigures{lone, read, search}}
+	out := renderBench(r)
+	wantParts(t, "the table", out,
+		"| `mnemo chat`: each message reads a file (`memory_read`), 200 messages, 10,000 text files (35.1 MB) | 1.5ms | 2ms | 5ms | – | 2.00 (+10 reflector) | 25.0 MiB | result 4.4 KB (mean) |\n"+
+			"| `mnemo chat`: each message searches (`memory_search`), 200 messages, 10,000 text files (35.1 MB) | 4ms | 4.5ms | 4ms | – | 2.00 (+10 reflector) | 32.0 MiB | result 3.2 KB (mean); 2 found nothing |\n"+
+			"| `mnemo chat`: the first `memory_search` of that chat (builds the search index), 10,000 text files | 900ms | 1.2s | – | – | – | +7.0 MiB (24.0 MiB → 31.0 MiB) | the first `memory_read` of its chat: 2ms CPU, 3ms wall |\n"+
+			"| **`mnemo chat` per message, `memory_search` − `memory_read`, 10,000 text files** | +2.5ms | +2.5ms | −1ms | – | – | +7.0 MiB | – |\n",
+		"| `mnemo chat`: the first `memory_search` of that chat (builds the search index), 200 text files | 900ms | 1.2s | – | – | – | +7.0 MiB (24.0 MiB → 31.0 MiB) | – |\n",
+		"The `memory_read` and `memory_search` rows run on a memory of text",
+	)
+	if strings.Count(out, "| **`mnemo chat` per message, `memory_search` − `memory_read`") != 1 {
+		t.Errorf("a bold row for a search without its reading chat:\n%s", out)
+	}
+	if strings.Contains(renderBench(&benchResult{}), "The `memory_read` and `memory_search` rows") {
+		t.Error("the tool rows' text without them")
+	}
+	if got := sizeDiff(1<<20, 3<<20); got != "−2.0 MiB" {
+		t.Errorf("sizeDiff = %q", got)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,8 +17,6 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
-	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 )
 
 // testClock is a clock the test moves (the access checks of serve and
@@ -317,47 +314,6 @@ func TestAccessWithoutServe(t *testing.T) {
 
 // The control socket's access operation checks what it is given; a
 // damaged access list stops serve's gates with the file named.
-func TestAccessControlAndGateErrors(t *testing.T) {
-	dir := t.TempDir()
-	cfg, err := config.Load("", false, func(k string) string {
-		return map[string]string{"MNEMO_DATA_DIR": filepath.Join(dir, "memory")}[k]
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	env := &cliEnv{logger: slog.New(slog.DiscardHandler)}
-	a := &app{env: env, cfg: cfg}
-	for _, c := range []struct {
-		req  control.Request
-		want string
-	}{
-		{control.Request{Op: opAccess, Path: "ls"}, `unknown access operation "ls"`},
-		{control.Request{Op: opAccess, Path: "drop"}, `unknown access operation "drop"`},
-		{control.Request{Op: opAccess, Path: "allow", Arg: "slack:x"}, "is not a Slack id"},
-		{control.Request{Op: "reboot"}, `unknown control operation "reboot"`},
-	} {
-		if _, err := a.control(context.Background(), c.req); err == nil || !strings.Contains(err.Error(), c.want) {
-			t.Errorf("%+v: %v", c.req, err)
-		}
-	}
-	if msg, err := a.control(context.Background(), control.Request{Op: opAccess, Path: "allow", Arg: "slack:U1"}); err != nil || msg != "allowed slack:U1" {
-		t.Fatalf("allow: %q, %v", msg, err)
-	}
-
-	cfg.Discord.Allow = []string{"nope"}
-	if _, err := accessGate(env, cfg, a, "discord"); err == nil || !strings.Contains(err.Error(), "discord.allow[0]") {
-		t.Errorf("accessGate with a bad list: %v", err)
-	}
-	os.WriteFile(filepath.Join(dir, "state", "access.json"), []byte("["), 0o600)
-	b := &app{env: env, cfg: cfg}
-	if _, err := accessGate(env, cfg, b, "slack"); err == nil || !strings.Contains(err.Error(), "is damaged") {
-		t.Errorf("accessGate with a damaged file: %v", err)
-	}
-	if _, err := b.control(context.Background(), control.Request{Op: opAccess, Path: "revoke", Arg: "slack:U1"}); err == nil {
-		t.Error("control with a damaged file")
-	}
-}
-
 // A process that holds the lock and does not answer on the control socket
 // is named, with what to do.
 func TestAccessHolderWithoutSocket(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/console"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/state"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
@@ -68,7 +69,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if err != nil {
 		// A chat through a running owner needs no model of its own (the
 		// owner's environment may hold the key): try that first.
-		if fi, serr := os.Lstat(controlSocket(cfg)); serr == nil && fi.Mode().Type() == os.ModeSocket {
+		if fi, serr := os.Lstat(app.ControlSocket(cfg)); serr == nil && fi.Mode().Type() == os.ModeSocket {
 			if lock, lerr := lockData(env, cfg, "mnemo chat"); lerr == nil {
 				lock.Close() // nobody owns the folder: the socket is a dead one's
 			} else if held := (*lockHeldError)(nil); errors.As(lerr, &held) {
@@ -91,17 +92,21 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if err != nil {
 		return err
 	}
-	a.startBaseline(name)
-	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
+	a.StartBaseline(name)
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.CancelCalls)
 	defer sd.release()
-	ctl, err := a.listenControl()
+	ctl, err := a.ListenControl()
 	if err != nil {
 		sd.begin()
 		a.Close(sd.hard)
-		return err
+		return failure(err)
 	}
 	var unanswered atomic.Int64 // messages the model could not answer
-	history, historyRoot := a.chatHistory(name, interactive)
+	var history string
+	var historyRoot *os.Root
+	if interactive {
+		history, historyRoot = historyIn(env, a.State(), cfg, name)
+	}
 	if historyRoot != nil {
 		defer historyRoot.Close()
 	}
@@ -110,14 +115,14 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		// A signal stops reading, not the answer being written (the
 		// console detaches it); at a terminal Ctrl-C is a key that
 		// cancels the answer, and Withdraw keeps that turn from the reflector.
-		Handler:      a.consoleHandler(&unanswered),
-		Withdraw:     a.withdraw,
-		FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("console", d) },
+		Handler:      a.ConsoleHandler(&unanswered),
+		Withdraw:     a.Withdraw,
+		FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible("console", d) },
 		History:      history, HistoryRoot: historyRoot,
 		Color:      interactive && wantsColor(env),
-		Memory:     a.showInChat,
+		Memory:     a.ShowChat,
 		Visibility: a,
-		Forget:     a.forgetInChat,
+		Forget:     func(user string) (string, error) { return app.ForgetAnswer(a, user) },
 	})
 	if interactive {
 		tellSaving(ctx, env, cfg)
@@ -128,7 +133,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	ctl.Close(ctlCtx)
 	ctlDone()
 	closeErr := a.Close(sd.hard)
-	saveErr := a.saveError()
+	saveErr := a.SaveError()
 	switch {
 	case sd.aborted():
 		return abortError()
@@ -277,21 +282,11 @@ func (h saidHandler) WithGroup(name string) slog.Handler {
 }
 
 // chatHistory is the file of what name typed in interactive chats, for
-// the up arrow: in the state folder's chat folder, one per memory user,
-// opened through the state folder's root (a link there that leads out is
-// not followed). "" when not interactive, or when that folder cannot be
-// opened (said on stderr; the up arrow then recalls this chat only).
-func (a *app) chatHistory(name string, interactive bool) (string, *os.Root) {
-	if !interactive {
-		return "", nil
-	}
-	return historyIn(a.env, a.state, a.cfg, name)
-}
-
-// chatHistory is (*app).chatHistory for a chat through the owner (it has
-// no app): the state folder is opened for it.
+// the up arrow, for a chat through the owner (it has no app of its own):
+// the state folder is opened for it. "" when that folder cannot be opened
+// (said on stderr; the up arrow then recalls this chat only).
 func chatHistory(env *cliEnv, cfg *config.Config, name string) (string, *os.Root) {
-	st, err := openState(env, stateDir(cfg))
+	st, err := openState(env, app.StateDir(cfg))
 	if err != nil {
 		fmt.Fprintf(env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
 		return "", nil
@@ -300,14 +295,16 @@ func chatHistory(env *cliEnv, cfg *config.Config, name string) (string, *os.Root
 	return historyIn(env, st, cfg, name)
 }
 
-// historyIn is the chat history of name in the state folder st.
+// historyIn is the chat history of name in the state folder st: in its
+// chat folder, one per memory user, opened through the state folder's
+// root (a link there that leads out is not followed).
 func historyIn(env *cliEnv, st *state.State, cfg *config.Config, name string) (string, *os.Root) {
 	root, err := st.Sub("chat")
 	if err != nil {
 		fmt.Fprintf(env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
 		return "", nil
 	}
-	return userdata.ChatHistoryFile(stateDir(cfg), name), root // a forget deletes it (userdata)
+	return userdata.ChatHistoryFile(app.StateDir(cfg), name), root // a forget deletes it (userdata)
 }
 
 // isTerminal reports whether r is a character device (a person typing).

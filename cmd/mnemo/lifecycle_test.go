@@ -24,6 +24,7 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 )
@@ -198,7 +199,7 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.core.Reflector.Add(mnemo.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."}); err != nil {
+	if err := a.Core().Reflector.Add(mnemo.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close(cancelledContext())
@@ -227,7 +228,7 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a.core.Reflector.Add(mnemo.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
+	a.Core().Reflector.Add(mnemo.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
 	a.Close(cancelledContext())
 	cli(t, w.env, "memory", "forget", "newbie").want(t, 1, "", `no memory for user "newbie"`)
 	cli(t, w.env, "memory", "forget", "newbie", "--yes").want(t, 0, "newbie has no memory files; also dropped 1 turn waiting to be reflected\n", "")
@@ -257,7 +258,7 @@ func TestControlRequests(t *testing.T) {
 	// A holder that fails stops the forget with its reason.
 	putFile(t, filepath.Join(w.dir, "data", "state", "chat", "broken.history", "x"), "in the way")
 	ctx, cancel := context.WithCancel(context.Background())
-	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
+	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app.App) ([]namedAdapter, error) {
 		return []namedAdapter{{"fake", fa}}, nil
 	})
 	<-fa.started
@@ -308,7 +309,7 @@ func TestForgetReportsTheRunningProcessError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	s, err := control.Listen(controlSocket(cfg), func(context.Context, control.Request) (string, error) {
+	s, err := control.Listen(app.ControlSocket(cfg), func(context.Context, control.Request) (string, error) {
 		return "", errors.New("a reflection of alice is still running: context deadline exceeded")
 	}, nil)
 	if err != nil {

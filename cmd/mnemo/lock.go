@@ -19,6 +19,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/state"
 )
@@ -53,7 +54,7 @@ func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error
 	if env != nil && env.flock != nil {
 		flock = env.flock
 	}
-	dir := stateDir(cfg)
+	dir := app.StateDir(cfg)
 	path := filepath.Join(dir, lockFileName)
 	st, err := openState(env, dir)
 	if err != nil {
@@ -104,20 +105,6 @@ func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error
 	}
 	locked = true
 	return &dataLock{f: f, st: st}, nil
-}
-
-// openState opens the state folder (cmd/internal/state: made or kept
-// 0700, files opened through a root); a folder it had to tighten is
-// logged. env may be nil.
-func openState(env *cliEnv, dir string) (*state.State, error) {
-	st, err := state.Open(dir)
-	if err != nil {
-		return nil, failure(err)
-	}
-	if was := st.Tightened(); was != 0 && env != nil {
-		env.logger.Warn("mnemo: the state folder was open to other users; made it private", "dir", dir, "was", was.String(), "now", state.Mode.String())
-	}
-	return st, nil
 }
 
 // lockHeldError is the refusal of a lock another process holds; holder is

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -392,7 +393,7 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 		return 1
 	}}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
+	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app.App) ([]namedAdapter, error) {
 		return []namedAdapter{{"fake", fa}}, nil
 	})
 	defer func() {
@@ -430,7 +431,7 @@ func TestForgetWhileServeRunsKeepsChannelsApart(t *testing.T) {
 	if got := snapshot(t, filepath.Join(state, "history", "alice")); len(got) != 0 {
 		t.Errorf("alice's history survived her forget: %v", slices.Sorted(maps.Keys(got)))
 	}
-	if _, err := control.Call(context.Background(), controlSocket(cfg), control.Request{Op: opForget, User: "#slack/T01"}); err == nil || !strings.Contains(err.Error(), `bad memory user name "#slack/T01": a channel's memory is named '#'`) {
+	if _, err := control.Call(context.Background(), app.ControlSocket(cfg), control.Request{Op: app.OpForget, User: "#slack/T01"}); err == nil || !strings.Contains(err.Error(), `bad memory user name "#slack/T01": a channel's memory is named '#'`) {
 		t.Errorf("forget of a bad channel name: %v", err)
 	}
 	close(asked)

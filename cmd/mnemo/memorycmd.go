@@ -6,7 +6,7 @@ package main
 // running server. forget changes the data folder: it takes the folder's
 // lock (lock.go) and does the forget itself, or, while a chat or server owns
 // the folder, asks that process to do it through its control socket
-// (control.go) and reports success once the process says it is done.
+// (cmd/internal/app) and reports success once the process says it is done.
 // USER is a person's name or a channel's memory (mnemo.ChannelKey,
 // "#slack-T01-C02"): every subcommand works on both, kept apart.
 
@@ -26,11 +26,14 @@ import (
 	"github.com/google/renameio/v2"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/registry"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/memory"
+	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
@@ -211,7 +214,7 @@ func openAdminStore(cfg *config.Config, logger *slog.Logger) (*memory.Store, err
 		Clean:    false,
 		Logger:   logger,
 		// Read to list faster; removed with a forget (it holds summaries).
-		IndexCache: filepath.Join(stateDir(cfg), "index"),
+		IndexCache: filepath.Join(app.StateDir(cfg), "index"),
 	})
 }
 
@@ -367,9 +370,9 @@ func (m *memoryCmd) show(name, p string) error {
 	if _, err := m.user(name); err != nil {
 		return err
 	}
-	svc, done, _ := m.data(false) // without the history: cannot fail
+	mem, done, _ := m.data(false) // without the history: cannot fail
 	defer done()
-	text, err := svc.Read(name, p)
+	text, err := mem.Read(name, p)
 	if errors.Is(err, memory.ErrNotFound) {
 		return failure(fmt.Errorf("%s has no file %s; mnemo memory ls %s lists them", name, p, shellName(name)))
 	}
@@ -393,7 +396,7 @@ func (m *memoryCmd) check(name string) error {
 	for _, p := range rep.Problems {
 		b.WriteString(p.String() + "\n")
 	}
-	failed, err := reflector.FailedTurns(stateDir(m.cfg))
+	failed, err := reflector.FailedTurns(app.StateDir(m.cfg))
 	if err != nil {
 		return failure(fmt.Errorf("memory check: read the failed reflections: %w", err))
 	}
@@ -458,24 +461,25 @@ func (m *memoryCmd) lock() (*dataLock, error) {
 	return lockData(m.env, m.cfg, "mnemo memory forget")
 }
 
-// forgetCallMargin is how much longer than forgetWait the CLI waits for
-// the running process's answer.
+// forgetCallMargin is how much longer than app.ForgetWait (the forget's
+// own bound) the CLI waits for the running process's answer.
 const forgetCallMargin = 15 * time.Second
 
-// data is the user-data service over the folder while this command holds
-// its lock (no chat or serve runs): each holder finds the person's data in
-// its files (userdata.Holders, the same list a running process uses). With
-// history, the memory files' history is opened too; done closes it.
-func (m *memoryCmd) data(history bool) (svc *userdata.Service, done func(), err error) {
-	w := userdata.Wiring{StateDir: stateDir(m.cfg), Store: m.store}
+// data is the memory's use cases over the folder while this command holds
+// its lock, or only reads (no chat or serve runs on it meanwhile): each
+// holder finds the person's data in its files (the same holders a running
+// process has). With history, the memory files' history is opened too;
+// done closes it.
+func (m *memoryCmd) data(history bool) (mem *app.Memory, done func(), err error) {
+	var hist *memhistory.Store
 	done = func() {}
 	if history {
-		if w.History, err = openHistory(m.cfg, time.Now); err != nil {
+		if hist, err = openHistory(m.cfg, time.Now); err != nil {
 			return nil, nil, err
 		}
-		done = func() { w.History.Close() }
+		done = func() { hist.Close() }
 	}
-	return userdata.New(w, nil), done, nil
+	return app.Offline(app.StateDir(m.cfg), m.store, hist, app.Journals(registry.Platforms(), nil), nil), done, nil
 }
 
 // forget deletes one file of a user's memory, or all of it, together with
@@ -502,19 +506,21 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 		return err
 	}
 	defer lock.Close()
-	svc, done, err := m.data(!keepHistory)
+	mem, done, err := m.data(!keepHistory)
 	if err != nil {
 		return err
 	}
 	defer done()
-	d, err := svc.Forget(ctx, userdata.Request{Owner: name, Path: p, KeepHistory: keepHistory})
-	if what == "" && errors.Is(err, memory.ErrNotFound) {
-		err = nil // no folder: the pending work is gone, reportForget says the rest
-	}
-	if err != nil {
+	r := userdata.Request{Owner: name, Path: p, KeepHistory: keepHistory}
+	f, err := mem.Forget(ctx, r)
+	switch {
+	case err != nil:
 		return failure(err)
+	case f.Nothing() && p != "": // gone since forgetTarget looked
+		return failure(f.Missing)
 	}
-	return m.reportForget(name, what, d.String(), "")
+	// No folder at all: the pending work is gone, reportForget says the rest.
+	return m.reportForget(name, what, f.Dropped, "")
 }
 
 // channelsKept is what the question before a user's forget of all their
@@ -566,15 +572,15 @@ func (m *memoryCmd) forgetTarget(name, p string) (string, error) {
 // forgetRemote asks the process that holds the lock to do the forget and
 // waits for its answer: that process has done it when it answers.
 func (m *memoryCmd) forgetRemote(ctx context.Context, held *lockHeldError, name, p, what string, keepHistory bool) error {
-	sock := controlSocket(m.cfg)
+	sock := app.ControlSocket(m.cfg)
 	target := name
 	if p != "" {
 		target += "/" + p
 	}
 	fmt.Fprintf(m.env.stderr, "mnemo: %s owns the data folder; asking it to forget %s…\n", held.holder, target)
-	ctx, cancel := context.WithTimeout(ctx, forgetWait+forgetCallMargin)
+	ctx, cancel := context.WithTimeout(ctx, app.ForgetWait+forgetCallMargin)
 	defer cancel()
-	msg, err := control.Call(ctx, sock, control.Request{Op: opForget, User: name, Path: p, KeepHistory: keepHistory})
+	msg, err := control.Call(ctx, sock, control.Request{Op: app.OpForget, User: name, Path: p, KeepHistory: keepHistory})
 	if ns := (*control.NoServerError)(nil); errors.As(err, &ns) {
 		return failure(fmt.Errorf("data folder %s is in use by %s, which does not answer on the control socket %s (%w); "+
 			"if it is starting or stopping, run this again in a moment; if it is a mnemo without a control socket, stop it and run this again "+
@@ -624,9 +630,9 @@ func (m *memoryCmd) export(name, output string) error {
 		defer file.Cleanup()
 		out = file
 	}
-	svc, done, _ := m.data(false) // without the history: cannot fail
+	mem, done, _ := m.data(false) // without the history: cannot fail
 	defer done()
-	rep, err := svc.Export(u.Name(), out)
+	rep, err := mem.Export(u.Name(), out)
 	for _, p := range rep.Skipped {
 		fmt.Fprintf(m.env.stderr, "mnemo: export: skipped %s\n", p)
 	}

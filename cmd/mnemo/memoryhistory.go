@@ -3,51 +3,23 @@ package main
 import (
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
-
 	"github.com/mnemo-agent/mnemo/memory"
-	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
-
-// openHistory opens the history folder in the state folder, through the
-// state folder's root (openState: the folder is kept 0700, and a link
-// that leads history/ out of it is refused).
-func openHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, error) {
-	dir := filepath.Join(stateDir(cfg), "history")
-	st, err := openState(nil, stateDir(cfg))
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close() // the history's own root stays open
-	root, err := st.Sub("history")
-	if err != nil {
-		return nil, failure(fmt.Errorf("history: %w; the history is kept in %s: make that a folder mnemo may write, or set state.dir", err, dir))
-	}
-	h, err := memhistory.Open(memhistory.Options{
-		Dir: dir, Root: root, Now: now,
-		Keep: cfg.History.Keep, MaxAge: cfg.History.MaxAge,
-	})
-	if err != nil {
-		return nil, failure(fmt.Errorf("%w; the history is kept in %s: make that a folder mnemo may write, or set state.dir", err, dir))
-	}
-	return h, nil
-}
 
 // history is `mnemo memory history USER [PATH]`: the versions kept of one
 // file, or of all the user's (or the channel's) files, newest first, each
 // with what changed since the version before it.
 func (m *memoryCmd) history(name, p string) error {
-	svc, done, err := m.data(true)
+	mem, done, err := m.data(true)
 	if err != nil {
 		return err
 	}
 	defer done()
-	versions, err := svc.History(name, p)
+	versions, err := mem.History(name, p)
 	if err != nil {
 		return failure(err)
 	}

@@ -28,7 +28,7 @@ func TestMemoryPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.core.Reflector.Add(mnemo.Turn{TaskID: "t1", User: "alice", Platform: "slack", UserText: "I like tea.", ReplyText: "Noted.", Time: time.Now().Add(-3 * time.Hour)}); err != nil {
+	if err := a.Core().Reflector.Add(mnemo.Turn{TaskID: "t1", User: "alice", Platform: "slack", UserText: "I like tea.", ReplyText: "Noted.", Time: time.Now().Add(-3 * time.Hour)}); err != nil {
 		t.Fatal(err)
 	}
 	a.Close(cancelledContext())

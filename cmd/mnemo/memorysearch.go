@@ -30,7 +30,9 @@ func (m *memoryCmd) search(name, query string, limit int, asJSON bool) error {
 	if _, err := m.user(name); err != nil {
 		return err
 	}
-	found, err := m.store.Search(name, query, limit)
+	mem, done, _ := m.data(false) // without the history: cannot fail
+	defer done()
+	found, err := mem.Search(name, query, limit)
 	if err != nil {
 		return err
 	}

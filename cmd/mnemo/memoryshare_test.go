@@ -3,10 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,7 +14,6 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
-	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -37,119 +33,6 @@ const (
 	foodFact      = "# Food\n\n> Summary: food likes\n\n- Likes ramen\n"
 	decisionsFact = "# Decisions\n\n> Summary: team decisions\n\n- We ship on Fridays\n"
 )
-
-// Show marks each of a person's files private or shared, and in a
-// channel shows the channel's memory after them; SetShared flips one of
-// the person's own files through the store, which the history keeps under
-// their name and the metrics count; a missing file is fs.ErrNotExist; a
-// channel's memory is no person's to show or change this way.
-func TestAppShowAndSetShared(t *testing.T) {
-	w := newChatWorld(t)
-	w.putMemory(t, "ann/facts/food.md", foodFact)
-	w.putMemory(t, "ann/facts/work.shared.md", "# Work\n\n> Summary: works on mnemo\n> Visibility: shared\n\n- Writes Go\n")
-	w.putMemory(t, "#slack-T0TEAM-C0CHAN/facts/decisions.md", decisionsFact)
-	// Folders that are files: their memory cannot be read.
-	w.putMemory(t, "broken", "not a folder")
-	w.putMemory(t, "#slack-T0TEAM-CBROKEN", "not a folder")
-	cfg, _ := config.Load("", false, func(k string) string { return w.env[k] })
-	env, _ := serveEnv(w)
-	a, err := openApp(context.Background(), env, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(context.Background())
-
-	out, err := a.Show("ann", "")
-	for _, want := range []string{
-		"What I remember about you (2 files; I use [private] ones only when we talk in private, [shared] ones in channels too):\n",
-		"\n- [private] facts/food.md (", "- Likes ramen\n", "\n- [shared] facts/work.shared.md (", "/memory share <path>", "/memory private <path>", "/memory forget all",
-	} {
-		if err != nil || !strings.Contains(out, want) {
-			t.Errorf("Show(ann) lacks %q: %q, %v", want, out, err)
-		}
-	}
-	if strings.Contains(out, "channel") && !strings.Contains(out, "in channels") {
-		t.Errorf("Show in a DM shows a channel: %q", out)
-	}
-	out, err = a.Show("ann", "#slack-T0TEAM-C0CHAN")
-	if err != nil || !strings.Contains(out, "[private] facts/food.md") ||
-		!strings.Contains(out, "/memory forget all.\n\nWhat I remember about this channel (1 file, used with everyone who talks to me here):\n\n- facts/decisions.md (") ||
-		!strings.Contains(out, "- We ship on Fridays") {
-		t.Errorf("Show(ann, channel) = %q, %v", out, err)
-	}
-	out, err = a.Show("nobody", "#slack-T0TEAM-C0EMPTY")
-	if err != nil || out != "I don't remember anything about you yet.\n\nI don't remember anything about this channel yet." {
-		t.Errorf("Show(nobody, empty channel) = %q, %v", out, err)
-	}
-	out, err = a.Show("nobody", "#slack-T0TEAM-C0CHAN")
-	if err != nil || !strings.HasPrefix(out, "I don't remember anything about you yet.\n\nWhat I remember about this channel (1 file") || strings.Contains(out, "/memory share") {
-		t.Errorf("Show(nobody, channel) = %q, %v", out, err)
-	}
-	for _, c := range [][2]string{{"#slack-T0TEAM-C0CHAN", ""}, {"ann", "C0CHAN"}, {"ann", "#../x"}, {"broken", ""}, {"ann", "#slack-T0TEAM-CBROKEN"}} {
-		if out, err := a.Show(c[0], c[1]); err == nil {
-			t.Errorf("Show(%q, %q) = %q; want an error", c[0], c[1], out)
-		}
-	}
-
-	changed, err := a.SetShared("ann", "facts/food.md", true)
-	if !changed || err != nil || !strings.Contains(w.file(t, "ann/facts/food.md"), "> Visibility: shared") {
-		t.Fatalf("share: %v, %v, %q", changed, err, w.file(t, "ann/facts/food.md"))
-	}
-	if out, _ := a.Show("ann", ""); !strings.Contains(out, "[shared] facts/food.md") {
-		t.Errorf("after share: %q", out)
-	}
-	if changed, err := a.SetShared("ann", "facts/food.md", true); changed || err != nil {
-		t.Errorf("share again: %v, %v", changed, err)
-	}
-	changed, err = a.SetShared("ann", "facts/food.md", false)
-	if got := w.file(t, "ann/facts/food.md"); !changed || err != nil || memory.IsShared(got) || !strings.Contains(got, "- Likes ramen") {
-		t.Errorf("private: %v, %v, %q", changed, err, got)
-	}
-	vs, err := a.hist.List("ann", "facts/food.md")
-	if err != nil || len(vs) < 3 || vs[0].Who != "ann (/memory private)" || vs[1].Who != "ann (/memory share)" {
-		t.Errorf("history %+v, %v", vs, err)
-	}
-	rec := httptest.NewRecorder()
-	a.metrics.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
-	if !strings.Contains(rec.Body.String(), "\nmnemo_memory_writes_total{op=\"write\",outcome=\"ok\"} 2\n") {
-		t.Errorf("metrics:\n%s", rec.Body.String())
-	}
-
-	for _, c := range []struct{ user, path string }{{"ann", "facts/nope.md"}, {"nobody", "facts/food.md"}} {
-		if changed, err := a.SetShared(c.user, c.path, true); changed || !errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("SetShared(%s, %s) = %v, %v; want fs.ErrNotExist", c.user, c.path, changed, err)
-		}
-	}
-	for _, c := range []struct{ user, path string }{{"ann", "../bob/facts/food.md"}, {"../x", "facts/food.md"}, {"#slack-T0TEAM-C0CHAN", "facts/decisions.md"}} {
-		if changed, err := a.SetShared(c.user, c.path, true); changed || err == nil || errors.Is(err, fs.ErrNotExist) {
-			t.Errorf("SetShared(%s, %s) = %v, %v; want a refusal", c.user, c.path, changed, err)
-		}
-	}
-	if memory.IsShared(w.file(t, "#slack-T0TEAM-C0CHAN/facts/decisions.md")) {
-		t.Error("a channel's file was changed")
-	}
-}
-
-// A change whose author was noted is kept under their name only when it is
-// the very change noted: a note left by a failed write names nobody.
-func TestChangeAuthor(t *testing.T) {
-	l := &changeLog{}
-	v := memory.Version{Exists: true, Size: 3}
-	l.author(memory.Commit{User: "ann", Path: "facts/a.md", After: v}, "ann (/memory share)")
-	if who := l.authorOf(memory.Commit{User: "ann", Path: "facts/a.md", After: memory.Version{Exists: true, Size: 4}}); who != "reflector" {
-		t.Errorf("another change: %q", who)
-	}
-	l.author(memory.Commit{User: "ann", Path: "facts/a.md", After: v}, "ann (/memory share)")
-	if who := l.authorOf(memory.Commit{User: "bob", Path: "facts/a.md", After: v}); who != "reflector" {
-		t.Errorf("someone else's file: %q", who)
-	}
-	if who := l.authorOf(memory.Commit{User: "ann", Path: "facts/a.md", After: v}); who != "ann (/memory share)" {
-		t.Errorf("the change noted: %q", who)
-	}
-	if who := l.authorOf(memory.Commit{User: "ann", Path: "facts/a.md", After: v}); who != "reflector" {
-		t.Errorf("a note is used once: %q", who)
-	}
-}
 
 // Through `mnemo serve` and the fake Slack: /memory share in a DM changes
 // the file on disk and answers only the asker (ephemeral); /memory in a

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"go.uber.org/goleak"
 )
@@ -204,14 +205,14 @@ func TestSecondChatVanishingMidReply(t *testing.T) {
 	})
 	owner := startOwner(t, w)
 	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
-	c, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "erin", Arg: chatProtocol})
+	c, err := control.Open(context.Background(), sock, control.Request{Op: app.OpChat, User: "erin", Arg: app.ChatProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Send(control.Event{Type: evMessage, ID: "ERIN1", Text: "tell me slowly, I'm Erin Hale."}); err != nil {
+	if err := c.Send(control.Event{Type: app.EvMessage, ID: "ERIN1", Text: "tell me slowly, I'm Erin Hale."}); err != nil {
 		t.Fatal(err)
 	}
-	if e, err := c.Recv(); err != nil || e.Type != evText {
+	if e, err := c.Recv(); err != nil || e.Type != app.EvText {
 		t.Fatalf("first event %+v, %v", e, err)
 	}
 	w.srv.WaitPaused(1, remoteWait)
@@ -246,7 +247,7 @@ func TestSecondChatRefusals(t *testing.T) {
 
 	// An older owner: it knows forget and access only.
 	old, err := control.Listen(sock, func(_ context.Context, r control.Request) (string, error) {
-		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q and %q", r.Op, opForget, opAccess)
+		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q and %q", r.Op, app.OpForget, app.OpAccess)
 	}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -260,21 +261,21 @@ func TestSecondChatRefusals(t *testing.T) {
 
 	owner := startOwner(t, w)
 	// Another protocol version, a bad user.
-	if _, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "bob", Arg: "99"}); err == nil ||
+	if _, err := control.Open(context.Background(), sock, control.Request{Op: app.OpChat, User: "bob", Arg: "99"}); err == nil ||
 		err.Error() != `this mnemo speaks chat protocol 1 and the second chat "99": run both from the same mnemo version` {
 		t.Errorf("another version: %v", err)
 	}
-	if _, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "../x", Arg: chatProtocol}); err == nil || !strings.Contains(err.Error(), "chat: --user: bad memory user name") {
+	if _, err := control.Open(context.Background(), sock, control.Request{Op: app.OpChat, User: "../x", Arg: app.ChatProtocol}); err == nil || !strings.Contains(err.Error(), "chat: --user: bad memory user name") {
 		t.Errorf("bad user: %v", err)
 	}
 	// A client that breaks the protocol is told why and hung up on.
-	for _, bad := range []control.Event{{Type: "dance"}, {Type: evMessage, ID: "../1", Text: "hi"}, {Type: evMessage, ID: "A1"}} {
-		c, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "bob", Arg: chatProtocol})
+	for _, bad := range []control.Event{{Type: "dance"}, {Type: app.EvMessage, ID: "../1", Text: "hi"}, {Type: app.EvMessage, ID: "A1"}} {
+		c, err := control.Open(context.Background(), sock, control.Request{Op: app.OpChat, User: "bob", Arg: app.ChatProtocol})
 		if err != nil {
 			t.Fatal(err)
 		}
 		c.Send(bad)
-		if e, err := c.Recv(); err != nil || e.Type != evEnd || e.Error == "" {
+		if e, err := c.Recv(); err != nil || e.Type != app.EvEnd || e.Error == "" {
 			t.Errorf("%+v: got %+v, %v", bad, e, err)
 		}
 		if _, err := c.Recv(); err != io.EOF { // hung up: its place is free
@@ -284,14 +285,14 @@ func TestSecondChatRefusals(t *testing.T) {
 	}
 	// A full house: the next chat is told to wait for one to end.
 	var open []*control.Conn
-	for range maxRemoteChats {
-		c, err := control.Open(context.Background(), sock, control.Request{Op: opChat, User: "bob", Arg: chatProtocol})
+	for range app.MaxRemoteChats {
+		c, err := control.Open(context.Background(), sock, control.Request{Op: app.OpChat, User: "bob", Arg: app.ChatProtocol})
 		if err != nil {
 			t.Fatal(err)
 		}
 		open = append(open, c)
 	}
-	w.chat(t, "hi\n", "--user", "bob").want(t, 1, "", fmt.Sprintf(`(mnemo chat) owns the data folder %s and did not take this chat: control: refused: %d "chat" sessions are open, the most this process takes; end one and try again`, data, maxRemoteChats))
+	w.chat(t, "hi\n", "--user", "bob").want(t, 1, "", fmt.Sprintf(`(mnemo chat) owns the data folder %s and did not take this chat: control: refused: %d "chat" sessions are open, the most this process takes; end one and try again`, data, app.MaxRemoteChats))
 	for _, c := range open {
 		c.Close()
 	}
@@ -412,7 +413,7 @@ func TestOwnerEndsDuringASecondChatsReply(t *testing.T) {
 	owner.waitOut(t, "Noted.\n")
 	// A client that opened a chat and never reads nor writes: the owner
 	// does not wait on it.
-	idle, err := control.Open(context.Background(), filepath.Join(w.dir, "data", "state", "mnemo.sock"), control.Request{Op: opChat, User: "idle", Arg: chatProtocol})
+	idle, err := control.Open(context.Background(), filepath.Join(w.dir, "data", "state", "mnemo.sock"), control.Request{Op: app.OpChat, User: "idle", Arg: app.ChatProtocol})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -441,7 +442,7 @@ func TestOwnerEndsDuringASecondChatsReply(t *testing.T) {
 	case <-time.After(remoteWait):
 		t.Fatal("the owner did not end")
 	}
-	if e, err := idle.Recv(); err != nil || e.Type != evEnd || e.Text != endStopping {
+	if e, err := idle.Recv(); err != nil || e.Type != app.EvEnd || e.Text != app.EndStopping {
 		t.Errorf("the idle client got %+v, %v", e, err)
 	}
 	if tr := w.reflected(); !strings.Contains(tr, "Here is the whole story, told slowly.") {
@@ -465,23 +466,23 @@ func TestSecondChatWithAMisbehavingOwner(t *testing.T) {
 		for e := range s.Events() {
 			var out []control.Event
 			switch {
-			case e.Type == evShow:
-				out = []control.Event{{Type: evAnswer, Error: "boom"}}
-			case e.Type == evShare:
-				out = []control.Event{{Type: evAnswer, Error: "disk full"}}
-			case e.Type == evForget:
-				out = []control.Event{{Type: evReply}}
+			case e.Type == app.EvShow:
+				out = []control.Event{{Type: app.EvAnswer, Error: "boom"}}
+			case e.Type == app.EvShare:
+				out = []control.Event{{Type: app.EvAnswer, Error: "disk full"}}
+			case e.Type == app.EvForget:
+				out = []control.Event{{Type: app.EvReply}}
 			case e.Text == "fail":
-				out = []control.Event{{Type: evText, Text: "par"}, {Type: evReply, Error: "agent: the task could not run"}}
+				out = []control.Event{{Type: app.EvText, Text: "par"}, {Type: app.EvReply, Error: "agent: the task could not run"}}
 			case e.Text == "odd":
 				out = []control.Event{{Type: "dance"}}
 			case e.Text == "bye":
-				out = []control.Event{{Type: evEnd, Error: "too tired"}}
+				out = []control.Event{{Type: app.EvEnd, Error: "too tired"}}
 			case e.Text == "vanish":
 				return nil
 			default:
-				out = []control.Event{{Type: evStatus, Text: "reading"}, {Type: evText, Text: "Hi "}, {Type: evText, Text: "there."},
-					{Type: evReply, Streamed: true}}
+				out = []control.Event{{Type: app.EvStatus, Text: "reading"}, {Type: app.EvText, Text: "Hi "}, {Type: app.EvText, Text: "there."},
+					{Type: app.EvReply, Streamed: true}}
 			}
 			for _, o := range out {
 				s.Send(o)
@@ -490,7 +491,7 @@ func TestSecondChatWithAMisbehavingOwner(t *testing.T) {
 		return nil
 	}
 	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
-	srv, err := control.ListenWith(sock, nil, control.Options{Sessions: map[string]control.SessionHandler{opChat: owner}}, nil)
+	srv, err := control.ListenWith(sock, nil, control.Options{Sessions: map[string]control.SessionHandler{app.OpChat: owner}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/console"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -31,8 +32,8 @@ var errOwnerGone = errors.New("the process that owns the data folder ended this 
 // there (an older mnemo, one run by another user, one starting or
 // stopping) it fails naming the fix, as before.
 func remoteChat(ctx context.Context, env *cliEnv, cfg *config.Config, held *lockHeldError, name string, interactive bool) error {
-	sock := controlSocket(cfg)
-	conn, err := control.Open(ctx, sock, control.Request{Op: opChat, User: name, Arg: chatProtocol})
+	sock := app.ControlSocket(cfg)
+	conn, err := control.Open(ctx, sock, control.Request{Op: app.OpChat, User: name, Arg: app.ChatProtocol})
 	if ns := (*control.NoServerError)(nil); errors.As(err, &ns) {
 		return failure(fmt.Errorf("data folder %s is in use by %s, which does not answer on the control socket %s (%w); "+
 			"if it is starting or stopping, run this again in a moment; if it is an older mnemo or runs as another user, "+
@@ -125,7 +126,7 @@ func newRemote(conn *control.Conn, holder string, stop context.CancelCauseFunc) 
 			if err != nil {
 				return
 			}
-			if e.Type == evEnd {
+			if e.Type == app.EvEnd {
 				r.end = e
 				return
 			}
@@ -152,7 +153,7 @@ func (r *remote) close() {
 // goneError says why the owner's side ended.
 func (r *remote) goneError() error {
 	switch {
-	case r.end.Text == endStopping:
+	case r.end.Text == app.EndStopping:
 		return fmt.Errorf("%s stopped, and this chat with it (what it answered is remembered); run mnemo chat again to go on", r.holder)
 	case r.end.Error != "":
 		return fmt.Errorf("%s ended this chat: %s", r.holder, r.end.Error)
@@ -189,7 +190,7 @@ func (r *remote) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	if t.ID == "" {
 		t.ID = mnemo.NewTaskID()
 	}
-	if err := r.send(control.Event{Type: evMessage, ID: t.ID, Text: t.Text}); err != nil {
+	if err := r.send(control.Event{Type: app.EvMessage, ID: t.ID, Text: t.Text}); err != nil {
 		return mnemo.Reply{}, err
 	}
 	var text strings.Builder
@@ -199,16 +200,16 @@ func (r *remote) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, error) {
 			return mnemo.Reply{}, err
 		}
 		switch e.Type {
-		case evText:
+		case app.EvText:
 			text.WriteString(e.Text)
 			if t.Stream != nil {
 				t.Stream.Text(e.Text)
 			}
-		case evStatus:
+		case app.EvStatus:
 			if t.Stream != nil {
 				t.Stream.Status(e.Text)
 			}
-		case evReply:
+		case app.EvReply:
 			if e.Error != "" {
 				return mnemo.Reply{}, errors.New(e.Error)
 			}
@@ -228,7 +229,7 @@ func (r *remote) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, error) {
 
 // withdraw is Ctrl-C on a reply: the owner keeps the turn from its
 // reflector and cancels it, then sends what the reply was.
-func (r *remote) withdraw(id string) { _ = r.send(control.Event{Type: evCancel, ID: id}) }
+func (r *remote) withdraw(id string) { _ = r.send(control.Event{Type: app.EvCancel, ID: id}) }
 
 // ask sends a command and returns the owner's answer.
 func (r *remote) ask(e control.Event) (control.Event, error) {
@@ -236,17 +237,17 @@ func (r *remote) ask(e control.Event) (control.Event, error) {
 		return control.Event{}, err
 	}
 	a, err := r.next()
-	if err == nil && a.Type != evAnswer {
+	if err == nil && a.Type != app.EvAnswer {
 		err = fmt.Errorf("%s sent a %q event for an answer; run both chats from the same mnemo version", r.holder, a.Type)
 	}
 	return a, err
 }
 
 // show is /memory, by the owner.
-func (r *remote) show(string) (string, error) { return r.command(evShow) }
+func (r *remote) show(string) (string, error) { return r.command(app.EvShow) }
 
 // forget is /forget yes, by the owner.
-func (r *remote) forget(string) (string, error) { return r.command(evForget) }
+func (r *remote) forget(string) (string, error) { return r.command(app.EvForget) }
 
 // command asks the owner for a command's answer text.
 func (r *remote) command(typ string) (string, error) {
@@ -265,7 +266,7 @@ func (r *remote) CheckPath(p string) error {
 
 // SetShared is /memory share and /memory private, by the owner.
 func (r *remote) SetShared(_, path string, shared bool) (bool, error) {
-	a, err := r.ask(control.Event{Type: evShare, Path: path, Shared: shared})
+	a, err := r.ask(control.Event{Type: app.EvShare, Path: path, Shared: shared})
 	switch {
 	case err != nil:
 		return false, err

@@ -11,33 +11,34 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/access"
-	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
-	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
+	"github.com/mnemo-agent/mnemo/bots/platform"
+	"github.com/mnemo-agent/mnemo/bots/registry"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 )
 
-// adapter is a chat platform front end that serve runs.
-type adapter interface {
-	// Run serves until ctx is cancelled (then finishes the tasks it
-	// started and returns nil) or it cannot go on (an error).
-	Run(ctx context.Context) error
-	// Ready reports whether it is connected and taking messages.
-	Ready() bool
-	// Forget drops user's messages waiting for an answer and returns how
-	// many: a forget drops them first (userdata), so that none becomes a
-	// turn after the user's turns were dropped.
-	Forget(user string) int
-}
+// adapter is a chat platform front end that serve runs
+// (bots/platform.Adapter).
+type adapter = platform.Adapter
 
+// namedAdapter is a running adapter by its platform's name.
 type namedAdapter struct {
 	name string
 	adapter
 }
 
+// appAdapters are adapters as the app takes them.
+func appAdapters(ads []namedAdapter) []app.Adapter {
+	out := make([]app.Adapter, len(ads))
+	for i, ad := range ads {
+		out[i] = app.Adapter{Name: ad.name, Adapter: ad.adapter}
+	}
+	return out
+}
+
 // buildAdapters makes the adapters that have tokens.
-type buildAdapters func(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error)
+type buildAdapters func(env *cliEnv, cfg *config.Config, a *app.App) ([]namedAdapter, error)
 
 // serveFlags returns runServe: serve has no flags of its own.
 func serveFlags(*flag.FlagSet) (runner, string) { return runServe, "" }
@@ -56,8 +57,8 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if len(args) > 0 {
 		return usageError("serve: unexpected argument %q; usage: mnemo serve", args[0])
 	}
-	if !cfg.SlackEnabled() && !cfg.DiscordEnabled() {
-		return configError(errors.New("serve: no chat platform has tokens: set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, \"Slack\"), and/or DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, \"Discord\"); to chat in the terminal, use mnemo chat"))
+	if len(app.Enabled(cfg, registry.Platforms())) == 0 {
+		return configError(app.NoPlatform(registry.Platforms()))
 	}
 	cfg, err := settleLLM(ctx, env, cfg) // before anything is created
 	if err != nil {
@@ -81,8 +82,8 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return err
 	}
-	a.startBaseline("")
-	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.calls.close)
+	a.StartBaseline("")
+	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.CancelCalls)
 	defer sd.release()
 	// stop ends what was opened so far: the grace bounds the reflections of
 	// turns the journal replayed.
@@ -95,12 +96,12 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return stop(err)
 	}
-	useAdapterQueues(a, adapters)
-	ctl, err := a.listenControl()
+	a.UseAdapters(appAdapters(adapters))
+	ctl, err := a.ListenControl()
 	if err != nil {
-		return stop(err)
+		return stop(failure(err))
 	}
-	ready := newReadiness(filepath.Join(stateDir(cfg), "intake"), env.faults, env.logger)
+	ready := newReadiness(filepath.Join(app.StateDir(cfg), "intake"), env.faults, env.logger)
 	httpSrv := &http.Server{Handler: healthMux(ctx, a, sd, adapters, ready), ReadHeaderTimeout: 5 * time.Second}
 	go httpSrv.Serve(ln)
 	names, fronts := frontends(adapters)
@@ -110,7 +111,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	// finish the tasks they took, then the reflector drains and the store
 	// closes (a.Close), all within the grace sd started.
 	firstErr := wiring.RunFrontends(ctx, sd.begin, fronts...)
-	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.core.Reflector.Pending())
+	env.logger.Info("serve: adapters stopped; waiting for reflections", "pending", a.Pending())
 	// Forgets in progress finish first; later ones are refused (the CLI
 	// says to run it again, and does it itself once this process is gone).
 	ctl.Close(sd.hard)
@@ -128,25 +129,12 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	return nil
 }
 
-// useAdapterQueues hands the adapters' waiting messages to the app: their
-// Forget for a forget, their queue length (when they have one) for /metrics.
-func useAdapterQueues(a *app, adapters []namedAdapter) {
-	queues := map[string]func(user string) int{}
-	for _, ad := range adapters {
-		if q, ok := ad.adapter.(interface{ Queued() int }); ok {
-			a.metrics.QueueSource(ad.name, q.Queued)
-		}
-		queues[ad.name] = ad.Forget
-	}
-	a.useQueues(queues)
-}
-
 // healthMux serves /metrics, /healthz (the process answers) and /readyz
 // (every adapter is connected, messages can be journaled and serve is not
 // stopping).
-func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapter, ready *readiness) *http.ServeMux {
+func healthMux(ctx context.Context, a *app.App, sd *shutdown, adapters []namedAdapter, ready *readiness) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", a.metrics.Handler())
+	mux.Handle("GET /metrics", a.Metrics().Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { fmt.Fprintln(w, "ok") })
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, _ *http.Request) {
 		var down []string
@@ -165,7 +153,7 @@ func healthMux(ctx context.Context, a *app, sd *shutdown, adapters []namedAdapte
 				http.Error(w, err.Error(), http.StatusServiceUnavailable)
 				return
 			}
-			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.core.Reflector.Pending())
+			fmt.Fprintf(w, "ready; reflections pending: %d\n", a.Pending())
 		}
 	})
 	return mux
@@ -195,75 +183,21 @@ func stopHTTP(ctx context.Context, srv *http.Server, aborted bool) {
 	srv.Shutdown(shutdownCtx)
 }
 
-// platformAdapters builds the Slack adapter when both its tokens are set
-// and the Discord adapter when its token is; both run in this process and
-// share the agent, so linked identities share one memory. Each journals
-// the messages it takes in <state>/intake/ before acknowledging them, so a
-// crash loses none (each adapter has Forget(user) int for a forget).
-func platformAdapters(env *cliEnv, cfg *config.Config, a *app) ([]namedAdapter, error) {
-	var out []namedAdapter
-	intakeDir := filepath.Join(stateDir(cfg), "intake")
-	if err := checkStateFolder(a.state, "intake"); err != nil {
-		return nil, failure(fmt.Errorf("intake journal: %w", err))
-	}
-	if cfg.SlackEnabled() {
-		gate, err := accessGate(env, cfg, a, access.Slack)
-		if err != nil {
-			return nil, err
-		}
-		bot, err := slackbot.New(slackbot.Config{Access: gate,
-			BotToken: cfg.Slack.BotToken, AppToken: cfg.Slack.AppToken, APIURL: cfg.Slack.APIURL,
-			ChannelMemory: cfg.Slack.ChannelMemory, Identities: cfg.IdentityIndex(),
-			Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "slack"), IntakeDir: intakeDir,
-			FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("slack", d) },
-			Budget:       a.budget, Refusals: a.metrics,
-		})
-		if err != nil {
-			return nil, configError(err)
-		}
-		out = append(out, namedAdapter{"slack", bot})
-	}
-	if cfg.DiscordEnabled() {
-		d := cfg.Discord
-		gate, err := accessGate(env, cfg, a, access.Discord)
-		if err != nil {
-			return nil, err
-		}
-		bot, err := discordbot.New(discordbot.Config{Access: gate,
-			Token: d.BotToken, APIURL: d.APIURL, ChannelMemory: d.ChannelMemory,
-			GuildIDs: d.GuildIDs, ShardID: d.ShardID, ShardCount: d.ShardCount, ReplyMention: d.ReplyMention,
-			Identities: cfg.IdentityIndex(), Handler: measuredHandler{a.core.Agent, a.metrics}, Memory: a, Logger: env.logger.With("adapter", "discord"),
-			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible("discord", d) },
-			Budget: a.budget, Refusals: a.metrics,
-		})
-		if err != nil {
-			return nil, configError(err)
-		}
-		out = append(out, namedAdapter{"discord", bot})
-	}
-	return out, nil
-}
-
-// accessGate is platform's access check (slack.access, discord.access):
-// the configured list and the one `mnemo access` keeps in the state
-// folder, which the control socket changes while serve runs. Refusals are
-// counted in mnemo_refused_total{reason="access"}.
-func accessGate(env *cliEnv, cfg *config.Config, a *app, platform string) (*access.Gate, error) {
-	store, err := a.accessStore()
-	if err != nil {
+// platformAdapters builds the adapters of the platforms that are turned
+// on (app.Adapters): each journals the messages it takes in
+// <state>/intake/ before acknowledging them, so a crash loses none.
+func platformAdapters(_ *cliEnv, _ *config.Config, a *app.App) ([]namedAdapter, error) {
+	ads, err := a.Adapters()
+	var ce *app.ConfigError
+	switch {
+	case errors.As(err, &ce):
+		return nil, configError(err)
+	case err != nil:
 		return nil, failure(err)
 	}
-	mode, allow := configAllow(cfg, platform)
-	list, err := access.ParseList(platform, allow)
-	if err != nil { // Validate checked it: a caller's hand-built config
-		return nil, configError(err)
+	out := make([]namedAdapter, len(ads))
+	for i, ad := range ads {
+		out[i] = namedAdapter{ad.Name, ad.Adapter}
 	}
-	log := env.logger.With("adapter", platform)
-	if platform == access.Discord && mode == string(access.Open) {
-		log.Info("discord: discord.access is open: anyone who can reach the bot may talk to it; a bot in a public server needs discord.access allowlist or pairing")
-	}
-	return access.NewGate(access.GateOptions{
-		Platform: platform, Store: store, Refused: a.metrics.Refused, Log: log, Now: env.now,
-		Policy: access.Policy{Mode: access.Mode(mode), HomeOnly: platform == access.Slack, Allow: list},
-	}), nil
+	return out, nil
 }

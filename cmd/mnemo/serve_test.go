@@ -23,6 +23,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -107,7 +108,7 @@ func listenLocal(t *testing.T) net.Listener {
 
 // adapters builds the given front ends, whatever the config.
 func adapters(list ...namedAdapter) buildAdapters {
-	return func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) { return list, nil }
+	return func(*cliEnv, *config.Config, *app.App) ([]namedAdapter, error) { return list, nil }
 }
 
 // goServe runs serveWith on a free port of 127.0.0.1, whose address it
@@ -177,7 +178,7 @@ func TestServeAdapterFailure(t *testing.T) {
 		t.Fatalf("serve with a failing adapter = %v (exit %d), other stopped: %v", err, code, good.stopped.Load())
 	}
 	ln2 := listenLocal(t)
-	err = serveWith(context.Background(), env, cfg, nil, ln2, func(*cliEnv, *config.Config, *app) ([]namedAdapter, error) {
+	err = serveWith(context.Background(), env, cfg, nil, ln2, func(*cliEnv, *config.Config, *app.App) ([]namedAdapter, error) {
 		return nil, configError(errors.New("bad adapter config"))
 	})
 	if code := exitCode(err, io.Discard); code != 2 {
@@ -195,49 +196,6 @@ func TestServeUsageAndConfig(t *testing.T) {
 	cli(t, env, "serve", "--listen", busy.Addr().String()).want(t, 1, "", "cannot listen on "+busy.Addr().String())
 	noLLM := map[string]string{"SLACK_BOT_TOKEN": "xoxb-1", "SLACK_APP_TOKEN": "xapp-1", "MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": "http://127.0.0.1:1/v1"}
 	cli(t, noLLM, "serve", "--listen", "127.0.0.1:0").want(t, 2, "", "OPENAI_API_KEY")
-}
-
-func TestMemoryShowAndForget(t *testing.T) {
-	w := newChatWorld(t)
-	w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan").want(t, 0, "", "")
-	cfg, _ := config.Load("", false, func(k string) string { return w.env[k] })
-	env, _ := serveEnv(w)
-	a, err := openApp(context.Background(), env, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close(context.Background())
-	out, err := a.Show("zhangsan", "")
-	if err != nil || !strings.Contains(out, "- [private] facts/user.md (") || !strings.Contains(out, "- Name: Zhang San") || !strings.Contains(out, "/memory forget all") {
-		t.Fatalf("Show = %q, %v", out, err)
-	}
-	if out, _ := a.Show("nobody", ""); !strings.Contains(out, "don't remember anything") {
-		t.Errorf("Show of a new user = %q", out)
-	}
-	if _, err := a.Show("../x", ""); err == nil {
-		t.Error("Show accepted a bad user")
-	}
-	if a.CheckPath("facts/user.md") != nil || a.CheckPath("../bob/facts/user.md") == nil {
-		t.Error("CheckPath does not apply the memory path grammar")
-	}
-	if err := a.Forget("zhangsan", "facts/nope.md"); err == nil {
-		t.Error("forgetting a missing file succeeded")
-	}
-	if err := a.Forget("zhangsan", "facts/user.md"); err != nil {
-		t.Fatal(err)
-	}
-	if out, _ := a.Show("zhangsan", ""); !strings.Contains(out, "don't remember anything") {
-		t.Errorf("after forget: %q", out)
-	}
-	if err := a.Forget("zhangsan", ""); err != nil {
-		t.Errorf("forget all = %v", err)
-	}
-	if err := a.Forget("zhangsan", ""); err == nil {
-		t.Error("forget all with no memory folder should say there is nothing")
-	}
-	if err := a.Forget("../x", ""); err == nil {
-		t.Error("Forget accepted a bad user")
-	}
 }
 
 // `mnemo serve` end to end: the real binary's code path, the real

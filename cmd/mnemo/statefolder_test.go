@@ -18,6 +18,7 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/nobodytest"
 
 	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
+	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -133,14 +134,14 @@ func TestOtherUsersCannotSteerARunningMnemo(t *testing.T) {
 	env, logs := serveEnv(w)
 	fa := &fakeAdapter{started: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
-	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app) ([]namedAdapter, error) {
+	_, done := goServe(t, ctx, env, cfg, func(_ *cliEnv, _ *config.Config, a *app.App) ([]namedAdapter, error) {
 		return []namedAdapter{{"fake", fa}}, nil
 	})
 	<-fa.started
 	if m := modeOf(t, state); m != 0o700 {
 		t.Errorf("state folder %v; want 0700", m)
 	}
-	if m := modeOf(t, filepath.Join(state, controlSocketName)); m != 0o600 {
+	if m := modeOf(t, app.ControlSocket(cfg)); m != 0o600 {
 		t.Errorf("control socket %v; want 0600", m)
 	}
 

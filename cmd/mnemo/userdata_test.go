@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
@@ -58,7 +59,7 @@ func personWorld(t *testing.T) (*chatWorld, *cliEnv, []string) {
 	}
 	for _, p := range []string{"alice", "bob"} {
 		mark := map[string]string{"alice": aliceMark, "bob": bobMark}[p]
-		if err := a.core.Reflector.Add(mnemo.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."}); err != nil {
+		if err := a.Core().Reflector.Add(mnemo.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -210,7 +211,7 @@ func TestRunningAndOfflineHoldersAreOneList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer store.Close()
-	svc, done, err := (&memoryCmd{env: env, cfg: cfg, store: store}).data(true)
+	mem, done, err := (&memoryCmd{env: env, cfg: cfg, store: store}).data(true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,12 +222,12 @@ func TestRunningAndOfflineHoldersAreOneList(t *testing.T) {
 		}
 		return out
 	}
-	running, offline := names(a.data.Holders()), names(svc.Holders())
+	running, offline := names(a.Holders()), names(mem.Holders())
 	if !slices.Equal(running, offline) || len(running) < 9 {
 		t.Errorf("running holders %q, offline %q", running, offline)
 	}
-	a.useQueues(map[string]func(string) int{"slack": func(string) int { return 0 }, "fake": func(string) int { return 0 }})
-	if got := names(a.data.Holders()); !slices.Equal(got, slices.Insert(slices.Clone(offline), 2, "intake journal (fake)")) {
+	a.UseAdapters(appAdapters([]namedAdapter{{"slack", &fakeAdapter{}}, {"fake", &fakeAdapter{}}}))
+	if got := names(a.Holders()); !slices.Equal(got, slices.Insert(slices.Clone(offline), len(registry.Platforms()), "intake journal (fake)")) {
 		t.Errorf("serve's holders %q", got)
 	}
 }

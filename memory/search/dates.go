@@ -60,12 +60,11 @@ func readWhen(ws []string, today time.Time) ([]string, when) {
 		return ws[i]
 	}
 	setRange := func(from, to int32) {
-		if w.from == noDate || from < w.from {
-			w.from = from
+		if w.from == noDate {
+			w.from, w.to = from, to
+			return
 		}
-		if w.to == noDate || to > w.to {
-			w.to = to
-		}
+		w.from, w.to = min(w.from, from), max(w.to, to)
 	}
 	yearOf := func(s string) (int, bool) {
 		if len(s) == 4 {
@@ -121,11 +120,8 @@ func readWhen(ws []string, today time.Time) ([]string, when) {
 			}
 		}
 		if mo, ok := seasons[s]; ok && (!ambiguous[s] || timeLead[prev]) {
-			yr := latest(mo, 1)
-			if mo == 12 && year == 0 && m < 12 {
-				yr = y - 1 // the winter under way began last December
-			}
-			span(mo, 1, 3, yr)
+			span(mo, 1, 3, latest(mo, 1)) // winter: the one under way began last December
+
 			used[i], named = true, true
 			continue
 		}

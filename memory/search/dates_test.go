@@ -81,6 +81,15 @@ func TestReadWhen(t *testing.T) {
 		{query: "the first time", first: true, rest: "the"},
 		{query: "originally", first: true},
 		{query: "latest", recent: true},
+		{query: "1900", from: "1900-01-01", to: "1900-12-31"},
+		{query: "2200", from: "2200-01-01", to: "2200-12-31"},
+		{query: "1899 2201", rest: "1899 2201"},
+		{query: "may 1", from: "2026-05-01", to: "2026-05-31", rest: "1"},
+		{query: "31 may", from: "2026-05-01", to: "2026-05-31", rest: "31"},
+		{query: "may 0", rest: "may 0"},
+		{query: "christmas", on: time.Date(2026, 12, 18, 0, 0, 0, 0, time.UTC), from: "2026-12-18", to: "2026-12-31"},
+		{query: "november", on: time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC), from: "2026-11-01", to: "2026-11-30"},
+		{query: "winter 2024", from: "2024-12-01", to: "2025-02-28"},
 	} {
 		on := tc.on
 		if on.IsZero() {

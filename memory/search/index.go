@@ -150,26 +150,47 @@ func unitFlags(f *file) uint8 {
 	return flagLive
 }
 
-// appendPosting appends a posting: the unit id's difference from the
-// term's last, and the weighted frequency.
+// A posting is one uvarint: the unit id's difference from the term's
+// last, shifted left by two, and in the low two bits the weighted
+// frequency when it is the commonest — one body word (2), a summary's
+// (4), a heading's (6) — else 3 and the frequency in the byte after it.
+// A posting of a word a person uses often is then one byte.
+var tfClasses = [3]byte{2, 4, 6}
+
+// appendPosting appends a posting of the unit delta ids after the
+// term's last, of weighted frequency tf (1 to 255).
 func appendPosting(ps []byte, delta uint32, tf int) []byte {
-	ps = binary.AppendUvarint(ps, uint64(delta))
-	return append(ps, byte(tf))
+	for c, v := range tfClasses {
+		if int(v) == tf {
+			return binary.AppendUvarint(ps, uint64(delta)<<2|uint64(c))
+		}
+	}
+	return append(binary.AppendUvarint(ps, uint64(delta)<<2|3), byte(tf))
+}
+
+// nextPosting decodes the posting at ps[k:]: its id difference, its
+// weighted frequency, and where the next one starts.
+func nextPosting(ps []byte, k int) (delta uint32, tf byte, next int) {
+	v, n := uint64(ps[k]), 1
+	if v >= 0x80 {
+		v, n = binary.Uvarint(ps[k:])
+	}
+	k += n
+	if c := v & 3; c < 3 {
+		return uint32(v >> 2), tfClasses[c], k
+	}
+	return uint32(v >> 2), ps[k], k + 1
 }
 
 // postings calls fn with each posting of ps: unit id and weighted
 // frequency (half units).
 func postings(ps []byte, fn func(id uint32, tf byte)) {
 	id := uint32(0)
-	for i := 0; i < len(ps); {
-		d, n := uint32(ps[i]), 1
-		if d >= 0x80 {
-			v, k := binary.Uvarint(ps[i:])
-			d, n = uint32(v), k
-		}
+	for k := 0; k < len(ps); {
+		d, tf, next := nextPosting(ps, k)
 		id += d
-		fn(id, ps[i+n])
-		i += n + 1
+		fn(id, tf)
+		k = next
 	}
 }
 

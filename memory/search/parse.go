@@ -105,18 +105,14 @@ func parseFile(path, text string) []parsedUnit {
 
 // lines calls fn with each line of text, its 1-based number and byte offset.
 func lines(text string, fn func(line string, n, off int)) {
-	n, off := 1, 0
-	for off <= len(text) {
+	off := 0
+	for n := 1; off < len(text); n++ {
 		end := strings.IndexByte(text[off:], '\n')
 		if end < 0 {
-			if off < len(text) {
-				fn(text[off:], n, off)
-			}
-			return
+			end = len(text) - off // the last line, without a newline
 		}
 		fn(text[off:off+end], n, off)
 		off += end + 1
-		n++
 	}
 }
 

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"encoding/binary"
 	"math"
 	"slices"
 	"strings"
@@ -325,15 +324,10 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 			}
 			ps, uid, flags, lens := x.post[tid], uint32(0), x.flags, x.lens
 			for k := 0; k < len(ps); {
-				// postings(), inlined: this loop is the search's cost.
-				d, n := uint32(ps[k]), 1
-				if d >= 0x80 {
-					v, m := binary.Uvarint(ps[k:])
-					d, n = uint32(v), m
-				}
+				d, tfb, next := nextPosting(ps, k) // postings(), without a call per posting: this loop is the search's cost
 				uid += d
-				id, tfb := int32(uid), ps[k+n]
-				k += n + 1
+				id := int32(uid)
+				k = next
 				if flags[id]&need != need {
 					continue // removed, or private in a shared view
 				}

@@ -377,3 +377,106 @@ func TestTieFactFirst(t *testing.T) {
 		t.Errorf("hits %+v: want a tie, the fact line first", r.Hits)
 	}
 }
+
+// A stem finds the terms it begins, or that begin it, of five bytes or
+// more: "print" finds "printer"; a shorter stem finds only itself.
+func TestKin(t *testing.T) {
+	files := map[string]string{
+		"facts/a.md": "# A\n\n- the printer jammed\n",
+		"facts/b.md": "# B\n\n- the cards were dealt\n",
+	}
+	x := indexOf(files)
+	if r := Search(Query{Text: "print"}, Part{Index: x}); len(r.Hits) != 1 || r.Hits[0].Path != "facts/a.md" {
+		t.Errorf("print: %+v", r.Hits)
+	}
+	if r := Search(Query{Text: "car"}, Part{Index: x}); len(r.Hits) != 0 {
+		t.Errorf("car found %+v: a stem under five bytes has no kin", r.Hits)
+	}
+	var got []string
+	x.kin("printe", func(o string) { got = append(got, o) })
+	if len(got) != 1 || got[0] != "printer" {
+		t.Errorf("kin of printe: %q", got)
+	}
+	got = nil
+	x.kin("printer", func(o string) { got = append(got, o) })
+	if len(got) != 0 {
+		t.Errorf("a term is its own kin: %q", got)
+	}
+}
+
+// Removed units are compacted once there are more than 256 of them and
+// they are more than a quarter of all; a file with no units (put last)
+// survives it.
+func TestCompactionThreshold(t *testing.T) {
+	x := New()
+	line := strings.Repeat("- kiwi\n", 1)
+	for i := range 1032 {
+		x.Put(fmt.Sprintf("facts/f%04d.md", i), "# F\n\n"+line, false, 1)
+	}
+	x.Put("facts/empty.md", "# Empty\n", false, 1) // no units, numbered after all
+	for i := range 258 {
+		x.Remove(fmt.Sprintf("facts/f%04d.md", i))
+	}
+	if x.dead != 258 {
+		t.Fatalf("258 of 1032 removed (exactly a quarter): compacted already, %d dead", x.dead)
+	}
+	x.Remove("facts/f0258.md")
+	if x.dead != 0 || len(x.units) != 1032-259 {
+		t.Fatalf("259 of 1032 removed: %d dead, %d units", x.dead, len(x.units))
+	}
+	y := New()
+	for i := range 300 {
+		y.Put(fmt.Sprintf("facts/f%04d.md", i), "# F\n\n"+line+line+line+line, false, 1)
+	}
+	for i := range 64 {
+		y.Remove(fmt.Sprintf("facts/f%04d.md", i))
+	}
+	if y.dead != 256 {
+		t.Fatalf("exactly 256 removed: %d dead", y.dead)
+	}
+	if r := Search(Query{Text: "kiwi"}, Part{Index: x}); r.Total != 1032-259 {
+		t.Errorf("after compaction %d found", r.Total)
+	}
+	if st, ok := x.Stamp("facts/empty.md"); !ok || st != 1 {
+		t.Error("the empty file is gone")
+	}
+}
+
+// tf is the weighted frequency of term t in u (0: not in it).
+func (u *parsedUnit) tf(t string) int {
+	for _, x := range u.terms {
+		if x.term == t {
+			return x.tf
+		}
+	}
+	return 0
+}
+
+// Kin are within three bytes of the stem's length, either way.
+func TestKinLength(t *testing.T) {
+	x := indexOf(map[string]string{"facts/a.md": "# A\n\n- print printable printwork\n"})
+	kin := func(s string) string {
+		var got []string
+		x.kin(s, func(o string) { got = append(got, o) })
+		slices.Sort(got)
+		return strings.Join(got, " ")
+	}
+	for s, want := range map[string]string{"print": "printabl", "printabl": "print", "printwork": "", "printab": "print printabl"} {
+		if got := kin(s); got != want {
+			t.Errorf("kin of %s: %q, want %q", s, got, want)
+		}
+	}
+}
+
+// The last line counts without a newline after it, and a file of blank
+// lines has no unit.
+func TestLastLine(t *testing.T) {
+	x := indexOf(map[string]string{"facts/a.md": "# A\n\n- kiwi", "episodes/2026-01.md": "## Kiwi trip\n- Date: 2026-01-02\n- pear", "facts/b.md": "\n\n\n"})
+	r := Search(Query{Text: "kiwi pear"}, Part{Index: x})
+	if len(r.Hits) != 2 || r.Hits[0].Path != "episodes/2026-01.md" || r.Hits[0].End != 3 || r.Hits[1].Line != 3 {
+		t.Errorf("hits %+v", r.Hits)
+	}
+	if len(parseFile("facts/b.md", "\n\n\n")) != 0 {
+		t.Error("blank lines made a unit")
+	}
+}

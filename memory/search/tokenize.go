@@ -6,7 +6,8 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/kljensen/snowball/english"
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
 )
 
 // The words of a memory and of a query become terms one way: lower case;
@@ -120,17 +121,25 @@ func kept(w string, sentence bool) bool {
 	return false
 }
 
-// stopWord: Snowball's English stop words, and the words people ask with.
-func stopWord(w string) bool {
-	if english.IsStopWord(w) {
-		return true
+// stopWords are Snowball's English stop words, and the words people ask
+// with.
+var stopWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a about above after again against all am an and any are as at be because been
+		before being below between both but by can did do does doing don down during each few for from
+		further had has have having he her here hers herself him himself his how i if in into is it its
+		itself just me more most my myself no nor not now of off on once only or other our ours ourselves
+		out over own s same she should so some such t than that the their theirs them themselves then
+		there these they this those through to too under until up very was we were what when where which
+		while who whom why will with you your yours yourself yourselves
+		also us would could anything something ever tell remember recall know let please thing things got get one`) {
+		m[w] = true
 	}
-	switch w {
-	case "also", "us", "would", "could", "anything", "something", "ever", "tell", "remember", "recall", "know", "let", "please", "thing", "things", "did", "got", "get", "one":
-		return true
-	}
-	return false
-}
+	return m
+}()
+
+// stopWord reports whether w (lower case) is not searched for.
+func stopWord(w string) bool { return stopWords[w] }
 
 // whole marks a term kept whole (a name, an acronym, a word with digits):
 // no word's stem starts with it, so the name Mark is never the stem of
@@ -169,7 +178,9 @@ func stem(w string) string {
 	if ok {
 		return st
 	}
-	st = english.Stem(w, true)
+	env := snowballstem.NewEnv(w)
+	english.Stem(env)
+	st = env.Current()
 	stemCache.mu.Lock()
 	if len(stemCache.m) < maxStems {
 		st = strings.Clone(st) // the stemmer may return w itself, a piece of a text

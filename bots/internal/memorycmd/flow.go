@@ -237,7 +237,8 @@ func plural(n int, unit string) string {
 // Markdown text to show. wrongUser reports a token of someone else's (the
 // adapter answers that person privately, without replacing the original
 // message). Memory.Forget is called at most once per token; an error or a
-// panic in it is an error text.
+// panic in it is an error text, but for an error wrapping fs.ErrNotExist
+// (there was nothing to forget), whose own text is the answer.
 func (f *Flow) Button(token, asker string, confirm bool) (text string, wrongUser bool) {
 	log := f.log().With("asker", asker)
 	p, res := f.Confirms.Take(token, asker, f.now())
@@ -253,7 +254,12 @@ func (f *Flow) Button(token, asker string, confirm bool) (text string, wrongUser
 	if p.Path == "" {
 		what = everythingDone
 	}
-	if err := f.forget(p, log); err != nil {
+	err := f.forget(p, log)
+	if errors.Is(err, fs.ErrNotExist) { // nothing to forget: Memory words it, as every surface says it
+		log.Info("/memory forget: nothing to forget", "memory_user", p.User, "path", p.Path)
+		return err.Error(), false
+	}
+	if err != nil {
 		log.Warn("/memory forget failed", "memory_user", p.User, "path", p.Path, "error", err)
 		return "Sorry, I couldn't delete " + what + ": " + err.Error(), false
 	}

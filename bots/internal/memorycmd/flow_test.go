@@ -208,6 +208,11 @@ func TestMemoryFlowButton(t *testing.T) {
 	if text, _ := f.Button(tok, "U1", true); text != ExpiredText {
 		t.Errorf("expired: %q", text)
 	}
+	// Nothing to forget: Memory's own words.
+	mem.forgetErr = fmt.Errorf("There was nothing to forget: I have no file facts/b.md about you.%w", wrapNothing{})
+	if text, _ := f.Button(ask("facts/b.md", "own"), "U1", true); text != "There was nothing to forget: I have no file facts/b.md about you." {
+		t.Errorf("nothing to forget: %q", text)
+	}
 	// Forget fails, or panics.
 	mem.forgetErr = errors.New("facts/b.md: no such file")
 	if text, _ := f.Button(ask("facts/b.md", "own"), "U1", true); text != "Sorry, I couldn't delete `facts/b.md`: facts/b.md: no such file" {
@@ -365,3 +370,10 @@ func TestMemoryFlowShowChannel(t *testing.T) {
 		t.Errorf("nothing: %q", ans.Text)
 	}
 }
+
+// wrapNothing is fs.ErrNotExist, said as nothing.
+type wrapNothing struct{}
+
+func (wrapNothing) Error() string { return "" }
+
+func (wrapNothing) Unwrap() error { return fs.ErrNotExist }

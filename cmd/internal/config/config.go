@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"time"
 
@@ -408,11 +409,18 @@ func (c *Config) IdentityIndex() map[string]string {
 	return idx
 }
 
-// SlackEnabled reports whether both Slack tokens are set.
-func (c *Config) SlackEnabled() bool { return c.Slack.BotToken != "" && c.Slack.AppToken != "" }
-
-// DiscordEnabled reports whether the Discord bot token is set.
-func (c *Config) DiscordEnabled() bool { return c.Discord.BotToken != "" }
+// Section is the value of the section whose YAML key is name ("slack":
+// the Slack struct), or nil when there is none: a chat platform reads its
+// own section by its name (bots/platform).
+func (c *Config) Section(name string) any {
+	v := reflect.ValueOf(c).Elem()
+	for i := range v.NumField() {
+		if key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); key == name && name != "" {
+			return v.Field(i).Interface()
+		}
+	}
+	return nil
+}
 
 // LogHandler returns a slog handler writing to w in log.format at log.level
 // (info when the level is unknown).

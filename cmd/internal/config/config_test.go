@@ -111,7 +111,7 @@ func TestDefaultConfig(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults do not validate: %v", err)
 	}
-	if c.SlackEnabled() || c.DiscordEnabled() {
+	if c.Slack.BotToken != "" || c.Slack.AppToken != "" || c.Discord.BotToken != "" {
 		t.Error("adapters enabled without tokens")
 	}
 }
@@ -235,7 +235,7 @@ func TestFixtureFull(t *testing.T) {
 		wb, _ := yaml.Marshal(want)
 		t.Errorf("got\n%s\nwant\n%s", gb, wb)
 	}
-	if !c.SlackEnabled() || !c.DiscordEnabled() {
+	if c.Slack.BotToken == "" || c.Slack.AppToken == "" || c.Discord.BotToken == "" || !reflect.DeepEqual(c.Section("slack"), c.Slack) || c.Section("discord") == nil || c.Section("nope") != nil || c.Section("") != nil {
 		t.Error("adapters not enabled with tokens")
 	}
 	idx := c.IdentityIndex()

@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent"
-	discordbot "github.com/mnemo-agent/mnemo/bots/discord"
-	slackbot "github.com/mnemo-agent/mnemo/bots/slack"
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
@@ -67,23 +63,21 @@ type Wiring struct {
 	History  *memhistory.Store    // the files' earlier versions; nil: not opened (offline, --keep-history)
 	Reflect  *reflector.Reflector // nil: the journal's files
 	Agent    *agent.Agent         // nil: no short-term history is kept
-	// Queues are the running adapters' Forget(user) by platform name; a
-	// platform with an intake journal and no running adapter has its file
-	// read.
-	Queues map[string]func(user string) int
+	// Journals are the chat platforms' intake journals, as the platforms
+	// registered them, in their order.
+	Journals []Journal
 }
 
-// intakeFile is a platform with an intake journal in <state>/intake.
-type intakeFile struct {
-	platform string
-	forget   func(dir, user string) (int, error)
-}
-
-// intakeFiles are the platforms with an intake journal in
-// <state>/intake, and how each drops a user's queued messages there.
-var intakeFiles = []intakeFile{
-	{"slack", slackbot.ForgetQueued},
-	{"discord", discordbot.ForgetQueued},
+// Journal is a chat platform's intake journal in <state>/intake: the
+// messages it took and has not answered yet.
+type Journal struct {
+	Platform string
+	// Live is the running adapter's Forget(user): it drops the user's
+	// messages from its queue and journal. nil: the platform does not run.
+	Live func(user string) int
+	// File drops user's messages from the journal's file in dir while the
+	// platform does not run; nil: the platform keeps no file.
+	File func(dir, user string) (int, error)
 }
 
 // Holders is the registry: every place that keeps a person's or a
@@ -93,16 +87,14 @@ var intakeFiles = []intakeFile{
 func Holders(w Wiring) []Holder {
 	var hs []Holder
 	intake := filepath.Join(w.StateDir, "intake")
-	for _, f := range intakeFiles {
-		q := &queue{platform: f.platform, live: w.Queues[f.platform]}
-		if q.live == nil {
-			q.file = func(user string) (int, error) { return f.forget(intake, user) }
+	for _, j := range w.Journals {
+		q := &queue{platform: j.Platform, live: j.Live}
+		if q.live == nil && j.File != nil {
+			file := j.File
+			q.file = func(user string) (int, error) { return file(intake, user) }
 		}
-		hs = append(hs, q)
-	}
-	for _, name := range slices.Sorted(maps.Keys(w.Queues)) { // a platform without an intake journal (tests)
-		if !slices.ContainsFunc(intakeFiles, func(f intakeFile) bool { return f.platform == name }) {
-			hs = append(hs, &queue{platform: name, live: w.Queues[name]})
+		if q.live != nil || q.file != nil {
+			hs = append(hs, q)
 		}
 	}
 	return append(hs,

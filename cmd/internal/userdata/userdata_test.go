@@ -9,6 +9,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -29,6 +30,23 @@ const chanKey = "#slack-T01-C02"
 const aliceFact = "# Alice\n> summary: alice's pets\n> visibility: shared\n\n- Has a cat called Zebra.\n"
 
 const aliceEpisodes = "# Episodes 2026-11\n> Summary: tests\n\n## Fixed the flaky test\n- Summary: a race in the cache\n- Date: 2026-11-03\n\n## Set up CI\n- Date: 2026-11-20\n"
+
+// journals are the intake journals of slack and discord as their
+// platforms register them (a file in <state>/intake each), live where
+// live names the running adapter's Forget.
+func journals(live map[string]func(string) int) []Journal {
+	var js []Journal
+	for _, name := range []string{"slack", "discord"} {
+		js = append(js, Journal{Platform: name, Live: live[name], File: func(dir, user string) (int, error) {
+			_, err := os.Stat(filepath.Join(dir, name+".jsonl")) // a journal of none of user's messages
+			if errors.Is(err, fs.ErrNotExist) {
+				return 0, nil
+			}
+			return 0, err
+		}})
+	}
+	return js
+}
 
 // world is a state folder and a memory store with alice's and a
 // channel's files, and their history.
@@ -82,7 +100,7 @@ func newWorld(t *testing.T) *world {
 
 // offline is the service as `mnemo memory` builds it.
 func (w *world) offline() *Service {
-	return New(Wiring{StateDir: w.state, Store: w.store, History: w.hist}, nil)
+	return New(Wiring{StateDir: w.state, Store: w.store, History: w.hist, Journals: journals(nil)}, nil)
 }
 
 func names(hs []Holder) []string {
@@ -129,9 +147,9 @@ func TestEveryHolderIsRegistered(t *testing.T) {
 		t.Fatalf("found only the holder types %q: is the scan broken?", holderTypes)
 	}
 	w := newWorld(t)
-	offline := Holders(Wiring{StateDir: w.state, Store: w.store, History: w.hist})
+	offline := Holders(Wiring{StateDir: w.state, Store: w.store, History: w.hist, Journals: journals(nil)})
 	running := Holders(Wiring{StateDir: w.state, Store: w.store, History: w.hist,
-		Reflect: nil, Agent: nil, Queues: map[string]func(string) int{"slack": func(string) int { return 0 }, "discord": func(string) int { return 0 }}})
+		Reflect: nil, Agent: nil, Journals: journals(map[string]func(string) int{"slack": func(string) int { return 0 }, "discord": func(string) int { return 0 }})})
 	if !slices.Equal(names(offline), names(running)) {
 		t.Errorf("the running holders %q differ from the offline ones %q", names(running), names(offline))
 	}
@@ -146,8 +164,8 @@ func TestEveryHolderIsRegistered(t *testing.T) {
 	}
 }
 
-// A running platform's queue is asked; one that has no intake journal
-// (a test's fake) is a holder of its own, after the known ones.
+// A running platform's queue is asked; one that keeps no journal file (a
+// test's fake) is a holder all the same, in its registration's place.
 func TestHoldersOfRunningQueues(t *testing.T) {
 	w := newWorld(t)
 	asked := map[string][]string{}
@@ -155,7 +173,7 @@ func TestHoldersOfRunningQueues(t *testing.T) {
 		return func(user string) int { asked[name] = append(asked[name], user); return 2 }
 	}
 	svc := New(Wiring{StateDir: w.state, Store: w.store, History: w.hist,
-		Queues: map[string]func(string) int{"slack": q("slack"), "fake": q("fake")}}, nil)
+		Journals: append(journals(map[string]func(string) int{"slack": q("slack")}), Journal{Platform: "fake", Live: q("fake")})}, nil)
 	if got := names(svc.Holders())[:3]; !slices.Equal(got, []string{"intake journal (slack)", "intake journal (discord)", "intake journal (fake)"}) {
 		t.Errorf("queues: %q", got)
 	}

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -58,16 +58,16 @@ func (m measuredModel) Stream(ctx context.Context, req llm.Request, onText func(
 // measuredHandler counts each platform's messages taken, being answered
 // and answered.
 type measuredHandler struct {
-	h       handler
+	h       Handler
 	metrics *metrics.Metrics
 }
 
-// handler answers one task, as *agent.Agent does and the adapters need.
-type handler interface {
+// Handler answers one task, as *agent.Agent does and the adapters need.
+type Handler interface {
 	Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error)
 }
 
-var _ handler = measuredHandler{}
+var _ Handler = measuredHandler{}
 
 func (m measuredHandler) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	m.metrics.TaskStarted(t.Platform)

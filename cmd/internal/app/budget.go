@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -9,14 +9,10 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
-// newBudget is the budgets of limits.* on env's clock, one for every
+// NewBudget is the budgets of limits.* on the clock now, one for every
 // platform of the process (serve hands it to each; the terminal chat, the
 // operator's, uses none).
-func newBudget(env *cliEnv, cfg *config.Config) *budget.Budget {
-	now := env.now
-	if now == nil {
-		now = time.Now
-	}
+func NewBudget(cfg *config.Config, now func() time.Time) *budget.Budget {
 	return budget.New(budget.Limits{MessagesPerMinute: cfg.Limits.MessagesPerMinute, TokensPerDay: cfg.Limits.TokensPerDay,
 		TotalTokensPerDay: cfg.Limits.TotalTokensPerDay}, now)
 }

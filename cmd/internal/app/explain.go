@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -84,7 +84,7 @@ func cause(err error) string {
 // the apology, and counts messages that got no answer (a piped chat then
 // exits 1).
 type explainingHandler struct {
-	h         handler
+	h         Handler
 	explainer explainer
 	failed    *atomic.Int64
 }

@@ -1,10 +1,10 @@
-package main
+package app
 
 // A second `mnemo chat` on a data folder another process owns (a chat or
 // serve: it holds the lock) talks through that process's control socket
 // instead of being refused: the owner answers its messages with its own
 // Thinker, memory and reflector, as it answers its own chat's. This file
-// is the owner's half; remoteclient.go is the second chat's.
+// is the owner's half; cmd/mnemo's remoteclient.go is the second chat's.
 //
 // The session (op "chat", Arg the protocol version, User the memory user)
 // carries control.Events, one JSON line each:
@@ -37,41 +37,38 @@ import (
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
-// opChat is the control operation of a second chat.
-const opChat = "chat"
-
-// chatProtocol is the version of the chat session's events: an owner and a
+// ChatProtocol is the version of the chat session's events: an owner and a
 // client of different versions refuse each other, saying so.
-const chatProtocol = "1"
+const ChatProtocol = "1"
 
-// maxRemoteChats bounds the chats talking through one process at once.
-const maxRemoteChats = 8
+// MaxRemoteChats bounds the chats talking through one process at once.
+const MaxRemoteChats = 8
 
 // maxRemoteMessage bounds a message's text (the console's own line bound).
 const maxRemoteMessage = 1 << 20
 
 // The chat session's event types.
 const (
-	evMessage = "message"
-	evCancel  = "cancel"
-	evShow    = "show"
-	evShare   = "share"
-	evForget  = "forget"
-	evText    = "text"
-	evStatus  = "status"
-	evReply   = "reply"
-	evAnswer  = "answer"
-	evEnd     = "end"
+	EvMessage = "message"
+	EvCancel  = "cancel"
+	EvShow    = "show"
+	EvShare   = "share"
+	EvForget  = "forget"
+	EvText    = "text"
+	EvStatus  = "status"
+	EvReply   = "reply"
+	EvAnswer  = "answer"
+	EvEnd     = "end"
 )
 
-// endStopping is the end event's text when the owner stops.
-const endStopping = "stopping"
+// EndStopping is the end event's text when the owner stops.
+const EndStopping = "stopping"
 
-// consoleHandler is the chat's path to the Thinker, the same for the
+// ConsoleHandler is the chat's path to the Thinker, the same for the
 // owner's own chat and for the chats through it: measured, and explaining a
 // failure at the terminal instead of apologising; failed counts the
 // messages left unanswered.
-func (a *app) consoleHandler(failed *atomic.Int64) handler {
+func (a *App) ConsoleHandler(failed *atomic.Int64) Handler {
 	return explainingHandler{measuredHandler{a.core.Agent, a.metrics},
 		explainer{baseURL: a.baseURL, model: a.cfg.LLM.Model, models: a.llm}, failed}
 }
@@ -81,9 +78,9 @@ func (a *app) consoleHandler(failed *atomic.Int64) handler {
 // req.User (its turns journaled and reflected under that user), and its
 // /memory and /forget act on that user. It ends when the client hangs up,
 // or tells the client when this process stops.
-func (a *app) chatSession(ctx context.Context, req control.Request, s *control.Session) error {
-	if req.Arg != chatProtocol {
-		return fmt.Errorf("this mnemo speaks chat protocol %s and the second chat %q: run both from the same mnemo version", chatProtocol, req.Arg)
+func (a *App) chatSession(ctx context.Context, req control.Request, s *control.Session) error {
+	if req.Arg != ChatProtocol {
+		return fmt.Errorf("this mnemo speaks chat protocol %s and the second chat %q: run both from the same mnemo version", ChatProtocol, req.Arg)
 	}
 	if err := memory.ValidateUser(req.User); err != nil {
 		return fmt.Errorf("chat: --user: %w", err)
@@ -92,19 +89,19 @@ func (a *app) chatSession(ctx context.Context, req control.Request, s *control.S
 		return err
 	}
 	user := req.User
-	a.env.logger.Info("control: a chat through this process began", "user", user)
-	defer a.env.logger.Info("control: a chat through this process ended", "user", user)
+	a.log.Info("control: a chat through this process began", "user", user)
+	defer a.log.Info("control: a chat through this process ended", "user", user)
 	// The user's files as they are now are kept in the history before
 	// anything of this chat changes them, so that the first change can be
 	// undone (a chat owner kept only its own person's at its start; serve
 	// kept everyone's, and then this reads nothing again).
 	a.changes.baseline(ctx, a.core.Store, user)
 	var failed atomic.Int64
-	h := a.consoleHandler(&failed)
+	h := a.ConsoleHandler(&failed)
 	for {
 		select {
 		case <-s.Closing():
-			_ = s.Send(control.Event{Type: evEnd, Text: endStopping})
+			_ = s.Send(control.Event{Type: EvEnd, Text: EndStopping})
 			return nil
 		case e, ok := <-s.Events():
 			if !ok {
@@ -113,7 +110,7 @@ func (a *app) chatSession(ctx context.Context, req control.Request, s *control.S
 				}
 				return s.Err()
 			}
-			if e.Type == evMessage {
+			if e.Type == EvMessage {
 				if err := a.remoteTurn(ctx, s, h, &failed, user, e); errors.Is(err, io.EOF) {
 					return nil // the client ended its chat during the reply
 				} else if err != nil {
@@ -123,11 +120,11 @@ func (a *app) chatSession(ctx context.Context, req control.Request, s *control.S
 			}
 			answer, err := a.remoteCommand(user, e)
 			if err != nil {
-				_ = s.Send(control.Event{Type: evEnd, Error: err.Error()})
+				_ = s.Send(control.Event{Type: EvEnd, Error: err.Error()})
 				return err
 			}
 			if err := s.Send(answer); err != nil {
-				if s.Send(control.Event{Type: evAnswer, Error: err.Error()}) != nil {
+				if s.Send(control.Event{Type: EvAnswer, Error: err.Error()}) != nil {
 					return err
 				}
 			}
@@ -153,15 +150,15 @@ func validTaskID(id string) bool {
 // it is written. A message taken is answered and remembered even when the
 // client leaves meanwhile (as a piped chat's is); a cancel withdraws it
 // first. A non-nil error ends the session.
-func (a *app) remoteTurn(ctx context.Context, s *control.Session, h handler, failed *atomic.Int64, user string, e control.Event) error {
+func (a *App) remoteTurn(ctx context.Context, s *control.Session, h Handler, failed *atomic.Int64, user string, e control.Event) error {
 	switch {
 	case !validTaskID(e.ID):
 		err := fmt.Errorf("chat: bad message id %q", e.ID)
-		_ = s.Send(control.Event{Type: evEnd, Error: err.Error()})
+		_ = s.Send(control.Event{Type: EvEnd, Error: err.Error()})
 		return err
 	case len(e.Text) > maxRemoteMessage || e.Text == "":
 		err := fmt.Errorf("chat: a message must have 1 to %d bytes, not %d", maxRemoteMessage, len(e.Text))
-		_ = s.Send(control.Event{Type: evEnd, Error: err.Error()})
+		_ = s.Send(control.Event{Type: EvEnd, Error: err.Error()})
 		return err
 	}
 	tctx, cancel := context.WithCancel(context.Background()) // bounded by the model calls' gate at shutdown
@@ -189,16 +186,16 @@ func (a *app) remoteTurn(ctx context.Context, s *control.Session, h handler, fai
 			cancel()
 			hard = nil
 		case <-closing:
-			a.env.logger.Info("control: stopping: a reply to a chat through this process is being written; it has until the grace is over", "user", user)
+			a.log.Info("control: stopping: a reply to a chat through this process is being written; it has until the grace is over", "user", user)
 			closing = nil
 		case ev, ok := <-events:
 			switch {
 			case !ok: // the client left: the reply is made all the same
 				events, gone = nil, true
-			case ev.Type == evCancel && ev.ID == e.ID:
-				a.withdraw(e.ID)
+			case ev.Type == EvCancel && ev.ID == e.ID:
+				a.Withdraw(e.ID)
 				cancel()
-			case ev.Type == evCancel: // a reply already done: nothing to cancel
+			case ev.Type == EvCancel: // a reply already done: nothing to cancel
 			default:
 				broke = fmt.Errorf("chat: a %q event while a reply is written; the client waits for the reply", ev.Type)
 				events = nil
@@ -206,7 +203,7 @@ func (a *app) remoteTurn(ctx context.Context, s *control.Session, h handler, fai
 		}
 	}
 	if broke != nil {
-		_ = s.Send(control.Event{Type: evEnd, Error: broke.Error()})
+		_ = s.Send(control.Event{Type: EvEnd, Error: broke.Error()})
 		return broke
 	}
 	if gone {
@@ -215,12 +212,12 @@ func (a *app) remoteTurn(ctx context.Context, s *control.Session, h handler, fai
 		}
 		return s.Err()
 	}
-	ev := control.Event{Type: evReply, Failed: failed.Load() > before, Streamed: reply.Streamed, Cut: reply.Cut}
+	ev := control.Event{Type: EvReply, Failed: failed.Load() > before, Streamed: reply.Streamed, Cut: reply.Cut}
 	if !reply.Streamed {
 		ev.Text = reply.Text
 	}
 	if err != nil {
-		ev = control.Event{Type: evReply, Error: err.Error()}
+		ev = control.Event{Type: EvReply, Error: err.Error()}
 	}
 	return s.Send(ev)
 }
@@ -228,28 +225,28 @@ func (a *app) remoteTurn(ctx context.Context, s *control.Session, h handler, fai
 // remoteStream shows a reply to a second chat as it is written.
 type remoteStream struct{ s *control.Session }
 
-func (r remoteStream) Text(delta string) { _ = r.s.Send(control.Event{Type: evText, Text: delta}) }
+func (r remoteStream) Text(delta string) { _ = r.s.Send(control.Event{Type: EvText, Text: delta}) }
 
 func (r remoteStream) Status(status string) {
-	_ = r.s.Send(control.Event{Type: evStatus, Text: status})
+	_ = r.s.Send(control.Event{Type: EvStatus, Text: status})
 }
 
 // remoteCommand answers /memory, /memory share|private and /forget yes of
 // a second chat, for its user, as the owner's own chat does; an event of no
 // known type is an error (it ends the session).
-func (a *app) remoteCommand(user string, e control.Event) (control.Event, error) {
-	answer := control.Event{Type: evAnswer}
+func (a *App) remoteCommand(user string, e control.Event) (control.Event, error) {
+	answer := control.Event{Type: EvAnswer}
 	var err error
 	switch e.Type {
-	case evShow:
-		answer.Text, err = a.showInChat(user)
-	case evShare:
-		answer.Changed, err = a.SetShared(user, e.Path, e.Shared)
+	case EvShow:
+		answer.Text, err = a.Memory.ShowChat(user)
+	case EvShare:
+		answer.Changed, err = a.Memory.SetShared(user, e.Path, e.Shared)
 		answer.Missing = errors.Is(err, fs.ErrNotExist)
-	case evForget:
-		answer.Text, err = a.forgetInChat(user)
+	case EvForget:
+		answer.Text, err = ForgetAnswer(a.Memory, user)
 	default:
-		return control.Event{}, fmt.Errorf("chat: unknown event %q; this mnemo knows %q, %q, %q, %q and %q", e.Type, evMessage, evCancel, evShow, evShare, evForget)
+		return control.Event{}, fmt.Errorf("chat: unknown event %q; this mnemo knows %q, %q, %q, %q and %q", e.Type, EvMessage, EvCancel, EvShow, EvShare, EvForget)
 	}
 	if err != nil {
 		answer.Error = err.Error()

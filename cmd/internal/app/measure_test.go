@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -22,10 +22,16 @@ type stubModel struct {
 
 func (s stubModel) Complete(context.Context, llm.Request) (llm.Response, error) { return s.resp, s.err }
 
-type stubHandler struct{ err error }
+type stubHandler struct {
+	err   error
+	reply mnemo.Reply // "hi" when empty
+}
 
 func (s stubHandler) Handle(context.Context, mnemo.Task) (mnemo.Reply, error) {
-	return mnemo.Reply{Text: "hi"}, s.err
+	if s.reply.Text == "" {
+		return mnemo.Reply{Text: "hi"}, s.err
+	}
+	return s.reply, s.err
 }
 
 func scrapeText(m *metrics.Metrics) string {

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -161,7 +161,8 @@ func TestChangeLogRecords(t *testing.T) {
 
 // A person's save that lands just before a forget of the file, unseen by
 // the watcher (here: none runs), is kept in the history as the text the
-// forget removed ("before delete"), and a restore brings it back.
+// forget removed ("before delete"), whole: `mnemo memory restore` can
+// bring it back.
 func TestForgetKeepsAHandEditJustBeforeIt(t *testing.T) {
 	dir := t.TempDir()
 	env := map[string]string{"MNEMO_DATA_DIR": filepath.Join(dir, "data", "memory"), "HOME": dir}
@@ -201,17 +202,14 @@ func TestForgetKeepsAHandEditJustBeforeIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	store.Close()
-	h.Close()
+	defer h.Close()
 
-	out := cli(t, env, "memory", "history", "ann", "facts/user.md")
-	out.want(t, 0, "before delete", "")
-	lines := strings.Split(strings.TrimSpace(out.stdout), "\n")
-	if len(lines) != 4 || !strings.Contains(lines[1], "forget") || !strings.Contains(lines[2], "before delete") || !strings.Contains(lines[3], "reflector") {
-		t.Fatalf("history after a save just before a forget:\n%s", out.stdout)
+	// Newest first: the forget, the text it removed, the reflector's write.
+	vs, err := h.List("ann", "facts/user.md")
+	if err != nil || len(vs) != 3 || !strings.Contains(vs[0].Who, "forget") || !vs[0].Deleted || vs[1].Who != "before delete" || vs[2].Who != "reflector" {
+		t.Fatalf("history after a save just before a forget: %+v, %v", vs, err)
 	}
-	id := strings.Fields(lines[2])[0]
-	cli(t, env, "memory", "restore", "ann", "facts/user.md", "--at", id).want(t, 0, "restored facts/user.md of ann to version "+id, "")
-	if got, err := os.ReadFile(file); err != nil || string(got) != edited {
-		t.Errorf("restored text %q, %v; want the hand edit %q", got, err, edited)
+	if got, err := h.Read("ann", "facts/user.md", vs[1]); err != nil || string(got) != edited {
+		t.Errorf("the version kept before the delete is %q, %v; want the hand edit %q", got, err, edited)
 	}
 }

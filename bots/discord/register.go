@@ -1,0 +1,48 @@
+package discord
+
+import (
+	"github.com/mnemo-agent/mnemo/bots/access"
+	plat "github.com/mnemo-agent/mnemo/bots/platform"
+)
+
+// section is the "discord:" section as this adapter reads it.
+type section struct {
+	BotToken, APIURL, ChannelMemory string
+	GuildIDs                        []string
+	ShardID, ShardCount             int
+	ReplyMention                    bool
+}
+
+// Platform is Discord as it registers with mnemo (bots/registry): enabled
+// when its token is set, its intake journal discord.jsonl, and a note at
+// start when anyone who can reach the bot may talk to it.
+func Platform() plat.Platform {
+	return plat.Platform{
+		Name: access.Discord,
+		Enabled: func(s plat.Section) bool {
+			var c section
+			return s(&c) == nil && c.BotToken != ""
+		},
+		Hint: `set DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, "Discord")`,
+		Access: plat.Access{
+			OpenNote: "discord: discord.access is open: anyone who can reach the bot may talk to it; a bot in a public server needs discord.access allowlist or pairing",
+			Modes: map[string]string{
+				"open":      "everyone who can reach the bot",
+				"allowlist": "only what is listed",
+				"pairing":   "what is listed, and people who were given a code and approved",
+			}},
+		ForgetQueued: ForgetQueued,
+		New: func(d plat.Deps) (plat.Adapter, error) {
+			var c section
+			if err := d.Section(&c); err != nil {
+				return nil, err
+			}
+			return New(Config{Access: d.Access,
+				Token: c.BotToken, APIURL: c.APIURL, ChannelMemory: c.ChannelMemory,
+				GuildIDs: c.GuildIDs, ShardID: c.ShardID, ShardCount: c.ShardCount, ReplyMention: c.ReplyMention,
+				Identities: d.Identities, Handler: d.Handler, Memory: d.Memory, Logger: d.Logger,
+				IntakeDir: d.IntakeDir, FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals,
+			})
+		},
+	}
+}

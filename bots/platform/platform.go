@@ -1,0 +1,109 @@
+package platform
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+)
+
+// Platform is one chat platform as it registers with mnemo.
+type Platform struct {
+	// Name is the platform's one name: its configuration section
+	// ("slack:"), its intake journal (<state>/intake/<Name>.jsonl), its
+	// access platform (bots/access), its metrics label and its log lines'
+	// adapter.
+	Name string
+	// Enabled reports whether the platform's section turns it on (its
+	// tokens are set).
+	Enabled func(s Section) bool
+	// Hint says how to turn it on, for serve's answer when no platform
+	// is: "set SLACK_BOT_TOKEN … to run the Slack adapter (…)".
+	Hint string
+	// Access are its access rules.
+	Access Access
+	// ForgetQueued drops user's messages from the platform's intake
+	// journal in dir while the platform does not run (a forget with no
+	// serve running, or a serve that runs other platforms): it returns
+	// how many. nil: the platform keeps no journal file.
+	ForgetQueued func(dir, user string) (int, error)
+	// New makes the platform's adapter.
+	New func(d Deps) (Adapter, error)
+}
+
+// Access are a platform's access rules (<name>.access, <name>.allow).
+type Access struct {
+	// HomeOnly lets in only the platform's home workspace when access is
+	// open (Slack: the bot's own team).
+	HomeOnly bool
+	// OpenNote, when set, is logged at start when access is open.
+	OpenNote string
+	// Modes say what each mode (open, allowlist, pairing) lets in, for
+	// `mnemo access ls`.
+	Modes map[string]string
+}
+
+// Section is the platform's configuration section, decoded into into: a
+// struct whose fields are named as the section's (BotToken, APIURL, …).
+type Section func(into any) error
+
+// SectionOf is Section over a section's value v, as the configuration
+// holds it (a struct, a map, or nil for none): its fields, by name, land
+// in those of the same name in into.
+func SectionOf(v any) Section {
+	return func(into any) error {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Errorf("configuration section: %w", err)
+		}
+		if err := json.Unmarshal(data, into); err != nil {
+			return fmt.Errorf("configuration section: %w", err)
+		}
+		return nil
+	}
+}
+
+// Deps are what the app hands a platform to make its adapter.
+type Deps struct {
+	Section Section
+	// Access decides who may talk, before a message is journaled and
+	// before /memory.
+	Access *access.Gate
+	// Identities links platform accounts to memory user names
+	// ("slack:T01ABC/U02DEF" → "zhangsan").
+	Identities map[string]string
+	Handler    mnemo.Handler
+	Memory     memorycmd.Memory
+	Logger     *slog.Logger
+	// IntakeDir is the intake journals' folder (<state>/intake).
+	IntakeDir string
+	// FirstVisible is told how long after a message was taken the first
+	// words of its streamed reply were shown.
+	FirstVisible func(time.Duration)
+	Budget       pipeline.Budget
+	Refusals     pipeline.Refusals
+}
+
+// Adapter is a platform's running front end.
+type Adapter interface {
+	// Run serves until ctx is cancelled (then finishes the tasks it
+	// started and returns nil) or it cannot go on (an error).
+	Run(ctx context.Context) error
+	// Ready reports whether it is connected and taking messages.
+	Ready() bool
+	// Forget drops user's messages waiting for an answer and returns how
+	// many: a forget drops them first, so that none becomes a turn after
+	// the user's turns were dropped.
+	Forget(user string) int
+}
+
+// Queuer is an Adapter that says how many messages wait (for /metrics).
+type Queuer interface {
+	Queued() int
+}

@@ -1,0 +1,123 @@
+package app
+
+// The chat platforms, as they registered (bots/platform, listed in
+// bots/registry): the app reads each one's configuration section, access
+// rules and intake journal through its registration, and names none.
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mnemo-agent/mnemo/bots/platform"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
+)
+
+// Adapter is a running platform's front end, by the platform's name.
+type Adapter struct {
+	Name string
+	platform.Adapter
+}
+
+// Section is platform name's configuration section.
+func Section(cfg *config.Config, name string) platform.Section {
+	return platform.SectionOf(cfg.Section(name))
+}
+
+// Enabled are the platforms of ps whose section turns them on.
+func Enabled(cfg *config.Config, ps []platform.Platform) []platform.Platform {
+	var on []platform.Platform
+	for _, p := range ps {
+		if p.Enabled != nil && p.Enabled(Section(cfg, p.Name)) {
+			on = append(on, p)
+		}
+	}
+	return on
+}
+
+// NoPlatform is serve's answer when no platform of ps is turned on: what
+// turns each on.
+func NoPlatform(ps []platform.Platform) error {
+	hints := make([]string, 0, len(ps))
+	for _, p := range ps {
+		if p.Hint != "" {
+			hints = append(hints, p.Hint)
+		}
+	}
+	return fmt.Errorf("serve: no chat platform has tokens: %s; to chat in the terminal, use mnemo chat", strings.Join(hints, ", and/or "))
+}
+
+// Journals are the platforms' intake journals as a forget finds them:
+// live names the running adapters' Forget by platform (nil: none runs).
+func Journals(ps []platform.Platform, live map[string]func(user string) int) []userdata.Journal {
+	js := make([]userdata.Journal, 0, len(ps))
+	for _, p := range ps {
+		js = append(js, userdata.Journal{Platform: p.Name, Live: live[p.Name], File: p.ForgetQueued})
+	}
+	return js
+}
+
+// Adapters makes the adapters of the platforms that are turned on, each
+// with its access gate, the Thinker (measured), this app's /memory, the
+// budgets and the intake journals' folder (<state>/intake): they run in
+// this process and share the agent, so linked identities share one memory.
+// A platform that refuses its section is a *ConfigError.
+func (a *App) Adapters() ([]Adapter, error) {
+	intakeDir := filepath.Join(StateDir(a.cfg), "intake")
+	r, err := a.state.Sub("intake") // made 0700 when missing; a link out of the state folder is refused
+	if err != nil {
+		return nil, fmt.Errorf("intake journal: %w", err)
+	}
+	r.Close()
+	var out []Adapter
+	for _, p := range Enabled(a.cfg, a.platforms) {
+		gate, err := a.AccessGate(p)
+		if err != nil {
+			return nil, err
+		}
+		name := p.Name
+		ad, err := p.New(platform.Deps{
+			Section: Section(a.cfg, name), Access: gate, Identities: a.cfg.IdentityIndex(),
+			Handler: a.PlatformHandler(), Memory: a.Memory.Platform(), Logger: a.log.With("adapter", name),
+			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible(name, d) },
+			Budget: a.budget, Refusals: a.metrics,
+		})
+		if err != nil {
+			return nil, &ConfigError{err}
+		}
+		out = append(out, Adapter{name, ad})
+	}
+	return out, nil
+}
+
+// UseAdapters hands the running adapters' waiting messages to the app:
+// their Forget for a forget (the registered platforms' journals first, in
+// their order; an adapter no platform registered, a test's, after them),
+// their queue length (when they have one) for /metrics.
+func (a *App) UseAdapters(ads []Adapter) {
+	live := map[string]func(user string) int{}
+	for _, ad := range ads {
+		if q, ok := ad.Adapter.(platform.Queuer); ok {
+			a.metrics.QueueSource(ad.Name, q.Queued)
+		}
+		live[ad.Name] = ad.Forget
+	}
+	journals := Journals(a.platforms, live)
+	for _, ad := range ads {
+		if !registered(a.platforms, ad.Name) {
+			journals = append(journals, userdata.Journal{Platform: ad.Name, Live: ad.Forget})
+		}
+	}
+	a.UseJournals(journals)
+}
+
+func registered(ps []platform.Platform, name string) bool {
+	for _, p := range ps {
+		if p.Name == name {
+			return true
+		}
+	}
+	return false
+}
