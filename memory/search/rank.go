@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"strings"
@@ -71,16 +72,13 @@ type scratch struct {
 
 var scratches = sync.Pool{New: func() any { return new(scratch) }}
 
+// reset sizes the arrays for n units and files files; they are zero
+// (each search sets back what it set).
 func (s *scratch) reset(n, files int) {
-	if cap(s.total) < n {
-		s.total = make([]float32, n)
-		s.word = make([]float32, n)
-		s.matched = make([]uint8, n)
-	}
-	if cap(s.best) < files {
-		s.best = make([]cand, files)
-	}
-	s.total, s.word, s.matched, s.best = s.total[:n], s.word[:n], s.matched[:n], s.best[:files]
+	s.total = slices.Grow(s.total[:0], n)[:n]
+	s.word = slices.Grow(s.word[:0], n)[:n]
+	s.matched = slices.Grow(s.matched[:0], n)[:n]
+	s.best = slices.Grow(s.best[:0], files)[:files]
 	s.touched, s.bestUsed = s.touched[:0], s.bestUsed[:0]
 }
 
@@ -88,13 +86,7 @@ func (s *scratch) reset(n, files int) {
 func parseQuery(q Query) ([]queryWord, when) {
 	text := q.Text
 	if len(text) > MaxQuery {
-		text = text[:MaxQuery]
-		for len(text) > 0 && text[len(text)-1]&0xC0 == 0x80 {
-			text = text[:len(text)-1] // not in the middle of a character
-		}
-		if len(text) > 0 && text[len(text)-1] >= 0xC0 {
-			text = text[:len(text)-1]
-		}
+		text = strings.ToValidUTF8(text[:MaxQuery], "") // not a piece of a character
 	}
 	var raw []string
 	var written []word
@@ -224,23 +216,18 @@ func Search(q Query, parts ...Part) Result {
 		hits, n := p.Index.score(pi, p, qws, idf, avg, wh, today, !matched, limit)
 		cands, total = append(cands, hits...), total+n
 	}
+	// Each part's hits are in order already (score's heap): the merge
+	// needs no line order, the paths of two parts never being the same.
 	slices.SortStableFunc(cands, func(a, b Hit) int {
 		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
+		case a.Score != b.Score:
+			return cmp.Compare(b.Score, a.Score)
 		case hitDay(a) != hitDay(b):
 			return -strings.Compare(hitDay(a), hitDay(b)) // newer first, fact lines first of all
-		case a.Path != b.Path:
-			return strings.Compare(a.Path, b.Path)
 		}
-		return a.Line - b.Line
+		return strings.Compare(a.Path, b.Path)
 	})
-	if len(cands) > limit {
-		cands = cands[:limit]
-	}
-	return Result{Hits: slices.Clip(cands), Total: total}
+	return Result{Hits: slices.Clip(cands[:min(len(cands), limit)]), Total: total}
 }
 
 // hitDay is a hit's date for breaking ties, as tieDate: a fact file's

@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -478,5 +479,121 @@ func TestLastLine(t *testing.T) {
 	}
 	if len(parseFile("facts/b.md", "\n\n\n")) != 0 {
 		t.Error("blank lines made a unit")
+	}
+}
+
+// Scores are BM25 (k1 1.2, b 0.75) as the textbook writes it, over the
+// visible units, times the bonus for the query's words a unit holds:
+// worked out here apart from the index, each fact line a file of its own.
+func TestScoresAreBM25(t *testing.T) {
+	lines := []string{"kiwi pear plum", "kiwi lime", "pear", "kiwi kiwi fig fig fig fig", "lime fig", "plum plum plum"}
+	x := New()
+	for i, l := range lines {
+		x.Put(fmt.Sprintf("facts/f%d.md", i), "# F\n\n- "+l+"\n", i%2 == 0, 1)
+	}
+	for _, shared := range []bool{false, true} {
+		var units [][]string
+		for i, l := range lines {
+			if !shared || i%2 == 0 {
+				units = append(units, strings.Fields(l))
+			}
+		}
+		n, sum := float64(len(units)), 0.0
+		for _, u := range units {
+			sum += float64(len(u))
+		}
+		avg := sum / n
+		query := []string{"kiwi", "plum"}
+		words := float64(len(query) + 1) // and the compound kiwi-plum
+		want := map[string]float64{}
+		for i, l := range lines {
+			if shared && i%2 != 0 {
+				continue
+			}
+			u := strings.Fields(l)
+			score, matched := 0.0, 0
+			for _, q := range query {
+				df := 0.0
+				for _, v := range units {
+					if slices.Contains(v, q) {
+						df++
+					}
+				}
+				tf := 0.0
+				for _, w := range u {
+					if w == q {
+						tf++
+					}
+				}
+				if tf == 0 {
+					continue
+				}
+				matched++
+				idf := math.Log(1 + (n-df+0.5)/(df+0.5))
+				score += idf * tf * 2.2 / (tf + 1.2*(0.25+0.75*float64(len(u))/avg))
+			}
+			if matched > 0 {
+				want[fmt.Sprintf("facts/f%d.md", i)] = score * (1 + 0.25*float64(matched-1)/(words-1))
+			}
+		}
+		r := Search(Query{Text: "kiwi plum", Limit: 20}, Part{Index: x, SharedOnly: shared})
+		if len(r.Hits) != len(want) || r.Total != len(want) {
+			t.Errorf("shared %v: %d hits (%d in all), want %d", shared, len(r.Hits), r.Total, len(want))
+		}
+		for _, h := range r.Hits {
+			if w, ok := want[h.Path]; !ok || math.Abs(h.Score-w) > 1e-5*w {
+				t.Errorf("shared %v: %s scores %.6f, want %.6f", shared, h.Path, h.Score, w)
+			}
+		}
+	}
+}
+
+// The best limit hits are the first limit of all of them, in the same
+// order, whatever the limit: ties broken by date, then path, then line.
+func TestLimitKeepsTheOrder(t *testing.T) {
+	files := map[string]string{}
+	for i := range 40 {
+		var b strings.Builder
+		for j := range 3 {
+			fmt.Fprintf(&b, "## Entry %d\n- Date: 2026-0%d-1%d\n- %s\n\n", j, 1+i%3, j, strings.Repeat("kiwi ", 1+(i*7+j)%4))
+		}
+		files[fmt.Sprintf("episodes/2026-%02d.md", i)] = b.String()
+		files[fmt.Sprintf("facts/f%02d.md", i)] = fmt.Sprintf("# F\n\n- %s\n- %s pear\n", strings.Repeat("kiwi ", 1+i%3), strings.Repeat("kiwi ", 1+i%2))
+	}
+	x := indexOf(files)
+	all := Search(Query{Text: "kiwi", Limit: 1000}, Part{Index: x})
+	if all.Total != 160 || len(all.Hits) != 160 {
+		t.Fatalf("%d hits of %d", len(all.Hits), all.Total)
+	}
+	for i := 1; i < len(all.Hits); i++ {
+		a, b := all.Hits[i-1], all.Hits[i]
+		if a.Score < b.Score || a.Score == b.Score && hitDay(a) < hitDay(b) ||
+			a.Score == b.Score && hitDay(a) == hitDay(b) && (a.Path > b.Path || a.Path == b.Path && a.Line > b.Line) {
+			t.Fatalf("out of order at %d: %+v before %+v", i, a, b)
+		}
+	}
+	for _, k := range []int{1, 2, 3, 7, 20, 64, 159} {
+		got := Search(Query{Text: "kiwi", Limit: k}, Part{Index: x})
+		if fmt.Sprint(got.Hits) != fmt.Sprint(all.Hits[:k]) || got.Total != 160 {
+			t.Errorf("limit %d: %v\nwant %v", k, got.Hits, all.Hits[:k])
+		}
+	}
+}
+
+// A query cut at MaxQuery keeps a whole last character, and one of
+// exactly MaxQuery bytes is not cut.
+func TestQueryCutOnACharacter(t *testing.T) {
+	x := New()
+	x.Put("facts/a.md", "# A\n\n- the café\n", false, 1)
+	exact := strings.Repeat("x ", (MaxQuery-len(" café"))/2) + " café"
+	exact = strings.Repeat("x", MaxQuery-len(exact)) + exact
+	if len(exact) != MaxQuery {
+		t.Fatalf("query of %d bytes", len(exact))
+	}
+	if r := Search(Query{Text: exact}, Part{Index: x}); len(r.Hits) != 1 {
+		t.Errorf("a query of MaxQuery bytes lost its last word: %+v", r.Hits)
+	}
+	if r := Search(Query{Text: exact + "é"}, Part{Index: x}); len(r.Hits) != 1 {
+		t.Errorf("a query cut after MaxQuery lost its last whole word: %+v", r.Hits)
 	}
 }
