@@ -1,6 +1,7 @@
 package mnemo
 
 import (
+	"context"
 	"crypto/rand"
 	"time"
 )
@@ -21,6 +22,12 @@ type ContextMessage struct {
 	Author      string // display name
 	Text        string
 	FromSpeaker bool // written by the person the task answers
+}
+
+// Handler answers one task: the Thinker (*agent.Agent) does, and every
+// platform hands its messages to one.
+type Handler interface {
+	Handle(ctx context.Context, t Task) (Reply, error)
 }
 
 // Task is one message to answer.

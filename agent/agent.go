@@ -91,6 +91,9 @@ type Config struct {
 	Now    func() time.Time // nil → time.Now
 }
 
+// The Thinker answers tasks for every platform.
+var _ mnemo.Handler = (*Agent)(nil)
+
 // Agent is the Thinker: it answers tasks with the model, the user's memory
 // index and the memory read tools. It is safe for concurrent use.
 type Agent struct {

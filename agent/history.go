@@ -122,13 +122,6 @@ func (h *history) clearConversation(key string) {
 	}
 }
 
-// size reports how many conversations hold turns.
-func (h *history) size() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.lru.Len()
-}
-
 // capHistoryText cuts s to historyTextLimit bytes at a rune boundary.
 func capHistoryText(s string) string {
 	if len(s) <= historyTextLimit {

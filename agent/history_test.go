@@ -121,3 +121,10 @@ func TestHistoryConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// size reports how many conversations hold turns.
+func (h *history) size() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lru.Len()
+}

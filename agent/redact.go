@@ -1,7 +1,9 @@
 package agent
 
-import "github.com/mnemo-agent/mnemo/agent/llm"
+import "github.com/mnemo-agent/mnemo/agent/text"
 
-// RedactURLs removes credentials written into URLs anywhere in s (see
-// llm.RedactURLs); the adapters log their API addresses through it.
-func RedactURLs(s string) string { return llm.RedactURLs(s) }
+// RedactURLs is text.RedactURLs.
+//
+// Deprecated: use text.RedactURLs (the adapters do); kept for cmd/mnemo
+// until it moves to cmd/internal/app.
+func RedactURLs(s string) string { return text.RedactURLs(s) }

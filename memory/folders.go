@@ -124,10 +124,3 @@ func (p *folders) close() {
 		p.detachLocked(p.idle.Front().Value.(*folder))
 	}
 }
-
-// idleCount is the number of folders open and unused, for tests.
-func (p *folders) idleCount() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.idle.Len()
-}

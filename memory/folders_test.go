@@ -137,3 +137,10 @@ func TestReplacedFolderIsReopened(t *testing.T) {
 		t.Error("the old folder's handle stayed open")
 	}
 }
+
+// idleCount is the number of folders open and unused.
+func (p *folders) idleCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.idle.Len()
+}

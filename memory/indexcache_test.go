@@ -1048,3 +1048,8 @@ func TestFolderMarksNotWithATempFile(t *testing.T) {
 		}
 	}
 }
+
+// encodeCache renders (test helper) entries (any order) as a cache file without marks.
+func encodeCache(files map[string]entry) []byte {
+	return encodeInOrder(files, listOrder(files), [2]dirMark{})
+}

@@ -12,11 +12,12 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 )
 
 // Handler answers one task; *agent.Agent satisfies it.
-type Handler = chat.Handler
+type Handler = mnemo.Handler
 
 // Config configures a console session.
 type Config struct {
@@ -33,7 +34,7 @@ type Config struct {
 	// remembered about the user, each file marked private or shared.
 	Memory func(user string) (string, error)
 	// Visibility, when set with Memory, carries out /memory share FILE
-	// and /memory private FILE for the user (core's texts, as in Slack
+	// and /memory private FILE for the user (memorycmd's texts, as in Slack
 	// and Discord).
 	Visibility Visibility
 	// Forget, when set, deletes all that is remembered about the user
@@ -57,7 +58,7 @@ type Config struct {
 
 // Visibility is what /memory share and /memory private need of the
 // memory store.
-type Visibility = chat.Visibility
+type Visibility = memorycmd.Visibility
 
 // maxLine bounds one input line (a pasted log is fine; a runaway pipe is not).
 const maxLine = 1 << 20
@@ -171,23 +172,23 @@ func isMemory(text string) bool {
 }
 
 // memoryCommand answers /memory [show], /memory share FILE and /memory
-// private FILE (the grammar and texts of chat.ParseCommand and
-// chat.SetVisibility), and anything else after /memory with the commands.
+// private FILE (the grammar and texts of memorycmd.Parse and
+// memorycmd.SetVisibility), and anything else after /memory with the commands.
 func memoryCommand(cfg Config, text string) string {
-	cmd := chat.ParseCommand(strings.TrimPrefix(text, "/memory"))
+	cmd := memorycmd.Parse(strings.TrimPrefix(text, "/memory"))
 	switch {
-	case cmd.Kind == chat.CmdShow:
+	case cmd.Kind == memorycmd.Show:
 		out, err := cfg.Memory(cfg.User)
 		if err != nil {
 			out = "mnemo: cannot show your memory: " + err.Error()
 		}
 		return out
-	case (cmd.Kind == chat.CmdShare || cmd.Kind == chat.CmdPrivate) && cfg.Visibility != nil:
-		return chat.SetVisibility(cfg.Visibility, cfg.User, cmd.Target, cmd.Kind == chat.CmdShare, nil)
-	case cmd.Kind == chat.CmdHelp:
+	case (cmd.Kind == memorycmd.Share || cmd.Kind == memorycmd.Private) && cfg.Visibility != nil:
+		return memorycmd.SetVisibility(cfg.Visibility, cfg.User, cmd.Target, cmd.Kind == memorycmd.Share, nil)
+	case cmd.Kind == memorycmd.Help:
 		return help
 	}
-	return "I don't know " + chat.CodeSpan(strings.Join(strings.Fields(text), " ")) + " here.\n" + help
+	return "I don't know " + memorycmd.CodeSpan(strings.Join(strings.Fields(text), " ")) + " here.\n" + help
 }
 
 // isForget reports whether text is the /forget command (with or
@@ -212,4 +213,4 @@ func forget(cfg Config, text string) (answer string, forgotten bool) {
 
 // clean keeps the model's text from driving the terminal: no escape
 // sequences, no bidi or zero-width tricks.
-func clean(s string) string { return strings.TrimSpace(chat.CleanText(s)) }
+func cleanReply(s string) string { return strings.TrimSpace(clean.Text(s)) }

@@ -13,7 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 )
 
 // Every chat's goroutines (the key reader, the spinner, the handler's)
@@ -172,7 +172,7 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 }
 
 // /memory share and /memory private change the chat's own user's file
-// with core's texts; a bad name, a missing file, a word the chat does not
+// with memorycmd's texts; a bad name, a missing file, a word the chat does not
 // know answer without changing anything or reaching the model; a message
 // of several lines starting with /memory is a message.
 func TestMemoryShareCommands(t *testing.T) {
@@ -191,7 +191,7 @@ func TestMemoryShareCommands(t *testing.T) {
 		Memory: func(user string) (string, error) { return "- facts/food.md (private)", nil }, Visibility: vis})
 	want := "`facts/food.md` is now shared with channels: I may use it in any channel you talk to me in.\n" +
 		"`facts/food.md` is now private: I use it only when we talk in private, never in a channel.\n" +
-		"`../bob/facts/food.md` is not a memory file. " + chat.ShareGrammar + "\n" +
+		"`../bob/facts/food.md` is not a memory file. " + memorycmd.ShareGrammar + "\n" +
 		"You have no memory file `facts/nope.md`; `/memory` lists yours. Nothing was changed.\n" +
 		"Say which file to share, e.g. `/memory share facts/food.md`; `/memory` lists yours.\n" +
 		help + "\n" +

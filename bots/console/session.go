@@ -87,7 +87,7 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 		if isMemory(text) && cfg.Memory != nil {
 			// Rendered as a reply is: its Markdown styled with colour, and
 			// never the file's control characters raw.
-			out := clean(memoryCommand(cfg, text))
+			out := cleanReply(memoryCommand(cfg, text))
 			if cfg.Color {
 				out = style(out)
 			}

@@ -8,14 +8,14 @@ import (
 	"unicode"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 )
 
 // indent starts every line of a reply after the first, under its text
 // ("mnemo> " is as wide).
 const indent = "       "
 
-// cleaner is chat.CleanText for a text that comes in pieces: the same
+// cleaner is clean.Text for a text that comes in pieces: the same
 // result as cleaning the whole, and white space at the end held back
 // until more text follows (a reply is printed trimmed, as clean does).
 type cleaner struct {
@@ -33,7 +33,7 @@ func (c *cleaner) next(piece string) string {
 		return ""
 	}
 	c.cr = strings.HasSuffix(piece, "\r")
-	s := c.held + chat.CleanText(piece)
+	s := c.held + clean.Text(piece)
 	if !c.any {
 		s = strings.TrimLeftFunc(s, unicode.IsSpace)
 	}
@@ -46,7 +46,7 @@ func (c *cleaner) next(piece string) string {
 }
 
 // pipedStream writes a reply to a pipe as it comes: the reply text
-// alone, exactly what the reply's clean() would print at once.
+// alone, exactly what the reply's cleanReply() would print at once.
 type pipedStream struct {
 	out     io.Writer
 	start   time.Time
@@ -71,7 +71,7 @@ func (p *pipedStream) Status(string) {}
 func (p *pipedStream) finish(reply mnemo.Reply) {
 	switch {
 	case !reply.Streamed || !p.clean.any:
-		fmt.Fprintln(p.out, clean(reply.Text))
+		fmt.Fprintln(p.out, cleanReply(reply.Text))
 	case reply.Cut:
 		fmt.Fprintln(p.out, "\n\n"+strings.TrimSpace(mnemo.CutNote))
 	default:
@@ -170,9 +170,9 @@ func (s *termStream) endLine(b *strings.Builder) {
 func (s *termStream) finish(reply mnemo.Reply) {
 	s.spin.stop()
 	if !s.shown {
-		out := "mnemo> " + clean(reply.Text)
+		out := "mnemo> " + cleanReply(reply.Text)
 		if s.color {
-			out = ansiMnemo + "mnemo>" + ansiReset + " " + style(clean(reply.Text))
+			out = ansiMnemo + "mnemo>" + ansiReset + " " + style(cleanReply(reply.Text))
 		}
 		fmt.Fprintln(s.out, strings.ReplaceAll(out, "\n", "\n"+indent))
 		return

@@ -91,7 +91,7 @@ func TestPipedStreamWritesWordsAsTheyCome(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if got, want := out.String(), clean("Hello world,\r\nagain.\n\n")+"\n"; got != want {
+	if got, want := out.String(), cleanReply("Hello world,\r\nagain.\n\n")+"\n"; got != want {
 		t.Errorf("stdout %q, want %q", got, want)
 	}
 	if len(visible) != 1 {
@@ -218,7 +218,7 @@ func FuzzCleanerPieces(f *testing.F) {
 		}
 		var c cleaner
 		got := c.next(s[:i]) + c.next(s[i:j]) + c.next(s[j:])
-		if want := clean(s); got != want {
+		if want := cleanReply(s); got != want {
 			t.Errorf("pieces %q %q %q give %q, want %q", s[:i], s[i:j], s[j:], got, want)
 		}
 	})

@@ -11,7 +11,9 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
 )
 
 func TestDirectMessage(t *testing.T) {
@@ -239,7 +241,7 @@ func TestReplyParts(t *testing.T) {
 	if got := replyParts(" \u200b "); len(got) != 1 || got[0] != mnemo.ApologyText {
 		t.Errorf("empty reply → %q", got)
 	}
-	if got := chat.CleanText("a\x1b[31mred\u202e\u200bb\r\nc\td\U000E0041"); got != "a[31mredb\nc\td" {
+	if got := clean.Text("a\x1b[31mred\u202e\u200bb\r\nc\td\U000E0041"); got != "a[31mredb\nc\td" {
 		t.Errorf("cleanText %q", got)
 	}
 }
@@ -248,16 +250,16 @@ func TestBusyConversation(t *testing.T) {
 	hs := start(t, setup{})
 	release := hs.h.Hold()
 	var sent []discordgo.Message
-	for i := range chat.PerConversation + 1 {
+	for i := range queue.PerConversation + 1 {
 		sent = append(sent, hs.dm(alice, fmt.Sprint("message ", i)))
 	}
 	// The last one is refused at once, before any answer.
 	p := hs.posts(t, 1)[0]
-	if p.Body.Content != chat.BusyReplyText || p.Body.Reference.MessageID != sent[chat.PerConversation].ID {
+	if p.Body.Content != pipeline.BusyReplyText || p.Body.Reference.MessageID != sent[queue.PerConversation].ID {
 		t.Errorf("busy post %+v", p.Body)
 	}
 	release()
-	posts := hs.posts(t, chat.PerConversation+1)
+	posts := hs.posts(t, queue.PerConversation+1)
 	for i, p := range posts[1:] {
 		if want := fmt.Sprint("echo: message ", i); p.Body.Content != want || p.Body.Reference.MessageID != sent[i].ID {
 			t.Errorf("post %d: %q, want %q in order", i, p.Body.Content, want)
@@ -299,7 +301,7 @@ func TestHandlerFailures(t *testing.T) {
 		}
 		return mnemo.Reply{Text: mnemo.ApologyText, Failed: true}, nil
 	})
-	want := map[string]string{"error": chat.ErrorReplyText, "panic": chat.ErrorReplyText, "empty": mnemo.ApologyText, "failed": mnemo.ApologyText}
+	want := map[string]string{"error": pipeline.ErrorReplyText, "panic": pipeline.ErrorReplyText, "empty": mnemo.ApologyText, "failed": mnemo.ApologyText}
 	ids := map[string]string{}
 	for _, text := range []string{"error", "panic", "empty", "failed"} {
 		ids[hs.dm(alice, text).ID] = text

@@ -9,8 +9,9 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
+	"github.com/mnemo-agent/mnemo/bots/internal/split"
 )
 
 // Custom ids of the /memory forget buttons: prefix + token.
@@ -137,22 +138,22 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		log.Warn("discord: cannot acknowledge /memory", "error", err)
 		return
 	}
-	cmd := chat.Command{Kind: chat.CmdShow}
+	cmd := memorycmd.Command{Kind: memorycmd.Show}
 	data := i.ApplicationCommandData()
 	if len(data.Options) > 0 {
 		sub := data.Options[0]
 		switch sub.Name {
 		case "forget":
-			cmd.Kind = chat.CmdForget
+			cmd.Kind = memorycmd.Forget
 		case "share":
-			cmd.Kind = chat.CmdShare
+			cmd.Kind = memorycmd.Share
 		case "private":
-			cmd.Kind = chat.CmdPrivate
+			cmd.Kind = memorycmd.Private
 		case "help":
-			cmd.Kind = chat.CmdHelp
+			cmd.Kind = memorycmd.Help
 		}
 		for _, o := range sub.Options {
-			if v, ok := o.Value.(string); ok && o.Name == "file" && cmd.Kind != chat.CmdHelp {
+			if v, ok := o.Value.(string); ok && o.Name == "file" && cmd.Kind != memorycmd.Help {
 				cmd.Target = strings.TrimSpace(v)
 			}
 		}
@@ -169,7 +170,7 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 	}
 	// Whose memory, and which channel's, come from the interaction, never
 	// from the text given.
-	asking := chat.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
+	asking := memorycmd.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
 	if i.GuildID != "" {
 		// A guild channel, as its messages name its memory: a thread's
 		// is its parent channel's.
@@ -188,8 +189,8 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 		log.Warn("discord: cannot answer /memory", "error", err)
 		return
 	}
-	log.Info("discord: /memory answered", "forget", cmd.Kind == chat.CmdForget, "confirm", ans.Confirm != "",
-		"visibility", cmd.Kind == chat.CmdShare || cmd.Kind == chat.CmdPrivate)
+	log.Info("discord: /memory answered", "forget", cmd.Kind == memorycmd.Forget, "confirm", ans.Confirm != "",
+		"visibility", cmd.Kind == memorycmd.Share || cmd.Kind == memorycmd.Private)
 }
 
 // button carries out Delete or Cancel: the original message is replaced
@@ -230,7 +231,7 @@ func fitMessage(s string) string {
 	if len([]rune(s)) <= maxMessageRunes {
 		return s
 	}
-	parts := chat.Split(s, maxMessageRunes-len([]rune(note)))
+	parts := split.Text(s, maxMessageRunes-len([]rune(note)))
 	return parts[0] + note
 }
 

@@ -17,12 +17,17 @@ import (
 	"github.com/bwmarrin/discordgo"
 	"github.com/gorilla/websocket"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/access"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
+	"github.com/mnemo-agent/mnemo/bots/internal/httpclient"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/settings"
+	"github.com/mnemo-agent/mnemo/bots/internal/thread"
 )
 
 // DefaultAPIURL is Discord's address (DISCORD_API_URL overrides it).
@@ -91,8 +96,8 @@ type Config struct {
 	// (mnemo_refused_total). nil: not counted.
 	Refusals Refusals
 
-	Handler chat.Handler
-	Memory  chat.Memory // nil: /memory answers that memory is not available
+	Handler mnemo.Handler
+	Memory  memorycmd.Memory // nil: /memory answers that memory is not available
 
 	// FirstVisible, when set, is told how long after a message was taken
 	// the first words of its streamed reply were shown.
@@ -109,7 +114,7 @@ type Config struct {
 // Bot is a running Discord adapter. Create it with New, start it with Run.
 type Bot struct {
 	s      *discordgo.Session
-	rt     *intake.Adapter // the journal, the queue, Run's start and end
+	rt     *intake.Lifecycle // the intake journal, opened at Run's start and closed at its end
 	cfg    Config
 	log    *slog.Logger
 	now    func() time.Time
@@ -131,8 +136,8 @@ type Bot struct {
 	commands bool // /memory registered
 
 	pipe     *pipeline.Pipeline[*incoming] // every message's way, from receipt to reply
-	flow     *chat.MemoryFlow
-	names    *chat.NameCache
+	flow     *memorycmd.Flow
+	names    *thread.NameCache
 	recent   *msgCache
 	channels *kindCache
 	wg       sync.WaitGroup // interactions
@@ -160,7 +165,7 @@ func New(cfg Config) (*Bot, error) {
 		return nil, errors.New("discord: DISCORD_BOT_TOKEN contains spaces or control characters; copy the token again from the Bot page of your application in the Discord Developer Portal")
 	}
 	cfg.Token = tok
-	u, err := chat.Settings{Platform: "discord", APIURLVar: "DISCORD_API_URL", DefaultAPIURL: DefaultAPIURL,
+	u, err := settings.Common{Platform: "discord", APIURLVar: "DISCORD_API_URL", DefaultAPIURL: DefaultAPIURL,
 		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Handler: cfg.Handler,
 		Identities: cfg.Identities, IdentityForm: "discord:USER_ID (digits)", ValidAccount: snowflake}.Check()
 	if err != nil {
@@ -177,17 +182,18 @@ func New(cfg Config) (*Bot, error) {
 			return nil, fmt.Errorf("discord: discord.guildIDs has %q, which is not a guild id; use the number Copy Server ID gives with Developer Mode on", g)
 		}
 	}
-	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "discord", Keeps: "the messages received and not yet answered",
-		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, HTTPClient: cfg.HTTPClient, HTTPTimeout: httpTimeout})
+	hc, closeIdle := httpclient.Or(cfg.HTTPClient, httpTimeout)
+	rt := intake.NewLifecycle(intake.LifecycleOptions{Platform: "discord", Keeps: "the messages received and not yet answered",
+		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, AtStop: closeIdle})
 	b := &Bot{
 		cfg:         cfg,
 		log:         rt.Log,
 		now:         rt.Now,
 		apiURL:      u,
-		http:        rt.HTTP,
+		http:        hc,
 		rt:          rt,
 		lost:        make(chan struct{}, 1),
-		names:       chat.NewNameCache(chat.NameCacheMax, chat.NameCacheTTL),
+		names:       thread.NewNameCache(thread.NameCacheMax, thread.NameCacheTTL),
 		recent:      newMsgCache(msgCacheMax),
 		channels:    newKindCache(chanCacheMax),
 		typingEvery: typingEvery,
@@ -196,9 +202,9 @@ func New(cfg Config) (*Bot, error) {
 		killAfter:   5 * time.Second,
 		conns:       map[net.Conn]struct{}{},
 	}
-	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL), Log: b.log, Now: b.now,
+	b.flow = &memorycmd.Flow{Memory: cfg.Memory, Confirms: memorycmd.NewConfirms(memorycmd.MaxConfirms, memorycmd.ConfirmTTL), Log: b.log, Now: b.now,
 		ChannelMemory: cfg.ChannelMemory}
-	popts := pipeline.Options{Name: "discord", Handler: cfg.Handler, ChannelMemory: cfg.ChannelMemory, Adapter: rt,
+	popts := pipeline.Options{Name: "discord", Handler: cfg.Handler, ChannelMemory: cfg.ChannelMemory, Lifecycle: rt,
 		FirstVisible: cfg.FirstVisible, Budget: cfg.Budget, Refusals: cfg.Refusals}
 	if cfg.Access != nil {
 		popts.Access = cfg.Access
@@ -213,7 +219,7 @@ func New(cfg Config) (*Bot, error) {
 
 // DefaultHTTPClient is the client a Bot makes when Config.HTTPClient is
 // nil: a 30 s timeout per request, and idle connections kept for reuse.
-func DefaultHTTPClient() *http.Client { return chat.NewHTTPClient(httpTimeout) }
+func DefaultHTTPClient() *http.Client { return httpclient.New(httpTimeout) }
 
 // newSession makes the discordgo session: its HTTP client aimed at
 // APIURL, the intents, the shard, and events handled in gateway order.
@@ -352,7 +358,7 @@ func (b *Bot) checkToken(ctx context.Context) error {
 		u, err = b.s.User("@me", discordgo.WithContext(ctx))
 		if err == nil {
 			b.setSelf(u, "")
-			b.log.Info("discord: authenticated", "bot_user", u.ID, "name", u.Username, "api_url", agent.RedactURLs(b.apiURL.String()))
+			b.log.Info("discord: authenticated", "bot_user", u.ID, "name", u.Username, "api_url", text.RedactURLs(b.apiURL.String()))
 			return nil
 		}
 		if ctx.Err() != nil {
@@ -362,10 +368,10 @@ func (b *Bot) checkToken(ctx context.Context) error {
 			return errTokenRefused
 		}
 		if re, ok := errors.AsType[*discordgo.RESTError](err); ok && re.Response != nil && re.Response.StatusCode/100 == 4 {
-			return fmt.Errorf("discord: %s (DISCORD_API_URL) answered HTTP %d to GET users/@me; check DISCORD_API_URL", agent.RedactURLs(b.apiURL.String()), re.Response.StatusCode)
+			return fmt.Errorf("discord: %s (DISCORD_API_URL) answered HTTP %d to GET users/@me; check DISCORD_API_URL", text.RedactURLs(b.apiURL.String()), re.Response.StatusCode)
 		}
 		if attempt == 3 {
-			return fmt.Errorf("discord: cannot check DISCORD_BOT_TOKEN: the Discord API at %s (DISCORD_API_URL) did not answer: %s", agent.RedactURLs(b.apiURL.String()), redactErr(err))
+			return fmt.Errorf("discord: cannot check DISCORD_BOT_TOKEN: the Discord API at %s (DISCORD_API_URL) did not answer: %s", text.RedactURLs(b.apiURL.String()), redactErr(err))
 		}
 		wait := b.retryBase << (attempt - 1)
 		b.log.Warn("discord: GET users/@me failed; retrying", "error", redactErr(err), "attempt", attempt, "wait", wait)
@@ -508,7 +514,7 @@ func (b *Bot) setSelf(u *discordgo.User, appID string) {
 	defer b.mu.Unlock()
 	if u != nil && u.ID != "" {
 		b.botID = u.ID
-		b.botName = chat.CleanName(cmp.Or(u.GlobalName, u.Username, "mnemo"))
+		b.botName = clean.Name(cmp.Or(u.GlobalName, u.Username, "mnemo"))
 	}
 	if appID != "" {
 		b.appID = appID
@@ -536,4 +542,4 @@ func snowflake(s string) bool {
 
 // redactErr is err's text without URL credentials (a *url.Error names
 // the URL it failed on).
-func redactErr(err error) string { return agent.RedactURLs(err.Error()) }
+func redactErr(err error) string { return text.RedactURLs(err.Error()) }

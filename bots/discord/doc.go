@@ -2,9 +2,10 @@
 // gateway with discordgo, turns direct messages, mentions of the bot and
 // replies to its messages into agent tasks, answers them as replies, and
 // serves the /memory application command. Everything that is not
-// Discord's (deduplication, per-conversation ordering, splitting, the
-// /memory flow, thread context) comes from bots/internal/chat, shared
-// with the Slack adapter.
+// Discord's is shared with the Slack adapter: a message's way (journal,
+// dedupe, queue, answer, post in parts) is bots/internal/pipeline, and
+// the pieces it is made of are bots/internal/{queue,split,thread,clean,
+// memorycmd,settings}.
 //
 // # Connection
 //

@@ -8,7 +8,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 )
 
 // FuzzReplyParts: whatever the model writes, Discord gets 1 to 5 messages
@@ -31,7 +31,7 @@ func FuzzReplyParts(f *testing.F) {
 				t.Fatalf("invalid UTF-8: %q", p)
 			}
 			for _, r := range p {
-				if r != '\n' && r != '\t' && (unicode.IsControl(r) || chat.Invisible(r)) {
+				if r != '\n' && r != '\t' && (unicode.IsControl(r) || clean.Invisible(r)) {
 					t.Fatalf("%U in %q", r, p)
 				}
 			}

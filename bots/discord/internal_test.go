@@ -139,13 +139,14 @@ func TestKindCache(t *testing.T) {
 		return &discordgo.Channel{ID: id, Type: discordgo.ChannelTypeGuildPublicThread, ParentID: "p-" + id}, nil
 	}
 	ctx := context.Background()
-	if k.isThread(ctx, "bad") || k.isThread(ctx, "bad") || calls != 2 {
+	isThread := func(id string) bool { _, thread := k.home(ctx, id); return thread }
+	if isThread("bad") || isThread("bad") || calls != 2 {
 		t.Errorf("a failed lookup is cached or a thread: %d calls", calls)
 	}
-	if !k.isThread(ctx, "t1") || !k.isThread(ctx, "t1") || calls != 3 {
+	if !isThread("t1") || !isThread("t1") || calls != 3 {
 		t.Errorf("calls %d", calls)
 	}
-	k.isThread(ctx, "t2") // over max: the cache starts again
+	isThread("t2") // over max: the cache starts again
 	if len(k.parent) != 1 {
 		t.Errorf("cache %v", k.parent)
 	}

@@ -13,9 +13,11 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/access"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/split"
+	"github.com/mnemo-agent/mnemo/bots/internal/thread"
 )
 
 // incoming is a message the bot will answer.
@@ -116,16 +118,16 @@ func displayName(u *discordgo.User, member *discordgo.Member) string {
 		nick = member.Nick
 	}
 	if u == nil {
-		return chat.CleanName(nick)
+		return clean.Name(nick)
 	}
-	return chat.CleanName(cmp.Or(nick, u.GlobalName, u.Username))
+	return clean.Name(cmp.Or(nick, u.GlobalName, u.Username))
 }
 
 // replyParts renders the model's Markdown as Discord shows it (cleaned of
 // control and invisible characters) and splits it into at most maxParts
 // messages of at most maxMessageRunes characters.
 func replyParts(text string) []string {
-	parts := chat.Split(markdown.Discord(text), maxMessageRunes)
+	parts := split.Text(markdown.Discord(text), maxMessageRunes)
 	if len(parts) == 0 { // nothing to show (blank, or only empty code blocks)
 		parts = []string{mnemo.ApologyText}
 	}
@@ -159,10 +161,10 @@ const MaxIncomingChars = 4000
 // first, so that a huge message costs no more to read than a long one, and
 // again after plainText (which may lengthen a mention).
 func cutIncoming(m *discordgo.Message, botID, botName string) (string, int) {
-	raw, cut1 := chat.CutIncoming(m.Content, MaxIncomingChars)
+	raw, cut1 := pipeline.CutIncoming(m.Content, MaxIncomingChars)
 	short := *m
 	short.Content = raw
-	out, cut2 := chat.CutIncoming(plainText(&short, botID, botName, true), MaxIncomingChars)
+	out, cut2 := pipeline.CutIncoming(plainText(&short, botID, botName, true), MaxIncomingChars)
 	if cut1 || cut2 {
 		return out, MaxIncomingChars
 	}
@@ -176,7 +178,7 @@ func plainText(m *discordgo.Message, botID, botName string, stripBot bool) strin
 	names := map[string]string{}
 	for _, u := range m.Mentions {
 		if u != nil {
-			names[u.ID] = cmp.Or(chat.CleanName(cmp.Or(u.GlobalName, u.Username)), u.ID)
+			names[u.ID] = cmp.Or(clean.Name(cmp.Or(u.GlobalName, u.Username)), u.ID)
 		}
 	}
 	s := tokenRE.Get().ReplaceAllStringFunc(m.Content, func(tok string) string {
@@ -213,7 +215,7 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mne
 	var earlier []*discordgo.Message
 	switch {
 	case in.thread:
-		msgs, err := b.s.ChannelMessages(in.msg.ChannelID, chat.MaxContext, in.msg.ID, "", "", discordgo.WithContext(ctx))
+		msgs, err := b.s.ChannelMessages(in.msg.ChannelID, thread.MaxMessages, in.msg.ID, "", "", discordgo.WithContext(ctx))
 		if err != nil {
 			log.Info("discord: cannot read the thread; answering without its earlier messages", "error", err)
 			break
@@ -224,12 +226,12 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mne
 	case in.msg.MessageReference != nil:
 		earlier = b.replyChain(ctx, in.msg, log)
 	}
-	tm := make([]chat.ThreadMessage, 0, len(earlier))
+	tm := make([]thread.Message, 0, len(earlier))
 	for _, m := range earlier {
 		if m == nil || m.Author == nil {
 			continue
 		}
-		tm = append(tm, chat.ThreadMessage{
+		tm = append(tm, thread.Message{
 			AuthorID:   m.Author.ID,
 			AuthorName: displayName(m.Author, m.Member),
 			Bot:        m.Author.Bot,
@@ -237,16 +239,16 @@ func (b *Bot) context(ctx context.Context, in *incoming, log *slog.Logger) []mne
 			Text:       plainText(m, botID, botName, false),
 		})
 	}
-	return chat.ThreadContext(tm, in.msg.Author.ID, in.Speaker, botName, chat.MaxContext, chat.MaxContextText)
+	return thread.Context(tm, in.msg.Author.ID, in.Speaker, botName, thread.MaxMessages, thread.MaxText)
 }
 
 // replyChain follows the message references from m back, at most
-// MaxContext messages, from the recent-message cache or else through REST,
+// thread.MaxMessages messages, from the recent-message cache or else through REST,
 // and returns them oldest first.
 func (b *Bot) replyChain(ctx context.Context, m *discordgo.Message, log *slog.Logger) []*discordgo.Message {
 	var chain []*discordgo.Message
 	cur := m
-	for len(chain) < chat.MaxContext && cur.MessageReference != nil && cur.MessageReference.MessageID != "" {
+	for len(chain) < thread.MaxMessages && cur.MessageReference != nil && cur.MessageReference.MessageID != "" {
 		ref := cur.MessageReference
 		ch := cmp.Or(ref.ChannelID, cur.ChannelID)
 		var next *discordgo.Message
@@ -323,11 +325,6 @@ type kindCache struct {
 
 func newKindCache(max int) *kindCache {
 	return &kindCache{max: max, parent: map[string]string{}}
-}
-
-func (c *kindCache) isThread(ctx context.Context, id string) bool {
-	_, thread := c.home(ctx, id)
-	return thread
 }
 
 // home is the channel whose memory a message in channel id belongs to: a

@@ -18,7 +18,9 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
+	"github.com/mnemo-agent/mnemo/bots/internal/thread"
 )
 
 // TestFitMessageBoundary: an answer of exactly one message is left
@@ -157,14 +159,14 @@ func TestLoggedOutcomes(t *testing.T) {
 
 	// A full conversation: the busy reply, then the answers.
 	release := hs.h.Hold()
-	for range chat.PerConversation + 1 {
+	for range queue.PerConversation + 1 {
 		hs.dm(alice, "again")
 	}
-	if p := hs.posts(t, 1)[0]; p.Body.Content != chat.BusyReplyText {
+	if p := hs.posts(t, 1)[0]; p.Body.Content != pipeline.BusyReplyText {
 		t.Errorf("first post %q", p.Body.Content)
 	}
 	release()
-	hs.posts(t, chat.PerConversation+1)
+	hs.posts(t, queue.PerConversation+1)
 	waitFor(t, "the queue to empty", func() bool { return hs.bot.pipe.Queue.Len() == 0 })
 	hs.bot.wg.Wait()
 	logs := hs.logs.String()
@@ -229,7 +231,7 @@ func TestReplyPartsExactlyMaxParts(t *testing.T) {
 }
 
 // TestReplyChainBounds: a reply chain is followed back at most
-// chat.MaxContext messages, oldest first; a referenced message that came
+// thread.MaxMessages messages, oldest first; a referenced message that came
 // with the event is used only when it is the one referenced.
 func TestReplyChainBounds(t *testing.T) {
 	b, err := New(Config{Token: "tok", APIURL: "http://127.0.0.1:1/", Handler: bottest.NewHandler()})
@@ -249,7 +251,7 @@ func TestReplyChainBounds(t *testing.T) {
 	}
 	log := slog.New(slog.DiscardHandler)
 	chain := b.replyChain(context.Background(), msg(30), log)
-	if len(chain) != chat.MaxContext || chain[0].Content != fmt.Sprint("m", 30-chat.MaxContext) || chain[len(chain)-1].Content != "m29" {
+	if len(chain) != thread.MaxMessages || chain[0].Content != fmt.Sprint("m", 30-thread.MaxMessages) || chain[len(chain)-1].Content != "m29" {
 		t.Errorf("chain of %d, from %q", len(chain), chain[0].Content)
 	}
 	// Not in the cache, and REST is unreachable: the referenced message

@@ -10,7 +10,6 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -210,7 +209,7 @@ func slim(m *discordgo.Message, withRef bool) *discordgo.Message {
 	if m == nil {
 		return nil
 	}
-	content, _ := chat.CutIncoming(m.Content, MaxIncomingChars) // never journaled whole past the limit
+	content, _ := pipeline.CutIncoming(m.Content, MaxIncomingChars) // never journaled whole past the limit
 	out := &discordgo.Message{ID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, Content: content,
 		Timestamp: m.Timestamp, Author: m.Author, Member: m.Member, Mentions: m.Mentions, Type: m.Type,
 		MessageReference: m.MessageReference}

@@ -5,8 +5,8 @@ import (
 	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
-// settings are the "discord:" section as this adapter reads it.
-type settings struct {
+// section is the "discord:" section as this adapter reads it.
+type section struct {
 	BotToken, APIURL, ChannelMemory string
 	GuildIDs                        []string
 	ShardID, ShardCount             int
@@ -20,7 +20,7 @@ func Platform() plat.Platform {
 	return plat.Platform{
 		Name: access.Discord,
 		Enabled: func(s plat.Section) bool {
-			var c settings
+			var c section
 			return s(&c) == nil && c.BotToken != ""
 		},
 		Hint: `set DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, "Discord")`,
@@ -33,7 +33,7 @@ func Platform() plat.Platform {
 			}},
 		ForgetQueued: ForgetQueued,
 		New: func(d plat.Deps) (plat.Adapter, error) {
-			var c settings
+			var c section
 			if err := d.Section(&c); err != nil {
 				return nil, err
 			}

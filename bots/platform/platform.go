@@ -7,8 +7,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
@@ -77,8 +78,8 @@ type Deps struct {
 	// Identities links platform accounts to memory user names
 	// ("slack:T01ABC/U02DEF" → "zhangsan").
 	Identities map[string]string
-	Handler    chat.Handler
-	Memory     chat.Memory
+	Handler    mnemo.Handler
+	Memory     memorycmd.Memory
 	Logger     *slog.Logger
 	// IntakeDir is the intake journals' folder (<state>/intake).
 	IntakeDir string

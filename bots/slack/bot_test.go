@@ -14,7 +14,9 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
+	"github.com/mnemo-agent/mnemo/bots/internal/thread"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -173,7 +175,7 @@ func TestThreadContext(t *testing.T) {
 		t.Errorf("task %+v", task)
 	}
 
-	// A long thread: the root and the last messages, at most chat.MaxContext,
+	// A long thread: the root and the last messages, at most thread.MaxMessages,
 	// read over several pages.
 	root2 := hs.srv.NextTS()
 	long := []slacktest.Message{{User: "U2", Text: "root", TS: root2}}
@@ -184,9 +186,9 @@ func TestThreadContext(t *testing.T) {
 	hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", ThreadTS: root2})
 	tasks := hs.h.WaitTasks(t, 2, wait)
 	ctx := tasks[1].Context
-	if len(ctx) != chat.MaxContext || ctx[0].Text != "root" || !strings.HasPrefix(ctx[1].Text, "reply 281 ") ||
-		!strings.HasPrefix(ctx[chat.MaxContext-1].Text, "reply 299 ") || ctx[1].Author != "user U4" ||
-		utf8.RuneCountInString(ctx[5].Text) > chat.MaxContextText+4 || !strings.HasSuffix(ctx[5].Text, "[…]") {
+	if len(ctx) != thread.MaxMessages || ctx[0].Text != "root" || !strings.HasPrefix(ctx[1].Text, "reply 281 ") ||
+		!strings.HasPrefix(ctx[thread.MaxMessages-1].Text, "reply 299 ") || ctx[1].Author != "user U4" ||
+		utf8.RuneCountInString(ctx[5].Text) > thread.MaxText+4 || !strings.HasSuffix(ctx[5].Text, "[…]") {
 		t.Errorf("long context: %d messages, first %.20q, second %.20q, last %.20q", len(ctx), ctx[0].Text, ctx[1].Text, ctx[len(ctx)-1].Text)
 	}
 	if n := len(hs.srv.Calls("conversations.replies")); n != 3 {
@@ -461,8 +463,8 @@ func TestFailedAndBrokenReplies(t *testing.T) {
 	for i, c := range []struct{ text, want string }{
 		{"failed", mnemo.ApologyText},
 		{"empty", mnemo.ApologyText},
-		{"error", chat.ErrorReplyText},
-		{"panic", chat.ErrorReplyText},
+		{"error", pipeline.ErrorReplyText},
+		{"panic", pipeline.ErrorReplyText},
 	} {
 		env := hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", User: "U1", Text: "<@U0BOT> " + c.text})
 		posts := hs.posts(t, i+1)
@@ -615,19 +617,19 @@ func TestShutdownWhileBusy(t *testing.T) {
 	}
 }
 
-// TestBusyConversation: a conversation holds at most chat.PerConversation
+// TestBusyConversation: a conversation holds at most queue.PerConversation
 // messages; one more is answered at once that the bot is busy, and the
 // others in order.
 func TestBusyConversation(t *testing.T) {
 	hs := start(t, setup{})
 	release := hs.h.Hold()
 	var envs []slacktest.Envelope
-	for i := range chat.PerConversation + 1 {
+	for i := range queue.PerConversation + 1 {
 		envs = append(envs, hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)}))
 	}
 	// The last one is refused while the first waits for its answer.
 	posts := hs.posts(t, 1)
-	if posts[0].Text != escapeText(chat.BusyReplyText) || posts[0].Channel != "D1" || posts[0].ThreadTS != "" {
+	if posts[0].Text != escapeText(pipeline.BusyReplyText) || posts[0].Channel != "D1" || posts[0].ThreadTS != "" {
 		t.Errorf("busy post %+v", posts[0])
 	}
 	// The first is being answered; no other of its conversation starts.
@@ -638,15 +640,15 @@ func TestBusyConversation(t *testing.T) {
 		t.Error("the busy reply was not logged")
 	}
 	release()
-	posts = hs.posts(t, chat.PerConversation+1)
-	hs.quiet(t, chat.PerConversation+1)
+	posts = hs.posts(t, queue.PerConversation+1)
+	hs.quiet(t, queue.PerConversation+1)
 	for i, p := range posts[1:] {
 		if want := fmt.Sprint("echo: m", i); p.Text != want || p.Channel != "D1" {
 			t.Errorf("post %d: %q; want %q", i+1, p.Text, want)
 		}
 	}
 	tasks := hs.h.Tasks()
-	if len(tasks) != chat.PerConversation {
+	if len(tasks) != queue.PerConversation {
 		t.Fatalf("%d tasks", len(tasks))
 	}
 	for i, tk := range tasks {
@@ -662,16 +664,16 @@ func TestBusyConversation(t *testing.T) {
 
 	// A busy reply that cannot be posted is logged.
 	release = hs.h.Hold()
-	for i := range chat.PerConversation {
+	for i := range queue.PerConversation {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: fmt.Sprint("n", i)})
 	}
-	hs.h.WaitTasks(t, chat.PerConversation+1, wait)
-	waitFor(t, "the queue", func() bool { return hs.bot.pipe.Queue.Len() == chat.PerConversation })
+	hs.h.WaitTasks(t, queue.PerConversation+1, wait)
+	waitFor(t, "the queue", func() bool { return hs.bot.pipe.Queue.Len() == queue.PerConversation })
 	hs.srv.FailNext("chat.postMessage", slacktest.APIError("channel_not_found"))
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D2", User: "U1", Text: "one too many"})
 	waitFor(t, "the error log", func() bool { return strings.Contains(hs.logs.String(), "cannot post the busy reply") })
 	release()
-	hs.posts(t, 2*chat.PerConversation+1)
+	hs.posts(t, 2*queue.PerConversation+1)
 }
 
 func TestBadFrames(t *testing.T) {
@@ -862,7 +864,7 @@ func TestConnectRetries(t *testing.T) {
 func busyBot(t *testing.T) (*harness, func()) {
 	t.Helper()
 	hs := start(t, setup{bot: func(b *Bot) {
-		b.pipe.Queue = chat.NewQueue(1, chat.PerConversation)
+		b.pipe.Queue = queue.New(1, queue.PerConversation)
 		b.pipe.Slots = make(chan struct{}, 1)
 	}})
 	release := hs.h.Hold()

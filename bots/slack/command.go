@@ -15,7 +15,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 )
 
 // Block Kit action ids of the /memory forget confirmation.
@@ -66,7 +66,7 @@ func (b *Bot) onSlashCommand(ctx, taskCtx context.Context, evt socketmode.Event)
 	}
 }
 
-// memoryCommand works out the answer to a /memory command (chat.MemoryFlow,
+// memoryCommand works out the answer to a /memory command (memorycmd.Flow,
 // its Markdown converted to mrkdwn; a confirmation gets Delete and Cancel
 // buttons). Whose memory, and which channel's, come from the command's
 // team, user and channel ids, never from its text.
@@ -82,12 +82,12 @@ func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
 	}
 	// The asker is the user in this workspace: a press must come from the
 	// same user id and the same team (a user id says nothing of the team).
-	asker := chat.Asker{ID: cmd.TeamID + "/" + cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
+	asker := memorycmd.Asker{ID: cmd.TeamID + "/" + cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
 	if !strings.HasPrefix(cmd.ChannelID, "D") {
 		// A channel (a group DM too), as its messages name its memory.
 		asker.Channel = mnemo.ChannelKey("slack", cmd.TeamID, cmd.ChannelID)
 	}
-	ans := b.flow.Handle(chat.ParseCommand(textUnescaper.Replace(cmd.Text)), asker)
+	ans := b.flow.Handle(memorycmd.Parse(textUnescaper.Replace(cmd.Text)), asker)
 	text := toMrkdwn(ans.Text)
 	msg := ephemeral(text)
 	if ans.Confirm == "" {

@@ -12,7 +12,7 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
@@ -30,7 +30,7 @@ func FuzzMemoryCommand(f *testing.F) {
 		Check: func(p string) error { _, err := memory.ParsePath(p); return err }}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	b := &Bot{cfg: Config{Memory: mem}, log: log, now: time.Now, teamID: "T0TEAM",
-		flow: &chat.MemoryFlow{Memory: mem, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL), Log: log, Platform: "Slack"}}
+		flow: &memorycmd.Flow{Memory: mem, Confirms: memorycmd.NewConfirms(memorycmd.MaxConfirms, memorycmd.ConfirmTTL), Log: log, Platform: "Slack"}}
 	changes := 0
 	f.Fuzz(func(t *testing.T, text string) {
 		msg := fitAck(b.memoryCommand(slackgo.SlashCommand{Command: "/memory", Text: text, TeamID: "T0TEAM", UserID: "U0ADA"}))
@@ -47,9 +47,9 @@ func FuzzMemoryCommand(f *testing.F) {
 			t.Fatalf("/memory %q deleted without confirmation", text)
 		}
 		sets := mem.Sets()
-		if cmd := chat.ParseCommand(textUnescaper.Replace(text)); len(sets) > changes &&
-			((cmd.Kind != chat.CmdShare && cmd.Kind != chat.CmdPrivate) || cmd.Target != "facts/user.md" || len(sets) != changes+1 ||
-				sets[changes] != "slack-T0TEAM-U0ADA:facts/user.md:"+map[bool]string{true: "shared", false: "private"}[cmd.Kind == chat.CmdShare]) {
+		if cmd := memorycmd.Parse(textUnescaper.Replace(text)); len(sets) > changes &&
+			((cmd.Kind != memorycmd.Share && cmd.Kind != memorycmd.Private) || cmd.Target != "facts/user.md" || len(sets) != changes+1 ||
+				sets[changes] != "slack-T0TEAM-U0ADA:facts/user.md:"+map[bool]string{true: "shared", false: "private"}[cmd.Kind == memorycmd.Share]) {
 			t.Fatalf("/memory %q changed %v", text, sets[changes:])
 		}
 		changes = len(sets)

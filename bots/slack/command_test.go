@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -239,7 +239,7 @@ func TestMemoryExpiryAndNoMemory(t *testing.T) {
 	hs := start(t, setup{config: func(c *Config) { c.Now = clock }})
 	p := hs.ackPayload(t, hs.srv.SlashCommand(slacktest.SlashCommand{Text: "forget facts/a.md"}))
 	mu.Lock()
-	now = now.Add(chat.ConfirmTTL + time.Second)
+	now = now.Add(memorycmd.ConfirmTTL + time.Second)
 	mu.Unlock()
 	press(hs, "U0USER", actionForgetConfirm, p.button(actionForgetConfirm))
 	rs, err := hs.srv.WaitResponses(1, wait)
@@ -284,25 +284,25 @@ func TestResponseURLs(t *testing.T) {
 	}
 }
 
-// TestMemoryTextsUnchanged: core's Markdown texts read on Slack exactly as
+// TestMemoryTextsUnchanged: memorycmd's Markdown texts read on Slack exactly as
 // the adapter's own mrkdwn texts did.
 func TestMemoryTextsUnchanged(t *testing.T) {
 	for _, c := range []struct{ md, want string }{
-		{chat.MemoryUsage, "*/memory* shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
+		{memorycmd.Usage, "*/memory* shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
 			"*/memory share facts/&lt;name&gt;.md* lets me use that file in channels too, e.g. `/memory share facts/food.md`; */memory private facts/&lt;name&gt;.md* keeps it to our private conversations again. Every file is private until you share it.\n" +
 			"*/memory forget facts/&lt;name&gt;.md* or *episodes/YYYY-MM.md* deletes one file, e.g. `/memory forget facts/food.md`.\n" +
 			"*/memory forget all* deletes everything I remember about you.\n" +
 			"Nothing is deleted until you confirm with a button."},
-		{chat.PathGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
+		{memorycmd.PathGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
 			"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`), either with `.shared` before `.md` for a file made in a channel; `/memory` lists yours. Nothing was deleted."},
-		{chat.ShareGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
+		{memorycmd.ShareGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
 			"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`), either with `.shared` before `.md` for a file made in a channel; `/memory` lists yours. Nothing was changed."},
-		{chat.FullNote, "_This server trusts its channels with all of your memory (`channelMemory: full`): there I use your private files too._"},
-		{chat.OffNote, "_This server uses no memory in channels (`channelMemory: off`)._"},
-		{chat.ExpiredText, "This confirmation has expired or was already used; nothing was deleted. Run `/memory forget …` again if you still want to."},
-		{chat.WrongUserText, "This confirmation belongs to someone else; nothing was deleted."},
-		{chat.CancelledText, "Cancelled: nothing was deleted."},
-		{chat.ForgetWhichText, "Say which file to forget, or `all`."},
+		{memorycmd.FullNote, "_This server trusts its channels with all of your memory (`channelMemory: full`): there I use your private files too._"},
+		{memorycmd.OffNote, "_This server uses no memory in channels (`channelMemory: off`)._"},
+		{memorycmd.ExpiredText, "This confirmation has expired or was already used; nothing was deleted. Run `/memory forget …` again if you still want to."},
+		{memorycmd.WrongUserText, "This confirmation belongs to someone else; nothing was deleted."},
+		{memorycmd.CancelledText, "Cancelled: nothing was deleted."},
+		{memorycmd.ForgetWhichText, "Say which file to forget, or `all`."},
 		{"This deletes **everything** I remember about you (every fact and episode file). It cannot be undone.\n" +
 			"Your Slack account is linked to the memory user `zhangsan`, so this also deletes what was learned through your other linked accounts.\n" +
 			"Press **Delete** to confirm (within 10 minutes), or **Cancel**.",

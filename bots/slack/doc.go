@@ -5,28 +5,28 @@
 // is shared: a message's way (journal, dedupe, queue, answer, busy reply,
 // post in parts, replay and resume after a restart) is
 // bots/internal/pipeline, which this package drives through its Platform
-// (platform.go); the task and its failures, splitting, names, thread
-// context and the /memory flow are bots/internal/chat. This package keeps
+// (platform.go); splitting, names, thread context and the /memory flow
+// are bots/internal/{split,clean,thread,memorycmd}. This package keeps
 // Socket Mode envelopes, mrkdwn, Block Kit, response URLs and the Web API
 // calls, and passes the table of bots/internal/conformance.
 //
 // # Events
 //
 // Every envelope is acknowledged at once, before any work. Messages are
-// answered through a chat.Queue: one at a time and in order per
+// answered through a queue.Queue: one at a time and in order per
 // conversation, different conversations concurrently (at most
-// chat.MaxInFlight at a time). A conversation holds at most
-// chat.PerConversation messages (being answered or waiting); one more is
-// answered at once with chat.BusyReplyText in its thread, never left
+// queue.MaxInFlight at a time). A conversation holds at most
+// queue.PerConversation messages (being answered or waiting); one more is
+// answered at once with pipeline.BusyReplyText in its thread, never left
 // unanswered. Slash commands and button presses do not wait behind a
 // conversation: they run in goroutines of their own (at most
-// chat.MaxInFlight at a time). The bot's own messages (bot_id
+// queue.MaxInFlight at a time). The bot's own messages (bot_id
 // set, or the user auth.test named), other bots, edits, deletions and every
 // other message subtype are ignored. A retried or replayed event (Slack
 // redelivers unacknowledged envelopes and may replay after a reconnect) is
 // answered once: events are remembered by event_id, by channel+ts and by
-// client_msg_id, in a chat.Seen (chat.DedupeMax keys for up to
-// chat.DedupeTTL). Retries are never dropped for being retries: after a
+// client_msg_id, in the intake journal's done-set (intake.DedupeMax keys
+// for up to intake.DedupeTTL, across restarts too). Retries are never dropped for being retries: after a
 // reconnect a retry can be the only delivery.
 //
 // # Who and where
@@ -37,11 +37,11 @@
 // (thread_ts, else the message's own ts); a DM where it was written (in the
 // thread if it was in one). The conversation key is team + channel + thread
 // root. A mention inside an existing thread brings the thread's root and
-// last messages (conversations.replies, at most chat.MaxContext) as
-// Task.Context (chat.ThreadContext), each attributed: the speaker's own
+// last messages (conversations.replies, at most thread.MaxMessages) as
+// Task.Context (thread.Context), each attributed: the speaker's own
 // messages FromSpeaker, the bot's own marked as the assistant, everyone
-// else's as other people, names cleaned by chat.CleanName (users.info
-// answers are kept in a chat.NameCache). Channels get Task.Channel and
+// else's as other people, names cleaned by clean.Name (users.info
+// answers are kept in a thread.NameCache). Channels get Task.Channel and
 // Config.ChannelMemory; DMs use memory fully.
 //
 // While the agent thinks, the thread shows assistant.threads.setStatus
@@ -58,25 +58,25 @@
 // <!here>-style sequences cannot survive the escaping and @here, @channel
 // and @everyone get a zero-width space. Long replies are split at
 // paragraph or line boundaries into parts of at most 3,500 characters
-// (chat.Split), with code blocks closed at a split and reopened in the
+// (split.Text), with code blocks closed at a split and reopened in the
 // next part, and posted in order. A chat.postMessage answered 429 is posted again once
 // Retry-After has passed (at most postAttempts tries); slack-go's own
 // retries are not used, as a blind retry can post twice. A failed model
 // call comes back from the agent as an apology (Reply.Failed), which is
 // posted like any reply; a handler error or panic is answered with
-// chat.ErrorReplyText (chat.Answer). On shutdown Run waits for every
+// pipeline.ErrorReplyText (pipeline.Answer). On shutdown Run waits for every
 // message it acknowledged to be answered.
 //
 // # /memory
 //
-// The command flow is chat.MemoryFlow, whose Markdown texts are converted
+// The command flow is memorycmd.Flow, whose Markdown texts are converted
 // to mrkdwn. "/memory" shows the caller, privately (an ephemeral response in the
 // acknowledgement), what is remembered about them, cut to fit Slack's
 // limits with a note. "/memory forget <file>" and "/memory forget all"
 // delete nothing by themselves: they answer with a private confirmation
 // carrying Delete and Cancel buttons (Block Kit, delivered back as
 // interactive block_actions envelopes). Only the Delete button, pressed by
-// the same user within chat.ConfirmTTL, deletes (Memory.Forget), once; the token
+// the same user within memorycmd.ConfirmTTL, deletes (Memory.Forget), once; the token
 // in the button is random, single-use and kept in the process. A file name
 // that is not facts/<name>.md or episodes/YYYY-MM.md gets the grammar and
 // deletes nothing.

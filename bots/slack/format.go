@@ -4,8 +4,8 @@ import (
 	"strings"
 
 	"github.com/mnemo-agent/mnemo/agent/text"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
+	"github.com/mnemo-agent/mnemo/bots/internal/split"
 )
 
 // maxPartRunes is the length (in characters) past which a reply is split
@@ -17,10 +17,10 @@ const maxPartRunes = 3500
 const fence = markdown.Fence
 
 // formatReply converts the model's Markdown to Slack mrkdwn and splits it
-// into messages of at most maxPartRunes characters, in order (chat.Split:
+// into messages of at most maxPartRunes characters, in order (split.Text:
 // toMrkdwn's fences are bare "```" lines, and no other line holds ```).
 func formatReply(md string) []string {
-	return chat.Split(toMrkdwn(md), maxPartRunes)
+	return split.Text(toMrkdwn(md), maxPartRunes)
 }
 
 // toMrkdwn converts Markdown to Slack mrkdwn (markdown.Slack): **bold**

@@ -1,6 +1,7 @@
 package slack
 
 import (
+	"regexp"
 	"runtime"
 	"strings"
 	"testing"
@@ -8,12 +9,12 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
-	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
+	"github.com/mnemo-agent/mnemo/bots/internal/split"
 )
 
-// pingRE finds what would ping a whole channel.
-var pingRE = markdown.PingRE()
+// pingRE finds what would ping a whole channel (as markdown's own, which
+// Slack escapes).
+var pingRE = regexp.MustCompile(`(?i)(^|[^\p{L}\p{N}_])@(channel|here|everyone)`)
 
 // escapeText is what Slack needs of plain text: &, < and > escaped.
 func escapeText(s string) string {
@@ -206,7 +207,7 @@ func TestSplitMessage(t *testing.T) {
 		}
 	}
 	text := toMrkdwn(b.String())
-	parts := chat.Split(text, maxPartRunes)
+	parts := split.Text(text, maxPartRunes)
 	checkParts(t, parts, maxPartRunes)
 	if len(parts) < 3 {
 		t.Fatalf("%d parts", len(parts))
@@ -256,11 +257,11 @@ func TestSplitMessage(t *testing.T) {
 		t.Errorf("%d parts", len(parts))
 	}
 	// Entities and links are not cut in half when it can be helped.
-	parts = chat.Split(strings.Repeat("x", 90)+"&amp;"+strings.Repeat("y", 100), 100)
+	parts = split.Text(strings.Repeat("x", 90)+"&amp;"+strings.Repeat("y", 100), 100)
 	if !strings.HasSuffix(parts[0], "x") || !strings.HasPrefix(parts[1], "&amp;") {
 		t.Errorf("entity cut: %q", parts)
 	}
-	parts = chat.Split(strings.Repeat("x", 70)+"<https://x.io/aaaaaaaaaa|label>"+strings.Repeat("y", 100), 100)
+	parts = split.Text(strings.Repeat("x", 70)+"<https://x.io/aaaaaaaaaa|label>"+strings.Repeat("y", 100), 100)
 	if !strings.HasPrefix(parts[1], "<https://") {
 		t.Errorf("link cut: %q", parts)
 	}
@@ -268,15 +269,15 @@ func TestSplitMessage(t *testing.T) {
 	// An opening fence does not end a part; blank and fence-only parts
 	// are dropped; a tiny limit still makes progress.
 	text = strings.Repeat("a", 80) + "\n```\n" + strings.Repeat("b", 80) + "\n```"
-	parts = chat.Split(text, 100)
+	parts = split.Text(text, 100)
 	checkParts(t, parts, 100)
 	if parts[0] != strings.Repeat("a", 80) {
 		t.Errorf("parts %q", parts)
 	}
-	if got := chat.Split("\n\n```\n\n```\n\n", 100); len(got) != 0 {
+	if got := split.Text("\n\n```\n\n```\n\n", 100); len(got) != 0 {
 		t.Errorf("blank parts: %q", got)
 	}
-	parts = chat.Split(strings.Repeat("z", 50), 1)
+	parts = split.Text(strings.Repeat("z", 50), 1)
 	checkParts(t, parts, 16)
 	if len(formatReply("")) != 0 {
 		t.Error("empty text has parts")
@@ -304,7 +305,7 @@ func FuzzFormat(f *testing.F) {
 			t.Fatalf("split lost text of %q", md)
 		}
 		limit := 16 + (small&0xff)*3 // small limits stress the splitter
-		checkParts(t, chat.Split(out, limit), limit)
+		checkParts(t, split.Text(out, limit), limit)
 	})
 }
 

@@ -10,10 +10,10 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -239,17 +239,17 @@ func TestBusyJournaled(t *testing.T) {
 	hs := start(t, setup{config: func(c *Config) { c.IntakeDir = t.TempDir() }})
 	release := hs.h.Hold()
 	defer release()
-	for i := range chat.PerConversation + 1 {
+	for i := range queue.PerConversation + 1 {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
 	}
 	posts := hs.posts(t, 1)
-	if posts[0].Text != chat.BusyReplyText {
+	if posts[0].Text != pipeline.BusyReplyText {
 		t.Fatalf("posts %+v", posts)
 	}
 	if to, _ := metadata(t, posts[0]); !strings.HasPrefix(to, "msg:T0TEAM/D1/") {
 		t.Errorf("busy reply to %q", to)
 	}
-	waitFor(t, "the busy message out of the journal", func() bool { return hs.bot.pipe.Journal().Len() == chat.PerConversation })
+	waitFor(t, "the busy message out of the journal", func() bool { return hs.bot.pipe.Journal().Len() == queue.PerConversation })
 }
 
 // A journal that cannot be opened stops Run with an error naming it.

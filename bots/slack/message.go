@@ -16,8 +16,10 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/split"
+	"github.com/mnemo-agent/mnemo/bots/internal/thread"
 )
 
 // innerEvent is the part of a message or app_mention event the adapter
@@ -146,8 +148,8 @@ const MaxIncomingChars = 40_000
 // that a huge message costs no more to read than a long one, and again
 // after plain (which may lengthen a mention).
 func cutIncoming(text string, plain func(string) string) (string, int) {
-	raw, cut1 := chat.CutIncoming(text, MaxIncomingChars)
-	out, cut2 := chat.CutIncoming(plain(raw), MaxIncomingChars)
+	raw, cut1 := pipeline.CutIncoming(text, MaxIncomingChars)
+	out, cut2 := pipeline.CutIncoming(plain(raw), MaxIncomingChars)
 	if cut1 || cut2 {
 		return out, MaxIncomingChars
 	}
@@ -268,12 +270,12 @@ func (b *Bot) replyPart(msg slackgo.Message, id string) (int, bool) {
 }
 
 // limitParts keeps the first maxParts parts; the last one is shortened
-// (by chat.Split, so its code fences stay balanced) to leave room for
+// (by split.Text, so its code fences stay balanced) to leave room for
 // cutNote after it.
 func limitParts(parts []string) []string {
 	parts = parts[:maxParts:maxParts]
 	room := maxPartRunes - utf8.RuneCountInString(cutNote)
-	parts[maxParts-1] = chat.Split(parts[maxParts-1], room)[0] + cutNote
+	parts[maxParts-1] = split.Text(parts[maxParts-1], room)[0] + cutNote
 	return parts
 }
 
@@ -362,8 +364,8 @@ func (b *Bot) startThinking(ctx context.Context, m *incoming, log *slog.Logger) 
 }
 
 // threadContext reads the thread a mention was written in: its root and
-// the last messages before the mention, at most chat.MaxContext, oldest
-// first, each attributed to its author (chat.ThreadContext).
+// the last messages before the mention, at most thread.MaxMessages, oldest
+// first, each attributed to its author (thread.Context).
 func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string, log *slog.Logger) []mnemo.ContextMessage {
 	params := &slackgo.GetConversationRepliesParameters{ChannelID: m.channel, Timestamp: m.threadTS, Latest: m.ts, Limit: 200}
 	var root *slackgo.Message
@@ -385,8 +387,8 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 				continue
 			}
 			last = append(last, msg)
-			if len(last) >= chat.MaxContext {
-				last = last[len(last)-chat.MaxContext+1:]
+			if len(last) >= thread.MaxMessages {
+				last = last[len(last)-thread.MaxMessages+1:]
 			}
 		}
 		if !more || cursor == "" {
@@ -397,9 +399,9 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 	if root != nil {
 		last = append([]slackgo.Message{*root}, last...)
 	}
-	thread := make([]chat.ThreadMessage, 0, len(last))
+	earlier := make([]thread.Message, 0, len(last))
 	for _, msg := range last {
-		tm := chat.ThreadMessage{
+		tm := thread.Message{
 			AuthorID: msg.User,
 			Bot:      msg.BotID != "",
 			Self:     msg.BotID != "" && msg.BotID == b.botID || msg.User == b.botUserID,
@@ -411,9 +413,9 @@ func (b *Bot) threadContext(ctx context.Context, m *incoming, speakerName string
 		case !tm.Self && msg.User != m.author && strings.TrimSpace(tm.Text) != "":
 			tm.AuthorName = b.userName(ctx, msg.User) // only for messages given as context
 		}
-		thread = append(thread, tm)
+		earlier = append(earlier, tm)
 	}
-	return chat.ThreadContext(thread, m.author, speakerName, b.botName, chat.MaxContext, chat.MaxContextText)
+	return thread.Context(earlier, m.author, speakerName, b.botName, thread.MaxMessages, thread.MaxText)
 }
 
 // contextSubtype: messages people (or bots) wrote, not joins and the like.
@@ -446,7 +448,7 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 		}
 		return ""
 	}
-	name := chat.CleanName(cmp.Or(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
+	name := clean.Name(cmp.Or(u.Profile.DisplayName, u.Profile.RealName, u.RealName, u.Name))
 	b.users.Put(id, name, b.now())
 	return name
 }

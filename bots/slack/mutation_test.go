@@ -21,7 +21,8 @@ import (
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
@@ -162,15 +163,15 @@ func TestDedupeKeys(t *testing.T) {
 func TestBusyReplyLogged(t *testing.T) {
 	hs := start(t, setup{})
 	release := hs.h.Hold()
-	for i := range chat.PerConversation + 1 {
+	for i := range queue.PerConversation + 1 {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", Text: fmt.Sprint("m", i)})
 	}
 	posts := hs.posts(t, 1)
-	if posts[0].Text != escapeText(chat.BusyReplyText) {
+	if posts[0].Text != escapeText(pipeline.BusyReplyText) {
 		t.Errorf("first post %q", posts[0].Text)
 	}
 	release()
-	hs.posts(t, chat.PerConversation+1)
+	hs.posts(t, queue.PerConversation+1)
 	if err := hs.stop(); err != nil { // every task and busy reply is done
 		t.Fatal(err)
 	}

@@ -5,8 +5,8 @@ import (
 	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
-// settings are the "slack:" section as this adapter reads it.
-type settings struct {
+// section is the "slack:" section as this adapter reads it.
+type section struct {
 	BotToken, AppToken, APIURL, ChannelMemory string
 }
 
@@ -17,7 +17,7 @@ func Platform() plat.Platform {
 	return plat.Platform{
 		Name: access.Slack,
 		Enabled: func(s plat.Section) bool {
-			var c settings
+			var c section
 			return s(&c) == nil && c.BotToken != "" && c.AppToken != ""
 		},
 		Hint: `set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, "Slack")`,
@@ -28,7 +28,7 @@ func Platform() plat.Platform {
 		}},
 		ForgetQueued: ForgetQueued,
 		New: func(d plat.Deps) (plat.Adapter, error) {
-			var c settings
+			var c section
 			if err := d.Section(&c); err != nil {
 				return nil, err
 			}

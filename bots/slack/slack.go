@@ -16,18 +16,22 @@ import (
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
-	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/access"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/httpclient"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/settings"
+	"github.com/mnemo-agent/mnemo/bots/internal/thread"
 )
 
 // DefaultAPIURL is the Slack Web API base (SLACK_API_URL overrides it).
 const DefaultAPIURL = "https://slack.com/api/"
 
-// Limits and timings of Slack's own (the shared ones are in core).
+// Limits and timings of Slack's own (the shared ones are in bots/internal/queue, thread and memorycmd).
 const (
 	repliesPages  = 5                // conversations.replies pages read at most
 	postAttempts  = 3                // chat.postMessage tries on 429
@@ -44,12 +48,12 @@ const thinkingReaction = "eyes"
 const thinkingStatus = "is thinking…"
 
 // Handler answers one task; *agent.Agent satisfies it.
-type Handler = chat.Handler
+type Handler = mnemo.Handler
 
 // Memory is what /memory needs of the memory store; cmd satisfies it.
 // Show's Markdown is converted to mrkdwn and cut with a note past what one
 // Slack answer holds.
-type Memory = chat.Memory
+type Memory = memorycmd.Memory
 
 // Budget is what people may spend (pipeline.Budget); cmd's
 // budget.Budget satisfies it.
@@ -110,7 +114,7 @@ type Bot struct {
 	api    *slackgo.Client
 	http   *http.Client
 	apiURL *url.URL
-	rt     *intake.Adapter // the journal, the queue, Run's start and end
+	rt     *intake.Lifecycle // the intake journal, opened at Run's start and closed at its end
 
 	ready atomic.Bool
 	sm    *socketmode.Client
@@ -119,8 +123,8 @@ type Bot struct {
 	botUserID, botID, botName, teamID string
 
 	pipe  *pipeline.Pipeline[*incoming] // every message's way, from receipt to reply; commands spawn on it
-	flow  *chat.MemoryFlow
-	users *chat.NameCache
+	flow  *memorycmd.Flow
+	users *thread.NameCache
 
 	noStatus    atomic.Bool // assistant.threads.setStatus refused for good
 	noReactions atomic.Bool // reactions refused for good
@@ -148,22 +152,23 @@ func New(cfg Config) (*Bot, error) {
 		"create an app-level token with the connections:write scope on the app's Basic Information page (App-Level Tokens) and use it"); err != nil {
 		return nil, err
 	}
-	u, err := chat.Settings{Platform: "slack", APIURLVar: "SLACK_API_URL", DefaultAPIURL: DefaultAPIURL, Handler: cfg.Handler,
+	u, err := settings.Common{Platform: "slack", APIURLVar: "SLACK_API_URL", DefaultAPIURL: DefaultAPIURL, Handler: cfg.Handler,
 		APIURL: &cfg.APIURL, ChannelMemory: &cfg.ChannelMemory, Identities: cfg.Identities,
 		IdentityForm: "slack:TEAM_ID/USER_ID (e.g. slack:T01ABC/U02DEF)", ValidAccount: validAccount}.Check()
 	if err != nil {
 		return nil, err
 	}
-	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "slack", Keeps: "the messages acknowledged to Slack and not yet answered",
-		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, HTTPClient: cfg.HTTPClient, HTTPTimeout: httpTimeout})
+	hc, closeIdle := httpclient.Or(cfg.HTTPClient, httpTimeout)
+	rt := intake.NewLifecycle(intake.LifecycleOptions{Platform: "slack", Keeps: "the messages acknowledged to Slack and not yet answered",
+		Dir: cfg.IntakeDir, Logger: cfg.Logger, Now: cfg.Now, AtStop: closeIdle})
 	b := &Bot{
 		cfg:        cfg,
 		log:        rt.Log,
 		now:        rt.Now,
-		http:       rt.HTTP,
+		http:       hc,
 		apiURL:     u,
 		rt:         rt,
-		users:      chat.NewNameCache(chat.NameCacheMax, chat.NameCacheTTL),
+		users:      thread.NewNameCache(thread.NameCacheMax, thread.NameCacheTTL),
 		groups:     newGroupCache(groupCacheMax, groupCacheTTL),
 		ackBudget:  2 * time.Second,
 		retryBase:  time.Second,
@@ -171,10 +176,10 @@ func New(cfg Config) (*Bot, error) {
 		maxWaitFor: maxRetryAfter,
 		editEvery:  editEvery,
 	}
-	b.flow = &chat.MemoryFlow{Memory: cfg.Memory, Confirms: chat.NewConfirms(chat.MaxConfirms, chat.ConfirmTTL),
+	b.flow = &memorycmd.Flow{Memory: cfg.Memory, Confirms: memorycmd.NewConfirms(memorycmd.MaxConfirms, memorycmd.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
 	popts := pipeline.Options{Name: "slack", Handler: cfg.Handler,
-		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Adapter: rt,
+		ChannelMemory: cfg.ChannelMemory, Redelivers: true, TypingUntilPosted: true, Lifecycle: rt,
 		FirstVisible: cfg.FirstVisible, Budget: cfg.Budget, Refusals: cfg.Refusals}
 	if cfg.Access != nil {
 		popts.Access = cfg.Access
@@ -235,7 +240,7 @@ func (b *Bot) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	b.log.Info("slack: authenticated", "team", b.teamID, "bot_user", b.botUserID, "api_url", agent.RedactURLs(b.cfg.APIURL))
+	b.log.Info("slack: authenticated", "team", b.teamID, "bot_user", b.botUserID, "api_url", text.RedactURLs(b.cfg.APIURL))
 
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -306,7 +311,7 @@ func (b *Bot) authTest(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return fmt.Errorf("slack: cannot check SLACK_BOT_TOKEN: the Slack Web API at %s (SLACK_API_URL) did not answer auth.test: %s", agent.RedactURLs(b.cfg.APIURL), redactErr(err))
+	return fmt.Errorf("slack: cannot check SLACK_BOT_TOKEN: the Slack Web API at %s (SLACK_API_URL) did not answer auth.test: %s", text.RedactURLs(b.cfg.APIURL), redactErr(err))
 }
 
 // socketError explains why socketmode stopped for good.
@@ -318,7 +323,7 @@ func (b *Bot) socketError(err error) error {
 		return appTokenError(code)
 	}
 	if sc, ok := errors.AsType[slackgo.StatusCodeError](err); ok {
-		return fmt.Errorf("slack: apps.connections.open at %s (SLACK_API_URL) answered HTTP %d; check SLACK_API_URL", agent.RedactURLs(b.cfg.APIURL), sc.Code)
+		return fmt.Errorf("slack: apps.connections.open at %s (SLACK_API_URL) answered HTTP %d; check SLACK_API_URL", text.RedactURLs(b.cfg.APIURL), sc.Code)
 	}
 	return fmt.Errorf("slack: Socket Mode failed: %w", err)
 }
@@ -416,7 +421,7 @@ func redactErr(err error) string {
 	if err == nil {
 		return ""
 	}
-	return agent.RedactURLs(err.Error())
+	return text.RedactURLs(err.Error())
 }
 
 // apiErrorCode is the "error" of a Slack API error answer, or "".

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // editFiles is the size of the memory the edits are made in.
@@ -54,7 +55,7 @@ var editKinds = []editKind{
 		if err != nil {
 			return "", 0, err
 		}
-		return to, st.Size(), os.Rename(filepath.Join(dir, from), filepath.Join(dir, to))
+		return to, st.Size(), durable.Dir(dir).Rename(from, to) // as mv does
 	}},
 	{"sed -i", func(dir, _ string, i int) (string, int64, error) {
 		p := "facts/user.md"

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/renameio/v2"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // The markers around the generated part of the Performance section of
@@ -199,9 +199,8 @@ func updateReadme(path, table string) error {
 	if err != nil {
 		return fmt.Errorf("-readme %s: %w", path, err)
 	}
-	// renameio.WriteFile keeps the mode of the file it replaces; the temp
-	// file is beside it, not in TMPDIR.
-	if err := renameio.WriteFile(path, []byte(text), st.Mode().Perm(), renameio.WithTempDir(filepath.Dir(path))); err != nil {
+	// The one atomic write, keeping the mode of the file it replaces.
+	if err := durable.WriteFile(durable.Dir(filepath.Dir(path)), filepath.Base(path), []byte(text), durable.WriteOptions{Perm: st.Mode().Perm()}); err != nil {
 		return fmt.Errorf("-readme: %w", err)
 	}
 	return nil

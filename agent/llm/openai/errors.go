@@ -14,6 +14,7 @@ import (
 	goopenai "github.com/sashabaranov/go-openai"
 
 	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/agent/text"
 )
 
 // Error is the error Complete returns. Kind is one of llm's Err* errors
@@ -40,7 +41,7 @@ func (e *Error) Error() string {
 	if model == "" {
 		model = "(no model)"
 	}
-	fmt.Fprintf(&b, "llm %s at %s: %v", model, llm.RedactURLs(e.BaseURL), e.Kind)
+	fmt.Fprintf(&b, "llm %s at %s: %v", model, text.RedactURLs(e.BaseURL), e.Kind)
 	var facts []string
 	if e.StatusCode != 0 {
 		facts = append(facts, "HTTP "+strconv.Itoa(e.StatusCode))
@@ -63,7 +64,7 @@ func (e *Error) Error() string {
 	if e.Err != nil {
 		b.WriteString(": " + describe(e.Err))
 	}
-	return llm.RedactURLs(b.String()) // the cause may name the URL too
+	return text.RedactURLs(b.String()) // the cause may name the URL too
 }
 
 // Unwrap gives Kind and Err to errors.Is and errors.As.

@@ -13,12 +13,12 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/logtest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 )
 
 var (
-	_ chat.Handler = (*Handler)(nil)
-	_ chat.Memory  = (*Memory)(nil)
+	_ mnemo.Handler    = (*Handler)(nil)
+	_ memorycmd.Memory = (*Memory)(nil)
 )
 
 // Handler records tasks and answers with Reply (default: "echo: "+text).

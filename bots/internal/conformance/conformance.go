@@ -18,7 +18,8 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
 )
 
 // Wait bounds every wait of the table.
@@ -112,7 +113,7 @@ var Table = []Row{
 	{"redelivery", redelivery},
 	{"resume", resume},
 	{"busy", busy},
-	{"split", split},
+	{"split", splitReply},
 	{"privacy policy", privacy},
 	{"/memory", memoryCommand},
 	{"shutdown", shutdown},
@@ -230,14 +231,14 @@ func resume(t *testing.T, d Driver) {
 	}
 }
 
-// busy: a conversation holds at most chat.PerConversation messages; one
+// busy: a conversation holds at most queue.PerConversation messages; one
 // more is answered at once that the bot is busy, and the others are
 // answered in order once the handler is free.
 func busy(t *testing.T, d Driver) {
 	b := d.Start(t, Setup{})
 	release := b.Handler().Hold()
 	var texts []string
-	for i := range chat.PerConversation + 1 {
+	for i := range queue.PerConversation + 1 {
 		texts = append(texts, "m"+string(rune('a'+i)))
 	}
 	b.DM(texts[0])
@@ -245,23 +246,23 @@ func busy(t *testing.T, d Driver) {
 	for _, s := range texts[1:] {
 		b.DM(s)
 	}
-	if p := b.Posts(1)[0]; p.Text != chat.BusyReplyText {
+	if p := b.Posts(1)[0]; p.Text != pipeline.BusyReplyText {
 		t.Fatalf("first post %q; want the busy reply", p.Text)
 	}
 	release()
-	posts := b.Posts(chat.PerConversation + 1)
+	posts := b.Posts(queue.PerConversation + 1)
 	var answers []string
 	for _, p := range posts[1:] {
 		answers = append(answers, strings.TrimPrefix(p.Text, "echo: "))
 	}
-	if !slices.Equal(answers, texts[:chat.PerConversation]) {
-		t.Errorf("answered %q; want %q in order", answers, texts[:chat.PerConversation])
+	if !slices.Equal(answers, texts[:queue.PerConversation]) {
+		t.Errorf("answered %q; want %q in order", answers, texts[:queue.PerConversation])
 	}
 }
 
-// split: a reply longer than one message is posted in parts, each within
+// splitReply: a reply longer than one message is posted in parts, each within
 // the platform's limit, the first one answering the message.
-func split(t *testing.T, d Driver) {
+func splitReply(t *testing.T, d Driver) {
 	b := d.Start(t, Setup{})
 	long := strings.Repeat("word ", b.MaxRunes()/5) + "\n\n" + strings.Repeat("more ", b.MaxRunes()/5)
 	b.Handler().SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: long}, nil })

@@ -17,9 +17,11 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/settings"
+	"github.com/mnemo-agent/mnemo/bots/internal/split"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -92,7 +94,7 @@ func (c *refChat) Prepare(_ context.Context, m *refMsg, t *mnemo.Task) {
 	}
 }
 
-func (c *refChat) Parts(_ *refMsg, text string) []string { return chat.Split(text, refLimit) }
+func (c *refChat) Parts(_ *refMsg, text string) []string { return split.Text(text, refLimit) }
 
 func (c *refChat) PostPart(ctx context.Context, m *refMsg, i int, part string) error {
 	_, err := c.StartDraft(ctx, m, pipeline.DraftEdit{Part: i, Text: part})
@@ -160,7 +162,7 @@ type refBot struct {
 	p       *pipeline.Pipeline[*refMsg]
 	h       *bottest.Handler
 	mem     *bottest.Memory
-	flow    *chat.MemoryFlow
+	flow    *memorycmd.Flow
 	log     *slog.Logger
 	n       int
 	stopped atomic.Bool
@@ -174,11 +176,11 @@ func (refDriver) Start(t *testing.T, s Setup) Bot {
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	room := &refChat{changed: make(chan struct{}), earlier: map[int]int{}}
 	b := &refBot{t: t, chat: room, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1}
-	setting, err := chat.ChannelMemory("ref.channelMemory", s.ChannelMemory)
+	setting, err := settings.ChannelMemory("ref.channelMemory", s.ChannelMemory)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b.flow = &chat.MemoryFlow{Memory: b.mem, Confirms: chat.NewConfirms(1, 0)}
+	b.flow = &memorycmd.Flow{Memory: b.mem, Confirms: memorycmd.NewConfirms(1, 0)}
 	if in := s.Interrupted; in != nil { // message 0, journaled by a run before
 		j, err := intake.Open(intake.Options{Dir: s.IntakeDir, Name: "ref"})
 		if err != nil {
@@ -197,8 +199,8 @@ func (refDriver) Start(t *testing.T, s Setup) Bot {
 		j.Close()
 		room.earlier[0] = in.Posted // posted before the restart: not in this run's posts
 	}
-	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "ref", Dir: s.IntakeDir, Logger: log})
-	opts := pipeline.Options{Name: "ref", Handler: b.h, ChannelMemory: setting, Adapter: rt}
+	rt := intake.NewLifecycle(intake.LifecycleOptions{Platform: "ref", Dir: s.IntakeDir, Logger: log})
+	opts := pipeline.Options{Name: "ref", Handler: b.h, ChannelMemory: setting, Lifecycle: rt}
 	if s.Access != nil {
 		b.gate = s.Access("ref", log)
 		opts.Access = b.gate
@@ -298,7 +300,7 @@ func (b *refBot) ShowMemory() string {
 			return reply
 		}
 	}
-	return b.flow.Handle(chat.ParseCommand("show"), chat.Asker{ID: "u", User: b.MemoryUser(), Own: b.MemoryUser()}).Text
+	return b.flow.Handle(memorycmd.Parse("show"), memorycmd.Asker{ID: "u", User: b.MemoryUser(), Own: b.MemoryUser()}).Text
 }
 
 func (b *refBot) MemoryUser() string { return "ref-user" }

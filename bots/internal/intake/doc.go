@@ -36,7 +36,7 @@
 // With an empty Dir the journal lives in memory only (tests, library use):
 // the same dedupe and bookkeeping, nothing survives a restart.
 //
-// Adapter is the journal's side of an adapter's life, the same for every
+// Lifecycle is the journal's side of an adapter's life, the same for every
 // platform: Run called once, the journal opened at its start and closed at
 // its end. What is journaled when, and the replay after a restart, is
 // bots/internal/pipeline's.

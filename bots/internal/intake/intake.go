@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -32,6 +31,13 @@ const (
 	minCompact = 1 << 20
 )
 
+// How long, and how many of, the dedupe keys of answered messages are
+// remembered against a redelivery, unless Options say otherwise.
+const (
+	DedupeMax = 5000          // event keys remembered
+	DedupeTTL = 2 * time.Hour // how long an event key is remembered
+)
+
 // Options configures a Journal.
 type Options struct {
 	// Dir is the journal's folder (mnemo serve: <state>/intake), created
@@ -40,7 +46,7 @@ type Options struct {
 	// Name names the file, Dir/Name.jsonl ("slack", "discord").
 	Name string
 	// DoneTTL is how long the keys of an answered message are remembered
-	// (0 → chat.DedupeTTL); DoneMax bounds how many are (0 → chat.DedupeMax).
+	// (0 → DedupeTTL); DoneMax bounds how many are (0 → DedupeMax).
 	DoneTTL time.Duration
 	DoneMax int
 
@@ -115,10 +121,10 @@ type Journal struct {
 // previous run left unanswered.
 func Open(o Options) (*Journal, error) {
 	if o.DoneTTL <= 0 {
-		o.DoneTTL = chat.DedupeTTL
+		o.DoneTTL = DedupeTTL
 	}
 	if o.DoneMax <= 0 {
-		o.DoneMax = chat.DedupeMax
+		o.DoneMax = DedupeMax
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)

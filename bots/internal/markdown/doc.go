@@ -1,6 +1,6 @@
 // Package markdown renders the model's Markdown for a chat platform: Slack
 // mrkdwn (Slack) or the Markdown Discord shows (Discord). It owns nothing
-// else: splitting a rendered reply into messages is chat.Split, which runs
+// else: splitting a rendered reply into messages is split.Text, which runs
 // after rendering and relies on what both renderers guarantee — every code
 // block is fenced with backtick lines of their own at the start of a line.
 //

@@ -8,7 +8,7 @@ import (
 	"github.com/yuin/goldmark/ast"
 	east "github.com/yuin/goldmark/extension/ast"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 )
 
 // FuzzRender: whatever the model writes, both renderings are valid UTF-8,
@@ -36,7 +36,7 @@ func FuzzRender(f *testing.F) {
 				t.Fatalf("``` inside a Slack line %q of %q", l, sl)
 			}
 		}
-		src := []byte(capDepth(chat.CleanText(md)))
+		src := []byte(capDepth(clean.Text(md)))
 		slackCode := func(s string) string { return breakFences(neutralize(escapeText(s))) }
 		ast.Walk(parse(src), func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 			if !entering {

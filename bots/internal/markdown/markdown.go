@@ -2,7 +2,6 @@ package markdown
 
 import (
 	"bytes"
-	"regexp"
 	"strconv"
 	"strings"
 	"unicode"
@@ -13,8 +12,7 @@ import (
 	"github.com/yuin/goldmark/text"
 
 	lazy "github.com/mnemo-agent/mnemo/agent/text"
-
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 )
 
 // Fence is the code fence Slack output uses: a line of its own.
@@ -34,9 +32,6 @@ var (
 	// are linked; a "@" inside a word (an e-mail address) is not one.
 	pingRE = lazy.NewRegexp(`(?i)(^|[^\p{L}\p{N}_])@(channel|here|everyone)`)
 )
-
-// PingRE matches what would ping a whole Slack channel (for tests).
-func PingRE() *regexp.Regexp { return pingRE.Get() }
 
 // Slack renders Markdown as Slack mrkdwn. Its code fences are bare "```"
 // lines, and no other line holds three backticks in a row.
@@ -95,7 +90,7 @@ type renderer struct {
 }
 
 func render(md string, d dialect) []line {
-	src := []byte(capDepth(chat.CleanText(md)))
+	src := []byte(capDepth(clean.Text(md)))
 	r := &renderer{src: src, d: d}
 	return r.blocks(parse(src))
 }
@@ -193,7 +188,7 @@ func (r *renderer) segment(s text.Segment) string {
 
 // code renders a code block: a fence line, the lines, a fence line. On
 // Discord the fence is longer than any backtick run in the code (which
-// chat.Split honours; Discord itself cannot nest fences) and keeps the
+// split.Text honours; Discord itself cannot nest fences) and keeps the
 // language.
 func (r *renderer) code(lines []string, lang string) []line {
 	open := Fence

@@ -8,7 +8,8 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/text"
 
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
+	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
 // The Slack rendering of inline Markdown is specified in bots/slack
@@ -93,9 +94,9 @@ func TestDiscord(t *testing.T) {
 // TestDiscordKeepsTheBotsTexts: the texts of the /memory flow and the
 // adapters are Markdown Discord shows as it is.
 func TestDiscordKeepsTheBotsTexts(t *testing.T) {
-	for _, s := range []string{chat.MemoryUsage, chat.PathGrammar, chat.NoMemoryText, chat.BrokenText, chat.ShowErrorText,
-		chat.NothingYetText, chat.ForgetWhichText, chat.WrongUserText, chat.ExpiredText, chat.CancelledText,
-		chat.ErrorReplyText, chat.BusyReplyText} {
+	for _, s := range []string{memorycmd.Usage, memorycmd.PathGrammar, memorycmd.NoMemoryText, memorycmd.BrokenText, memorycmd.ShowErrorText,
+		memorycmd.NothingYetText, memorycmd.ForgetWhichText, memorycmd.WrongUserText, memorycmd.ExpiredText, memorycmd.CancelledText,
+		pipeline.ErrorReplyText, pipeline.BusyReplyText} {
 		if got := Discord(s); got != s {
 			t.Errorf("Discord(%q)\n = %q", s, got)
 		}
@@ -172,8 +173,8 @@ func TestSlackInlineEdges(t *testing.T) {
 			t.Errorf("Slack(%q)\n got %q\nwant %q", c.in, got, c.want)
 		}
 	}
-	if !PingRE().MatchString("hi @here") || PingRE().MatchString("bob@here.com") {
-		t.Error("PingRE")
+	if !pingRE.Get().MatchString("hi @here") || pingRE.Get().MatchString("bob@here.com") {
+		t.Error("pingRE")
 	}
 }
 

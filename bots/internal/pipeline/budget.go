@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // Budget is what people may spend (cmd/internal/budget.Budget): a reason
@@ -56,7 +55,7 @@ func (p *Pipeline[M]) overRate(ctx context.Context, m M) bool {
 	p.plat.Ack(ctx, m)
 	h.Log.Info(p.opts.Name+": message refused: over limits.messagesPerMinute; not read", "user", h.User, "told", tell)
 	if tell {
-		p.notice(ctx, m, chat.RefusalText(reason))
+		p.notice(ctx, m, RefusalText(reason))
 	}
 	return true
 }
@@ -70,7 +69,7 @@ func (p *Pipeline[M]) noteCut(ctx context.Context, m M) {
 	}
 	p.refused("too_long")
 	h.Log.Info(p.opts.Name+": message cut at the platform's limit", "chars", h.Cut)
-	p.notice(ctx, m, chat.CutNoteText(h.Cut))
+	p.notice(ctx, m, CutNoteText(h.Cut))
 }
 
 // notice posts text in reply to m, apart from its answer: not journaled
@@ -105,7 +104,7 @@ func (p *Pipeline[M]) overBudget(m M, log *slog.Logger, start time.Time) bool {
 	key := map[string]string{"tokens": "limits.tokensPerDay", "total_tokens": "limits.totalTokensPerDay"}[reason]
 	log.Info(p.opts.Name+": message refused: over "+key+"; the model is not asked", "user", h.User, "told", tell)
 	if tell {
-		p.reply(m, chat.RefusalText(reason), start)
+		p.reply(m, RefusalText(reason), start)
 	} else if err := p.Journal().Done(h.ID); err != nil {
 		log.Warn(p.opts.Name+": a refused message could not be marked done; it is refused again after a restart", "error", err)
 	}
@@ -114,7 +113,7 @@ func (p *Pipeline[M]) overBudget(m M, log *slog.Logger, start time.Time) bool {
 
 // charging is a Handler that charges each answer's tokens to its user.
 type charging struct {
-	h      chat.Handler
+	h      mnemo.Handler
 	budget Budget
 }
 

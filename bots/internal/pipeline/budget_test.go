@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // scriptBudget answers as told and records the charges.
@@ -60,11 +59,11 @@ func TestBudgetRefusals(t *testing.T) {
 		wantCount string
 		wantLog   string
 	}{
-		{"rate, told", &scriptBudget{rate: "rate", tell: true}, ErrRefused, chat.RateReplyText, "fake/rate", "over limits.messagesPerMinute"},
+		{"rate, told", &scriptBudget{rate: "rate", tell: true}, ErrRefused, RateReplyText, "fake/rate", "over limits.messagesPerMinute"},
 		{"rate, silent", &scriptBudget{rate: "rate"}, ErrRefused, "", "fake/rate", "over limits.messagesPerMinute"},
-		{"tokens, told", &scriptBudget{ask: "tokens", tell: true}, nil, chat.TokensReplyText, "fake/tokens", "over limits.tokensPerDay"},
+		{"tokens, told", &scriptBudget{ask: "tokens", tell: true}, nil, TokensReplyText, "fake/tokens", "over limits.tokensPerDay"},
 		{"tokens, silent", &scriptBudget{ask: "tokens"}, nil, "", "fake/tokens", "over limits.tokensPerDay"},
-		{"total, told", &scriptBudget{ask: "total_tokens", tell: true}, nil, chat.TotalTokensReplyText, "fake/total_tokens", "over limits.totalTokensPerDay"},
+		{"total, told", &scriptBudget{ask: "total_tokens", tell: true}, nil, TotalTokensReplyText, "fake/total_tokens", "over limits.totalTokensPerDay"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -127,7 +126,7 @@ func TestCutNote(t *testing.T) {
 	m := e.msg("m1", "c1", "aaaa")
 	m.Cut = 4
 	e.p.Receive(context.Background(), m)
-	e.f.waitEvent(t, "post:m1:0:"+chat.CutNoteText(4))
+	e.f.waitEvent(t, "post:m1:0:"+CutNoteText(4))
 	e.h.WaitTasks(t, 1, wait)
 	again := e.msg("m1", "c1", "aaaa")
 	again.Cut = 4

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 )
 
 // Drafter is a Platform that shows a reply while it is written (optional):
@@ -272,7 +271,7 @@ func (dr *draft[M]) complete(text string, start time.Time) {
 // finalText is what a streamed reply ends with: the reply, or, when it
 // broke off after words were shown (a cut, an error, a panic), those words
 // and mnemo.CutNote, so that nothing shown is taken back or repeated.
-func finalText(a chat.Answered, written string) string {
+func finalText(a Answered, written string) string {
 	switch {
 	case written == "" && a.Cut:
 		return a.Text + mnemo.CutNote

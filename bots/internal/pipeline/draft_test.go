@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 )
 
@@ -380,16 +379,16 @@ func TestDraftResume(t *testing.T) {
 // What a streamed reply ends with.
 func TestFinalText(t *testing.T) {
 	for _, c := range []struct {
-		a       chat.Answered
+		a       Answered
 		written string
 		want    string
 	}{
-		{chat.Answered{Text: "all", Streamed: true}, "all", "all"},
-		{chat.Answered{Text: "new"}, "old", "new"},
-		{chat.Answered{Text: "half", Failed: true, Cut: true, Streamed: true}, "half", "half" + mnemo.CutNote},
-		{chat.Answered{Text: "half", Failed: true, Cut: true}, "", "half" + mnemo.CutNote},
-		{chat.Answered{Text: chat.ErrorReplyText, Failed: true}, "some", "some" + mnemo.CutNote},
-		{chat.Answered{Text: mnemo.ApologyText, Failed: true}, "", mnemo.ApologyText},
+		{Answered{Text: "all", Streamed: true}, "all", "all"},
+		{Answered{Text: "new"}, "old", "new"},
+		{Answered{Text: "half", Failed: true, Cut: true, Streamed: true}, "half", "half" + mnemo.CutNote},
+		{Answered{Text: "half", Failed: true, Cut: true}, "", "half" + mnemo.CutNote},
+		{Answered{Text: ErrorReplyText, Failed: true}, "some", "some" + mnemo.CutNote},
+		{Answered{Text: mnemo.ApologyText, Failed: true}, "", mnemo.ApologyText},
 	} {
 		if got := finalText(c.a, c.written); got != c.want {
 			t.Errorf("finalText(%+v, %q) = %q; want %q", c.a, c.written, got, c.want)

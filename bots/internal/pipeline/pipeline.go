@@ -9,12 +9,12 @@
 // acknowledged and answered whom to ask, and nothing of their message is
 // journaled or answered. Receive journals the messages a platform decoded (one write, one fsync,
 // duplicates refused), acknowledges them to the platform once durable, and
-// queues each in its conversation (chat.Queue), or answers that the bot is
+// queues each in its conversation (queue.Queue), or answers that the bot is
 // busy when the conversation is full. A queued message is answered on the
 // queue's goroutine: the typing indicator is shown, the platform fills in
-// the task (speaker, channel, thread context), chat.Answer asks the
+// the task (speaker, channel, thread context), Answer asks the
 // handler, and the reply is journaled, split into parts and posted part by
-// part (intake.Adapter.Reply). Replay answers what the journal kept from
+// part (reply, post). Replay answers what the journal kept from
 // before a restart; a reply a crash interrupted is resumed from the first
 // part the platform does not show yet.
 //
@@ -43,8 +43,9 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
+	"github.com/mnemo-agent/mnemo/bots/internal/settings"
 )
 
 // Message is what the pipeline reads of every platform's message; a
@@ -103,7 +104,7 @@ type Platform[M Incoming] interface {
 // required.
 type Options struct {
 	Name    string // "slack", "discord": log prefix and Task.Platform
-	Handler chat.Handler
+	Handler mnemo.Handler
 	// ChannelMemory is the platform's channelMemory setting (full, read,
 	// off) for messages in channels.
 	ChannelMemory string
@@ -121,7 +122,9 @@ type Options struct {
 	// flicker); else it ends before (Discord: typing shown after the post
 	// would last another ten seconds).
 	TypingUntilPosted bool
-	Adapter           *intake.Adapter // the journal, the queue, Run's start and end
+	// Lifecycle is the intake journal's life: memory-only until Start,
+	// closed at the end of Run.
+	Lifecycle *intake.Lifecycle
 	// Access decides who may talk (Admit); nil lets everyone in.
 	Access Gate
 	// Budget, when set, limits what people spend (budget.go); Refusals
@@ -140,10 +143,10 @@ type Gate interface {
 type Pipeline[M Incoming] struct {
 	opts  Options
 	plat  Platform[M]
-	rt    *intake.Adapter
+	rt    *intake.Lifecycle
 	log   *slog.Logger
 	now   func() time.Time
-	Queue *chat.Queue // messages, in order per conversation (tests may replace it before Start)
+	Queue *queue.Queue // messages, in order per conversation (tests may replace it before Start)
 	// Slots bounds the goroutines Spawn runs at once (busy replies and the
 	// platform's commands); tests may replace it before Start.
 	Slots chan struct{}
@@ -163,8 +166,8 @@ func New[M Incoming](plat Platform[M], opts Options) *Pipeline[M] {
 	if opts.Budget != nil {
 		opts.Handler = charging{opts.Handler, opts.Budget}
 	}
-	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Adapter, log: opts.Adapter.Log, now: opts.Adapter.Now,
-		Queue: chat.NewQueue(chat.MaxInFlight, chat.PerConversation), Slots: make(chan struct{}, chat.MaxInFlight), work: context.Background()}
+	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Lifecycle, log: opts.Lifecycle.Log, now: opts.Lifecycle.Now,
+		Queue: queue.New(queue.MaxInFlight, queue.PerConversation), Slots: make(chan struct{}, queue.MaxInFlight), work: context.Background()}
 }
 
 // Journal is the intake journal.
@@ -177,7 +180,7 @@ func (p *Pipeline[M]) Forget(user string) int { return p.Journal().Forget(user) 
 // Queued is the number of messages accepted and not answered yet.
 func (p *Pipeline[M]) Queued() int { return p.Queue.Len() }
 
-// Start opens the journal (intake.Adapter.Start); answers run under a
+// Start opens the journal (intake.Lifecycle.Start); answers run under a
 // context that keeps ctx's values but not its end (a message taken is
 // answered, even during shutdown). stop closes the journal: call it
 // after Close.
@@ -287,7 +290,7 @@ func (p *Pipeline[M]) Admit(ctx context.Context, m M) bool {
 }
 
 // enqueue queues the answer to m, or, when its conversation already holds
-// chat.PerConversation messages, answers that the bot is busy.
+// queue.PerConversation messages, answers that the bot is busy.
 func (p *Pipeline[M]) enqueue(ctx context.Context, m M) {
 	h := m.Head()
 	if p.Queue.Submit(h.Conversation, func() { p.answer(m) }) {
@@ -298,10 +301,10 @@ func (p *Pipeline[M]) enqueue(ctx context.Context, m M) {
 		return
 	}
 	h.Log.Warn(p.opts.Name+": conversation busy; answering that the bot is busy",
-		"conversation", h.Conversation, "limit", chat.PerConversation)
+		"conversation", h.Conversation, "limit", queue.PerConversation)
 	if !p.Spawn(ctx, func() {
 		if p.Journal().Start(h.ID) {
-			p.reply(m, chat.BusyReplyText, time.Now())
+			p.reply(m, BusyReplyText, time.Now())
 		}
 	}) {
 		h.Log.Warn(p.opts.Name + ": shutting down before the busy reply; it is answered after the next start")
@@ -333,7 +336,7 @@ func (p *Pipeline[M]) Spawn(ctx context.Context, fn func()) bool {
 // answer runs m through the handler and posts the reply.
 func (p *Pipeline[M]) answer(m M) {
 	h := m.Head()
-	id := chat.TaskID(h.ID)
+	id := TaskID(h.ID)
 	log := h.Log.With("task_id", id)
 	if !p.Journal().Start(h.ID) {
 		log.Info(p.opts.Name + ": message not answered: its user's memory was forgotten since it came")
@@ -354,7 +357,7 @@ func (p *Pipeline[M]) answer(m M) {
 		Text:          h.Text,
 		Time:          p.now(),
 		Channel:       !h.DM,
-		ChannelMemory: chat.TaskMemory(h.DM, p.opts.ChannelMemory),
+		ChannelMemory: settings.TaskMemory(h.DM, p.opts.ChannelMemory),
 	}
 	// A platform that shows replies as they are written gets the task's
 	// stream: the typing indicator ends at the first words.
@@ -369,9 +372,9 @@ func (p *Pipeline[M]) answer(m M) {
 		dr.visible = sync.OnceFunc(dr.visible)
 		task.Stream = dr
 	}
-	a := chat.Answered{Text: chat.ErrorReplyText, Failed: true}
+	a := Answered{Text: ErrorReplyText, Failed: true}
 	if p.prepare(ctx, m, &task, log) {
-		a = chat.AnswerTask(ctx, p.opts.Handler, task, log)
+		a = Answer(ctx, p.opts.Handler, task, log)
 	}
 	if !p.opts.TypingUntilPosted {
 		stopTyping()
@@ -392,7 +395,7 @@ func (p *Pipeline[M]) answer(m M) {
 }
 
 // prepare runs the platform's Prepare; a panic in it is logged and
-// reported false (answered with chat.ErrorReplyText, as chat.Answer does
+// reported false (answered with ErrorReplyText, as Answer does
 // for the handler).
 func (p *Pipeline[M]) prepare(ctx context.Context, m M, t *mnemo.Task, log *slog.Logger) (ok bool) {
 	defer func() {
@@ -431,7 +434,7 @@ func (p *Pipeline[M]) post(m M, text string, from int, start time.Time) {
 	}
 	if err != nil {
 		what := "reply"
-		if text == chat.BusyReplyText {
+		if text == BusyReplyText {
 			what = "busy reply"
 		}
 		h.Log.Error(p.opts.Name+": cannot post the "+what, "error", err, "parts_posted", n)

@@ -16,9 +16,9 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake/intaketest"
+	"github.com/mnemo-agent/mnemo/bots/internal/queue"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -148,9 +148,9 @@ func newEnv(t *testing.T, dir string, opts Options) *env {
 	t.Helper()
 	logs := &bottest.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "fake", Dir: dir, Logger: log})
+	rt := intake.NewLifecycle(intake.LifecycleOptions{Platform: "fake", Dir: dir, Logger: log})
 	h := bottest.NewHandler()
-	opts.Name, opts.Handler, opts.Adapter = "fake", h, rt
+	opts.Name, opts.Handler, opts.Lifecycle = "fake", h, rt
 	f := newFake()
 	e := &env{p: New[*msg](f, opts), f: f, h: h, logs: logs}
 	return e
@@ -217,7 +217,7 @@ func TestAnswer(t *testing.T) {
 		tasks := e.h.Tasks()
 		slices.SortFunc(tasks, func(a, b mnemo.Task) int { return strings.Compare(a.Text, b.Text) })
 		if d := tasks[1]; d.Platform != "fake" || d.User != "u-c1" || d.Speaker != "Ann" || d.Conversation != "c1" ||
-			d.Channel || d.ChannelMemory != mnemo.ChannelMemoryFull || d.ID != chat.TaskID("m1") {
+			d.Channel || d.ChannelMemory != mnemo.ChannelMemoryFull || d.ID != TaskID("m1") {
 			t.Errorf("DM task %+v", d)
 		}
 		if c := tasks[0]; !c.Channel || c.ChannelMemory != mnemo.ChannelMemoryRead || c.ChannelKey != mnemo.ChannelKey("fake", "general") {
@@ -301,14 +301,14 @@ func TestStopping(t *testing.T) {
 // that reply and ctx ended, it waits for the next start.
 func TestBusy(t *testing.T) {
 	e := newEnv(t, "", Options{})
-	e.p.Queue = chat.NewQueue(4, 1)
+	e.p.Queue = queue.New(4, 1)
 	e.p.Slots = make(chan struct{}, 1)
 	e.start(t)
 	release := e.h.Hold()
 	e.p.Receive(context.Background(), e.msg("m1", "c1", "one"))
 	e.h.WaitTasks(t, 1, wait)
 	e.p.Receive(context.Background(), e.msg("m2", "c1", "two"))
-	e.f.waitEvent(t, "post:m2:0:"+chat.BusyReplyText)
+	e.f.waitEvent(t, "post:m2:0:"+BusyReplyText)
 	e.waitLog(t, "fake: conversation busy; answering that the bot is busy")
 
 	e.p.Slots <- struct{}{} // no slot left
@@ -333,7 +333,7 @@ func TestFailures(t *testing.T) {
 	e.start(t)
 	e.f.panicky = true
 	e.p.Receive(context.Background(), e.msg("m1", "c1", "hi"))
-	e.f.waitEvent(t, "post:m1:0:"+chat.ErrorReplyText)
+	e.f.waitEvent(t, "post:m1:0:"+ErrorReplyText)
 	e.waitLog(t, "fake: answering with an apology")
 	e.p.Close()
 
@@ -358,7 +358,7 @@ func TestFailures(t *testing.T) {
 // A message whose user was forgotten while it waited is not answered.
 func TestForgottenWhileQueued(t *testing.T) {
 	e := newEnv(t, "", Options{})
-	e.p.Queue = chat.NewQueue(1, chat.PerConversation)
+	e.p.Queue = queue.New(1, queue.PerConversation)
 	e.start(t)
 	release := e.h.Hold()
 	e.p.Receive(context.Background(), e.msg("m1", "c1", "one"))
@@ -395,7 +395,7 @@ func TestReplay(t *testing.T) {
 	j.Close()
 
 	e := newEnv(t, dir, Options{})
-	e.p.Queue = chat.NewQueue(4, 1)
+	e.p.Queue = queue.New(4, 1)
 	e.f.posted = 1
 	e.start(t)
 	// c3 is full (its one slot held by a message not done yet): its
@@ -421,7 +421,7 @@ func TestReplay(t *testing.T) {
 	}
 }
 
-// A second Start fails (intake.Adapter.Start).
+// A second Start fails (intake.Lifecycle.Start).
 func TestStartTwice(t *testing.T) {
 	e := newEnv(t, "", Options{})
 	e.start(t)
@@ -439,9 +439,9 @@ func TestStartTwice(t *testing.T) {
 // journal, in-memory platform, echoing handler): receive, queue, answer,
 // post, done.
 func BenchmarkMessage(b *testing.B) {
-	rt := intake.NewAdapter(intake.AdapterOptions{Platform: "fake"})
+	rt := intake.NewLifecycle(intake.LifecycleOptions{Platform: "fake"})
 	f := &countingPlatform{fake: newFake(), posted: make(chan struct{}, 1024)}
-	p := New[*msg](f, Options{Name: "fake", Handler: bottest.NewHandler(), Adapter: rt})
+	p := New[*msg](f, Options{Name: "fake", Handler: bottest.NewHandler(), Lifecycle: rt})
 	stop, err := p.Start(context.Background())
 	if err != nil {
 		b.Fatal(err)
@@ -478,7 +478,7 @@ func TestReplyJournalError(t *testing.T) {
 	files := &intaketest.FailingFiles{}
 	e := newEnv(t, t.TempDir(), Options{})
 	e.p.rt.Faults = files.Hook
-	e.p.Queue = chat.NewQueue(4, 1)
+	e.p.Queue = queue.New(4, 1)
 	e.start(t)
 	release := e.h.Hold()
 	e.p.Receive(context.Background(), e.msg("m1", "c1", "hi"))

@@ -18,9 +18,9 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
-	"github.com/mnemo-agent/mnemo/bots/internal/chat"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/internal/split"
 	"github.com/mnemo-agent/mnemo/bots/platform"
 )
 
@@ -50,7 +50,7 @@ func Platform() platform.Platform {
 // (Send) and what it posted (Posts).
 type Chat struct {
 	p     *pipeline.Pipeline[*message]
-	rt    *intake.Adapter
+	rt    *intake.Lifecycle
 	log   *slog.Logger
 	ready atomic.Bool
 	n     atomic.Int64
@@ -72,8 +72,8 @@ func New(d platform.Deps) *Chat {
 		log = slog.New(slog.DiscardHandler)
 	}
 	c := &Chat{log: log}
-	c.rt = intake.NewAdapter(intake.AdapterOptions{Platform: Name, Dir: d.IntakeDir, Logger: log})
-	opts := pipeline.Options{Name: Name, Handler: d.Handler, ChannelMemory: mnemo.ChannelMemoryRead, Adapter: c.rt,
+	c.rt = intake.NewLifecycle(intake.LifecycleOptions{Platform: Name, Dir: d.IntakeDir, Logger: log})
+	opts := pipeline.Options{Name: Name, Handler: d.Handler, ChannelMemory: mnemo.ChannelMemoryRead, Lifecycle: c.rt,
 		FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals}
 	if d.Access != nil {
 		opts.Access = d.Access
@@ -144,7 +144,7 @@ func (p chatPlatform) Decode(e intake.Entry, log *slog.Logger) (*message, error)
 func (chatPlatform) Ack(context.Context, *message)                  {}
 func (chatPlatform) Typing(context.Context, *message) (stop func()) { return func() {} }
 func (chatPlatform) Prepare(context.Context, *message, *mnemo.Task) {}
-func (chatPlatform) Parts(_ *message, text string) []string         { return chat.Split(text, limit) }
+func (chatPlatform) Parts(_ *message, text string) []string         { return split.Text(text, limit) }
 func (chatPlatform) Posted(context.Context, *message, []string) int { return 0 }
 
 func (p chatPlatform) PostPart(_ context.Context, _ *message, _ int, part string) error {

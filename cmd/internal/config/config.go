@@ -341,6 +341,14 @@ func Env(c *Config) []EnvVar {
 	}
 }
 
+// Derived are the keys that complete fills from another key's value when
+// they are blank, with what that default is, as the reference shows it
+// (Default holds what they come to with neither file nor environment).
+var Derived = map[string]string{
+	"llm.reflectorModel": "follows `llm.model`",
+	"state.dir":          "`state` beside `memory.dataDir`",
+}
+
 // complete fills blank strings from Default, derives llm.reflectorModel and
 // state.dir when they are blank, and normalises: folders cleaned, secrets
 // trimmed, the platform API URLs ending in "/". Numbers and durations are

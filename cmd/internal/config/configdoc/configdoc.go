@@ -86,7 +86,11 @@ func Generate(configDir string, cmdDirs ...string) ([]byte, error) {
 			if name, ok := envOf[values[j].Addr().Pointer()]; ok {
 				env = "`" + name + "`"
 			}
-			fmt.Fprintf(&b, "| `%s%s` | %s | %s | %s | %s |\n", prefix, sf.Tag.Get("yaml"), typeName(sf.Type), value(values[j]), env, cell(doc))
+			shown := value(values[j])
+			if d, ok := config.Derived[prefix+sf.Tag.Get("yaml")]; ok {
+				shown = d
+			}
+			fmt.Fprintf(&b, "| `%s%s` | %s | %s | %s | %s |\n", prefix, sf.Tag.Get("yaml"), typeName(sf.Type), shown, env, cell(doc))
 		}
 	}
 	b.WriteString(envHeader)
