@@ -3,6 +3,7 @@ package memory
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -180,32 +181,29 @@ func (s *Store) runSearch(query string, limit int, parts ...searchPart) (Found, 
 func (s *Store) hitTexts(q search.Query, res search.Result, parts []searchPart, sp []search.Part) (Found, bool) {
 	out := Found{Query: q.Text, Total: res.Total, Hits: make([]Hit, 0, len(res.Hits)), budget: s.opts.SearchBudget}
 	match := search.Matcher(q)
-	texts := map[string]string{}
+	files := map[string][]string{} // each hit file's lines, read once; nil: changed since indexed
 	stale := false
 	for _, h := range res.Hits {
-		p := parts[h.Part]
-		rel := strings.TrimPrefix(h.Path, p.prefix)
-		text, ok := texts[h.Path]
+		all, ok := files[h.Path]
 		if !ok {
+			p := parts[h.Part]
+			rel := strings.TrimPrefix(h.Path, p.prefix)
 			d, err := p.u.Read(rel)
-			text = d.Text
-			if err != nil || len(text) != h.Size || (p.sharedOnly && !IsShared(text)) {
-				if err != nil {
-					sp[h.Part].Index.Remove(rel)
-				} else {
-					sp[h.Part].Index.Put(rel, text, IsShared(text), 0)
-				}
-				stale = true
-				texts[h.Path] = "\x00"
-				continue
+			switch {
+			case err != nil:
+				sp[h.Part].Index.Remove(rel)
+			case len(d.Text) != h.Size || p.sharedOnly && !IsShared(d.Text):
+				sp[h.Part].Index.Put(rel, d.Text, IsShared(d.Text), 0)
+			default:
+				all = strings.Split(d.Text, "\n")
 			}
-			texts[h.Path] = text
+			stale = stale || all == nil
+			files[h.Path] = all
 		}
-		if text == "\x00" {
+		if all == nil {
 			continue
 		}
 		hit := Hit{Path: h.Path, Line: h.Line, Date: h.Date, Score: h.Score, match: match}
-		all := strings.Split(text, "\n")
 		if h.Episode {
 			entry := strings.Join(all[min(h.Line, len(all))-1:min(h.End, len(all))], "\n")
 			first, _, _ := strings.Cut(entry, "\n")
@@ -213,7 +211,7 @@ func (s *Store) hitTexts(q search.Query, res search.Result, parts []searchPart, 
 			hit.Text = strings.TrimRight(entry, "\n\r ")
 		} else {
 			lines := make([]string, 0, len(h.Lines))
-			for _, n := range sortedLines(h.Lines) {
+			for _, n := range slices.Sorted(slices.Values(h.Lines)) { // in file order
 				if n-1 < len(all) {
 					lines = append(lines, strings.TrimRight(all[n-1], " \r"))
 				}
@@ -223,17 +221,6 @@ func (s *Store) hitTexts(q search.Query, res search.Result, parts []searchPart, 
 		out.Hits = append(out.Hits, hit)
 	}
 	return out, stale
-}
-
-// sortedLines is a fact hit's lines in file order.
-func sortedLines(ls []int) []int {
-	out := append([]int(nil), ls...)
-	for i := 1; i < len(out); i++ {
-		for j := i; j > 0 && out[j] < out[j-1]; j-- {
-			out[j], out[j-1] = out[j-1], out[j]
-		}
-	}
-	return out
 }
 
 // Search finds entries of the session's memory (all of it).

@@ -48,7 +48,6 @@ type Hit struct {
 	Date      string
 	Score     float64
 	Episode   bool
-	Stamp     uint64
 	Part      int
 }
 
@@ -429,7 +428,7 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		h := Hit{
 			Path: p.Prefix + f.path, Line: int(u.line), End: int(u.end), Lines: []int{int(u.line)},
 			Size: f.size, Date: formatDay(u.date),
-			Score: c.score, Episode: f.episode, Stamp: f.stamp, Part: pi,
+			Score: c.score, Episode: f.episode, Part: pi,
 		}
 		if !h.Episode {
 			// The file's other matching lines, in file order.

@@ -133,8 +133,8 @@ func TestTies(t *testing.T) {
 	if len(got) != 5 || !slices.Equal(got[:3], want) {
 		t.Fatalf("order %q, want %q then the two fact files", got, want)
 	}
-	if !(got[3] == "facts/a.md:3" && got[4] == "facts/b.md:3") && !(r.Hits[3].Score != r.Hits[4].Score) {
-		t.Errorf("fact files of equal score out of path order: %q", got)
+	if got[3] != "facts/a.md:3" || got[4] != "facts/b.md:3" || r.Hits[3].Score != r.Hits[4].Score {
+		t.Errorf("two fact files of equal score not in path order: %q", got)
 	}
 	for i := 1; i < len(r.Hits); i++ {
 		if r.Hits[i].Score > r.Hits[i-1].Score {
@@ -195,7 +195,10 @@ func TestPutRemoveCompact(t *testing.T) {
 	if r := Search(Query{Text: "number1"}, Part{Index: x}); len(r.Hits) != 0 {
 		t.Errorf("the replaced text is still found: %+v", r.Hits)
 	}
-	if r := Search(Query{Text: "banana"}, Part{Index: x}); len(r.Hits) != 1 || r.Hits[0].Stamp != 99 {
+	if st, _ := x.Stamp("facts/f1.md"); st != 99 {
+		t.Errorf("stamp after a replace: %d", st)
+	}
+	if r := Search(Query{Text: "banana"}, Part{Index: x}); len(r.Hits) != 1 {
 		t.Errorf("the new text is not found: %+v", r.Hits)
 	}
 	for i := range 600 {
