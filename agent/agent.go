@@ -48,7 +48,7 @@ var systemPrompt = template.Must(template.New("system.md").Option("missingkey=er
 type Memory interface {
 	// Index is the iteration-1 index message, exactly as memory/README.md shows it.
 	Index(s mnemo.Scope) (string, error)
-	// ReadTools are memory_list and memory_read bound to the scope, fresh
+	// ReadTools are memory_list, memory_read and memory_search bound to the scope, fresh
 	// per task.
 	ReadTools(s mnemo.Scope) ([]mnemo.Tool, error)
 }

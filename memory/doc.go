@@ -8,7 +8,8 @@
 // (view.go) is what one conversation may see — in a channel only the
 // speaker's shared files and the channel's own memory (a folder named by
 // mnemo.ChannelKey) under channel/ — and where its writes may go. It also provides the
-// five memory_* tools the agent and the reflector call: a new one is a
+// six memory_* tools the agent and the reflector call (memory_search's
+// ranking is memory/search's, its index kept in step by search.go): a new one is a
 // typed parameter struct and mnemo.NewTool in tools.go, with its
 // description in tools/<name>.md.
 package memory

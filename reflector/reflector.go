@@ -57,8 +57,8 @@ var ErrClosed = errors.New("reflector: closed")
 type Memory interface {
 	// Prepare opens a reflection session on user: Facts is the pre-load
 	// text (fact files in full up to the budget, or their index past it),
-	// Episodes the episode index, Tools the five memory tools (list, read,
-	// write, patch, append) bound to that session. The session's writes
+	// Episodes the episode index, Tools the six memory tools (list, read,
+	// write, patch, append, search) bound to that session. The session's writes
 	// call onCommit just before each change is made; an error from it
 	// aborts the change.
 	// scope is what the run may see and change (mnemo.Turn.Scope): a

@@ -26,11 +26,7 @@ func Platform() plat.Platform {
 		Hint: `set DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, "Discord")`,
 		Access: plat.Access{
 			OpenNote: "discord: discord.access is open: anyone who can reach the bot may talk to it; a bot in a public server needs discord.access allowlist or pairing",
-			Modes: map[string]string{
-				"open":      "everyone who can reach the bot",
-				"allowlist": "only what is listed",
-				"pairing":   "what is listed, and people who were given a code and approved",
-			}},
+			Modes:    plat.Modes("everyone who can reach the bot")},
 		ForgetQueued: ForgetQueued,
 		New: func(d plat.Deps) (plat.Adapter, error) {
 			var c section

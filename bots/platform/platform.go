@@ -49,6 +49,16 @@ type Access struct {
 	Modes map[string]string
 }
 
+// Modes are the access modes' texts for `mnemo access ls`: what open lets
+// in on this platform, and allowlist's and pairing's, the same on every one.
+func Modes(open string) map[string]string {
+	return map[string]string{
+		"open":      open,
+		"allowlist": "only what is listed",
+		"pairing":   "what is listed, and people who were given a code and approved",
+	}
+}
+
 // Section is the platform's configuration section, decoded into into: a
 // struct whose fields are named as the section's (BotToken, APIURL, …).
 type Section func(into any) error

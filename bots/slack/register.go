@@ -20,12 +20,8 @@ func Platform() plat.Platform {
 			var c section
 			return s(&c) == nil && c.BotToken != "" && c.AppToken != ""
 		},
-		Hint: `set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, "Slack")`,
-		Access: plat.Access{HomeOnly: true, Modes: map[string]string{
-			"open":      "the members of the bot's own workspace, and what is listed",
-			"allowlist": "only what is listed",
-			"pairing":   "what is listed, and people who were given a code and approved",
-		}},
+		Hint:         `set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, "Slack")`,
+		Access:       plat.Access{HomeOnly: true, Modes: plat.Modes("the members of the bot's own workspace, and what is listed")},
 		ForgetQueued: ForgetQueued,
 		New: func(d plat.Deps) (plat.Adapter, error) {
 			var c section

@@ -97,7 +97,7 @@ func (m Memory) ReadTools(s mnemo.Scope) ([]mnemo.Tool, error) {
 }
 
 // Prepare opens a reflection on a view of the scope: pre-loaded facts,
-// the episode index and all five tools bound to that view, whose changes
+// the episode index and all six tools bound to that view, whose changes
 // are told to onCommit just before they are made.
 func (m Memory) Prepare(scope mnemo.Scope, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
 	s, err := View(m.Store, scope)
