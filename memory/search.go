@@ -32,7 +32,7 @@ func (s *userSearch) forget(path string) {
 	case path == "":
 		s.x.Clear()
 	default:
-		s.x.Remove(path)
+		s.x.Forget(path)
 	}
 	s.synced = false // the next search compares every file again
 }

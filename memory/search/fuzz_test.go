@@ -67,7 +67,7 @@ func FuzzParse(f *testing.F) {
 			path = "episodes/2026-01.md"
 		}
 		prev := 0
-		for _, u := range parseFile(path, text) {
+		for _, u := range parseFile(path, text, nil) {
 			if u.line <= prev || u.end < u.line || u.start < 0 || u.stop > len(text) || u.start > u.stop {
 				t.Fatalf("unit %+v after line %d in %q", u, prev, text)
 			}

@@ -36,6 +36,8 @@ type Index struct {
 	// prefix of, or that are a prefix of it (autoscale and autoscaling
 	// stem to autoscal and autosc).
 	stems map[string][]string
+	// stemmed caches the stems of this memory's words (stemCache).
+	stemmed stemCache
 	// The live units' count and total length, of all files and of the
 	// shared ones: BM25's N and average length of a view.
 	n, nShared     int
@@ -101,7 +103,7 @@ func (x *Index) Len() int {
 // shared when its header says so; stamp is the caller's name for this
 // version of the file (Stamp returns it).
 func (x *Index) Put(path, text string, shared bool, stamp uint64) {
-	parsed := parseFile(path, text) // parse outside the lock
+	parsed := parseFile(path, text, &x.stemmed) // parse outside the lock
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(path)
@@ -219,6 +221,14 @@ func (x *Index) Clear() {
 	x.terms, x.files, x.stems = map[string]int32{}, map[string]*file{}, map[string][]string{}
 	x.post, x.last, x.units, x.flags, x.lens, x.nums, x.freeN = nil, nil, nil, nil, nil, nil, nil
 	x.dead, x.n, x.nShared, x.sum, x.sumShared = 0, 0, 0, 0, 0
+	x.stemmed.clear()
+}
+
+// Forget takes path out of the index, as a forget does: with the words
+// the index remembers the stems of, so that none of the file's is kept.
+func (x *Index) Forget(path string) {
+	x.Remove(path)
+	x.stemmed.clear()
 }
 
 func (x *Index) remove(path string) {

@@ -40,7 +40,8 @@ type termTF struct {
 // of the unit being read, by position in its terms, so a file's parse
 // makes one small map, not one per unit.
 type parser struct {
-	at map[string]int
+	at    map[string]int
+	stems *stemCache // nil: none
 }
 
 // noDate is the date of a unit without one.
@@ -95,8 +96,8 @@ func headerLine(t string) bool {
 }
 
 // parseFile splits a file's text into its units.
-func parseFile(path, text string) []parsedUnit {
-	ps := &parser{at: map[string]int{}}
+func parseFile(path, text string, stems *stemCache) []parsedUnit {
+	ps := &parser{at: map[string]int{}, stems: stems}
 	if isEpisodes(path) {
 		return ps.entries(text)
 	}
@@ -121,7 +122,7 @@ func (ps *parser) add(u *parsedUnit, s string, weight int) {
 	if len(u.terms) == 0 {
 		clear(ps.at) // a new unit
 	}
-	docTerms(s, func(t string) {
+	docTerms(s, ps.stems, func(t string) {
 		if i, ok := ps.at[t]; ok {
 			u.terms[i].tf += weight
 		} else {

@@ -496,7 +496,7 @@ func Matcher(q Query) func(line string) int {
 	}
 	return func(line string) int {
 		seen := map[int]bool{}
-		docTerms(line, func(t string) {
+		docTerms(line, nil, func(t string) {
 			if i, ok := form[t]; ok {
 				seen[i] = true
 			}

@@ -161,7 +161,7 @@ func TestFactLines(t *testing.T) {
 // its byte range; the file's header is no unit.
 func TestUnits(t *testing.T) {
 	text := "# 2026-03 Episodes\n\n> Summary: a, b\n\n## A\n- Summary: a\n- Date: 2026-03-01\n\n\n## B\n- Date: not a date\nbody\n"
-	us := parseFile("episodes/2026-03.md", text)
+	us := parseFile("episodes/2026-03.md", text, nil)
 	if len(us) != 2 {
 		t.Fatalf("%d units", len(us))
 	}
@@ -171,7 +171,7 @@ func TestUnits(t *testing.T) {
 	if us[1].line != 10 || us[1].end != 12 || us[1].stop != len(text) || us[1].date != noDate || us[1].tf("date") == 0 {
 		t.Errorf("unit B %+v (a bad date line is body)", us[1])
 	}
-	facts := parseFile("channel/facts/x.md", "# X\n> Summary: s\n> Visibility: shared\n\n- the and\n- real fact\n")
+	facts := parseFile("channel/facts/x.md", "# X\n> Summary: s\n> Visibility: shared\n\n- the and\n- real fact\n", nil)
 	if len(facts) != 1 || facts[0].line != 6 {
 		t.Errorf("fact units %+v: want only the line with words", facts)
 	}
@@ -313,7 +313,7 @@ func TestTerms(t *testing.T) {
 		{"a b 7", "=7"},
 	} {
 		var got []string
-		docTerms(tc.line, func(t string) { got = append(got, t) })
+		docTerms(tc.line, nil, func(t string) { got = append(got, t) })
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("%q: terms %q, want %q", tc.line, strings.Join(got, " "), tc.want)
 		}
@@ -483,7 +483,7 @@ func TestLastLine(t *testing.T) {
 	if len(r.Hits) != 2 || r.Hits[0].Path != "episodes/2026-01.md" || r.Hits[0].End != 3 || r.Hits[1].Line != 3 {
 		t.Errorf("hits %+v", r.Hits)
 	}
-	if len(parseFile("facts/b.md", "\n\n\n")) != 0 {
+	if len(parseFile("facts/b.md", "\n\n\n", nil)) != 0 {
 		t.Error("blank lines made a unit")
 	}
 }
@@ -617,5 +617,30 @@ func TestQueryWords(t *testing.T) {
 	upper := Search(Query{Text: "Print"}, Part{Index: x})
 	if len(lower.Hits) != 1 || len(upper.Hits) != 1 || math.Abs(upper.Hits[0].Score*2-lower.Hits[0].Score) > 1e-6 {
 		t.Errorf("kin of Print %+v, of print %+v: want half", upper.Hits, lower.Hits)
+	}
+}
+
+// A forget keeps none of the memory's words: the stems remembered for
+// speed go with one file forgotten, or with the whole index cleared.
+func TestForgetKeepsNoWords(t *testing.T) {
+	x := New()
+	x.Put("facts/a.md", "# A\n\n- tangerine codename\n", false, 1)
+	x.Put("facts/b.md", "# B\n\n- kiwi\n", false, 1)
+	words := func() int {
+		x.stemmed.mu.RLock()
+		defer x.stemmed.mu.RUnlock()
+		return len(x.stemmed.m)
+	}
+	if words() == 0 {
+		t.Fatal("no stems remembered")
+	}
+	x.Forget("facts/a.md")
+	if words() != 0 || x.Len() != 1 {
+		t.Errorf("after forgetting a file: %d words, %d files", words(), x.Len())
+	}
+	x.Put("facts/c.md", "# C\n\n- lime\n", false, 1)
+	x.Clear()
+	if words() != 0 {
+		t.Errorf("after Clear: %d words", words())
 	}
 }

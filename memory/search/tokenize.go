@@ -147,7 +147,7 @@ func stopWord(w string) bool { return stopWords[w] }
 const whole = "="
 
 // term is the indexed form of one simple word, or "" when it is not indexed.
-func term(w string, sentence bool) string {
+func term(w string, sentence bool, c *stemCache) string {
 	lw := strings.ToLower(w)
 	name := kept(w, sentence)
 	if len(lw) < 2 && !unicode.IsDigit(rune(lw[0])) || stopWord(lw) && !name {
@@ -156,49 +156,65 @@ func term(w string, sentence bool) string {
 	if name {
 		return whole + lw
 	}
-	return stem(lw)
+	return c.stem(lw)
 }
 
-// stemCache remembers the stems of words seen: Snowball's stemmer costs
-// a microsecond or more a word, a person's words repeat, and the stems it
-// returns are then one string each, not a copy per use. Bounded: past
-// maxStems words, new ones are stemmed every time.
-var stemCache = struct {
+// stemCache remembers the stems of the words of one memory: Snowball's
+// stemmer costs a microsecond or more a word, a person's words repeat,
+// and the stems it returns are then one string each, not a copy per
+// use. It is an Index's own (a forget clears it with the index), bounded:
+// past maxStems words, new ones are stemmed every time. A nil cache
+// stems every time (a query's few words).
+type stemCache struct {
 	mu sync.RWMutex
 	m  map[string]string
-}{m: map[string]string{}}
+}
 
-const maxStems = 1 << 16
+const maxStems = 1 << 12
 
 // stem is Snowball's English stem of the lower-case word w.
-func stem(w string) string {
-	stemCache.mu.RLock()
-	st, ok := stemCache.m[w]
-	stemCache.mu.RUnlock()
-	if ok {
-		return st
+func (c *stemCache) stem(w string) string {
+	if c != nil {
+		c.mu.RLock()
+		st, ok := c.m[w]
+		c.mu.RUnlock()
+		if ok {
+			return st
+		}
 	}
 	env := snowballstem.NewEnv(w)
 	english.Stem(env)
-	st = env.Current()
-	stemCache.mu.Lock()
-	if len(stemCache.m) < maxStems {
-		st = strings.Clone(st) // the stemmer may return w itself, a piece of a text
-		stemCache.m[strings.Clone(w)] = st
+	st := env.Current()
+	if c != nil {
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = map[string]string{}
+		}
+		if len(c.m) < maxStems {
+			st = strings.Clone(st) // the stemmer may return w itself, a piece of a text
+			c.m[strings.Clone(w)] = st
+		}
+		c.mu.Unlock()
 	}
-	stemCache.mu.Unlock()
 	return st
 }
 
+// clear forgets every word.
+func (c *stemCache) clear() {
+	c.mu.Lock()
+	c.m = nil
+	c.mu.Unlock()
+}
+
 // docTerms calls fn with each term of a memory's line.
-func docTerms(s string, fn func(t string)) {
+func docTerms(s string, c *stemCache, fn func(t string)) {
 	words(s, func(w word) {
 		if len(w.parts) > 1 {
 			fn(strings.ToLower(w.text))
 		}
 		for _, p := range w.parts {
 			sentence := w.sentence && len(w.parts) == 1
-			t := term(p, sentence)
+			t := term(p, sentence, c)
 			if t != "" {
 				fn(t)
 			}
@@ -206,7 +222,7 @@ func docTerms(s string, fn func(t string)) {
 			// ("Harbor: CI runners", "Will's first week"): the word is
 			// kept whole too.
 			if sentence && kept(p, false) {
-				if n := term(p, false); n != t {
+				if n := term(p, false, c); n != t {
 					fn(n)
 				}
 			}
@@ -247,7 +263,7 @@ func queryForms(p string) ([]string, []float64) {
 		if kept(p, false) {
 			w = 0.5
 		}
-		forms, weights = append(forms, stem(lw)), append(weights, w)
+		forms, weights = append(forms, (*stemCache)(nil).stem(lw)), append(weights, w)
 	}
 	return forms, weights
 }
