@@ -473,8 +473,13 @@ func (x *index) refresh(root *os.Root, p string) {
 // fileEntry is the entry of a file whose text starts with head. The
 // summary is copied out: a summary that is a substring of head (one word)
 // would otherwise keep all of head alive for as long as the entry.
+// A head shorter than the file is cut: its last part-line is not read.
 func fileEntry(head string, size int64, key statKey, readAt int64) entry {
-	return entry{Summary: strings.Clone(FileSummary(head)), Size: size, Shared: IsShared(head), key: key, readAt: readAt}
+	shared := IsShared(head)
+	if int64(len(head)) < size {
+		shared = isSharedHead(head[:min(len(head), summaryHead)], true)
+	}
+	return entry{Summary: strings.Clone(FileSummary(head)), Size: size, Shared: shared, key: key, readAt: readAt}
 }
 
 // unkept lists the entries not marked kept, with their generation.

@@ -6,40 +6,73 @@ import (
 	"strings"
 )
 
-// A memory file is private unless its header — the lines above its first
-// "## " entry, within the first summaryHead bytes, as the index reads it —
-// holds "> Visibility: shared". "> Visibility: private", no such line, or
-// any other value is private, and so is a header that says both: a typo
-// or a doubt never shares a file. Existing files are therefore private.
+// A memory file is private unless its header block holds the exact line
+// "> Visibility: shared" (trailing spaces, tabs and a CR aside). The header
+// block is the file's first lines up to the first that is not blank, not a
+// quote line starting with ">" at its first byte, and not the file's one
+// "# Title": a list item, a "##" entry, a second title, a fence, an indented
+// line or a paragraph ends it. It must end, newline included, within the
+// first summaryHead bytes the index reads; a line cut there does not count.
+// A visibility line anywhere else (in a fence, under a list item, indented,
+// past the header) is text, not a header. "> Visibility: private", any other
+// value or spelling, or no line is private, and so is a header that says
+// both: a typo or a doubt never shares a file. Existing files are therefore
+// private.
 const (
 	visibilityKey     = "visibility:"
 	visibilityShared  = "> Visibility: shared"
 	visibilityPrivate = "> Visibility: private"
 )
 
-// visibilityValue returns the value after "> Visibility:" when line is one.
+// visibilityValue returns the value after "> Visibility:" when line is a
+// header's quote line naming visibility, in any spelling (so that a
+// near-miss reads as private and SetVisibility replaces it).
 func visibilityValue(line string) (string, bool) {
-	t := strings.TrimSpace(line)
-	if !strings.HasPrefix(t, ">") {
+	t, ok := strings.CutPrefix(line, ">")
+	if !ok {
 		return "", false
 	}
-	t = strings.TrimSpace(t[1:])
+	t = strings.TrimSpace(t)
 	if len(t) < len(visibilityKey) || !strings.EqualFold(t[:len(visibilityKey)], visibilityKey) {
 		return "", false
 	}
 	return strings.TrimSpace(t[len(visibilityKey):]), true
 }
 
+// headerLine reports whether line continues a header block in which a
+// title has (titled) or has not been seen, and whether it is that title.
+func headerLine(line string, titled bool) (ok, title bool) {
+	switch {
+	case strings.TrimRight(line, " \t\r") == "", strings.HasPrefix(line, ">"):
+		return true, false
+	case !titled && strings.HasPrefix(line, "# "):
+		return true, true
+	}
+	return false, false
+}
+
 // IsShared reports whether a memory file's text marks it shared.
 func IsShared(text string) bool {
-	text = strings.TrimPrefix(text[:min(len(text), summaryHead)], "\ufeff")
-	shared := false
-	for line := range strings.SplitSeq(text, "\n") {
-		if _, ok := headingText(line, "##"); ok {
+	return isSharedHead(text[:min(len(text), summaryHead)], len(text) > summaryHead)
+}
+
+// isSharedHead is IsShared on the first bytes of a file, cut when more
+// follow: the last line of a cut head may be only part of a line
+// ("> Visibility: shared" of "> Visibility: sharedNOT"), so it is not read.
+func isSharedHead(head string, cut bool) bool {
+	if cut {
+		head = head[:strings.LastIndexByte(head, '\n')+1]
+	}
+	head = strings.TrimPrefix(head, "\ufeff")
+	shared, titled := false, false
+	for line := range strings.SplitSeq(head, "\n") {
+		ok, title := headerLine(line, titled)
+		if !ok {
 			break
 		}
-		if v, ok := visibilityValue(line); ok {
-			if !strings.EqualFold(v, "shared") {
+		titled = titled || title
+		if _, vis := visibilityValue(line); vis {
+			if strings.TrimRight(line, " \t\r") != visibilityShared {
 				return false
 			}
 			shared = true
@@ -49,9 +82,9 @@ func IsShared(text string) bool {
 }
 
 // SetVisibility returns text with its header marking it shared or
-// private: every visibility line of the header is dropped, and the one
-// wanted goes under the "> Summary:" line (else under the "# Title", else
-// first). Private with no line before stays without one (no line is
+// private: every visibility line of the header block is dropped, and the
+// one wanted goes under its "> Summary:" line (else under its "# Title",
+// else first). Private with no line before stays without one (no line is
 // private); private where a line was says so in words. A byte order mark
 // stays first, and the header under it is read as IsShared reads it.
 func SetVisibility(text string, shared bool) string {
@@ -63,18 +96,24 @@ func SetVisibility(text string, shared bool) string {
 	out := make([]string, 0, len(lines)) // one more line may be added
 	const unset = -1
 	had, at, title := false, unset, unset
-	header := true
+	header, titled := true, false
 	for _, line := range lines {
 		if header {
-			if _, ok := headingText(line, "##"); ok {
+			ok, isTitle := headerLine(line, titled)
+			titled = titled || isTitle
+			switch {
+			case !ok:
 				header = false
-			} else if _, ok := visibilityValue(line); ok {
-				had = true
-				continue
-			} else if _, ok := summaryValue(line); ok && at == unset {
-				at = len(out) + 1
-			} else if _, ok := headingText(line, "#"); ok && title == unset {
+			case isTitle:
 				title = len(out) + 1
+			default:
+				if _, vis := visibilityValue(line); vis {
+					had = true
+					continue
+				}
+				if _, ok := summaryValue(line); ok && at == unset {
+					at = len(out) + 1
+				}
 			}
 		}
 		out = append(out, line)

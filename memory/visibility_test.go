@@ -68,10 +68,10 @@ func TestPrivateViewPatchUnderABOMStaysPrivate(t *testing.T) {
 	}
 }
 
-// upTo is a header of n bytes: a title and one long line, each ending
-// in a newline.
+// upTo is a header of n bytes: a title and one long quote line, each
+// ending in a newline.
 func upTo(n int) string {
-	return "# T\n" + strings.Repeat("x", n-len("# T\n")-1) + "\n"
+	return "# T\n>" + strings.Repeat("x", n-len("# T\n>")-1) + "\n"
 }
 
 func TestIsShared(t *testing.T) {
@@ -85,12 +85,17 @@ func TestIsShared(t *testing.T) {
 		{"private", "# T\n> Visibility: private\n", false},
 		{"empty", "", false},
 		{"line alone, no newline", "> Visibility: shared", true},
-		{"upper case", "# T\n> VISIBILITY: SHARED\n", true},
-		{"lower case", "# T\n> visibility: shared\n", true},
-		{"mixed case value", "# T\n> Visibility: Shared\n", true},
-		{"no space after >", "# T\n>Visibility: shared\n", true},
-		{"no space after colon", "# T\n> Visibility:shared\n", true},
-		{"indented, spaces and tabs", "# T\n  \t>   Visibility:   shared \t\n", true},
+		{"upper case", "# T\n> VISIBILITY: SHARED\n", false},
+		{"lower case", "# T\n> visibility: shared\n", false},
+		{"mixed case value", "# T\n> Visibility: Shared\n", false},
+		{"no space after >", "# T\n>Visibility: shared\n", false},
+		{"no space after colon", "# T\n> Visibility:shared\n", false},
+		{"indented, spaces and tabs", "# T\n  \t>   Visibility:   shared \t\n", false},
+		{"indented by a space", "# T\n > Visibility: shared\n", false},
+		{"indented by a tab", "# T\n\t> Visibility: shared\n", false},
+		{"trailing spaces and tabs", "# T\n> Visibility: shared \t\n", true},
+		{"more spaces inside", "# T\n>  Visibility: shared\n", false},
+		{"sharedNOT", "# T\n> Visibility: sharedNOT\n", false},
 		{"CRLF", "# T\r\n> Summary: s\r\n> Visibility: shared\r\n", true},
 		{"space before the colon", "# T\n> Visibility : shared\n", false},
 		{"no colon", "# T\n> Visibility shared\n", false},
@@ -108,14 +113,28 @@ func TestIsShared(t *testing.T) {
 		{"BOM on a later line", "# T\n\ufeff> Visibility: shared\n", false},
 		{"after a ## entry", "# T\n> Summary: s\n\n## 2026-03-05\n> Visibility: shared\n", false},
 		{"above a ## entry", "# T\n> Visibility: shared\n\n## 2026-03-05\n- x\n", true},
-		{"### is not an entry", "# T\n### Sub\n> Visibility: shared\n", true},
-		{"## without a space is not an entry", "# T\n##\n> Visibility: shared\n", true},
-		{"## with trailing spaces only", "# T\n##   \n> Visibility: shared\n", true},
+		{"### ends the header", "# T\n### Sub\n> Visibility: shared\n", false},
+		{"a second title ends the header", "# T\n# U\n> Visibility: shared\n", false},
+		{"in a fence", "# T\n```\n> Visibility: shared\n```\n", false},
+		{"in a tilde fence", "# T\n~~~\n> Visibility: shared\n~~~\n", false},
+		{"under a list item", "# T\n- x\n> Visibility: shared\n", false},
+		{"indented under a list item", "# T\n- x\n  > Visibility: shared\n", false},
+		{"under a numbered item", "# T\n1. x\n> Visibility: shared\n", false},
+		{"under a star item", "* x\n> Visibility: shared\n", false},
+		{"after a paragraph", "# T\nsome words\n> Visibility: shared\n", false},
+		{"a file with no heading, far down", strings.Repeat("words and more words\n", 100) + "> Visibility: shared\n", false},
+		{"under a summary and a blank line", "# T\n\n> Summary: s\n\n> Visibility: shared\n\n- x\n", true},
+		{"above the title", "> Visibility: shared\n\n# T\n", true},
+		{"a bare ## ends the header", "# T\n##\n> Visibility: shared\n", false},
+		{"## with trailing spaces only ends it", "# T\n##   \n> Visibility: shared\n", false},
 		{"shared then private", "# T\n> Visibility: shared\n> Visibility: private\n", false},
 		{"private then shared", "# T\n> Visibility: private\n> Visibility: shared\n", false},
 		{"shared then other", "# T\n> Visibility: shared\n> Visibility: sharde\n", false},
 		{"shared twice", "# T\n> Visibility: shared\n> Visibility: shared\n", true},
-		{"ends at 16 KB", upTo(summaryHead-len("> Visibility: shared")) + "> Visibility: shared\n", true},
+		{"ends at 16 KB with its newline", upTo(summaryHead-len("> Visibility: shared\n")) + "> Visibility: shared\n" + "more", true},
+		{"ends at 16 KB, the file too", upTo(summaryHead-len("> Visibility: shared")) + "> Visibility: shared", true},
+		{"newline past 16 KB", upTo(summaryHead-len("> Visibility: shared")) + "> Visibility: shared\n", false},
+		{"sharedNOT cut at 16 KB", upTo(summaryHead-len("> Visibility: shared")) + "> Visibility: sharedNOT\n", false},
 		{"cut at 16 KB", upTo(summaryHead-len("> Visibility: share")) + "> Visibility: shared\n", false},
 		{"past 16 KB", "# T\n" + pad + "> Visibility: shared\n", false},
 		{"private past 16 KB does not count", "# T\n> Visibility: shared\n" + pad + "> Visibility: private\n", true},
@@ -175,7 +194,7 @@ func TestSetVisibilityAtTheHeadLimit(t *testing.T) {
 		for _, room := range []int{0, 1, 2} {
 			headLen := summaryHead - len(bom) - len(want) - 2 + room
 			summary := "> Summary: s"
-			head := "# T\n" + strings.Repeat("x", headLen-len("# T\n")-len("\n"+summary)) + "\n" + summary
+			head := "# T\n>" + strings.Repeat("x", headLen-len("# T\n>")-len("\n"+summary)) + "\n" + summary
 			if len(bom)+len(head) != headLen+len(bom) {
 				t.Fatalf("bad setup: %d", len(head))
 			}
@@ -196,22 +215,29 @@ func TestSetVisibilityAtTheHeadLimit(t *testing.T) {
 	}
 }
 
-// isVisLine is the test's own reading of a visibility line.
+// isVisLine is the test's own reading of a visibility line of a header:
+// a quote line at the first byte naming visibility, in any spelling.
 func isVisLine(l string) bool {
-	t := strings.TrimSpace(l)
-	if !strings.HasPrefix(t, ">") {
+	t, ok := strings.CutPrefix(l, ">")
+	if !ok {
 		return false
 	}
-	t = strings.TrimSpace(t[1:])
+	t = strings.TrimSpace(t)
 	return len(t) >= len("visibility:") && strings.EqualFold(t[:len("visibility:")], "visibility:")
 }
 
 // splitVis is text's lines without the visibility lines of its header
-// (above the first "## " line), and those lines.
+// block (blank lines, quote lines and one "# " title, from the top), and
+// those lines.
 func splitVis(text string) (rest, vis []string) {
-	header := true
+	header, titled := true, false
 	for _, l := range strings.Split(strings.TrimPrefix(text, "\ufeff"), "\n") {
-		if strings.HasPrefix(strings.TrimRight(l, " \t\r"), "## ") {
+		switch {
+		case !header:
+		case strings.TrimRight(l, " \t\r") == "" || strings.HasPrefix(l, ">"):
+		case !titled && strings.HasPrefix(l, "# "):
+			titled = true
+		default:
 			header = false
 		}
 		if header && isVisLine(l) {
@@ -318,5 +344,59 @@ func TestSharedViewAppendToAnEmptySharedMonthWaits(t *testing.T) {
 	err := NewView(u, true, nil).Append("episodes/2026-03.md", "## T\n- Summary: s\n- Date: 2026-03-01\n", "")
 	if !errors.Is(err, ErrConflict) || !strings.Contains(err.Error(), "empty on disk") {
 		t.Errorf("append to an empty shared month = %v", err)
+	}
+}
+
+// Every reader of visibility reads the same header: the index (List,
+// ListShared), a channel's view (Read, List, Search) and IsShared agree on
+// each case, long files (read by the index from their first 16 KiB) too.
+// Before the fix a fence, an indented line, a line under a list item and
+// "sharedNOT" cut at 16 KiB all read as shared.
+func TestEveryReaderAgreesOnVisibility(t *testing.T) {
+	const line = "> Visibility: shared"
+	long := func(cut string) string { // the 16 KiB cut falls after cut's "shared"
+		pad := "# Zebra\n>" + strings.Repeat("x", summaryHead-len("# Zebra\n>")-1-len(line)) + "\n"
+		return pad + line + cut + "\n- zebra\n"
+	}
+	for _, c := range []struct {
+		name, text string
+		want       bool
+	}{
+		{"header", "# Zebra\n> Summary: zebra\n" + line + "\n\n- zebra\n", true},
+		{"fence", "# Zebra\n```\n" + line + "\n```\n- zebra\n", false},
+		{"indented", "# Zebra\n  " + line + "\n- zebra\n", false},
+		{"under a list item", "# Zebra\n- zebra\n" + line + "\n", false},
+		{"past the header", "# Zebra\nzebra notes\n\n" + line + "\n", false},
+		{"no heading, far down", strings.Repeat("zebra words\n", 300) + line + "\n", false},
+		{"sharedNOT", "# Zebra\n> Visibility: sharedNOT\n- zebra\n", false},
+		{"sharedNOT cut at 16 KiB", long("NOT"), false},
+		{"shared at 16 KiB", long(""), false}, // its newline is past what the index reads
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newStore(t)
+			u := mustUser(t, s, "alice")
+			writeFile(t, filepath.Join(s.Dir(), "alice/facts/zebra.md"), c.text)
+			if got := IsShared(c.text); got != c.want {
+				t.Errorf("IsShared = %v", got)
+			}
+			all, err := u.List()
+			if err != nil || len(all) != 1 || all[0].Shared != c.want {
+				t.Errorf("List = %+v, %v", all, err)
+			}
+			shared, err := u.ListShared()
+			if err != nil || (len(shared) == 1) != c.want {
+				t.Errorf("ListShared = %+v, %v", shared, err)
+			}
+			v := NewView(u, true, nil)
+			if _, err := v.Read("facts/zebra.md"); (err == nil) != c.want {
+				t.Errorf("a channel's Read: %v", err)
+			}
+			if l, err := v.List(); err != nil || (len(l) == 1) != c.want {
+				t.Errorf("a channel's List = %+v, %v", l, err)
+			}
+			if f, err := v.Search("zebra", 5); err != nil || (len(f.Hits) > 0) != c.want {
+				t.Errorf("a channel's Search = %+v, %v", f.Hits, err)
+			}
+		})
 	}
 }

@@ -27,7 +27,7 @@ import (
 
 const chanKey = "#slack-T01-C02"
 
-const aliceFact = "# Alice\n> summary: alice's pets\n> visibility: shared\n\n- Has a cat called Zebra.\n"
+const aliceFact = "# Alice\n> summary: alice's pets\n> Visibility: shared\n\n- Has a cat called Zebra.\n"
 
 const aliceEpisodes = "# Episodes 2026-11\n> Summary: tests\n\n## Fixed the flaky test\n- Summary: a race in the cache\n- Date: 2026-11-03\n\n## Set up CI\n- Date: 2026-11-20\n"
 

@@ -51,13 +51,15 @@ var leakFiles = map[string]string{
 	"ann/facts/typo.md":             "# Typo\n\n> Summary: " + leakMark + "\n> Visibility: sharde\n",
 	"ann/facts/far.md":              "# Far\n\n> Summary: " + leakMark + "\n" + strings.Repeat("- filler\n", 2000) + "> Visibility: shared\n",
 	"ann/facts/bom.md":              "\ufeff> Visibility: private\n# Bom\n\n> Summary: " + leakMark + "\n",
+	"ann/facts/spelled.md":          "# Spelled\n\n> Summary: " + leakMark + "\n> visibility:SHARED\n", // not the exact line
+	"ann/facts/fenced.md":           "# Fenced\n\n> Summary: " + leakMark + "\n```\n> Visibility: shared\n```\n",
 	"ann/facts/hardsrc.md":          "# Hard\n\n> Summary: " + leakMark + "\n> Visibility: shared\n",
 	"ann/facts/empty.shared.md":     "",
 	"ann/facts/" + leakMark + ".md": "# Named\n\n> Summary: a file whose name is private\n",
 	"ann/episodes/2026-03.md":       "# 2026-03 Episodes\n\n> Summary: " + leakMark + "\n\n## Told\n- Summary: " + leakMark + "\n- Date: 2026-03-02\n",
 	// ann's shared files.
 	"ann/facts/public.md":            "# Public\n\n> Summary: ann's public facts\n> Visibility: shared\n\n- Team: platform\n",
-	"ann/facts/team.md":              "# Team\n\n> Summary: ann's team\n> visibility:SHARED\n\n- Lead: Kim\n",
+	"ann/facts/team.md":              "# Team\n\n> Summary: ann's team\n> Visibility: shared\n\n- Lead: Kim\n",
 	"ann/episodes/2026-02.shared.md": "# 2026-02 Episodes\n\n> Summary: standups\n> Visibility: shared\n\n## Standup\n- Summary: standup\n- Date: 2026-02-02\n",
 	// Another person's files, private and shared: none is ann's to see.
 	"bob/facts/user.md":              "# Bob\n\n> Summary: " + leakMark + "\n\n- " + leakMark + "\n",
