@@ -73,7 +73,14 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 		if again {
 			continue
 		}
+		// Kept in the history before the write, as a restore is: a running
+		// chat's or serve's watcher then finds the text already kept and
+		// does not record the same change again as a hand edit.
+		recErr := m.recordEdit(name, p, base, baseText, data)
 		_, err = u.Replace(p, string(data), base, nil)
+		if err != nil && recErr == nil {
+			m.unrecordEdit(u, name, p)
+		}
 		if errors.Is(err, memory.ErrConflict) {
 			now, again, err := m.showConflict(u, p, answers)
 			if err != nil {
@@ -90,7 +97,7 @@ func (m *memoryCmd) edit(ctx context.Context, name, p string) error {
 			keep = true
 			return failure(fmt.Errorf("memory edit: %w; your text is in %s", err, copyPath))
 		}
-		return m.saved(name, p, base, baseText, data)
+		return m.saved(name, p, data, recErr)
 	}
 }
 
@@ -176,11 +183,11 @@ func (m *memoryCmd) showConflict(u *memory.User, p string, answers *bufio.Reader
 	return now, err == nil && again, nil
 }
 
-// saved records a written edit in the history (a failure there is told,
-// not fatal: the text is saved) and says so.
-func (m *memoryCmd) saved(name, p string, base memory.Version, baseText string, data []byte) error {
-	if err := m.recordEdit(name, p, base, baseText, data); err != nil {
-		fmt.Fprintf(m.env.stderr, "mnemo: saved, but the history could not keep it: %v\n", err)
+// saved says a written edit is saved, and that the history could not keep
+// it when recErr says so (not fatal: the text is saved).
+func (m *memoryCmd) saved(name, p string, data []byte, recErr error) error {
+	if recErr != nil {
+		fmt.Fprintf(m.env.stderr, "mnemo: saved, but the history could not keep it: %v\n", recErr)
 	}
 	_, err := fmt.Fprintf(m.env.stderr, "mnemo: saved %s of %s (%s)\n", p, name, memory.FormatSize(int64(len(data))))
 	return err
@@ -232,6 +239,24 @@ func (m *memoryCmd) runEditor(ctx context.Context, file string) error {
 		return failure(fmt.Errorf("memory edit: the editor (%s) failed: %w; nothing was written (set VISUAL or EDITOR to an editor that exits 0 on save)", editor, err))
 	}
 	return nil
+}
+
+// unrecordEdit follows an edit kept in the history but not written (the
+// file changed meanwhile, or the write failed) with the file as it is, so
+// the history's newest version is the file again, as after a failed restore.
+func (m *memoryCmd) unrecordEdit(u *memory.User, name, p string) {
+	h, err := openHistory(m.cfg, time.Now)
+	if err != nil {
+		return
+	}
+	defer h.Close()
+	doc, err := u.Read(p)
+	switch {
+	case err == nil:
+		h.Record(name, p, []byte(doc.Text), "memory edit not saved; as it is")
+	case errors.Is(err, memory.ErrNotFound):
+		h.RecordDelete(name, p, nil, "memory edit not saved; no file")
+	}
 }
 
 // recordEdit keeps the edit in the history under the admin's name

@@ -134,6 +134,12 @@ func TestMemoryEdit(t *testing.T) {
 		if b, _ := os.ReadFile(kept[0]); string(b) != "# Ann\n> Summary: mine\n" {
 			t.Errorf("kept copy = %q", b)
 		}
+		// The edit, kept before the write, is followed by the file as it
+		// is: the history's newest version is the file again.
+		h := cli(t, w.env, "memory", "history", "ann", "facts/user.md")
+		if rows := strings.Split(h.stdout, "\n"); len(rows) < 2 || !strings.Contains(rows[1], "memory edit not saved; as it is") {
+			t.Errorf("history after an edit not saved:\n%s", h.stdout)
+		}
 
 		// Edit again: the change is redone on top of the bot's version.
 		w.editor(t,
