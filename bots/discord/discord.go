@@ -149,6 +149,7 @@ type Bot struct {
 	// Timings, shortened by tests.
 	typingEvery time.Duration
 	editEvery   time.Duration
+	pace        *editPacer // every message edit, per channel
 	retryBase   time.Duration
 	killAfter   time.Duration // after ctx ends, gateway connections still open are closed
 }
@@ -198,6 +199,7 @@ func New(cfg Config) (*Bot, error) {
 		channels:    newKindCache(chanCacheMax),
 		typingEvery: typingEvery,
 		editEvery:   editEvery,
+		pace:        newEditPacer(clock.Real{}, editLimit, editWindow),
 		retryBase:   time.Second,
 		killAfter:   5 * time.Second,
 		conns:       map[net.Conn]struct{}{},

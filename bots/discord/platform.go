@@ -95,8 +95,9 @@ func (p platform) allowedMentions() *discordgo.MessageAllowedMentions {
 	return &discordgo.MessageAllowedMentions{Parse: []discordgo.AllowedMentionType{}, RepliedUser: p.b.cfg.ReplyMention}
 }
 
-// DraftInterval: Discord takes 5 edits per 5 s in a channel; discordgo's
-// rate limiter holds back what goes past that.
+// DraftInterval: Discord takes 5 edits per 5 s in a channel; one update a
+// second, and the bot's edit pacer holds back an edit past the limit (the
+// final one after an interval's), so discordgo's rate limiter never has to.
 func (p platform) DraftInterval() time.Duration { return p.b.editEvery }
 
 // StartDraft posts part e.Part of the reply to in (the first answers it)
@@ -143,8 +144,13 @@ func (p platform) EditDraft(ctx context.Context, in *incoming, e pipeline.DraftE
 		return nil
 	}
 	text := e.Text
+	pe, err := p.b.pace.begin(ctx, in.msg.ChannelID)
+	if err != nil {
+		return err
+	}
 	edited, err := p.b.s.ChannelMessageEditComplex(&discordgo.MessageEdit{ID: e.ID, Channel: in.msg.ChannelID, Content: &text,
 		AllowedMentions: p.allowedMentions()}, discordgo.WithContext(ctx))
+	p.b.pace.end(in.msg.ChannelID, pe)
 	if err != nil {
 		return err
 	}

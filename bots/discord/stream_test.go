@@ -9,19 +9,23 @@ import (
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 )
 
 // A streamed reply is posted at its first words, ending the typing
 // indicator, then edited: every post and edit carries an empty, non-nil
 // AllowedMentions (model text pings nobody), and Discord's edit limit
-// per channel holds whatever the stream's pace, through discordgo's rate
-// limiter (the fake answers 429 past it). The final text is the reply,
-// once.
+// per channel holds whatever the stream's pace, by the bot's own pacing:
+// the fake answers 429 past it, and no edit is refused. The final text is
+// the reply, once.
 func TestStreamEdits(t *testing.T) {
 	const limit, window = 5, 300 * time.Millisecond
 	hs := start(t, setup{opts: discordtest.Options{EditLimit: limit, EditWindow: window},
-		bot: func(b *Bot) { b.editEvery, b.typingEvery = time.Millisecond, time.Millisecond }})
+		bot: func(b *Bot) {
+			b.editEvery, b.typingEvery = time.Millisecond, time.Millisecond
+			b.pace = newEditPacer(clock.Real{}, limit, window)
+		}})
 	const deltas = 16
 	var all strings.Builder
 	hs.h.SetReply(func(task mnemo.Task) (mnemo.Reply, error) {
@@ -76,6 +80,11 @@ func TestStreamEdits(t *testing.T) {
 			if gap := e.At.Sub(edits[i-limit].At); gap < window {
 				t.Errorf("edits %d and %d are %v apart: more than %d in %v", i-limit, i, gap, limit, window)
 			}
+		}
+	}
+	for _, c := range hs.srv.Calls("PATCH ") {
+		if c.Status == 429 {
+			t.Errorf("an edit was refused (429) at %v: the pacer let it through", c.At)
 		}
 	}
 	// Typing ended at the first words: none after the first edit.
