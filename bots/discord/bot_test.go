@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -359,5 +360,53 @@ func TestReplyPartsRendered(t *testing.T) {
 		if !strings.HasPrefix(p, "```py\n") || !strings.HasSuffix(p, "\n```") {
 			t.Errorf("part %d is not a whole code block: %.30q…%q", i, p, p[len(p)-10:])
 		}
+	}
+}
+
+// A private thread (type 12) has a memory of its own: what is remembered
+// there is not recalled in its parent channel, nor what is remembered in
+// the parent there. A public thread (type 11) shares its parent's memory,
+// as everyone in the channel can read it. The handler remembers and
+// recalls by the task's ChannelKey, as the memory does. Before the fix a
+// private thread's key was its parent's (#discord-<parent>).
+func TestPrivateThreadHasItsOwnMemory(t *testing.T) {
+	const private = "300000000000000009"
+	hs := start(t, setup{before: func(srv *discordtest.Server) {
+		srv.AddChannel(discordgo.Channel{ID: private, GuildID: guildID, Type: discordgo.ChannelTypeGuildPrivateThread,
+			ParentID: channelID, Name: "a private thread"})
+	}})
+	var mu sync.Mutex
+	remembered := map[string][]string{} // ChannelKey → what was said there
+	hs.h.SetReply(func(task mnemo.Task) (mnemo.Reply, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fact, ok := strings.CutPrefix(task.Text, "remember "); ok {
+			remembered[task.ChannelKey] = append(remembered[task.ChannelKey], fact)
+			return mnemo.Reply{Text: "noted"}, nil
+		}
+		return mnemo.Reply{Text: "recalled: " + strings.Join(remembered[task.ChannelKey], ", ") + "."}, nil
+	})
+	say := func(where, text string, n int) string {
+		t.Helper()
+		hs.mention(alice, where, text)
+		return hs.posts(t, n)[n-1].Message.Content
+	}
+	say(private, "remember the layoffs list", 1)
+	say(channelID, "remember the sprint goal", 2)
+	if got := say(channelID, "what do you know?", 3); got != "recalled: the sprint goal." {
+		t.Errorf("in the parent channel: %q", got)
+	}
+	if got := say(threadID, "what do you know?", 4); got != "recalled: the sprint goal." {
+		t.Errorf("in a public thread of it: %q", got)
+	}
+	if got := say(private, "what do you know?", 5); got != "recalled: the layoffs list." {
+		t.Errorf("in the private thread: %q", got)
+	}
+	keys := map[string]string{}
+	for _, task := range hs.h.Tasks() {
+		keys[task.Text] = task.ChannelKey
+	}
+	if k := keys["remember the layoffs list"]; k != mnemo.ChannelKey("discord", private) {
+		t.Errorf("the private thread's memory is %q", k)
 	}
 }

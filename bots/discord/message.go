@@ -314,12 +314,12 @@ func (c *msgCache) get(id string) *discordgo.Message {
 	return c.m[id]
 }
 
-// kindCache remembers which channels are threads, and their parents (from
-// the REST channel object, asked for once per channel).
+// kindCache remembers which channels are threads, and whose memory they
+// use (from the REST channel object, asked for once per channel).
 type kindCache struct {
 	mu     sync.Mutex
 	max    int
-	parent map[string]string // a thread's parent channel; "" for a channel that is not a thread
+	parent map[string]string // a thread's home (its parent, or itself when private); "" for a channel that is not a thread
 	lookup func(ctx context.Context, id string) (*discordgo.Channel, error)
 }
 
@@ -328,7 +328,10 @@ func newKindCache(max int) *kindCache {
 }
 
 // home is the channel whose memory a message in channel id belongs to: a
-// thread's parent (a thread is part of its channel), else id itself.
+// public or announcement thread's parent (such a thread is part of its
+// channel: everyone there can read it), else id itself. A private thread
+// (type 12) is its own home: its members are invited, and what they say
+// there is not for everyone in the parent channel.
 func (c *kindCache) home(ctx context.Context, id string) (home string, thread bool) {
 	c.mu.Lock()
 	p, ok := c.parent[id]
@@ -338,7 +341,10 @@ func (c *kindCache) home(ctx context.Context, id string) (home string, thread bo
 		if err != nil {
 			return id, false // not cached: asked again next time
 		}
-		if p = ""; ch.IsThread() {
+		switch p = ""; {
+		case ch.Type == discordgo.ChannelTypeGuildPrivateThread:
+			p = id
+		case ch.IsThread():
 			p = cmp.Or(ch.ParentID, id)
 		}
 		c.mu.Lock()
