@@ -99,6 +99,13 @@ func Open(o Options) (*Core, error) {
 		if t.MemoryOff || obs != nil && !obs.Turn(t) {
 			return // memory is off where it was said: nothing of it is kept
 		}
+		if t.Failed {
+			// The reply never came (or broke off): no exchange to learn
+			// from, and a reflection now would fail as the reply did, be
+			// retried and given up on, an error for the admin to clear.
+			log.Info("reflector: not reflected: the reply never came; nothing of the turn is kept", "task_id", t.TaskID, "user", t.User)
+			return
+		}
 		if err := c.Reflector.Add(t); err != nil {
 			c.lost.Add(1)
 			log.Error("reflector: could not journal the turn; it will not be reflected", "task_id", t.TaskID, "user", t.User, "err", err)

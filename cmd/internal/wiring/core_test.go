@@ -1,7 +1,9 @@
 package wiring
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -49,7 +51,7 @@ func closeCore(t *testing.T, c *Core) {
 // The core's turns go to the reflector, but for those SkipTurn keeps
 // back; Close reflects what is pending, then closes the store.
 func TestCoreOpenTurnsClose(t *testing.T) {
-	model := llmtest.New(llmtest.Text("hello"), llmtest.Text("hi again"), llmtest.Text("nothing to remember"))
+	model := llmtest.New(llmtest.Text("hello"), llmtest.Text("hi again"), llmtest.Text("nothing to remember"), llmtest.Text("too late"))
 	o := coreOptions(t, model)
 	o.Observer = skipper{}
 	c, err := Open(o)
@@ -62,7 +64,7 @@ func TestCoreOpenTurnsClose(t *testing.T) {
 		t.Errorf("pending turns %d, want 1 (the skipped one is not journaled)", n)
 	}
 	closeCore(t, c)
-	if model.Pending() != 0 {
+	if model.Pending() != 1 {
 		t.Errorf("the reflection at Close did not run: %d replies left", model.Pending())
 	}
 	// A turn the reflector cannot take (it is closed) is counted as lost.
@@ -299,5 +301,35 @@ func TestObserverHearsTheCore(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("the observer heard %q; want %q among it", got, want)
 		}
+	}
+}
+
+// A turn whose reply never came (the model failed) is not journaled for
+// the reflector: nothing of it is kept, and one line says so. Before the
+// fix it was journaled, its reflection failed as the reply had, and after
+// three failed runs it was given up on (an ERROR, and memory check
+// exiting 1).
+func TestCoreFailedTurnIsNotReflected(t *testing.T) {
+	model := llmtest.New(llmtest.Fail(errors.New("the model is down")))
+	o := coreOptions(t, model)
+	var logs bytes.Buffer
+	o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	c, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, _ := c.Agent.Handle(context.Background(), mnemo.Task{User: "ann", Platform: "console", Text: "I am allergic to nuts"})
+	if !r.Failed {
+		t.Fatalf("reply %+v; want a failure", r)
+	}
+	if n := c.Reflector.Pending(); n != 0 {
+		t.Errorf("%d turns pending; want none", n)
+	}
+	if n := strings.Count(logs.String(), "not reflected: the reply never came"); n != 1 {
+		t.Errorf("said %d times:\n%s", n, logs.String())
+	}
+	closeCore(t, c)
+	if c.Lost() != 0 {
+		t.Errorf("lost %d", c.Lost())
 	}
 }
