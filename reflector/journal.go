@@ -54,6 +54,9 @@ type entry struct {
 	turn     Turn
 	attempts int  // failed runs that covered this turn
 	cut      bool // its texts were cut to fit the model's context
+	// forgotten are memory files forgotten after the turn was said (see
+	// ForgetFile): its reflection may not write them again.
+	forgotten []string
 }
 
 type wireContext struct {
@@ -77,6 +80,7 @@ type wireTurn struct {
 	ChannelKey   string        `json:"channelKey,omitempty"` // that channel's memory
 	Attempts     int           `json:"attempts,omitempty"`
 	Cut          bool          `json:"cut,omitempty"`
+	Forgotten    []string      `json:"forgotten,omitempty"` // files forgotten since: not written from this turn
 }
 
 // validUser checks a memory user name before it becomes a file name: 1–64
@@ -94,7 +98,7 @@ func encodeLine(e entry) ([]byte, error) {
 	t := e.turn
 	w := wireTurn{TaskID: t.TaskID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
 		Speaker: t.Speaker, UserText: t.UserText, ReplyText: t.ReplyText, Time: t.Time, Failed: t.Failed,
-		Channel: t.Channel, ChannelKey: t.ChannelKey, Attempts: e.attempts, Cut: e.cut}
+		Channel: t.Channel, ChannelKey: t.ChannelKey, Attempts: e.attempts, Cut: e.cut, Forgotten: e.forgotten}
 	for _, c := range t.Context {
 		w.Context = append(w.Context, wireContext(c))
 	}
@@ -128,7 +132,7 @@ func parseLine(line []byte) (entry, error) {
 	for _, c := range w.Context {
 		t.Context = append(t.Context, ContextMessage(c))
 	}
-	return entry{turn: t, attempts: w.Attempts, cut: w.Cut}, nil
+	return entry{turn: t, attempts: w.Attempts, cut: w.Cut, forgotten: w.Forgotten}, nil
 }
 
 // compactBytes is how much reflected content (done turns and records) a

@@ -340,8 +340,9 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 		return fmt.Errorf("prepare memory: %w", err)
 	}
 	tools := make([]mnemo.Tool, len(p.Tools))
+	gone := forgottenIn(batch)
 	for i, t := range p.Tools {
-		tools[i] = x.wrap(t, p.Version)
+		tools[i] = x.wrap(refuseForgotten(t, gone), p.Version)
 	}
 	msgs := []llm.Message{
 		{Role: llm.RoleSystem, Content: systemPrompt},

@@ -47,7 +47,7 @@ func splitFor(batch []entry) *splitError {
 func (u *userState) split(batch []entry, s *splitError) {
 	r := u.r
 	if s.keep == 0 {
-		batch = []entry{{turn: cutTurn(batch[0].turn), attempts: batch[0].attempts, cut: true}}
+		batch = []entry{{turn: cutTurn(batch[0].turn), attempts: batch[0].attempts, cut: true, forgotten: batch[0].forgotten}}
 		r.log.Warn("reflection: a turn is too long for the model's context; reflecting it cut down", "user", u.name, "task", batch[0].turn.TaskID)
 	} else {
 		r.log.Warn("reflection: the turns are too long for the model's context together; reflecting them in parts", "user", u.name, "turns", len(batch), "first", s.keep)

@@ -139,7 +139,8 @@ func (q *queue) Forget(_ context.Context, r Request) (Dropped, error) {
 // reflectionJournal is the turns waiting to be reflected: a person's are
 // dropped; a channel is detached from the turns said in it, so that they
 // are not reflected back into its forgotten memory (the turns stay their
-// speakers').
+// speakers'). A person's one file forgotten leaves their turns, marked so
+// that their reflection does not write that file again (a tombstone).
 type reflectionJournal struct {
 	refl     *reflector.Reflector
 	stateDir string
@@ -155,6 +156,17 @@ func (j *reflectionJournal) Forget(ctx context.Context, r Request) (Dropped, err
 	}
 	var err error
 	switch {
+	case !channel && r.Path != "":
+		d = Dropped{} // the turns stay; nothing to report
+		if j.refl != nil {
+			_, err = j.refl.ForgetFile(ctx, r.Owner, r.Path)
+		} else {
+			_, err = reflector.ForgetFileJournaled(j.stateDir, r.Owner, r.Path)
+		}
+		if err != nil {
+			return d, fmt.Errorf("forget %s: could not keep %s out of the turns waiting to be reflected: %w", r.Owner, r.Path, err)
+		}
+		return d, nil
 	case channel && j.refl != nil:
 		d.N, err = j.refl.ForgetChannel(ctx, r.Owner)
 	case channel:
@@ -178,7 +190,7 @@ func (h *shortTermHistory) Name() string { return "short-term history" }
 
 func (h *shortTermHistory) Forget(_ context.Context, r Request) (Dropped, error) {
 	d := Dropped{Noun: "turn", Rest: " of short-term history"}
-	if h.agent != nil && !mnemo.IsChannel(r.Owner) {
+	if h.agent != nil && r.all() { // one file forgotten: the conversation goes on
 		d.N = h.agent.ForgetUser(r.Owner)
 	}
 	return d, nil

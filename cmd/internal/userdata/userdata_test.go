@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
@@ -22,6 +23,7 @@ import (
 	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
+	"github.com/mnemo-agent/mnemo/reflector"
 	"go.uber.org/goleak"
 )
 
@@ -346,6 +348,60 @@ func TestForgetLive(t *testing.T) {
 	core.Reflector.Close(context.Background())
 	if _, err := svc.Forget(context.Background(), Request{Owner: "alice"}); !errors.Is(err, memory.ErrNotFound) {
 		t.Errorf("forget after the reflector closed: %v", err)
+	}
+}
+
+// One file's forget keeps the person's turns waiting to be reflected and
+// their short-term history (live and offline), marking the file forgotten
+// in the turns so their reflection cannot write it again. Before the fix
+// it dropped every pending turn and the whole short-term history.
+func TestForgetOneFileKeepsTurnsAndHistory(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	w := newWorld(t)
+	mem := filepath.Join(t.TempDir(), "memory")
+	put(t, filepath.Join(mem, "alice", "facts", "food.md"), "# Food\n> Summary: food\n\n- Sushi\n")
+	core, err := wiring.Open(wiring.Options{
+		Thinker: llmtest.New(llmtest.Text("Noted."), llmtest.Text("Noted.")), Reflector: llmtest.New(), ThinkerModel: "m", ReflectorModel: "m",
+		Store: memory.Options{Dir: mem}, StateDir: w.state, Reflect: reflector.Config{Idle: time.Hour, MaxTurns: 100},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer core.Close(context.Background())
+	for _, text := range []string{"I love sushi.", "I moved to Paris."} {
+		if _, err := core.Agent.Handle(context.Background(), mnemo.Task{User: "alice", Conversation: "c1", Text: text}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := New(Wiring{StateDir: w.state, Store: core.Store, History: w.hist, Reflect: core.Reflector, Agent: core.Agent}, nil)
+	rep, err := svc.Forget(context.Background(), Request{Owner: "alice", Path: "facts/food.md"})
+	if err != nil || rep.String() != "" {
+		t.Fatalf("forget = %q, %v; want nothing else dropped", rep, err)
+	}
+	if exists(filepath.Join(mem, "alice", "facts", "food.md")) {
+		t.Error("the file survived")
+	}
+	if n := core.Reflector.Pending(); n != 2 {
+		t.Errorf("%d turns pending; want both kept", n)
+	}
+	journal, _ := os.ReadFile(filepath.Join(w.state, "reflector", "alice.jsonl"))
+	if strings.Count(string(journal), `"forgotten":["facts/food.md"]`) != 2 {
+		t.Errorf("the journal does not mark the file forgotten:\n%s", journal)
+	}
+	if n := core.Agent.ForgetUser("alice"); n != 2 {
+		t.Errorf("%d turns of short-term history were left; want 2", n)
+	}
+
+	// Offline: the journal's turns are kept and marked the same way.
+	core.Reflector.Close(context.Background())
+	off := New(Wiring{StateDir: w.state, Store: core.Store, History: w.hist}, nil)
+	put(t, filepath.Join(mem, "alice", "facts", "home.md"), "# Home\n> Summary: home\n\n- Paris\n")
+	if _, err := off.Forget(context.Background(), Request{Owner: "alice", Path: "facts/home.md"}); err != nil {
+		t.Fatal(err)
+	}
+	journal, _ = os.ReadFile(filepath.Join(w.state, "reflector", "alice.jsonl"))
+	if strings.Count(string(journal), `"forgotten":["facts/food.md","facts/home.md"]`) != 2 {
+		t.Errorf("offline, the journal does not mark the file forgotten:\n%s", journal)
 	}
 }
 
