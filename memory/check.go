@@ -47,6 +47,15 @@ const (
 	// characters: not the Markdown text a person or the model can read
 	// (often a binary pasted in, or an editor's wrong encoding).
 	ProblemBadText ProblemKind = "bad-text"
+	// ProblemLooseMode: a memory file not 0600, or a memory folder (the
+	// memory folder itself, a user's, facts/, episodes/) not 0700: other
+	// local users may read it. Fix repairs it.
+	ProblemLooseMode ProblemKind = "loose-mode"
+	// ProblemForeignOwner: an entry owned by someone else than the memory
+	// folder's owner (left by an admin command run as root, say): mnemo,
+	// running as that owner, may be unable to read or change it. Fix
+	// repairs it when run as root.
+	ProblemForeignOwner ProblemKind = "foreign-owner"
 )
 
 // LeftoverAge is how old a temp file or an editor swap file must be before
@@ -59,6 +68,7 @@ type Problem struct {
 	Path   string // inside the user folder ("facts/x.md", "notes.txt"); "" for the folder itself
 	Kind   ProblemKind
 	Detail string // what is wrong and how to fix it
+	root   bool   // about the memory folder itself (Path is its path)
 }
 
 // Name is the entry the problem is about: "USER/PATH", "USER", or the name
@@ -97,6 +107,9 @@ type CheckReport struct {
 	Users    int       // user folders checked
 	Files    int       // memory files (names in the path grammar) checked
 	Problems []Problem // in folder order: users by name, facts, then episodes
+
+	ownerUID   int  // the memory folder's owner, whom every entry should have
+	ownerKnown bool // the system tells owners
 }
 
 // Check looks at one user's memory folder, or at every user folder and the
@@ -108,6 +121,7 @@ type CheckReport struct {
 // A user with no folder is an error wrapping ErrNotFound.
 func (s *Store) Check(user string) (CheckReport, error) {
 	var r CheckReport
+	r.ownerUID, _, r.ownerKnown = s.DataOwner()
 	if user != "" {
 		if err := ValidateOwner(user); err != nil {
 			return r, err
@@ -125,6 +139,9 @@ func (s *Store) Check(user string) (CheckReport, error) {
 	entries, err := os.ReadDir(s.opts.Dir)
 	if err != nil {
 		return r, fmt.Errorf("memory: list users in %s: %w", s.opts.Dir, err)
+	}
+	if fi, err := os.Lstat(s.opts.Dir); err == nil {
+		s.checkAccess(&r, Problem{Path: s.opts.Dir, root: true}, fi)
 	}
 	for _, e := range entries {
 		name := e.Name()
@@ -172,6 +189,9 @@ func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
 		r.Problems = append(r.Problems, Problem{User: name, Kind: ProblemUnreadable, Detail: err.Error()})
 		return
 	}
+	if fi, err := s.checkOps.lstat(root, "."); err == nil {
+		s.checkAccess(r, Problem{User: name}, fi)
+	}
 	names := readDirNames(root, ".")
 	slices.Sort(names)
 	for _, top := range names {
@@ -186,7 +206,9 @@ func (s *Store) checkUser(r *CheckReport, name string, mode fs.FileMode) {
 		}
 		if err != nil {
 			r.Problems = append(r.Problems, Problem{User: name, Path: top, Kind: ProblemNotRegular, Detail: err.Error()})
+			continue
 		}
+		s.checkAccess(r, Problem{User: name, Path: top}, fi)
 	}
 	for _, sub := range []string{factsDir, episodesDir} {
 		if fi, err := root.Lstat(sub); err != nil || !fi.IsDir() {
@@ -225,6 +247,9 @@ func (s *Store) checkEntry(r *CheckReport, u *User, root *os.Root, sub, base str
 	case nlink > 1:
 		add(ProblemNotRegular, "has %d hard links, so it may also be a file outside this user's folder; mnemo refuses to read it: replace it with a copy of its own (cp %s x.tmp && mv x.tmp %s)", nlink, base, base)
 		return
+	}
+	s.checkAccess(r, Problem{User: u.name, Path: p}, li)
+	switch {
 	case li.Size() > maxFileSize:
 		add(ProblemTooLarge, "is %s, over mnemo's %s limit for a memory file, so it cannot be read at all: split it into smaller files", FormatSize(li.Size()), FormatSize(maxFileSize))
 		return

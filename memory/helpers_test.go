@@ -44,13 +44,15 @@ func aliceWithUserFact(t testing.TB, mod ...func(*Options)) (*Store, *User, stri
 	return s, u, path
 }
 
-// writeFile writes a file the way a person with a shell would.
+// writeFile writes a file the way a person with a shell would, as mnemo's
+// user and with the modes mnemo keeps (0700 folders, 0600 files), so that
+// only the problem a test makes is reported (loose modes: modes_test.go).
 func writeFile(t testing.TB, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -58,6 +58,9 @@ type Options struct {
 	// opened through it, so a link there that leads out is never followed.
 	// The caller closes it after the store. nil: IndexCache's path is used.
 	IndexCacheRoot *os.Root
+	// Owner says who owns a file, for Check's foreign owners; nil: the
+	// file's stat. Tests make a file someone else's with it.
+	Owner Owner
 
 	// watched, when set, is called after the watcher handled an event
 	// (name: its path) or an error (name ""): tests wait on it instead of
@@ -85,6 +88,7 @@ type Store struct {
 	closed chan struct{}
 
 	checkOps checkOps
+	owner    Owner // Options.Owner, else the stat's
 }
 
 // Open opens (creating when missing) the memory root and, with
@@ -116,7 +120,10 @@ func Open(opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("memory: open data folder %s: %w", opts.Dir, err)
 	}
-	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{}), checkOps: realCheckOps(), pool: newFolders(maxIdleFolders)}
+	s := &Store{opts: opts, clock: clock.Or(opts.Clock), log: log, base: base, fault: opts.Faults, users: map[string]*User{}, closed: make(chan struct{}), checkOps: realCheckOps(), pool: newFolders(maxIdleFolders), owner: opts.Owner}
+	if s.owner == nil {
+		s.owner = StatOwner
+	}
 	if opts.Watch {
 		if err := s.startWatch(); err != nil {
 			// Without events the index is rebuilt on every List: slower, never stale.

@@ -41,8 +41,12 @@ var errEmptyOnDisk = errors.New("empty on disk")
 // changing between its read and its rename.
 const conflictRetries = 3
 
-// filePerm is the mode of new memory files: they hold personal data.
-const filePerm fs.FileMode = 0o600
+// filePerm is the mode of memory files, dirPerm of their folders: they
+// hold personal data, for mnemo's user alone.
+const (
+	filePerm fs.FileMode = 0o600
+	dirPerm  fs.FileMode = 0o700
+)
 
 // User is one user's memory: an os.Root on the user's own folder, so no
 // path a tool gives can reach another user's files or leave the folder.
@@ -90,7 +94,7 @@ func (u *User) openRoot(create bool) (*os.Root, *folder, error) {
 		if !create {
 			return nil, nil, nil
 		}
-		if err = base.Mkdir(u.name, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+		if err = base.Mkdir(u.name, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 			return nil, nil, fmt.Errorf("create memory folder for %s: %w", u.name, err)
 		}
 		li, err = base.Lstat(u.name)
@@ -464,20 +468,21 @@ func (u *User) waitForText(p string, emptySince time.Time) (time.Time, error) {
 	return emptySince, nil
 }
 
-// writeIfUnchanged writes out to p atomically (keeping the file's mode)
-// if p is still version v just before the rename; raced reports that it
+// writeIfUnchanged writes out to p atomically (mode 0600 whatever the file
+// had: a hand-made 0644 file is no longer readable by every local user
+// once mnemo rewrites it; its folders are tightened to 0700 alike) if p is
+// still version v just before the rename; raced reports that it
 // was not (another writer or a hand edit came first) and nothing was
 // written. commit, when set, is told just before the rename. update
 // calls it with u.wmu held.
 func (u *User) writeIfUnchanged(root *os.Root, p string, kind ChangeKind, commit CommitHook, v Version, out []byte) (raced bool, err error) {
 	perm := filePerm
-	if fi, err := root.Lstat(p); err == nil {
-		perm = fi.Mode().Perm()
-	}
 	dir := path.Dir(p)
-	if err := root.Mkdir(dir, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+	if err := root.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
 		return false, fmt.Errorf("create %s folder: %w", dir, err)
 	}
+	tightenDir(root, ".")
+	tightenDir(root, dir)
 	err = writeAtomic(root, u.s.fault, p, out, perm, func() error {
 		_, now, err := currentVersion(root, p)
 		if err != nil {

@@ -101,14 +101,22 @@ Example:
   mnemo memory search alice cache key fix back in the spring
   mnemo memory search --json '#slack-T01-C02' release decision
 `,
-	"memory check": `Usage: mnemo memory check [USER]
+	"memory check": `Usage: mnemo memory check [USER] [--fix]
 
 Report files without a summary or title, bad names, non-regular files, files
-over the read cap, torn episode entries, leftovers and reflections given up;
-exit 1 when anything is reported.
+over the read cap, torn episode entries, leftovers, reflections given up,
+loose modes (files not 0600, folders not 0700) and entries owned by someone
+else than the data folder's owner; exit 1 when anything is reported.
+--fix makes folders 0700 and files 0600 and, run as root, gives foreign
+entries back to the data folder's owner, then checks again.
+
+The memory commands that write (forget, edit, restore, pending --retry or
+--drop) stop when run as another user than the data folder's owner (naming
+sudo -u OWNER); --as-any-user runs them anyway.
 
 Example:
   mnemo memory check
+  sudo mnemo memory check --fix
 `,
 	"memory forget": `Usage: mnemo memory forget USER [PATH] --yes [--keep-history]
 

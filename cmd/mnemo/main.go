@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/memory"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -37,8 +38,9 @@ Commands:
   memory users                     list the users that have memory, one per line
   memory ls USER                   list a user's files: path, size, summary
   memory show USER PATH            print one memory file
-  memory check [USER]              report files without a summary, bad names, non-
-                                   regular files, torn entries; exit 1 if any
+  memory check [USER] [--fix]      report files without a summary, bad names, non-
+                                   regular files, torn entries, loose modes, foreign
+                                   owners (--fix repairs those); exit 1 if any
   memory search USER QUERY...      the entries that match, best first (--json,
                                    --limit N); runs beside a chat or serve
   memory forget USER [PATH] --yes  delete a user's memory, or one file, and its
@@ -132,6 +134,11 @@ type cliEnv struct {
 	// and the budgets (limits.*): tests move it past a pairing code's hour
 	// or to the next day. nil: time.Now.
 	now func() time.Time
+	// uid, when set, is who runs this command (os.Getuid), and owner who
+	// owns a file (its stat; see memory.Options.Owner): tests play root or
+	// a file left by another user. nil in the binary.
+	uid   func() int
+	owner memory.Owner
 }
 
 // runner runs a subcommand once its flags are parsed and the configuration

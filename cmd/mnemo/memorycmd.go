@@ -68,6 +68,8 @@ type memoryOptions struct {
 	verbose          bool   // --verbose: info log lines too
 	json             bool   // search --json
 	limit            int    // search --limit
+	fix              bool   // check --fix
+	anyUser          bool   // --as-any-user: run as someone else than the data folder's owner
 }
 
 // memoryFlags defines the flags of fs's memory subcommand ("memory forget")
@@ -78,7 +80,10 @@ func memoryFlags(fs *flag.FlagSet) (runner, string) {
 	// An admin command prints its answer and one line per problem; the
 	// store's info lines ("memory: wrote …") only when asked for.
 	fs.BoolVar(&o.verbose, "verbose", false, "log info lines too")
+	fs.BoolVar(&o.anyUser, "as-any-user", false, "run even as another user than the one who owns the data folder")
 	switch name {
+	case "check":
+		fs.BoolVar(&o.fix, "fix", false, "repair loose modes, and as root foreign owners")
 	case "forget":
 		fs.BoolVar(&o.yes, "yes", false, "really delete")
 		fs.BoolVar(&o.keepHistory, "keep-history", false, "keep the earlier versions")
@@ -139,12 +144,17 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 			return usageError("%v", err)
 		}
 	}
-	store, err := openAdminStore(cfg, env.logger)
+	if name != "forget" { // a forget asks a running mnemo first (memoryCmd.forget)
+		if err := ownerGuard(env, cfg, name, o); err != nil {
+			return err
+		}
+	}
+	store, err := openAdminStore(cfg, env.logger, env.owner)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	m := &memoryCmd{env: env, cfg: cfg, store: store}
+	m := &memoryCmd{env: env, cfg: cfg, store: store, opts: o}
 	switch name {
 	case "users":
 		return m.users()
@@ -153,6 +163,9 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	case "show":
 		return m.show(pos[0], pos[1])
 	case "check":
+		if o.fix {
+			return m.checkFix(append(pos, "")[0])
+		}
 		return m.check(append(pos, "")[0])
 	case "forget":
 		return m.forget(ctx, pos[0], append(pos, "")[1], o.yes, o.keepHistory)
@@ -192,7 +205,7 @@ func plural(n int) string {
 // openAdminStore opens the memory folder for the admin commands: no watcher,
 // no clean-up of a running server's temp files, and no folder created when
 // it is missing (that is most likely a wrong MNEMO_DATA_DIR).
-func openAdminStore(cfg *config.Config, logger *slog.Logger) (*memory.Store, error) {
+func openAdminStore(cfg *config.Config, logger *slog.Logger, owner memory.Owner) (*memory.Store, error) {
 	dir := cfg.Memory.DataDir
 	fi, err := os.Stat(dir)
 	switch {
@@ -210,6 +223,7 @@ func openAdminStore(cfg *config.Config, logger *slog.Logger) (*memory.Store, err
 		Watch:    false,
 		Clean:    false,
 		Logger:   logger,
+		Owner:    owner,
 		// Read to list faster; removed with a forget (it holds summaries).
 		IndexCache: filepath.Join(app.StateDir(cfg), "index"),
 	})
@@ -220,6 +234,7 @@ type memoryCmd struct {
 	env   *cliEnv
 	cfg   *config.Config
 	store *memory.Store
+	opts  memoryOptions
 }
 
 // checkOwner checks the USER argument of a memory subcommand: a user's

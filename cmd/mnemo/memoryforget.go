@@ -43,6 +43,10 @@ func (m *memoryCmd) forget(ctx context.Context, name, p string, yes, keepHistory
 		return err
 	}
 	defer lock.Close()
+	// Done here, not by a running mnemo: what it writes is ours.
+	if err := ownerGuard(m.env, m.cfg, "forget", m.opts); err != nil {
+		return err
+	}
 	mem, done, err := m.data(!keepHistory)
 	if err != nil {
 		return err

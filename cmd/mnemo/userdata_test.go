@@ -206,7 +206,7 @@ func TestRunningAndOfflineHoldersAreOneList(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Close(cancelledContext())
-	store, err := openAdminStore(cfg, env.logger)
+	store, err := openAdminStore(cfg, env.logger, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
