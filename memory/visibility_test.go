@@ -259,11 +259,22 @@ func FuzzVisibility(f *testing.F) {
 		"# T\n> Visibility: shared\n> Visibility: private\n", "# T\n## E\n> Visibility: shared\n",
 		"# T\r\n> Summary: s\r\n", ">visibility:SHARED", "- x\n# T\n> Summary: s\n## E\n",
 		"# T\n" + strings.Repeat("y", summaryHead) + "\n> Summary: s\n",
+		"# T\n```\n> Visibility: shared\n```\n", "# T\n  > Visibility: shared\n", "- x\n> Visibility: shared\n",
+		"# T\nwords\n> Visibility: shared\n", "# T\n> Visibility: sharedNOT\n", "# T\n> Visibility: shared \t\r\n",
 	} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		rest, vis := splitVis(text)
+		// Shared exactly when the header block's visibility lines are all
+		// the exact line (and there is one), for a text the index reads whole.
+		exact := len(vis) > 0
+		for _, v := range vis {
+			exact = exact && strings.TrimRight(v, " \t\r") == visibilityShared
+		}
+		if len(text) <= summaryHead && IsShared(text) != exact {
+			t.Fatalf("IsShared(%q) = %v; its header's visibility lines are %q", text, !exact, vis)
+		}
 		for _, shared := range []bool{true, false} {
 			got := SetVisibility(text, shared)
 			if IsShared(got) != shared {
