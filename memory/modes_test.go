@@ -151,3 +151,26 @@ func TestFixModeOfAnEntryThatChanged(t *testing.T) {
 		t.Errorf("Fix of a removed entry = %+v", f)
 	}
 }
+
+// fakeInfo is a FileInfo with no system stat (another OS's).
+type fakeInfo struct{ fs.FileInfo }
+
+func (fakeInfo) Sys() any { return nil }
+
+// Where the system tells no owner: no uid, a foreign owner cannot be
+// given back, and only the two kinds Fix knows are touched; a uid without
+// a name is named by its number.
+func TestOwnerEdges(t *testing.T) {
+	if _, _, ok := StatOwner(fakeInfo{}); ok {
+		t.Error("StatOwner of a FileInfo without a stat said ok")
+	}
+	if got := UserName(61234); got != "uid 61234" {
+		t.Errorf("UserName(61234) = %q", got)
+	}
+	s := newStore(t, func(o *Options) { o.Owner = func(fs.FileInfo) (int, int, bool) { return 0, 0, false } })
+	rep := CheckReport{Problems: []Problem{{User: "alice", Path: "facts/x.md", Kind: ProblemForeignOwner}, {User: "alice", Path: "x", Kind: ProblemBadName}}}
+	f := s.Fix(rep, true)
+	if len(f) != 1 || f[0].Err == nil || !strings.Contains(f[0].Err.Error(), "owner is unknown") {
+		t.Errorf("Fix = %+v", f)
+	}
+}

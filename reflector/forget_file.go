@@ -28,56 +28,57 @@ func (r *Reflector) ForgetFile(ctx context.Context, user, p string) (int, error)
 	if err := validUser(user); err != nil {
 		return 0, err
 	}
-	r.mu.Lock()
-	u := r.acquire(user, false)
-	closed := r.closing
-	r.mu.Unlock()
-	if u == nil && closed {
-		return forgetFileIn(r.j, user, p) // the loops end at Close; failed runs' turns stay journaled
-	}
-	if u == nil {
-		return 0, nil
-	}
-	var (
-		n       int
-		running <-chan struct{}
-		err     error
-	)
-	u.exec(func() { n, running, err = u.tombstone(p) })
-	if err != nil {
-		return n, fmt.Errorf("forget %s in the journaled turns of %s: %w", p, user, err)
-	}
-	if running == nil {
-		return n, nil
-	}
-	select {
-	case <-running:
-		return n, nil
-	case <-ctx.Done():
-		return n, fmt.Errorf("a reflection of %s is still running: %w", user, ctx.Err())
+	total := 0
+	for {
+		r.mu.Lock()
+		u := r.acquire(user, false)
+		closed := r.closing
+		r.mu.Unlock()
+		if u == nil && closed {
+			return forgetFileIn(r.j, user, p) // the loops end at Close; failed runs' turns stay journaled
+		}
+		if u == nil {
+			return total, nil // nothing (left) pending
+		}
+		var (
+			n       int
+			running <-chan struct{}
+			err     error
+		)
+		u.exec(func() { n, running, err = u.tombstone(p) })
+		total = max(total, n)
+		if err != nil {
+			return total, fmt.Errorf("forget %s in the journaled turns of %s: %w", p, user, err)
+		}
+		if running == nil {
+			return total, nil
+		}
+		select {
+		case <-running: // and again: its turns are marked now, and the journal is written
+		case <-ctx.Done():
+			return total, fmt.Errorf("a reflection of %s is still running: %w", user, ctx.Err())
+		}
 	}
 }
 
-// tombstone marks p forgotten in the running and queued turns, drops a run
-// open over them that is not running (it restarts afresh) and returns the
-// running run's done channel.
+// tombstone marks p forgotten in the queued turns. While a run is in
+// progress it returns its done channel and writes nothing: the run reads
+// its turns and journals its records, so its turns are marked when it
+// ends (finish) and the journal is rewritten at the next call. With no
+// run in progress, a run open over the turns is dropped (it restarts
+// afresh) and the journal rewritten.
 func (u *userState) tombstone(p string) (n int, running <-chan struct{}, err error) {
+	n = markForgotten(u.queued, p)
 	if u.busy {
-		running = u.done
+		u.runningForgotten = append(u.runningForgotten, p)
+		return n + len(u.running), u.done, nil
 	}
-	n = markForgotten(u.running, p) + markForgotten(u.queued, p)
 	if n == 0 {
-		return 0, running, nil
+		return 0, nil, nil
 	}
-	if !u.busy {
-		u.run = nil
-	}
+	u.run = nil
 	u.r.log.Info("reflection: a forgotten file is kept out of the reflections of earlier turns", "user", u.name, "path", p, "turns", n)
-	entries := u.queued
-	if u.busy {
-		entries = append(append([]entry(nil), u.running...), u.queued...)
-	}
-	return n, running, u.r.j.rewrite(u.name, entries, u.run)
+	return n, nil, u.r.j.rewrite(u.name, u.queued, nil)
 }
 
 // ForgetFileJournaled marks p forgotten in user's journaled turns in

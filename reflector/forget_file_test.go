@@ -2,11 +2,15 @@ package reflector
 
 import (
 	"context"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // A file forget keeps the person's pending turns and makes the file a
@@ -102,5 +106,68 @@ func TestForgetFileJournaled(t *testing.T) {
 	}
 	if n, err := e.r.ForgetFile(context.Background(), "nobody", "facts/food.md"); n != 0 || err != nil {
 		t.Errorf("ForgetFile of a user with nothing pending = %d, %v", n, err)
+	}
+}
+
+// A file forget while a reflection of the person runs waits for it to end
+// (bounded by ctx: a cancelled ctx says the run is still going), then
+// marks its turns too: the run, failing, leaves them marked in the journal.
+func TestForgetFileDuringARun(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 1 })
+	e.mem.block = make(chan struct{})
+	e.srv.Enqueue(openaitest.ToolCalls(openaitest.Call("memory_write", `{"path":"facts/user.md","content":"x"}`)),
+		openaitest.Error(400, "invalid_request_error", "bad request"))
+	e.add(turn("alice", "t1", "I love sushi"))
+	e.waitFor("the write to start", func() bool { return len(e.mem.Calls()) == 1 })
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if n, err := e.r.ForgetFile(ctx, "alice", "facts/food.md"); n != 1 || !errors.Is(err, context.Canceled) {
+		t.Fatalf("ForgetFile with the run going = %d, %v", n, err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.r.ForgetFile(context.Background(), "alice", "facts/drink.md")
+		done <- err
+	}()
+	// Whether that forget comes before the run's end or after, the turn
+	// ends up marked with both files.
+	close(e.mem.block)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if lines := e.journalLines("alice"); len(lines) == 0 || !strings.Contains(lines[0], `"forgotten":["facts/food.md","facts/drink.md"]`) {
+		t.Errorf("journal %q", lines)
+	}
+	if _, err := e.r.ForgetFile(context.Background(), "../x", "facts/food.md"); err == nil {
+		t.Error("a bad user name was accepted")
+	}
+}
+
+// A journal that cannot be rewritten fails the forget, naming it; one
+// that cannot be read (offline) too; a journal without turns is left.
+func TestForgetFileErrors(t *testing.T) {
+	e := newEnv(t, nil)
+	e.add(turn("alice", "t1", "I love sushi"))
+	e.endWindow()
+	e.failOp(durable.Rename, errors.New("disk on fire"))
+	if _, err := e.r.ForgetFile(context.Background(), "alice", "facts/food.md"); err == nil || !strings.Contains(err.Error(), "forget facts/food.md in the journaled turns of alice") {
+		t.Errorf("a failed rewrite = %v", err)
+	}
+	e.failOp("", nil)
+	if n, err := e.r.ForgetFile(context.Background(), "nobody", "facts/food.md"); n != 0 || err != nil {
+		t.Errorf("ForgetFile of a user with nothing pending = %d, %v", n, err)
+	}
+	dir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "reflector", "carol.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ForgetFileJournaled(dir, "carol", "facts/food.md"); err == nil {
+		t.Error("an unreadable journal was taken as empty")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "reflector", "dave.jsonl"), []byte("not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := ForgetFileJournaled(dir, "dave", "facts/food.md"); n != 0 || err != nil {
+		t.Errorf("a journal without turns = %d, %v", n, err)
 	}
 }

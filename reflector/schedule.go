@@ -24,6 +24,9 @@ type userState struct {
 	// Guarded by mu.
 	queued   []entry // journaled, waiting for the next run
 	running  []entry // covered by the run in progress
+	// runningForgotten are files forgotten while the run in progress ran:
+	// its turns are marked with them when it ends (the run reads them).
+	runningForgotten []string
 	run      *runLog // the open run: running, or cut short and to be resumed first
 	cancel   context.CancelFunc
 	done     chan struct{} // closed once the running run's outcome is recorded
@@ -312,7 +315,10 @@ func scopeRun(entries []entry) int {
 // finish records the outcome of a run.
 func (u *userState) finish(run *runLog, batch []entry, tasks []string, start time.Time, err error) {
 	u.ended = append(u.ended, u.done)
-	u.running, u.busy = nil, false
+	for _, p := range u.runningForgotten {
+		markForgotten(batch, p) // the run is over: nothing reads them now
+	}
+	u.running, u.busy, u.runningForgotten = nil, false, nil
 	var split *splitError
 	outcome := "failed"
 	switch {

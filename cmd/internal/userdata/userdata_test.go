@@ -403,6 +403,18 @@ func TestForgetOneFileKeepsTurnsAndHistory(t *testing.T) {
 	if strings.Count(string(journal), `"forgotten":["facts/food.md","facts/home.md"]`) != 2 {
 		t.Errorf("offline, the journal does not mark the file forgotten:\n%s", journal)
 	}
+	// A journal that cannot be read stops the forget before the file goes.
+	put(t, filepath.Join(mem, "bob", "facts", "x.md"), "# X\n> Summary: x\n")
+	if err := os.MkdirAll(filepath.Join(w.state, "reflector", "bob.jsonl"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := off.Forget(context.Background(), Request{Owner: "bob", Path: "facts/x.md"}); err == nil ||
+		!strings.Contains(err.Error(), "could not keep facts/x.md out of the turns waiting to be reflected") {
+		t.Errorf("forget with an unreadable journal = %v", err)
+	}
+	if !exists(filepath.Join(mem, "bob", "facts", "x.md")) {
+		t.Error("the file went although its turns could not be marked")
+	}
 }
 
 func TestReportString(t *testing.T) {
