@@ -22,20 +22,20 @@ type userState struct {
 	refs int        // guarded by Reflector.mu: ops promised and not yet run
 
 	// Guarded by mu.
-	queued   []entry // journaled, waiting for the next run
-	running  []entry // covered by the run in progress
+	queued  []entry // journaled, waiting for the next run
+	running []entry // covered by the run in progress
 	// runningForgotten are files forgotten while the run in progress ran:
 	// its turns are marked with them when it ends (the run reads them).
 	runningForgotten []string
-	run      *runLog // the open run: running, or cut short and to be resumed first
-	cancel   context.CancelFunc
-	done     chan struct{} // closed once the running run's outcome is recorded
-	busy     bool
-	due      bool            // a trigger came while busy: run again as soon as the run ends
-	closing  bool            // Close was called: no timers; what is pending runs now
-	armed    bool            // the idle or retry timer is armed, for deadline
-	failures int             // failed runs in a row, for the backoff
-	ended    []chan struct{} // done channels of runs whose outcome this op recorded: closed once the op settled
+	run              *runLog // the open run: running, or cut short and to be resumed first
+	cancel           context.CancelFunc
+	done             chan struct{} // closed once the running run's outcome is recorded
+	busy             bool
+	due              bool            // a trigger came while busy: run again as soon as the run ends
+	closing          bool            // Close was called: no timers; what is pending runs now
+	armed            bool            // the idle or retry timer is armed, for deadline
+	failures         int             // failed runs in a row, for the backoff
+	ended            []chan struct{} // done channels of runs whose outcome this op recorded: closed once the op settled
 
 	// Guarded by Reflector.timers' mu.
 	deadline time.Time
