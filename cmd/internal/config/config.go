@@ -71,6 +71,8 @@ type Config struct {
 	Shutdown   Shutdown            `yaml:"shutdown"`
 	History    History             `yaml:"history"`
 	Log        Log                 `yaml:"log"`
+
+	overridden []string // keys both the file and the environment set (Overridden)
 }
 
 // LLM is the "llm:" section: the model server.
@@ -79,15 +81,15 @@ type LLM struct {
 	// (`https://api.openai.com/v1`) when an API key is set, else a local
 	// Ollama at `http://127.0.0.1:11434/v1` (or `MNEMO_OLLAMA_URL`) when one
 	// answers; with neither, mnemo exits 2 and says what to set.
-	BaseURL string `yaml:"baseURL"`
+	BaseURL string `yaml:"baseURL" env:"OPENAI_BASE_URL"`
 	// API key; a secret: prefer the environment, and it is never logged.
 	// Empty is fine for local servers.
-	APIKey string `yaml:"apiKey"`
+	APIKey string `yaml:"apiKey" env:"OPENAI_API_KEY"`
 	// Chat model. With Ollama, use a model you have pulled (e.g. `llama3.2`).
-	Model string `yaml:"model"`
+	Model string `yaml:"model" env:"MNEMO_MODEL"`
 	// Model of the background reflector that writes memory. Empty means
 	// the same as `llm.model`.
-	ReflectorModel string `yaml:"reflectorModel"`
+	ReflectorModel string `yaml:"reflectorModel" env:"MNEMO_REFLECTOR_MODEL"`
 	// Timeout of one model request, per attempt.
 	Timeout time.Duration `yaml:"timeout"`
 	// Retries of a failed model request (429, 5xx, network), 0 to 10;
@@ -106,7 +108,7 @@ type LLM struct {
 type Memory struct {
 	// Root of the per-user Markdown memory:
 	// `<dataDir>/<user>/facts/*.md` and `episodes/YYYY-MM.md`.
-	DataDir string `yaml:"dataDir"`
+	DataDir string `yaml:"dataDir" env:"MNEMO_DATA_DIR"`
 	// Bytes of the memory index the model sees at the start of a task, at
 	// least 256 (past it, facts first, then the newest episodes).
 	IndexBudget int `yaml:"indexBudget"`
@@ -163,13 +165,13 @@ type Slack struct {
 	// Bot User OAuth Token (`xoxb-…`), from the app's OAuth & Permissions
 	// page; a secret. Slack runs when both tokens are set; setting only
 	// one is an error.
-	BotToken string `yaml:"botToken"`
+	BotToken string `yaml:"botToken" env:"SLACK_BOT_TOKEN"`
 	// App-level token (`xapp-…`) with `connections:write`, from the app's
 	// Basic Information page; Socket Mode needs it. A secret.
-	AppToken string `yaml:"appToken"`
+	AppToken string `yaml:"appToken" env:"SLACK_APP_TOKEN"`
 	// Slack Web API base (tests point it at a fake). A missing final `/`
 	// is added.
-	APIURL string `yaml:"apiURL"`
+	APIURL string `yaml:"apiURL" env:"SLACK_API_URL"`
 	// Memory in channels (DMs always get all of the speaker's files):
 	// `read` = the speaker's shared files and the channel's memory; `full`
 	// = everything, as in a DM (a trusted channel); `off` = no memory, and
@@ -196,11 +198,11 @@ type Slack struct {
 type Discord struct {
 	// Bot token, from the Bot page of the application, without `Bot `
 	// (mnemo adds it); a secret. Discord runs when it is set.
-	BotToken string `yaml:"botToken"`
+	BotToken string `yaml:"botToken" env:"DISCORD_BOT_TOKEN"`
 	// Discord base URL (tests point it at a fake); the gateway address is
 	// what its REST gateway endpoint returns. A missing final `/` is
 	// added.
-	APIURL string `yaml:"apiURL"`
+	APIURL string `yaml:"apiURL" env:"DISCORD_API_URL"`
 	// Memory in channels: `full`, `read` or `off`, as `slack.channelMemory`; a
 	// thread shares its channel's memory.
 	ChannelMemory string `yaml:"channelMemory"`
@@ -314,30 +316,6 @@ func Default() *Config {
 		Shutdown:      Shutdown{Grace: 20 * time.Second},
 		History:       History{Keep: 50, MaxAge: 90 * 24 * time.Hour},
 		Log:           Log{Format: "text", Level: "info"},
-	}
-}
-
-// EnvVar is an environment variable that wins over the file when set and
-// not blank (surrounding white space is trimmed): its name, the key it
-// overrides and that key's field.
-type EnvVar struct {
-	Name, Key string
-	Field     *string
-}
-
-// Env lists the environment variables of c's keys.
-func Env(c *Config) []EnvVar {
-	return []EnvVar{
-		{"OPENAI_BASE_URL", "llm.baseURL", &c.LLM.BaseURL},
-		{"OPENAI_API_KEY", "llm.apiKey", &c.LLM.APIKey},
-		{"MNEMO_MODEL", "llm.model", &c.LLM.Model},
-		{"MNEMO_REFLECTOR_MODEL", "llm.reflectorModel", &c.LLM.ReflectorModel},
-		{"MNEMO_DATA_DIR", "memory.dataDir", &c.Memory.DataDir},
-		{"SLACK_BOT_TOKEN", "slack.botToken", &c.Slack.BotToken},
-		{"SLACK_APP_TOKEN", "slack.appToken", &c.Slack.AppToken},
-		{"SLACK_API_URL", "slack.apiURL", &c.Slack.APIURL},
-		{"DISCORD_BOT_TOKEN", "discord.botToken", &c.Discord.BotToken},
-		{"DISCORD_API_URL", "discord.apiURL", &c.Discord.APIURL},
 	}
 }
 

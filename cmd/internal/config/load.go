@@ -75,13 +75,12 @@ func Parse(file string, data []byte, getenv func(string) string) (*Config, error
 	if err := joinProblems(d.problems); err != nil {
 		return nil, err
 	}
-	for _, e := range Env(c) {
-		if v := strings.TrimSpace(getenv(e.Name)); v != "" {
-			*e.Field = v
-			d.origin[e.Key] = "env " + e.Name
-		}
+	overridden := d.applyEnv(c, getenv)
+	if err := joinProblems(d.problems); err != nil {
+		return nil, err
 	}
 	c.complete()
+	c.overridden = overridden
 	if err := c.validate(d.origin); err != nil {
 		return nil, err
 	}
@@ -145,6 +144,9 @@ func (s *schema) add(t reflect.Type, prefix string, index []int) {
 	s.section[t.String()] = prefix
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
 		key := joinKey(prefix, f.Tag.Get("yaml"))
 		idx := append(slices.Clone(index), i)
 		s.keys, s.field[key], s.typ[key] = append(s.keys, key), idx, f.Type.String()

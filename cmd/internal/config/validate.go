@@ -52,7 +52,7 @@ func (ch *checker) label(key string) string {
 		return src + ": " + key
 	}
 	for _, e := range Env(&Config{}) {
-		if e.Key == key {
+		if e.Key == key && e.Name != e.ruleName { // a well-known name is worth showing
 			return key + " (" + e.Name + ")"
 		}
 	}

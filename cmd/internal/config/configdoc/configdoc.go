@@ -67,6 +67,9 @@ func Generate(configDir string, cmdDirs ...string) ([]byte, error) {
 	t, v := reflect.TypeFor[config.Config](), reflect.ValueOf(def).Elem()
 	for i := range t.NumField() {
 		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
 		key := f.Tag.Get("yaml")
 		fields, values, prefix, typ := []reflect.StructField{f}, []reflect.Value{v.Field(i)}, "", t
 		if f.Type.Kind() == reflect.Struct {
@@ -95,7 +98,11 @@ func Generate(configDir string, cmdDirs ...string) ([]byte, error) {
 	}
 	b.WriteString(envHeader)
 	for _, e := range config.Env(def) {
-		fmt.Fprintf(&b, "| `%s` | overrides `%s` |\n", e.Name, e.Key)
+		syntax := ""
+		if t := reflect.TypeOf(e.Field).Elem(); t.Kind() != reflect.String {
+			syntax = "; " + config.EnvSyntax(t)
+		}
+		fmt.Fprintf(&b, "| `%s` | overrides `%s`%s |\n", e.Name, e.Key, cell(syntax))
 	}
 	for _, name := range other {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", name, cell(OtherEnv[name]))
@@ -113,6 +120,18 @@ the defaults. Keys are camelCase exactly as written (a misspelt key, wrong case 
 start-up naming the file and line); a key left out or empty takes its default. Environment
 variables win over the file when set and not blank; prefer them for secrets. Durations need a
 unit (` + "`90s`, `2m`, `1h30m`" + `); relative paths are relative to the working directory.
+
+Every key has one environment variable, made by one rule: ` + "`MNEMO_`" + ` and the key in upper
+case, ` + "`.`" + ` → ` + "`_`" + ` and an ` + "`_`" + ` before each capital that follows a lower-case letter or
+digit (` + "`llm.maxRetries`" + ` → ` + "`MNEMO_LLM_MAX_RETRIES`" + `, ` + "`discord.guildIDs`" + ` →
+` + "`MNEMO_DISCORD_GUILD_IDS`" + `), except the ten keys that keep their well-known names
+(` + "`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MNEMO_MODEL`, `SLACK_BOT_TOKEN`" + `, …: the table says
+which); the rule's name of one of those is refused, naming the right one. A list is written
+with commas (` + "`MNEMO_DISCORD_ALLOW=guild:80351110224678912,role:41771983423143937`" + `) and
+` + "`identities`" + ` as ` + "`NAME=ACCOUNT,ACCOUNT`" + ` entries separated by semicolons; a variable replaces
+the file's whole list or map. A value the variable cannot hold stops start-up naming the
+variable and what to write. When a variable overrides a key the file also sets, mnemo logs
+once at start which keys (never their values).
 [deploy/mnemo.yaml](../../deploy/mnemo.yaml) is a file with every key at its default; the rules
 for reading the file are in [README.md](README.md#configuration).
 

@@ -59,16 +59,18 @@ func TestEveryKeyAndVariable(t *testing.T) {
 	text := string(got)
 	for _, row := range []string{
 		"| `llm.baseURL` | string | empty | `OPENAI_BASE_URL` | OpenAI-compatible endpoint.",
-		"| `llm.timeout` | duration | `1m` | – |",
-		"| `llm.maxRetries` | integer | `3` | – |",
-		"| `maxReplyChars` | integer | `16000` | – |",
-		"| `reflector.idle` | duration | `2m` | – |",
-		"| `discord.guildIDs` | list of strings | empty | – |",
-		"| `discord.replyMention` | boolean | `false` | – |",
-		"| `identities` | map: name → list of strings | empty | – |",
-		"| `history.maxAge` | duration | `2160h` | – |",
+		"| `llm.timeout` | duration | `1m` | `MNEMO_LLM_TIMEOUT` |",
+		"| `llm.maxRetries` | integer | `3` | `MNEMO_LLM_MAX_RETRIES` |",
+		"| `maxReplyChars` | integer | `16000` | `MNEMO_MAX_REPLY_CHARS` |",
+		"| `reflector.idle` | duration | `2m` | `MNEMO_REFLECTOR_IDLE` |",
+		"| `discord.guildIDs` | list of strings | empty | `MNEMO_DISCORD_GUILD_IDS` |",
+		"| `discord.replyMention` | boolean | `false` | `MNEMO_DISCORD_REPLY_MENTION` |",
+		"| `identities` | map: name → list of strings | empty | `MNEMO_IDENTITIES` |",
+		"| `history.maxAge` | duration | `2160h` | `MNEMO_HISTORY_MAX_AGE` |",
 		"| `memory.dataDir` | string | `" + filepath.Join("data", "memory") + "` | `MNEMO_DATA_DIR` |",
 		"| `SLACK_BOT_TOKEN` | overrides `slack.botToken` |",
+		"| `MNEMO_DISCORD_ALLOW` | overrides `discord.allow`; items separated by commas",
+		"| `MNEMO_IDENTITIES` | overrides `identities`; `NAME=ACCOUNT,ACCOUNT` entries separated by semicolons",
 		"| `MNEMO_OLLAMA_URL` | Where to look",
 		"| `EDITOR` | The editor",
 	} {
@@ -92,6 +94,9 @@ func TestEveryKeyAndVariable(t *testing.T) {
 	}
 	keys := 0
 	for f := range reflect.TypeFor[config.Config]().Fields() {
+		if !f.IsExported() {
+			continue
+		}
 		keys++
 		if f.Type.Kind() == reflect.Struct {
 			keys += f.Type.NumField() - 1
