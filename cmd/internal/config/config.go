@@ -438,7 +438,8 @@ func (c *Config) ResolveLLM(ctx context.Context, probe func(ctx context.Context,
 		return "", "", fmt.Errorf("%w: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set (nor llm.apiKey or llm.baseURL in the config file), "+
 			"and no local Ollama answered at %s (%v).\n"+
 			"Set OPENAI_API_KEY to use the OpenAI API, or OPENAI_BASE_URL to use any OpenAI-compatible server, "+
-			"or run Ollama (https://ollama.com): `ollama serve`, then `ollama pull llama3.2` and set MNEMO_MODEL=llama3.2",
+			"or run Ollama (https://ollama.com): `ollama serve`, then `ollama pull llama3.2` and set MNEMO_MODEL=llama3.2; "+
+			"`mnemo init` asks these questions and writes mnemo.yaml",
 			ErrNoLLM, ollamaURL, perr)
 	}
 	return ollamaURL, fmt.Sprintf("no OPENAI_API_KEY or OPENAI_BASE_URL set; using local Ollama at %s with model %q (set MNEMO_MODEL to a model you have pulled)",

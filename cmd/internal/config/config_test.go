@@ -996,7 +996,7 @@ func TestResolveLLM(t *testing.T) {
 		{name: "ollama elsewhere", ollama: "http://gpu:11434/v1", probe: okProbe, wantURL: "http://gpu:11434/v1",
 			wantCalls: []string{"http://gpu:11434/v1"}, wantNote: "using local Ollama at http://gpu:11434/v1"},
 		{name: "nothing", probe: func(*[]string) func(context.Context, string) error { return failProbe },
-			wantErr: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultOllamaURL, "connection refused", "ollama serve"}},
+			wantErr: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", DefaultOllamaURL, "connection refused", "ollama serve", "`mnemo init` asks these questions"}},
 		{name: "no probe", wantErr: []string{"OPENAI_API_KEY", "OPENAI_BASE_URL", "no probe"}},
 	}
 	for _, tt := range tests {
