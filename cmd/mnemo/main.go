@@ -408,7 +408,9 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 	env := proc
 	env.logger = slog.New(cfg.LogHandler(stderr))
 	env.configFile = file
-	if keys := cfg.Overridden(); len(keys) > 0 { // once, at start; names only, never values
+	// Said once, at the start of what runs on (not by every admin command
+	// or health check); names only, never values.
+	if keys := cfg.Overridden(); len(keys) > 0 && (name == "serve" || name == "chat") {
 		env.logger.Info("environment variables override keys of the config file", "file", file, "keys", strings.Join(keys, ", "))
 	}
 	env.abort = sig.abort
