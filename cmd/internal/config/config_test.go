@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -1148,6 +1149,28 @@ func TestStateInsideMemoryHint(t *testing.T) {
 	}
 	_, err = loadString("memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil)
 	wantErr(t, err, `put it beside, e.g. "`+filepath.Join(wd, "data", "state")+`"`)
+}
+
+// TestStateInsideMemoryHintDeepPath: run from a folder whose path is
+// longer than any cut (as a clone under a long path is), the suggested
+// folder and the folders named are printed whole.
+func TestStateInsideMemoryHintDeepPath(t *testing.T) {
+	deep := t.TempDir()
+	for range 6 {
+		deep = filepath.Join(deep, "a-rather-long-folder-name-to-make-the-path-deep")
+	}
+	if err := os.MkdirAll(deep, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(deep)
+	_, err := loadString("memory:\n  dataDir: data/memory\nstate:\n  dir: data/memory/state\n", nil)
+	wantErr(t, err, `put it beside, e.g. "`+filepath.Join(deep, "data", "state")+`"`)
+	abs := filepath.Join(deep, "memory")
+	_, err = loadString("memory:\n  dataDir: "+abs+"\nstate:\n  dir: "+abs+"/state\n", nil)
+	wantErr(t, err, strconv.Quote(abs+"/state")+" is inside memory.dataDir "+strconv.Quote(abs))
+	if strings.Contains(err.Error(), "...") {
+		t.Errorf("a path is cut: %v", err)
+	}
 }
 
 // At most maxIdentityAccounts accounts in identities, aliases included.

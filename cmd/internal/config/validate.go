@@ -161,8 +161,9 @@ func (c *Config) validate(origin map[string]string) error {
 	stateOK := ch.notEmpty("state.dir", c.State.Dir)
 	if dataOK && stateOK && inside(c.State.Dir, c.Memory.DataDir) {
 		beside, _ := filepath.Abs(filepath.Join(c.Memory.DataDir, "..", "state")) // Abs cannot fail here: inside just made both paths absolute
+		// Paths whole, never cut as quote cuts values: a person copies them.
 		ch.add("state.dir", "%s: %s is inside memory.dataDir %s, where every folder is a user's memory; put it beside, e.g. %s",
-			quote(c.State.Dir), quote(c.Memory.DataDir), quote(beside))
+			strconv.Quote(c.State.Dir), strconv.Quote(c.Memory.DataDir), strconv.Quote(beside))
 	}
 	ch.intRange("memory.indexBudget", c.Memory.IndexBudget, 256, 1<<20, " bytes")
 	ch.intRange("memory.searchBudget", c.Memory.SearchBudget, 512, 1<<20, " bytes")
