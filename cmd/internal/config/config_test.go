@@ -136,7 +136,7 @@ func TestLoadConfigFiles(t *testing.T) {
 
 	// --config naming a missing file.
 	_, err = Load("missing.yaml", true, noEnv)
-	wantErr(t, err, "missing.yaml", "does not exist")
+	wantErr(t, err, "missing.yaml", "does not exist; write one with mnemo --config missing.yaml init")
 	_, err = Load("", true, noEnv)
 	wantErr(t, err, "--config needs a file name")
 

@@ -41,7 +41,7 @@ func Load(path string, explicit bool, getenv func(string) string) (*Config, erro
 	case err == nil:
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("config file %s does not exist", path)
+		return nil, fmt.Errorf("config file %s does not exist; write one with mnemo --config %s init, or copy deploy/mnemo.yaml", path, path)
 	default:
 		return nil, err
 	}
