@@ -76,24 +76,6 @@ func ruleEnvName(key string) string {
 	return b.String()
 }
 
-// EnvSyntax says how a variable of a key of type t is written, for
-// CONFIG.md and error messages.
-func EnvSyntax(t reflect.Type) string {
-	switch {
-	case t == reflect.TypeFor[time.Duration]():
-		return "a duration with a unit, e.g. `90s`"
-	case t.Kind() == reflect.Int:
-		return "decimal digits"
-	case t.Kind() == reflect.Bool:
-		return "`true` or `false`"
-	case t.Kind() == reflect.Slice:
-		return "items separated by commas, e.g. `A,B`"
-	case t.Kind() == reflect.Map:
-		return "`NAME=ACCOUNT,ACCOUNT` entries separated by semicolons, e.g. `zhangsan=slack:T01ABC/U02DEF,discord:80351110224678912;lisi=discord:41771983423143937`"
-	}
-	return "the value as it is"
-}
-
 // applyEnv sets every key whose variable is set and not blank, recording
 // where each came from in origin and which keys the file also set in
 // overridden. Bad values are problems naming the variable and the fix.

@@ -313,22 +313,3 @@ func FuzzEnvValue(f *testing.F) {
 		}
 	})
 }
-
-// Each kind of key says how its variable is written, for CONFIG.md.
-func TestEnvSyntax(t *testing.T) {
-	for _, tc := range []struct {
-		t    reflect.Type
-		want string
-	}{
-		{reflect.TypeFor[time.Duration](), "a duration with a unit"},
-		{reflect.TypeFor[int](), "decimal digits"},
-		{reflect.TypeFor[bool](), "`true` or `false`"},
-		{reflect.TypeFor[[]string](), "items separated by commas"},
-		{reflect.TypeFor[map[string][]string](), "`NAME=ACCOUNT,ACCOUNT` entries separated by semicolons"},
-		{reflect.TypeFor[string](), "the value as it is"},
-	} {
-		if got := EnvSyntax(tc.t); !strings.Contains(got, tc.want) {
-			t.Errorf("EnvSyntax(%v) = %q, want %q", tc.t, got, tc.want)
-		}
-	}
-}

@@ -100,7 +100,7 @@ func Generate(configDir string, cmdDirs ...string) ([]byte, error) {
 	for _, e := range config.Env(def) {
 		syntax := ""
 		if t := reflect.TypeOf(e.Field).Elem(); t.Kind() != reflect.String {
-			syntax = "; " + config.EnvSyntax(t)
+			syntax = "; " + envSyntax(t)
 		}
 		fmt.Fprintf(&b, "| `%s` | overrides `%s`%s |\n", e.Name, e.Key, cell(syntax))
 	}
@@ -232,6 +232,24 @@ func otherEnv(dirs []string) ([]string, error) {
 		}
 	}
 	return slices.Sorted(maps.Keys(found)), nil
+}
+
+// envSyntax says how the variable of a key of type t is written (as
+// config.Parse reads it).
+func envSyntax(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return "a duration with a unit, e.g. `90s`"
+	case t.Kind() == reflect.Int:
+		return "decimal digits"
+	case t.Kind() == reflect.Bool:
+		return "`true` or `false`"
+	case t.Kind() == reflect.Slice:
+		return "items separated by commas, e.g. `A,B`"
+	case t.Kind() == reflect.Map:
+		return "`NAME=ACCOUNT,ACCOUNT` entries separated by semicolons, e.g. `zhangsan=slack:T01ABC/U02DEF,discord:80351110224678912;lisi=discord:41771983423143937`"
+	}
+	return "the value as it is"
 }
 
 // typeName is a key's type as the reference shows it.

@@ -199,3 +199,22 @@ func TestDuration(t *testing.T) {
 		t.Errorf("cell: %q", got)
 	}
 }
+
+// Each kind of key says how its variable is written, for CONFIG.md.
+func TestEnvSyntax(t *testing.T) {
+	for _, tc := range []struct {
+		t    reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[time.Duration](), "a duration with a unit"},
+		{reflect.TypeFor[int](), "decimal digits"},
+		{reflect.TypeFor[bool](), "`true` or `false`"},
+		{reflect.TypeFor[[]string](), "items separated by commas"},
+		{reflect.TypeFor[map[string][]string](), "`NAME=ACCOUNT,ACCOUNT` entries separated by semicolons"},
+		{reflect.TypeFor[string](), "the value as it is"},
+	} {
+		if got := envSyntax(tc.t); !strings.Contains(got, tc.want) {
+			t.Errorf("envSyntax(%v) = %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
