@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/defaults"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // Bounds of the protocol's lines, the final newline included.
@@ -193,7 +194,9 @@ func listenShowing(path string, h Handler, opts Options, log *slog.Logger, made 
 		if made != nil {
 			made(tmp)
 		}
-		err = os.Rename(tmp, path)
+		// durable is the one package that renames: the socket moves from
+		// its private folder into place.
+		err = durable.Dir(dir).Rename(filepath.Join(filepath.Base(private), "s"), filepath.Base(path))
 	}
 	if err != nil {
 		ln.Close()
