@@ -488,3 +488,32 @@ func TestSystemdUnit(t *testing.T) {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
 	}
 }
+
+// TestReadmeDockerRun: the docker run of the README carries the config
+// file (mounted read-only where the image reads it) and the secrets
+// (--env-file), and the admin command it shows reads the same file.
+func TestReadmeDockerRun(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "\\\n", " ")
+	var run, exec string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "docker run "):
+			run = line
+		case strings.HasPrefix(line, "docker exec "):
+			exec = line
+		}
+	}
+	for _, want := range []string{"--env-file deploy/mnemo.env", ":" + configFile + ":ro", "-v mnemo-data:" + dataDir, "--stop-timeout 30"} {
+		if !strings.Contains(run, want) {
+			t.Errorf("the README's docker run %q lacks %s", run, want)
+		}
+	}
+	if !strings.Contains(exec, "--config "+configFile) {
+		t.Errorf("the README's docker exec %q does not read %s", exec, configFile)
+	}
+}
