@@ -4,8 +4,9 @@
 // that stop start-up with a message naming the key and the fix (Validate).
 //
 // Order of precedence, lowest first: Default; the YAML file (--config FILE,
-// or ./mnemo.yaml when present); the environment variables in Env, when set
-// and not blank; derived values for what is still empty
+// or ./mnemo.yaml when present); the environment variables in Env (one for
+// every key, named by the rule in env.go), when set and not blank, which
+// Overridden lists where the file set the key too; derived values for what is still empty
 // (llm.reflectorModel follows llm.model, state.dir sits beside
 // memory.dataDir); then Validate. Command-line flags are applied by the
 // caller, which then calls Validate again.
