@@ -16,6 +16,7 @@ import (
 	"testing/iotest"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -34,7 +35,7 @@ const noOllama = "http://127.0.0.1:1/v1"
 // environment.
 func loaded(t *testing.T, file string) *config.Config {
 	t.Helper()
-	cfg, err := config.Load(file, true, func(string) string { return "" })
+	cfg, err := config.Load(file, true, func(string) string { return "" }, registry.Platforms()...)
 	if err != nil {
 		t.Fatalf("the written %s does not load: %v", file, err)
 	}

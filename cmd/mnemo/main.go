@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -436,7 +437,7 @@ func loadConfig(g globalFlags, getenv func(string) string) (*config.Config, stri
 	if explicit {
 		path = *g.config
 	}
-	cfg, err := config.Load(path, explicit, getenv)
+	cfg, err := config.Load(path, explicit, getenv, registry.Platforms()...)
 	if err != nil {
 		return nil, "", configError(err)
 	}

@@ -1,5 +1,7 @@
 // Package config owns mnemo's configuration: the Config struct and its YAML
-// keys, the defaults (Default), the environment variables that win over
+// keys, the chat platforms' sections as they registered (bots/platform:
+// each declares its own struct, completes and checks it; Load is given the
+// registry's list and names no platform), the defaults (Default), the environment variables that win over
 // the file (Env), reading and decoding the file (Load, Parse) and the checks
 // that stop start-up with a message naming the key and the fix (Validate).
 //

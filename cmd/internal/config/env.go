@@ -26,6 +26,10 @@ import (
 type EnvVar struct {
 	Name, Key string
 	Field     any
+	// Struct declares the key's field, named FieldName (config.Config for
+	// a top-level key): its doc comment documents the key.
+	Struct    reflect.Type
+	FieldName string
 	// ruleName is what the rule alone would name the key; a tagged key's
 	// differs, and setting it is refused with the right name.
 	ruleName string
@@ -38,21 +42,26 @@ func Env(c *Config) []EnvVar {
 	var walk func(v reflect.Value, prefix string)
 	walk = func(v reflect.Value, prefix string) {
 		t := v.Type()
+		owner := t
+		if prefix == "" {
+			owner = reflect.TypeFor[Config]() // the view's top-level keys are Config's
+		}
 		for i := range t.NumField() {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
+			f, fv := t.Field(i), v.Field(i)   // all exported: the view's, or a section's keys
+			if fv.Kind() == reflect.Pointer { // the view's pointers to c's fields
+				fv = fv.Elem()
 			}
 			key := joinKey(prefix, f.Tag.Get("yaml"))
-			if f.Type.Kind() == reflect.Struct && f.Type != reflect.TypeFor[time.Duration]() {
-				walk(v.Field(i), key)
+			if fv.Kind() == reflect.Struct {
+				walk(fv, key)
 				continue
 			}
 			rule := ruleEnvName(key)
-			out = append(out, EnvVar{Name: cmp.Or(f.Tag.Get("env"), rule), Key: key, Field: v.Field(i).Addr().Interface(), ruleName: rule})
+			out = append(out, EnvVar{Name: cmp.Or(f.Tag.Get("env"), rule), Key: key, Field: fv.Addr().Interface(),
+				Struct: owner, FieldName: f.Name, ruleName: rule})
 		}
 	}
-	walk(reflect.ValueOf(c).Elem(), "")
+	walk(c.view(), "")
 	return out
 }
 

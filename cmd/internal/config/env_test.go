@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	yaml "go.yaml.in/yaml/v3"
 )
 
 func TestRuleEnvName(t *testing.T) {
@@ -67,7 +69,7 @@ func TestRuleEnvName(t *testing.T) {
 		"discord.botToken": "DISCORD_BOT_TOKEN", "discord.apiURL": "DISCORD_API_URL",
 	}
 	seen := map[string]bool{}
-	for _, e := range Env(&Config{}) {
+	for _, e := range Env(Default(platforms...)) {
 		want := designed[e.Key]
 		if want == "" {
 			want = ruleEnvName(e.Key)
@@ -77,7 +79,7 @@ func TestRuleEnvName(t *testing.T) {
 		}
 		seen[e.Name] = true
 	}
-	if keys := newSchema().keys; len(seen) != len(keys)-len(sectionKeys(keys)) {
+	if keys := newSchema(Default(platforms...)).keys; len(seen) != len(keys)-len(sectionKeys(keys)) {
 		t.Errorf("%d variables for %d keys", len(seen), len(keys)-len(sectionKeys(keys)))
 	}
 }
@@ -179,7 +181,7 @@ func everyKeyFile() string {
 // file set too, never its value.
 func TestEveryKeyBothWays(t *testing.T) {
 	vars := map[string]string{}
-	for _, e := range Env(&Config{}) {
+	for _, e := range Env(Default(platforms...)) {
 		vars[e.Key] = e.Name
 	}
 	if len(everyKey) != len(vars) {
@@ -288,7 +290,7 @@ func FuzzEnvValue(f *testing.F) {
 	f.Add(0, "a,,b")
 	f.Add(37, "x=;=y")
 	f.Fuzz(func(t *testing.T, i int, value string) {
-		vars := Env(&Config{})
+		vars := Env(Default(platforms...))
 		if i < 0 {
 			i = -i
 		}
@@ -312,4 +314,22 @@ func FuzzEnvValue(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A section written twice, null the first time, is refused by name and
+// panics nowhere; a key whose section the decoder set to nil is passed
+// over, not followed through the nil pointer.
+func TestNullSectionTwice(t *testing.T) {
+	_, err := loadString("discord:\ndiscord:\n  shardID: 1\n", nil)
+	wantErr(t, err, `duplicate key "discord"`)
+
+	c := Default(platforms...)
+	v, s := c.view(), newSchema(c)
+	v.Field(s.field["discord"][0]).SetZero() // as yaml.v3 does for "discord: null"
+	d := &decoder{file: "f.yaml", schema: s, seen: map[*yaml.Node]bool{},
+		entries: []entry{{key: "discord.shardID", n: &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: "1"}}}}
+	d.scalars(v)
+	if len(d.problems) != 0 || discordOf(c).ShardID != 0 {
+		t.Errorf("problems %v, shardID %d", d.problems, discordOf(c).ShardID)
+	}
 }
