@@ -172,10 +172,7 @@ func (d *docSet) of(t reflect.Type) (map[string]string, error) {
 // go.mod naming the module ("" when there is none: then the package's
 // doc comments cannot be read, and Generate says so).
 func packageDir(pkgPath string) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return ""
-	}
+	wd, _ := os.Getwd() // "" (it failed): the search ends at once
 	for dir := wd; ; dir = filepath.Dir(dir) {
 		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
 			m := modulePathRe.FindSubmatch(data)

@@ -219,3 +219,26 @@ func newSchemaKeys(c *config.Config) []string {
 	}
 	return keys
 }
+
+// A platform's section is documented from its package's folder, found
+// from the module root above the working directory: outside the module,
+// Generate says it cannot read them.
+func TestSectionDocsOutsideTheModule(t *testing.T) {
+	if d := packageDir("github.com/mnemo-agent/mnemo/bots/slack"); !strings.HasSuffix(d, filepath.Join("bots", "slack")) {
+		t.Errorf("packageDir(bots/slack) = %q", d)
+	}
+	abs, err := filepath.Abs(configDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdAbs, err := filepath.Abs(cmdDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if d := packageDir("github.com/mnemo-agent/mnemo/bots/slack"); d != "" {
+		t.Errorf("outside the module, packageDir = %q", d)
+	}
+	_, err = Generate(abs, cmdAbs)
+	wantErr(t, err, "no Go files")
+}
