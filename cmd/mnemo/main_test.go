@@ -19,6 +19,15 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
+// run is the whole program but for the exit, as main's runProcess runs it
+// (runWith), with a map, buffers and stopOn(ctx) in place of the process.
+func run(sig signals, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runWith(sig, args, cliEnv{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// stopOn is signals with ctx as the first stage and no second stage.
+func stopOn(ctx context.Context) signals { return signals{stop: ctx} }
+
 // cliResult is what one run of the command line produced.
 type cliResult struct {
 	code           int
@@ -192,6 +201,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"version", "now"}, "mnemo: version takes no arguments", false},
 		{[]string{"version", "--short"}, "mnemo: version: unknown flag --short", false},
 		{[]string{"--", "chat"}, "mnemo: unknown flag --;", false},
+		// A typo of a flag gets the flag meant, as a typo of a command does.
+		{[]string{"chat", "--usr", "bob"}, "mnemo: chat: unknown flag --usr; did you mean --user?\n", false},
+		{[]string{"chat", "--usr=bob"}, "mnemo: chat: unknown flag --usr; did you mean --user?\n", false},
+		{[]string{"--confg", "x", "chat"}, "mnemo: unknown flag --confg; did you mean --config?; the global flags are", false},
+		{[]string{"memory", "forget", "bob", "--ye"}, "did you mean --yes?", false},
 	} {
 		r := cli(t, nil, tc.args...)
 		r.want(t, 2, "", tc.stderr)

@@ -23,13 +23,12 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -225,7 +224,7 @@ func openAdminStore(cfg *config.Config, logger *slog.Logger, owner memory.Owner)
 		Logger:   logger,
 		Owner:    owner,
 		// Read to list faster; removed with a forget (it holds summaries).
-		IndexCache: filepath.Join(app.StateDir(cfg), "index"),
+		IndexCache: filepath.Join(cfg.State.Dir, "index"),
 	})
 }
 
@@ -408,7 +407,7 @@ func (m *memoryCmd) check(name string) error {
 	for _, p := range rep.Problems {
 		b.WriteString(p.String() + "\n")
 	}
-	failed, err := reflector.FailedTurns(app.StateDir(m.cfg))
+	failed, err := reflector.FailedTurns(m.cfg.State.Dir)
 	if err != nil {
 		return failure(fmt.Errorf("memory check: read the failed reflections: %w", err))
 	}
@@ -487,7 +486,7 @@ func (m *memoryCmd) data(history bool) (mem *app.Memory, done func(), err error)
 		}
 		done = func() { hist.Close() }
 	}
-	return app.Offline(app.StateDir(m.cfg), m.store, hist, app.Journals(registry.Platforms(), nil), nil), done, nil
+	return app.Offline(m.cfg.State.Dir, m.store, hist, app.Journals(registry.Platforms(), nil), nil), done, nil
 }
 
 // export writes the archive to stdout and notes on stderr what was left out.
@@ -501,10 +500,11 @@ func (m *memoryCmd) export(name, output string) error {
 		return err
 	}
 	out := m.env.stdout
-	var file *renameio.PendingFile
+	var file *durable.Pending
 	if output != "" {
 		// Whole or not at all, and private: it is a person's memory.
-		if file, err = renameio.NewPendingFile(output, renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600)); err != nil {
+		dir, base := filepath.Split(output)
+		if file, err = durable.NewPending(durable.Dir(dir), base, durable.WriteOptions{Perm: 0o600}); err != nil {
 			return failure(fmt.Errorf("export: %w", err))
 		}
 		defer file.Cleanup()
@@ -520,7 +520,7 @@ func (m *memoryCmd) export(name, output string) error {
 		return fmt.Errorf("export of %s failed, the archive is incomplete: %w", name, err)
 	}
 	if file != nil {
-		if err := file.CloseAtomicallyReplace(); err != nil {
+		if err := file.Commit(); err != nil {
 			return failure(fmt.Errorf("export: %w", err))
 		}
 	}
