@@ -409,6 +409,11 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 	env.logger = slog.New(cfg.LogHandler(stderr))
 	env.configFile = file
 	env.abort = sig.abort
+	if name == "chat" || name == "serve" {
+		if msg := looseSecrets(file); msg != "" {
+			env.logger.Warn("config: " + msg)
+		}
+	}
 	return run(sig.stop, &env, cfg, pos)
 }
 

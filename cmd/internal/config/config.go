@@ -81,7 +81,9 @@ type LLM struct {
 	// answers; with neither, mnemo exits 2 and says what to set.
 	BaseURL string `yaml:"baseURL"`
 	// API key; a secret: prefer the environment, and it is never logged.
-	// Empty is fine for local servers.
+	// Empty is fine for local servers. A config file holding it (or a
+	// platform token) that its group or others may read (0644) gets a
+	// warning from chat, serve and `mnemo memory check`: chmod 600 it.
 	APIKey string `yaml:"apiKey"`
 	// Chat model. With Ollama, use a model you have pulled (e.g. `llama3.2`).
 	Model string `yaml:"model"`
