@@ -3,6 +3,7 @@ package access
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +115,60 @@ func TestLimiterBounded(t *testing.T) {
 	l.take("a", t0)
 	if l.take("a", t0.Add(time.Hour-1)) || !l.take("a", t0.Add(time.Hour)) || len(l.order) != 1 {
 		t.Fatalf("expiry: %+v", l.order)
+	}
+}
+
+// Twenty strangers writing from one place do not fill the queue for
+// everyone: that place is given MaxPendingPerSource codes, the rest are
+// told whom to ask (and logged), and a colleague writing from elsewhere
+// still gets a code.
+func TestGateTwentyStrangers(t *testing.T) {
+	c := &clock{t0}
+	s, _ := openTemp(t)
+	var logs strings.Builder
+	g := NewGate(GateOptions{Platform: Slack, Policy: Policy{Mode: Pairing}, Store: s, Now: c.now, Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	ctx := context.Background()
+	codes, busy := 0, 0
+	for i := range 20 {
+		_, reply := g.Check(ctx, Who{Platform: Slack, Team: "T9", User: fmt.Sprint("U", 100+i)})
+		switch {
+		case strings.Contains(reply, "mnemo access approve "):
+			codes++
+		case strings.Contains(reply, "too many people are waiting") && strings.Contains(reply, fmt.Sprint("mnemo access allow slack:T9/U", 100+i)):
+			busy++
+		default:
+			t.Fatalf("stranger %d: %q", i, reply)
+		}
+	}
+	if codes != MaxPendingPerSource || busy != 20-MaxPendingPerSource {
+		t.Fatalf("%d codes, %d told to ask", codes, busy)
+	}
+	if !strings.Contains(logs.String(), "no pairing code given: too many pairing codes wait for approval from the same place") ||
+		!strings.Contains(logs.String(), `source="team T9"`) {
+		t.Errorf("logs:\n%s", logs.String())
+	}
+	if _, reply := g.Check(ctx, Who{Platform: Slack, Team: "T1", User: "U1"}); !strings.Contains(reply, "mnemo access approve ") {
+		t.Fatalf("a colleague from another team: %q", reply)
+	}
+	_, pending := s.List(c.t)
+	if len(pending) != MaxPendingPerSource+1 || pending[len(pending)-1].Source != "team T1" {
+		t.Fatalf("codes %+v", pending)
+	}
+}
+
+// Who.Source: the Slack team, the Discord server, or DMs.
+func TestWhoSource(t *testing.T) {
+	for _, tt := range []struct {
+		who  Who
+		want string
+	}{
+		{Who{Platform: Slack, Team: "T1", User: "U1"}, "team T1"},
+		{Who{Platform: Slack, User: "U1"}, "DMs"},
+		{Who{Platform: Discord, Team: "42", User: "7"}, "server 42"},
+		{Who{Platform: Discord, User: "7"}, "DMs"},
+	} {
+		if got := tt.who.Source(); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.who, got, tt.want)
+		}
 	}
 }
