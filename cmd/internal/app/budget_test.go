@@ -19,7 +19,7 @@ import (
 // is counted. That the server reports none is said once.
 func TestCountedModel(t *testing.T) {
 	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "abcdef"}}} // 2 + 4
-	text := llm.Message{Role: llm.RoleAssistant, Content: "abc"}                          // 1
+	text := llm.Message{Role: llm.RoleAssistant, Content: "abc"}                         // 1
 	tests := []struct {
 		name string
 		resp llm.Response
