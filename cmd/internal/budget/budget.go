@@ -137,15 +137,13 @@ func (b *Budget) Reserve(user, text string) (held int, reason string, tell bool)
 // tokens, what the answer really cost (0 when it failed before any call),
 // charged as Charge does.
 func (b *Budget) Settle(user string, held, tokens int) {
-	if held > 0 {
-		b.mu.Lock()
-		// A person dropped meanwhile (MaxPeople) holds nothing any more.
-		if p := b.people[user]; p != nil {
-			p.held = max(p.held-held, 0)
-		}
-		b.held = max(b.held-held, 0)
-		b.mu.Unlock()
+	b.mu.Lock()
+	// A person dropped meanwhile (MaxPeople) holds nothing any more.
+	if p := b.people[user]; p != nil {
+		p.held = max(p.held-held, 0)
 	}
+	b.held = max(b.held-held, 0)
+	b.mu.Unlock()
 	b.Charge(user, tokens)
 }
 
@@ -168,7 +166,7 @@ func (b *Budget) totalToday(today time.Time) int {
 // Charge adds tokens, what an answer to user or a reflection on user
 // cost, to user's and to the total of today.
 func (b *Budget) Charge(user string, tokens int) {
-	if tokens <= 0 || b.limits.TokensPerDay <= 0 && b.limits.TotalTokensPerDay <= 0 {
+	if tokens <= 0 {
 		return
 	}
 	b.mu.Lock()
@@ -252,7 +250,8 @@ func (b *Budget) sweep(now time.Time) {
 	b.sweptAt = now
 	today := dayOf(now)
 	for user, p := range b.people {
-		if p.tat.After(now) || p.held > 0 || p.day.Equal(today) && p.tokens > 0 {
+		// p.day is set only by a charge of some tokens.
+		if p.tat.After(now) || p.held > 0 || p.day.Equal(today) {
 			continue
 		}
 		if slices.ContainsFunc(p.told[:], func(t time.Time) bool { return !t.IsZero() && now.Sub(t) < TellEvery }) {

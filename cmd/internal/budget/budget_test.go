@@ -297,6 +297,18 @@ func TestLimitsAtTheirBoundary(t *testing.T) {
 	if mine, total := b.Spent("ada"); mine != 0 || total != 0 || b.People() != 0 {
 		t.Fatalf("no limits: spent %d/%d, %d people kept", mine, total, b.People())
 	}
+	// Without a total limit the total is not kept; without a limit per
+	// person, nobody is.
+	b = New(Limits{TokensPerDay: 100}, c.now)
+	b.Charge("ada", 5)
+	if mine, total := b.Spent("ada"); mine != 5 || total != 0 {
+		t.Fatalf("no total limit: spent %d/%d", mine, total)
+	}
+	b = New(Limits{TotalTokensPerDay: 100}, c.now)
+	b.Charge("ada", 5)
+	if mine, total := b.Spent("ada"); mine != 0 || total != 5 || b.People() != 0 {
+		t.Fatalf("no limit per person: spent %d/%d, %d people", mine, total, b.People())
+	}
 	// Charging nothing keeps nobody: a person who spent nothing today is
 	// swept.
 	b = New(Limits{TokensPerDay: 100, TotalTokensPerDay: 100}, c.now)
