@@ -2,6 +2,7 @@ package access
 
 import (
 	"context"
+	"crypto/rand"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -61,11 +62,14 @@ func TestGatePairing(t *testing.T) {
 	if ok, _ := g.Check(ctx, stranger); !ok {
 		t.Fatal("approved person refused")
 	}
-	// Past MaxPending codes a stranger is told to ask instead.
+	// Past MaxPending codes (from as many servers) a stranger is told to
+	// ask instead.
 	for i := range MaxPending {
-		g.Check(ctx, Who{Platform: Discord, User: fmt.Sprint(100 + i)})
+		if _, reply := g.Check(ctx, Who{Platform: Discord, Team: fmt.Sprint(700 + i), User: fmt.Sprint(100 + i)}); !strings.Contains(reply, "mnemo access approve ") {
+			t.Fatalf("stranger %d: %q", i, reply)
+		}
 	}
-	if ok, reply := g.Check(ctx, Who{Platform: Discord, User: "999"}); ok || !strings.Contains(reply, "too many people are waiting") ||
+	if ok, reply := g.Check(ctx, Who{Platform: Discord, Team: "999", User: "999"}); ok || !strings.Contains(reply, "too many people are waiting") ||
 		!strings.Contains(reply, "mnemo access allow discord:user:999") {
 		t.Fatalf("past MaxPending: %v %q", ok, reply)
 	}
@@ -78,7 +82,7 @@ func TestGatePairingWithoutStore(t *testing.T) {
 	if ok, reply := g.Check(context.Background(), Who{Platform: Discord, User: "7"}); ok || !strings.Contains(reply, "mnemo access allow discord:user:7") {
 		t.Fatalf("%v %q", ok, reply)
 	}
-	s := &Store{dir: "/dev/null/state"}
+	s := &Store{dir: "/dev/null/state", rand: rand.Reader}
 	g = NewGate(GateOptions{Platform: Discord, Policy: Policy{Mode: Pairing}, Store: s})
 	if ok, reply := g.Check(context.Background(), Who{Platform: Discord, User: "7"}); ok || !strings.Contains(reply, "mnemo access allow") {
 		t.Fatalf("unwritable store: %v %q", ok, reply)
@@ -87,10 +91,20 @@ func TestGatePairingWithoutStore(t *testing.T) {
 
 // The group check's failure is logged and refuses.
 func TestGateGroupError(t *testing.T) {
-	g := NewGate(GateOptions{Platform: Slack, Policy: Policy{Mode: Allowlist, Allow: []Entry{{Kind: Group, ID: "S1"}}}})
+	var logs strings.Builder
+	g := NewGate(GateOptions{Platform: Slack, Policy: Policy{Mode: Allowlist, Allow: []Entry{{Kind: Group, ID: "S1"}}},
+		Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	who := Who{Platform: Slack, User: "U1", Team: "T1", InGroup: func(context.Context, string) (bool, error) { return false, fmt.Errorf("missing_scope") }}
 	if ok, _ := g.Check(context.Background(), who); ok {
 		t.Fatal("let in on an error")
+	}
+	if !strings.Contains(logs.String(), "cannot check a user group") || !strings.Contains(logs.String(), "missing_scope") {
+		t.Fatalf("the error is not logged:\n%s", logs.String())
+	}
+	logs.Reset()
+	who.InGroup = func(context.Context, string) (bool, error) { return true, nil }
+	if ok, _ := g.Check(context.Background(), who); !ok || strings.Contains(logs.String(), "cannot check") {
+		t.Fatalf("a member: %v\n%s", ok, logs.String())
 	}
 }
 
@@ -109,6 +123,21 @@ func TestLimiterBounded(t *testing.T) {
 	}
 	if !l.take("0", t0) {
 		t.Fatal("the oldest key was not forgotten")
+	}
+	// Below the bound nothing unexpired is forgotten.
+	l = newLimiter(3, time.Hour)
+	l.take("a", t0)
+	l.take("b", t0)
+	if l.take("a", t0) {
+		t.Fatal("a key was forgotten below the bound")
+	}
+	// A clock set back: a key told exactly an hour ago is answered, even
+	// behind a later entry.
+	l = newLimiter(100, time.Hour)
+	l.take("f", t0.Add(2*time.Hour))
+	l.take("k", t0.Add(time.Hour))
+	if l.take("k", t0.Add(2*time.Hour-1)) || !l.take("k", t0.Add(2*time.Hour)) {
+		t.Fatal("k an hour after it was told")
 	}
 	// Expired keys go first, whatever the bound.
 	l = newLimiter(100, time.Hour)

@@ -59,10 +59,10 @@ func (w Who) Person() Entry {
 // (MaxPendingPerSource): their Slack team, the Discord server of the
 // message, or Discord's DMs (which do not tell a server).
 func (w Who) Source() string {
-	switch {
-	case w.Team == "":
+	if w.Team == "" {
 		return "DMs"
-	case w.Platform == Slack:
+	}
+	if w.Platform == Slack {
 		return "team " + w.Team
 	}
 	return "server " + w.Team

@@ -100,15 +100,16 @@ type state struct {
 // (mnemo serve, or `mnemo access` while none runs). Safe for concurrent
 // use.
 type Store struct {
-	dir string
-	mu  sync.Mutex
-	st  state
+	dir  string
+	rand io.Reader // where codes come from: crypto/rand (tests give their own)
+	mu   sync.Mutex
+	st   state
 }
 
 // OpenStore reads dir/access.json (none: empty). A file that cannot be
 // read is an error naming it and the fix.
 func OpenStore(dir string) (*Store, error) {
-	s := &Store{dir: dir}
+	s := &Store{dir: dir, rand: rand.Reader}
 	path := s.Path()
 	// O_NOFOLLOW: the state folder's files are mnemo's; a link is not.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
@@ -243,13 +244,13 @@ func (s *Store) Issue(platform string, person Entry, source string, now time.Tim
 			from++
 		}
 	}
-	switch {
-	case n >= MaxPending:
+	if n >= MaxPending {
 		return Pending{}, ErrTooMany
-	case from >= MaxPendingPerSource:
+	}
+	if from >= MaxPendingPerSource {
 		return Pending{}, ErrTooManyFrom
 	}
-	p := Pending{Code: newCode(), Platform: platform, ID: person.String(), Expires: now.Add(CodeTTL).UTC(), Source: source, entry: person}
+	p := Pending{Code: newCode(s.rand), Platform: platform, ID: person.String(), Expires: now.Add(CodeTTL).UTC(), Source: source, entry: person}
 	next.Codes = append(next.Codes, p)
 	return p, s.save(next)
 }
@@ -284,15 +285,15 @@ func Crowded(codes []Pending) []string {
 	return out
 }
 
-// newCode is codeLen letters of codeAlphabet from crypto/rand.
+// newCode is codeLen letters of codeAlphabet from r (crypto/rand).
 // Bytes past the last whole multiple of the alphabet are drawn again, so
 // that every letter is as likely.
-func newCode() string {
+func newCode(r io.Reader) string {
 	const limit = 256 / len(codeAlphabet) * len(codeAlphabet)
 	code := make([]byte, 0, codeLen)
 	var b [16]byte
 	for len(code) < codeLen {
-		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		_, _ = io.ReadFull(r, b[:]) // crypto/rand never fails
 		for _, c := range b {
 			if int(c) < limit && len(code) < codeLen {
 				code = append(code, codeAlphabet[int(c)%len(codeAlphabet)])

@@ -1,6 +1,8 @@
 package access
 
 import (
+	"bytes"
+	"crypto/rand"
 	"errors"
 	"os"
 	"path/filepath"
@@ -145,7 +147,7 @@ func TestStoreTooManyCodes(t *testing.T) {
 func TestCodesDiffer(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
-		c := newCode()
+		c := newCode(rand.Reader)
 		if seen[c] || len(c) != codeLen {
 			t.Fatalf("code %q (seen %v)", c, seen[c])
 		}
@@ -210,7 +212,7 @@ func FuzzStateDecode(f *testing.F) {
 		if err := st.decode(data); err != nil {
 			return
 		}
-		s := &Store{dir: t.TempDir(), st: st}
+		s := &Store{dir: t.TempDir(), st: st, rand: rand.Reader}
 		if err := s.save(st.clone()); err != nil {
 			t.Fatal(err)
 		}
@@ -351,5 +353,56 @@ func TestCrowded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// pattern is a reader that gives its bytes over and over.
+type pattern struct {
+	b []byte
+	i int
+}
+
+func (p *pattern) Read(out []byte) (int, error) {
+	for k := range out {
+		out[k] = p.b[p.i%len(p.b)]
+		p.i++
+	}
+	return len(out), nil
+}
+
+// A code takes the bytes under the last whole multiple of the alphabet
+// (248) in order, each its letter; 248 and above are drawn again, so that
+// every letter is as likely.
+func TestCodeFromBytes(t *testing.T) {
+	r := &pattern{b: []byte{255, 248, 10, 11, 12, 13, 247, 14, 15, 16, 17, 0, 0, 0, 0, 0}}
+	if got, want := newCode(r), codeAlphabet[10:14]+codeAlphabet[247%31:247%31+1]+codeAlphabet[14:17]; got != want {
+		t.Fatalf("newCode = %q, want %q", got, want)
+	}
+	// A store draws its codes from its reader.
+	s, _ := openTemp(t)
+	s.rand = &pattern{b: []byte{0, 1, 2, 3, 4, 5, 6, 7}}
+	if p, err := s.Issue(Slack, Entry{Kind: User, ID: "U1", Team: "T1"}, "team T1", t0); err != nil || p.Code != "ABCDEFGH" {
+		t.Fatalf("Issue = %+v, %v", p, err)
+	}
+}
+
+// The file may be up to 16 MiB: one of exactly that size is read, one a
+// byte longer is refused as too large.
+func TestStoreFileSizeLimit(t *testing.T) {
+	dir := t.TempDir()
+	body := []byte(`{"allowed":[{"platform":"slack","id":"U1","added":"2026-11-27T12:00:00Z","by":"test"}],"codes":[]}`)
+	exact := append(body, bytes.Repeat([]byte{' '}, maxFile-len(body))...)
+	if err := os.WriteFile(filepath.Join(dir, FileName), exact, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := OpenStore(dir)
+	if err != nil || len(s.Entries(Slack)) != 1 {
+		t.Fatalf("a file of %d bytes: %v", len(exact), err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, FileName), append(exact, ' '), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenStore(dir); err == nil || !strings.Contains(err.Error(), "larger than 16777216 bytes") {
+		t.Fatalf("a file a byte too large: %v", err)
 	}
 }
