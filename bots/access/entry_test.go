@@ -26,7 +26,7 @@ func TestParseEntry(t *testing.T) {
 		{Slack, "U0-1", Entry{}, "is not a Slack id"},
 		{Slack, "", Entry{}, "is not a Slack id"},
 		{Slack, "U" + strings.Repeat("Z9", 11) + "A", Entry{Kind: User, ID: "U" + strings.Repeat("Z9", 11) + "A"}, ""}, // 24: the longest
-		{Slack, "U" + strings.Repeat("Z9", 12), Entry{}, "is not a Slack id"},                                                   // 25
+		{Slack, "U" + strings.Repeat("Z9", 12), Entry{}, "is not a Slack id"},                                          // 25
 		{Slack, "UZ", Entry{Kind: User, ID: "UZ"}, ""},
 		{Slack, "U[", Entry{}, "is not a Slack id"},
 		{Slack, "U@", Entry{}, "is not a Slack id"},
