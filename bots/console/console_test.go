@@ -127,7 +127,7 @@ func TestErrors(t *testing.T) {
 
 func TestStyle(t *testing.T) {
 	in := "# Title\n## Sub\nSome **bold**, __also__, *it* and `co**de**`, a [link](https://x.io).\n" +
-		"```\n**not bold** in a fence\n```\n#nohash\n####### seven\n- one\n  * two\n> quoted *it*\n---\n2*3*4 and snake_case_name"
+		"```\n**not bold** in a fence\n```\n#nohash\n####### seven\n- one\n  * two\n> quoted *it*\n---\n2*3*4 and snake_case_name, _under_ (_it_)"
 	want := ansiBold + ansiUnderline + "Title" + ansiReset + "\n" +
 		ansiBold + "Sub" + ansiReset + "\n" +
 		"Some " + ansiBold + "bold" + ansiReset + ", " + ansiBold + "also" + ansiReset + ", " + ansiItalic + "it" + ansiReset +
@@ -137,7 +137,7 @@ func TestStyle(t *testing.T) {
 		ansiCode + "•" + ansiReset + " one\n  " + ansiCode + "•" + ansiReset + " two\n" +
 		ansiDim + "│ " + ansiReset + "quoted " + ansiItalic + "it" + ansiReset + "\n" +
 		ansiDim + strings.Repeat("─", 40) + ansiReset + "\n" +
-		"2*3*4 and snake_case_name"
+		"2*3*4 and snake_case_name, " + ansiItalic + "under" + ansiReset + " (" + ansiItalic + "it" + ansiReset + ")"
 	if got := style(in); got != want {
 		t.Errorf("style = %q\nwant    %q", got, want)
 	}

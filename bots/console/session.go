@@ -43,7 +43,11 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 				err = fmt.Errorf("console: cannot restore the terminal (run `reset`): %w", rerr)
 			}
 		}()
-		if _, ok := terminalFd(cfg.Out); ok {
+		out := cfg.Out
+		if sc, ok := out.(*Screen); ok {
+			out = sc.out
+		}
+		if _, ok := terminalFd(out); ok {
 			// Bracketed paste: the terminal marks pasted text, so
 			// several pasted lines are one message.
 			fmt.Fprint(cfg.Out, "\x1b[?2004h")

@@ -181,8 +181,8 @@ func (s *termStream) finish(reply mnemo.Reply) {
 	s.endLine(&b)
 	if reply.Cut {
 		note := strings.TrimSpace(mnemo.CutNote)
-		if s.color {
-			note = ansiDim + note + ansiReset
+		if s.color { // Markdown, rendered as the reply's lines are
+			note = style(note)
 		}
 		b.WriteString("\n\n" + indent + note)
 	}

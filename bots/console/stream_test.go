@@ -167,6 +167,14 @@ func TestTerminalStreamCut(t *testing.T) {
 	tt.Type(t, "count\r")
 	tt.WaitFor(t, "mnemo> One two\r\n"+indent+"three\r\n\r\n"+indent+strings.TrimSpace(mnemo.CutNote))
 	tt.quit(t)
+	// In colour the note is Markdown as the reply is: italic, without its
+	// underscores.
+	h = newStreamHandler(words("One ", "two")...)
+	h.cut = true
+	tt = startTTY(t, Config{User: "alice", Handler: h, Color: true})
+	tt.Type(t, "count\r")
+	tt.WaitFor(t, "\r\n\r\n"+indent+ansiItalic+strings.Trim(strings.TrimSpace(mnemo.CutNote), "_")+ansiReset+"\r\n")
+	tt.quit(t)
 }
 
 // A line longer than the terminal wraps; once complete it is rendered in
@@ -238,7 +246,7 @@ func TestInteractiveStreamWithoutATerminal(t *testing.T) {
 	for _, want := range []string{
 		"looking through memory… (Ctrl-C cancels)",
 		"**One**\r" + ansiReset + "\x1b[J" + ansiMnemo + "mnemo>" + ansiReset + " " + ansiBold + "One" + ansiReset + "\n" + indent + "two",
-		"two\r" + ansiReset + "\x1b[J" + indent + "two\n\n" + indent + ansiDim + strings.TrimSpace(mnemo.CutNote) + ansiReset + "\n",
+		"two\r" + ansiReset + "\x1b[J" + indent + "two\n\n" + indent + ansiItalic + strings.Trim(strings.TrimSpace(mnemo.CutNote), "_") + ansiReset + "\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%q", want, got)

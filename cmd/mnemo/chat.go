@@ -59,6 +59,11 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	// A person at a terminal: keys in, the conversation out. With either
 	// redirected, chat is piped: replies only on stdout.
 	interactive := isTerminal(env.stdin) && isTerminal(env.stdout)
+	if interactive {
+		var screen *console.Screen
+		env, screen = sharedScreen(env, cfg)
+		defer screen.Release()
+	}
 	var said *saidAtEnd
 	if !opts.verbose {
 		env, said = quietChatLogs(env, cfg)
@@ -149,6 +154,17 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		}
 	}
 	return chatShortfall(interactive, unanswered.Load(), saveErr)
+}
+
+// sharedScreen is env with the chat's output and its log on one
+// console.Screen: at a terminal they share the screen, and a log line never
+// lands inside a line the chat is writing.
+func sharedScreen(env *cliEnv, cfg *config.Config) (*cliEnv, *console.Screen) {
+	screen := console.NewScreen(env.stdout, env.stderr)
+	e := *env
+	e.stdout, e.stderr = screen, screen.Log()
+	e.logger = slog.New(cfg.LogHandler(e.stderr))
+	return &e, screen
 }
 
 // wantsColor reports whether the terminal takes colors: not with $NO_COLOR
