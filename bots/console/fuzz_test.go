@@ -23,7 +23,7 @@ func FuzzKeys(f *testing.F) {
 		i := int(cut) % (len(keys) + 1)
 		h := bottest.NewHandler()
 		err := Run(context.Background(), Config{In: &chunked{parts: []string{keys[:i], keys[i:]}}, Out: io.Discard,
-			Interactive: true, User: "a", Handler: h})
+			Interactive: true, User: "a", Chat: chatOf(t, "a", h)})
 		if err != nil {
 			t.Fatalf("Run = %v", err)
 		}

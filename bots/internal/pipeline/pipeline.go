@@ -100,6 +100,23 @@ type Platform[M Incoming] interface {
 	Posted(ctx context.Context, m M, parts []string) int
 }
 
+// Streamer is a Platform that shows a reply itself while it is written
+// (optional; the terminal, which prints the words as they come): the task's
+// Stream is Stream(m), and the reply's Answered is handed to Answered
+// before the reply is posted, so that the platform finishes what it showed
+// (a cut note after a cut stream) rather than showing it again.
+type Streamer[M Incoming] interface {
+	Stream(m M) mnemo.Stream
+	Answered(m M, a Answered)
+}
+
+// Canceller is a Platform whose person may cancel an answer while it is
+// written (optional; the terminal's Ctrl-C): m's task runs under
+// TaskContext(ctx, m), which ends when they do.
+type Canceller[M Incoming] interface {
+	TaskContext(ctx context.Context, m M) context.Context
+}
+
 // Options configures a Pipeline. Platform, Handler and Adapter are
 // required.
 type Options struct {
@@ -347,6 +364,9 @@ func (p *Pipeline[M]) answer(m M) {
 		return
 	}
 	ctx := p.work
+	if c, ok := p.plat.(Canceller[M]); ok {
+		ctx = c.TaskContext(ctx, m)
+	}
 	stopTyping := sync.OnceFunc(p.plat.Typing(ctx, m))
 	task := mnemo.Task{
 		ID:            id,
@@ -362,7 +382,10 @@ func (p *Pipeline[M]) answer(m M) {
 	// A platform that shows replies as they are written gets the task's
 	// stream: the typing indicator ends at the first words.
 	var dr *draft[M]
-	if d, ok := p.plat.(Drafter[M]); ok {
+	st, streams := p.plat.(Streamer[M])
+	if streams {
+		task.Stream = st.Stream(m)
+	} else if d, ok := p.plat.(Drafter[M]); ok {
 		dr = newDraft(p, d, m, p.takeDrafts(m), func() {
 			stopTyping()
 			if p.opts.FirstVisible != nil {
@@ -381,6 +404,9 @@ func (p *Pipeline[M]) answer(m M) {
 	}
 	if a.Failed {
 		log.Warn(p.opts.Name+": answering with an apology", "cut", a.Cut)
+	}
+	if streams {
+		st.Answered(m, a)
 	}
 	text := a.Text
 	if dr != nil {

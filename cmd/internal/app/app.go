@@ -92,6 +92,9 @@ type App struct {
 	// budget is limits.*: serve's platforms check it; the reflector's
 	// tokens count toward its total (budget.go).
 	budget *budget.Budget
+	// chats is the terminal platform the second chats talk to (the
+	// control socket's "chat" sessions), once UseAdapters was given it.
+	chats platform.Chats
 }
 
 // ConfigError is a setting that keeps mnemo from starting (a platform
