@@ -260,6 +260,7 @@ type chatPlatform struct{ c *Chat }
 var (
 	_ pipeline.Streamer[*message]  = chatPlatform{}
 	_ pipeline.Canceller[*message] = chatPlatform{}
+	_ pipeline.Dropper[*message]   = chatPlatform{}
 	_ platform.Chats               = (*Chat)(nil)
 )
 
@@ -289,6 +290,12 @@ func (chatPlatform) Stream(m *message) mnemo.Stream { return m.line.Show }
 func (chatPlatform) Answered(m *message, a pipeline.Answered) { m.answer = a }
 
 func (chatPlatform) TaskContext(_ context.Context, m *message) context.Context { return m.ctx }
+
+// DroppedText answers a line a forget dropped while it waited for its turn.
+const DroppedText = "I did not answer that: what I remembered about you was forgotten before I got to it."
+
+// Dropped answers the line's Say, which waits for it.
+func (chatPlatform) Dropped(m *message) { m.said <- Said{Text: DroppedText} }
 
 // PostPart hands the reply to the line's Say.
 func (chatPlatform) PostPart(_ context.Context, m *message, _ int, part string) error {

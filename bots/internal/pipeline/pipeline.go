@@ -117,6 +117,13 @@ type Canceller[M Incoming] interface {
 	TaskContext(ctx context.Context, m M) context.Context
 }
 
+// Dropper is a Platform told of a message that will not be answered
+// because its person's memory was forgotten while it waited (optional;
+// the terminal, whose person waits for every answer).
+type Dropper[M Incoming] interface {
+	Dropped(m M)
+}
+
 // Options configures a Pipeline. Platform, Handler and Adapter are
 // required.
 type Options struct {
@@ -357,6 +364,9 @@ func (p *Pipeline[M]) answer(m M) {
 	log := h.Log.With("task_id", id)
 	if !p.Journal().Start(h.ID) {
 		log.Info(p.opts.Name + ": message not answered: its user's memory was forgotten since it came")
+		if d, ok := p.plat.(Dropper[M]); ok {
+			d.Dropped(m)
+		}
 		return
 	}
 	start := time.Now()
