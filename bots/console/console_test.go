@@ -105,7 +105,9 @@ func TestCancelWhileReading(t *testing.T) {
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Config{In: r, Out: io.Discard, User: "a", Chat: chatOf(t, "a", &fakeHandler{})}) }()
+	go func() {
+		done <- Run(ctx, Config{In: r, Out: io.Discard, User: "a", Chat: chatOf(t, "a", &fakeHandler{})})
+	}()
 	w.Write([]byte("one\n"))
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {

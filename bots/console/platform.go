@@ -137,7 +137,7 @@ type conversation struct {
 }
 
 func (v conversation) Say(ctx context.Context, l Line) (Said, error) { return v.c.say(ctx, v.user, l) }
-func (v conversation) Cancel(id string)                               { v.c.cancel(id) }
+func (v conversation) Cancel(id string)                              { v.c.cancel(id) }
 
 // say answers l of user: a command word, or a message through the
 // pipeline.
@@ -306,4 +306,3 @@ func (chatPlatform) PostPart(_ context.Context, m *message, _ int, part string) 
 	}
 	return nil
 }
-

@@ -624,4 +624,3 @@ func TestStreamerCancellerDropper(t *testing.T) {
 		t.Errorf("dropped %v", f.dropped)
 	}
 }
-
