@@ -317,19 +317,12 @@ func (a *App) Metrics() *metrics.Metrics { return a.metrics }
 // Pending is how many turns wait to be reflected.
 func (a *App) Pending() int { return a.core.Reflector.Pending() }
 
-// Config is the configuration the app runs with (the model server
-// resolved).
-func (a *App) Config() *config.Config { return a.cfg }
-
-// Core is the store, the reflector and the Thinker (the load tool's and
-// the tests' way in).
+// Core is the store, the reflector and the Thinker (cmd/mnemo's tests'
+// way in: they journal turns through its reflector).
 func (a *App) Core() *wiring.Core { return a.core }
 
 // State is the state folder.
 func (a *App) State() *state.State { return a.state }
-
-// Budget is limits.*, shared by every platform.
-func (a *App) Budget() *budget.Budget { return a.budget }
 
 // PlatformHandler is the Thinker as the chat platforms ask it: measured.
 func (a *App) PlatformHandler() Handler { return measuredHandler{a.core.Agent, a.metrics} }
