@@ -24,10 +24,13 @@
 // where Parts splits; the messages' ids journaled, so that a crash is
 // finished by edits rather than a second reply).
 //
-// A platform (bots/slack, bots/discord) implements Platform, the few things
-// only it knows: reading its events into messages, the journal form of a
-// message, acknowledging, posting one part, finding the parts already
-// posted, showing typing and reading the thread.
+// A platform (bots/slack, bots/discord, bots/console) implements Platform,
+// the few things only it knows: reading its events into messages, the
+// journal form of a message, acknowledging, posting one part, finding the
+// parts already posted, showing typing and reading the thread. The
+// terminal (bots/console) shows a reply itself as it is written
+// (Streamer), lets its person cancel one (Canceller) and is told of a
+// message a forget dropped (Dropper).
 package pipeline
 
 import (
