@@ -30,21 +30,15 @@ image:
 # be unreachable from mnemo's main packages. The fakes and test harnesses
 # (packages named *test, agent/fake, the conformance table, the recall
 # bench, the CONFIG.md generator) are reached from tests only, by design.
-# DEADCODE_KNOWN lists what is left in the folders issue 33's app package
-# is rewriting (cmd/mnemo, cmd/internal/{control,wiring}); it goes with
-# that change. app.App.Core is reached by cmd/mnemo's tests only (they
-# journal turns through the app's reflector); it was counted reachable
-# only while *App was handed to the terminal chat as an interface.
 DEADCODE_VERSION ?= v0.52.0
 DEADCODE_SKIP  = (^|/)[a-z]*test/|^agent/fake/|/conformance/|/recallbench/|/configdoc/
-DEADCODE_KNOWN = ^cmd/internal/control/control.go:[0-9:]+ unreachable func: Listen$$|^cmd/internal/wiring/observer.go:[0-9:]+ unreachable func: NopObserver\.|^cmd/mnemo/main.go:[0-9:]+ unreachable func: run$$|^cmd/mnemo/shutdown.go:[0-9:]+ unreachable func: stopOn$$|^cmd/internal/app/app.go:[0-9:]+ unreachable func: App\.Core$$
 
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	@out=$$($(GO) run golang.org/x/tools/cmd/deadcode@$(DEADCODE_VERSION) ./...) || exit 1; \
-	  out=$$(echo "$$out" | grep -Ev '$(DEADCODE_SKIP)' | grep -Ev '$(DEADCODE_KNOWN)'); \
+	  out=$$(echo "$$out" | grep -Ev '$(DEADCODE_SKIP)'); \
 	  if [ -n "$$out" ]; then echo "unreachable functions (deadcode): remove them, or move a test's helper into its _test.go file:"; echo "$$out"; exit 1; fi; \
 	  echo "deadcode: no unreachable functions"
 

@@ -8,7 +8,6 @@ require (
 	github.com/bwmarrin/discordgo v0.29.0
 	github.com/creack/pty v1.1.24
 	github.com/fsnotify/fsnotify v1.10.1
-	github.com/google/renameio/v2 v2.0.2
 	github.com/gorilla/websocket v1.5.3
 	github.com/prometheus/client_model v0.6.3
 	github.com/prometheus/common v0.72.0

@@ -17,7 +17,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/google/renameio/v2"
 	"golang.org/x/term"
 
 	"github.com/mnemo-agent/mnemo/agent"
@@ -25,6 +24,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // initCheckTimeout bounds the one real request mnemo init makes.
@@ -405,22 +405,13 @@ func yamlString(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
 }
 
-// writeFileAtomic writes a file whole or not at all (renameio: a
-// temporary file beside it, fsynced, renamed over it), with exactly mode:
-// a replaced file's looser mode is not kept for a secret.
+// writeFileAtomic writes a file whole or not at all (durable.WriteFile: a
+// temporary file beside it, fsynced, renamed over it), with mode: a
+// replaced file's looser mode is not kept for a secret. Its errors name
+// the file and the step.
 func writeFileAtomic(name, text string, mode os.FileMode) error {
-	// Not renameio.WriteFile: it would keep a replaced file's mode.
-	f, err := renameio.NewPendingFile(name, renameio.WithPermissions(mode), renameio.WithStaticPermissions(mode))
-	if err == nil {
-		defer f.Cleanup()
-		if _, err = f.WriteString(text); err == nil {
-			err = f.CloseAtomicallyReplace()
-		}
-	}
-	if err != nil {
-		return fmt.Errorf("write %s: %w", name, err)
-	}
-	return nil
+	dir, base := filepath.Split(name)
+	return durable.WriteFile(durable.Dir(dir), base, []byte(text), durable.WriteOptions{Perm: mode})
 }
 
 // privateFolder refuses a secrets file in a folder any user may write to:

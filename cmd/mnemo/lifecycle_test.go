@@ -311,7 +311,7 @@ func TestForgetReportsTheRunningProcessError(t *testing.T) {
 	defer l.Close()
 	s, err := control.Listen(app.ControlSocket(cfg), func(context.Context, control.Request) (string, error) {
 		return "", errors.New("a reflection of alice is still running: context deadline exceeded")
-	}, nil)
+	}, control.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

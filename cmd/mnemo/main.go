@@ -354,12 +354,6 @@ func flagMessage(err error) (msg, name string) {
 	return msg, ""
 }
 
-// run is the whole program but for the exit: main calls it with the real
-// process and its signals, tests with a map, buffers and stopOn(ctx).
-func run(sig signals, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
-	return runWith(sig, args, cliEnv{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr})
-}
-
 // runWith is run on a process whose getenv, stdin, stdout, stderr (and,
 // in tests, faults) are set; it fills in the rest.
 func runWith(sig signals, args []string, proc cliEnv) error {

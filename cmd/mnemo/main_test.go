@@ -19,6 +19,15 @@ import (
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
+// run is the whole program but for the exit, as main's runProcess runs it
+// (runWith), with a map, buffers and stopOn(ctx) in place of the process.
+func run(sig signals, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) error {
+	return runWith(sig, args, cliEnv{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr})
+}
+
+// stopOn is signals with ctx as the first stage and no second stage.
+func stopOn(ctx context.Context) signals { return signals{stop: ctx} }
+
 // cliResult is what one run of the command line produced.
 type cliResult struct {
 	code           int

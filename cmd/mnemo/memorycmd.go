@@ -23,13 +23,12 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/google/renameio/v2"
-
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
@@ -486,10 +485,11 @@ func (m *memoryCmd) export(name, output string) error {
 		return err
 	}
 	out := m.env.stdout
-	var file *renameio.PendingFile
+	var file *durable.Pending
 	if output != "" {
 		// Whole or not at all, and private: it is a person's memory.
-		if file, err = renameio.NewPendingFile(output, renameio.WithPermissions(0o600), renameio.WithStaticPermissions(0o600)); err != nil {
+		dir, base := filepath.Split(output)
+		if file, err = durable.NewPending(durable.Dir(dir), base, durable.WriteOptions{Perm: 0o600}); err != nil {
 			return failure(fmt.Errorf("export: %w", err))
 		}
 		defer file.Cleanup()
@@ -505,7 +505,7 @@ func (m *memoryCmd) export(name, output string) error {
 		return fmt.Errorf("export of %s failed, the archive is incomplete: %w", name, err)
 	}
 	if file != nil {
-		if err := file.CloseAtomicallyReplace(); err != nil {
+		if err := file.Commit(); err != nil {
 			return failure(fmt.Errorf("export: %w", err))
 		}
 	}

@@ -248,7 +248,7 @@ func TestSecondChatRefusals(t *testing.T) {
 	// An older owner: it knows forget and access only.
 	old, err := control.Listen(sock, func(_ context.Context, r control.Request) (string, error) {
 		return "", fmt.Errorf("unknown control operation %q; this mnemo knows %q and %q", r.Op, app.OpForget, app.OpAccess)
-	}, nil)
+	}, control.Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -487,7 +487,7 @@ func TestSecondChatWithAMisbehavingOwner(t *testing.T) {
 		return nil
 	}
 	sock := filepath.Join(w.dir, "data", "state", "mnemo.sock")
-	srv, err := control.ListenWith(sock, nil, control.Options{Sessions: map[string]control.SessionHandler{app.OpChat: owner}}, nil)
+	srv, err := control.Listen(sock, nil, control.Options{Sessions: map[string]control.SessionHandler{app.OpChat: owner}}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,9 +38,6 @@ type signals struct {
 	abort <-chan struct{}
 }
 
-// stopOn is signals with ctx as the first stage and no second stage.
-func stopOn(ctx context.Context) signals { return signals{stop: ctx} }
-
 // watchSignals turns what arrives on c into signals: the first value ends
 // stop, the second closes abort; later ones are ignored. release stops
 // watching (call it once the command has returned).

@@ -3,7 +3,7 @@ package reference
 import (
 	"context"
 	"testing"
-	"time"
+	"testing/synctest"
 
 	"go.uber.org/goleak"
 
@@ -23,6 +23,10 @@ func (echo) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, error) {
 // so; made, it answers a message through the pipeline, and its journal
 // is a forget's holder, live and on disk.
 func TestReferencePlatform(t *testing.T) {
+	synctest.Test(t, testReferencePlatform)
+}
+
+func testReferencePlatform(t *testing.T) {
 	p := Platform()
 	if p.Name != Name || p.Enabled(platform.SectionOf(nil)) || !p.Enabled(platform.SectionOf(map[string]bool{"Enabled": true})) {
 		t.Fatal("enabled without its section, or not with it")
@@ -36,15 +40,15 @@ func TestReferencePlatform(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Run(ctx) }()
-	for !c.Ready() {
-		time.Sleep(time.Millisecond)
+	// Every goroutine of the bubble waits: Run is serving.
+	synctest.Wait()
+	if !c.Ready() {
+		t.Fatal("not ready once started")
 	}
 	c.Send(context.Background(), "ref-user", "hi")
 	// The reply is posted before the journal marks the message done:
-	// wait for both.
-	for deadline := time.Now().Add(10 * time.Second); (len(c.Posts()) == 0 || c.Queued() != 0) && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	// both have happened once every goroutine waits again.
+	synctest.Wait()
 	if got := c.Posts(); len(got) != 1 || got[0] != "you said: hi" {
 		t.Errorf("posts %q", got)
 	}
@@ -54,6 +58,9 @@ func TestReferencePlatform(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	if c.Ready() {
+		t.Error("ready after Run returned")
 	}
 	if n, err := p.ForgetQueued(dir, "ref-user"); n != 0 || err != nil {
 		t.Errorf("forget offline: %d, %v", n, err)

@@ -39,7 +39,7 @@ func ControlSocket(cfg *config.Config) string {
 // runs; it is taken after the data folder's lock, which makes this process
 // the only one that may serve it.
 func (a *App) ListenControl() (*control.Server, error) {
-	s, err := control.ListenWith(ControlSocket(a.cfg), a.Control, control.Options{
+	s, err := control.Listen(ControlSocket(a.cfg), a.Control, control.Options{
 		Sessions: map[string]control.SessionHandler{OpChat: a.chatSession}, MaxSessions: MaxRemoteChats,
 	}, a.log)
 	if err != nil {

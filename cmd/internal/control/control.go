@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/defaults"
+	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
 // Bounds of the protocol's lines, the final newline included.
@@ -147,20 +148,15 @@ type Server struct {
 	sessions    map[*Session]struct{}
 }
 
-// Listen creates the socket at path (mode 0600) and serves h on it until
-// Close. A socket already at path is removed first: the caller owns the
+// Listen creates the socket at path (mode 0600) and serves h, and opts'
+// session operations, on it until Close. A socket already at path is removed first: the caller owns the
 // data folder, so it is one a dead process left. Anything else at path is
 // an error naming it. A nil log discards.
-func Listen(path string, h Handler, log *slog.Logger) (*Server, error) {
-	return listenShowing(path, h, Options{}, log, nil)
-}
-
-// ListenWith is Listen serving opts' session operations too.
-func ListenWith(path string, h Handler, opts Options, log *slog.Logger) (*Server, error) {
+func Listen(path string, h Handler, opts Options, log *slog.Logger) (*Server, error) {
 	return listenShowing(path, h, opts, log, nil)
 }
 
-// listenShowing is ListenWith; made, when set, is shown the socket before it is
+// listenShowing is Listen; made, when set, is shown the socket before it is
 // renamed into place.
 func listenShowing(path string, h Handler, opts Options, log *slog.Logger, made func(tmp string)) (*Server, error) {
 	log = defaults.Logger(log)
@@ -198,7 +194,9 @@ func listenShowing(path string, h Handler, opts Options, log *slog.Logger, made 
 		if made != nil {
 			made(tmp)
 		}
-		err = os.Rename(tmp, path)
+		// durable is the one package that renames: the socket moves from
+		// its private folder into place.
+		err = durable.Dir(dir).Rename(filepath.Join(filepath.Base(private), "s"), filepath.Base(path))
 	}
 	if err != nil {
 		ln.Close()

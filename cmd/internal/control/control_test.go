@@ -47,7 +47,7 @@ func shortDir(t *testing.T) string {
 func listen(t *testing.T, path string, h Handler) (*Server, *logtest.Buffer) {
 	t.Helper()
 	var logs logtest.Buffer
-	s, err := Listen(path, h, slog.New(slog.NewTextHandler(&logs, nil)))
+	s, err := Listen(path, h, Options{}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestListenReplacesAStaleSocketOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, want := range map[string]string{"file.sock": "a file", "dir.sock": "a folder", "link.sock": "a symbolic link", "fifo.sock": "a special file (p---------)"} {
-		if _, err := Listen(filepath.Join(dir, name), nil, nil); err == nil || err.Error() != "control socket "+filepath.Join(dir, name)+": "+want+" is in the way; remove it" {
+		if _, err := Listen(filepath.Join(dir, name), nil, Options{}, nil); err == nil || err.Error() != "control socket "+filepath.Join(dir, name)+": "+want+" is in the way; remove it" {
 			t.Errorf("Listen over %s = %v", want, err)
 		}
 	}
@@ -153,17 +153,17 @@ func TestListenInAReadOnlyFolder(t *testing.T) {
 	stale.Close()
 	os.Chmod(ro, 0o500)
 	defer os.Chmod(ro, 0o700)
-	if _, err := Listen(filepath.Join(ro, "s"), nil, nil); err == nil || !strings.Contains(err.Error(), "remove the one a stopped process left") {
+	if _, err := Listen(filepath.Join(ro, "s"), nil, Options{}, nil); err == nil || !strings.Contains(err.Error(), "remove the one a stopped process left") {
 		t.Errorf("Listen where the stale socket cannot go = %v", err)
 	}
-	if _, err := Listen(filepath.Join(ro, "new.sock"), nil, nil); err == nil || !strings.Contains(err.Error(), "control socket") {
+	if _, err := Listen(filepath.Join(ro, "new.sock"), nil, Options{}, nil); err == nil || !strings.Contains(err.Error(), "control socket") {
 		t.Errorf("Listen in a read-only folder = %v", err)
 	}
 }
 
 func TestListenInAMissingFolder(t *testing.T) {
 	path := filepath.Join(shortDir(t), "missing", "mnemo.sock")
-	if _, err := Listen(path, nil, nil); err == nil || !strings.HasPrefix(err.Error(), "control socket "+path+": ") || !errors.Is(err, syscall.ENOENT) {
+	if _, err := Listen(path, nil, Options{}, nil); err == nil || !strings.HasPrefix(err.Error(), "control socket "+path+": ") || !errors.Is(err, syscall.ENOENT) {
 		t.Errorf("Listen in a missing folder = %v", err)
 	}
 }
@@ -212,7 +212,7 @@ func TestListenMakesTheSocketWhereNobodyElseCanReach(t *testing.T) {
 
 func TestListenPathTooLong(t *testing.T) {
 	long := "/tmp/" + strings.Repeat("d", maxPath) + "/mnemo.sock"
-	_, err := Listen(long, nil, nil)
+	_, err := Listen(long, nil, Options{}, nil)
 	if err == nil || !strings.Contains(err.Error(), "set state.dir to a shorter folder") {
 		t.Fatalf("Listen(long path) = %v", err)
 	}

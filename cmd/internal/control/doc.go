@@ -18,7 +18,7 @@
 // at most MaxRequest bytes and a response line at most MaxResponse; the
 // operations and their meaning are the server's Handler's.
 //
-// A session operation (ListenWith's Options.Sessions; a second mnemo chat
+// A session operation (Listen's Options.Sessions; a second mnemo chat
 // uses one) keeps the connection open after an OK answer: from then on both
 // ends write Events, one JSON line each ({"type":"…",…}, at most MaxEvent
 // bytes, unknown fields refused), until the client half-closes or hangs up,

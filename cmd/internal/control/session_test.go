@@ -59,7 +59,7 @@ func echo(ended chan<- error) SessionHandler {
 func listenSessions(t *testing.T, path string, h SessionHandler, max int) (*Server, *logtest.Buffer) {
 	t.Helper()
 	var logs logtest.Buffer
-	s, err := ListenWith(path, func(context.Context, Request) (string, error) { return "", errors.New("unknown control operation") },
+	s, err := Listen(path, func(context.Context, Request) (string, error) { return "", errors.New("unknown control operation") },
 		Options{Sessions: map[string]SessionHandler{"chat": h}, MaxSessions: max}, slog.New(slog.NewTextHandler(&logs, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -274,7 +274,7 @@ func TestEventEncodingBounds(t *testing.T) {
 func TestSessionMisuse(t *testing.T) {
 	path := filepath.Join(shortDir(t), "mnemo.sock")
 	twice := make(chan error, 1)
-	s, err := ListenWith(path, nil, Options{Sessions: map[string]SessionHandler{
+	s, err := Listen(path, nil, Options{Sessions: map[string]SessionHandler{
 		"silent": func(context.Context, Request, *Session) error { return nil },
 		"twice": func(_ context.Context, _ Request, s *Session) error {
 			s.Open("")
@@ -327,7 +327,7 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 		path = filepath.Join("/tmp", fmt.Sprintf("ctlb%d.sock", os.Getpid()))
 	}
 	ended := make(chan error, 1)
-	s, err := ListenWith(path, nil, Options{Sessions: map[string]SessionHandler{"chat": echo(ended)}}, nil)
+	s, err := Listen(path, nil, Options{Sessions: map[string]SessionHandler{"chat": echo(ended)}}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -114,6 +114,17 @@ func TestCoreCloseCancelled(t *testing.T) {
 	}
 }
 
+// NopObserver observes nothing and reflects every turn; the tests embed
+// it to observe only some of the core.
+type NopObserver struct{}
+
+func (NopObserver) Turn(mnemo.Turn) bool   { return true }
+func (NopObserver) ToolCall(string, error) {}
+func (NopObserver) Reflection(string)      {}
+func (NopObserver) Change(memory.Commit)   {}
+
+var _ Observer = NopObserver{}
+
 // skipper keeps back the turns whose message is "skip me".
 type skipper struct{ NopObserver }
 

@@ -24,14 +24,3 @@ type Observer interface {
 	// reflection's write, a restore, a hand edit in an editor.
 	Change(memory.Commit)
 }
-
-// NopObserver observes nothing and reflects every turn; embed it to
-// observe only some of the core.
-type NopObserver struct{}
-
-func (NopObserver) Turn(mnemo.Turn) bool   { return true }
-func (NopObserver) ToolCall(string, error) {}
-func (NopObserver) Reflection(string)      {}
-func (NopObserver) Change(memory.Commit)   {}
-
-var _ Observer = NopObserver{}
