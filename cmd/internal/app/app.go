@@ -317,10 +317,6 @@ func (a *App) Metrics() *metrics.Metrics { return a.metrics }
 // Pending is how many turns wait to be reflected.
 func (a *App) Pending() int { return a.core.Reflector.Pending() }
 
-// Core is the store, the reflector and the Thinker (cmd/mnemo's tests'
-// way in: they journal turns through its reflector).
-func (a *App) Core() *wiring.Core { return a.core }
-
 // State is the state folder.
 func (a *App) State() *state.State { return a.state }
 

@@ -23,7 +23,7 @@ func TestAppLifecycle(t *testing.T) {
 	a := w.open(t, "")
 	a.StartBaseline("")
 	a.Withdraw("t1")
-	if a.cfg == nil || a.Core() == nil || a.State() == nil || a.budget == nil || a.Metrics() == nil || a.Pending() != 0 {
+	if a.cfg == nil || a.core == nil || a.State() == nil || a.budget == nil || a.Metrics() == nil || a.Pending() != 0 {
 		t.Error("an accessor is empty")
 	}
 	r, err := a.ConsoleHandler().Handle(context.Background(), mnemo.Task{ID: "t2", User: "ann", Platform: "console", Text: "hi"})
