@@ -201,9 +201,10 @@ func (a *App) remoteLine(ctx context.Context, s *control.Session, conv platform.
 			case ev.Type == EvCancel && ev.ID == e.ID:
 				conv.Cancel(e.ID)
 			case ev.Type == EvCancel: // a reply already done: nothing to cancel
-			default:
+			default: // a client out of step: the session ends, and the reply with it
 				broke = fmt.Errorf("chat: a %q event while a reply is written; the client waits for the reply", ev.Type)
 				events = nil
+				conv.Cancel(e.ID)
 			}
 		}
 	}

@@ -52,6 +52,9 @@ func TestChatSessionAndControl(t *testing.T) {
 		if r.LastUser() == "hello" {
 			return openaitest.Text("Hello, Ann."), true
 		}
+		if r.LastUser() == "slow" && !strings.Contains(r.System(), "memory reflector") {
+			return openaitest.Text("too late").WithDelay(time.Hour), true // ends when the client gives up
+		}
 		return openaitest.Text("nothing to remember"), true
 	})
 	w.putMemory(t, "ann/facts/food.md", foodFact)
@@ -100,7 +103,25 @@ func TestChatSessionAndControl(t *testing.T) {
 		t.Errorf("forget again %+v", e)
 	}
 	c.Send(control.Event{Type: EvCancel, ID: "t7"}) // done already: nothing to cancel
-	for _, bad := range []control.Event{{Type: "reboot"}, {Type: EvMessage, ID: "a b", Text: "x"}, {Type: EvMessage, ID: "t2"}} {
+	// Ctrl-C while the model writes: the reply comes back at once, not
+	// failed (the cancel of another line is ignored meanwhile).
+	c.Send(control.Event{Type: EvMessage, ID: "t8", Text: "slow"})
+	w.srv.WaitRequests(2, time.Minute)
+	c.Send(control.Event{Type: EvCancel, ID: "t1"})
+	c.Send(control.Event{Type: EvCancel, ID: "t8"})
+	if e := recv(t, c); e.Type != EvReply || e.Failed || strings.Contains(e.Text, "too late") {
+		t.Errorf("cancelled %+v", e)
+	}
+	// Another event while a reply is written ends the session, saying why.
+	mid := session(t, a, "ann")
+	mid.Send(control.Event{Type: EvMessage, ID: "t10", Text: "slow"})
+	w.srv.WaitRequests(3, time.Minute)
+	mid.Send(control.Event{Type: EvMessage, ID: "t11", Text: "hello"})
+	if e := recv(t, mid); e.Type != EvEnd || !strings.Contains(e.Error, "while a reply is written") {
+		t.Errorf("an event mid-reply: %+v", e)
+	}
+	for _, bad := range []control.Event{{Type: "reboot"}, {Type: EvMessage, ID: "a b", Text: "x"}, {Type: EvMessage, ID: "t2"},
+		{Type: EvMessage, ID: strings.Repeat("x", 65), Text: "x"}} {
 		c := session(t, a, "ann")
 		c.Send(bad)
 		if e := recv(t, c); e.Type != EvEnd || e.Error == "" {
