@@ -29,6 +29,9 @@ type (
 	Conversation = platform.Conversation
 )
 
+// maxEarly bounds the lines remembered as cancelled before Say took them.
+const maxEarly = 1024
+
 // ErrClosed is Say's error once the chat closes.
 var ErrClosed = errors.New("console: the chat is closing; this message was not taken")
 
@@ -186,6 +189,11 @@ func (c *Chat) cancel(id string) {
 	c.runMu.Lock()
 	m, ok := c.running[id]
 	if !ok {
+		if len(c.early) >= maxEarly {
+			// A cancel that came after its answer (a Ctrl-C racing the
+			// reply's end) leaves its entry behind: few, and bounded.
+			clear(c.early)
+		}
 		c.early[id] = true
 	}
 	c.runMu.Unlock()
