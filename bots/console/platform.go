@@ -84,6 +84,7 @@ func New(d platform.Deps) *Chat {
 		withdraw = func(string) {}
 	}
 	c := &Chat{log: log, withdraw: withdraw, started: make(chan struct{}), running: map[string]*message{}, early: map[string]bool{}}
+	c.ready.Store(true) // nothing to connect to: it takes lines from the start (Say waits for Run)
 	c.flow = &memorycmd.Flow{Memory: d.Memory, Confirms: memorycmd.NewConfirms(memorycmd.MaxConfirms, memorycmd.ConfirmTTL),
 		Log: log, Typed: true}
 	if d.Memory == nil {
@@ -100,9 +101,9 @@ func New(d platform.Deps) *Chat {
 func (c *Chat) Run(ctx context.Context) error {
 	stop, err := c.p.Start(ctx)
 	if err != nil {
+		c.ready.Store(false)
 		return err
 	}
-	c.ready.Store(true)
 	c.once.Do(func() { close(c.started) })
 	<-ctx.Done()
 	c.Close()
@@ -121,7 +122,8 @@ func (c *Chat) Close() {
 	c.p.Close()
 }
 
-// Ready reports whether it takes lines.
+// Ready reports whether it takes lines: from New until Close (a terminal
+// has nothing to connect to, so serve's /readyz never waits for it).
 func (c *Chat) Ready() bool { return c.ready.Load() }
 
 // Forget drops user's messages waiting for their turn.
