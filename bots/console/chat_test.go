@@ -2,6 +2,7 @@ package console
 
 import (
 	"context"
+	"strconv"
 	"testing"
 	"time"
 
@@ -78,8 +79,16 @@ func TestPlatformQueueAndForget(t *testing.T) {
 	if n := len(h.Tasks()); n != 1 {
 		t.Errorf("%d tasks", n)
 	}
-	if err := c.Run(context.Background()); err == nil || c.Ready() {
-		t.Errorf("a second Run was taken (%v), or left the platform ready", err)
+	// Cancels of lines never said (a Ctrl-C racing its reply's end) are
+	// remembered, within a bound.
+	for i := range maxEarly + 1 {
+		c.Conversation("ann").Cancel(strconv.Itoa(i))
+	}
+	if n := len(c.early); n != 1 {
+		t.Errorf("%d early cancels kept", n)
+	}
+	if err := c.Run(context.Background()); err == nil || !c.Ready() {
+		t.Errorf("a second Run was taken (%v), or made the running platform not ready", err)
 	}
 }
 

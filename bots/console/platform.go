@@ -101,8 +101,7 @@ func New(d platform.Deps) *Chat {
 func (c *Chat) Run(ctx context.Context) error {
 	stop, err := c.p.Start(ctx)
 	if err != nil {
-		c.ready.Store(false)
-		return err
+		return err // a second Run: the first one runs on
 	}
 	c.once.Do(func() { close(c.started) })
 	<-ctx.Done()
