@@ -24,10 +24,13 @@
 // where Parts splits; the messages' ids journaled, so that a crash is
 // finished by edits rather than a second reply).
 //
-// A platform (bots/slack, bots/discord) implements Platform, the few things
-// only it knows: reading its events into messages, the journal form of a
-// message, acknowledging, posting one part, finding the parts already
-// posted, showing typing and reading the thread.
+// A platform (bots/slack, bots/discord, bots/console) implements Platform,
+// the few things only it knows: reading its events into messages, the
+// journal form of a message, acknowledging, posting one part, finding the
+// parts already posted, showing typing and reading the thread. The
+// terminal (bots/console) shows a reply itself as it is written
+// (Streamer), lets its person cancel one (Canceller) and is told of a
+// message a forget dropped (Dropper).
 package pipeline
 
 import (
@@ -100,6 +103,30 @@ type Platform[M Incoming] interface {
 	Posted(ctx context.Context, m M, parts []string) int
 }
 
+// Streamer is a Platform that shows a reply itself while it is written
+// (optional; the terminal, which prints the words as they come): the task's
+// Stream is Stream(m), and the reply's Answered is handed to Answered
+// before the reply is posted, so that the platform finishes what it showed
+// (a cut note after a cut stream) rather than showing it again.
+type Streamer[M Incoming] interface {
+	Stream(m M) mnemo.Stream
+	Answered(m M, a Answered)
+}
+
+// Canceller is a Platform whose person may cancel an answer while it is
+// written (optional; the terminal's Ctrl-C): m's task runs under
+// TaskContext(ctx, m), which ends when they do.
+type Canceller[M Incoming] interface {
+	TaskContext(ctx context.Context, m M) context.Context
+}
+
+// Dropper is a Platform told of a message that will not be answered
+// because its person's memory was forgotten while it waited (optional;
+// the terminal, whose person waits for every answer).
+type Dropper[M Incoming] interface {
+	Dropped(m M)
+}
+
 // Options configures a Pipeline. Platform, Handler and Adapter are
 // required.
 type Options struct {
@@ -163,9 +190,6 @@ type Pipeline[M Incoming] struct {
 
 // New returns the pipeline of platform plat.
 func New[M Incoming](plat Platform[M], opts Options) *Pipeline[M] {
-	if opts.Budget != nil {
-		opts.Handler = charging{opts.Handler, opts.Budget}
-	}
 	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Lifecycle, log: opts.Lifecycle.Log, now: opts.Lifecycle.Now,
 		Queue: queue.New(queue.MaxInFlight, queue.PerConversation), Slots: make(chan struct{}, queue.MaxInFlight), work: context.Background()}
 }
@@ -340,13 +364,20 @@ func (p *Pipeline[M]) answer(m M) {
 	log := h.Log.With("task_id", id)
 	if !p.Journal().Start(h.ID) {
 		log.Info(p.opts.Name + ": message not answered: its user's memory was forgotten since it came")
+		if d, ok := p.plat.(Dropper[M]); ok {
+			d.Dropped(m)
+		}
 		return
 	}
 	start := time.Now()
-	if p.overBudget(m, log, start) {
+	settle, ok := p.reserve(m, log, start)
+	if !ok {
 		return
 	}
 	ctx := p.work
+	if c, ok := p.plat.(Canceller[M]); ok {
+		ctx = c.TaskContext(ctx, m)
+	}
 	stopTyping := sync.OnceFunc(p.plat.Typing(ctx, m))
 	task := mnemo.Task{
 		ID:            id,
@@ -362,7 +393,10 @@ func (p *Pipeline[M]) answer(m M) {
 	// A platform that shows replies as they are written gets the task's
 	// stream: the typing indicator ends at the first words.
 	var dr *draft[M]
-	if d, ok := p.plat.(Drafter[M]); ok {
+	st, streams := p.plat.(Streamer[M])
+	if streams {
+		task.Stream = st.Stream(m)
+	} else if d, ok := p.plat.(Drafter[M]); ok {
 		dr = newDraft(p, d, m, p.takeDrafts(m), func() {
 			stopTyping()
 			if p.opts.FirstVisible != nil {
@@ -373,14 +407,21 @@ func (p *Pipeline[M]) answer(m M) {
 		task.Stream = dr
 	}
 	a := Answered{Text: ErrorReplyText, Failed: true}
+	tokens := 0
 	if p.prepare(ctx, m, &task, log) {
-		a = Answer(ctx, p.opts.Handler, task, log)
+		a = Answer(ctx, metered{p.opts.Handler, &tokens}, task, log)
 	}
+	// Both recover panics: the hold is settled whatever happened, before
+	// the reply is posted (the next message may ask at once).
+	settle(tokens)
 	if !p.opts.TypingUntilPosted {
 		stopTyping()
 	}
 	if a.Failed {
 		log.Warn(p.opts.Name+": answering with an apology", "cut", a.Cut)
+	}
+	if streams {
+		st.Answered(m, a)
 	}
 	text := a.Text
 	if dr != nil {

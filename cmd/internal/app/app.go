@@ -91,6 +91,9 @@ type App struct {
 	// budget is limits.*: serve's platforms check it; the reflector's
 	// tokens count toward its total (budget.go).
 	budget *budget.Budget
+	// chats is the terminal platform the second chats talk to (the
+	// control socket's "chat" sessions), once UseAdapters was given it.
+	chats platform.Chats
 }
 
 // ConfigError is a setting that keeps mnemo from starting (a platform
@@ -229,11 +232,12 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		now = time.Now
 	}
 	calls := newCallGate()
+	counted := newCountedModel(client, log)
 	a := &App{cfg: cfg, platforms: o.Platforms, log: log, now: now, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
 		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: NewBudget(cfg, now)}
 	core, err := wiring.Open(wiring.Options{
-		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
-		Reflector:    chargedModel{measuredModel{client, "reflector", changes.metrics}, a.budget},
+		Thinker:      calls.model(measuredModel{counted, "thinker", changes.metrics}),
+		Reflector:    measuredModel{counted, "reflector", changes.metrics},
 		ThinkerModel: cfg.LLM.Model, ReflectorModel: reflModel,
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
@@ -243,7 +247,8 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: cfg.State.Dir,
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot},
+			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot,
+			OnTokens: a.budget.Charge}, // a person's reflections are charged to them
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: log, Faults: o.Faults,
@@ -305,19 +310,8 @@ func (a *App) Metrics() *metrics.Metrics { return a.metrics }
 // Pending is how many turns wait to be reflected.
 func (a *App) Pending() int { return a.core.Reflector.Pending() }
 
-// Config is the configuration the app runs with (the model server
-// resolved).
-func (a *App) Config() *config.Config { return a.cfg }
-
-// Core is the store, the reflector and the Thinker (the load tool's and
-// the tests' way in).
-func (a *App) Core() *wiring.Core { return a.core }
-
 // State is the state folder.
 func (a *App) State() *state.State { return a.state }
-
-// Budget is limits.*, shared by every platform.
-func (a *App) Budget() *budget.Budget { return a.budget }
 
 // PlatformHandler is the Thinker as the chat platforms ask it: measured.
 func (a *App) PlatformHandler() Handler { return measuredHandler{a.core.Agent, a.metrics} }
