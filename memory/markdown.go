@@ -191,6 +191,7 @@ func parseEpisodes(text string) (header string, entries []episode, problems []st
 			if cur == nil {
 				headerEnd = i
 			}
+			t, _ = SplitStamp(t)
 			cur = &episode{Title: t, Line: i + 1}
 			continue
 		}

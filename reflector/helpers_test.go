@@ -64,7 +64,7 @@ func newFakeMemory(c *changes) *fakeMemory {
 	}
 }
 
-func (m *fakeMemory) Prepare(scope mnemo.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
+func (m *fakeMemory) Prepare(scope mnemo.Scope, _ mnemo.Turn, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
 	user := scope.User
 	m.mu.Lock()
 	defer m.mu.Unlock()
