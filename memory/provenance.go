@@ -85,10 +85,11 @@ func stampField(v string) string {
 	for strings.Contains(v, "--") {
 		v = strings.ReplaceAll(v, "--", "-")
 	}
-	if r := []rune(strings.TrimSpace(v)); len(r) > 200 {
-		v = string(r[:200])
+	v = strings.Join(strings.Fields(v), " ")
+	if r := []rune(v); len(r) > 200 {
+		v = strings.TrimSpace(string(r[:200]))
 	}
-	return strings.TrimSpace(v)
+	return v
 }
 
 // SplitStamp splits a line into its text and its stamp ("" when it has
@@ -348,13 +349,21 @@ func render(out []outLine) string {
 	return b.String()
 }
 
-// touchedLines are the lines a patch writes: in a fact file they are told
-// again, so their source is this conversation's.
+// touchedLines are the lines a patch tells again: in a fact file their
+// source becomes this conversation's. A patch whose newText is its
+// oldText confirms those lines; otherwise the lines its newText adds
+// (not the ones it repeats from oldText to anchor itself).
 func touchedLines(patches []Patch) map[string]bool {
 	t := map[string]bool{}
 	for _, p := range patches {
+		anchor := map[string]bool{}
+		if strings.TrimSpace(p.OldText) != strings.TrimSpace(p.NewText) {
+			for _, l := range strings.Split(p.OldText, "\n") {
+				anchor[strings.TrimSpace(l)] = true
+			}
+		}
 		for _, l := range strings.Split(p.NewText, "\n") {
-			if l = strings.TrimSpace(l); l != "" {
+			if l = strings.TrimSpace(l); l != "" && !anchor[l] {
 				t[l] = true
 			}
 		}
