@@ -37,6 +37,9 @@ type Config struct {
 	// and /memory private FILE for the user (memorycmd's texts, as in Slack
 	// and Discord).
 	Visibility Visibility
+	// Why, when set, answers /memory why TEXT: the user's lines that
+	// match, where they came from and their history (memorycmd's Why).
+	Why func(user, text string) (string, error)
 	// Forget, when set, deletes all that is remembered about the user
 	// (/forget, confirmed with "/forget yes") and says what it deleted.
 	Forget func(user string) (string, error)
@@ -67,6 +70,7 @@ const help = `Type a message and press Enter. Commands:
   /memory                what mnemo remembers about you, each file private or shared
   /memory share FILE     let mnemo use FILE in Slack and Discord channels too
   /memory private FILE   keep FILE to private conversations again (the default)
+  /memory why TEXT       where mnemo learned what it remembers about TEXT, and who changed it
   /forget                delete all of it (asks first)
   /help                  this help
   /quit                  end the chat (or Ctrl-D)`
@@ -171,8 +175,8 @@ func isMemory(text string) bool {
 	return len(f) > 0 && f[0] == "/memory" && !strings.Contains(text, "\n")
 }
 
-// memoryCommand answers /memory [show], /memory share FILE and /memory
-// private FILE (the grammar and texts of memorycmd.Parse and
+// memoryCommand answers /memory [show], /memory share FILE, /memory
+// private FILE and /memory why TEXT (the grammar and texts of memorycmd.Parse and
 // memorycmd.SetVisibility), and anything else after /memory with the commands.
 func memoryCommand(cfg Config, text string) string {
 	cmd := memorycmd.Parse(strings.TrimPrefix(text, "/memory"))
@@ -185,6 +189,15 @@ func memoryCommand(cfg Config, text string) string {
 		return out
 	case (cmd.Kind == memorycmd.Share || cmd.Kind == memorycmd.Private) && cfg.Visibility != nil:
 		return memorycmd.SetVisibility(cfg.Visibility, cfg.User, cmd.Target, cmd.Kind == memorycmd.Share, nil)
+	case cmd.Kind == memorycmd.Why && cfg.Why != nil:
+		if strings.TrimSpace(cmd.Target) == "" {
+			return memorycmd.WhyWhatText
+		}
+		out, err := cfg.Why(cfg.User, cmd.Target)
+		if err != nil {
+			out = "mnemo: cannot look through your memory: " + err.Error()
+		}
+		return out
 	case cmd.Kind == memorycmd.Help:
 		return help
 	}

@@ -122,6 +122,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		Color:      interactive && wantsColor(env),
 		Memory:     a.ShowChat,
 		Visibility: a,
+		Why:        func(user, text string) (string, error) { return a.Why(user, "", text, false) },
 		Forget:     func(user string) (string, error) { return app.ForgetAnswer(a, user) },
 	})
 	if interactive {

@@ -73,7 +73,7 @@ func remoteChat(ctx context.Context, env *cliEnv, cfg *config.Config, held *lock
 		Handler: rc, Withdraw: rc.withdraw,
 		History: history, HistoryRoot: historyRoot,
 		Color:  interactive && wantsColor(env),
-		Memory: rc.show, Visibility: rc, Forget: rc.forget,
+		Memory: rc.show, Visibility: rc, Forget: rc.forget, Why: rc.why,
 	})
 	gone := context.Cause(cctx) == errOwnerGone
 	rc.close()
@@ -245,6 +245,15 @@ func (r *remote) ask(e control.Event) (control.Event, error) {
 
 // show is /memory, by the owner.
 func (r *remote) show(string) (string, error) { return r.command(app.EvShow) }
+
+// why is /memory why TEXT, by the owner.
+func (r *remote) why(_, text string) (string, error) {
+	a, err := r.ask(control.Event{Type: app.EvWhy, Text: text})
+	if err == nil && a.Error != "" {
+		err = errors.New(a.Error)
+	}
+	return a.Text, err
+}
 
 // forget is /forget yes, by the owner.
 func (r *remote) forget(string) (string, error) { return r.command(app.EvForget) }

@@ -54,6 +54,7 @@ const (
 	EvShow    = "show"
 	EvShare   = "share"
 	EvForget  = "forget"
+	EvWhy     = "why"
 	EvText    = "text"
 	EvStatus  = "status"
 	EvReply   = "reply"
@@ -245,8 +246,10 @@ func (a *App) remoteCommand(user string, e control.Event) (control.Event, error)
 		answer.Missing = errors.Is(err, fs.ErrNotExist)
 	case EvForget:
 		answer.Text, err = ForgetAnswer(a.Memory, user)
+	case EvWhy:
+		answer.Text, err = a.Memory.Why(user, "", e.Text, false)
 	default:
-		return control.Event{}, fmt.Errorf("chat: unknown event %q; this mnemo knows %q, %q, %q, %q and %q", e.Type, EvMessage, EvCancel, EvShow, EvShare, EvForget)
+		return control.Event{}, fmt.Errorf("chat: unknown event %q; this mnemo knows %q, %q, %q, %q, %q and %q", e.Type, EvMessage, EvCancel, EvShow, EvShare, EvForget, EvWhy)
 	}
 	if err != nil {
 		answer.Error = err.Error()

@@ -181,6 +181,10 @@ func (s *Service) lineHistory(owner, rel, line string) string {
 	if err != nil || len(versions) == 0 {
 		return ""
 	}
+	// A replaced fact counts from when it was current.
+	if i := strings.LastIndex(line, " (until "); i > 0 && strings.HasSuffix(line, ")") {
+		line = line[:i]
+	}
 	var first *memhistory.Version
 	for i := len(versions) - 1; i >= 0; i-- { // oldest first
 		v := versions[i]
