@@ -259,26 +259,43 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 	if fresh == "" || kind != KindFact {
 		return render(out)
 	}
-	// Duplicates the change made: one line, the newest stamp.
-	first := map[string]int{}
-	for i := range out {
-		o := &out[i]
+	// Duplicates the change made: one line, the newest stamp, on the line
+	// that was there (its text and place) when there was one.
+	groups := map[string][]int{}
+	var order []string
+	for i, o := range out {
 		if o.earlier || !stampable(kind, o.plain) {
 			continue
 		}
 		k := sameFact(o.plain)
-		j, seen := first[k]
-		if !seen {
-			first[k] = i
-			continue
+		if _, ok := groups[k]; !ok {
+			order = append(order, k)
 		}
-		if !o.fresh && !out[j].fresh {
+		groups[k] = append(groups[k], i)
+	}
+	current := map[string]bool{}
+	for _, k := range order {
+		current[k] = true
+		g := groups[k]
+		keep, fresh := -1, false
+		for _, i := range g {
+			fresh = fresh || out[i].fresh
+			if keep < 0 && !out[i].fresh {
+				keep = i
+			}
+		}
+		if len(g) < 2 || !fresh {
 			continue // a person's own duplicates stay theirs
 		}
-		if o.fresh {
-			out[j].stamp, out[j].fresh = o.stamp, true
+		if keep < 0 {
+			keep = g[0]
 		}
-		o.drop = true
+		for _, i := range g {
+			if i != keep {
+				dropLine(out, i)
+			}
+		}
+		out[keep].stamp, out[keep].fresh = freshStamp(out, g), true
 	}
 	// Replaced facts: kept under "## Earlier".
 	changedKeys := map[string]bool{}
@@ -292,8 +309,8 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 	var superseded []outLine
 	until := " (until " + st.src.Date.Format(time.DateOnly) + ")"
 	for _, ol := range olds {
-		if ol.used || !ol.current || !stampable(kind, ol.plain) || !changedKeys[factKeyOf(ol.plain)] {
-			continue
+		if ol.used || !ol.current || !stampable(kind, ol.plain) || !changedKeys[factKeyOf(ol.plain)] || current[sameFact(ol.plain)] {
+			continue // kept, not a fact line, not replaced, or still there in other words
 		}
 		p := strings.TrimRight(ol.plain, " \t")
 		if !strings.Contains(p, "(until ") && !st.src.Date.IsZero() {
@@ -305,6 +322,26 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 		out = withEarlier(out, superseded)
 	}
 	return render(out)
+}
+
+// freshStamp is the fresh stamp among the lines g of out.
+func freshStamp(out []outLine, g []int) string {
+	for _, i := range g {
+		if out[i].fresh {
+			return out[i].stamp
+		}
+	}
+	return ""
+}
+
+// dropLine drops line i of out, and a blank line before it when one
+// follows it too, so a merged duplicate leaves no gap.
+func dropLine(out []outLine, i int) {
+	out[i].drop = true
+	blank := func(j int) bool { return j >= 0 && j < len(out) && !out[j].drop && strings.TrimSpace(out[j].plain) == "" }
+	if blank(i-1) && (blank(i+1) || i+1 == len(out)) {
+		out[i-1].drop = true
+	}
 }
 
 // withEarlier puts lines at the top of out's "## Earlier" section (the
