@@ -338,7 +338,9 @@ func freshStamp(out []outLine, g []int) string {
 // follows it too, so a merged duplicate leaves no gap.
 func dropLine(out []outLine, i int) {
 	out[i].drop = true
-	blank := func(j int) bool { return j >= 0 && j < len(out) && !out[j].drop && strings.TrimSpace(out[j].plain) == "" }
+	blank := func(j int) bool {
+		return j >= 0 && j < len(out) && !out[j].drop && strings.TrimSpace(out[j].plain) == ""
+	}
 	if blank(i-1) && (blank(i+1) || i+1 == len(out)) {
 		out[i-1].drop = true
 	}
