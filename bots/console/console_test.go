@@ -277,3 +277,25 @@ func TestCancelWhileAnswering(t *testing.T) {
 		t.Errorf("%d tasks answered, want 1", len(h.tasks))
 	}
 }
+
+// /memory why TEXT asks Why for the chat's own user, in private; without
+// words it says what to give; a failure is said, never a crash.
+func TestMemoryWhyCommand(t *testing.T) {
+	var asked []string
+	why := func(user, text string) (string, error) {
+		asked = append(asked, user+"|"+text)
+		if text == "boom" {
+			return "", errors.New("disk")
+		}
+		return "- `facts/home.md:5` - Lives in: Berlin\n  from: terminal, 2026-11-20", nil
+	}
+	h := &fakeHandler{}
+	var out strings.Builder
+	err := Run(context.Background(), Config{In: strings.NewReader("/memory why Berlin flat\n/memory why\n/memory why boom\n"), Out: &out, User: "alice", Handler: h,
+		Memory: func(string) (string, error) { return "", nil }, Why: why})
+	want := "- `facts/home.md:5` - Lives in: Berlin\n  from: terminal, 2026-11-20\n" + memorycmd.WhyWhatText + "\n" +
+		"mnemo: cannot look through your memory: disk\n"
+	if err != nil || out.String() != want || len(h.tasks) != 0 || strings.Join(asked, " ") != "alice|Berlin flat alice|boom" {
+		t.Errorf("err %v, tasks %d, asked %v, output\n%s\nwant\n%s", err, len(h.tasks), asked, out.String(), want)
+	}
+}
