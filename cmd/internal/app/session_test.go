@@ -76,6 +76,10 @@ func TestChatSessionAndControl(t *testing.T) {
 	if e := recv(t, c); !e.Missing || e.Error == "" {
 		t.Errorf("share of a missing file %+v", e)
 	}
+	c.Send(control.Event{Type: EvWhy, Text: "ramen"})
+	if e := recv(t, c); e.Type != EvAnswer || e.Error != "" || !strings.Contains(e.Text, "facts/food.md") || !strings.Contains(e.Text, "added by hand") {
+		t.Errorf("why %+v", e)
+	}
 	c.Send(control.Event{Type: EvForget})
 	if e := recv(t, c); !strings.HasPrefix(e.Text, "Done: I have forgotten everything about you, ann.") {
 		t.Errorf("forget %+v", e)
