@@ -1,6 +1,7 @@
 package userdata
 
 import (
+	"context"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -92,5 +93,23 @@ func TestWhyInChannelSeesSharedOnly(t *testing.T) {
 	dm, err := s.Why(WhyScope{Owner: "alice"}, "Codename")
 	if err != nil || !strings.Contains(dm, "Berlin-7") {
 		t.Errorf("DM why: %v\n%s", err, dm)
+	}
+}
+
+// A person's forget of a file deletes its replaced facts (under
+// "## Earlier") and their history with it: nothing of Lyon is found again.
+func TestForgetDeletesEarlierFactsAndTheirHistory(t *testing.T) {
+	w, s := whyWorld(t)
+	if _, err := s.Forget(context.Background(), Request{Owner: "alice", Path: "facts/home.md"}); err != nil {
+		t.Fatal(err)
+	}
+	if exists(filepath.Join(w.store.Dir(), "alice", "facts", "home.md")) {
+		t.Error("the file is still there")
+	}
+	if vs, err := w.hist.List("alice", "facts/home.md"); err != nil || len(vs) != 0 {
+		t.Errorf("its history: %+v, %v", vs, err)
+	}
+	if got, err := s.Why(WhyScope{Owner: "alice"}, "Lyon"); err != nil || !strings.HasPrefix(got, "Nothing I remember matches") {
+		t.Errorf("why Lyon after the forget: %q, %v", got, err)
 	}
 }
