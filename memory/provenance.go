@@ -180,10 +180,7 @@ func isEarlier(line string) bool {
 // factKeyOf is the key of a "- Key: value" fact line, lower case; "" for
 // none.
 func factKeyOf(line string) string {
-	rest, ok := strings.CutPrefix(strings.TrimLeft(line, " \t"), "- ")
-	if !ok {
-		return ""
-	}
+	rest := strings.TrimPrefix(strings.TrimLeft(line, " \t"), "- ")
 	key, _, ok := strings.Cut(rest, ":")
 	if !ok || len(key) > 60 || strings.TrimSpace(key) == "" {
 		return ""
@@ -277,14 +274,15 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 	for _, k := range order {
 		current[k] = true
 		g := groups[k]
-		keep, fresh := -1, false
+		keep, stamp := -1, ""
 		for _, i := range g {
-			fresh = fresh || out[i].fresh
-			if keep < 0 && !out[i].fresh {
+			if out[i].fresh {
+				stamp = out[i].stamp
+			} else if keep < 0 {
 				keep = i
 			}
 		}
-		if len(g) < 2 || !fresh {
+		if len(g) < 2 || stamp == "" {
 			continue // a person's own duplicates stay theirs
 		}
 		if keep < 0 {
@@ -295,7 +293,7 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 				dropLine(out, i)
 			}
 		}
-		out[keep].stamp, out[keep].fresh = freshStamp(out, g), true
+		out[keep].stamp, out[keep].fresh = stamp, true
 	}
 	// Replaced facts: kept under "## Earlier".
 	changedKeys := map[string]bool{}
@@ -324,24 +322,15 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 	return render(out)
 }
 
-// freshStamp is the fresh stamp among the lines g of out.
-func freshStamp(out []outLine, g []int) string {
-	for _, i := range g {
-		if out[i].fresh {
-			return out[i].stamp
-		}
-	}
-	return ""
-}
-
-// dropLine drops line i of out, and a blank line before it when one
-// follows it too, so a merged duplicate leaves no gap.
+// dropLine drops line i of out, and a blank line before it when that
+// would leave a gap: another blank after it (or the end), or a list
+// continuing on both sides.
 func dropLine(out []outLine, i int) {
 	out[i].drop = true
-	blank := func(j int) bool {
-		return j >= 0 && j < len(out) && !out[j].drop && strings.TrimSpace(out[j].plain) == ""
-	}
-	if blank(i-1) && (blank(i+1) || i+1 == len(out)) {
+	live := func(j int) bool { return j >= 0 && j < len(out) && !out[j].drop }
+	blank := func(j int) bool { return live(j) && strings.TrimSpace(out[j].plain) == "" }
+	item := func(j int) bool { return live(j) && stampable(KindFact, out[j].plain) }
+	if blank(i-1) && (blank(i+1) || i+1 == len(out) || item(i-2) && item(i+1)) {
 		out[i-1].drop = true
 	}
 }

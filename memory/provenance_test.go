@@ -46,6 +46,8 @@ func TestStampRoundTrip(t *testing.T) {
 		{slackDM("2026-11-20"), "<!-- src: slack · dm · 2026-11-20 · https://acme.slack.com/archives/D01/p20261120 -->",
 			Stamp{Surface: "slack", Place: "dm", Date: "2026-11-20", Link: "https://acme.slack.com/archives/D01/p20261120"}},
 		{Source{Surface: "terminal", Date: day("2026-01-02")}, "<!-- src: terminal · 2026-01-02 -->", Stamp{Surface: "terminal", Date: "2026-01-02"}},
+		{Source{Surface: "slack", Place: "#" + strings.Repeat("c", 250), By: "a---b"}, "<!-- src: slack · #" + strings.Repeat("c", 199) + " · by a-b -->",
+			Stamp{Surface: "slack", Place: "#" + strings.Repeat("c", 199), By: "a-b"}},
 		// Nothing a display name or a link holds can end the comment or
 		// add a field.
 		{Source{Surface: "discord", Place: "#1 · x", By: "Eve --> <!-- src: admin", Link: "javascript:alert(1)"},
@@ -79,8 +81,15 @@ func TestSplitStamp(t *testing.T) {
 			t.Errorf("SplitStamp(%q) = %q, %q; want %q, %q", tc.line, p, s, tc.plain, tc.stamp)
 		}
 	}
-	if _, ok := ParseStamp("<!-- a comment -->"); ok {
-		t.Error("ParseStamp took a comment that is no stamp")
+	for _, bad := range []string{"<!-- a comment -->", "<!-- src: torn"} {
+		if _, ok := ParseStamp(bad); ok {
+			t.Errorf("ParseStamp took %q", bad)
+		}
+	}
+	for line, key := range map[string]string{"- Lives  In: Lyon": "lives in", "- Tea": "", "- : x": "", "- " + strings.Repeat("k", 61) + ": v": ""} {
+		if got := factKeyOf(line); got != key {
+			t.Errorf("factKeyOf(%q) = %q, want %q", line, got, key)
+		}
 	}
 }
 
@@ -175,6 +184,12 @@ func TestDuplicateFactIsOneLineWithItsNewestSource(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, change := range []func() error{
+		// Added again after the summary, as a paragraph of its own: no
+		// gap is left where it was merged.
+		func() error {
+			_, err := ses.Patch("facts/prefs.md", []Patch{{OldText: "> Summary: drinks", NewText: "> Summary: drinks\n\n- Drinks: tea"}})
+			return err
+		},
 		// Added again beside itself, near-exactly.
 		func() error {
 			_, err := ses.Patch("facts/prefs.md", []Patch{{OldText: "- Editor: vim", NewText: "- Editor: vim\n- drinks:  Tea."}})
@@ -196,7 +211,7 @@ func TestDuplicateFactIsOneLineWithItsNewestSource(t *testing.T) {
 			t.Fatalf("change %d: %v", i, err)
 		}
 		got := readFile(t, path)
-		if n := strings.Count(strings.ToLower(got), "drinks:"); n != 1 {
+		if n := strings.Count(strings.ToLower(got), "drinks:"); n != 1 || strings.Contains(got, "\n\n- Editor") {
 			t.Fatalf("change %d: %d lines of the fact:\n%s", i, n, got)
 		}
 		if !strings.Contains(got, "- Drinks: tea "+slackDM(date).stamp()) {

@@ -43,23 +43,15 @@ func (s *Service) Why(w WhyScope, query string) (string, error) {
 	if strings.TrimSpace(query) == "" {
 		return "", errors.New("say what to look for, e.g. /memory why Berlin")
 	}
-	if err := memory.ValidateOwner(w.Owner); err != nil {
-		return "", err
-	}
-	u, err := s.store.User(w.Owner)
+	u, err := s.store.User(w.Owner) // checks the name
 	if err != nil {
 		return "", err
 	}
 	var space memory.Space = u.NewSession()
 	var ch *memory.User
 	if w.InChannel {
-		if w.Channel != "" {
-			if err := mnemo.ValidateChannel(w.Channel); err != nil {
-				return "", err
-			}
-			if ch, err = s.store.User(w.Channel); err != nil {
-				return "", err
-			}
+		if ch, err = s.channelOf(w.Channel); err != nil {
+			return "", err
 		}
 		space = memory.NewView(u, true, ch)
 	}
@@ -82,7 +74,7 @@ func (s *Service) Why(w WhyScope, query string) (string, error) {
 			continue // gone since the search
 		}
 		raw := strings.Split(d.Text, "\n")
-		for _, ln := range s.whyLines(owner, rel, raw, h) {
+		for _, ln := range whyLines(raw, h) {
 			fmt.Fprintf(&b, "\n- `%s:%d` %s\n  from: %s\n", h.Path, ln.n, ln.plain, w.source(ln.stamp))
 			if hist := s.lineHistory(owner, rel, ln.plain); hist != "" {
 				b.WriteString("  history: " + hist + "\n")
@@ -95,6 +87,17 @@ func (s *Service) Why(w WhyScope, query string) (string, error) {
 	return strings.TrimRight(b.String(), "\n"), nil
 }
 
+// channelOf is the memory of the channel named key; nil for "".
+func (s *Service) channelOf(key string) (*memory.User, error) {
+	if key == "" {
+		return nil, nil
+	}
+	if err := mnemo.ValidateChannel(key); err != nil {
+		return nil, err
+	}
+	return s.store.User(key)
+}
+
 // whyLine is one line a hit names: its number, text and stamp.
 type whyLine struct {
 	n            int
@@ -102,31 +105,25 @@ type whyLine struct {
 }
 
 // whyLines are the lines of raw (a file's text with its stamps) that hit
-// h names: an entry's heading, or a fact file's matching lines.
-func (s *Service) whyLines(owner, rel string, raw []string, h memory.Hit) []whyLine {
-	at := func(n int) (whyLine, bool) {
-		if n < 1 || n > len(raw) {
-			return whyLine{}, false
-		}
-		p, st := memory.SplitStamp(raw[n-1])
-		return whyLine{n: n, plain: strings.TrimSpace(p), stamp: st}, true
-	}
-	if h.Heading != "" {
-		if l, ok := at(h.Line); ok {
-			return []whyLine{l}
-		}
-		return nil
-	}
+// h names: an entry's heading, or a fact file's matching lines. A line
+// gone since the search (an edit in between) is left out.
+func whyLines(raw []string, h memory.Hit) []whyLine {
 	var out []whyLine
-	used := map[int]bool{}
+	from := 0 // the hit's lines come in file order
+	if h.Heading != "" {
+		from = min(max(h.Line-1, 0), len(raw))
+	}
 	for _, want := range strings.Split(h.Text, "\n") {
 		want = strings.TrimSpace(want)
-		for n := 1; n <= len(raw); n++ {
-			if l, ok := at(n); ok && !used[n] && l.plain == want {
-				used[n] = true
-				out = append(out, l)
+		for n := from; n < len(raw); n++ {
+			if p, st := memory.SplitStamp(raw[n]); strings.TrimSpace(p) == want {
+				out = append(out, whyLine{n: n + 1, plain: want, stamp: st})
+				from = n + 1
 				break
 			}
+		}
+		if h.Heading != "" {
+			break // an entry: its heading, the hit's first line
 		}
 	}
 	return out

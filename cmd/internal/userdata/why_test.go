@@ -2,6 +2,7 @@ package userdata
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -111,5 +112,68 @@ func TestForgetDeletesEarlierFactsAndTheirHistory(t *testing.T) {
 	}
 	if got, err := s.Why(WhyScope{Owner: "alice"}, "Lyon"); err != nil || !strings.HasPrefix(got, "Nothing I remember matches") {
 		t.Errorf("why Lyon after the forget: %q, %v", got, err)
+	}
+}
+
+// An episode entry is named by its heading; a channel's memory answers
+// in its channel; past WhyLimit entries the rest are counted; without a
+// history the sources still show; a long query is cut in the answer.
+func TestWhyEntriesChannelsAndLimits(t *testing.T) {
+	w, s := whyWorld(t)
+	got, err := s.Why(WhyScope{Owner: "alice"}, "flaky test")
+	if err != nil || !strings.Contains(got, "- `episodes/2026-11.md:4` ## Fixed the flaky test\n  from: added by hand") {
+		t.Errorf("an entry: %v\n%s", err, got)
+	}
+	put(t, filepath.Join(w.store.Dir(), chanKey, "facts", "decisions.md"),
+		"# Decisions\n> summary: what we chose\n\n- Go. <!-- src: slack · #C02 · 2026-05-01 · by Bob -->\n")
+	got, err = s.Why(WhyScope{Owner: "alice", Channel: chanKey, InChannel: true}, "Go")
+	if err != nil || !strings.Contains(got, "- `channel/facts/decisions.md:4` - Go.\n  from: slack, #C02, 2026-05-01, said by Bob") {
+		t.Errorf("the channel's memory: %v\n%s", err, got)
+	}
+	for i := range WhyLimit + 2 {
+		put(t, filepath.Join(w.store.Dir(), "alice", "facts", fmt.Sprintf("z%d.md", i)), fmt.Sprintf("# Z\n\n> Summary: z\n\n- Zebra %d\n", i))
+	}
+	long := "zebra " + strings.Repeat("x", 200)
+	got, err = New(Wiring{StateDir: w.state, Store: w.store}, nil).Why(WhyScope{Owner: "alice"}, long)
+	if err != nil || strings.Count(got, "\n- `facts/z") != WhyLimit || !strings.Contains(got, " more entries match") ||
+		strings.Contains(got, "history:") || !strings.Contains(got, "“zebra "+strings.Repeat("x", 94)+"…”") {
+		t.Errorf("many hits, no history: %v\n%s", err, got)
+	}
+}
+
+// A file deleted and made again counts its lines from the new file; a
+// version the history cannot read is passed over.
+func TestWhyHistoryAcrossADelete(t *testing.T) {
+	w, s := whyWorld(t)
+	if err := w.hist.RecordDelete("alice", "facts/home.md", nil, "forget"); err != nil {
+		t.Fatal(err)
+	}
+	v3 := "# Home\n\n> Summary: home\n\n- Lives in: Berlin\n"
+	if _, _, err := w.hist.Record("alice", "facts/home.md", []byte(v3), "restore of X"); err != nil {
+		t.Fatal(err)
+	}
+	put(t, filepath.Join(w.store.Dir(), "alice", "facts", "home.md"), v3)
+	vs, err := w.hist.List("alice", "facts/home.md")
+	if err != nil || len(vs) != 4 {
+		t.Fatalf("versions %+v, %v", vs, err)
+	}
+	put(t, filepath.Join(w.state, "history", "alice", "facts", "home.md", vs[3].ID+".md"), "torn")
+	got, err := s.Why(WhyScope{Owner: "alice"}, "Berlin")
+	if err != nil || !strings.Contains(got, "(restore of X); file last changed") || !strings.Contains(got, "4 version(s) kept") {
+		t.Errorf("%v\n%s", err, got)
+	}
+}
+
+// A channel whose memory is off: only the person's shared files; a
+// memory that cannot be searched is an error.
+func TestWhyWithoutChannelMemoryAndBroken(t *testing.T) {
+	w, s := whyWorld(t)
+	got, err := s.Why(WhyScope{Owner: "alice", InChannel: true}, "Berlin Go")
+	if err != nil || !strings.Contains(got, "Lives in: Berlin") || strings.Contains(got, "decisions") || strings.Contains(got, "D0ADA") {
+		t.Errorf("%v\n%s", err, got)
+	}
+	put(t, filepath.Join(w.store.Dir(), "bob"), "a file, not a folder")
+	if got, err := s.Why(WhyScope{Owner: "bob"}, "x"); err == nil {
+		t.Errorf("a memory folder that is a file: %q", got)
 	}
 }
