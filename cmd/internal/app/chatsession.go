@@ -14,6 +14,7 @@ package app
 //	                show                    /memory
 //	                share   {path, shared}  /memory share|private FILE
 //	                forget                  /forget yes
+//	                why     {text}          /memory why TEXT
 //	owner → client  text    {text}          the next words of the reply
 //	                status  {text}          what the agent does meanwhile
 //	                reply   {text, failed, streamed, cut, error}
@@ -232,7 +233,7 @@ func (r remoteStream) Status(status string) {
 	_ = r.s.Send(control.Event{Type: EvStatus, Text: status})
 }
 
-// remoteCommand answers /memory, /memory share|private and /forget yes of
+// remoteCommand answers /memory, /memory share|private, /memory why and /forget yes of
 // a second chat, for its user, as the owner's own chat does; an event of no
 // known type is an error (it ends the session).
 func (a *App) remoteCommand(user string, e control.Event) (control.Event, error) {
