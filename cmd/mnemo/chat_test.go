@@ -20,6 +20,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // brain is a deterministic stand-in for a model: it decides what to call
@@ -154,7 +155,9 @@ func TestAcceptanceRemembersAcrossRestarts(t *testing.T) {
 	w := newChatWorld(t)
 	r := w.chat(t, "Hello, I'm Zhang San and I write Go.\n", "--user", "zhangsan")
 	r.want(t, 0, "Noted.\n", "")
-	if got := w.file(t, "zhangsan/facts/user.md"); got != "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n" {
+	// The line ends with where it was learned: the terminal, today.
+	if got := w.file(t, "zhangsan/facts/user.md"); memory.StripStamps(got) != "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n" ||
+		!strings.Contains(got, "- Name: Zhang San <!-- src: terminal · 20") {
 		t.Fatalf("facts/user.md = %q", got)
 	}
 	// A new process: nothing survives but the files.
@@ -197,7 +200,8 @@ func TestAcceptanceRemembersPastWork(t *testing.T) {
 	w.chat(t, "The logger leaked to stdout; we fixed it with a custom line transport.\n", "--user", "ada").want(t, 0, "Noted.", "")
 	month := time.Now().Format("2006-01")
 	ep := w.file(t, "ada/episodes/"+month+".md")
-	if !strings.HasPrefix(ep, "# "+month+" Episodes\n\n> Summary: pino leak → custom transport\n\n## Logger stdout leak fix\n") {
+	if !strings.HasPrefix(memory.StripStamps(ep), "# "+month+" Episodes\n\n> Summary: pino leak → custom transport\n\n## Logger stdout leak fix\n") ||
+		!strings.Contains(ep, "## Logger stdout leak fix <!-- src: terminal · "+month) {
 		t.Fatalf("episode file:\n%s", ep)
 	}
 	w.chat(t, "What bug did we fix last time?\n", "--user", "ada").want(t, 0, "Last time we fixed: Logger stdout leak fix.", "")

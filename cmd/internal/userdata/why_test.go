@@ -177,3 +177,19 @@ func TestWhyWithoutChannelMemoryAndBroken(t *testing.T) {
 		t.Errorf("a memory folder that is a file: %q", got)
 	}
 }
+
+// /memory shows what is remembered without the stamps: in a channel a
+// shared file's DM link never shows; /memory why says where lines came
+// from, as that channel may see it.
+func TestShowHidesStamps(t *testing.T) {
+	_, s := whyWorld(t)
+	for _, show := range []func() (string, error){
+		func() (string, error) { return s.Show("alice", chanKey) },
+		func() (string, error) { return s.ShowChat("alice") },
+	} {
+		got, err := show()
+		if err != nil || !strings.Contains(got, "- Lives in: Berlin\n") || strings.Contains(got, "src:") || strings.Contains(got, "D0ADA") {
+			t.Errorf("%v\n%s", err, got)
+		}
+	}
+}
