@@ -33,6 +33,10 @@ var secrets = []string{"OPENAI_API_KEY", "SLACK_BOT_TOKEN", "SLACK_APP_TOKEN", "
 // dataDir is where the image keeps memory and state (WORKDIR and VOLUME).
 const dataDir = "/var/lib/mnemo"
 
+// configFile is where the image reads its configuration (--config in
+// ENTRYPOINT): deploy/mnemo.yaml until a file is mounted over it.
+const configFile = "/etc/mnemo/mnemo.yaml"
+
 // dockerfile is deploy/Dockerfile split into instructions, continuation
 // lines joined and comments dropped.
 type instruction struct{ op, args string }
@@ -175,12 +179,18 @@ func TestDockerfile(t *testing.T) {
 	if ep[0] != "/usr/local/bin/mnemo" || !slices.Contains(ep, "0.0.0.0:9090") {
 		t.Errorf("ENTRYPOINT %q: want /usr/local/bin/mnemo listening on every interface", ep)
 	}
+	if i := slices.Index(ep, "--config"); i < 0 || i+1 >= len(ep) || ep[i+1] != configFile {
+		t.Errorf("ENTRYPOINT %q: want --config %s", ep, configFile)
+	}
+	if !slices.Contains(get("COPY"), "deploy/mnemo.yaml "+configFile) {
+		t.Errorf("COPY %q: the image does not carry deploy/mnemo.yaml at %s", get("COPY"), configFile)
+	}
 	_, check, ok := strings.Cut(hc[0], "CMD ")
 	if !ok {
 		t.Fatalf("HEALTHCHECK %q has no CMD", hc[0])
 	}
-	if args := execForm(t, "HEALTHCHECK CMD", check); args[0] != ep[0] || args[len(args)-1] != "healthcheck" {
-		t.Errorf("HEALTHCHECK runs %q; want mnemo healthcheck", args)
+	if args := execForm(t, "HEALTHCHECK CMD", check); args[0] != ep[0] || args[len(args)-1] != "healthcheck" || !slices.Equal(args[:len(ep)], ep) {
+		t.Errorf("HEALTHCHECK runs %q; want mnemo healthcheck with the ENTRYPOINT's flags %q", args, ep)
 	}
 }
 
@@ -218,18 +228,35 @@ func TestDockerBuildCommand(t *testing.T) {
 			hc = execForm(t, "HEALTHCHECK CMD", check)
 		}
 	}
-	args := slices.Clone(hc[1:])
-	for i, a := range args {
-		args[i] = strings.Replace(a, ":9090", ":"+port, 1)
+	example, err := filepath.Abs("mnemo.yaml")
+	if err != nil {
+		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, args...)
-	cmd.Dir = t.TempDir()
-	cmd.Env = []string{"MNEMO_DATA_DIR=" + filepath.Join(cmd.Dir, "memory")}
-	if out, err := cmd.CombinedOutput(); err != nil || string(out) != "ok\n" {
-		t.Errorf("mnemo %q = %q, %v; want ok", args, out, err)
+	healthcheck := func(config string) *exec.Cmd {
+		args := slices.Clone(hc[1:])
+		for i, a := range args {
+			args[i] = strings.NewReplacer(":9090", ":"+port, configFile, config).Replace(a)
+		}
+		cmd := exec.Command(bin, args...)
+		cmd.Dir = t.TempDir()
+		cmd.Env = []string{"MNEMO_DATA_DIR=" + filepath.Join(cmd.Dir, "memory")}
+		return cmd
 	}
+	// The image's own file (deploy/mnemo.yaml) and the Kubernetes
+	// ConfigMap's both load.
+	k8s := filepath.Join(t.TempDir(), "mnemo.yaml")
+	if err := os.WriteFile(k8s, []byte(configMapFile(t)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, config := range []string{example, k8s} {
+		cmd := healthcheck(config)
+		if out, err := cmd.CombinedOutput(); err != nil || string(out) != "ok\n" {
+			t.Errorf("mnemo %q = %q, %v; want ok", cmd.Args[1:], out, err)
+		}
+	}
+	cmd := healthcheck(example)
 	srv.Close()
-	again := exec.Command(bin, args...)
+	again := exec.Command(bin, cmd.Args[1:]...)
 	again.Dir, again.Env = cmd.Dir, cmd.Env
 	if out, err := again.CombinedOutput(); err == nil {
 		t.Errorf("healthcheck with nothing listening exited 0: %s", out)
@@ -292,6 +319,10 @@ func TestCompose(t *testing.T) {
 	if v := at(t, svc, "volumes", 0).(string); !strings.HasSuffix(v, ":"+dataDir) {
 		t.Errorf("volume %q is not mounted at %s", v, dataDir)
 	}
+	// The configuration file, mounted read-only where the image reads it.
+	if v := at(t, svc, "volumes", 1).(string); v != "./mnemo.yaml:"+configFile+":ro" {
+		t.Errorf("volume %q; want ./mnemo.yaml mounted read-only at %s", v, configFile)
+	}
 	if p := at(t, svc, "ports", 0).(string); !strings.HasSuffix(p, ":9090") {
 		t.Errorf("port %q does not publish 9090", p)
 	}
@@ -301,8 +332,10 @@ func TestCompose(t *testing.T) {
 	if at(t, svc, "env_file") == nil {
 		t.Error("no env_file for the secrets")
 	}
-	if env := at(t, svc, "environment").(map[string]any); slices.ContainsFunc(secrets, func(s string) bool { _, ok := env[s]; return ok }) {
-		t.Errorf("a secret is written in the compose file: %v", env)
+	// Secrets and settings are not written in the compose file: the
+	// settings are in the mounted file, the secrets in mnemo.env.
+	if env := at(t, svc, "environment"); env != nil {
+		t.Errorf("environment %v in the compose file; settings go in mnemo.yaml, secrets in mnemo.env", env)
 	}
 }
 
@@ -346,14 +379,28 @@ func TestKubernetes(t *testing.T) {
 	if m := at(t, c, "volumeMounts", 0, "mountPath"); m != dataDir {
 		t.Errorf("mountPath %v; want %s", m, dataDir)
 	}
+	// The ConfigMap's mnemo.yaml, mounted read-only where the image reads
+	// it, readable by the pod's group only.
+	if m, ro := at(t, c, "volumeMounts", 1, "mountPath"), at(t, c, "volumeMounts", 1, "readOnly"); m != filepath.Dir(configFile) || ro != true {
+		t.Errorf("config mount %v (readOnly %v); want %s read-only", m, ro, filepath.Dir(configFile))
+	}
+	if cm := kinds["ConfigMap"]; cm == nil || at(t, pod, "volumes", 1, "configMap", "name") != at(t, cm, "metadata", "name") {
+		t.Errorf("the config volume %v is not the ConfigMap", at(t, pod, "volumes", 1))
+	}
+	if mode := at(t, pod, "volumes", 1, "configMap", "defaultMode"); mode != 0o440 {
+		t.Errorf("the config's mode %v; want 0440 (the pod's group, fsGroup)", mode)
+	}
+	if args := at(t, c, "args"); !slices.Equal(args.([]any), []any{"serve"}) {
+		t.Errorf("args %v; want [serve] (the image's ENTRYPOINT names --config)", args)
+	}
 	if claim, name := at(t, pod, "volumes", 0, "persistentVolumeClaim", "claimName"), at(t, pvc, "metadata", "name"); claim != name {
 		t.Errorf("claimName %v, PVC %v", claim, name)
 	}
 	fromSecret := map[string]bool{}
 	for _, e := range at(t, c, "env").([]any) {
 		name := at(t, e, "name").(string)
-		if at(t, e, "value") != nil && slices.Contains(secrets, name) {
-			t.Errorf("%s is written in the manifest", name)
+		if at(t, e, "value") != nil {
+			t.Errorf("%s is written in the manifest; settings go in the ConfigMap, secrets in the Secret", name)
 		}
 		if vf, ok := e.(map[string]any)["valueFrom"]; ok && at(t, vf, "secretKeyRef", "key") == name {
 			fromSecret[name] = true
@@ -364,6 +411,20 @@ func TestKubernetes(t *testing.T) {
 			t.Errorf("%s is not taken from a Secret", s)
 		}
 	}
+}
+
+// configMapFile is the mnemo.yaml of the Kubernetes ConfigMap.
+func configMapFile(t *testing.T) string {
+	t.Helper()
+	for _, d := range readYAML(t, "kubernetes/mnemo.yaml") {
+		if d["kind"] == "ConfigMap" {
+			if s, ok := at(t, d, "data", "mnemo.yaml").(string); ok {
+				return s
+			}
+		}
+	}
+	t.Fatal("kubernetes/mnemo.yaml has no ConfigMap with a mnemo.yaml")
+	return ""
 }
 
 func TestSystemdUnit(t *testing.T) {
@@ -385,7 +446,8 @@ func TestSystemdUnit(t *testing.T) {
 		}
 	}
 	for k, want := range map[string]string{
-		"Service.ExecStart":       "/usr/local/bin/mnemo serve",
+		"Service.ExecStart":       "/usr/local/bin/mnemo --config ${CREDENTIALS_DIRECTORY}/mnemo.yaml serve",
+		"Service.LoadCredential":  "mnemo.yaml:" + configFile,
 		"Service.DynamicUser":     "yes",
 		"Service.NoNewPrivileges": "yes",
 		"Service.ProtectSystem":   "strict",
@@ -401,6 +463,10 @@ func TestSystemdUnit(t *testing.T) {
 		if keys[k] != want {
 			t.Errorf("%s = %q, want %q", k, keys[k], want)
 		}
+	}
+	// How to install the configuration file, with its owner and mode.
+	if !strings.Contains(string(b), "install -m 0600 deploy/mnemo.yaml "+configFile) {
+		t.Errorf("the unit's comment does not say how to install %s (mode 0600)", configFile)
 	}
 	if wd := keys["Service.WorkingDirectory"]; wd != dataDir || keys["Service.StateDirectory"] != "mnemo" {
 		t.Errorf("WorkingDirectory %q, StateDirectory %q: the data folder must be %s", wd, keys["Service.StateDirectory"], dataDir)
@@ -420,5 +486,34 @@ func TestSystemdUnit(t *testing.T) {
 	out, err := exec.Command(analyze, "verify", unit).CombinedOutput()
 	if err != nil || len(bytes.TrimSpace(out)) > 0 {
 		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// TestReadmeDockerRun: the docker run of the README carries the config
+// file (mounted read-only where the image reads it) and the secrets
+// (--env-file), and the admin command it shows reads the same file.
+func TestReadmeDockerRun(t *testing.T) {
+	b, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.ReplaceAll(string(b), "\\\n", " ")
+	var run, exec string
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case strings.HasPrefix(line, "docker run "):
+			run = line
+		case strings.HasPrefix(line, "docker exec "):
+			exec = line
+		}
+	}
+	for _, want := range []string{"--env-file deploy/mnemo.env", ":" + configFile + ":ro", "-v mnemo-data:" + dataDir, "--stop-timeout 30"} {
+		if !strings.Contains(run, want) {
+			t.Errorf("the README's docker run %q lacks %s", run, want)
+		}
+	}
+	if !strings.Contains(exec, "--config "+configFile) {
+		t.Errorf("the README's docker exec %q does not read %s", exec, configFile)
 	}
 }

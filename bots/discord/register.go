@@ -5,22 +5,15 @@ import (
 	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
-// section is the "discord:" section as this adapter reads it.
-type section struct {
-	BotToken, APIURL, ChannelMemory string
-	GuildIDs                        []string
-	ShardID, ShardCount             int
-	ReplyMention                    bool
-}
-
 // Platform is Discord as it registers with mnemo (bots/registry): enabled
 // when its token is set, its intake journal discord.jsonl, and a note at
 // start when anyone who can reach the bot may talk to it.
 func Platform() plat.Platform {
 	return plat.Platform{
-		Name: access.Discord,
+		Name:     access.Discord,
+		Settings: func() any { return defaultSection() },
 		Enabled: func(s plat.Section) bool {
-			var c section
+			var c Section
 			return s(&c) == nil && c.BotToken != ""
 		},
 		Hint: `set DISCORD_BOT_TOKEN to run the Discord adapter (see bots/README.md, "Discord")`,
@@ -29,7 +22,7 @@ func Platform() plat.Platform {
 			Modes:    plat.Modes("everyone who can reach the bot")},
 		ForgetQueued: ForgetQueued,
 		New: func(d plat.Deps) (plat.Adapter, error) {
-			var c section
+			var c Section
 			if err := d.Section(&c); err != nil {
 				return nil, err
 			}

@@ -26,6 +26,14 @@ type Platform struct {
 	// Hint says how to turn it on, for serve's answer when no platform
 	// is: "set SLACK_BOT_TOKEN … to run the Slack adapter (…)".
 	Hint string
+	// Settings returns the platform's configuration section at its
+	// defaults: a pointer to a struct whose fields' yaml tags are the
+	// section's keys (camelCase), whose env tags name a variable other
+	// than the rule's (MNEMO_<NAME>_<KEY>), and whose doc comments are the
+	// keys' entries in CONFIG.md. The struct may have Complete() (fill
+	// and normalise what the file left blank) and Validate(Checker)
+	// (report every bad value). nil: the platform has no section.
+	Settings func() any
 	// Access are its access rules.
 	Access Access
 	// ForgetQueued drops user's messages from the platform's intake
@@ -77,6 +85,32 @@ func SectionOf(v any) Section {
 		}
 		return nil
 	}
+}
+
+// Checker is what a section's Validate reports problems to; each key is
+// the dotted key ("slack.botToken", "discord.guildIDs[2]"), which the
+// message names as the operator set it (file and line, or the variable).
+type Checker interface {
+	// Add reports a problem with key: format's first verb gets the key's
+	// label, the rest args.
+	Add(key, format string, args ...any)
+	// Label is key as the operator set it, for a message about another key.
+	Label(key string) string
+	// Token checks a secret's shape (no spaces, prefix when not ""),
+	// never showing it; hint says where the right token is.
+	Token(key, v, prefix, hint string)
+	// URL checks an absolute http(s) URL (an empty one only when required).
+	URL(key, v string, required bool, example string)
+	// OneOf checks that v is one of allowed.
+	OneOf(key, v string, allowed ...string)
+	// IntRange checks lo <= v <= hi; unit follows the range in the message.
+	IntRange(key string, v, lo, hi int, unit string)
+	// Once records that v is listed at key, or reports it listed twice:
+	// format gets the label, v quoted and where v was first listed.
+	Once(seen map[string]string, v, key, format string)
+	// Access checks the platform's access mode and allow list (<name>.access,
+	// <name>.allow); example shows allow entries.
+	Access(platform, mode string, allow []string, example string)
 }
 
 // Deps are what the app hands a platform to make its adapter.

@@ -5,26 +5,22 @@ import (
 	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
-// section is the "slack:" section as this adapter reads it.
-type section struct {
-	BotToken, AppToken, APIURL, ChannelMemory string
-}
-
 // Platform is Slack as it registers with mnemo (bots/registry): enabled
 // when both its tokens are set, its intake journal slack.jsonl, open to
 // its home team only.
 func Platform() plat.Platform {
 	return plat.Platform{
-		Name: access.Slack,
+		Name:     access.Slack,
+		Settings: func() any { return defaultSection() },
 		Enabled: func(s plat.Section) bool {
-			var c section
+			var c Section
 			return s(&c) == nil && c.BotToken != "" && c.AppToken != ""
 		},
 		Hint:         `set SLACK_BOT_TOKEN (xoxb-...) and SLACK_APP_TOKEN (xapp-...) to run the Slack adapter (see bots/README.md, "Slack")`,
 		Access:       plat.Access{HomeOnly: true, Modes: plat.Modes("the members of the bot's own workspace, and what is listed")},
 		ForgetQueued: ForgetQueued,
 		New: func(d plat.Deps) (plat.Adapter, error) {
-			var c section
+			var c Section
 			if err := d.Section(&c); err != nil {
 				return nil, err
 			}

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mnemo-agent/mnemo/agent/llm"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	mnemoconfig "github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -906,7 +907,7 @@ func TestServeDirConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := filepath.Join(dir, "mnemo.yaml")
-	cfg, err := mnemoconfig.Load(name, true, func(string) string { return "" })
+	cfg, err := mnemoconfig.Load(name, true, func(string) string { return "" }, registry.Platforms()...)
 	if err != nil {
 		t.Fatal(err)
 	}

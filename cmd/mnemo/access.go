@@ -79,7 +79,7 @@ func runAccess(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return err
 	}
 	defer lock.Close()
-	store, err := access.OpenStore(app.StateDir(cfg))
+	store, err := access.OpenStore(cfg.State.Dir)
 	if err != nil {
 		return failure(err)
 	}
@@ -111,7 +111,7 @@ func accessRemote(ctx context.Context, env *cliEnv, cfg *config.Config, held *lo
 // accessList is `mnemo access ls`: each platform's mode, what is let in
 // (configuration and added), and the codes waiting for approval.
 func accessList(env *cliEnv, cfg *config.Config) error {
-	store, err := access.OpenStore(app.StateDir(cfg))
+	store, err := access.OpenStore(cfg.State.Dir)
 	if err != nil {
 		return failure(err)
 	}

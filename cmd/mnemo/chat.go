@@ -287,7 +287,7 @@ func (h saidHandler) WithGroup(name string) slog.Handler {
 // the state folder is opened for it. "" when that folder cannot be opened
 // (said on stderr; the up arrow then recalls this chat only).
 func chatHistory(env *cliEnv, cfg *config.Config, name string) (string, *os.Root) {
-	st, err := openState(env, app.StateDir(cfg))
+	st, err := openState(env, cfg.State.Dir)
 	if err != nil {
 		fmt.Fprintf(env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
 		return "", nil
@@ -305,7 +305,7 @@ func historyIn(env *cliEnv, st *state.State, cfg *config.Config, name string) (s
 		fmt.Fprintf(env.stderr, "mnemo: chat history: %v; ↑ recalls only this chat's messages\n", err)
 		return "", nil
 	}
-	return userdata.ChatHistoryFile(app.StateDir(cfg), name), root // a forget deletes it (userdata)
+	return userdata.ChatHistoryFile(cfg.State.Dir, name), root // a forget deletes it (userdata)
 }
 
 // isTerminal reports whether r is a character device (a person typing).

@@ -291,7 +291,7 @@ func TestChatUsageAndLLMErrors(t *testing.T) {
 	noLLM := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": "http://127.0.0.1:1/v1"}
 	var errOut bytes.Buffer
 	err := run(stopOn(context.Background()), []string{"chat"}, func(k string) string { return noLLM[k] }, strings.NewReader("hi\n"), io.Discard, &errOut)
-	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "OPENAI_API_KEY") || !strings.Contains(errOut.String(), "OPENAI_BASE_URL") {
+	if code := exitCode(err, &errOut); code != 2 || !strings.Contains(errOut.String(), "OPENAI_API_KEY") || !strings.Contains(errOut.String(), "OPENAI_BASE_URL") || !strings.Contains(errOut.String(), "mnemo init") {
 		t.Fatalf("no LLM: exit %d, %s", code, errOut.String())
 	}
 	// Nothing was created: no lock, no state or memory folder (issue 25,

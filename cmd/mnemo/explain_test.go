@@ -4,6 +4,8 @@ import (
 	"flag"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +24,14 @@ func TestChatErrorGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Web servers that are no model server: one answers 404 on every path
+	// (a wrong base URL), one 501 (a server that does not do POST).
+	notFound := httptest.NewServer(http.NotFoundHandler())
+	defer notFound.Close()
+	notImpl := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "Not Implemented", http.StatusNotImplemented)
+	}))
+	defer notImpl.Close()
 	for _, tc := range []struct {
 		name  string
 		reply openaitest.Reply
@@ -34,6 +44,8 @@ func TestChatErrorGolden(t *testing.T) {
 		{name: "quota", reply: openaitest.Error(429, "insufficient_quota", "You exceeded your current quota")},
 		{name: "no-stream", reply: openaitest.Raw(200, "application/json",
 			`{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"hi"},"finish_reason":"stop"}]}`)},
+		{name: "404-everywhere", setup: func(w *chatWorld) { w.env["OPENAI_BASE_URL"] = notFound.URL + "/v1" }},
+		{name: "501", setup: func(w *chatWorld) { w.env["OPENAI_BASE_URL"] = notImpl.URL + "/v1" }},
 		{name: "refused", setup: func(w *chatWorld) {
 			ln, _ := net.Listen("tcp", "127.0.0.1:0")
 			w.env["OPENAI_BASE_URL"] = "http://" + ln.Addr().String() + "/v1"
@@ -43,7 +55,7 @@ func TestChatErrorGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newChatWorld(t)
 			// No retries: the answer comes at once (retries are the client's tests).
-			os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte("llm:\n  maxRetries: 0\n"), 0o600)
+			os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte("llm:\n  maxRetries: "+retries(tc.name)+"\n"), 0o600)
 			w.srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
 				if strings.Contains(r.System(), "memory reflector") {
 					return openaitest.Text("nothing to remember"), true
@@ -72,4 +84,13 @@ func TestChatErrorGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// retries is llm.maxRetries for a case: none, but for the servers that are
+// no model server, whose answer must come at once all the same.
+func retries(name string) string {
+	if name == "404-everywhere" || name == "501" {
+		return "3"
+	}
+	return "0"
 }

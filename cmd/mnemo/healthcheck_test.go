@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -74,7 +75,7 @@ func TestHealthcheck(t *testing.T) {
 }
 
 func TestHealthcheckBadHost(t *testing.T) {
-	cfg := config.Default()
+	cfg := config.Default(registry.Platforms()...)
 	cfg.Server.Listen = "bad host:80"
 	var out strings.Builder
 	err := runHealthcheck(context.Background(), &cliEnv{stdout: &out}, cfg, nil)

@@ -348,8 +348,9 @@ func (c *initCmd) check(ctx context.Context, s initSetup) error {
 	return err
 }
 
-// write writes the configuration (0644) and, when there is a key, the
-// env file (0600), each atomically, and says what to run next.
+// write writes the configuration (0644) and the env file (0600: the key
+// when there is one, the platform tokens to fill in), each atomically,
+// and says what to run next.
 func (c *initCmd) write(s initSetup) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# mnemo configuration, written by `mnemo init`. `mnemo help` lists the commands;\n")
@@ -362,13 +363,16 @@ func (c *initCmd) write(s initSetup) error {
 		fmt.Fprintf(&b, "  # The API key is not kept here: it is OPENAI_API_KEY in %s (mode 0600).\n", filepath.Base(c.envFile))
 	}
 	fmt.Fprintf(&b, "\nmemory:\n  # Each person's memory: Markdown files under <dataDir>/<user>/ (env MNEMO_DATA_DIR).\n  dataDir: data/memory\n")
-	if s.apiKey != "" {
-		if err := privateFolder(c.envFile); err != nil {
-			return failure(fmt.Errorf("init: %w", err))
-		}
-		if err := writeFileAtomic(c.envFile, "# Secrets for mnemo; keep this file private (mode 0600).\nOPENAI_API_KEY="+s.apiKey+"\n", 0o600); err != nil {
-			return failure(fmt.Errorf("init: %w", err))
-		}
+	// The env file is written with or without a key: the platform tokens
+	// go there too, each line ready to uncomment. Without a key, a folder
+	// every user may write to gets no env file but how to make one.
+	envNote := ""
+	if err := privateFolder(c.envFile); err != nil && s.apiKey != "" {
+		return failure(fmt.Errorf("init: %w", err))
+	} else if err != nil {
+		envNote = fmt.Sprintf("%s was not written: %v.\nMake it in a folder of your own, mode 0600, e.g. `install -m 0600 /dev/null ~/mnemo.env`, and put the tokens there as VAR=value lines (bots/README.md).\n", c.envFile, err)
+	} else if err := writeFileAtomic(c.envFile, envFileText(s.apiKey), 0o600); err != nil {
+		return failure(fmt.Errorf("init: %w", err))
 	}
 	if err := writeFileAtomic(c.config, b.String(), 0o644); err != nil {
 		return failure(fmt.Errorf("init: %w", err))
@@ -385,11 +389,29 @@ func (c *initCmd) write(s initSetup) error {
 		if hint := c.gitHint(c.envFile); hint != "" {
 			fmt.Fprintln(out, "\n"+hint)
 		}
+	} else if envNote != "" {
+		fmt.Fprintf(out, "Wrote %s.\nNext, talk to mnemo in this terminal:\n\n  %s%s chat --user %s\n\n%s", c.config, self, cfgFlag, user, envNote)
+		_, err := fmt.Fprintf(out, "For Slack or Discord, load that file (set -a; . FILE; set +a) and run %s%s serve.\n", self, cfgFlag)
+		return err
 	} else {
-		fmt.Fprintf(out, "Wrote %s.\nNext, talk to mnemo in this terminal:\n\n  %s%s chat --user %s\n", c.config, self, cfgFlag, user)
+		fmt.Fprintf(out, "Wrote %s and %s (mode 0600, no secret yet).\nNext, talk to mnemo in this terminal:\n\n  %s%s chat --user %s\n", c.config, c.envFile, self, cfgFlag, user)
 	}
-	_, err := fmt.Fprintf(out, "\nFor Slack or Discord, put their tokens in %s too (bots/README.md: \"Slack\", \"Discord\") and run %s serve.\n", filepath.Base(c.envFile), self)
+	_, err := fmt.Fprintf(out, "\nFor Slack or Discord, uncomment their token lines in %s and fill them in (bots/README.md: \"Slack\", \"Discord\"), then:\n\n  set -a; . %s; set +a\n  %s%s serve\n",
+		c.envFile, shellPath(c.envFile), self, cfgFlag)
 	return err
+}
+
+// envFileText is the env file init writes: the API key when there is
+// one, and the platform tokens as commented lines to fill in.
+func envFileText(apiKey string) string {
+	key := "# OPENAI_API_KEY=sk-...\n"
+	if apiKey != "" {
+		key = "OPENAI_API_KEY=" + apiKey + "\n"
+	}
+	return "# Secrets for mnemo; keep this file private (mode 0600). Load it with\n" +
+		"#   set -a; . ./mnemo.env; set +a\n" + key +
+		"# Slack (bots/README.md, \"Slack\"): both tokens.\n# SLACK_BOT_TOKEN=xoxb-...\n# SLACK_APP_TOKEN=xapp-...\n" +
+		"# Discord (bots/README.md, \"Discord\").\n# DISCORD_BOT_TOKEN=...\n"
 }
 
 // shellPath makes a relative path usable with the shell's "." command.

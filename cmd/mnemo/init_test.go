@@ -16,6 +16,7 @@ import (
 	"testing/iotest"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -34,7 +35,7 @@ const noOllama = "http://127.0.0.1:1/v1"
 // environment.
 func loaded(t *testing.T, file string) *config.Config {
 	t.Helper()
-	cfg, err := config.Load(file, true, func(string) string { return "" })
+	cfg, err := config.Load(file, true, func(string) string { return "" }, registry.Platforms()...)
 	if err != nil {
 		t.Fatalf("the written %s does not load: %v", file, err)
 	}
@@ -58,7 +59,7 @@ func TestInitInteractive(t *testing.T) {
 	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "USER": "alice"}
 
 	r := initRun(t, env, srv.URL()+"\nsk-test-key\nllama3.2\n")
-	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . ./mnemo.env; set +a\n  mnemo chat --user alice\n\nFor Slack or Discord, put their tokens in mnemo.env too", "Model server (OpenAI-compatible base URL) [https://api.openai.com/v1]: |The server offers: gpt-4o-mini, llama3.2.|Model [gpt-4o-mini]: |It answers.")
+	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env (the API key, mode 0600).\nNext, talk to mnemo in this terminal:\n\n  set -a; . ./mnemo.env; set +a\n  mnemo chat --user alice\n\nFor Slack or Discord, uncomment their token lines in mnemo.env and fill them in", "Model server (OpenAI-compatible base URL) [https://api.openai.com/v1]: |The server offers: gpt-4o-mini, llama3.2.|Model [gpt-4o-mini]: |It answers.")
 	cfg := loaded(t, filepath.Join(dir, "mnemo.yaml"))
 	if cfg.LLM.BaseURL != srv.URL() || cfg.LLM.Model != "llama3.2" || cfg.LLM.APIKey != "" {
 		t.Errorf("config: baseURL %q, model %q, key %q", cfg.LLM.BaseURL, cfg.LLM.Model, cfg.LLM.APIKey)
@@ -68,7 +69,7 @@ func TestInitInteractive(t *testing.T) {
 		t.Error("the key is in the YAML")
 	}
 	secret, _ := os.ReadFile(filepath.Join(dir, "mnemo.env"))
-	if string(secret) != "# Secrets for mnemo; keep this file private (mode 0600).\nOPENAI_API_KEY=sk-test-key\n" || fileMode(t, filepath.Join(dir, "mnemo.env")) != 0o600 {
+	if string(secret) != envFileText("sk-test-key") || !strings.Contains(string(secret), "\nOPENAI_API_KEY=sk-test-key\n# Slack") || fileMode(t, filepath.Join(dir, "mnemo.env")) != 0o600 {
 		t.Errorf("mnemo.env = %q, mode %v", secret, fileMode(t, filepath.Join(dir, "mnemo.env")))
 	}
 	reqs := srv.Requests()
@@ -90,12 +91,28 @@ func TestInitOllamaDefaults(t *testing.T) {
 	srv.Enqueue(openaitest.Text("ok"))
 	// Enter to every question: the local Ollama, no key, its first model.
 	r := initRun(t, map[string]string{"MNEMO_OLLAMA_URL": srv.URL()}, "\n\n\n")
-	r.want(t, 0, "Wrote mnemo.yaml.\n", "A local Ollama answers at "+srv.URL()+"|usually needs no key|Model [llama3.2]: ")
+	r.want(t, 0, "Wrote mnemo.yaml and mnemo.env (mode 0600, no secret yet).\n", "A local Ollama answers at "+srv.URL()+"|usually needs no key|Model [llama3.2]: ")
 	if cfg := loaded(t, filepath.Join(dir, "mnemo.yaml")); cfg.LLM.BaseURL != srv.URL() || cfg.LLM.Model != "llama3.2" {
 		t.Errorf("config %+v", cfg.LLM)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "mnemo.env")); !os.IsNotExist(err) {
-		t.Error("an env file was written with no key")
+	// Without a key, mnemo.env is written all the same (0600), every token
+	// line commented, ready for the platform tokens the next step names.
+	secret, err := os.ReadFile(filepath.Join(dir, "mnemo.env"))
+	if err != nil || fileMode(t, filepath.Join(dir, "mnemo.env")) != 0o600 {
+		t.Fatalf("mnemo.env: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(secret)), "\n") {
+		if !strings.HasPrefix(line, "#") {
+			t.Errorf("mnemo.env without a key has a line that sets something: %q", line)
+		}
+	}
+	for _, v := range []string{"# OPENAI_API_KEY=", "# SLACK_BOT_TOKEN=xoxb-", "# SLACK_APP_TOKEN=xapp-", "# DISCORD_BOT_TOKEN="} {
+		if !strings.Contains(string(secret), v) {
+			t.Errorf("mnemo.env has no %q", v)
+		}
+	}
+	if !strings.Contains(r.stdout, "For Slack or Discord, uncomment their token lines in mnemo.env and fill them in") || !strings.Contains(r.stdout, "set -a; . ./mnemo.env; set +a\n  mnemo serve\n") {
+		t.Errorf("the next step for Slack or Discord: %s", r.stdout)
 	}
 	if h := srv.Requests()[0].Header.Get("Authorization"); h != "" {
 		t.Errorf("Authorization %q sent with no key", h)
@@ -103,8 +120,9 @@ func TestInitOllamaDefaults(t *testing.T) {
 
 	// Input that ends early takes the defaults too.
 	os.Remove(filepath.Join(dir, "mnemo.yaml"))
+	os.Remove(filepath.Join(dir, "mnemo.env"))
 	srv.Enqueue(openaitest.Text("ok"))
-	initRun(t, map[string]string{"MNEMO_OLLAMA_URL": srv.URL()}, "").want(t, 0, "Wrote mnemo.yaml.\n", "")
+	initRun(t, map[string]string{"MNEMO_OLLAMA_URL": srv.URL()}, "").want(t, 0, "Wrote mnemo.yaml and mnemo.env", "")
 	if cfg := loaded(t, filepath.Join(dir, "mnemo.yaml")); cfg.LLM.BaseURL != srv.URL() {
 		t.Errorf("config %+v", cfg.LLM)
 	}
@@ -279,7 +297,7 @@ func TestInitCheckingLineHidesAPassword(t *testing.T) {
 func TestInitRefusesAWorldWritableFolder(t *testing.T) {
 	srv := openaitest.New(t)
 	srv.SetModels("m")
-	srv.Enqueue(openaitest.Text("ok"), openaitest.Text("ok"))
+	srv.Enqueue(openaitest.Text("ok"), openaitest.Text("ok"), openaitest.Text("ok"))
 	dir := inTempDir(t)
 	if err := os.Chmod(dir, 0o777); err != nil {
 		t.Fatal(err)
@@ -289,8 +307,17 @@ func TestInitRefusesAWorldWritableFolder(t *testing.T) {
 	if m, _ := filepath.Glob(filepath.Join(dir, "*")); len(m) != 0 {
 		t.Errorf("written: %v", m)
 	}
-	// Without a key there is no secret to protect.
-	initRun(t, map[string]string{"MNEMO_OLLAMA_URL": noOllama}, "", "--yes", "--base-url", srv.URL(), "--model", "m").want(t, 0, "Wrote mnemo.yaml.", "")
+	// Without a key there is no secret to protect: the configuration is
+	// written, and how to make the env file elsewhere is said.
+	initRun(t, map[string]string{"MNEMO_OLLAMA_URL": noOllama}, "", "--yes", "--base-url", srv.URL(), "--model", "m").want(t, 0,
+		"Wrote mnemo.yaml.\n", "")
+	r := initRun(t, map[string]string{"MNEMO_OLLAMA_URL": noOllama}, "", "--yes", "--force", "--base-url", srv.URL(), "--model", "m")
+	if !strings.Contains(r.stdout, "mnemo.env was not written: . is writable by every user") || !strings.Contains(r.stdout, "install -m 0600 /dev/null ~/mnemo.env") {
+		t.Errorf("how to make the env file is not said:\n%s", r.stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "mnemo.env")); !os.IsNotExist(err) {
+		t.Error("mnemo.env written in a folder every user may write to")
+	}
 }
 
 // The next step init prints runs as written: the binary as it was
@@ -309,7 +336,7 @@ func TestInitNextStepAsInvoked(t *testing.T) {
 	env := map[string]string{"MNEMO_OLLAMA_URL": noOllama, "USER": "bad/name"}
 	err := runWith(stopOn(context.Background()), []string{"init", "--yes", "--base-url", srv.URL(), "--model", "m"},
 		cliEnv{getenv: func(k string) string { return env[k] }, stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, self: "bin/mnemo"})
-	if err != nil || !strings.Contains(out.String(), "\n  bin/mnemo chat --user console\n") || !strings.Contains(out.String(), "run bin/mnemo serve.") ||
+	if err != nil || !strings.Contains(out.String(), "\n  bin/mnemo chat --user console\n") || !strings.Contains(out.String(), "\n  bin/mnemo serve\n") ||
 		strings.Contains(errOut.String(), "press Enter") { // --yes asks nothing
 		t.Fatalf("init: %v\n%s%s", err, out.String(), errOut.String())
 	}

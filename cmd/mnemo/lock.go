@@ -19,7 +19,6 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/state"
 )
@@ -54,7 +53,7 @@ func lockData(env *cliEnv, cfg *config.Config, command string) (*dataLock, error
 	if env != nil && env.flock != nil {
 		flock = env.flock
 	}
-	dir := app.StateDir(cfg)
+	dir := cfg.State.Dir
 	path := filepath.Join(dir, lockFileName)
 	st, err := openState(env, dir)
 	if err != nil {

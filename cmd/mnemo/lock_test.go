@@ -13,13 +13,14 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
 // lockConfig is the configuration the world's commands run with.
 func lockConfig(t *testing.T, w *chatWorld) *config.Config {
 	t.Helper()
-	cfg, err := config.Load("", false, func(k string) string { return w.env[k] })
+	cfg, err := config.Load("", false, func(k string) string { return w.env[k] }, registry.Platforms()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +170,7 @@ func TestLockHelperProcess(t *testing.T) {
 	if os.Getenv("MNEMO_LOCK_CHILD") != "1" {
 		t.Skip("runs only as TestLockHeldByAnotherProcess's child process")
 	}
-	cfg, err := config.Load("", false, os.Getenv)
+	cfg, err := config.Load("", false, os.Getenv, registry.Platforms()...)
 	if err == nil {
 		var l *dataLock
 		if l, err = lockData(nil, cfg, "mnemo serve"); err == nil {

@@ -20,6 +20,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -262,9 +264,9 @@ func parseCommandLine(args []string, commands map[string]command) (g globalFlags
 	top := newFlagSet("mnemo")
 	g.define(top)
 	if err := top.Parse(args); err != nil {
-		msg, _ := flagMessage(err)
+		msg, name := flagMessage(err)
 		if strings.HasPrefix(msg, "unknown flag") {
-			msg += "; the global flags are " + globalNames + " (run mnemo help)"
+			msg += nearFlag(top, err, name) + "; the global flags are " + globalNames + " (run mnemo help)"
 		}
 		return g, "", nil, nil, usageError("%s", msg)
 	}
@@ -326,6 +328,7 @@ func parseArgs(fs *flag.FlagSet, args []string, usage string) ([]string, error) 
 			if isGlobal(name) {
 				return nil, usageError("%s", msg)
 			}
+			msg += nearFlag(fs, err, name)
 			if usage != "" {
 				msg += "; usage: " + usage
 			}
@@ -341,6 +344,21 @@ func parseArgs(fs *flag.FlagSet, args []string, usage string) ([]string, error) 
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// nearFlag is "; did you mean --NAME?" when err is an unknown flag that
+// looks like a typo of one of fs's flags (--usr for --user), else "".
+func nearFlag(fs *flag.FlagSet, err error, name string) string {
+	if !strings.HasPrefix(err.Error(), "flag provided but not defined") {
+		return ""
+	}
+	name, _, _ = strings.Cut(name, "=")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	if near, ok := text.Nearest(name, names); ok {
+		return "; did you mean --" + near + "?"
+	}
+	return ""
 }
 
 // flagMessage rewords the flag package's errors, and returns the flag
@@ -404,6 +422,11 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 	env := proc
 	env.logger = slog.New(cfg.LogHandler(stderr))
 	env.configFile = file
+	// Said once, at the start of what runs on (not by every admin command
+	// or health check); names only, never values.
+	if keys := cfg.Overridden(); len(keys) > 0 && (name == "serve" || name == "chat") {
+		env.logger.Info("environment variables override keys of the config file", "file", file, "keys", strings.Join(keys, ", "))
+	}
 	env.abort = sig.abort
 	return run(sig.stop, &env, cfg, pos)
 }
@@ -416,7 +439,7 @@ func loadConfig(g globalFlags, getenv func(string) string) (*config.Config, stri
 	if explicit {
 		path = *g.config
 	}
-	cfg, err := config.Load(path, explicit, getenv)
+	cfg, err := config.Load(path, explicit, getenv, registry.Platforms()...)
 	if err != nil {
 		return nil, "", configError(err)
 	}

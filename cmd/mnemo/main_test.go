@@ -201,6 +201,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"version", "now"}, "mnemo: version takes no arguments", false},
 		{[]string{"version", "--short"}, "mnemo: version: unknown flag --short", false},
 		{[]string{"--", "chat"}, "mnemo: unknown flag --;", false},
+		// A typo of a flag gets the flag meant, as a typo of a command does.
+		{[]string{"chat", "--usr", "bob"}, "mnemo: chat: unknown flag --usr; did you mean --user?\n", false},
+		{[]string{"chat", "--usr=bob"}, "mnemo: chat: unknown flag --usr; did you mean --user?\n", false},
+		{[]string{"--confg", "x", "chat"}, "mnemo: unknown flag --confg; did you mean --config?; the global flags are", false},
+		{[]string{"memory", "forget", "bob", "--ye"}, "did you mean --yes?", false},
 	} {
 		r := cli(t, nil, tc.args...)
 		r.want(t, 2, "", tc.stderr)

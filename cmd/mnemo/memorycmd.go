@@ -218,7 +218,7 @@ func openAdminStore(cfg *config.Config, logger *slog.Logger) (*memory.Store, err
 		Clean:    false,
 		Logger:   logger,
 		// Read to list faster; removed with a forget (it holds summaries).
-		IndexCache: filepath.Join(app.StateDir(cfg), "index"),
+		IndexCache: filepath.Join(cfg.State.Dir, "index"),
 	})
 }
 
@@ -400,7 +400,7 @@ func (m *memoryCmd) check(name string) error {
 	for _, p := range rep.Problems {
 		b.WriteString(p.String() + "\n")
 	}
-	failed, err := reflector.FailedTurns(app.StateDir(m.cfg))
+	failed, err := reflector.FailedTurns(m.cfg.State.Dir)
 	if err != nil {
 		return failure(fmt.Errorf("memory check: read the failed reflections: %w", err))
 	}
@@ -479,7 +479,7 @@ func (m *memoryCmd) data(history bool) (mem *app.Memory, done func(), err error)
 		}
 		done = func() { hist.Close() }
 	}
-	return app.Offline(app.StateDir(m.cfg), m.store, hist, app.Journals(registry.Platforms(), nil), nil), done, nil
+	return app.Offline(m.cfg.State.Dir, m.store, hist, app.Journals(registry.Platforms(), nil), nil), done, nil
 }
 
 // export writes the archive to stdout and notes on stderr what was left out.

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
-	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
@@ -34,7 +33,7 @@ func (m *memoryCmd) pending(owner string, retry, drop bool, now time.Time) error
 	case retry || drop:
 		return m.changePending(owner, retry)
 	}
-	list, err := reflector.ListWaiting(app.StateDir(m.cfg), owner)
+	list, err := reflector.ListWaiting(m.cfg.State.Dir, owner)
 	if err != nil {
 		return failure(err)
 	}
@@ -78,7 +77,7 @@ func (m *memoryCmd) changePending(owner string, retry bool) error {
 		who = owner
 	}
 	if retry {
-		n, err := reflector.RetryGivenUp(app.StateDir(m.cfg), owner)
+		n, err := reflector.RetryGivenUp(m.cfg.State.Dir, owner)
 		if err != nil {
 			return failure(err)
 		}
@@ -89,11 +88,11 @@ func (m *memoryCmd) changePending(owner string, retry bool) error {
 		_, err = fmt.Fprintf(m.env.stdout, "%d turn%s of %s journaled again; the next mnemo chat or mnemo serve reflects them\n", n, plural(n), who)
 		return err
 	}
-	list, err := reflector.ListWaiting(app.StateDir(m.cfg), owner)
+	list, err := reflector.ListWaiting(m.cfg.State.Dir, owner)
 	if err != nil {
 		return failure(err)
 	}
-	journaled, err := reflector.ForgetJournaled(app.StateDir(m.cfg), owner)
+	journaled, err := reflector.ForgetJournaled(m.cfg.State.Dir, owner)
 	if err != nil {
 		return failure(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
 )
@@ -72,7 +73,7 @@ func TestMemorySearch(t *testing.T) {
 // store gives.
 func TestMemorySearchBesideAnOwner(t *testing.T) {
 	data, env := memoryFixture(t)
-	cfg, err := config.Load("", false, func(k string) string { return env[k] })
+	cfg, err := config.Load("", false, func(k string) string { return env[k] }, registry.Platforms()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return stop(failure(err))
 	}
-	ready := newReadiness(filepath.Join(app.StateDir(cfg), "intake"), env.faults, env.logger)
+	ready := newReadiness(filepath.Join(cfg.State.Dir, "intake"), env.faults, env.logger)
 	httpSrv := &http.Server{Handler: healthMux(ctx, a, sd, adapters, ready), ReadHeaderTimeout: 5 * time.Second}
 	go httpSrv.Serve(ln)
 	names, fronts := frontends(adapters)

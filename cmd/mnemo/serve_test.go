@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -73,7 +74,7 @@ func slackConfig(t *testing.T, w *chatWorld) *config.Config {
 	t.Helper()
 	w.env["SLACK_BOT_TOKEN"] = "xoxb-test"
 	w.env["SLACK_APP_TOKEN"] = "xapp-test"
-	cfg, err := config.Load("", false, func(k string) string { return w.env[k] })
+	cfg, err := config.Load("", false, func(k string) string { return w.env[k] }, registry.Platforms()...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package openai
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -33,7 +34,16 @@ type Error struct {
 	// Cut: a streamed reply broke off after some of its text was handed
 	// on (Stream); the error then also wraps llm.ErrCut.
 	Cut bool
+	// NotOpenAI: the server answered GET /models with 404, 405 or 501 too,
+	// so nothing at the base URL speaks the OpenAI API; the error then
+	// also wraps ErrNotOpenAI.
+	NotOpenAI bool
 }
+
+// ErrNotOpenAI is wrapped by an Error when nothing at the base URL speaks
+// the OpenAI API (a wrong OPENAI_BASE_URL, or a web server that is no
+// model server): retrying cannot fix it.
+var ErrNotOpenAI = errors.New("nothing at the base URL speaks the OpenAI API")
 
 func (e *Error) Error() string {
 	var b strings.Builder
@@ -72,6 +82,9 @@ func (e *Error) Unwrap() []error {
 	errs := []error{e.Kind}
 	if e.Cut {
 		errs = append(errs, llm.ErrCut)
+	}
+	if e.NotOpenAI {
+		errs = append(errs, ErrNotOpenAI)
 	}
 	if e.Err != nil {
 		errs = append(errs, e.Err)
@@ -117,6 +130,7 @@ type failure struct {
 	retry  bool
 	detail string
 	cut    bool // after text was handed on: never retried
+	notAPI bool // GET /models says nothing here speaks the OpenAI API
 }
 
 func (c *Client) redact(err error) error {
@@ -177,6 +191,9 @@ func classifyStatus(status int, code, errType string) failure {
 		f.kind = llm.ErrContextLength
 	case status == http.StatusTooManyRequests:
 		f.kind, f.retry = llm.ErrRateLimited, true
+	case status == http.StatusNotImplemented || status == http.StatusHTTPVersionNotSupported:
+		// A web server that does not do this request: retrying cannot fix it.
+		f.kind = llm.ErrBadRequest
 	case status >= 500:
 		f.kind, f.retry = llm.ErrUnavailable, true
 	case status == 0 && errType == "server_error":
@@ -217,4 +234,30 @@ func codeString(code any) string {
 		return strconv.Itoa(v)
 	}
 	return fmt.Sprint(code)
+}
+
+// notHere reports whether status says the request's path or method is not
+// served at all (404, 405, 501): a wrong base URL or a server that is no
+// model server, which GET /models tells apart from an unknown model.
+func notHere(status int) bool {
+	return status == http.StatusNotFound || status == http.StatusMethodNotAllowed || status == http.StatusNotImplemented
+}
+
+// checkAPI asks GET /models once (not retried, within probeTimeout) after
+// a request was answered as if nothing served it: when /models is not
+// served either, nothing at the base URL speaks the OpenAI API, and f says
+// so; else f is unchanged (a 404 is then about the model).
+func (c *Client) checkAPI(ctx context.Context, f failure) failure {
+	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
+	defer cancel()
+	_, err := c.client.ListModels(ctx)
+	if err == nil {
+		return f
+	}
+	if g := c.classify(err); notHere(g.status) {
+		f.notAPI = true
+		f.detail = fmt.Sprintf("nothing at %s speaks the OpenAI API (GET /models answered HTTP %d too); "+
+			"set OPENAI_BASE_URL (llm.baseURL) to an OpenAI-compatible server's API base, which usually ends in /v1", c.shownURL, g.status)
+	}
+	return f
 }

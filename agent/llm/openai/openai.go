@@ -294,6 +294,9 @@ func (c *Client) retry(ctx context.Context, req goopenai.ChatCompletionRequest,
 		}
 		f.cut = final
 		if !f.retry || final || attempt > c.maxRetries {
+			if !final && ctx.Err() == nil && notHere(f.status) {
+				f = c.checkAPI(ctx, f)
+			}
 			return attempt, c.fail(req, f, attempt, err)
 		}
 		delay, fromServer := retryAfter(header, c.now())
@@ -369,7 +372,7 @@ func (c *Client) succeed(req goopenai.ChatCompletionRequest, resp goopenai.ChatC
 func (c *Client) fail(req goopenai.ChatCompletionRequest, f failure, attempts int, err error) error {
 	c.failures.Add(1)
 	e := &Error{Kind: f.kind, Model: req.Model, BaseURL: c.shownURL, StatusCode: f.status, Code: f.code,
-		Attempts: attempts, Detail: f.detail, Cut: f.cut}
+		Attempts: attempts, Detail: f.detail, Cut: f.cut, NotOpenAI: f.notAPI}
 	if err != nil && f.kind != llm.ErrResponseTooLarge { // its Detail says all the cause would, and no more
 		e.Err = c.redact(err)
 	}

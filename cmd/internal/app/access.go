@@ -60,7 +60,7 @@ func (a *App) AccessStore() (*access.Store, error) {
 	a.accessMu.Lock()
 	defer a.accessMu.Unlock()
 	if a.access == nil {
-		s, err := access.OpenStore(StateDir(a.cfg))
+		s, err := access.OpenStore(a.cfg.State.Dir)
 		if err != nil {
 			return nil, err
 		}

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -112,20 +111,12 @@ func (a *App) Withdraw(id string) { a.withdrawn.Store(id, struct{}{}) }
 func (a *App) SaveError() error {
 	var errs []error
 	if n := a.core.Lost(); n > 0 {
-		errs = append(errs, fmt.Errorf("%d turn(s) could not be saved to the reflection journal in %s and will not be remembered (the errors above say why: a full or read-only disk?)", n, StateDir(a.cfg)))
+		errs = append(errs, fmt.Errorf("%d turn(s) could not be saved to the reflection journal in %s and will not be remembered (the errors above say why: a full or read-only disk?)", n, a.cfg.State.Dir))
 	}
 	if a.reflectErr != nil && !errors.Is(a.reflectErr, context.Canceled) && !errors.Is(a.reflectErr, context.DeadlineExceeded) {
 		errs = append(errs, a.reflectErr) // an interrupted shutdown is not a failure: the turns wait in the journal
 	}
 	return errors.Join(errs...)
-}
-
-// StateDir is state.dir, or "state" beside the memory folder.
-func StateDir(cfg *config.Config) string {
-	if cfg.State.Dir != "" {
-		return cfg.State.Dir
-	}
-	return filepath.Join(filepath.Dir(filepath.Clean(cfg.Memory.DataDir)), "state")
 }
 
 // OpenState opens the state folder (0700, no link followed), saying on log
@@ -145,8 +136,8 @@ func OpenState(dir string, log *slog.Logger) (*state.State, error) {
 // state folder's root (OpenState: the folder is kept 0700, and a link
 // that leads history/ out of it is refused).
 func OpenHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, error) {
-	dir := filepath.Join(StateDir(cfg), "history")
-	st, err := OpenState(StateDir(cfg), nil)
+	dir := filepath.Join(cfg.State.Dir, "history")
+	st, err := OpenState(cfg.State.Dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +187,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 	}
 	baseURL := cfg.LLM.BaseURL
 	httpClient := &http.Client{Transport: wiring.ModelTransport(cfg.Agent.MaxConcurrent)}
-	st, err := OpenState(StateDir(cfg), log)
+	st, err := OpenState(cfg.State.Dir, log)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +219,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		Timeout: cfg.LLM.Timeout, MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
 		Logger: log,
 	})
-	reflModel := cmp.Or(cfg.LLM.ReflectorModel, cfg.LLM.Model)
+	reflModel := cfg.LLM.ReflectorModel // follows llm.model unless set: config works it out
 	history := cfg.Agent.HistoryTurns
 	if history == 0 {
 		history = -1 // the agent reads 0 as "default"; the configuration means none
@@ -247,10 +238,10 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
 			SearchBudget: cfg.Memory.SearchBudget, Watch: true, Clean: true,
-			IndexCache: filepath.Join(StateDir(cfg), "index"), IndexCacheRoot: indexRoot,
+			IndexCache: filepath.Join(cfg.State.Dir, "index"), IndexCacheRoot: indexRoot,
 		},
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
-		StateDir: StateDir(cfg),
+		StateDir: cfg.State.Dir,
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot},
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
@@ -265,10 +256,10 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		return nil, err
 	}
 	a.core = core
-	a.Memory = &Memory{store: core.Store, hist: hist, changes: changes, stateDir: StateDir(cfg), log: log}
+	a.Memory = &Memory{store: core.Store, hist: hist, changes: changes, stateDir: cfg.State.Dir, log: log}
 	a.metrics.SetGauges(metrics.Gauges{JournalPending: a.core.Reflector.Pending})
 	a.UseJournals(Journals(o.Platforms, nil))
-	log.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", StateDir(cfg))
+	log.Info("mnemo: ready", "model", cfg.LLM.Model, "reflector_model", reflModel, "llm", agent.RedactURLs(baseURL), "memory", cfg.Memory.DataDir, "state", cfg.State.Dir)
 	return a, nil
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -43,7 +44,7 @@ func newWorld(t *testing.T) *world {
 // config is the world's configuration with yaml on top.
 func (w *world) config(t *testing.T, yaml string) *config.Config {
 	t.Helper()
-	cfg, err := config.Parse("mnemo.yaml", []byte(yaml), func(k string) string { return w.env[k] })
+	cfg, err := config.Parse("mnemo.yaml", []byte(yaml), func(k string) string { return w.env[k] }, registry.Platforms()...)
 	if err != nil {
 		t.Fatal(err)
 	}

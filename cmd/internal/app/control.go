@@ -32,7 +32,7 @@ const controlSocketName = "mnemo.sock"
 
 // ControlSocket is cfg's control socket path.
 func ControlSocket(cfg *config.Config) string {
-	return filepath.Join(StateDir(cfg), controlSocketName)
+	return filepath.Join(cfg.State.Dir, controlSocketName)
 }
 
 // ListenControl serves the control socket for as long as the command

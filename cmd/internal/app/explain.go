@@ -43,6 +43,8 @@ func (e explainer) explain(ctx context.Context, err error) string {
 		return fmt.Sprintf("The model server at %s refused the API key%s. Set OPENAI_API_KEY to a valid key for it (or llm.apiKey in the configuration); retrying will not help.", url, status())
 	case errors.Is(err, llm.ErrRateLimited):
 		return fmt.Sprintf("The model server at %s is limiting how fast mnemo may ask%s. Wait a minute, then send your message again.", url, status())
+	case errors.Is(err, openai.ErrNotOpenAI):
+		return fmt.Sprintf("Nothing at %s speaks the OpenAI API%s, and GET /models is not served there either. Set OPENAI_BASE_URL (or llm.baseURL) to an OpenAI-compatible server's API base, which usually ends in /v1 (Ollama: http://127.0.0.1:11434/v1); retrying will not help.", url, status())
 	case errors.Is(err, llm.ErrBadRequest) && oe != nil && oe.StatusCode == 404:
 		offer := ""
 		if models, lerr := e.models.Models(ctx); lerr == nil && len(models) > 0 {

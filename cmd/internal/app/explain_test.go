@@ -32,6 +32,8 @@ func TestExplain(t *testing.T) {
 		{fmt.Errorf("think: %w", noHost), "Nothing answered at http://…@example.test/v1: lookup example.test: no such host. Check OPENAI_BASE_URL"},
 		{&openai.Error{Kind: llm.ErrUnavailable, StatusCode: 502}, "is failing right now (HTTP 502). Try again in a moment"},
 		{&openai.Error{Kind: llm.ErrBadRequest, StatusCode: 404}, `does not know the model "m1" (HTTP 404). Set MNEMO_MODEL (or llm.model) to a model it has.`},
+		{&openai.Error{Kind: llm.ErrBadRequest, StatusCode: 404, NotOpenAI: true}, "Nothing at http://…@example.test/v1 speaks the OpenAI API (HTTP 404), and GET /models is not served there either. Set OPENAI_BASE_URL"},
+		{&openai.Error{Kind: llm.ErrBadRequest, StatusCode: 501, NotOpenAI: true}, "retrying will not help"},
 		{errors.New("a bug"), "Sorry, I couldn't reach the language model just now, so I can't answer that. Please try again in a moment. (a bug)"},
 	} {
 		if got := e.explain(context.Background(), tc.err); !strings.Contains(got, tc.want) || strings.Contains(got, "pw") {

@@ -243,7 +243,7 @@ func ForgetAnswer(a Asker, user string) (string, error) {
 // runs). Call it before the front ends take messages.
 func (a *App) UseJournals(journals []userdata.Journal) {
 	a.Memory.svc = userdata.New(userdata.Wiring{
-		StateDir: StateDir(a.cfg), Store: a.core.Store, History: a.hist,
+		StateDir: a.cfg.State.Dir, Store: a.core.Store, History: a.hist,
 		Reflect: a.core.Reflector, Agent: a.core.Agent, Journals: journals,
 	}, a.log)
 }

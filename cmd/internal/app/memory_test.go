@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/discord"
 	"github.com/mnemo-agent/mnemo/bots/platform"
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/cmd/internal/metrics"
@@ -179,7 +181,7 @@ func TestAccessControlAndGateErrors(t *testing.T) {
 	dir := t.TempDir()
 	cfg, err := config.Load("", false, func(k string) string {
 		return map[string]string{"MNEMO_DATA_DIR": filepath.Join(dir, "memory")}[k]
-	})
+	}, registry.Platforms()...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +204,7 @@ func TestAccessControlAndGateErrors(t *testing.T) {
 		t.Fatalf("allow: %q, %v", msg, err)
 	}
 
-	cfg.Discord.Allow = []string{"nope"}
+	cfg.Section("discord").(*discord.Section).Allow = []string{"nope"}
 	if _, err := a.AccessGate(platform.Platform{Name: "discord"}); !errors.As(err, new(*ConfigError)) || !strings.Contains(err.Error(), "discord.allow[0]") {
 		t.Errorf("accessGate with a bad list: %v", err)
 	}

@@ -60,7 +60,7 @@ func TestOfflineMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hist.Close()
-	m := Offline(StateDir(cfg), store, hist, nil, nil)
+	m := Offline(cfg.State.Dir, store, hist, nil, nil)
 	if text, err := m.Read("ann", "facts/food.md"); err != nil || text != foodFact {
 		t.Errorf("read %q, %v", text, err)
 	}
@@ -77,12 +77,8 @@ func TestOfflineMemory(t *testing.T) {
 	if _, err := m.SetShared("ann", "facts/food.md", true); err != nil {
 		t.Errorf("share offline: %v", err)
 	}
-	if StateDir(cfg) != filepath.Join(w.dir, "data", "state") {
-		t.Errorf("state dir %s", StateDir(cfg))
-	}
-	cfg.State.Dir = ""
-	if StateDir(cfg) != filepath.Join(w.dir, "data", "state") {
-		t.Errorf("state dir beside the memory %s", StateDir(cfg))
+	if cfg.State.Dir != filepath.Join(w.dir, "data", "state") {
+		t.Errorf("state dir %s", cfg.State.Dir)
 	}
 }
 
@@ -90,7 +86,7 @@ func TestOfflineMemory(t *testing.T) {
 func TestChangeAccess(t *testing.T) {
 	w := newWorld(t)
 	cfg := w.config(t, "slack:\n  allow: [U0CONF]\n")
-	store, err := access.OpenStore(StateDir(cfg))
+	store, err := access.OpenStore(cfg.State.Dir)
 	if err != nil {
 		t.Fatal(err)
 	}

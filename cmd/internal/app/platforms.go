@@ -65,7 +65,7 @@ func Journals(ps []platform.Platform, live map[string]func(user string) int) []u
 // this process and share the agent, so linked identities share one memory.
 // A platform that refuses its section is a *ConfigError.
 func (a *App) Adapters() ([]Adapter, error) {
-	intakeDir := filepath.Join(StateDir(a.cfg), "intake")
+	intakeDir := filepath.Join(a.cfg.State.Dir, "intake")
 	r, err := a.state.Sub("intake") // made 0700 when missing; a link out of the state folder is refused
 	if err != nil {
 		return nil, fmt.Errorf("intake journal: %w", err)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/discord"
 	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 )
@@ -186,7 +187,7 @@ func TestPlatforms(t *testing.T) {
 	if err != nil || f.Dropped != "dropped 2 messages queued for an answer on discord, 1 message queued for an answer on fake" {
 		t.Errorf("forget %+v, %v", f, err)
 	}
-	a.cfg.Discord.BotToken = "bad"
+	a.cfg.Section("discord").(*discord.Section).BotToken = "bad"
 	if _, err := a.Adapters(); !errors.As(err, new(*ConfigError)) {
 		t.Errorf("a refused section: %v", err)
 	}

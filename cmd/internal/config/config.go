@@ -13,6 +13,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 const (
@@ -53,8 +54,11 @@ type Config struct {
 	// that the reply was cut.
 	MaxReplyChars int       `yaml:"maxReplyChars"`
 	Reflector     Reflector `yaml:"reflector"`
-	Slack         Slack     `yaml:"slack"`
-	Discord       Discord   `yaml:"discord"`
+
+	// The chat platforms' sections ("slack:", "discord:") come here, in
+	// the order they registered: each platform declares its own
+	// (bots/platform, Platform.Settings), and Parse is given them.
+
 	// Platform accounts that share one memory: a memory user name →
 	// its accounts, `slack:TEAM_ID/USER_ID` (upper case, as Slack shows
 	// them) or `discord:USER_ID` (digits), e.g. `identities: {zhangsan:
@@ -71,6 +75,16 @@ type Config struct {
 	Shutdown   Shutdown            `yaml:"shutdown"`
 	History    History             `yaml:"history"`
 	Log        Log                 `yaml:"log"`
+
+	overridden []string // keys both the file and the environment set (Overridden)
+	platforms  []platformSection
+}
+
+// platformSection is a platform's configuration section: its name (its
+// YAML key) and its value, a pointer to the struct the platform declared.
+type platformSection struct {
+	name string
+	v    any
 }
 
 // LLM is the "llm:" section: the model server.
@@ -79,15 +93,15 @@ type LLM struct {
 	// (`https://api.openai.com/v1`) when an API key is set, else a local
 	// Ollama at `http://127.0.0.1:11434/v1` (or `MNEMO_OLLAMA_URL`) when one
 	// answers; with neither, mnemo exits 2 and says what to set.
-	BaseURL string `yaml:"baseURL"`
+	BaseURL string `yaml:"baseURL" env:"OPENAI_BASE_URL"`
 	// API key; a secret: prefer the environment, and it is never logged.
 	// Empty is fine for local servers.
-	APIKey string `yaml:"apiKey"`
+	APIKey string `yaml:"apiKey" env:"OPENAI_API_KEY"`
 	// Chat model. With Ollama, use a model you have pulled (e.g. `llama3.2`).
-	Model string `yaml:"model"`
+	Model string `yaml:"model" env:"MNEMO_MODEL"`
 	// Model of the background reflector that writes memory. Empty means
 	// the same as `llm.model`.
-	ReflectorModel string `yaml:"reflectorModel"`
+	ReflectorModel string `yaml:"reflectorModel" env:"MNEMO_REFLECTOR_MODEL"`
 	// Timeout of one model request, per attempt.
 	Timeout time.Duration `yaml:"timeout"`
 	// Retries of a failed model request (429, 5xx, network), 0 to 10;
@@ -106,7 +120,7 @@ type LLM struct {
 type Memory struct {
 	// Root of the per-user Markdown memory:
 	// `<dataDir>/<user>/facts/*.md` and `episodes/YYYY-MM.md`.
-	DataDir string `yaml:"dataDir"`
+	DataDir string `yaml:"dataDir" env:"MNEMO_DATA_DIR"`
 	// Bytes of the memory index the model sees at the start of a task, at
 	// least 256 (past it, facts first, then the newest episodes).
 	IndexBudget int `yaml:"indexBudget"`
@@ -156,84 +170,6 @@ type Reflector struct {
 	// only their index, within a quarter of it (at least 4 KB). 1 to
 	// 16777216.
 	FactsBudget int `yaml:"factsBudget"`
-}
-
-// Slack is the "slack:" section.
-type Slack struct {
-	// Bot User OAuth Token (`xoxb-…`), from the app's OAuth & Permissions
-	// page; a secret. Slack runs when both tokens are set; setting only
-	// one is an error.
-	BotToken string `yaml:"botToken"`
-	// App-level token (`xapp-…`) with `connections:write`, from the app's
-	// Basic Information page; Socket Mode needs it. A secret.
-	AppToken string `yaml:"appToken"`
-	// Slack Web API base (tests point it at a fake). A missing final `/`
-	// is added.
-	APIURL string `yaml:"apiURL"`
-	// Memory in channels (DMs always get all of the speaker's files):
-	// `read` = the speaker's shared files and the channel's memory; `full`
-	// = everything, as in a DM (a trusted channel); `off` = no memory, and
-	// nothing remembered.
-	ChannelMemory string `yaml:"channelMemory"`
-	// Who may talk to mnemo in Slack: `open` = the members of the bot's
-	// own workspace (the team its token belongs to), and people of other
-	// teams (Slack Connect) only when `slack.allow` lists them; `allowlist`
-	// = only what `slack.allow` lists; `pairing` = what it lists, and a
-	// stranger gets a one-time code that the operator approves with `mnemo
-	// access approve CODE`. Someone refused gets one short reply an hour
-	// saying whom to ask, and nothing of theirs is kept or sent to the
-	// model. `mnemo access allow slack:ID` adds to the list while mnemo
-	// runs.
-	Access string `yaml:"access"`
-	// Ids let in (see `slack.access`): a team `T…`, a channel `C…` or `G…`
-	// (messages written there), a user `U…` or `W…` (`T…/U…`: that user of
-	// that team), or a user group `S…` (its members; the app needs the
-	// `usergroups:read` scope). Ids are upper case, as Slack shows them.
-	Allow []string `yaml:"allow"`
-}
-
-// Discord is the "discord:" section.
-type Discord struct {
-	// Bot token, from the Bot page of the application, without `Bot `
-	// (mnemo adds it); a secret. Discord runs when it is set.
-	BotToken string `yaml:"botToken"`
-	// Discord base URL (tests point it at a fake); the gateway address is
-	// what its REST gateway endpoint returns. A missing final `/` is
-	// added.
-	APIURL string `yaml:"apiURL"`
-	// Memory in channels: `full`, `read` or `off`, as `slack.channelMemory`; a
-	// thread shares its channel's memory.
-	ChannelMemory string `yaml:"channelMemory"`
-	// Servers (guilds) where `/memory` is registered server by server, which
-	// takes effect at once; at most 100. A guild id is the number Copy
-	// Server ID shows with Developer Mode on. Empty registers `/memory` once
-	// for every server (globally), which can take up to an hour to show.
-	GuildIDs []string `yaml:"guildIDs"`
-	// This process's shard, 0 to `discord.shardCount`-1, a different one
-	// in each process. Direct messages reach shard 0 only, which alone
-	// registers `/memory`.
-	ShardID int `yaml:"shardID"`
-	// Processes the servers are split across, 1 to 1024; 1 means this one
-	// process serves every server. Discord asks for shards past 2,500
-	// servers.
-	ShardCount int `yaml:"shardCount"`
-	// Whether a reply pings (mentions) the author of the message it
-	// answers.
-	ReplyMention bool `yaml:"replyMention"`
-	// Who may talk to mnemo in Discord: `open` = everyone who can reach
-	// the bot (a DM, or a mention in any server it is in); `allowlist` =
-	// only what `discord.allow` lists; `pairing` = what it lists, and a
-	// stranger gets a one-time code that the operator approves with `mnemo
-	// access approve CODE`. A bot in a public server needs `allowlist` or
-	// `pairing`. Someone refused gets one short reply an hour saying whom
-	// to ask, and nothing of theirs is kept or sent to the model.
-	Access string `yaml:"access"`
-	// Ids let in (see `discord.access`): `guild:ID` (messages written in
-	// that server), `channel:ID` (in that channel; a thread has its own
-	// id), `user:ID` (that person, DMs included) or `role:ID` (members
-	// with that role, in the server's channels). A DM carries no server or
-	// role: there only `user:` entries and approved codes let a person in.
-	Allow []string `yaml:"allow"`
 }
 
 // Limits is the "limits:" section: what the people who write to the bot in
@@ -297,8 +233,19 @@ type Log struct {
 }
 
 // Default is the configuration used when there is no file and no
-// environment. deploy/mnemo.yaml writes it out (a test keeps them equal).
-func Default() *Config {
+// environment, with the sections of the platforms given at their
+// defaults. deploy/mnemo.yaml writes it out (a test keeps them equal).
+func Default(platforms ...platform.Platform) *Config {
+	c := defaults()
+	for _, p := range platforms {
+		if p.Settings != nil {
+			c.platforms = append(c.platforms, platformSection{p.Name, p.Settings()})
+		}
+	}
+	return c
+}
+
+func defaults() *Config {
 	return &Config{
 		LLM: LLM{Model: "gpt-4o-mini", ReflectorModel: "gpt-4o-mini", Timeout: 60 * time.Second, MaxRetries: 3,
 			MaxResponseBytes: openai.DefaultMaxResponseBytes, Stream: true},
@@ -307,37 +254,11 @@ func Default() *Config {
 		Agent:         Agent{MaxSteps: 8, HistoryTurns: 10, MaxConcurrent: 8},
 		MaxReplyChars: agent.DefaultMaxReplyChars,
 		Reflector:     Reflector{Idle: 2 * time.Minute, MaxTurns: 20, MaxSteps: 12, FactsBudget: 16384},
-		Slack:         Slack{APIURL: "https://slack.com/api/", ChannelMemory: "read", Access: "open"},
-		Discord:       Discord{APIURL: "https://discord.com/", ChannelMemory: "read", ShardCount: 1, Access: "open"},
 		Limits:        Limits{MessagesPerMinute: 20, TokensPerDay: 200_000},
 		Server:        Server{Listen: "127.0.0.1:9090"},
 		Shutdown:      Shutdown{Grace: 20 * time.Second},
 		History:       History{Keep: 50, MaxAge: 90 * 24 * time.Hour},
 		Log:           Log{Format: "text", Level: "info"},
-	}
-}
-
-// EnvVar is an environment variable that wins over the file when set and
-// not blank (surrounding white space is trimmed): its name, the key it
-// overrides and that key's field.
-type EnvVar struct {
-	Name, Key string
-	Field     *string
-}
-
-// Env lists the environment variables of c's keys.
-func Env(c *Config) []EnvVar {
-	return []EnvVar{
-		{"OPENAI_BASE_URL", "llm.baseURL", &c.LLM.BaseURL},
-		{"OPENAI_API_KEY", "llm.apiKey", &c.LLM.APIKey},
-		{"MNEMO_MODEL", "llm.model", &c.LLM.Model},
-		{"MNEMO_REFLECTOR_MODEL", "llm.reflectorModel", &c.LLM.ReflectorModel},
-		{"MNEMO_DATA_DIR", "memory.dataDir", &c.Memory.DataDir},
-		{"SLACK_BOT_TOKEN", "slack.botToken", &c.Slack.BotToken},
-		{"SLACK_APP_TOKEN", "slack.appToken", &c.Slack.AppToken},
-		{"SLACK_API_URL", "slack.apiURL", &c.Slack.APIURL},
-		{"DISCORD_BOT_TOKEN", "discord.botToken", &c.Discord.BotToken},
-		{"DISCORD_API_URL", "discord.apiURL", &c.Discord.APIURL},
 	}
 }
 
@@ -350,11 +271,11 @@ var Derived = map[string]string{
 }
 
 // complete fills blank strings from Default, derives llm.reflectorModel and
-// state.dir when they are blank, and normalises: folders cleaned, secrets
-// trimmed, the platform API URLs ending in "/". Numbers and durations are
-// left alone: an explicit 0 is judged by Validate.
+// state.dir when they are blank, and normalises: folders cleaned, the key
+// trimmed; each platform's section completes itself (Complete). Numbers
+// and durations are left alone: an explicit 0 is judged by Validate.
 func (c *Config) complete() {
-	d := Default()
+	d := defaults()
 	d.LLM.ReflectorModel = c.LLM.Model
 	if strings.TrimSpace(c.LLM.Model) == "" {
 		d.LLM.ReflectorModel = d.LLM.Model
@@ -365,9 +286,6 @@ func (c *Config) complete() {
 	for _, f := range []struct{ p, def *string }{
 		{&c.LLM.Model, &d.LLM.Model}, {&c.LLM.ReflectorModel, &d.LLM.ReflectorModel},
 		{&c.Memory.DataDir, &d.Memory.DataDir}, {&c.State.Dir, &d.State.Dir},
-		{&c.Slack.APIURL, &d.Slack.APIURL}, {&c.Slack.ChannelMemory, &d.Slack.ChannelMemory},
-		{&c.Discord.APIURL, &d.Discord.APIURL}, {&c.Discord.ChannelMemory, &d.Discord.ChannelMemory},
-		{&c.Slack.Access, &d.Slack.Access}, {&c.Discord.Access, &d.Discord.Access},
 		{&c.Server.Listen, &d.Server.Listen}, {&c.Log.Format, &d.Log.Format}, {&c.Log.Level, &d.Log.Level},
 	} {
 		if strings.TrimSpace(*f.p) == "" {
@@ -375,25 +293,14 @@ func (c *Config) complete() {
 		}
 	}
 	c.Memory.DataDir, c.State.Dir = filepath.Clean(c.Memory.DataDir), filepath.Clean(c.State.Dir)
-	for _, p := range []*string{&c.LLM.APIKey, &c.Slack.BotToken, &c.Slack.AppToken, &c.Discord.BotToken} {
-		*p = strings.TrimSpace(*p)
-	}
-	for _, p := range []*string{&c.Slack.APIURL, &c.Discord.APIURL} {
-		if !strings.HasSuffix(*p, "/") {
-			*p += "/"
-		}
-	}
-	if len(c.Discord.GuildIDs) == 0 {
-		c.Discord.GuildIDs = nil // "guildIDs: []" is the default
-	}
+	c.LLM.APIKey = strings.TrimSpace(c.LLM.APIKey)
 	if len(c.Identities) == 0 {
 		c.Identities = nil
 	}
-	if len(c.Slack.Allow) == 0 {
-		c.Slack.Allow = nil // "allow: []" is the default
-	}
-	if len(c.Discord.Allow) == 0 {
-		c.Discord.Allow = nil
+	for _, p := range c.platforms {
+		if s, ok := p.v.(interface{ Complete() }); ok {
+			s.Complete()
+		}
 	}
 }
 
@@ -409,17 +316,46 @@ func (c *Config) IdentityIndex() map[string]string {
 	return idx
 }
 
-// Section is the value of the section whose YAML key is name ("slack":
-// the Slack struct), or nil when there is none: a chat platform reads its
-// own section by its name (bots/platform).
+// Section is the section of the platform called name (a pointer to the
+// struct it declared), or nil when there is none: a chat platform reads
+// its own section by its name (bots/platform).
 func (c *Config) Section(name string) any {
-	v := reflect.ValueOf(c).Elem()
-	for i := range v.NumField() {
-		if key, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("yaml"), ","); key == name && name != "" {
-			return v.Field(i).Interface()
+	for _, p := range c.platforms {
+		if p.name == name {
+			return p.v
 		}
 	}
 	return nil
+}
+
+// view is c as one struct, for what walks every key (decoding, the
+// schema, Env): a pointer to each of Config's sections and top-level keys,
+// with the platforms' sections before identities, as they appear in a
+// file. Through it, c's own fields are set.
+func (c *Config) view() reflect.Value {
+	cv := reflect.ValueOf(c).Elem()
+	var fields []reflect.StructField
+	var ptrs []reflect.Value
+	for i := range cv.NumField() {
+		f := cv.Type().Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if f.Name == "Identities" {
+			for j, p := range c.platforms {
+				fields = append(fields, reflect.StructField{Name: fmt.Sprintf("Platform%d", j), Type: reflect.TypeOf(p.v),
+					Tag: reflect.StructTag(`yaml:"` + p.name + `"`)})
+				ptrs = append(ptrs, reflect.ValueOf(p.v))
+			}
+		}
+		fields = append(fields, reflect.StructField{Name: f.Name, Type: reflect.PointerTo(f.Type), Tag: f.Tag})
+		ptrs = append(ptrs, cv.Field(i).Addr())
+	}
+	v := reflect.New(reflect.StructOf(fields)).Elem()
+	for i, p := range ptrs {
+		v.Field(i).Set(p)
+	}
+	return v
 }
 
 // LogHandler returns a slog handler writing to w in log.format at log.level
@@ -460,7 +396,8 @@ func (c *Config) ResolveLLM(ctx context.Context, probe func(ctx context.Context,
 		return "", "", fmt.Errorf("%w: neither OPENAI_API_KEY nor OPENAI_BASE_URL is set (nor llm.apiKey or llm.baseURL in the config file), "+
 			"and no local Ollama answered at %s (%v).\n"+
 			"Set OPENAI_API_KEY to use the OpenAI API, or OPENAI_BASE_URL to use any OpenAI-compatible server, "+
-			"or run Ollama (https://ollama.com): `ollama serve`, then `ollama pull llama3.2` and set MNEMO_MODEL=llama3.2",
+			"or run Ollama (https://ollama.com): `ollama serve`, then `ollama pull llama3.2` and set MNEMO_MODEL=llama3.2; "+
+			"`mnemo init` asks these questions and writes mnemo.yaml",
 			ErrNoLLM, ollamaURL, perr)
 	}
 	return ollamaURL, fmt.Sprintf("no OPENAI_API_KEY or OPENAI_BASE_URL set; using local Ollama at %s with model %q (set MNEMO_MODEL to a model you have pulled)",

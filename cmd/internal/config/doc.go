@@ -1,11 +1,14 @@
 // Package config owns mnemo's configuration: the Config struct and its YAML
-// keys, the defaults (Default), the environment variables that win over
+// keys, the chat platforms' sections as they registered (bots/platform:
+// each declares its own struct, completes and checks it; Load is given the
+// registry's list and names no platform), the defaults (Default), the environment variables that win over
 // the file (Env), reading and decoding the file (Load, Parse) and the checks
 // that stop start-up with a message naming the key and the fix (Validate).
 //
 // Order of precedence, lowest first: Default; the YAML file (--config FILE,
-// or ./mnemo.yaml when present); the environment variables in Env, when set
-// and not blank; derived values for what is still empty
+// or ./mnemo.yaml when present); the environment variables in Env (one for
+// every key, named by the rule in env.go), when set and not blank, which
+// Overridden lists where the file set the key too; derived values for what is still empty
 // (llm.reflectorModel follows llm.model, state.dir sits beside
 // memory.dataDir); then Validate. Command-line flags are applied by the
 // caller, which then calls Validate again.

@@ -48,13 +48,6 @@ var (
 	reDuplicate = text.NewRegexp(`(?s)^mapping key (".*") already defined at line (\d+)$`)
 )
 
-// listExamples shows a list of each []string key, for "expected a list".
-var listExamples = map[string]string{
-	"discord.guildIDs": `["80351110224678912", "41771983423143937"]`,
-	"slack.allow":      `["T01ABC", "T02DEF/U03GHI"]`,
-	"discord.allow":    `["guild:80351110224678912", "role:41771983423143937"]`,
-}
-
 // typeError rewords one of yaml.v3's decoding errors to name the key; one
 // it does not know is shown as it is.
 func (d *decoder) typeError(msg string) {
@@ -128,7 +121,7 @@ func expected(key, into string, n *yaml.Node, s *schema) string {
 	case into == "[]string" && strings.HasPrefix(key, "identities."):
 		return "expected a list of accounts such as [\"slack:T01ABC/U02DEF\", \"discord:80351110224678912\"], got " + describe(n)
 	case into == "[]string":
-		return fmt.Sprintf("expected a list such as %s, got %s; write even one item as a list (in brackets, or on its own line after \"- \")", listExamples[key], describe(n))
+		return fmt.Sprintf("expected a list such as %s, got %s; write even one item as a list (in brackets, or on its own line after \"- \")", s.examples[key], describe(n))
 	case strings.HasPrefix(parent, "identities."):
 		return "expected an account such as \"slack:T01ABC/U02DEF\" or \"discord:80351110224678912\", got " + describe(n)
 	case parent != "":

@@ -47,7 +47,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		c, err := Parse("fuzz.yaml", data, noEnv)
+		c, err := Parse("fuzz.yaml", data, noEnv, platforms...)
 		if err != nil {
 			if c != nil {
 				t.Fatal("config returned with an error")
@@ -62,11 +62,11 @@ func FuzzParse(f *testing.F) {
 		if err := c.Validate(); err != nil {
 			t.Fatalf("accepted config fails Validate: %v\n%s", err, data)
 		}
-		out, err := yaml.Marshal(c)
+		out, err := yaml.Marshal(c.view().Interface())
 		if err != nil {
 			t.Fatal(err)
 		}
-		back, err := Parse("back.yaml", out, noEnv)
+		back, err := Parse("back.yaml", out, noEnv, platforms...)
 		if err != nil || !reflect.DeepEqual(back, c) {
 			t.Fatalf("written out and read back: %v\n%s", err, out)
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"reflect"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	yaml "go.yaml.in/yaml/v3"
 
 	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 const (
@@ -23,10 +25,12 @@ const (
 	maxProblems = 20      // more problems than this are summarised
 )
 
-// Load reads the configuration. With explicit false, path "" means
-// ./mnemo.yaml, and a missing file means defaults only; with explicit true
-// (--config given) a missing file is an error. getenv nil means os.Getenv.
-func Load(path string, explicit bool, getenv func(string) string) (*Config, error) {
+// Load reads the configuration, with the sections of platforms (each
+// platform declares its own: bots/registry lists them). With explicit
+// false, path "" means ./mnemo.yaml, and a missing file means defaults
+// only; with explicit true (--config given) a missing file is an error.
+// getenv nil means os.Getenv.
+func Load(path string, explicit bool, getenv func(string) string, platforms ...platform.Platform) (*Config, error) {
 	if getenv == nil {
 		getenv = os.Getenv
 	}
@@ -41,11 +45,11 @@ func Load(path string, explicit bool, getenv func(string) string) (*Config, erro
 	case err == nil:
 	case !explicit && errors.Is(err, fs.ErrNotExist):
 	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("config file %s does not exist", path)
+		return nil, fmt.Errorf("config file %s does not exist; write one with mnemo --config %s init, or copy deploy/mnemo.yaml", path, path)
 	default:
 		return nil, err
 	}
-	return Parse(path, data, getenv)
+	return Parse(path, data, getenv, platforms...)
 }
 
 func readFile(path string) ([]byte, error) {
@@ -67,21 +71,20 @@ func readFile(path string) ([]byte, error) {
 // Parse is Load after the file has been read; file names it in messages.
 // Every problem is reported, each on its own line naming the file, line and
 // key.
-func Parse(file string, data []byte, getenv func(string) string) (*Config, error) {
-	c := Default()
+func Parse(file string, data []byte, getenv func(string) string, platforms ...platform.Platform) (*Config, error) {
+	c := Default(platforms...)
 	c.LLM.ReflectorModel, c.State.Dir = "", "" // derived unless set
-	d := &decoder{file: file, origin: map[string]string{}, seen: map[*yaml.Node]bool{}, schema: newSchema()}
+	d := &decoder{file: file, origin: map[string]string{}, seen: map[*yaml.Node]bool{}, schema: newSchema(c)}
 	d.decode(data, c)
 	if err := joinProblems(d.problems); err != nil {
 		return nil, err
 	}
-	for _, e := range Env(c) {
-		if v := strings.TrimSpace(getenv(e.Name)); v != "" {
-			*e.Field = v
-			d.origin[e.Key] = "env " + e.Name
-		}
+	overridden := d.applyEnv(c, getenv)
+	if err := joinProblems(d.problems); err != nil {
+		return nil, err
 	}
 	c.complete()
+	c.overridden = overridden
 	if err := c.validate(d.origin); err != nil {
 		return nil, err
 	}
@@ -111,18 +114,26 @@ func joinProblems(ps []problem) error {
 	return errors.New(strings.Join(msgs, "\n"))
 }
 
-// schema maps every dotted key to its field in Config and every section
-// type, as yaml.v3 names it in errors, to its key.
+// schema maps every dotted key to its field in a Config's view and every
+// section type, as yaml.v3 names it in errors, to its key.
 type schema struct {
-	keys    []string // sections included, in declaration order
-	field   map[string][]int
-	typ     map[string]string // key → Go type, as yaml.v3 names it in errors
-	section map[string]string
+	keys     []string // sections included, in declaration order
+	field    map[string][]int
+	typ      map[string]string // key → Go type, as yaml.v3 names it in errors
+	section  map[string]string
+	examples map[string]string // list key → a list of it, for "expected a list"
 }
 
-func newSchema() *schema {
-	s := &schema{field: map[string][]int{}, typ: map[string]string{}, section: map[string]string{}}
-	s.add(reflect.TypeFor[Config](), "", nil)
+// newSchema is the schema of c's keys, its platforms' sections included.
+func newSchema(c *Config) *schema {
+	s := &schema{field: map[string][]int{}, typ: map[string]string{}, section: map[string]string{},
+		examples: map[string]string{}}
+	s.add(c.view().Type(), "", nil)
+	for _, p := range c.platforms {
+		if ex, ok := p.v.(interface{ ListExamples() map[string]string }); ok {
+			maps.Copy(s.examples, ex.ListExamples())
+		}
+	}
 	return s
 }
 
@@ -144,12 +155,16 @@ func (s *schema) typeOf(key string) string {
 func (s *schema) add(t reflect.Type, prefix string, index []int) {
 	s.section[t.String()] = prefix
 	for i := range t.NumField() {
-		f := t.Field(i)
+		f := t.Field(i) // all exported: the view's, or a section's keys
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer { // the view's pointers to Config's fields
+			ft = ft.Elem()
+		}
 		key := joinKey(prefix, f.Tag.Get("yaml"))
 		idx := append(slices.Clone(index), i)
-		s.keys, s.field[key], s.typ[key] = append(s.keys, key), idx, f.Type.String()
-		if f.Type.Kind() == reflect.Struct {
-			s.add(f.Type, key, idx)
+		s.keys, s.field[key], s.typ[key] = append(s.keys, key), idx, ft.String()
+		if ft.Kind() == reflect.Struct {
+			s.add(ft, key, idx)
 		}
 	}
 }
@@ -203,8 +218,9 @@ func (d *decoder) decode(data []byte, c *Config) {
 	d.walk(doc.Content[0], "")
 	strict := yaml.NewDecoder(bytes.NewReader(data))
 	strict.KnownFields(true)
-	err := safeDecode(strict, c)
-	d.scalars(c) // after yaml.v3, whose values it replaces
+	view := c.view()
+	err := safeDecode(strict, view.Addr().Interface())
+	d.scalars(view) // after yaml.v3, whose values it replaces
 	var te *yaml.TypeError
 	switch {
 	case errors.As(err, &te):
@@ -333,14 +349,20 @@ func (d *decoder) reject(n *yaml.Node, format string, args ...any) {
 // 20, a quoted "true" true): a scalar of the key's own tag (1_000, 0x400,
 // True) or a quoted decimal, true or false. yaml.v3's own errors about
 // these nodes are then ignored.
-func (d *decoder) scalars(c *Config) {
-	root := reflect.ValueOf(c).Elem()
+func (d *decoder) scalars(root reflect.Value) {
 	for _, e := range d.entries {
 		idx, ok := d.schema.field[e.key]
 		if !ok || isNull(e.n) {
 			continue
 		}
-		f, n := root.FieldByIndex(idx), deref(e.n)
+		f, err := root.FieldByIndexErr(idx)
+		if err != nil { // in a section set to null: nothing to decode
+			continue
+		}
+		if f.Kind() == reflect.Pointer { // a top-level key, through the view
+			f = f.Elem()
+		}
+		n := deref(e.n)
 		kind, s := f.Kind(), strings.TrimSpace(n.Value)
 		tag, want := "!!int", "an integer"
 		if kind == reflect.Bool {

@@ -24,6 +24,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -45,57 +46,56 @@ var OtherEnv = map[string]string{
 }
 
 // Generate returns the reference. configDir is the config package's
-// source folder (its doc comments); cmdDirs are the folders whose non-test
-// Go files are searched for the environment variables they read
+// source folder (its doc comments); the platforms' sections are documented
+// by the doc comments in their own packages (found from the module root
+// above the working directory); cmdDirs are the folders whose non-test Go
+// files are searched for the environment variables they read
 // (`getenv("NAME")`).
 func Generate(configDir string, cmdDirs ...string) ([]byte, error) {
-	docs, err := fieldDocs(configDir)
-	if err != nil {
+	docs := &docSet{configDir: configDir, byDir: map[string]map[string]string{}}
+	if _, err := docs.of(reflect.TypeFor[config.Config]()); err != nil {
 		return nil, err
 	}
-	other, err := otherEnv(cmdDirs)
+	def := config.Default(registry.Platforms()...)
+	other, err := otherEnv(def, cmdDirs)
 	if err != nil {
 		return nil, err
 	}
 	var b bytes.Buffer
 	b.WriteString(header)
-	def := config.Default()
-	envOf := map[uintptr]string{}
-	for _, e := range config.Env(def) {
-		envOf[reflect.ValueOf(e.Field).Pointer()] = e.Name
-	}
-	t, v := reflect.TypeFor[config.Config](), reflect.ValueOf(def).Elem()
-	for i := range t.NumField() {
-		f := t.Field(i)
-		key := f.Tag.Get("yaml")
-		fields, values, prefix, typ := []reflect.StructField{f}, []reflect.Value{v.Field(i)}, "", t
-		if f.Type.Kind() == reflect.Struct {
-			typ, prefix, fields, values = f.Type, key+".", nil, nil
-			for j := range f.Type.NumField() {
-				fields, values = append(fields, f.Type.Field(j)), append(values, v.Field(i).Field(j))
-			}
+	section := ""                       // the table being written: a section, or a top-level key
+	for _, e := range config.Env(def) { // every key, in file order, the platforms' included
+		name, _, nested := strings.Cut(e.Key, ".")
+		if !nested {
+			name = e.Key
 		}
-		fmt.Fprintf(&b, "\n### %s\n\n| key | type | default | environment | meaning |\n|---|---|---|---|---|\n", key)
-		for j, sf := range fields {
-			doc := docs[typ.Name()+"."+sf.Name]
-			if doc == "" {
-				return nil, fmt.Errorf("%s.%s (key %s%s) has no doc comment in %s: write one, it is the key's entry in the reference",
-					typ.Name(), sf.Name, prefix, sf.Tag.Get("yaml"), configDir)
-			}
-			env := "–"
-			if name, ok := envOf[values[j].Addr().Pointer()]; ok {
-				env = "`" + name + "`"
-			}
-			shown := value(values[j])
-			if d, ok := config.Derived[prefix+sf.Tag.Get("yaml")]; ok {
-				shown = d
-			}
-			fmt.Fprintf(&b, "| `%s%s` | %s | %s | %s | %s |\n", prefix, sf.Tag.Get("yaml"), typeName(sf.Type), shown, env, cell(doc))
+		if name != section {
+			section = name
+			fmt.Fprintf(&b, "\n### %s\n\n| key | type | default | environment | meaning |\n|---|---|---|---|---|\n", name)
 		}
+		typeDocs, err := docs.of(e.Struct)
+		if err != nil {
+			return nil, err
+		}
+		doc := typeDocs[e.Struct.Name()+"."+e.FieldName]
+		if doc == "" {
+			return nil, fmt.Errorf("%s.%s (key %s) has no doc comment in %s: write one, it is the key's entry in the reference",
+				e.Struct.Name(), e.FieldName, e.Key, docs.dir(e.Struct))
+		}
+		v := reflect.ValueOf(e.Field).Elem()
+		shown := value(v)
+		if d, ok := config.Derived[e.Key]; ok {
+			shown = d
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | `%s` | %s |\n", e.Key, typeName(v.Type()), shown, e.Name, cell(doc))
 	}
 	b.WriteString(envHeader)
 	for _, e := range config.Env(def) {
-		fmt.Fprintf(&b, "| `%s` | overrides `%s` |\n", e.Name, e.Key)
+		syntax := ""
+		if t := reflect.TypeOf(e.Field).Elem(); t.Kind() != reflect.String {
+			syntax = "; " + envSyntax(t)
+		}
+		fmt.Fprintf(&b, "| `%s` | overrides `%s`%s |\n", e.Name, e.Key, cell(syntax))
 	}
 	for _, name := range other {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", name, cell(OtherEnv[name]))
@@ -113,6 +113,18 @@ the defaults. Keys are camelCase exactly as written (a misspelt key, wrong case 
 start-up naming the file and line); a key left out or empty takes its default. Environment
 variables win over the file when set and not blank; prefer them for secrets. Durations need a
 unit (` + "`90s`, `2m`, `1h30m`" + `); relative paths are relative to the working directory.
+
+Every key has one environment variable, made by one rule: ` + "`MNEMO_`" + ` and the key in upper
+case, ` + "`.`" + ` → ` + "`_`" + ` and an ` + "`_`" + ` before each capital that follows a lower-case letter or
+digit (` + "`llm.maxRetries`" + ` → ` + "`MNEMO_LLM_MAX_RETRIES`" + `, ` + "`discord.guildIDs`" + ` →
+` + "`MNEMO_DISCORD_GUILD_IDS`" + `), except the ten keys that keep their well-known names
+(` + "`OPENAI_API_KEY`, `OPENAI_BASE_URL`, `MNEMO_MODEL`, `SLACK_BOT_TOKEN`" + `, …: the table says
+which); the rule's name of one of those is refused, naming the right one. A list is written
+with commas (` + "`MNEMO_DISCORD_ALLOW=guild:80351110224678912,role:41771983423143937`" + `) and
+` + "`identities`" + ` as ` + "`NAME=ACCOUNT,ACCOUNT`" + ` entries separated by semicolons; a variable replaces
+the file's whole list or map. A value the variable cannot hold stops start-up naming the
+variable and what to write. When a variable overrides a key the file also sets, mnemo logs
+once at start which keys (never their values).
 [deploy/mnemo.yaml](../../deploy/mnemo.yaml) is a file with every key at its default; the rules
 for reading the file are in [README.md](README.md#configuration).
 
@@ -125,6 +137,56 @@ const envHeader = `
 | variable | meaning |
 |---|---|
 `
+
+// docSet reads the doc comments of the packages that declare keys: the
+// config package from configDir, a platform's from its own folder.
+type docSet struct {
+	configDir string
+	byDir     map[string]map[string]string
+}
+
+// dir is the source folder of the package that declares t.
+func (d *docSet) dir(t reflect.Type) string {
+	if t.PkgPath() == reflect.TypeFor[config.Config]().PkgPath() {
+		return d.configDir
+	}
+	return packageDir(t.PkgPath())
+}
+
+// of maps "Type.Field" to the doc comments of the package declaring t.
+func (d *docSet) of(t reflect.Type) (map[string]string, error) {
+	dir := d.dir(t)
+	if docs, ok := d.byDir[dir]; ok {
+		return docs, nil
+	}
+	docs, err := fieldDocs(dir)
+	if err != nil {
+		return nil, err
+	}
+	d.byDir[dir] = docs
+	return docs, nil
+}
+
+// packageDir is the folder of the package pkgPath of this module: the
+// module root is the first folder above the working directory with a
+// go.mod naming the module ("" when there is none: then the package's
+// doc comments cannot be read, and Generate says so).
+func packageDir(pkgPath string) string {
+	wd, _ := os.Getwd() // "" (it failed): the search ends at once
+	for dir := wd; ; dir = filepath.Dir(dir) {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			m := modulePathRe.FindSubmatch(data)
+			if m != nil && (pkgPath == string(m[1]) || strings.HasPrefix(pkgPath, string(m[1])+"/")) {
+				return filepath.Join(dir, filepath.FromSlash(strings.TrimPrefix(pkgPath, string(m[1]))))
+			}
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
+}
+
+var modulePathRe = regexp.MustCompile(`(?m)^module\s+(\S+)`)
 
 // fieldDocs maps "Type.Field" of every struct type declared in dir's
 // non-test Go files to the field's doc comment (else its line comment),
@@ -178,10 +240,10 @@ func sources(dir string) ([]string, error) {
 var getenvRe = regexp.MustCompile(`(?i)getenv\("([A-Z0-9_]+)"\)`)
 
 // otherEnv lists, sorted, the variables dirs' sources read that no key
-// has, checking each against OtherEnv.
-func otherEnv(dirs []string) ([]string, error) {
+// of def has, checking each against OtherEnv.
+func otherEnv(def *config.Config, dirs []string) ([]string, error) {
 	keyed := map[string]bool{}
-	for _, e := range config.Env(&config.Config{}) {
+	for _, e := range config.Env(def) {
 		keyed[e.Name] = true
 	}
 	found := map[string]bool{}
@@ -213,6 +275,24 @@ func otherEnv(dirs []string) ([]string, error) {
 		}
 	}
 	return slices.Sorted(maps.Keys(found)), nil
+}
+
+// envSyntax says how the variable of a key of type t is written (as
+// config.Parse reads it).
+func envSyntax(t reflect.Type) string {
+	switch {
+	case t == reflect.TypeFor[time.Duration]():
+		return "a duration with a unit, e.g. `90s`"
+	case t.Kind() == reflect.Int:
+		return "decimal digits"
+	case t.Kind() == reflect.Bool:
+		return "`true` or `false`"
+	case t.Kind() == reflect.Slice:
+		return "items separated by commas, e.g. `A,B`"
+	case t.Kind() == reflect.Map:
+		return "`NAME=ACCOUNT,ACCOUNT` entries separated by semicolons, e.g. `zhangsan=slack:T01ABC/U02DEF,discord:80351110224678912;lisi=discord:41771983423143937`"
+	}
+	return "the value as it is"
 }
 
 // typeName is a key's type as the reference shows it.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
@@ -59,16 +60,18 @@ func TestEveryKeyAndVariable(t *testing.T) {
 	text := string(got)
 	for _, row := range []string{
 		"| `llm.baseURL` | string | empty | `OPENAI_BASE_URL` | OpenAI-compatible endpoint.",
-		"| `llm.timeout` | duration | `1m` | – |",
-		"| `llm.maxRetries` | integer | `3` | – |",
-		"| `maxReplyChars` | integer | `16000` | – |",
-		"| `reflector.idle` | duration | `2m` | – |",
-		"| `discord.guildIDs` | list of strings | empty | – |",
-		"| `discord.replyMention` | boolean | `false` | – |",
-		"| `identities` | map: name → list of strings | empty | – |",
-		"| `history.maxAge` | duration | `2160h` | – |",
+		"| `llm.timeout` | duration | `1m` | `MNEMO_LLM_TIMEOUT` |",
+		"| `llm.maxRetries` | integer | `3` | `MNEMO_LLM_MAX_RETRIES` |",
+		"| `maxReplyChars` | integer | `16000` | `MNEMO_MAX_REPLY_CHARS` |",
+		"| `reflector.idle` | duration | `2m` | `MNEMO_REFLECTOR_IDLE` |",
+		"| `discord.guildIDs` | list of strings | empty | `MNEMO_DISCORD_GUILD_IDS` |",
+		"| `discord.replyMention` | boolean | `false` | `MNEMO_DISCORD_REPLY_MENTION` |",
+		"| `identities` | map: name → list of strings | empty | `MNEMO_IDENTITIES` |",
+		"| `history.maxAge` | duration | `2160h` | `MNEMO_HISTORY_MAX_AGE` |",
 		"| `memory.dataDir` | string | `" + filepath.Join("data", "memory") + "` | `MNEMO_DATA_DIR` |",
 		"| `SLACK_BOT_TOKEN` | overrides `slack.botToken` |",
+		"| `MNEMO_DISCORD_ALLOW` | overrides `discord.allow`; items separated by commas",
+		"| `MNEMO_IDENTITIES` | overrides `identities`; `NAME=ACCOUNT,ACCOUNT` entries separated by semicolons",
 		"| `MNEMO_OLLAMA_URL` | Where to look",
 		"| `EDITOR` | The editor",
 	} {
@@ -76,7 +79,7 @@ func TestEveryKeyAndVariable(t *testing.T) {
 			t.Errorf("no row %q in:\n%s", row, text)
 		}
 	}
-	c := config.Default()
+	c := config.Default(registry.Platforms()...)
 	for _, e := range config.Env(c) {
 		if strings.Count(text, "`"+e.Name+"`") < 2 {
 			t.Errorf("%s is not in the key's row and the variables' table", e.Name)
@@ -90,13 +93,7 @@ func TestEveryKeyAndVariable(t *testing.T) {
 			t.Errorf("no row for %s", key)
 		}
 	}
-	keys := 0
-	for f := range reflect.TypeFor[config.Config]().Fields() {
-		keys++
-		if f.Type.Kind() == reflect.Struct {
-			keys += f.Type.NumField() - 1
-		}
-	}
+	keys := len(newSchemaKeys(c)) // the platforms' sections' included
 	if vars := len(config.Env(c)) + len(OtherEnv); strings.Count(text, "\n| `") != keys+vars {
 		t.Errorf("%d rows, want %d keys and %d variables", strings.Count(text, "\n| `"), keys, vars)
 	}
@@ -193,4 +190,55 @@ func TestDuration(t *testing.T) {
 	if got := cell("a|b <x> *y* `<z>|*`"); got != "a\\|b &lt;x> \\*y\\* `<z>\\|*`" {
 		t.Errorf("cell: %q", got)
 	}
+}
+
+// Each kind of key says how its variable is written, for CONFIG.md.
+func TestEnvSyntax(t *testing.T) {
+	for _, tc := range []struct {
+		t    reflect.Type
+		want string
+	}{
+		{reflect.TypeFor[time.Duration](), "a duration with a unit"},
+		{reflect.TypeFor[int](), "decimal digits"},
+		{reflect.TypeFor[bool](), "`true` or `false`"},
+		{reflect.TypeFor[[]string](), "items separated by commas"},
+		{reflect.TypeFor[map[string][]string](), "`NAME=ACCOUNT,ACCOUNT` entries separated by semicolons"},
+		{reflect.TypeFor[string](), "the value as it is"},
+	} {
+		if got := envSyntax(tc.t); !strings.Contains(got, tc.want) {
+			t.Errorf("envSyntax(%v) = %q, want %q", tc.t, got, tc.want)
+		}
+	}
+}
+
+// newSchemaKeys are c's keys (not the sections themselves): one row each.
+func newSchemaKeys(c *config.Config) []string {
+	var keys []string
+	for _, e := range config.Env(c) {
+		keys = append(keys, e.Key)
+	}
+	return keys
+}
+
+// A platform's section is documented from its package's folder, found
+// from the module root above the working directory: outside the module,
+// Generate says it cannot read them.
+func TestSectionDocsOutsideTheModule(t *testing.T) {
+	if d := packageDir("github.com/mnemo-agent/mnemo/bots/slack"); !strings.HasSuffix(d, filepath.Join("bots", "slack")) {
+		t.Errorf("packageDir(bots/slack) = %q", d)
+	}
+	abs, err := filepath.Abs(configDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmdAbs, err := filepath.Abs(cmdDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	if d := packageDir("github.com/mnemo-agent/mnemo/bots/slack"); d != "" {
+		t.Errorf("outside the module, packageDir = %q", d)
+	}
+	_, err = Generate(abs, cmdAbs)
+	wantErr(t, err, "no Go files")
 }
