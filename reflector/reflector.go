@@ -138,6 +138,11 @@ type Config struct {
 	// "forgotten" (the user's memory was forgotten meanwhile). The
 	// metrics count them. It runs on the user's loop: it must not block.
 	OnRun func(outcome string)
+	// OnTokens, when set, is told what each go at a run cost in model
+	// tokens (as the model reported them; calls replayed from the journal
+	// cost nothing), with the user reflected on: the budgets charge it to
+	// them. It runs on the user's loop: it must not block.
+	OnTokens func(user string, tokens int)
 }
 
 // Reflector journals finished turns and reflects them into memory in the
@@ -352,6 +357,9 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 	}
 	res, err := agent.RunLoop(ctx, agent.LoopConfig{Model: x, ModelName: r.cfg.ModelName,
 		Tools: tools, MaxSteps: r.cfg.MaxSteps, Logger: r.log, Nudge: nudge}, msgs)
+	if r.cfg.OnTokens != nil && res.Tokens > 0 {
+		r.cfg.OnTokens(u.name, res.Tokens)
+	}
 	switch {
 	case errors.Is(err, llm.ErrContextLength) && len(run.steps) == 0:
 		if s := splitFor(batch); s != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -871,4 +872,27 @@ func TestSourceIsTheNewestAnsweredTurn(t *testing.T) {
 			t.Errorf("source = %q, want %q", got, tc.want)
 		}
 	}
+}
+
+// OnTokens hears what each run cost, with the user reflected on: a
+// successful run's calls and a failed run's (the model answered 400:
+// nothing reported, nothing told).
+func TestOnTokensNamesTheUser(t *testing.T) {
+	var mu sync.Mutex
+	var spent []string
+	e := newEnv(t, func(c *Config) {
+		c.MaxTurns = 1
+		c.OnTokens = func(user string, n int) { mu.Lock(); spent = append(spent, user+":"+strconv.Itoa(n)); mu.Unlock() }
+		c.OnRun = func(o string) { mu.Lock(); spent = append(spent, o); mu.Unlock() }
+	})
+	got := func() string { mu.Lock(); defer mu.Unlock(); return strings.Join(spent, ",") }
+	e.srv.Enqueue(openaitest.Text("nothing to remember").WithUsage(30, 5))
+	e.add(turn("alice", "t1", "hi"))
+	e.waitFor("alice's run", func() bool { return got() == "alice:35,ok" })
+	e.srv.Enqueue(openaitest.Error(400, "invalid_request_error", "no"))
+	e.add(turn("bob", "t2", "hi"))
+	e.waitFor("bob's failed run", func() bool { return got() == "alice:35,ok,failed" })
+	e.srv.Enqueue(openaitest.Text("nothing to remember").WithUsage(7, 1))
+	e.add(turn("carol", "t3", "hi"))
+	e.waitFor("carol's run", func() bool { return got() == "alice:35,ok,failed,carol:8,ok" })
 }

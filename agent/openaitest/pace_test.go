@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -240,5 +241,26 @@ func TestWords(t *testing.T) {
 		if got := strings.Join(words(s), "|"); got != want {
 			t.Errorf("words(%q) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// WithoutUsage: a stream sends no usage chunk though the request asks for
+// one, and a completion has no "usage" field.
+func TestWithoutUsage(t *testing.T) {
+	s := New(t)
+	s.Enqueue(Text("hello there").WithoutUsage(), Text("whole").WithoutUsage())
+	req := chatReq("hi")
+	req.StreamOptions = &openai.StreamOptions{IncludeUsage: true}
+	for _, chunk := range streamChunks(t, s, req) {
+		if chunk.Usage != nil {
+			t.Errorf("a usage chunk: %+v", chunk.Usage)
+		}
+	}
+	if got := kinds(s.WaitChunks(5, time.Second)); strings.Contains(got, "usage") {
+		t.Errorf("chunk kinds %s", got)
+	}
+	_, _, body := post(t, s, http.MethodPost, "/v1/chat/completions", `{"model":"m","messages":[{"role":"user","content":"hi"}]}`)
+	if _, ok := body["usage"]; ok || body["choices"] == nil {
+		t.Errorf("completion %v", body)
 	}
 }

@@ -28,6 +28,7 @@ type Reply struct {
 	noChoices  bool
 	model      string
 	usage      *usage
+	noUsage    bool
 
 	// error and raw
 	status      int
@@ -144,6 +145,14 @@ func (r Reply) WithFinishReason(reason string) Reply {
 // lengths.
 func (r Reply) WithUsage(prompt, completion int) Reply {
 	r.usage = &usage{prompt: prompt, completion: completion}
+	return r
+}
+
+// WithoutUsage returns a copy that reports no usage: no "usage" field in
+// a completion, no usage chunk in a stream even when
+// stream_options.include_usage asks for one (servers that ignore it).
+func (r Reply) WithoutUsage() Reply {
+	r.noUsage = true
 	return r
 }
 

@@ -142,6 +142,9 @@ func (s *Server) writeCompletion(w http.ResponseWriter, r *http.Request, req Req
 		ID: c.id, Object: "chat.completion", Created: c.created, Model: c.model,
 		Choices: []wireChoice{}, Usage: &c.usage,
 	}
+	if reply.noUsage {
+		out.Usage = nil
+	}
 	if !reply.noChoices {
 		msg := wireMessage{Role: "assistant"}
 		if reply.hasContent || len(c.calls) == 0 {
@@ -245,7 +248,7 @@ func (s *Server) writeStream(w http.ResponseWriter, r *http.Request, req Request
 		}
 		send(delta(wireDelta{}, &c.finish), nil, "finish", "")
 	}
-	if o := req.Chat.StreamOptions; o != nil && o.IncludeUsage {
+	if o := req.Chat.StreamOptions; o != nil && o.IncludeUsage && !rp.noUsage {
 		send([]wireChoice{}, &c.usage, "usage", "")
 	}
 	flush("data: [DONE]\n\n", "done", "")

@@ -25,6 +25,11 @@ func TestParseEntry(t *testing.T) {
 		{Slack, "T01/C02", Entry{}, `"T…/U…"`},
 		{Slack, "U0-1", Entry{}, "is not a Slack id"},
 		{Slack, "", Entry{}, "is not a Slack id"},
+		{Slack, "U" + strings.Repeat("Z9", 11) + "A", Entry{Kind: User, ID: "U" + strings.Repeat("Z9", 11) + "A"}, ""}, // 24: the longest
+		{Slack, "U" + strings.Repeat("Z9", 12), Entry{}, "is not a Slack id"},                                          // 25
+		{Slack, "UZ", Entry{Kind: User, ID: "UZ"}, ""},
+		{Slack, "U[", Entry{}, "is not a Slack id"},
+		{Slack, "U@", Entry{}, "is not a Slack id"},
 		{Discord, "guild:1", Entry{Kind: Guild, ID: "1"}, ""},
 		{Discord, "channel:12", Entry{Kind: Channel, ID: "12"}, ""},
 		{Discord, "user:80351110224678912", Entry{Kind: User, ID: "80351110224678912"}, ""},
@@ -33,6 +38,7 @@ func TestParseEntry(t *testing.T) {
 		{Discord, "team:1", Entry{}, `"team" is not guild`},
 		{Discord, "role:01", Entry{}, "is not a Discord id"},
 		{Discord, "role:123456789012345678901", Entry{}, "is not a Discord id"},
+		{Discord, "role:12345678901234567890", Entry{Kind: Role, ID: "12345678901234567890"}, ""}, // 20 digits: the longest
 		{Discord, "user:", Entry{}, "is not a Discord id"},
 		{"irc", "x", Entry{}, "not a platform"},
 	} {

@@ -102,9 +102,10 @@ func (g *Gate) check(ctx context.Context, who Who, always bool) (bool, string) {
 	if g.o.Policy.Mode != Pairing || g.o.Store == nil {
 		return false, fmt.Sprintf(refusedText, key)
 	}
-	p, err := g.o.Store.Issue(g.o.Platform, person, now)
+	p, err := g.o.Store.Issue(g.o.Platform, person, who.Source(), now)
 	switch {
-	case errors.Is(err, ErrTooMany):
+	case errors.Is(err, ErrTooMany), errors.Is(err, ErrTooManyFrom):
+		g.log.Warn(g.o.Platform+": no pairing code given: "+err.Error()+"; `mnemo access ls` lists them", "person", key, "source", who.Source())
 		return false, fmt.Sprintf(busyPairingText, key)
 	case err != nil:
 		g.log.Error(g.o.Platform+": cannot keep a pairing code; telling the person to ask the operator instead", "error", err)

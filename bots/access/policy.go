@@ -55,6 +55,19 @@ func (w Who) Person() Entry {
 	return Entry{Kind: User, ID: w.User}
 }
 
+// Source is where who writes from, as pairing codes are counted
+// (MaxPendingPerSource): their Slack team, the Discord server of the
+// message, or Discord's DMs (which do not tell a server).
+func (w Who) Source() string {
+	if w.Team == "" {
+		return "DMs"
+	}
+	if w.Platform == Slack {
+		return "team " + w.Team
+	}
+	return "server " + w.Team
+}
+
 // Policy is one platform's configured rule.
 type Policy struct {
 	Mode Mode

@@ -70,6 +70,10 @@ func TestDecide(t *testing.T) {
 			if err != nil || d.Admit != c.admit || d.Why == "" {
 				t.Fatalf("Decide = %+v, %v; want admit %v", d, err, c.admit)
 			}
+			// A refusal says why: open lets in only the home team.
+			if want := map[bool]string{true: "not of the home team, and not listed", false: "not listed"}[c.policy.Mode == Open]; !d.Admit && d.Why != want {
+				t.Fatalf("Decide refused %q, want %q", d.Why, want)
+			}
 		})
 	}
 }

@@ -2,6 +2,7 @@ package access
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/rand"
 	"encoding/json"
 	"errors"
@@ -30,6 +31,12 @@ const CodeTTL = time.Hour
 // neither grows the file nor buries the codes the operator was told about.
 const MaxPending = 20
 
+// MaxPendingPerSource bounds the codes waiting from one source (Who.Source:
+// a Slack team, a Discord server, Discord's DMs): a code lasts CodeTTL, so
+// this is also how many one place may be given an hour. Twenty strangers
+// from one place take this many of MaxPending, not all of them.
+const MaxPendingPerSource = 5
+
 // maxFile bounds what is read of the file.
 const maxFile = 16 << 20
 
@@ -46,6 +53,9 @@ var (
 	ErrExpired = errors.New("the pairing code has expired")
 	// ErrTooMany is Issue's error when MaxPending codes wait already.
 	ErrTooMany = errors.New("too many pairing codes wait for approval")
+	// ErrTooManyFrom is Issue's error when MaxPendingPerSource codes wait
+	// from the same source.
+	ErrTooManyFrom = errors.New("too many pairing codes wait for approval from the same place")
 )
 
 // Allowed is an entry the operator added at run time.
@@ -69,7 +79,10 @@ type Pending struct {
 	Platform string    `json:"platform"`
 	ID       string    `json:"id"` // the person: Entry.String()
 	Expires  time.Time `json:"expires"`
-	entry    Entry
+	// Source is where the person wrote from (Who.Source); files written
+	// before it was kept have none, one source of their own.
+	Source string `json:"source,omitempty"`
+	entry  Entry
 }
 
 // Key is "platform:id" of the person the code lets in.
@@ -87,15 +100,16 @@ type state struct {
 // (mnemo serve, or `mnemo access` while none runs). Safe for concurrent
 // use.
 type Store struct {
-	dir string
-	mu  sync.Mutex
-	st  state
+	dir  string
+	rand io.Reader // where codes come from: crypto/rand (tests give their own)
+	mu   sync.Mutex
+	st   state
 }
 
 // OpenStore reads dir/access.json (none: empty). A file that cannot be
 // read is an error naming it and the fix.
 func OpenStore(dir string) (*Store, error) {
-	s := &Store{dir: dir}
+	s := &Store{dir: dir, rand: rand.Reader}
 	path := s.Path()
 	// O_NOFOLLOW: the state folder's files are mnemo's; a link is not.
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
@@ -207,40 +221,79 @@ func (s *Store) Revoke(platform string, e Entry) (bool, error) {
 	return true, s.save(next)
 }
 
-// Issue gives person (Who.Person) a pairing code valid CodeTTL from now:
-// the one they were given already if it is still valid, else a new one.
-// It fails with ErrTooMany when MaxPending codes of platform wait.
-func (s *Store) Issue(platform string, person Entry, now time.Time) (Pending, error) {
+// Issue gives person (Who.Person), writing from source (Who.Source), a
+// pairing code valid CodeTTL from now: the one they were given already if
+// it is still valid, else a new one. It fails with ErrTooMany when
+// MaxPending codes of platform wait, with ErrTooManyFrom when
+// MaxPendingPerSource of them come from source.
+func (s *Store) Issue(platform string, person Entry, source string, now time.Time) (Pending, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	next := s.st.clone()
 	next.Codes = slices.DeleteFunc(next.Codes, func(c Pending) bool { return !now.Before(c.Expires) })
-	n := 0
+	n, from := 0, 0
 	for _, c := range next.Codes {
-		if c.Platform == platform && c.entry == person {
+		if c.Platform != platform {
+			continue
+		}
+		if c.entry == person {
 			return c, nil
 		}
-		if c.Platform == platform {
-			n++
+		n++
+		if c.Source == source {
+			from++
 		}
 	}
 	if n >= MaxPending {
 		return Pending{}, ErrTooMany
 	}
-	p := Pending{Code: newCode(), Platform: platform, ID: person.String(), Expires: now.Add(CodeTTL).UTC(), entry: person}
+	if from >= MaxPendingPerSource {
+		return Pending{}, ErrTooManyFrom
+	}
+	p := Pending{Code: newCode(s.rand), Platform: platform, ID: person.String(), Expires: now.Add(CodeTTL).UTC(), Source: source, entry: person}
 	next.Codes = append(next.Codes, p)
 	return p, s.save(next)
 }
 
-// newCode is codeLen letters of codeAlphabet from crypto/rand.
+// Crowded says which of the queues of codes (List's, not expired) are
+// full, one line each for `mnemo access ls`: a platform's at MaxPending,
+// a source's at MaxPendingPerSource. None: nothing is full.
+func Crowded(codes []Pending) []string {
+	type key struct{ platform, source string }
+	perPlatform, perSource := map[string]int{}, map[key]int{}
+	var platforms []string
+	var sources []key
+	for _, c := range codes {
+		if perPlatform[c.Platform]++; perPlatform[c.Platform] == MaxPending {
+			platforms = append(platforms, c.Platform)
+		}
+		k := key{c.Platform, c.Source}
+		if perSource[k]++; perSource[k] == MaxPendingPerSource {
+			sources = append(sources, k)
+		}
+	}
+	var out []string
+	for _, p := range platforms {
+		out = append(out, fmt.Sprintf("%s: the pairing queue is full (%d codes wait): strangers are told to ask you instead until codes are approved or expire", p, MaxPending))
+	}
+	for _, k := range sources {
+		if perPlatform[k.platform] >= MaxPending {
+			continue // said above
+		}
+		out = append(out, fmt.Sprintf("%s: %d codes wait from %s, the most from one place: more strangers from there are told to ask you instead", k.platform, MaxPendingPerSource, cmp.Or(k.source, "an unknown place")))
+	}
+	return out
+}
+
+// newCode is codeLen letters of codeAlphabet from r (crypto/rand).
 // Bytes past the last whole multiple of the alphabet are drawn again, so
 // that every letter is as likely.
-func newCode() string {
+func newCode(r io.Reader) string {
 	const limit = 256 / len(codeAlphabet) * len(codeAlphabet)
 	code := make([]byte, 0, codeLen)
 	var b [16]byte
 	for len(code) < codeLen {
-		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+		_, _ = io.ReadFull(r, b[:]) // crypto/rand never fails
 		for _, c := range b {
 			if int(c) < limit && len(code) < codeLen {
 				code = append(code, codeAlphabet[int(c)%len(codeAlphabet)])

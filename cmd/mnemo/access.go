@@ -137,8 +137,15 @@ func accessList(env *cliEnv, cfg *config.Config) error {
 	if len(codes) > 0 {
 		fmt.Fprintln(w, "waiting for approval (mnemo access approve CODE):")
 		for _, c := range codes {
-			fmt.Fprintf(w, "  %s\t%s\tuntil %s\n", c.Code, c.Key(), c.Expires.UTC().Format("2006-01-02 15:04 UTC"))
+			from := ""
+			if c.Source != "" {
+				from = "\tfrom " + c.Source
+			}
+			fmt.Fprintf(w, "  %s\t%s\tuntil %s%s\n", c.Code, c.Key(), c.Expires.UTC().Format("2006-01-02 15:04 UTC"), from)
 		}
+	}
+	for _, line := range access.Crowded(codes) {
+		fmt.Fprintln(w, line)
 	}
 	return w.Flush()
 }

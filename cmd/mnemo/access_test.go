@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
@@ -323,5 +325,43 @@ func TestAccessHolderWithoutSocket(t *testing.T) {
 		stdin: strings.NewReader(""), stdout: &out, stderr: &errOut, flock: func(int, int) error { return syscall.EWOULDBLOCK }})
 	if code := exitCode(err, &errOut); code != 1 || !strings.Contains(errOut.String(), "which does not answer on the control socket") {
 		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+}
+
+// Strangers flooding the pairing queue from one place (here Discord's
+// DMs) get MaxPendingPerSource codes; the next is told whom to ask, and
+// `mnemo access ls` lists each code's source and says the queue from
+// there is full.
+func TestAccessPairingFlood(t *testing.T) {
+	w := newChatWorld(t)
+	dsc := w.fakeDiscord(t, discordtest.Options{})
+	aw := serveAccess(t, w, "reflector:\n  idle: 1h\ndiscord:\n  access: pairing\n", func() error { return dsc.WaitReady(1, 10*time.Second) })
+	for i := range access.MaxPendingPerSource + 1 {
+		u := &discordgo.User{ID: fmt.Sprint(300000000000000100 + i), Username: fmt.Sprint("s", i)}
+		dsc.MessageCreate(discordgo.Message{ChannelID: fmt.Sprint(400000000000000100 + i), Author: u, Content: "let me in"})
+	}
+	posts, err := dsc.WaitPosts(access.MaxPendingPerSource+1, 10*time.Second)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, aw.logs.String())
+	}
+	codes, busy := 0, 0
+	for _, p := range posts {
+		switch c := p.Body.Content; {
+		case codeRe.MatchString(c):
+			codes++
+		case strings.Contains(c, "too many people are waiting for approval"):
+			busy++
+		}
+	}
+	if codes != access.MaxPendingPerSource || busy != 1 {
+		t.Fatalf("%d codes, %d told to ask: %+v", codes, busy, posts)
+	}
+	r := aw.access(t, "ls")
+	r.want(t, 0, "discord: 5 codes wait from DMs, the most from one place: more strangers from there are told to ask you instead", "")
+	if n := strings.Count(r.stdout, "from DMs\n"); n != access.MaxPendingPerSource {
+		t.Errorf("%d codes listed from DMs:\n%s", n, r.stdout)
+	}
+	if n := len(w.srv.Requests()); n != 0 {
+		t.Errorf("%d model requests", n)
 	}
 }

@@ -41,10 +41,16 @@ func startBudgetServe(t *testing.T, limits string, clock *testClock) *budgetServ
 // startServeWith is startBudgetServe with the whole mnemo.yaml.
 func startServeWith(t *testing.T, cfg string, clock *testClock) *budgetServe {
 	t.Helper()
-	w := newChatWorld(t)
 	// Replies come whole (one post each), so a post read is the reply;
 	// streaming has its own tests.
-	cfg = "llm:\n  stream: false\n" + cfg
+	return startServeStreaming(t, false, cfg, clock)
+}
+
+// startServeStreaming is startServeWith with llm.stream as given.
+func startServeStreaming(t *testing.T, stream bool, cfg string, clock *testClock) *budgetServe {
+	t.Helper()
+	w := newChatWorld(t)
+	cfg = fmt.Sprintf("llm:\n  stream: %v\n", stream) + cfg
 	if err := os.WriteFile(filepath.Join(w.dir, "mnemo.yaml"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -322,5 +328,87 @@ func TestServeReflectorCountsTowardTotal(t *testing.T) {
 	}
 	if n := s.thinkerRequests(); n != 2 {
 		t.Errorf("%d model requests; want the answer and the reflection", n)
+	}
+}
+
+// A server that reports no usage (streamed or not) does not open the
+// budgets: mnemo counts what it sent and received itself, says once that
+// the server gives none, and with limits.tokensPerDay: 20 answers the
+// first of five messages and tells the second it is over; the rest are
+// refused without a word.
+func TestServeBudgetWithoutUsage(t *testing.T) {
+	for _, stream := range []bool{false, true} {
+		t.Run(fmt.Sprint("stream=", stream), func(t *testing.T) {
+			clock := &testClock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+			s := startServeStreaming(t, stream, "reflector:\n  idle: 1h\nlimits:\n  messagesPerMinute: 0\n  tokensPerDay: 20\n", clock)
+			s.w.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
+				return openaitest.Text("ok").WithoutUsage(), true
+			})
+			for i := range 5 {
+				s.dm("U0ADA", fmt.Sprint("message ", i))
+			}
+			s.logs.waitFor(t, "message refused: over limits.tokensPerDay", 4)
+			posts := s.posts(t, 2)
+			if count(posts, ": ok") != 1 || count(posts, "used up today's share") != 1 || len(posts) != 2 {
+				t.Fatalf("posts %q", posts)
+			}
+			if n := s.thinkerRequests(); n != 1 {
+				t.Errorf("%d model requests, want 1", n)
+			}
+			if n := strings.Count(s.logs.String(), "reports no token usage"); n != 1 {
+				t.Errorf("said %d times that the server reports no usage:\n%s", n, s.logs.String())
+			}
+			s.metric(t, `mnemo_refused_total{platform="slack",reason="tokens"} 4`)
+		})
+	}
+}
+
+// A burst: eight messages of one person in eight conversations arrive
+// while the first answer is being written. Tokens are held before the
+// model is asked, so the seven others are refused at once, not answered
+// because nothing was charged yet.
+func TestServeBudgetBurst(t *testing.T) {
+	clock := &testClock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+	s := startBudgetServe(t, "  messagesPerMinute: 0\n  tokensPerDay: 20\n", clock)
+	release := make(chan struct{})
+	var once sync.Once
+	free := func() { once.Do(func() { close(release) }) }
+	t.Cleanup(free) // before serve stops
+	s.w.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
+		<-release
+		return openaitest.Text("ok").WithUsage(90, 10), true
+	})
+	for i := range 8 {
+		s.slk.Message(slacktest.MessageEvent{Channel: fmt.Sprint("D0ADA", i), ChannelType: "im", User: "U0ADA",
+			Text: "hello", TS: fmt.Sprintf("1700000000.%06d", s.next)})
+		s.next++
+	}
+	s.logs.waitFor(t, "message refused: over limits.tokensPerDay", 7)
+	free()
+	posts := s.posts(t, 2)
+	if count(posts, ": ok") != 1 || count(posts, "used up today's share") != 1 || len(posts) != 2 {
+		t.Fatalf("posts %q", posts)
+	}
+	if n := s.thinkerRequests(); n != 1 {
+		t.Errorf("%d model requests, want 1", n)
+	}
+}
+
+// A person's reflections are charged to them: after one answer (100
+// tokens) and its reflection (100), ada is over limits.tokensPerDay: 150
+// and bob is not.
+func TestServeReflectionChargedToThePerson(t *testing.T) {
+	clock := &testClock{t: time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)}
+	s := startServeWith(t, "reflector:\n  idle: 1ms\nlimits:\n  messagesPerMinute: 0\n  tokensPerDay: 150\n", clock)
+	s.dm("U0ADA", "hello")
+	s.posts(t, 1)
+	s.logs.waitFor(t, "reflection: done", 1)
+	s.dm("U0ADA", "again")
+	if got := s.posts(t, 2)[1]; !strings.Contains(got, "used up today's share") {
+		t.Fatalf("after the reflection: %q", got)
+	}
+	s.dm("U0BOB", "hello")
+	if got := s.posts(t, 3)[2]; !strings.HasSuffix(got, ": ok") {
+		t.Fatalf("bob: %q", got)
 	}
 }

@@ -428,6 +428,11 @@ func runWith(sig signals, args []string, proc cliEnv) error {
 		env.logger.Info("environment variables override keys of the config file", "file", file, "keys", strings.Join(keys, ", "))
 	}
 	env.abort = sig.abort
+	if name == "chat" || name == "serve" {
+		if msg := looseSecrets(file); msg != "" {
+			env.logger.Warn("config: " + msg)
+		}
+	}
 	return run(sig.stop, &env, cfg, pos)
 }
 

@@ -414,6 +414,9 @@ func (m *memoryCmd) check(name string) error {
 			"mnemo memory pending %s says why; to try again: mnemo memory pending %s --retry; to delete them: mnemo memory pending %s --drop\n",
 			f.Path, f.User, reflector.MaxAttempts, f.User, f.User, f.User)
 	}
+	if msg := looseSecrets(m.env.configFile); msg != "" {
+		b.WriteString("warning: " + msg + "\n") // a warning: the memory itself is sound
+	}
 	if problems == 0 {
 		b.WriteString("ok: " + counts + "\n")
 	}

@@ -16,10 +16,12 @@ import (
 type Budget interface {
 	// Message counts a message of user against messages a minute.
 	Message(user string) (reason string, tell bool)
-	// Ask says whether user may ask the model now.
-	Ask(user string) (reason string, tell bool)
-	// Charge adds what an answer to user cost.
-	Charge(user string, tokens int)
+	// Reserve says whether user may ask the model now about text, and
+	// when so holds tokens for the answer until Settle gives back held.
+	Reserve(user, text string) (held int, reason string, tell bool)
+	// Settle gives back held and charges what the answer cost (0 when it
+	// failed before any model call).
+	Settle(user string, held, tokens int)
 }
 
 // Refusals counts messages answered without the model, by platform and
@@ -88,17 +90,19 @@ func (p *Pipeline[M]) notice(ctx context.Context, m M, text string) {
 	})
 }
 
-// overBudget reports whether m, taken and started, is over its author's
-// tokens a day or everyone's: the model is not asked; the author is told
-// (once a minute) or the message is dropped from the journal silently.
-func (p *Pipeline[M]) overBudget(m M, log *slog.Logger, start time.Time) bool {
+// reserve reports whether m, taken and started, may be answered: within
+// its author's tokens a day and everyone's, tokens are held for the answer
+// (settle gives them back with what it cost). Over a budget the model is
+// not asked; the author is told (once a minute) or the message is dropped
+// from the journal silently.
+func (p *Pipeline[M]) reserve(m M, log *slog.Logger, start time.Time) (settle func(tokens int), ok bool) {
 	if p.opts.Budget == nil {
-		return false
+		return func(int) {}, true
 	}
 	h := m.Head()
-	reason, tell := p.opts.Budget.Ask(h.User)
+	held, reason, tell := p.opts.Budget.Reserve(h.User, h.Text)
 	if reason == "" {
-		return false
+		return func(tokens int) { p.opts.Budget.Settle(h.User, held, tokens) }, true
 	}
 	p.refused(reason)
 	key := map[string]string{"tokens": "limits.tokensPerDay", "total_tokens": "limits.totalTokensPerDay"}[reason]
@@ -108,17 +112,17 @@ func (p *Pipeline[M]) overBudget(m M, log *slog.Logger, start time.Time) bool {
 	} else if err := p.Journal().Done(h.ID); err != nil {
 		log.Warn(p.opts.Name+": a refused message could not be marked done; it is refused again after a restart", "error", err)
 	}
-	return true
+	return nil, false
 }
 
-// charging is a Handler that charges each answer's tokens to its user.
-type charging struct {
+// metered is a Handler that notes what each answer cost.
+type metered struct {
 	h      mnemo.Handler
-	budget Budget
+	tokens *int
 }
 
-func (c charging) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
+func (c metered) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	r, err := c.h.Handle(ctx, t)
-	c.budget.Charge(t.User, r.Tokens)
+	*c.tokens = r.Tokens
 	return r, err
 }

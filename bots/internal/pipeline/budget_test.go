@@ -21,11 +21,20 @@ type scriptBudget struct {
 }
 
 func (b *scriptBudget) Message(string) (string, bool) { return b.rate, b.rate != "" && b.tell }
-func (b *scriptBudget) Ask(string) (string, bool)     { return b.ask, b.ask != "" && b.tell }
-func (b *scriptBudget) Charge(user string, tokens int) {
+func (b *scriptBudget) Reserve(user, text string) (int, string, bool) {
+	if b.ask != "" {
+		return 0, b.ask, b.tell
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.charges = append(b.charges, user+":"+strconv.Itoa(tokens))
+	b.charges = append(b.charges, "hold "+user+":"+text)
+	return len(text), "", false
+}
+
+func (b *scriptBudget) Settle(user string, held, tokens int) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.charges = append(b.charges, "settle "+user+":"+strconv.Itoa(held)+":"+strconv.Itoa(tokens))
 }
 
 // refusals records mnemo_refused_total's increments.
@@ -98,22 +107,44 @@ func TestBudgetRefusals(t *testing.T) {
 	}
 }
 
-// Within the budgets the answer is charged what the reply says it cost,
-// to the task's user.
-func TestBudgetCharges(t *testing.T) {
-	b := &scriptBudget{}
-	e := newEnv(t, t.TempDir(), Options{Budget: b})
-	e.h.SetReply(func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: "hi", Tokens: 7}, nil })
-	e.start(t)
-	if errs := e.p.Receive(context.Background(), e.msg("m1", "c1", "hello")); errs[0] != nil {
-		t.Fatal(errs[0])
+// Within the budgets tokens are held for the answer before the handler
+// runs and settled after with what the reply says it cost, to the task's
+// user; an answer that failed or panicked settles what it reported (a
+// failure before any call: nothing), so nothing stays held.
+func TestBudgetReservesAndSettles(t *testing.T) {
+	tests := []struct {
+		name  string
+		reply func(mnemo.Task) (mnemo.Reply, error)
+		post  string
+		want  string
+	}{
+		{"answered", func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Text: "hi", Tokens: 7}, nil }, "hi", "settle u-c1:5:7"},
+		{"failed after a call", func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{Tokens: 3}, errors.New("down") }, ErrorReplyText, "settle u-c1:5:3"},
+		{"failed before any", func(mnemo.Task) (mnemo.Reply, error) { return mnemo.Reply{}, errors.New("down") }, ErrorReplyText, "settle u-c1:5:0"},
+		{"panicked", func(mnemo.Task) (mnemo.Reply, error) { panic("boom") }, ErrorReplyText, "settle u-c1:5:0"},
 	}
-	e.f.waitEvent(t, "post:m1:0:hi")
-	e.p.Close()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if !slices.Equal(b.charges, []string{"u-c1:7"}) {
-		t.Errorf("charges %q", b.charges)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := &scriptBudget{}
+			e := newEnv(t, t.TempDir(), Options{Budget: b})
+			e.h.SetReply(func(task mnemo.Task) (mnemo.Reply, error) {
+				b.mu.Lock()
+				b.charges = append(b.charges, "answer")
+				b.mu.Unlock()
+				return tt.reply(task)
+			})
+			e.start(t)
+			if errs := e.p.Receive(context.Background(), e.msg("m1", "c1", "hello")); errs[0] != nil {
+				t.Fatal(errs[0])
+			}
+			e.f.waitEvent(t, "post:m1:0:"+tt.post)
+			e.p.Close()
+			b.mu.Lock()
+			defer b.mu.Unlock()
+			if want := []string{"hold u-c1:hello", "answer", tt.want}; !slices.Equal(b.charges, want) {
+				t.Errorf("charges %q, want %q", b.charges, want)
+			}
+		})
 	}
 }
 

@@ -163,9 +163,6 @@ type Pipeline[M Incoming] struct {
 
 // New returns the pipeline of platform plat.
 func New[M Incoming](plat Platform[M], opts Options) *Pipeline[M] {
-	if opts.Budget != nil {
-		opts.Handler = charging{opts.Handler, opts.Budget}
-	}
 	return &Pipeline[M]{opts: opts, plat: plat, rt: opts.Lifecycle, log: opts.Lifecycle.Log, now: opts.Lifecycle.Now,
 		Queue: queue.New(queue.MaxInFlight, queue.PerConversation), Slots: make(chan struct{}, queue.MaxInFlight), work: context.Background()}
 }
@@ -343,7 +340,8 @@ func (p *Pipeline[M]) answer(m M) {
 		return
 	}
 	start := time.Now()
-	if p.overBudget(m, log, start) {
+	settle, ok := p.reserve(m, log, start)
+	if !ok {
 		return
 	}
 	ctx := p.work
@@ -373,9 +371,13 @@ func (p *Pipeline[M]) answer(m M) {
 		task.Stream = dr
 	}
 	a := Answered{Text: ErrorReplyText, Failed: true}
+	tokens := 0
 	if p.prepare(ctx, m, &task, log) {
-		a = Answer(ctx, p.opts.Handler, task, log)
+		a = Answer(ctx, metered{p.opts.Handler, &tokens}, task, log)
 	}
+	// Both recover panics: the hold is settled whatever happened, before
+	// the reply is posted (the next message may ask at once).
+	settle(tokens)
 	if !p.opts.TypingUntilPosted {
 		stopTyping()
 	}

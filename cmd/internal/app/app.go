@@ -229,11 +229,12 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		now = time.Now
 	}
 	calls := newCallGate()
+	counted := newCountedModel(client, log)
 	a := &App{cfg: cfg, platforms: o.Platforms, log: log, now: now, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
 		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: NewBudget(cfg, now)}
 	core, err := wiring.Open(wiring.Options{
-		Thinker:      calls.model(measuredModel{client, "thinker", changes.metrics}),
-		Reflector:    chargedModel{measuredModel{client, "reflector", changes.metrics}, a.budget},
+		Thinker:      calls.model(measuredModel{counted, "thinker", changes.metrics}),
+		Reflector:    measuredModel{counted, "reflector", changes.metrics},
 		ThinkerModel: cfg.LLM.Model, ReflectorModel: reflModel,
 		Store: memory.Options{
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
@@ -243,7 +244,8 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: cfg.State.Dir,
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
-			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot},
+			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot,
+			OnTokens: a.budget.Charge}, // a person's reflections are charged to them
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: log, Faults: o.Faults,

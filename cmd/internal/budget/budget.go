@@ -12,6 +12,9 @@ type Limits struct {
 	MessagesPerMinute int // per person
 	TokensPerDay      int // per person, model tokens (prompt + completion) a UTC day
 	TotalTokensPerDay int // everyone together, the reflector included
+	// ReplyTokens is what Reserve holds for a reply before its cost is
+	// known, besides the message's own estimate (the app: maxReplyChars/3).
+	ReplyTokens int
 }
 
 // Reasons of a refusal, as mnemo_refused_total{reason} names them.
@@ -38,6 +41,7 @@ type person struct {
 	tat    time.Time // when the message bucket is full again (GCRA's theoretical arrival time)
 	day    time.Time // the UTC day tokens counts
 	tokens int
+	held   int                     // tokens reserved for answers in progress (Reserve), any day
 	told   [len(reasons)]time.Time // last refusal told, per reason
 	seen   time.Time
 }
@@ -53,6 +57,7 @@ type Budget struct {
 	people      map[string]*person
 	day         time.Time // the UTC day total counts
 	total       int
+	held        int // everyone's tokens reserved for answers in progress
 	sweptAt     time.Time
 	interval    time.Duration // minute / MessagesPerMinute
 	maxPeopleAt int           // len(people) that triggers dropping the least recently seen (tests lower it)
@@ -100,29 +105,68 @@ func (b *Budget) Message(user string) (reason string, tell bool) {
 	return "", false
 }
 
-// Ask says whether user may ask the model now: reason is "" when yes,
-// TotalTokens when today's tokens of everyone are spent, Tokens when
-// user's are; tell as for Message.
-func (b *Budget) Ask(user string) (reason string, tell bool) {
+// Reserve says whether user may ask the model now, and when so holds
+// Estimate(text) + Limits.ReplyTokens tokens for the answer until Settle:
+// reason is "" when yes, TotalTokens when today's tokens of everyone are
+// spent or held, Tokens when user's are; tell as for Message. A message is
+// taken while what is spent and held today is under the limit, so however
+// many arrive at once, at most one answer goes past a limit. held is what
+// to give back to Settle (0 when no token limit is set: nothing is held).
+func (b *Budget) Reserve(user, text string) (held int, reason string, tell bool) {
+	if b.limits.TokensPerDay <= 0 && b.limits.TotalTokensPerDay <= 0 {
+		return 0, "", false
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	now := b.now()
 	today := dayOf(now)
-	if l := b.limits.TotalTokensPerDay; l > 0 && b.day.Equal(today) && b.total >= l {
-		return TotalTokens, b.tell(b.person(user, now), 2, now)
+	p := b.person(user, now)
+	if l := b.limits.TotalTokensPerDay; l > 0 && b.totalToday(today)+b.held >= l {
+		return 0, TotalTokens, b.tell(p, 2, now)
 	}
-	if l := b.limits.TokensPerDay; l > 0 {
-		if p := b.people[user]; p != nil && p.day.Equal(today) && p.tokens >= l {
-			return Tokens, b.tell(b.person(user, now), 1, now)
-		}
+	if l := b.limits.TokensPerDay; l > 0 && p.today(today)+p.held >= l {
+		return 0, Tokens, b.tell(p, 1, now)
 	}
-	return "", false
+	held = Estimate(text) + b.limits.ReplyTokens
+	p.held += held
+	b.held += held
+	return held, "", false
 }
 
-// Charge adds tokens, what an answer to user cost, to user's and to the
-// total of today.
+// Settle ends a reservation of user: held (Reserve's) is given back and
+// tokens, what the answer really cost (0 when it failed before any call),
+// charged as Charge does.
+func (b *Budget) Settle(user string, held, tokens int) {
+	b.mu.Lock()
+	// A person dropped meanwhile (MaxPeople) holds nothing any more.
+	if p := b.people[user]; p != nil {
+		p.held = max(p.held-held, 0)
+	}
+	b.held = max(b.held-held, 0)
+	b.mu.Unlock()
+	b.Charge(user, tokens)
+}
+
+// today is what p spent on the UTC day today.
+func (p *person) today(today time.Time) int {
+	if p.day.Equal(today) {
+		return p.tokens
+	}
+	return 0
+}
+
+// totalToday is what everyone spent on the UTC day today.
+func (b *Budget) totalToday(today time.Time) int {
+	if b.day.Equal(today) {
+		return b.total
+	}
+	return 0
+}
+
+// Charge adds tokens, what an answer to user or a reflection on user
+// cost, to user's and to the total of today.
 func (b *Budget) Charge(user string, tokens int) {
-	if tokens <= 0 || b.limits.TokensPerDay <= 0 && b.limits.TotalTokensPerDay <= 0 {
+	if tokens <= 0 {
 		return
 	}
 	b.mu.Lock()
@@ -137,17 +181,6 @@ func (b *Budget) Charge(user string, tokens int) {
 		}
 		p.tokens += tokens
 	}
-}
-
-// ChargeTotal adds tokens spent for no one person (the reflector's) to
-// the total of today.
-func (b *Budget) ChargeTotal(tokens int) {
-	if tokens <= 0 || b.limits.TotalTokensPerDay <= 0 {
-		return
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.chargeTotal(dayOf(b.now()), tokens)
 }
 
 func (b *Budget) chargeTotal(today time.Time, tokens int) {
@@ -217,7 +250,8 @@ func (b *Budget) sweep(now time.Time) {
 	b.sweptAt = now
 	today := dayOf(now)
 	for user, p := range b.people {
-		if p.tat.After(now) || p.day.Equal(today) && p.tokens > 0 {
+		// p.day is set only by a charge of some tokens.
+		if p.tat.After(now) || p.held > 0 || p.day.Equal(today) {
 			continue
 		}
 		if slices.ContainsFunc(p.told[:], func(t time.Time) bool { return !t.IsZero() && now.Sub(t) < TellEvery }) {

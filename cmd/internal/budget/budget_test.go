@@ -2,6 +2,7 @@ package budget
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 )
@@ -22,8 +23,9 @@ func outcome(reason string, tell bool) string {
 	return reason
 }
 
-// step is one call on a Budget: "msg USER", "ask USER", "charge USER N",
-// "total N" (the reflector), or "wait DURATION"; want is the outcome of
+// step is one call on a Budget: "msg USER", "ask USER" (a Reserve that
+// holds nothing), "charge USER N", "total N" (charged to someone else), or
+// "wait DURATION"; want is the outcome of
 // msg and ask ("ok", "rate+tell", "rate", "tokens+tell", …).
 type step struct {
 	op   string
@@ -43,13 +45,17 @@ func run(t *testing.T, b *Budget, c *clock, steps []step) {
 			got = outcome(b.Message(user))
 		case "ask":
 			fmt.Sscan(s.op, &verb, &user)
-			got = outcome(b.Ask(user))
+			held, reason, tell := b.Reserve(user, "")
+			if held != 0 {
+				t.Fatalf("step %d: %d held for nothing", i, held)
+			}
+			got = outcome(reason, tell)
 		case "charge":
 			fmt.Sscan(s.op, &verb, &user, &n)
 			b.Charge(user, n)
 		case "total":
 			fmt.Sscan(s.op, &verb, &n)
-			b.ChargeTotal(n)
+			b.Charge("zed", n) // someone else
 		case "wait":
 			var d string
 			fmt.Sscan(s.op, &verb, &d)
@@ -130,7 +136,7 @@ func TestSpentAndDays(t *testing.T) {
 	c := newClock("2026-11-27T23:59:59Z")
 	b := New(Limits{TokensPerDay: 100, TotalTokensPerDay: 1000}, c.now)
 	b.Charge("ada", 30)
-	b.ChargeTotal(5)
+	b.Charge("zed", 5)
 	if mine, total := b.Spent("ada"); mine != 30 || total != 35 {
 		t.Fatalf("Spent = %d, %d", mine, total)
 	}
@@ -230,9 +236,9 @@ func TestConcurrent(t *testing.T) {
 			for i := range 200 {
 				u := fmt.Sprint("u", g, i%5)
 				b.Message(u)
-				b.Ask(u)
-				b.Charge(u, 1)
-				b.ChargeTotal(1)
+				held, _, _ := b.Reserve(u, "four")
+				b.Settle(u, held, 1)
+				b.Charge("zed", 1)
 			}
 		}()
 	}
@@ -249,7 +255,7 @@ func TestConcurrent(t *testing.T) {
 func TestSweepKeepsTheRecentlyTold(t *testing.T) {
 	c := newClock("2026-11-27T10:00:00Z")
 	b := New(Limits{TotalTokensPerDay: 1}, c.now)
-	b.ChargeTotal(1)
+	b.Charge("zed", 1)
 	run(t, b, c, []step{{"ask y", "total_tokens+tell"}, {"wait 30s", ""}, {"ask x", "total_tokens+tell"}, {"wait 30s", ""},
 		{"ask z", "total_tokens+tell"}, {"ask x", "total_tokens"}})
 	if n := b.People(); n != 2 { // y was dropped, x kept
@@ -264,20 +270,20 @@ func TestLimitsAtTheirBoundary(t *testing.T) {
 	c := newClock("2026-11-27T10:00:00Z")
 	b := New(Limits{TokensPerDay: 100, TotalTokensPerDay: 1000}, c.now)
 	b.Charge("ada", 99)
-	if r, _ := b.Ask("ada"); r != "" {
+	if r := ask(b, "ada"); r != "" {
 		t.Fatalf("99 of 100 spent: %q", r)
 	}
 	b.Charge("ada", 1)
-	if r, _ := b.Ask("ada"); r != Tokens {
+	if r := ask(b, "ada"); r != Tokens {
 		t.Fatalf("100 of 100 spent: %q, want %q", r, Tokens)
 	}
 	b = New(Limits{TotalTokensPerDay: 100}, c.now)
-	b.ChargeTotal(99)
-	if r, _ := b.Ask("ada"); r != "" {
+	b.Charge("zed", 99)
+	if r := ask(b, "ada"); r != "" {
 		t.Fatalf("99 of 100 in all: %q", r)
 	}
-	b.ChargeTotal(1)
-	if r, _ := b.Ask("bob"); r != TotalTokens {
+	b.Charge("zed", 1)
+	if r := ask(b, "bob"); r != TotalTokens {
 		t.Fatalf("100 of 100 in all: %q, want %q", r, TotalTokens)
 	}
 	b = New(Limits{}, c.now)
@@ -286,21 +292,194 @@ func TestLimitsAtTheirBoundary(t *testing.T) {
 			t.Fatalf("no limits, refused: %q", r)
 		}
 		b.Charge("ada", 1000)
-		b.ChargeTotal(1000)
+		b.Charge("zed", 1000)
 	}
 	if mine, total := b.Spent("ada"); mine != 0 || total != 0 || b.People() != 0 {
 		t.Fatalf("no limits: spent %d/%d, %d people kept", mine, total, b.People())
+	}
+	// Without a total limit the total is not kept; without a limit per
+	// person, nobody is.
+	b = New(Limits{TokensPerDay: 100}, c.now)
+	b.Charge("ada", 5)
+	if mine, total := b.Spent("ada"); mine != 5 || total != 0 {
+		t.Fatalf("no total limit: spent %d/%d", mine, total)
+	}
+	b = New(Limits{TotalTokensPerDay: 100}, c.now)
+	b.Charge("ada", 5)
+	if mine, total := b.Spent("ada"); mine != 0 || total != 5 || b.People() != 0 {
+		t.Fatalf("no limit per person: spent %d/%d, %d people", mine, total, b.People())
 	}
 	// Charging nothing keeps nobody: a person who spent nothing today is
 	// swept.
 	b = New(Limits{TokensPerDay: 100, TotalTokensPerDay: 100}, c.now)
 	b.Charge("ada", 0)
-	b.ChargeTotal(0)
+	b.Charge("zed", 0)
 	if b.People() != 0 {
 		t.Fatalf("charging 0 kept %d people", b.People())
 	}
-	b.Ask("ada")
+	ask(b, "ada")
 	if mine, total := b.Spent("ada"); mine != 0 || total != 0 {
 		t.Fatalf("spent %d/%d after charging 0", mine, total)
+	}
+}
+
+// ask is Reserve's reason for a message of no text, its hold given back
+// at once.
+func ask(b *Budget, user string) string {
+	held, reason, _ := b.Reserve(user, "")
+	b.Settle(user, held, 0)
+	return reason
+}
+
+// A reservation holds the message's estimate and the reply's tokens until
+// it is settled: what is held counts against the limits like what is
+// spent, per person and in all, so a second message while the first is
+// answered is refused once the two together reach a limit.
+func TestReserveAndSettle(t *testing.T) {
+	type hold struct {
+		user, text string
+		want       string // outcome
+		held       int
+	}
+	tests := []struct {
+		name   string
+		limits Limits
+		// before: spent by ada and by zed before the holds.
+		ada, zed int
+		holds    []hold
+	}{
+		{"a hold is the text's estimate and the reply's", Limits{TokensPerDay: 1000, ReplyTokens: 100}, 0, 0,
+			[]hold{{"ada", "1234567", "ok", 103}, {"ada", "", "ok", 100}}},
+		{"held reaches the limit: the next is refused", Limits{TokensPerDay: 200, ReplyTokens: 100}, 0, 0,
+			[]hold{{"ada", "", "ok", 100}, {"ada", "", "ok", 100}, {"ada", "", "tokens+tell", 0}, {"bob", "", "ok", 100}}},
+		{"spent and held together, one short of the limit", Limits{TokensPerDay: 200, ReplyTokens: 100}, 99, 0,
+			[]hold{{"ada", "", "ok", 100}, {"ada", "", "ok", 100}, {"ada", "", "tokens+tell", 0}}},
+		{"spent and held together at the limit", Limits{TokensPerDay: 200, ReplyTokens: 100}, 100, 0,
+			[]hold{{"ada", "", "ok", 100}, {"ada", "", "tokens+tell", 0}}},
+		{"spent alone at the limit", Limits{TokensPerDay: 99, ReplyTokens: 1}, 99, 0,
+			[]hold{{"ada", "", "tokens+tell", 0}}},
+		{"one under the limit is taken whatever its size", Limits{TokensPerDay: 20, ReplyTokens: 5000}, 19, 0,
+			[]hold{{"ada", "", "ok", 5000}, {"ada", "", "tokens+tell", 0}, {"ada", "", "tokens", 0}}},
+		{"the total counts everyone's holds", Limits{TotalTokensPerDay: 300, ReplyTokens: 100}, 0, 50,
+			[]hold{{"ada", "", "ok", 100}, {"bob", "", "ok", 100}, {"carol", "", "ok", 100}, {"dan", "", "total_tokens+tell", 0}}},
+		{"the total at its boundary", Limits{TotalTokensPerDay: 150, ReplyTokens: 100}, 0, 50,
+			[]hold{{"ada", "", "ok", 100}, {"bob", "", "total_tokens+tell", 0}}},
+		{"the total one short", Limits{TotalTokensPerDay: 151, ReplyTokens: 100}, 0, 50,
+			[]hold{{"ada", "", "ok", 100}, {"bob", "", "ok", 100}, {"carol", "", "total_tokens+tell", 0}}},
+		{"no token limits hold nothing", Limits{MessagesPerMinute: 5, ReplyTokens: 100}, 0, 0,
+			[]hold{{"ada", "some text", "ok", 0}, {"ada", "", "ok", 0}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newClock("2026-11-27T10:00:00Z")
+			b := New(tt.limits, c.now)
+			b.Charge("ada", tt.ada)
+			b.Charge("zed", tt.zed)
+			sum := 0
+			for i, h := range tt.holds {
+				held, reason, tell := b.Reserve(h.user, h.text)
+				if got := outcome(reason, tell); got != h.want || held != h.held {
+					t.Fatalf("hold %d (%s): %s holding %d, want %s holding %d", i, h.user, got, held, h.want, h.held)
+				}
+				sum += held
+			}
+			if b.held != sum {
+				t.Fatalf("held in all %d, want %d", b.held, sum)
+			}
+		})
+	}
+}
+
+// Settling gives the hold back and charges what the answer cost; a
+// failed answer (0 tokens) only gives it back. A person holding tokens is
+// kept past the sweep, over a day's change too; a person dropped at the
+// cap while holding is settled without going below nothing.
+func TestSettle(t *testing.T) {
+	c := newClock("2026-11-27T23:59:00Z")
+	b := New(Limits{TokensPerDay: 300, TotalTokensPerDay: 1000, ReplyTokens: 100}, c.now)
+	h1, _, _ := b.Reserve("ada", "")
+	h2, _, _ := b.Reserve("ada", "")
+	if r := ask(b, "ada"); r != "" {
+		t.Fatalf("200 of 300 held: %q", r)
+	}
+	b.Settle("ada", h1, 0) // failed: given back, nothing spent
+	if mine, total := b.Spent("ada"); mine != 0 || total != 0 || b.held != 100 || b.people["ada"].held != 100 {
+		t.Fatalf("after a failure: spent %d/%d, held %d/%d", mine, total, b.people["ada"].held, b.held)
+	}
+	c.add(2 * time.Minute) // the next UTC day, past a sweep
+	b.Message("bob")       // sweeps
+	if b.People() != 1 || b.people["ada"] == nil {
+		t.Fatalf("a person holding tokens was swept: %d people", b.People())
+	}
+	b.Settle("ada", h2, 250)
+	if mine, total := b.Spent("ada"); mine != 250 || total != 250 || b.held != 0 || b.people["ada"].held != 0 {
+		t.Fatalf("after the answer: spent %d/%d, held %d/%d", mine, total, b.people["ada"].held, b.held)
+	}
+	if r := ask(b, "ada"); r != "" {
+		t.Fatalf("250 of 300 spent: %q", r)
+	}
+	h3, _, _ := b.Reserve("ada", "")
+	if r := ask(b, "ada"); r != Tokens {
+		t.Fatalf("250 spent and 100 held of 300: %q", r)
+	}
+	delete(b.people, "ada") // dropped at the cap meanwhile
+	h4, _, _ := b.Reserve("bob", "")
+	b.Settle("ada", h3, 10)
+	if b.held != h4 || b.people["ada"].held != 0 {
+		t.Fatalf("settling a dropped person: held %d (bob's %d), ada %d", b.held, h4, b.people["ada"].held)
+	}
+	b.Settle("bob", h4+50, 0) // more than held: nothing goes below 0
+	if b.held != 0 || b.people["bob"].held != 0 {
+		t.Fatalf("held %d, bob %d", b.held, b.people["bob"].held)
+	}
+}
+
+// A burst: n messages ask at the same moment, none settled yet. With a
+// limit of 20 tokens a day and the reply's 100 held, only the first is
+// taken; with room for three holds, exactly three.
+func TestBurstTakesAtMostOnePastTheLimit(t *testing.T) {
+	tests := []struct {
+		name   string
+		limits Limits
+		want   int
+	}{
+		{"per person", Limits{TokensPerDay: 20, ReplyTokens: 100}, 1},
+		{"per person, room for three", Limits{TokensPerDay: 300, ReplyTokens: 100}, 3},
+		{"in all", Limits{TotalTokensPerDay: 20, ReplyTokens: 100}, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			b := New(tt.limits, nil)
+			const n = 16
+			start := make(chan struct{})
+			taken := make(chan int, n)
+			var wg sync.WaitGroup
+			for range n {
+				wg.Go(func() {
+					<-start
+					held, reason, _ := b.Reserve("ada", "hello")
+					if reason == "" {
+						taken <- held
+					}
+				})
+			}
+			close(start)
+			wg.Wait()
+			close(taken)
+			got := 0
+			for held := range taken {
+				got++
+				b.Settle("ada", held, 150)
+			}
+			if got != tt.want {
+				t.Fatalf("%d of %d taken, want %d", got, n, tt.want)
+			}
+			if b.held != 0 {
+				t.Fatalf("%d still held", b.held)
+			}
+			if r := ask(b, "ada"); r == "" {
+				t.Fatal("after the burst, still taken")
+			}
+		})
 	}
 }

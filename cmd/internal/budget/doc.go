@@ -7,9 +7,11 @@
 // at once, then one every minute/N. Days are UTC days: a day's tokens are
 // counted from 00:00 UTC and start again at the next 00:00 UTC (one reset
 // time for everyone, easy to say in a reply and to read in a log). Tokens
-// are checked before the model is asked and charged after, with what the
-// answer cost, so one answer in progress can overshoot a budget; the next
-// is refused.
+// are reserved before the model is asked (Reserve: the message's Estimate
+// and the reply cap) and settled after to what the answer cost (Settle);
+// a message is taken while spent and held are under a limit, so however
+// many arrive at once only one goes past it. Where the model server
+// reports no usage, the app counts with EstimateCall (bytes/3 rounded up).
 //
 // Memory stays bounded as people grow: what is kept of a person who is
 // idle (bucket full, nothing spent today, nothing told in the last

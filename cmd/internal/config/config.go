@@ -95,7 +95,9 @@ type LLM struct {
 	// answers; with neither, mnemo exits 2 and says what to set.
 	BaseURL string `yaml:"baseURL" env:"OPENAI_BASE_URL"`
 	// API key; a secret: prefer the environment, and it is never logged.
-	// Empty is fine for local servers.
+	// Empty is fine for local servers. A config file holding it (or a
+	// platform token) that its group or others may read (0644) gets a
+	// warning from chat, serve and `mnemo memory check`: chmod 600 it.
 	APIKey string `yaml:"apiKey" env:"OPENAI_API_KEY"`
 	// Chat model. With Ollama, use a model you have pulled (e.g. `llama3.2`).
 	Model string `yaml:"model" env:"MNEMO_MODEL"`
@@ -182,16 +184,21 @@ type Limits struct {
 	// then one every minute/N. A message over it is not read: it is neither
 	// journaled nor answered.
 	MessagesPerMinute int `yaml:"messagesPerMinute"`
-	// Model tokens (prompt + completion) the answers to one person may cost
-	// a day, 0 to 1000000000000; days are UTC days (it starts again at 00:00
-	// UTC). Checked before the model is asked, so the answer in progress may
-	// overshoot it. The default caps what any one stranger can spend: a few
-	// dozen answers a day with memory.
+	// Model tokens (prompt + completion) the answers to one person and the
+	// reflections on what they said may cost a day, 0 to 1000000000000;
+	// days are UTC days (it starts again at 00:00 UTC). Before the model is
+	// asked a message holds the message's estimate and the reply cap
+	// (maxReplyChars/3), settled to the real cost after; a message is taken
+	// while spent and held are under the limit, so at most one goes past
+	// it, however many arrive at once. Tokens are what the server reports,
+	// or mnemo's own count (bytes/3) when it reports none. The default
+	// caps what any one stranger can spend: a few dozen answers a day with
+	// memory.
 	TokensPerDay int `yaml:"tokensPerDay"`
 	// Model tokens every answer and reflection together may cost a UTC day,
-	// 0 to 1000000000000; past it everyone is refused until 00:00 UTC.
-	// Reflections count toward it but are never refused by it (memory would
-	// be lost), so they may overshoot it.
+	// 0 to 1000000000000; past it everyone is refused until 00:00 UTC. Held
+	// and counted as for tokensPerDay. Reflections count toward it but are
+	// never refused by it (memory would be lost), so they may overshoot it.
 	TotalTokensPerDay int `yaml:"totalTokensPerDay"`
 }
 

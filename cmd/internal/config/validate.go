@@ -222,8 +222,10 @@ var (
 	slackAccountRe   = text.NewRegexp(`^slack:([A-Za-z0-9]{1,32})/([A-Za-z0-9]{1,32})$`)
 	discordAccountRe = text.NewRegexp(`^discord:[0-9]{1,20}$`)
 	// The folder names the adapters give an account not in identities.
-	autoSlackRe   = text.NewRegexp(`^slack-([A-Za-z0-9]+)-([A-Za-z0-9]+)$`)
-	autoDiscordRe = text.NewRegexp(`^discord-([0-9]+)$`)
+	// Case folded: on a case-insensitive file system (macOS, Windows)
+	// "Slack-T1-U2" is the same folder as "slack-T1-U2".
+	autoSlackRe   = text.NewRegexp(`^(?i:slack)-([A-Za-z0-9]+)-([A-Za-z0-9]+)$`)
+	autoDiscordRe = text.NewRegexp(`^(?i:discord)-([0-9]+)$`)
 )
 
 // maxAllow bounds an allow list: one entry per line of a config file.
@@ -255,7 +257,7 @@ func (ch *checker) Access(platform, mode string, allow []string, example string)
 // ("slack:T/U" for slack-T-U, "discord:ID" for discord-ID), or "".
 func automaticAccount(name string) string {
 	if m := autoSlackRe.Get().FindStringSubmatch(name); m != nil {
-		return "slack:" + m[1] + "/" + m[2]
+		return "slack:" + strings.ToUpper(m[1]) + "/" + strings.ToUpper(m[2]) // Slack IDs are upper case
 	}
 	if m := autoDiscordRe.Get().FindStringSubmatch(name); m != nil {
 		return "discord:" + m[1]
@@ -275,9 +277,16 @@ func (c *Config) validateIdentities(ch *checker) {
 			return
 		}
 	}
-	owner := map[string]string{} // account → key where first listed
+	owner := map[string]string{}  // account → key where first listed
+	folded := map[string]string{} // name in lower case → its key
 	for _, name := range names {
 		key := "identities." + name
+		// Two names one case apart are one folder where case is folded.
+		if at, dup := folded[strings.ToLower(name)]; dup {
+			ch.Add(key, "%s: %s and %s differ only in case, and a case-insensitive file system (macOS, Windows) keeps them in one folder; rename one", quote(name), quote(strings.TrimPrefix(at, "identities.")))
+		} else {
+			folded[strings.ToLower(name)] = key
+		}
 		if mnemo.ValidateUser(name) != nil {
 			ch.Add(key, "%s: %s is not a valid user name; use 1 to 64 ASCII letters, digits, '.', '_' or '-', not starting with '.'", quote(name))
 		}
