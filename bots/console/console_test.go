@@ -6,14 +6,16 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 // Every chat's goroutines (the key reader, the spinner, the handler's)
@@ -26,7 +28,7 @@ type fakeHandler struct {
 	err   error
 }
 
-var _ Handler = (*fakeHandler)(nil)
+var _ mnemo.Handler = (*fakeHandler)(nil)
 
 func (f *fakeHandler) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	f.mu.Lock()
@@ -38,8 +40,7 @@ func (f *fakeHandler) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, erro
 func TestPipedChat(t *testing.T) {
 	h := &fakeHandler{}
 	var out strings.Builder
-	now := time.Date(2026, 2, 24, 10, 0, 0, 0, time.UTC)
-	err := Run(context.Background(), Config{In: strings.NewReader("hello\n\n   \nsecond line  \n"), Out: &out, User: "alice", Handler: h, Now: func() time.Time { return now }})
+	err := Run(context.Background(), Config{In: strings.NewReader("hello\n\n   \nsecond line  \n"), Out: &out, User: "alice", Chat: chatOf(t, "alice", h)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,22 +50,23 @@ func TestPipedChat(t *testing.T) {
 	if len(h.tasks) != 2 {
 		t.Fatalf("tasks = %+v", h.tasks)
 	}
-	want := mnemo.Task{User: "alice", Conversation: "console:alice", Platform: "console", Speaker: "alice", Text: "hello", Time: now}
-	if h.tasks[0].User != want.User || h.tasks[0].Conversation != want.Conversation || h.tasks[0].Platform != want.Platform || h.tasks[0].Text != want.Text || !h.tasks[0].Time.Equal(now) {
-		t.Errorf("task = %+v", h.tasks[0])
+	want := mnemo.Task{User: "alice", Conversation: "console:alice", Platform: "console", Speaker: "alice", Text: "hello"}
+	if got := h.tasks[0]; got.User != want.User || got.Conversation != want.Conversation || got.Platform != want.Platform ||
+		got.Speaker != want.Speaker || got.Text != want.Text || got.Channel || got.ID == "" || got.Time.IsZero() {
+		t.Errorf("task = %+v", got)
 	}
 }
 
 func TestInteractiveChat(t *testing.T) {
 	h := &fakeHandler{}
 	var out strings.Builder
-	mem := func(user string) (string, error) { return "Available memory: none yet.", nil }
-	err := Run(context.Background(), Config{In: strings.NewReader("/help\r/memory\rhi\r/quit\rnever\r"), Out: &out, Interactive: true, User: "alice", Handler: h, Memory: mem})
+	mem := withMemory(&bottest.Memory{ShowText: "Available memory: none yet."})
+	err := Run(context.Background(), Config{In: strings.NewReader("/help\r/memory\rhi\r/quit\rnever\r"), Out: &out, Interactive: true, User: "alice", Chat: chatOf(t, "alice", h, mem)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
-	for _, want := range []string{"mnemo: chatting as alice.", "you> ", interactiveHelp, "Available memory: none yet.", "\r" + clearRight + "mnemo> echo: hi\n       line two\n"} {
+	for _, want := range []string{"mnemo: chatting as alice.", "you> ", interactiveHelp, "mnemo> Available memory: none yet.", "\r" + clearRight + "mnemo> echo: hi\n       line two\n"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%s", want, got)
 		}
@@ -73,17 +75,17 @@ func TestInteractiveChat(t *testing.T) {
 		t.Errorf("tasks after /quit: %d", len(h.tasks))
 	}
 	out.Reset()
-	Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, User: "bob", Handler: h,
-		Memory: func(string) (string, error) { return "", errors.New("disk gone") }})
-	if !strings.Contains(out.String(), "cannot show your memory: disk gone") || !strings.HasSuffix(out.String(), "you> \n") {
+	Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, User: "bob",
+		Chat: chatOf(t, "bob", h, withMemory(&bottest.Memory{ShowErr: errors.New("disk gone")}))})
+	if !strings.Contains(out.String(), memorycmd.ShowErrorText) || !strings.HasSuffix(out.String(), "you> \n") {
 		t.Errorf("memory error / EOF output: %q", out.String())
 	}
-	// Without a Memory, /memory is a message like any other.
+	// Without a memory, /memory says so.
 	out.Reset()
 	h.tasks = nil
-	Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, User: "bob", Handler: h})
-	if len(h.tasks) != 1 || h.tasks[0].Text != "/memory" {
-		t.Errorf("tasks: %+v", h.tasks)
+	Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, User: "bob", Chat: chatOf(t, "bob", h)})
+	if len(h.tasks) != 0 || !strings.Contains(out.String(), memorycmd.NoMemoryText) {
+		t.Errorf("tasks: %+v, output %q", h.tasks, out.String())
 	}
 }
 
@@ -91,8 +93,8 @@ func TestInteractiveChat(t *testing.T) {
 func TestPipedCommands(t *testing.T) {
 	h := &fakeHandler{}
 	var out strings.Builder
-	err := Run(context.Background(), Config{In: strings.NewReader("/help\n/memory\n/exit\nnever\n"), Out: &out, User: "a", Handler: h,
-		Memory: func(string) (string, error) { return "remembered", nil }})
+	err := Run(context.Background(), Config{In: strings.NewReader("/help\n/memory\n/exit\nnever\n"), Out: &out, User: "a",
+		Chat: chatOf(t, "a", h, withMemory(&bottest.Memory{ShowText: "remembered"}))})
 	if err != nil || out.String() != help+"\nremembered\n" || len(h.tasks) != 0 {
 		t.Errorf("err %v, tasks %d, output %q", err, len(h.tasks), out.String())
 	}
@@ -103,7 +105,9 @@ func TestCancelWhileReading(t *testing.T) {
 	defer w.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Config{In: r, Out: io.Discard, User: "a", Handler: &fakeHandler{}}) }()
+	go func() {
+		done <- Run(ctx, Config{In: r, Out: io.Discard, User: "a", Chat: chatOf(t, "a", &fakeHandler{})})
+	}()
 	w.Write([]byte("one\n"))
 	cancel()
 	if err := <-done; !errors.Is(err, context.Canceled) {
@@ -111,23 +115,34 @@ func TestCancelWhileReading(t *testing.T) {
 	}
 }
 
+// A message the handler could not answer gets the apology and counts as
+// unanswered; a line the platform no longer takes ends the chat with
+// ErrClosed; an over-long line ends it too.
 func TestErrors(t *testing.T) {
-	h := &fakeHandler{err: context.Canceled}
-	if err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: io.Discard, User: "a", Handler: h}); !errors.Is(err, context.Canceled) {
-		t.Errorf("handler error = %v", err)
+	h := &fakeHandler{err: errors.New("model gone")}
+	var out strings.Builder
+	var unanswered atomic.Int64
+	if err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: &out, User: "a", Chat: chatOf(t, "a", h), Unanswered: &unanswered}); err != nil ||
+		out.String() != pipeline.ErrorReplyText+"\n" || unanswered.Load() != 1 {
+		t.Errorf("handler error: %v, %q, %d unanswered", err, out.String(), unanswered.Load())
 	}
-	if err := Run(context.Background(), Config{In: strings.NewReader("x\r"), Out: io.Discard, Interactive: true, User: "a", Handler: h}); !errors.Is(err, context.Canceled) {
-		t.Errorf("interactive handler error = %v", err)
+	closed := New(platform.Deps{Handler: h})
+	closed.Close()
+	if err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: io.Discard, User: "a", Chat: closed.Conversation("a")}); !errors.Is(err, ErrClosed) {
+		t.Errorf("closed platform = %v", err)
+	}
+	if err := Run(context.Background(), Config{In: strings.NewReader("x\r"), Out: io.Discard, Interactive: true, User: "a", Chat: closed.Conversation("a")}); !errors.Is(err, ErrClosed) {
+		t.Errorf("interactive, closed platform = %v", err)
 	}
 	long := strings.Repeat("x", maxLine+1) + "\n"
-	if err := Run(context.Background(), Config{In: strings.NewReader(long), Out: io.Discard, User: "a", Handler: &fakeHandler{}}); err == nil || !strings.Contains(err.Error(), "longer than") {
+	if err := Run(context.Background(), Config{In: strings.NewReader(long), Out: io.Discard, User: "a", Chat: chatOf(t, "a", &fakeHandler{})}); err == nil || !strings.Contains(err.Error(), "longer than") {
 		t.Errorf("long line = %v", err)
 	}
 }
 
 func TestStyle(t *testing.T) {
 	in := "# Title\n## Sub\nSome **bold**, __also__, *it* and `co**de**`, a [link](https://x.io).\n" +
-		"```\n**not bold** in a fence\n```\n#nohash\n####### seven\n- one\n  * two\n> quoted *it*\n---\n2*3*4 and snake_case_name"
+		"```\n**not bold** in a fence\n```\n#nohash\n####### seven\n- one\n  * two\n> quoted *it*\n---\n2*3*4 and snake_case_name, _under_ (_it_)"
 	want := ansiBold + ansiUnderline + "Title" + ansiReset + "\n" +
 		ansiBold + "Sub" + ansiReset + "\n" +
 		"Some " + ansiBold + "bold" + ansiReset + ", " + ansiBold + "also" + ansiReset + ", " + ansiItalic + "it" + ansiReset +
@@ -137,12 +152,12 @@ func TestStyle(t *testing.T) {
 		ansiCode + "•" + ansiReset + " one\n  " + ansiCode + "•" + ansiReset + " two\n" +
 		ansiDim + "│ " + ansiReset + "quoted " + ansiItalic + "it" + ansiReset + "\n" +
 		ansiDim + strings.Repeat("─", 40) + ansiReset + "\n" +
-		"2*3*4 and snake_case_name"
+		"2*3*4 and snake_case_name, " + ansiItalic + "under" + ansiReset + " (" + ansiItalic + "it" + ansiReset + ")"
 	if got := style(in); got != want {
 		t.Errorf("style = %q\nwant    %q", got, want)
 	}
 	var out strings.Builder
-	Run(context.Background(), Config{In: strings.NewReader("hi\r"), Out: &out, Interactive: true, Color: true, User: "a", Handler: &fakeHandler{}})
+	Run(context.Background(), Config{In: strings.NewReader("hi\r"), Out: &out, Interactive: true, Color: true, User: "a", Chat: chatOf(t, "a", &fakeHandler{})})
 	if !strings.Contains(out.String(), ansiMnemo+"mnemo>"+ansiReset+" echo: hi") || !strings.Contains(out.String(), ansiYou+"you> "+ansiReset) {
 		t.Errorf("colored output: %q", out.String())
 	}
@@ -158,7 +173,7 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 	})
 	for _, interactive := range []bool{false, true} {
 		var out strings.Builder
-		err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: &out, User: "alice", Handler: h, Interactive: interactive})
+		err := Run(context.Background(), Config{In: strings.NewReader("x\n"), Out: &out, User: "alice", Chat: chatOf(t, "alice", h), Interactive: interactive})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +191,7 @@ func TestModelTextCannotDriveTheTerminal(t *testing.T) {
 // know answer without changing anything or reaching the model; a message
 // of several lines starting with /memory is a message.
 func TestMemoryShareCommands(t *testing.T) {
-	vis := &bottest.Memory{Files: map[string]bool{"alice:facts/food.md": false, "bob:facts/food.md": false},
+	vis := &bottest.Memory{ShowText: "- facts/food.md (private)", Files: map[string]bool{"alice:facts/food.md": false, "bob:facts/food.md": false},
 		Check: func(p string) error {
 			if !strings.HasPrefix(p, "facts/") || strings.Contains(p, "..") {
 				return errors.New("bad path")
@@ -186,16 +201,15 @@ func TestMemoryShareCommands(t *testing.T) {
 	h := &fakeHandler{}
 	var out strings.Builder
 	in := "/memory share facts/food.md\n/memory private `facts/food.md`\n/memory   share ../bob/facts/food.md\n/memory share facts/nope.md\n" +
-		"/memory share\n/memory help\n/memory forget facts/food.md\n/memory ls\n"
-	err := Run(context.Background(), Config{In: strings.NewReader(in), Out: &out, User: "alice", Handler: h,
-		Memory: func(user string) (string, error) { return "- facts/food.md (private)", nil }, Visibility: vis})
+		"/memory share\n/memory help\n/memory bogus\n/memory ls\n"
+	err := Run(context.Background(), Config{In: strings.NewReader(in), Out: &out, User: "alice", Chat: chatOf(t, "alice", h, withMemory(vis))})
 	want := "`facts/food.md` is now shared with channels: I may use it in any channel you talk to me in.\n" +
 		"`facts/food.md` is now private: I use it only when we talk in private, never in a channel.\n" +
 		"`../bob/facts/food.md` is not a memory file. " + memorycmd.ShareGrammar + "\n" +
 		"You have no memory file `facts/nope.md`; `/memory` lists yours. Nothing was changed.\n" +
 		"Say which file to share, e.g. `/memory share facts/food.md`; `/memory` lists yours.\n" +
-		help + "\n" +
-		"I don't know `/memory forget facts/food.md` here.\n" + help + "\n" +
+		memorycmd.TypedUsage + "\n" +
+		"I don't know `/memory bogus`.\n\n" + memorycmd.TypedUsage + "\n" +
 		"- facts/food.md (private)\n"
 	if err != nil || out.String() != want || len(h.tasks) != 0 {
 		t.Errorf("err %v, tasks %d, output\n%s\nwant\n%s", err, len(h.tasks), out.String(), want)
@@ -204,11 +218,12 @@ func TestMemoryShareCommands(t *testing.T) {
 		t.Errorf("changes %v", got)
 	}
 
-	// At a terminal; without Visibility share is not a command here.
+	// At a terminal; a message of several lines that begins with /memory
+	// is a message.
 	out.Reset()
-	err = Run(context.Background(), Config{In: strings.NewReader("/memory share facts/food.md\r/memory share \\\rfacts/food.md\r"), Out: &out, Interactive: true,
-		User: "alice", Handler: h, Memory: func(string) (string, error) { return "", nil }})
-	if err != nil || !strings.Contains(out.String(), "I don't know `/memory share facts/food.md` here.") || len(vis.Sets()) != 2 {
+	err = Run(context.Background(), Config{In: strings.NewReader("/memory share \\\rfacts/food.md\r"), Out: &out, Interactive: true,
+		User: "alice", Chat: chatOf(t, "alice", h, withMemory(vis))})
+	if err != nil || len(vis.Sets()) != 2 {
 		t.Errorf("err %v, output %q", err, out.String())
 	}
 	if len(h.tasks) != 1 || h.tasks[0].Text != "/memory share \nfacts/food.md" {
@@ -221,11 +236,9 @@ func TestMemoryShareCommands(t *testing.T) {
 // terminal (issue 25, item 6).
 func TestInteractiveMemoryRendered(t *testing.T) {
 	var out strings.Builder
-	mem := func(string) (string, error) {
-		return "## What I remember about you\n\n- **facts/user.md** (private): name\x1b[31m red", nil
-	}
+	mem := &bottest.Memory{ShowText: "## What I remember about you\n\n- **facts/user.md** (private): name\x1b[31m red"}
 	if err := Run(context.Background(), Config{In: strings.NewReader("/memory\r"), Out: &out, Interactive: true, Color: true, User: "alice",
-		Handler: &fakeHandler{}, Memory: mem}); err != nil {
+		Chat: chatOf(t, "alice", &fakeHandler{}, withMemory(mem))}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
@@ -258,7 +271,7 @@ func TestCancelWhileAnswering(t *testing.T) {
 	var out strings.Builder
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Run(ctx, Config{In: r, Out: &out, User: "a", Handler: h}) }()
+	go func() { done <- Run(ctx, Config{In: r, Out: &out, User: "a", Chat: chatOf(t, "a", h)}) }()
 	w.Write([]byte("one\n"))
 	<-h.started
 	cancel()
@@ -275,27 +288,5 @@ func TestCancelWhileAnswering(t *testing.T) {
 	defer h.mu.Unlock()
 	if len(h.tasks) != 1 {
 		t.Errorf("%d tasks answered, want 1", len(h.tasks))
-	}
-}
-
-// /memory why TEXT asks Why for the chat's own user, in private; without
-// words it says what to give; a failure is said, never a crash.
-func TestMemoryWhyCommand(t *testing.T) {
-	var asked []string
-	why := func(user, text string) (string, error) {
-		asked = append(asked, user+"|"+text)
-		if text == "boom" {
-			return "", errors.New("disk")
-		}
-		return "- `facts/home.md:5` - Lives in: Berlin\n  from: terminal, 2026-11-20", nil
-	}
-	h := &fakeHandler{}
-	var out strings.Builder
-	err := Run(context.Background(), Config{In: strings.NewReader("/memory why Berlin flat\n/memory why\n/memory why boom\n"), Out: &out, User: "alice", Handler: h,
-		Memory: func(string) (string, error) { return "", nil }, Why: why})
-	want := "- `facts/home.md:5` - Lives in: Berlin\n  from: terminal, 2026-11-20\n" + memorycmd.WhyWhatText + "\n" +
-		"mnemo: cannot look through your memory: disk\n"
-	if err != nil || out.String() != want || len(h.tasks) != 0 || strings.Join(asked, " ") != "alice|Berlin flat alice|boom" {
-		t.Errorf("err %v, tasks %d, asked %v, output\n%s\nwant\n%s", err, len(h.tasks), asked, out.String(), want)
 	}
 }

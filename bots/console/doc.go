@@ -1,7 +1,12 @@
-// Package console is the terminal adapter: each message a person types
-// becomes an agent task for one memory user, and the reply is printed. It
-// only translates between messages and tasks; the agent and memory are
-// passed in.
+// Package console is the terminal chat platform. Chat (platform.go) is the
+// platform, on the pipeline Slack and Discord are on (bots/internal/
+// pipeline): every terminal chat of the process — its own, and the second
+// chats talking through it over the control socket — is one person's
+// conversation, its lines queued and answered in order, /memory answered by
+// memorycmd's flow (a forget confirmed by typing /forget yes; /forget kept
+// as an alias). Run is the terminal front: it reads what the person types
+// and shows the answers, talking to a platform.Conversation (the Chat of
+// this process, or the owner's through its control socket).
 //
 // Piped (Config.Interactive false), each line is a message and only
 // replies are written. At a terminal the line editor is

@@ -41,7 +41,7 @@ func keyChat(t *testing.T, cfg Config, parts ...string) ([]string, string, error
 	t.Helper()
 	h := bottest.NewHandler()
 	var out strings.Builder
-	cfg.In, cfg.Out, cfg.Interactive, cfg.User, cfg.Handler = &chunked{parts: parts}, &out, true, "alice", h
+	cfg.In, cfg.Out, cfg.Interactive, cfg.User, cfg.Chat = &chunked{parts: parts}, &out, true, "alice", chatOf(t, "alice", h)
 	err := Run(context.Background(), cfg)
 	return texts(h.Tasks()), out.String(), err
 }
@@ -149,7 +149,7 @@ func TestReadErrors(t *testing.T) {
 	broken := errors.New("tty gone")
 	for _, parts := range [][]string{{"abc"}, {"\x1b[200~abc"}} {
 		h := bottest.NewHandler()
-		err := Run(context.Background(), Config{In: &chunked{parts: parts, err: broken}, Out: io.Discard, Interactive: true, User: "a", Handler: h})
+		err := Run(context.Background(), Config{In: &chunked{parts: parts, err: broken}, Out: io.Discard, Interactive: true, User: "a", Chat: chatOf(t, "a", h)})
 		if !errors.Is(err, broken) || !strings.Contains(err.Error(), "console: reading the terminal: tty gone") {
 			t.Errorf("%q: Run = %v; want %v", parts, err, broken)
 		}
@@ -164,7 +164,7 @@ func TestCancelWhileEditing(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
-			done <- Run(ctx, Config{In: r, Out: io.Discard, Interactive: true, User: "a", Handler: bottest.NewHandler()})
+			done <- Run(ctx, Config{In: r, Out: io.Discard, Interactive: true, User: "a", Chat: chatOf(t, "a", bottest.NewHandler())})
 		}()
 		w.Write([]byte(keys)) // returns once the chat has the keys
 		cancel()
@@ -184,7 +184,7 @@ func TestKeysWhileTheModelWorks(t *testing.T) {
 	var out logtest.Buffer
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), Config{In: r, Out: &out, Interactive: true, User: "a", Handler: h})
+		done <- Run(context.Background(), Config{In: r, Out: &out, Interactive: true, User: "a", Chat: chatOf(t, "a", h)})
 	}()
 	w.Write([]byte("slow\r"))
 	<-h.started
@@ -208,7 +208,7 @@ func TestKeysWhileTheModelWorks(t *testing.T) {
 	r, w = io.Pipe()
 	out = logtest.Buffer{}
 	go func() {
-		done <- Run(context.Background(), Config{In: r, Out: &out, Interactive: true, User: "a", Handler: hb})
+		done <- Run(context.Background(), Config{In: r, Out: &out, Interactive: true, User: "a", Chat: chatOf(t, "a", hb)})
 	}()
 	w.Write([]byte("hi\r"))
 	hb.WaitTasks(t, 1, wait)
@@ -273,7 +273,7 @@ func TestKeysThatWouldStallTheEditor(t *testing.T) {
 	r, w := io.Pipe()
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), Config{In: r, Out: io.Discard, Interactive: true, User: "a", Handler: h})
+		done <- Run(context.Background(), Config{In: r, Out: io.Discard, Interactive: true, User: "a", Chat: chatOf(t, "a", h)})
 	}()
 	long := "\x1b[" + strings.Repeat("1", 300)
 	w.Write([]byte("a\xffb\r" + long + "\r"))

@@ -23,13 +23,15 @@ var (
 	codeRE   = text.NewRegexp("`([^`\n]+)`")
 	boldRE   = text.NewRegexp(`\*\*([^*\n]+)\*\*|__([^_\n]+)__`)
 	italicRE = text.NewRegexp(`(^|[^\w*])\*([^*\s](?:[^*\n]*[^*\s])?)\*($|[^\w*])`)
+	// _italic_ as CommonMark reads it: not inside a word (snake_case).
+	underRE  = text.NewRegexp(`(^|[^\w_])_([^_\s](?:[^_\n]*[^_\s])?)_($|[^\w_])`)
 	linkRE   = text.NewRegexp(`\[([^\]\n]+)\]\(([^)\s]+)\)`)
 	bulletRE = text.NewRegexp(`^(\s*)[-*+] (.*)$`)
 	ruleRE   = text.NewRegexp(`^\s*([-*_])(\s*([-*_]))+\s*$`)
 )
 
 // style renders the Markdown a model commonly writes for a terminal:
-// headings bold, **bold**, *italic*, `code` and fenced blocks in cyan,
+// headings bold, **bold**, *italic* and _italic_, `code` and fenced blocks in cyan,
 // list bullets as •, quotes and rules dimmed, links as "text (url)".
 // Anything else is left as written.
 func style(text string) string {
@@ -95,5 +97,6 @@ func inline(l string) string {
 func emphasis(s string) string {
 	s = linkRE.Get().ReplaceAllString(s, "$1 "+ansiDim+"($2)"+ansiReset)
 	s = boldRE.Get().ReplaceAllString(s, ansiBold+"$1$2"+ansiReset)
-	return italicRE.Get().ReplaceAllString(s, "$1"+ansiItalic+"$2"+ansiReset+"$3")
+	s = italicRE.Get().ReplaceAllString(s, "$1"+ansiItalic+"$2"+ansiReset+"$3")
+	return underRE.Get().ReplaceAllString(s, "$1"+ansiItalic+"$2"+ansiReset+"$3")
 }

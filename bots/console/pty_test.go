@@ -69,7 +69,7 @@ func texts(tasks []mnemo.Task) []string {
 // (nil: exit 0) and gives the terminal back as it was.
 func TestTerminalEditsTheLine(t *testing.T) {
 	h := bottest.NewHandler()
-	tt := startTTY(t, Config{User: "alice", Handler: h})
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h)})
 	mode, err := unix.IoctlGetTermios(consoletest.Fd(t, tt.Slave), ioctlGetTermios)
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestTerminalEditsTheLine(t *testing.T) {
 func TestTerminalHistoryAcrossChats(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "state", "chat", "alice.history")
 	h := bottest.NewHandler()
-	first := startTTY(t, Config{User: "alice", Handler: h, History: file})
+	first := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h), History: file})
 	first.Type(t, "what did we fix last week?\r")
 	first.WaitFor(t, "mnemo> echo: what did we fix last week?")
 	first.quit(t)
@@ -117,7 +117,7 @@ func TestTerminalHistoryAcrossChats(t *testing.T) {
 	if fi.Mode().Perm() != 0o600 {
 		t.Errorf("history file mode %v; want 0600", fi.Mode().Perm())
 	}
-	second := startTTY(t, Config{User: "alice", Handler: h, History: file})
+	second := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h), History: file})
 	second.Type(t, "\x1b[A")
 	second.WaitFor(t, "what did we fix last week?")
 	second.Type(t, " again\r")
@@ -135,7 +135,7 @@ func TestTerminalHistoryAcrossChats(t *testing.T) {
 // A bracketed paste of three lines is one message, sent by the next Enter.
 func TestTerminalPasteIsOneMessage(t *testing.T) {
 	h := bottest.NewHandler()
-	tt := startTTY(t, Config{User: "alice", Handler: h})
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h)})
 	tt.Type(t, "look: \x1b[200~panic: boom\r\ngoroutine 1 [running]:\r\tmain.main()\n\x1b[201~")
 	tt.WaitFor(t, promptMore+"    main.main()")
 	tt.Type(t, "why?\r")
@@ -152,7 +152,7 @@ func TestTerminalPasteIsOneMessage(t *testing.T) {
 func TestTerminalShowsThinking(t *testing.T) {
 	h := bottest.NewHandler()
 	release := h.Hold()
-	tt := startTTY(t, Config{User: "alice", Handler: h, Color: true})
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h), Color: true})
 	tt.Type(t, "hi\r")
 	tt.WaitFor(t, "thinking…")
 	h.WaitTasks(t, 1, wait)
@@ -188,11 +188,11 @@ func TestTerminalCtrlCCancelsAReply(t *testing.T) {
 		mu        sync.Mutex
 		withdrawn []string
 	)
-	tt := startTTY(t, Config{User: "alice", Handler: h, Withdraw: func(id string) {
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h, withWithdraw(func(id string) {
 		mu.Lock()
 		defer mu.Unlock()
 		withdrawn = append(withdrawn, id)
-	}})
+	}))})
 	tt.Type(t, "slow\r")
 	task := <-h.started
 	tt.Type(t, "\x03")
@@ -220,7 +220,7 @@ func TestTerminalCtrlCCancelsAReply(t *testing.T) {
 // An error from the terminal itself ends the chat with it.
 func TestTerminalReadError(t *testing.T) {
 	h := bottest.NewHandler()
-	tt := startTTY(t, Config{User: "alice", Handler: h})
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h)})
 	tt.HangUp() // reads fail (EIO)
 	select {
 	case err := <-tt.done:

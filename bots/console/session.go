@@ -43,7 +43,11 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 				err = fmt.Errorf("console: cannot restore the terminal (run `reset`): %w", rerr)
 			}
 		}()
-		if _, ok := terminalFd(cfg.Out); ok {
+		out := cfg.Out
+		if sc, ok := out.(*Screen); ok {
+			out = sc.out
+		}
+		if _, ok := terminalFd(out); ok {
 			// Bracketed paste: the terminal marks pasted text, so
 			// several pasted lines are one message.
 			fmt.Fprint(cfg.Out, "\x1b[?2004h")
@@ -82,24 +86,6 @@ func runInteractive(ctx context.Context, cfg Config) (err error) {
 			return nil
 		case "/help":
 			fmt.Fprintln(cfg.Out, interactiveHelp)
-			continue
-		}
-		if isMemory(text) && cfg.Memory != nil {
-			// Rendered as a reply is: its Markdown styled with colour, and
-			// never the file's control characters raw.
-			out := cleanReply(memoryCommand(cfg, text))
-			if cfg.Color {
-				out = style(out)
-			}
-			fmt.Fprintln(cfg.Out, out)
-			continue
-		}
-		if isForget(text) && cfg.Forget != nil {
-			out, forgotten := forget(cfg, text)
-			if forgotten {
-				s.hist.forget()
-			}
-			fmt.Fprintln(cfg.Out, out)
 			continue
 		}
 		if err := s.turn(ctx, text); err != nil {
@@ -237,37 +223,27 @@ func join(lines []string) string {
 	return strings.Trim(strings.TrimRight(text, " \t\n"), "\n")
 }
 
-// turn sends text to the model and shows the reply as it is written;
+// turn sends text to the chat and shows the reply as it is written;
 // Ctrl-C cancels it (what was shown stays).
 func (s *session) turn(ctx context.Context, text string) error {
-	id := mnemo.NewTaskID() // named here so Withdraw can name the task
-	tctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
+	id := mnemo.NewTaskID() // named here so that Cancel can name it
 	done := make(chan struct{})
 	var (
-		reply mnemo.Reply
-		err   error
+		said Said
+		err  error
 	)
 	ts := &termStream{out: s.cfg.Out, color: s.cfg.Color, width: s.columns, start: time.Now(),
 		visible: s.cfg.FirstVisible, spin: thinking(s.cfg.Out, s.cfg.Color)}
-	task := task(s.cfg, text, id)
-	task.Stream = ts
 	go func() {
 		defer close(done)
-		reply, err = s.cfg.Handler.Handle(tctx, task)
+		said, err = s.cfg.Chat.Say(context.WithoutCancel(ctx), Line{ID: id, Text: text, Show: ts})
 	}()
-	cancelled := s.kb.watch(done)
-	if cancelled {
-		if s.cfg.Withdraw != nil {
-			s.cfg.Withdraw(id)
-		}
-		cancel()
+	if s.kb.watch(done) {
+		s.cfg.Chat.Cancel(id)
 		<-done
-	}
-	if cancelled {
 		ts.spin.stop()
 		if ts.shown {
-			ts.finish(mnemo.Reply{}) // keep what was shown, its last line rendered
+			ts.finish(Said{}) // keep what was shown, its last line rendered
 		}
 		s.armed = true
 		s.notice("^C: reply cancelled; this message will not be remembered (Ctrl-C again quits)")
@@ -275,9 +251,12 @@ func (s *session) turn(ctx context.Context, text string) error {
 	}
 	if err != nil {
 		ts.spin.stop()
-		return err // only when the task could not run at all
+		return err // only when the line could not be taken at all
 	}
-	ts.finish(reply)
+	if said.Forgot {
+		s.hist.forget() // nothing typed before comes back with the up arrow
+	}
+	ts.finish(said)
 	return nil
 }
 

@@ -68,7 +68,7 @@ func (p *pipedStream) Status(string) {}
 
 // finish ends reply's output: the cut note after a cut stream, then the
 // line break; a reply that was not streamed is printed whole.
-func (p *pipedStream) finish(reply mnemo.Reply) {
+func (p *pipedStream) finish(reply Said) {
 	switch {
 	case !reply.Streamed || !p.clean.any:
 		fmt.Fprintln(p.out, cleanReply(reply.Text))
@@ -167,7 +167,7 @@ func (s *termStream) endLine(b *strings.Builder) {
 // finish ends what the terminal shows of reply: the line being written
 // rendered, the cut note after a cut stream; a reply that was never
 // streamed (a failure before any word) is printed whole, as before.
-func (s *termStream) finish(reply mnemo.Reply) {
+func (s *termStream) finish(reply Said) {
 	s.spin.stop()
 	if !s.shown {
 		out := "mnemo> " + cleanReply(reply.Text)
@@ -181,8 +181,8 @@ func (s *termStream) finish(reply mnemo.Reply) {
 	s.endLine(&b)
 	if reply.Cut {
 		note := strings.TrimSpace(mnemo.CutNote)
-		if s.color {
-			note = ansiDim + note + ansiReset
+		if s.color { // Markdown, rendered as the reply's lines are
+			note = style(note)
 		}
 		b.WriteString("\n\n" + indent + note)
 	}

@@ -80,7 +80,7 @@ func TestPipedStreamWritesWordsAsTheyCome(t *testing.T) {
 	var visible []time.Duration
 	done := make(chan error, 1)
 	go func() {
-		done <- Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, User: "a", Handler: h,
+		done <- Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, User: "a", Chat: chatOf(t, "a", h),
 			FirstVisible: func(d time.Duration) { visible = append(visible, d) }})
 	}()
 	<-h.held
@@ -104,7 +104,7 @@ func TestPipedStreamCut(t *testing.T) {
 	h := newStreamHandler(words("One ", "two ")...)
 	h.cut = true
 	var out strings.Builder
-	if err := Run(context.Background(), Config{In: strings.NewReader("count\n"), Out: &out, User: "a", Handler: h}); err != nil {
+	if err := Run(context.Background(), Config{In: strings.NewReader("count\n"), Out: &out, User: "a", Chat: chatOf(t, "a", h)}); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := out.String(), "One two\n\n"+strings.TrimSpace(mnemo.CutNote)+"\n"; got != want {
@@ -122,7 +122,7 @@ func TestTerminalStreamRendersCompletedLines(t *testing.T) {
 	steps = append(steps, words("green\n", "Bye.")...)
 	h := newStreamHandler(steps...)
 	var visible int
-	tt := startTTY(t, Config{User: "alice", Handler: h, Color: true, FirstVisible: func(time.Duration) { visible++ }})
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h), Color: true, FirstVisible: func(time.Duration) { visible++ }})
 	tt.Type(t, "what do I like?\r")
 	<-h.held
 	tt.WaitFor(t, "reading facts/user.md… (Ctrl-C cancels)")
@@ -147,7 +147,7 @@ func TestTerminalStreamRendersCompletedLines(t *testing.T) {
 func TestTerminalStreamCtrlC(t *testing.T) {
 	h := newStreamHandler(append(words("Half ", "of it"), holdStep, streamStep{text: " never"})...)
 	var withdrawn []string
-	tt := startTTY(t, Config{User: "alice", Handler: h, Withdraw: func(id string) { withdrawn = append(withdrawn, id) }})
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h, withWithdraw(func(id string) { withdrawn = append(withdrawn, id) }))})
 	tt.Type(t, "tell me\r")
 	<-h.held
 	tt.WaitFor(t, "mnemo> Half of it")
@@ -163,9 +163,17 @@ func TestTerminalStreamCtrlC(t *testing.T) {
 func TestTerminalStreamCut(t *testing.T) {
 	h := newStreamHandler(words("One ", "two\n", "three")...)
 	h.cut = true
-	tt := startTTY(t, Config{User: "alice", Handler: h})
+	tt := startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h)})
 	tt.Type(t, "count\r")
 	tt.WaitFor(t, "mnemo> One two\r\n"+indent+"three\r\n\r\n"+indent+strings.TrimSpace(mnemo.CutNote))
+	tt.quit(t)
+	// In colour the note is Markdown as the reply is: italic, without its
+	// underscores.
+	h = newStreamHandler(words("One ", "two")...)
+	h.cut = true
+	tt = startTTY(t, Config{User: "alice", Chat: chatOf(t, "alice", h), Color: true})
+	tt.Type(t, "count\r")
+	tt.WaitFor(t, "\r\n\r\n"+indent+ansiItalic+strings.Trim(strings.TrimSpace(mnemo.CutNote), "_")+ansiReset+"\r\n")
 	tt.quit(t)
 }
 
@@ -175,7 +183,7 @@ func TestTermStreamRewritesAWrappedLine(t *testing.T) {
 	var out logtest.Buffer
 	ts := &termStream{out: &out, color: true, width: func() int { return 20 }, start: time.Now(), spin: thinking(&out, false)}
 	ts.Text(strings.Repeat("word ", 7) + "**end**\nnext")
-	ts.finish(mnemo.Reply{Streamed: true})
+	ts.finish(Said{Streamed: true})
 	got := out.String()
 	// 7 + 35 + 7 = 49 columns on 20: two rows up.
 	if !strings.Contains(got, "word **end**\r\x1b[2A\r"+ansiReset+"\x1b[J"+ansiMnemo+"mnemo>"+ansiReset+" word") ||
@@ -231,14 +239,14 @@ func TestInteractiveStreamWithoutATerminal(t *testing.T) {
 	h := newStreamHandler(streamStep{status: "looking through memory…"}, streamStep{text: "  "}, streamStep{text: "**One**\n"}, streamStep{text: "two"})
 	h.cut = true
 	var out strings.Builder
-	if err := Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, Interactive: true, Color: true, User: "a", Handler: h}); err != nil {
+	if err := Run(context.Background(), Config{In: strings.NewReader("hi\n"), Out: &out, Interactive: true, Color: true, User: "a", Chat: chatOf(t, "a", h)}); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
 	for _, want := range []string{
 		"looking through memory… (Ctrl-C cancels)",
 		"**One**\r" + ansiReset + "\x1b[J" + ansiMnemo + "mnemo>" + ansiReset + " " + ansiBold + "One" + ansiReset + "\n" + indent + "two",
-		"two\r" + ansiReset + "\x1b[J" + indent + "two\n\n" + indent + ansiDim + strings.TrimSpace(mnemo.CutNote) + ansiReset + "\n",
+		"two\r" + ansiReset + "\x1b[J" + indent + "two\n\n" + indent + ansiItalic + strings.Trim(strings.TrimSpace(mnemo.CutNote), "_") + ansiReset + "\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("output lacks %q:\n%q", want, got)

@@ -132,6 +132,9 @@ type Deps struct {
 	FirstVisible func(time.Duration)
 	Budget       pipeline.Budget
 	Refusals     pipeline.Refusals
+	// Withdraw keeps the turn of task id from the reflector: its person
+	// cancelled the reply (the terminal's Ctrl-C). nil: nothing to withdraw.
+	Withdraw func(taskID string)
 }
 
 // Adapter is a platform's running front end.
@@ -150,4 +153,49 @@ type Adapter interface {
 // Queuer is an Adapter that says how many messages wait (for /metrics).
 type Queuer interface {
 	Queued() int
+}
+
+// Line is one message typed at a terminal (several lines, when the person
+// wrote them as one), and where its reply is shown as it is written.
+type Line struct {
+	ID   string       // names the line, for Cancel (mnemo.NewTaskID makes one)
+	Text string       // as typed: a message, or a command word (/memory …)
+	Show mnemo.Stream // the reply's words and statuses as they come; nil: none
+}
+
+// Said is what a line was answered: a reply (Markdown), or a command's
+// answer.
+type Said struct {
+	Text string
+	// Streamed: Text went to Line.Show as it was written; Cut: it broke
+	// off after words were shown (the front adds mnemo.CutNote).
+	Streamed, Cut bool
+	// Failed: the message got no real answer (the model could not be
+	// reached, the reply broke off); a cancelled one is not Failed.
+	Failed bool
+	// Forgot: everything remembered about the person was just deleted
+	// (the front forgets the lines it kept for the up arrow).
+	Forgot bool
+}
+
+// Conversation is one person's chat as a terminal sees it: the terminal
+// platform (bots/console) in this process, or the one of the process that
+// owns the data folder, through its control socket.
+type Conversation interface {
+	// Say answers l: a /memory command or alias at once, a message
+	// through the pipeline, its reply shown on l.Show as it is written.
+	// It returns when the answer is complete. An error: the line could not
+	// be taken at all (the chat is closing, the owner is gone).
+	Say(ctx context.Context, l Line) (Said, error)
+	// Cancel withdraws the answer to line id while it is written
+	// (Ctrl-C): its turn is not remembered; Say returns what was shown.
+	Cancel(id string)
+}
+
+// Chats is an Adapter whose conversations the app opens, one per person,
+// rather than a service's events (the terminal: its own chat and the
+// second chats through the control socket).
+type Chats interface {
+	Adapter
+	Conversation(user string) Conversation
 }

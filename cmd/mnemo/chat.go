@@ -45,9 +45,11 @@ type chatOptions struct {
 // the running answer and the reflections shutdown.grace; a second one
 // stops at once (exit 130). At a terminal Ctrl-C is a key the console
 // handles (it cancels a reply; twice, it ends the chat like Ctrl-D).
-// When another chat or serve owns the data folder, the chat talks through
-// it (remoteclient.go) instead; this process then serves the chats through
-// it on its control socket (remotechat.go) for as long as it runs.
+// Its lines go to the terminal platform (bots/console), on the pipeline
+// Slack and Discord are on. When another chat or serve owns the data
+// folder, the chat talks to that one's terminal platform (remoteclient.go)
+// instead; this process then serves the chats through it on its control
+// socket (app's chatsession.go) for as long as it runs.
 func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOptions, args []string) error {
 	if len(args) > 0 {
 		return usageError("chat: unexpected argument %q; usage: mnemo chat [--user NAME] [--verbose]", args[0])
@@ -59,6 +61,11 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	// A person at a terminal: keys in, the conversation out. With either
 	// redirected, chat is piped: replies only on stdout.
 	interactive := isTerminal(env.stdin) && isTerminal(env.stdout)
+	if interactive {
+		var screen *console.Screen
+		env, screen = sharedScreen(env, cfg)
+		defer screen.Release()
+	}
 	var said *saidAtEnd
 	if !opts.verbose {
 		env, said = quietChatLogs(env, cfg)
@@ -95,12 +102,19 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	a.StartBaseline(name)
 	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.CancelCalls)
 	defer sd.release()
+	// The terminal platform: this chat's lines, and those of the chats
+	// talking through this process (the control socket), on the pipeline.
+	term := console.New(a.TerminalDeps())
+	a.UseAdapters([]app.Adapter{{Name: console.Name, Adapter: term}})
 	ctl, err := a.ListenControl()
 	if err != nil {
 		sd.begin()
 		a.Close(sd.hard)
 		return failure(err)
 	}
+	termCtx, stopTerm := context.WithCancel(context.WithoutCancel(ctx))
+	termDone := make(chan error, 1)
+	go func() { termDone <- term.Run(termCtx) }()
 	var unanswered atomic.Int64 // messages the model could not answer
 	var history string
 	var historyRoot *os.Root
@@ -110,20 +124,15 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	if historyRoot != nil {
 		defer historyRoot.Close()
 	}
+	// A signal stops reading, not the answer being written (the console
+	// detaches it); at a terminal Ctrl-C is a key that cancels the answer,
+	// and the platform withdraws that turn from the reflector.
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
-		// A signal stops reading, not the answer being written (the
-		// console detaches it); at a terminal Ctrl-C is a key that
-		// cancels the answer, and Withdraw keeps that turn from the reflector.
-		Handler:      a.ConsoleHandler(&unanswered),
-		Withdraw:     a.Withdraw,
-		FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible("console", d) },
+		Chat: term.Conversation(name), Unanswered: &unanswered,
+		FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible(console.Name, d) },
 		History:      history, HistoryRoot: historyRoot,
-		Color:      interactive && wantsColor(env),
-		Memory:     a.ShowChat,
-		Visibility: a,
-		Why:        func(user, text string) (string, error) { return a.Why(user, "", text, false) },
-		Forget:     func(user string) (string, error) { return app.ForgetAnswer(a, user) },
+		Color: interactive && wantsColor(env),
 	})
 	if interactive {
 		tellSaving(ctx, env, cfg)
@@ -133,6 +142,8 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	ctlCtx, ctlDone := context.WithTimeout(sd.hard, cfg.Shutdown.Grace)
 	ctl.Close(ctlCtx)
 	ctlDone()
+	stopTerm() // every line taken is answered first
+	<-termDone
 	closeErr := a.Close(sd.hard)
 	saveErr := a.SaveError()
 	switch {
@@ -150,6 +161,17 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 		}
 	}
 	return chatShortfall(interactive, unanswered.Load(), saveErr)
+}
+
+// sharedScreen is env with the chat's output and its log on one
+// console.Screen: at a terminal they share the screen, and a log line never
+// lands inside a line the chat is writing.
+func sharedScreen(env *cliEnv, cfg *config.Config) (*cliEnv, *console.Screen) {
+	screen := console.NewScreen(env.stdout, env.stderr)
+	e := *env
+	e.stdout, e.stderr = screen, screen.Log()
+	e.logger = slog.New(cfg.LogHandler(e.stderr))
+	return &e, screen
 }
 
 // wantsColor reports whether the terminal takes colors: not with $NO_COLOR
@@ -258,7 +280,9 @@ type saidHandler struct {
 
 func (h saidHandler) Handle(ctx context.Context, r slog.Record) error {
 	switch {
-	case r.Message == "agent: task failed", r.Message == "reflector: shutdown incomplete":
+	case r.Message == "agent: task failed", r.Message == "reflector: shutdown incomplete",
+		r.Message == "console: answering with an apology", r.Message == "answering with the agent's apology",
+		r.Message == "the task did not run":
 		return nil
 	case strings.HasPrefix(r.Message, "reflection: failed"):
 		r.Attrs(func(a slog.Attr) bool {

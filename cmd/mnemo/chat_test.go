@@ -412,13 +412,17 @@ func TestChatMemoryForgetHelp(t *testing.T) {
 	ep := filepath.Join(w.dir, "data", "memory", "zhangsan", "episodes", "2026-11.md")
 	os.MkdirAll(filepath.Dir(ep), 0o755)
 	os.WriteFile(ep, []byte("# Episodes 2026-11\n> Summary: flaky tests\n\n## Fixed the flaky test\n- Summary: a race in the cache\n- Date: 2026-11-03\n\n## Set up CI\n- Summary: GitHub Actions\n- Date: 2026-11-20\n"), 0o644)
-	r := w.chat(t, "/memory\n/help\n/forget\n", "--user", "zhangsan")
+	r := w.chat(t, "/memory\n/memory why Zhang\n/help\n/forget\n", "--user", "zhangsan")
 	for _, want := range []string{
+		// /memory why: the line, where it was learned (the terminal, the
+		// reflection's day) and its history.
+		"`facts/user.md:5` - Name: Zhang San\n  from: terminal, 20",
+		"(reflector); file last changed",
 		"## What I remember about you, zhangsan\n",
 		"### user name (facts/user.md) [private]\n- Name: Zhang San\n",
 		"### Recent work together (2 of 2, from episodes/2026-11.md [private])\n- 2026-11-20 Set up CI — GitHub Actions\n- 2026-11-03 Fixed the flaky test — a race in the cache\n",
 		"/memory                what mnemo remembers about you, each file private or shared\n",
-		"To go ahead, type: /forget yes\n",
+		"This deletes **everything** I remember about you (every fact and episode file). It cannot be undone.\nType **/forget yes** to confirm (within 10 minutes); anything else cancels.\n",
 	} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("chat output lacks %q:\n%s", want, r.stdout)
@@ -430,7 +434,7 @@ func TestChatMemoryForgetHelp(t *testing.T) {
 	if _, err := os.Stat(ep); err != nil {
 		t.Fatal("/forget without yes deleted something")
 	}
-	w.chat(t, "/forget yes\n/memory\n", "--user", "zhangsan").want(t, 0, "Done: I have forgotten everything about you, zhangsan.\nI don't remember anything about you yet.\n", "")
+	w.chat(t, "/forget yes\n/memory\n", "--user", "zhangsan").want(t, 0, "Done: I deleted everything I remembered about you.\nI don't remember anything about you yet.\n", "")
 	w.chat(t, "/forget yes\n", "--user", "zhangsan").want(t, 0, "There was nothing to forget", "")
 }
 
@@ -468,7 +472,8 @@ func TestChatMemoryShare(t *testing.T) {
 	// A memory folder that is a file: /memory says so, share finds nothing.
 	w.putMemory(t, "wangwu", "not a folder")
 	r = w.chat(t, "/memory\n/memory share facts/food.md\n", "--user", "wangwu")
-	if !strings.Contains(r.stdout, "mnemo: cannot show your memory: memory folder") || !strings.Contains(r.stdout, "couldn't change `facts/food.md`") {
+	if !strings.Contains(r.stdout, "Sorry, I couldn't read what I remember about you just now.") || !strings.Contains(r.stdout, "couldn't change `facts/food.md`") ||
+		!strings.Contains(r.stderr, "/memory cannot read the memory") || !strings.Contains(r.stderr, "wangwu is a special file, not a folder") {
 		t.Errorf("a broken folder:\n%s\n%s", r.stdout, r.stderr)
 	}
 }

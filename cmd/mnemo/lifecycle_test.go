@@ -193,16 +193,7 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 	w := newChatWorld(t)
 	w.chat(t, "Hello, I'm Zhang San.\n", "--user", "zhangsan").want(t, 0, "Noted.\n", "")
 	// A turn left journaled (a process stopped before reflecting it).
-	cfg := lockConfig(t, w)
-	env, _ := serveEnv(w)
-	a, err := openApp(context.Background(), env, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Core().Reflector.Add(mnemo.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."}); err != nil {
-		t.Fatal(err)
-	}
-	a.Close(cancelledContext())
+	leaveTurn(t, w, mnemo.Turn{TaskID: "t1", User: "zhangsan", Platform: "console", UserText: "Actually, I'm Zhang Wei.", ReplyText: "Noted."})
 	if turns := journalTurns(t, w, "zhangsan"); len(turns) != 1 {
 		t.Fatalf("journal before the forget: %v", turns)
 	}
@@ -224,15 +215,37 @@ func TestForgetWithoutARunningProcessDropsTheJournal(t *testing.T) {
 
 	// A user with no folder but journaled turns: they are dropped, and
 	// said so; with neither, the usual "no memory" error.
-	a, err = openApp(context.Background(), env, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Core().Reflector.Add(mnemo.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
-	a.Close(cancelledContext())
+	leaveTurn(t, w, mnemo.Turn{TaskID: "t2", User: "newbie", Platform: "console", UserText: "I'm New Bie.", ReplyText: "Noted."})
 	cli(t, w.env, "memory", "forget", "newbie").want(t, 1, "", `no memory for user "newbie"`)
 	cli(t, w.env, "memory", "forget", "newbie", "--yes").want(t, 0, "newbie has no memory files; also dropped 1 turn waiting to be reflected\n", "")
 	cli(t, w.env, "memory", "forget", "newbie", "--yes").want(t, 1, "", `no memory for user "newbie"`)
+}
+
+// leaveTurn journals turn for reflection as a process that stopped before
+// reflecting it leaves it: a line of the user's reflector journal
+// (reflector/journal.go's format; the time now when turn has none).
+func leaveTurn(t *testing.T, w *chatWorld, turn mnemo.Turn) {
+	t.Helper()
+	if turn.Time.IsZero() {
+		turn.Time = time.Now()
+	}
+	line, err := json.Marshal(map[string]any{"taskId": turn.TaskID, "user": turn.User, "platform": turn.Platform,
+		"userText": turn.UserText, "replyText": turn.ReplyText, "time": turn.Time})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(w.dir, "data", "state", "reflector")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, turn.User+".jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Write(append(line, '\n')); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func cancelledContext() context.Context {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,16 +21,7 @@ func TestMemoryPending(t *testing.T) {
 
 	// A turn left journaled (the process stopped before reflecting it),
 	// and one given up on after three failed runs.
-	cfg := lockConfig(t, w)
-	env, _ := serveEnv(w)
-	a, err := openApp(context.Background(), env, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := a.Core().Reflector.Add(mnemo.Turn{TaskID: "t1", User: "alice", Platform: "slack", UserText: "I like tea.", ReplyText: "Noted.", Time: time.Now().Add(-3 * time.Hour)}); err != nil {
-		t.Fatal(err)
-	}
-	a.Close(cancelledContext())
+	leaveTurn(t, w, mnemo.Turn{TaskID: "t1", User: "alice", Platform: "slack", UserText: "I like tea.", ReplyText: "Noted.", Time: time.Now().Add(-3 * time.Hour)})
 	failed := filepath.Join(w.dir, "data", "state", "reflector", "failed", "bob-20261120T100000Z-r1.jsonl")
 	putFile(t, failed, `{"taskId":"t9","user":"bob","platform":"discord","userText":"I'm Bob.","replyText":"Hi","time":"2026-11-20T10:00:00Z","attempts":3}`+"\n"+
 		`{"kind":"failed","user":"bob","error":"reflector: model server unavailable","time":"2026-11-20T11:00:00Z"}`+"\n")
@@ -51,7 +41,7 @@ func TestMemoryPending(t *testing.T) {
 	cli(t, w.env, "memory", "pending", "--retry", "--drop").want(t, 2, "", "--retry or --drop, not both")
 	cli(t, w.env, "memory", "pending", "--drop").want(t, 2, "", "--drop needs a user")
 	cli(t, w.env, "memory", "pending", "#slack-T1-C1", "--drop").want(t, 2, "", "their speakers'")
-	lock, err := lockData(nil, cfg, "mnemo serve")
+	lock, err := lockData(nil, lockConfig(t, w), "mnemo serve")
 	if err != nil {
 		t.Fatal(err)
 	}

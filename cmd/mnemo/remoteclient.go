@@ -1,27 +1,26 @@
 package main
 
-// The second chat's half of a chat through the owner (remotechat.go): the
-// console runs here, at this person's terminal or pipe, as it does in a
-// chat of its own (line editing, the reply streamed and rendered, Ctrl-C,
-// the up arrow's history); its messages, /memory and /forget are carried
-// out by the process that owns the data folder.
+// The second chat's half of a chat through the owner (the owner's half is
+// cmd/internal/app/chatsession.go): the console runs here, at this person's
+// terminal or pipe, as it does in a chat of its own (line editing, the
+// reply streamed and rendered, Ctrl-C, the up arrow's history); its lines —
+// messages, /memory and its aliases — go to the terminal platform of the
+// process that owns the data folder.
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/console"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
-	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // errOwnerGone cancels a second chat when the owner ends it or hangs up.
@@ -68,12 +67,12 @@ func remoteChat(ctx context.Context, env *cliEnv, cfg *config.Config, held *lock
 			defer historyRoot.Close()
 		}
 	}
+	var unanswered atomic.Int64
 	runErr := console.Run(cctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
-		Handler: rc, Withdraw: rc.withdraw,
+		Chat: rc, Unanswered: &unanswered,
 		History: history, HistoryRoot: historyRoot,
-		Color:  interactive && wantsColor(env),
-		Memory: rc.show, Visibility: rc, Forget: rc.forget, Why: rc.why,
+		Color: interactive && wantsColor(env),
 	})
 	gone := context.Cause(cctx) == errOwnerGone
 	rc.close()
@@ -88,7 +87,7 @@ func remoteChat(ctx context.Context, env *cliEnv, cfg *config.Config, held *lock
 	if interactive {
 		fmt.Fprintf(env.stderr, "mnemo: %s keeps what is worth remembering of this chat.\n", held.holder)
 	}
-	return chatShortfall(interactive, rc.failed.Load(), nil)
+	return chatShortfall(interactive, unanswered.Load(), nil)
 }
 
 // aborted reports whether a second signal came.
@@ -101,8 +100,8 @@ func aborted(env *cliEnv) bool {
 	}
 }
 
-// remote is the console's handler, /memory and /forget, carried out by
-// the owner over conn.
+// remote is the owner's terminal platform, over conn
+// (platform.Conversation).
 type remote struct {
 	conn   *control.Conn
 	holder string
@@ -110,7 +109,6 @@ type remote struct {
 	quit   chan struct{}      // closed by close: the reader stops
 	done   chan struct{}      // closed when the reader stopped
 	once   sync.Once
-	failed atomic.Int64 // messages left unanswered
 
 	end control.Event // the owner's end event, if it sent one (set before events is closed)
 }
@@ -183,106 +181,43 @@ func (r *remote) send(e control.Event) error {
 	return nil
 }
 
-// Handle sends t's message to the owner and shows its reply as the owner
-// writes it; it returns when the reply is done (a Ctrl-C cancels it
-// through withdraw, which the console calls first).
-func (r *remote) Handle(_ context.Context, t mnemo.Task) (mnemo.Reply, error) {
-	if t.ID == "" {
-		t.ID = mnemo.NewTaskID()
-	}
-	if err := r.send(control.Event{Type: app.EvMessage, ID: t.ID, Text: t.Text}); err != nil {
-		return mnemo.Reply{}, err
+// Say sends l to the owner and shows its reply as the owner writes it; it
+// returns when the reply is done (a Ctrl-C cancels it through Cancel).
+func (r *remote) Say(_ context.Context, l platform.Line) (platform.Said, error) {
+	if err := r.send(control.Event{Type: app.EvMessage, ID: l.ID, Text: l.Text}); err != nil {
+		return platform.Said{}, err
 	}
 	var text strings.Builder
 	for {
 		e, err := r.next()
 		if err != nil {
-			return mnemo.Reply{}, err
+			return platform.Said{}, err
 		}
 		switch e.Type {
 		case app.EvText:
 			text.WriteString(e.Text)
-			if t.Stream != nil {
-				t.Stream.Text(e.Text)
+			if l.Show != nil {
+				l.Show.Text(e.Text)
 			}
 		case app.EvStatus:
-			if t.Stream != nil {
-				t.Stream.Status(e.Text)
+			if l.Show != nil {
+				l.Show.Status(e.Text)
 			}
 		case app.EvReply:
 			if e.Error != "" {
-				return mnemo.Reply{}, errors.New(e.Error)
+				return platform.Said{}, errors.New(e.Error)
 			}
-			if e.Failed {
-				r.failed.Add(1)
-			}
-			reply := mnemo.Reply{TaskID: t.ID, Text: e.Text, Failed: e.Failed, Streamed: e.Streamed, Cut: e.Cut}
+			said := platform.Said{Text: e.Text, Failed: e.Failed, Streamed: e.Streamed, Cut: e.Cut, Forgot: e.Forgot}
 			if e.Streamed {
-				reply.Text = text.String()
+				said.Text = text.String()
 			}
-			return reply, nil
+			return said, nil
 		default:
-			return mnemo.Reply{}, fmt.Errorf("%s sent a %q event during a reply; run both chats from the same mnemo version", r.holder, e.Type)
+			return platform.Said{}, fmt.Errorf("%s sent a %q event during a reply; run both chats from the same mnemo version", r.holder, e.Type)
 		}
 	}
 }
 
-// withdraw is Ctrl-C on a reply: the owner keeps the turn from its
+// Cancel is Ctrl-C on a reply: the owner keeps the turn from its
 // reflector and cancels it, then sends what the reply was.
-func (r *remote) withdraw(id string) { _ = r.send(control.Event{Type: app.EvCancel, ID: id}) }
-
-// ask sends a command and returns the owner's answer.
-func (r *remote) ask(e control.Event) (control.Event, error) {
-	if err := r.send(e); err != nil {
-		return control.Event{}, err
-	}
-	a, err := r.next()
-	if err == nil && a.Type != app.EvAnswer {
-		err = fmt.Errorf("%s sent a %q event for an answer; run both chats from the same mnemo version", r.holder, a.Type)
-	}
-	return a, err
-}
-
-// show is /memory, by the owner.
-func (r *remote) show(string) (string, error) { return r.command(app.EvShow) }
-
-// why is /memory why TEXT, by the owner.
-func (r *remote) why(_, text string) (string, error) {
-	a, err := r.ask(control.Event{Type: app.EvWhy, Text: text})
-	if err == nil && a.Error != "" {
-		err = errors.New(a.Error)
-	}
-	return a.Text, err
-}
-
-// forget is /forget yes, by the owner.
-func (r *remote) forget(string) (string, error) { return r.command(app.EvForget) }
-
-// command asks the owner for a command's answer text.
-func (r *remote) command(typ string) (string, error) {
-	a, err := r.ask(control.Event{Type: typ})
-	if err == nil && a.Error != "" {
-		err = errors.New(a.Error)
-	}
-	return a.Text, err
-}
-
-// CheckPath is Visibility's: a memory file name or not.
-func (r *remote) CheckPath(p string) error {
-	_, err := memory.ParsePath(p)
-	return err
-}
-
-// SetShared is /memory share and /memory private, by the owner.
-func (r *remote) SetShared(_, path string, shared bool) (bool, error) {
-	a, err := r.ask(control.Event{Type: app.EvShare, Path: path, Shared: shared})
-	switch {
-	case err != nil:
-		return false, err
-	case a.Missing:
-		return false, fmt.Errorf("%s (%w)", a.Error, fs.ErrNotExist)
-	case a.Error != "":
-		return false, errors.New(a.Error)
-	}
-	return a.Changed, nil
-}
+func (r *remote) Cancel(id string) { _ = r.send(control.Event{Type: app.EvCancel, ID: id}) }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
@@ -96,6 +97,9 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if err != nil {
 		return stop(err)
 	}
+	// The terminal platform: second chats on this data folder talk to it
+	// through the control socket.
+	adapters = append(adapters, namedAdapter{console.Name, console.New(a.TerminalDeps())})
 	a.UseAdapters(appAdapters(adapters))
 	ctl, err := a.ListenControl()
 	if err != nil {

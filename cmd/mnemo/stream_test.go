@@ -11,6 +11,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/console/consoletest"
 )
 
 // streamWait bounds every wait of these tests; reached only when one fails.
@@ -290,5 +291,51 @@ func TestChatStreamCutAtShutdown(t *testing.T) {
 	}
 	if tr := w.reflected(); strings.Contains(tr, "say something") {
 		t.Errorf("a cut turn was reflected:\n%s", tr)
+	}
+}
+
+// At a terminal the log shares the screen with the reply (issue 34, item
+// 10): the warning of a cut stream never lands inside the line being
+// written, and the cut note is rendered as the rest of the reply's
+// Markdown (italic), its underscores not shown; the reply is not printed
+// a second time.
+func TestChatStreamCutAtATerminalKeepsLogsOffTheLine(t *testing.T) {
+	w := newChatWorld(t)
+	scriptThinker(w, func(string, int) openaitest.Reply {
+		return openaitest.Text("d1 d2 d3 d4 d5 d6").WithCutAfter(4)
+	})
+	tty := consoletest.Open(t)
+	done := make(chan error, 1)
+	go func() {
+		// stderr is the terminal too, as when a person runs mnemo chat.
+		done <- run(stopOn(context.Background()), []string{"chat", "--user", "ada"}, func(k string) string { return w.env[k] }, tty.Slave, tty.Slave, tty.Slave)
+	}()
+	tty.WaitFor(t, "you> ")
+	tty.Type(t, "count for me\r")
+	tty.WaitFor(t, "cut off here")
+	tty.WaitFor(t, "you> ")
+	tty.Type(t, "\x04")
+	select {
+	case <-done:
+	case <-time.After(streamWait):
+		t.Fatalf("chat did not end at Ctrl-D; screen:\n%q", tty.Screen())
+	}
+	screen := tty.Screen()
+	for _, line := range strings.Split(screen, "\n") {
+		if strings.Contains(line, "d4") && strings.Contains(line, "level=") {
+			t.Errorf("a log line was written inside the reply's line: %q", line)
+		}
+	}
+	if !strings.Contains(screen, "reply cut off") {
+		t.Errorf("the warning is not on the screen: %q", screen)
+	}
+	if strings.Contains(screen, "_(") || strings.Contains(screen, ")_") {
+		t.Errorf("the cut note is shown with its Markdown: %q", screen)
+	}
+	if !strings.Contains(screen, "\x1b[3m(The reply was cut off here") {
+		t.Errorf("the cut note is not rendered in italics: %q", screen)
+	}
+	if _, after, _ := strings.Cut(screen, "level=WARN"); strings.Contains(after, "d3") {
+		t.Errorf("the reply is shown again after the warning: %q", screen)
 	}
 }

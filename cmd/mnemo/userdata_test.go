@@ -58,17 +58,15 @@ func personWorld(t *testing.T) (*chatWorld, *cliEnv, []string) {
 		t.Fatal(err)
 	}
 	for _, p := range []string{"alice", "bob"} {
-		mark := map[string]string{"alice": aliceMark, "bob": bobMark}[p]
-		if err := a.Core().Reflector.Add(mnemo.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, p := range []string{"alice", "bob"} {
 		if _, err := a.Show(p, ""); err != nil { // builds the index, cached at Close
 			t.Fatal(err)
 		}
 	}
-	a.Close(cancelledContext()) // the turns stay journaled
+	a.Close(cancelledContext())
+	for _, p := range []string{"alice", "bob"} { // turns a stopped process left journaled
+		mark := map[string]string{"alice": aliceMark, "bob": bobMark}[p]
+		leaveTurn(t, w, mnemo.Turn{TaskID: "t-" + p, User: p, Platform: "console", UserText: "My pet is " + mark + ".", ReplyText: "Noted."})
+	}
 	places := []string{
 		filepath.Join(data, "alice", "facts", "user.md"),
 		filepath.Join(state, "chat", "alice.history"),

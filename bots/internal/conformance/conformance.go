@@ -102,33 +102,87 @@ type Bot interface {
 	Stop() error
 }
 
-// Row is one behaviour.
+// Row is one behaviour, and what of a platform it needs.
 type Row struct {
-	Name string
-	Run  func(t *testing.T, d Driver)
+	Name  string
+	Run   func(t *testing.T, d Driver)
+	Needs Feature
+}
+
+// Feature is something a row needs of a platform that not every platform
+// has (the terminal, one person at a keyboard, has none of them).
+type Feature int
+
+// The features a row may need.
+const (
+	Redelivery Feature = 1 << iota // the platform may deliver a message again
+	Durable                        // its intake journal is on disk: a restart resumes
+	QueueAhead                     // a conversation's messages may come before the earlier ones are answered
+	Limit                          // a message has a length limit: long replies are split
+	Channels                       // there are channels besides private conversations
+	Access                         // who may talk is decided by access rules
+)
+
+// why says why a row that needs a feature cannot apply to a platform
+// without it.
+var why = map[Feature]string{
+	Redelivery: "the platform never delivers a message twice (a terminal reads each line once)",
+	Durable:    "the platform's intake journal is kept in memory: there is nothing to resume after a restart (a terminal's messages cannot be answered into a terminal that is gone)",
+	QueueAhead: "a person waits for each answer before sending the next message (a terminal's prompt comes back with the reply): a conversation never fills up",
+	Limit:      "the platform has no length limit: a reply is one message, never split",
+	Channels:   "the platform has no channels: every conversation is private, one person's",
+	Access:     "the platform is the operator's own: no access rules apply (a terminal on the server)",
+}
+
+// Lacker is a Driver whose platform lacks some features (optional): the
+// rows that need them are skipped, saying why.
+type Lacker interface {
+	Lacks() Feature
 }
 
 // Table is every row.
 var Table = []Row{
-	{"redelivery", redelivery},
-	{"resume", resume},
-	{"busy", busy},
-	{"split", splitReply},
-	{"privacy policy", privacy},
-	{"/memory", memoryCommand},
-	{"shutdown", shutdown},
-	{"stream", stream},
-	{"stream split", streamSplit},
-	{"stream cut", streamCut},
-	{"stream resume", streamResume},
-	{"access refused", accessRefused},
+	{"redelivery", redelivery, Redelivery | Durable},
+	{"resume", resume, Durable | Limit},
+	{"busy", busy, QueueAhead},
+	{"split", splitReply, Limit},
+	{"privacy policy", privacy, Channels},
+	{"/memory", memoryCommand, 0},
+	{"shutdown", shutdown, 0},
+	{"stream", stream, 0},
+	{"stream split", streamSplit, Limit},
+	{"stream cut", streamCut, 0},
+	{"stream resume", streamResume, Durable},
+	{"access refused", accessRefused, Access},
 }
 
-// Run runs every row of Table against d, each as a subtest.
+// Run runs every row of Table against d, each as a subtest; a row that
+// needs what d's platform lacks (Lacker) is skipped with the reason.
 func Run(t *testing.T, d Driver) {
-	for _, r := range Table {
-		t.Run(r.Name, func(t *testing.T) { r.Run(t, d) })
+	var lacks Feature
+	if l, ok := d.(Lacker); ok {
+		lacks = l.Lacks()
 	}
+	for _, r := range Table {
+		t.Run(r.Name, func(t *testing.T) {
+			if reason := skipReason(r.Needs & lacks); reason != "" {
+				t.Skip(reason)
+			}
+			r.Run(t, d)
+		})
+	}
+}
+
+// skipReason says why a row that needs missing cannot apply ("" when
+// nothing is missing): each missing feature's reason.
+func skipReason(missing Feature) string {
+	var reasons []string
+	for f := Redelivery; f <= Access; f <<= 1 {
+		if missing&f != 0 {
+			reasons = append(reasons, why[f])
+		}
+	}
+	return strings.Join(reasons, "; ")
 }
 
 // accessRefused: with pairing, a stranger gets one reply with a code,

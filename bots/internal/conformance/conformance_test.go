@@ -327,3 +327,20 @@ func TestTableRows(t *testing.T) {
 		t.Errorf("rows %q; want %q", names, want)
 	}
 }
+
+// A row a platform cannot show is skipped with every reason that applies,
+// and none is skipped for a platform that lacks nothing; every feature a
+// row may need has its reason.
+func TestSkipReason(t *testing.T) {
+	for f := Redelivery; f <= Access; f <<= 1 {
+		if why[f] == "" {
+			t.Errorf("feature %d has no reason", f)
+		}
+	}
+	if got := skipReason(0); got != "" {
+		t.Errorf("nothing missing: %q", got)
+	}
+	if got, want := skipReason(Durable|Limit), why[Durable]+"; "+why[Limit]; got != want {
+		t.Errorf("skipReason = %q; want %q", got, want)
+	}
+}

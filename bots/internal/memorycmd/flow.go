@@ -16,12 +16,19 @@ import (
 // Texts of the /memory flow, in Markdown.
 const (
 	// Usage explains /memory.
-	Usage = "**/memory** shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
+	Usage = usageCommands + byButton
+	// TypedUsage is Usage where a forget is confirmed by typing (the terminal).
+	TypedUsage    = usageCommands + byTyping
+	usageCommands = "**/memory** shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
 		"**/memory share facts/<name>.md** lets me use that file in channels too, e.g. `/memory share facts/food.md`; **/memory private facts/<name>.md** keeps it to our private conversations again. Every file is private until you share it.\n" +
 		"**/memory forget facts/<name>.md** or **episodes/YYYY-MM.md** deletes one file, e.g. `/memory forget facts/food.md`.\n" +
 		"**/memory why <words>** shows what I remember that matches the words, where and when I learned it, and who changed it, e.g. `/memory why Berlin`.\n" +
-		"**/memory forget all** deletes everything I remember about you.\n" +
-		"Nothing is deleted until you confirm with a button."
+		"**/memory forget all** deletes everything I remember about you.\n"
+	byButton = "Nothing is deleted until you confirm with a button."
+	byTyping = "Nothing is deleted until you confirm with **" + ConfirmWord + "**."
+	// ConfirmWord confirms a forget where there are no buttons (the
+	// terminal): typed after the question, it deletes.
+	ConfirmWord = "/forget yes"
 	// pathRules says what a memory file name is.
 	pathRules = "Memory files are `facts/<name>.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
 		"or `episodes/YYYY-MM.md` (e.g. `episodes/2026-02.md`), either with `.shared` before `.md` for a file made in a channel; `/memory` lists yours."
@@ -64,6 +71,9 @@ type Flow struct {
 	// none), and with off or mnemo.ChannelMemoryFull the answers say what
 	// that means for private and shared files; "" or read: nothing to add.
 	ChannelMemory string
+	// Typed: the asker confirms a forget by typing ConfirmWord (Confirm),
+	// not with buttons (the terminal); the texts say so.
+	Typed bool
 }
 
 // Asker is who sent a /memory command, and where.
@@ -142,9 +152,17 @@ func (f *Flow) Handle(cmd Command, a Asker) (ans Answer) {
 	case Why:
 		return Answer{Text: f.why(cmd.Target, a, log)}
 	case Help:
-		return Answer{Text: Usage}
+		return Answer{Text: f.usage()}
 	}
-	return Answer{Text: "I don't know " + CodeSpan(strings.TrimSpace("/memory "+cmd.Args)) + ".\n\n" + Usage}
+	return Answer{Text: "I don't know " + CodeSpan(strings.TrimSpace("/memory "+cmd.Args)) + ".\n\n" + f.usage()}
+}
+
+// usage is Usage, or TypedUsage where there are no buttons.
+func (f *Flow) usage() string {
+	if f.Typed {
+		return TypedUsage
+	}
+	return Usage
 }
 
 // WhyWhatText asks for the words of a /memory why.
@@ -223,7 +241,7 @@ func (f *Flow) askForget(target, user, asker, ownUser string, log *slog.Logger) 
 	path, what := target, CodeSpan(target)
 	switch {
 	case target == "":
-		return Answer{Text: ForgetWhichText + "\n\n" + Usage}
+		return Answer{Text: ForgetWhichText + "\n\n" + f.usage()}
 	case strings.EqualFold(target, "all"):
 		path, what = "", everythingPending
 	case f.Memory.CheckPath(target) != nil:
@@ -240,8 +258,11 @@ func (f *Flow) askForget(target, user, asker, ownUser string, log *slog.Logger) 
 		note = "\n" + account + " is linked to the memory user " + CodeSpan(user) +
 			", so this also deletes what was learned through your other linked accounts."
 	}
-	text := "This deletes " + what + ". It cannot be undone." + note +
-		fmt.Sprintf("\nPress **Delete** to confirm (within %s), or **Cancel**.", minutes(f.Confirms.TTL()))
+	how := fmt.Sprintf("\nPress **Delete** to confirm (within %s), or **Cancel**.", minutes(f.Confirms.TTL()))
+	if f.Typed {
+		how = fmt.Sprintf("\nType **%s** to confirm (within %s); anything else cancels.", ConfirmWord, minutes(f.Confirms.TTL()))
+	}
+	text := "This deletes " + what + ". It cannot be undone." + note + how
 	return Answer{Text: text, Confirm: token}
 }
 
@@ -269,15 +290,28 @@ func plural(n int, unit string) string {
 // panic in it is an error text, but for an error wrapping fs.ErrNotExist
 // (there was nothing to forget), whose own text is the answer.
 func (f *Flow) Button(token, asker string, confirm bool) (text string, wrongUser bool) {
+	text, _, wrongUser = f.press(token, asker, confirm)
+	return text, wrongUser
+}
+
+// Confirm carries out a forget confirmed by typing ConfirmWord (Flow.Typed),
+// as Button does a pressed Delete; forgot is what was deleted, when it was.
+func (f *Flow) Confirm(token, asker string) (text string, forgot *Pending) {
+	text, forgot, _ = f.press(token, asker, true)
+	return text, forgot
+}
+
+// press is Button, and what it deleted.
+func (f *Flow) press(token, asker string, confirm bool) (text string, forgot *Pending, wrongUser bool) {
 	log := f.log().With("asker", asker)
 	p, res := f.Confirms.Take(token, asker, f.now())
 	switch {
 	case res == ConfirmWrongUser:
-		return WrongUserText, true
+		return WrongUserText, nil, true
 	case res == ConfirmUnknown:
-		return ExpiredText, false
+		return ExpiredText, nil, false
 	case !confirm:
-		return CancelledText, false
+		return CancelledText, nil, false
 	}
 	what := CodeSpan(p.Path)
 	if p.Path == "" {
@@ -286,14 +320,14 @@ func (f *Flow) Button(token, asker string, confirm bool) (text string, wrongUser
 	err := f.forget(p, log)
 	if errors.Is(err, fs.ErrNotExist) { // nothing to forget: Memory words it, as every surface says it
 		log.Info("/memory forget: nothing to forget", "memory_user", p.User, "path", p.Path)
-		return err.Error(), false
+		return err.Error(), &p, false // what else was kept of it is gone all the same
 	}
 	if err != nil {
 		log.Warn("/memory forget failed", "memory_user", p.User, "path", p.Path, "error", err)
-		return "Sorry, I couldn't delete " + what + ": " + err.Error(), false
+		return "Sorry, I couldn't delete " + what + ": " + err.Error(), nil, false
 	}
 	log.Info("memory forgotten at the user's request", "memory_user", p.User, "path", p.Path)
-	return "Done: I deleted " + what + ".", false
+	return "Done: I deleted " + what + ".", &p, false
 }
 
 // forget calls Memory.Forget; a panic is an error.

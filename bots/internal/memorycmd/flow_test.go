@@ -431,3 +431,45 @@ func TestWhy(t *testing.T) {
 		})
 	}
 }
+
+// Where there are no buttons (Flow.Typed, the terminal) the texts say to
+// type ConfirmWord, and Confirm deletes what was asked, once, saying what
+// it deleted; an unknown token deletes nothing.
+func TestMemoryFlowTyped(t *testing.T) {
+	mem := &fakeMemory{}
+	f, _ := newFlow(mem, "")
+	f.Typed = true
+	own := Asker{ID: "ann", User: "ann", Own: "ann"}
+	for _, c := range []struct{ cmd, want string }{
+		{"help", TypedUsage},
+		{"bogus", "I don't know `/memory bogus`.\n\n" + TypedUsage},
+		{"forget", ForgetWhichText + "\n\n" + TypedUsage},
+	} {
+		if ans := f.Handle(Parse(c.cmd), own); ans.Text != c.want || ans.Confirm != "" {
+			t.Errorf("/memory %s: %q", c.cmd, ans.Text)
+		}
+	}
+	if !strings.HasSuffix(TypedUsage, "Nothing is deleted until you confirm with **/forget yes**.") || strings.Contains(TypedUsage, "button") {
+		t.Errorf("TypedUsage %q", TypedUsage)
+	}
+	ans := f.Handle(Parse("forget facts/food.md"), own)
+	if want := "This deletes `facts/food.md`. It cannot be undone.\nType **/forget yes** to confirm (within 10 minutes); anything else cancels."; ans.Text != want || ans.Confirm == "" {
+		t.Fatalf("ask: %q", ans.Text)
+	}
+	text, forgot := f.Confirm(ans.Confirm, "ann")
+	if text != "Done: I deleted `facts/food.md`." || forgot == nil || forgot.Path != "facts/food.md" || forgot.User != "ann" {
+		t.Errorf("confirm: %q, %+v", text, forgot)
+	}
+	if text, forgot := f.Confirm(ans.Confirm, "ann"); text != ExpiredText || forgot != nil {
+		t.Errorf("again: %q, %+v", text, forgot)
+	}
+	// Nothing to forget: what else was kept of it went all the same.
+	mem.forgetErr = fmt.Errorf("There was nothing to forget.%w", wrapNothing{})
+	ans = f.Handle(Parse("forget all"), own)
+	if text, forgot := f.Confirm(ans.Confirm, "ann"); text != "There was nothing to forget." || forgot == nil || forgot.Path != "" {
+		t.Errorf("nothing: %q, %+v", text, forgot)
+	}
+	if got := mem.forgotten(); len(got) != 1 || got[0] != "ann:facts/food.md" {
+		t.Errorf("forgotten %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"runtime/debug"
 	"strings"
@@ -24,6 +25,9 @@ type Answered struct {
 	// Streamed and Cut are the reply's (mnemo.Reply): Text went to
 	// Task.Stream as it was written; it broke off after words were shown.
 	Streamed, Cut bool
+	// Cancelled: it failed because it was cancelled (a person's Ctrl-C,
+	// shutdown's grace over), not for a fault of the model.
+	Cancelled bool
 }
 
 // Answer runs one task through h and says what to post: h's reply;
@@ -43,13 +47,13 @@ func Answer(ctx context.Context, h mnemo.Handler, t mnemo.Task, log *slog.Logger
 	switch {
 	case err != nil:
 		log.Warn("the task did not run", "error", err)
-		return Answered{Text: ErrorReplyText, Failed: true}
+		return Answered{Text: ErrorReplyText, Failed: true, Cancelled: errors.Is(err, context.Canceled)}
 	case strings.TrimSpace(reply.Text) == "":
 		log.Warn("the task gave no answer; answering with the apology", "task_id", reply.TaskID)
 		return Answered{Text: mnemo.ApologyText, Failed: true, Cut: reply.Cut}
 	case reply.Failed:
 		log.Warn("answering with the agent's apology", "task_id", reply.TaskID)
-		return Answered{Text: reply.Text, Failed: true, Streamed: reply.Streamed, Cut: reply.Cut}
+		return Answered{Text: reply.Text, Failed: true, Streamed: reply.Streamed, Cut: reply.Cut, Cancelled: errors.Is(reply.Err, context.Canceled)}
 	}
 	return Answered{Text: reply.Text, Streamed: reply.Streamed}
 }

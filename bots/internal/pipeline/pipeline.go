@@ -24,10 +24,13 @@
 // where Parts splits; the messages' ids journaled, so that a crash is
 // finished by edits rather than a second reply).
 //
-// A platform (bots/slack, bots/discord) implements Platform, the few things
-// only it knows: reading its events into messages, the journal form of a
-// message, acknowledging, posting one part, finding the parts already
-// posted, showing typing and reading the thread.
+// A platform (bots/slack, bots/discord, bots/console) implements Platform,
+// the few things only it knows: reading its events into messages, the
+// journal form of a message, acknowledging, posting one part, finding the
+// parts already posted, showing typing and reading the thread. The
+// terminal (bots/console) shows a reply itself as it is written
+// (Streamer), lets its person cancel one (Canceller) and is told of a
+// message a forget dropped (Dropper).
 package pipeline
 
 import (
@@ -98,6 +101,30 @@ type Platform[M Incoming] interface {
 	// Posted is how many of parts, m's reply, the platform shows already
 	// (a crash interrupted the post); 0 when it cannot tell.
 	Posted(ctx context.Context, m M, parts []string) int
+}
+
+// Streamer is a Platform that shows a reply itself while it is written
+// (optional; the terminal, which prints the words as they come): the task's
+// Stream is Stream(m), and the reply's Answered is handed to Answered
+// before the reply is posted, so that the platform finishes what it showed
+// (a cut note after a cut stream) rather than showing it again.
+type Streamer[M Incoming] interface {
+	Stream(m M) mnemo.Stream
+	Answered(m M, a Answered)
+}
+
+// Canceller is a Platform whose person may cancel an answer while it is
+// written (optional; the terminal's Ctrl-C): m's task runs under
+// TaskContext(ctx, m), which ends when they do.
+type Canceller[M Incoming] interface {
+	TaskContext(ctx context.Context, m M) context.Context
+}
+
+// Dropper is a Platform told of a message that will not be answered
+// because its person's memory was forgotten while it waited (optional;
+// the terminal, whose person waits for every answer).
+type Dropper[M Incoming] interface {
+	Dropped(m M)
 }
 
 // Options configures a Pipeline. Platform, Handler and Adapter are
@@ -337,6 +364,9 @@ func (p *Pipeline[M]) answer(m M) {
 	log := h.Log.With("task_id", id)
 	if !p.Journal().Start(h.ID) {
 		log.Info(p.opts.Name + ": message not answered: its user's memory was forgotten since it came")
+		if d, ok := p.plat.(Dropper[M]); ok {
+			d.Dropped(m)
+		}
 		return
 	}
 	start := time.Now()
@@ -345,6 +375,9 @@ func (p *Pipeline[M]) answer(m M) {
 		return
 	}
 	ctx := p.work
+	if c, ok := p.plat.(Canceller[M]); ok {
+		ctx = c.TaskContext(ctx, m)
+	}
 	stopTyping := sync.OnceFunc(p.plat.Typing(ctx, m))
 	task := mnemo.Task{
 		ID:            id,
@@ -360,7 +393,10 @@ func (p *Pipeline[M]) answer(m M) {
 	// A platform that shows replies as they are written gets the task's
 	// stream: the typing indicator ends at the first words.
 	var dr *draft[M]
-	if d, ok := p.plat.(Drafter[M]); ok {
+	st, streams := p.plat.(Streamer[M])
+	if streams {
+		task.Stream = st.Stream(m)
+	} else if d, ok := p.plat.(Drafter[M]); ok {
 		dr = newDraft(p, d, m, p.takeDrafts(m), func() {
 			stopTyping()
 			if p.opts.FirstVisible != nil {
@@ -383,6 +419,9 @@ func (p *Pipeline[M]) answer(m M) {
 	}
 	if a.Failed {
 		log.Warn(p.opts.Name+": answering with an apology", "cut", a.Cut)
+	}
+	if streams {
+		st.Answered(m, a)
 	}
 	text := a.Text
 	if dr != nil {

@@ -522,3 +522,105 @@ func TestDecodeJSON(t *testing.T) {
 		t.Error("not JSON of a wireMsg: no error")
 	}
 }
+
+// terminal is the fake platform showing replies itself (Streamer), with a
+// context per message (Canceller), told of the messages a forget dropped
+// (Dropper).
+type terminal struct {
+	*fake
+	mu       sync.Mutex
+	shown    map[string]*strings.Builder
+	answered map[string]Answered
+	dropped  []string
+	ctx      map[string]context.Context
+}
+
+func (f *terminal) Stream(m *msg) mnemo.Stream {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	b := &strings.Builder{}
+	f.shown[m.ID] = b
+	return shownStream{f, b}
+}
+
+func (f *terminal) Answered(m *msg, a Answered) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.answered[m.ID] = a
+}
+
+func (f *terminal) TaskContext(ctx context.Context, m *msg) context.Context {
+	if c, ok := f.ctx[m.ID]; ok {
+		return c
+	}
+	return ctx
+}
+
+func (f *terminal) Dropped(m *msg) {
+	f.mu.Lock()
+	f.dropped = append(f.dropped, m.ID)
+	f.mu.Unlock()
+	f.record("dropped:" + m.ID)
+}
+
+type shownStream struct {
+	f *terminal
+	b *strings.Builder
+}
+
+func (s shownStream) Text(d string) { s.f.mu.Lock(); s.b.WriteString(d); s.f.mu.Unlock() }
+func (s shownStream) Status(string) {}
+
+// A platform that shows the reply itself gets the task's stream (not a
+// draft) and the Answered before the post; a cancelled task's answer
+// says Cancelled; a message a forget dropped is told to the platform.
+func TestStreamerCancellerDropper(t *testing.T) {
+	f := &terminal{fake: newFake(), shown: map[string]*strings.Builder{}, answered: map[string]Answered{}, ctx: map[string]context.Context{}}
+	rt := intake.NewLifecycle(intake.LifecycleOptions{Platform: "term"})
+	started, gate := make(chan struct{}, 1), make(chan struct{})
+	h := handlerFunc(func(ctx context.Context, task mnemo.Task) (mnemo.Reply, error) {
+		if task.Text == "m2" { // held until m3 is queued and forgotten, then cancelled
+			started <- struct{}{}
+			<-gate
+			return mnemo.Reply{Text: mnemo.ApologyText, Failed: true, Err: ctx.Err()}, nil
+		}
+		if task.Stream == nil {
+			return mnemo.Reply{Text: "no stream"}, nil
+		}
+		task.Stream.Text("Hello")
+		return mnemo.Reply{Text: "Hello", Streamed: true}, nil
+	})
+	p := New[*msg](f, Options{Name: "term", Handler: h, Lifecycle: rt})
+	p.Queue = queue.New(1, queue.PerConversation)
+	stop, err := p.Start(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stop()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	f.ctx["m2"] = cancelled
+	m := func(id, user string) *msg {
+		return &msg{Message: Message{ID: id, User: user, Conversation: user, DM: true, Text: id, Log: slog.New(slog.DiscardHandler)}}
+	}
+	p.Receive(context.Background(), m("m1", "ann"))
+	f.waitEvent(t, "post:m1:0")
+	p.Receive(context.Background(), m("m2", "ann"))
+	<-started
+	p.Receive(context.Background(), m("m3", "bob"))
+	p.Forget("bob")
+	close(gate)
+	f.waitEvent(t, "dropped:m3")
+	p.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if got := f.shown["m1"].String(); got != "Hello" || !f.answered["m1"].Streamed || f.answered["m1"].Cancelled {
+		t.Errorf("m1: shown %q, answered %+v", got, f.answered["m1"])
+	}
+	if a := f.answered["m2"]; !a.Failed || !a.Cancelled {
+		t.Errorf("m2, cancelled: %+v", a)
+	}
+	if !slices.Equal(f.dropped, []string{"m3"}) {
+		t.Errorf("dropped %v", f.dropped)
+	}
+}

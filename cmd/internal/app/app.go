@@ -91,6 +91,9 @@ type App struct {
 	// budget is limits.*: serve's platforms check it; the reflector's
 	// tokens count toward its total (budget.go).
 	budget *budget.Budget
+	// chats is the terminal platform the second chats talk to (the
+	// control socket's "chat" sessions), once UseAdapters was given it.
+	chats platform.Chats
 }
 
 // ConfigError is a setting that keeps mnemo from starting (a platform
@@ -307,19 +310,8 @@ func (a *App) Metrics() *metrics.Metrics { return a.metrics }
 // Pending is how many turns wait to be reflected.
 func (a *App) Pending() int { return a.core.Reflector.Pending() }
 
-// Config is the configuration the app runs with (the model server
-// resolved).
-func (a *App) Config() *config.Config { return a.cfg }
-
-// Core is the store, the reflector and the Thinker (the load tool's and
-// the tests' way in).
-func (a *App) Core() *wiring.Core { return a.core }
-
 // State is the state folder.
 func (a *App) State() *state.State { return a.state }
-
-// Budget is limits.*, shared by every platform.
-func (a *App) Budget() *budget.Budget { return a.budget }
 
 // PlatformHandler is the Thinker as the chat platforms ask it: measured.
 func (a *App) PlatformHandler() Handler { return measuredHandler{a.core.Agent, a.metrics} }

@@ -2,45 +2,40 @@ package app
 
 // A second `mnemo chat` on a data folder another process owns (a chat or
 // serve: it holds the lock) talks through that process's control socket
-// instead of being refused: the owner answers its messages with its own
-// Thinker, memory and reflector, as it answers its own chat's. This file
-// is the owner's half; cmd/mnemo's remoteclient.go is the second chat's.
+// instead of being refused: its lines go to the owner's terminal platform
+// (bots/console, the pipeline every platform is on), as the owner's own
+// chat's do. This file is the owner's half; cmd/mnemo's remoteclient.go is
+// the second chat's, whose terminal shows what comes back.
 //
 // The session (op "chat", Arg the protocol version, User the memory user)
 // carries control.Events, one JSON line each:
 //
-//	client → owner  message {id, text}      a message to answer
-//	                cancel  {id}            Ctrl-C: not remembered, cancelled
-//	                show                    /memory
-//	                share   {path, shared}  /memory share|private FILE
-//	                forget                  /forget yes
-//	                why     {text}          /memory why TEXT
-//	owner → client  text    {text}          the next words of the reply
-//	                status  {text}          what the agent does meanwhile
-//	                reply   {text, failed, streamed, cut, error}
-//	                answer  {text, changed, missing, error}
-//	                end     {text, error}   the session is over (the owner stops)
+//	client → owner  message {id, text}   a line typed: a message, or a command
+//	                                     (/memory …, /forget …: the platform's words)
+//	                cancel  {id}         Ctrl-C: not remembered, cancelled
+//	owner → client  text    {text}       the next words of the reply
+//	                status  {text}       what the agent does meanwhile
+//	                reply   {text, failed, streamed, cut, forgot, error}
+//	                end     {text, error} the session is over (the owner stops)
 //
-// One message or command at a time: the client waits for its reply or
-// answer before it sends the next (cancel excepted).
+// One line at a time: the client waits for its reply before it sends the
+// next (cancel excepted).
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"sync/atomic"
-	"time"
 
-	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // ChatProtocol is the version of the chat session's events: an owner and a
-// client of different versions refuse each other, saying so.
-const ChatProtocol = "1"
+// client of different versions refuse each other, saying so. 2: commands
+// are lines, answered by the terminal platform.
+const ChatProtocol = "2"
 
 // MaxRemoteChats bounds the chats talking through one process at once.
 const MaxRemoteChats = 8
@@ -52,40 +47,51 @@ const maxRemoteMessage = 1 << 20
 const (
 	EvMessage = "message"
 	EvCancel  = "cancel"
-	EvShow    = "show"
-	EvShare   = "share"
-	EvForget  = "forget"
-	EvWhy     = "why"
 	EvText    = "text"
 	EvStatus  = "status"
 	EvReply   = "reply"
-	EvAnswer  = "answer"
 	EvEnd     = "end"
 )
 
 // EndStopping is the end event's text when the owner stops.
 const EndStopping = "stopping"
 
-// ConsoleHandler is the chat's path to the Thinker, the same for the
-// owner's own chat and for the chats through it: measured, and explaining a
-// failure at the terminal instead of apologising; failed counts the
-// messages left unanswered.
-func (a *App) ConsoleHandler(failed *atomic.Int64) Handler {
+// ConsoleHandler is the terminal platform's path to the Thinker, the same
+// for the owner's own chat and for the chats through it: measured, and
+// explaining a failure at the terminal instead of apologising.
+func (a *App) ConsoleHandler() Handler {
 	return explainingHandler{measuredHandler{a.core.Agent, a.metrics},
-		explainer{baseURL: a.baseURL, model: a.cfg.LLM.Model, models: a.llm}, failed}
+		explainer{baseURL: a.baseURL, model: a.cfg.LLM.Model, models: a.llm}}
 }
 
-// chatSession serves a second chat for as long as it runs: its messages go
-// through consoleHandler as the owner's own chat's do, as memory user
-// req.User (its turns journaled and reflected under that user), and its
-// /memory and /forget act on that user. It ends when the client hangs up,
-// or tells the client when this process stops.
+// TerminalDeps are what the terminal platform (bots/console) is made
+// with: the explaining handler, /memory as the terminal shows it, this
+// app's withdraw for Ctrl-C; no access rules and no budget (the terminal
+// is the operator's own), a journal in memory.
+func (a *App) TerminalDeps() platform.Deps {
+	return platform.Deps{Handler: a.ConsoleHandler(), Memory: chatMemory{a.Memory.Platform()},
+		Logger: a.log.With("adapter", "console"), Withdraw: a.Withdraw}
+}
+
+// chatMemory is the chat platforms' memory with the terminal's /memory:
+// the files' text, not their list (userdata.Service.ShowChat).
+type chatMemory struct{ PlatformMemory }
+
+func (c chatMemory) Show(user, _ string) (string, error) { return c.Asker.ShowChat(user) }
+
+// chatSession serves a second chat for as long as it runs: its lines go to
+// the terminal platform as the owner's own chat's do, as memory user
+// req.User (its turns journaled and reflected under that user). It ends
+// when the client hangs up, or tells the client when this process stops.
 func (a *App) chatSession(ctx context.Context, req control.Request, s *control.Session) error {
 	if req.Arg != ChatProtocol {
 		return fmt.Errorf("this mnemo speaks chat protocol %s and the second chat %q: run both from the same mnemo version", ChatProtocol, req.Arg)
 	}
 	if err := memory.ValidateUser(req.User); err != nil {
 		return fmt.Errorf("chat: --user: %w", err)
+	}
+	if a.chats == nil {
+		return errors.New("chat: this process runs no terminal chat platform")
 	}
 	if err := s.Open(""); err != nil {
 		return err
@@ -98,8 +104,7 @@ func (a *App) chatSession(ctx context.Context, req control.Request, s *control.S
 	// undone (a chat owner kept only its own person's at its start; serve
 	// kept everyone's, and then this reads nothing again).
 	a.changes.baseline(ctx, a.core.Store, user)
-	var failed atomic.Int64
-	h := a.ConsoleHandler(&failed)
+	conv := a.chats.Conversation(user)
 	for {
 		select {
 		case <-s.Closing():
@@ -112,27 +117,31 @@ func (a *App) chatSession(ctx context.Context, req control.Request, s *control.S
 				}
 				return s.Err()
 			}
-			if e.Type == EvMessage {
-				if err := a.remoteTurn(ctx, s, h, &failed, user, e); errors.Is(err, io.EOF) {
-					return nil // the client ended its chat during the reply
-				} else if err != nil {
-					return err
-				}
-				continue
-			}
-			answer, err := a.remoteCommand(user, e)
-			if err != nil {
+			var err error
+			switch e.Type {
+			case EvMessage:
+				err = a.remoteLine(ctx, s, conv, user, e)
+			case EvCancel: // a reply already done: nothing to cancel
+			default:
+				err = fmt.Errorf("chat: unknown event %q; this mnemo knows %q and %q", e.Type, EvMessage, EvCancel)
 				_ = s.Send(control.Event{Type: EvEnd, Error: err.Error()})
-				return err
 			}
-			if err := s.Send(answer); err != nil {
-				if s.Send(control.Event{Type: EvAnswer, Error: err.Error()}) != nil {
-					return err
-				}
+			switch {
+			case errors.Is(err, io.EOF):
+				return nil // the client ended its chat during the reply
+			case errors.Is(err, errStopping):
+				_ = s.Send(control.Event{Type: EvEnd, Text: EndStopping})
+				return nil
+			case err != nil:
+				return err
 			}
 		}
 	}
 }
+
+// errStopping is a line the terminal platform no longer takes: this
+// process stops.
+var errStopping = errors.New("chat: stopping")
 
 // validTaskID reports whether id is a task id a client may name: what
 // mnemo.NewTaskID makes, or near it.
@@ -148,11 +157,11 @@ func validTaskID(id string) bool {
 	return true
 }
 
-// remoteTurn answers one message of a second chat, showing the reply as
-// it is written. A message taken is answered and remembered even when the
-// client leaves meanwhile (as a piped chat's is); a cancel withdraws it
-// first. A non-nil error ends the session.
-func (a *App) remoteTurn(ctx context.Context, s *control.Session, h Handler, failed *atomic.Int64, user string, e control.Event) error {
+// remoteLine answers one line of a second chat, showing the reply as it is
+// written. A message taken is answered and remembered even when the client
+// leaves meanwhile (as a piped chat's is); a cancel withdraws it first. A
+// non-nil error ends the session.
+func (a *App) remoteLine(ctx context.Context, s *control.Session, conv platform.Conversation, user string, e control.Event) error {
 	switch {
 	case !validTaskID(e.ID):
 		err := fmt.Errorf("chat: bad message id %q", e.ID)
@@ -163,19 +172,14 @@ func (a *App) remoteTurn(ctx context.Context, s *control.Session, h Handler, fai
 		_ = s.Send(control.Event{Type: EvEnd, Error: err.Error()})
 		return err
 	}
-	tctx, cancel := context.WithCancel(context.Background()) // bounded by the model calls' gate at shutdown
-	defer cancel()
-	t := mnemo.Task{ID: e.ID, User: user, Conversation: "console:" + user, Platform: "console",
-		Speaker: user, Text: e.Text, Time: time.Now(), Stream: remoteStream{s}}
-	before := failed.Load()
 	done := make(chan struct{})
 	var (
-		reply mnemo.Reply
-		err   error
+		said platform.Said
+		err  error
 	)
 	go func() {
 		defer close(done)
-		reply, err = h.Handle(tctx, t)
+		said, err = conv.Say(context.WithoutCancel(ctx), platform.Line{ID: e.ID, Text: e.Text, Show: remoteStream{s}})
 	}()
 	events, gone := s.Events(), false
 	hard, closing := ctx.Done(), s.Closing()
@@ -184,8 +188,8 @@ func (a *App) remoteTurn(ctx context.Context, s *control.Session, h Handler, fai
 		select {
 		case <-done:
 			waiting = false
-		case <-hard: // the server gave up waiting (the model calls are cut too)
-			cancel()
+		case <-hard: // the server gave up waiting: the model calls are cut too (CancelCalls)
+			conv.Cancel(e.ID)
 			hard = nil
 		case <-closing:
 			a.log.Info("control: stopping: a reply to a chat through this process is being written; it has until the grace is over", "user", user)
@@ -195,31 +199,29 @@ func (a *App) remoteTurn(ctx context.Context, s *control.Session, h Handler, fai
 			case !ok: // the client left: the reply is made all the same
 				events, gone = nil, true
 			case ev.Type == EvCancel && ev.ID == e.ID:
-				a.Withdraw(e.ID)
-				cancel()
+				conv.Cancel(e.ID)
 			case ev.Type == EvCancel: // a reply already done: nothing to cancel
-			default:
+			default: // a client out of step: the session ends, and the reply with it
 				broke = fmt.Errorf("chat: a %q event while a reply is written; the client waits for the reply", ev.Type)
 				events = nil
+				conv.Cancel(e.ID)
 			}
 		}
 	}
-	if broke != nil {
+	switch {
+	case broke != nil:
 		_ = s.Send(control.Event{Type: EvEnd, Error: broke.Error()})
 		return broke
-	}
-	if gone {
-		if errors.Is(s.Err(), io.EOF) {
-			return io.EOF // ended by the client: no error to log
-		}
+	case gone && errors.Is(s.Err(), io.EOF):
+		return io.EOF // ended by the client: no error to log
+	case gone:
 		return s.Err()
+	case err != nil:
+		return errStopping // the platform closes: this process stops
 	}
-	ev := control.Event{Type: EvReply, Failed: failed.Load() > before, Streamed: reply.Streamed, Cut: reply.Cut}
-	if !reply.Streamed {
-		ev.Text = reply.Text
-	}
-	if err != nil {
-		ev = control.Event{Type: EvReply, Error: err.Error()}
+	ev := control.Event{Type: EvReply, Failed: said.Failed, Streamed: said.Streamed, Cut: said.Cut, Forgot: said.Forgot}
+	if !said.Streamed {
+		ev.Text = said.Text
 	}
 	return s.Send(ev)
 }
@@ -231,29 +233,4 @@ func (r remoteStream) Text(delta string) { _ = r.s.Send(control.Event{Type: EvTe
 
 func (r remoteStream) Status(status string) {
 	_ = r.s.Send(control.Event{Type: EvStatus, Text: status})
-}
-
-// remoteCommand answers /memory, /memory share|private, /memory why and /forget yes of
-// a second chat, for its user, as the owner's own chat does; an event of no
-// known type is an error (it ends the session).
-func (a *App) remoteCommand(user string, e control.Event) (control.Event, error) {
-	answer := control.Event{Type: EvAnswer}
-	var err error
-	switch e.Type {
-	case EvShow:
-		answer.Text, err = a.Memory.ShowChat(user)
-	case EvShare:
-		answer.Changed, err = a.Memory.SetShared(user, e.Path, e.Shared)
-		answer.Missing = errors.Is(err, fs.ErrNotExist)
-	case EvForget:
-		answer.Text, err = ForgetAnswer(a.Memory, user)
-	case EvWhy:
-		answer.Text, err = a.Memory.Why(user, "", e.Text, false)
-	default:
-		return control.Event{}, fmt.Errorf("chat: unknown event %q; this mnemo knows %q, %q, %q, %q, %q and %q", e.Type, EvMessage, EvCancel, EvShow, EvShare, EvForget, EvWhy)
-	}
-	if err != nil {
-		answer.Error = err.Error()
-	}
-	return answer, nil
 }

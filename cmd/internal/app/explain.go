@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/llm"
@@ -83,24 +82,17 @@ func cause(err error) string {
 }
 
 // explainingHandler gives the terminal chat the explanation instead of
-// the apology, and counts messages that got no answer (a piped chat then
-// exits 1).
+// the apology.
 type explainingHandler struct {
 	h         Handler
 	explainer explainer
-	failed    *atomic.Int64
 }
 
 func (x explainingHandler) Handle(ctx context.Context, t mnemo.Task) (mnemo.Reply, error) {
 	reply, err := x.h.Handle(ctx, t)
-	if err != nil || !reply.Failed || reply.Err == nil || errors.Is(reply.Err, context.Canceled) {
-		return reply, err // a cancelled reply (Ctrl-C) is no failure
+	if err != nil || !reply.Failed || reply.Err == nil || errors.Is(reply.Err, context.Canceled) || reply.Cut {
+		return reply, err // a cancelled reply (Ctrl-C) is no failure; a cut one's Text is what was shown
 	}
-	if reply.Cut {
-		x.failed.Add(1)
-		return reply, nil // its Text is what was shown; the console adds mnemo.CutNote
-	}
-	x.failed.Add(1)
 	reply.Text = x.explainer.explain(ctx, reply.Err)
 	return reply, nil
 }

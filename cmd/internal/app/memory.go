@@ -183,7 +183,7 @@ func (f Forgotten) Answer(r userdata.Request) string {
 
 // Forget deletes what is kept of r.Owner (one memory file with r.Path):
 // the one forget of every surface — /memory forget in Slack and Discord,
-// /forget in the terminal chat and a second chat, the control socket and
+// the terminal chat's (its own and a second chat's), the control socket and
 // `mnemo memory forget`. It waits ForgetWait at most for a running
 // reflection of the person. A missing file or folder is no error:
 // Forgotten.Missing says so, once everything else kept is gone.
@@ -224,17 +224,6 @@ func (p PlatformMemory) Forget(user, path string) error {
 		return nothingError{f.Answer(r)}
 	}
 	return err
-}
-
-// ForgetAnswer is /forget in the terminal chat: everything about user,
-// answered as every chat answers.
-func ForgetAnswer(a Asker, user string) (string, error) {
-	r := userdata.Request{Owner: user}
-	f, err := a.Forget(context.Background(), r)
-	if err != nil {
-		return "", err
-	}
-	return f.Answer(r), nil
 }
 
 // UseJournals (re)builds the forget's holders over what this process

@@ -92,13 +92,17 @@ func (a *App) Adapters() ([]Adapter, error) {
 	return out, nil
 }
 
-// UseAdapters hands the running adapters' waiting messages to the app:
+// UseAdapters hands the running adapters to the app: the terminal
+// platform (platform.Chats) for the second chats; their waiting messages
 // their Forget for a forget (the registered platforms' journals first, in
 // their order; an adapter no platform registered, a test's, after them),
 // their queue length (when they have one) for /metrics.
 func (a *App) UseAdapters(ads []Adapter) {
 	live := map[string]func(user string) int{}
 	for _, ad := range ads {
+		if c, ok := ad.Adapter.(platform.Chats); ok {
+			a.chats = c // the terminal: second chats talk to it
+		}
 		if q, ok := ad.Adapter.(platform.Queuer); ok {
 			a.metrics.QueueSource(ad.Name, q.Queued)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/bots/discord"
 	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/control"
@@ -39,16 +40,21 @@ func recv(t *testing.T, c *control.Conn) control.Event {
 	}
 }
 
-// A second chat through the control socket: its messages are answered
-// by this app's Thinker as its user, its /memory, /memory share and
-// /forget act on that user, with every surface's answers; a bad event
-// ends the session, saying why; the control socket's forget and access
-// operations answer as the CLI expects.
+// A second chat through the control socket: its lines go to the terminal
+// platform, as this app's user — messages answered by the Thinker,
+// /memory, /memory share and /forget yes acting on that user with every
+// surface's answers; a bad event ends the session, saying why; the
+// control socket's forget and access operations answer as the CLI
+// expects. Without a terminal platform a chat is refused; once it closes,
+// a line ends the session as this process stopping.
 func TestChatSessionAndControl(t *testing.T) {
 	w := newWorld(t)
 	w.srv.Handle(func(r openaitest.Request) (openaitest.Reply, bool) {
 		if r.LastUser() == "hello" {
 			return openaitest.Text("Hello, Ann."), true
+		}
+		if r.LastUser() == "slow" && !strings.Contains(r.System(), "memory reflector") {
+			return openaitest.Text("too late").WithDelay(time.Hour), true // ends when the client gives up
 		}
 		return openaitest.Text("nothing to remember"), true
 	})
@@ -59,37 +65,64 @@ func TestChatSessionAndControl(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ctl.Close(context.Background())
+	if _, err := control.Open(context.Background(), ControlSocket(a.cfg), control.Request{Op: OpChat, User: "ann", Arg: ChatProtocol}); err == nil ||
+		!strings.Contains(err.Error(), "no terminal chat platform") {
+		t.Errorf("a chat without a terminal platform: %v", err)
+	}
+	term := console.New(a.TerminalDeps())
+	a.UseAdapters([]Adapter{{console.Name, term}})
+	termCtx, stopTerm := context.WithCancel(context.Background())
+	termDone := make(chan error, 1)
+	go func() { termDone <- term.Run(termCtx) }()
+	defer func() { stopTerm(); <-termDone }()
 
 	c := session(t, a, "ann")
-	c.Send(control.Event{Type: EvMessage, ID: "t1", Text: "hello"})
-	if e := recv(t, c); e.Type != EvReply || e.Error != "" || e.Failed {
+	say := func(id, text string) control.Event {
+		t.Helper()
+		c.Send(control.Event{Type: EvMessage, ID: id, Text: text})
+		return recv(t, c)
+	}
+	if e := say("t1", "hello"); e.Type != EvReply || e.Error != "" || e.Failed {
 		t.Fatalf("reply %+v", e)
 	}
-	c.Send(control.Event{Type: EvShow})
-	if e := recv(t, c); e.Type != EvAnswer || !strings.Contains(e.Text, "facts/food.md") {
+	if e := say("t2", "/memory"); e.Type != EvReply || e.Streamed || !strings.Contains(e.Text, "facts/food.md") {
 		t.Errorf("show %+v", e)
 	}
-	c.Send(control.Event{Type: EvShare, Path: "facts/food.md", Shared: true})
-	if e := recv(t, c); !e.Changed || e.Error != "" || !strings.Contains(w.file(t, "ann/facts/food.md"), "> Visibility: shared") {
+	if e := say("t3", "/memory share facts/food.md"); !strings.Contains(e.Text, "is now shared") || !strings.Contains(w.file(t, "ann/facts/food.md"), "> Visibility: shared") {
 		t.Errorf("share %+v", e)
 	}
-	c.Send(control.Event{Type: EvShare, Path: "facts/none.md", Shared: true})
-	if e := recv(t, c); !e.Missing || e.Error == "" {
+	if e := say("t4", "/memory share facts/none.md"); !strings.HasPrefix(e.Text, "You have no memory file `facts/none.md`") {
 		t.Errorf("share of a missing file %+v", e)
 	}
-	c.Send(control.Event{Type: EvWhy, Text: "ramen"})
-	if e := recv(t, c); e.Type != EvAnswer || e.Error != "" || !strings.Contains(e.Text, "facts/food.md") || !strings.Contains(e.Text, "added by hand") {
-		t.Errorf("why %+v", e)
+	if e := say("t5", "/forget"); !strings.Contains(e.Text, "Type **/forget yes** to confirm") || e.Forgot {
+		t.Errorf("forget asks %+v", e)
 	}
-	c.Send(control.Event{Type: EvForget})
-	if e := recv(t, c); !strings.HasPrefix(e.Text, "Done: I have forgotten everything about you, ann.") {
+	if e := say("t6", "/forget yes"); e.Text != "Done: I deleted everything I remembered about you." || !e.Forgot {
 		t.Errorf("forget %+v", e)
 	}
-	c.Send(control.Event{Type: EvForget})
-	if e := recv(t, c); e.Text != "There was nothing to forget: I don't remember anything about you." {
+	if e := say("t7", "/forget yes"); e.Text != "There was nothing to forget: I don't remember anything about you." {
 		t.Errorf("forget again %+v", e)
 	}
-	for _, bad := range []control.Event{{Type: "reboot"}, {Type: EvMessage, ID: "a b", Text: "x"}, {Type: EvMessage, ID: "t2"}} {
+	c.Send(control.Event{Type: EvCancel, ID: "t7"}) // done already: nothing to cancel
+	// Ctrl-C while the model writes: the reply comes back at once, not
+	// failed (the cancel of another line is ignored meanwhile).
+	c.Send(control.Event{Type: EvMessage, ID: "t8", Text: "slow"})
+	w.srv.WaitRequests(2, time.Minute)
+	c.Send(control.Event{Type: EvCancel, ID: "t1"})
+	c.Send(control.Event{Type: EvCancel, ID: "t8"})
+	if e := recv(t, c); e.Type != EvReply || e.Failed || strings.Contains(e.Text, "too late") {
+		t.Errorf("cancelled %+v", e)
+	}
+	// Another event while a reply is written ends the session, saying why.
+	mid := session(t, a, "ann")
+	mid.Send(control.Event{Type: EvMessage, ID: "t10", Text: "slow"})
+	w.srv.WaitRequests(3, time.Minute)
+	mid.Send(control.Event{Type: EvMessage, ID: "t11", Text: "hello"})
+	if e := recv(t, mid); e.Type != EvEnd || !strings.Contains(e.Error, "while a reply is written") {
+		t.Errorf("an event mid-reply: %+v", e)
+	}
+	for _, bad := range []control.Event{{Type: "reboot"}, {Type: EvMessage, ID: "a b", Text: "x"}, {Type: EvMessage, ID: "t2"},
+		{Type: EvMessage, ID: strings.Repeat("x", 65), Text: "x"}} {
 		c := session(t, a, "ann")
 		c.Send(bad)
 		if e := recv(t, c); e.Type != EvEnd || e.Error == "" {
@@ -100,6 +133,16 @@ func TestChatSessionAndControl(t *testing.T) {
 	c.CloseWrite()
 	if _, err := c.Recv(); !errors.Is(err, io.EOF) {
 		t.Errorf("after the client's end: %v", err)
+	}
+	// The terminal platform closes (this process stops): a line ends the
+	// session so.
+	last := session(t, a, "ann")
+	stopTerm()
+	<-termDone
+	termDone <- nil
+	last.Send(control.Event{Type: EvMessage, ID: "t9", Text: "hello"})
+	if e := recv(t, last); e.Type != EvEnd || e.Text != EndStopping {
+		t.Errorf("after the platform closed: %+v", e)
 	}
 	for _, req := range []control.Request{{Op: OpChat, User: "ann", Arg: "0"}, {Op: OpChat, User: "../x", Arg: ChatProtocol}} {
 		if _, err := control.Open(context.Background(), ControlSocket(a.cfg), req); err == nil {

@@ -29,14 +29,11 @@ type Event struct {
 	Type string `json:"type"`
 	ID   string `json:"id,omitempty"`
 	Text string `json:"text,omitempty"`
-	Path string `json:"path,omitempty"`
 	// Error is why a request failed, or why a session ended.
 	Error string `json:"error,omitempty"`
-	// Flags of a reply or an answer.
-	Shared   bool `json:"shared,omitempty"`
-	Changed  bool `json:"changed,omitempty"`
-	Missing  bool `json:"missing,omitempty"`
+	// Flags of a reply.
 	Failed   bool `json:"failed,omitempty"`
+	Forgot   bool `json:"forgot,omitempty"`
 	Streamed bool `json:"streamed,omitempty"`
 	Cut      bool `json:"cut,omitempty"`
 }

@@ -98,13 +98,6 @@ func sudoUser(uid int) string {
 	return "'#" + id + "'"
 }
 
-// Dir is the state folder's path, as given to Open.
-func (s *State) Dir() string { return s.dir }
-
-// Root is the state folder as an os.Root: every file in it is opened
-// through it.
-func (s *State) Root() *os.Root { return s.root }
-
 // Tightened is the folder's mode before Open made it 0700, or 0 when Open
 // did not change it (callers log it).
 func (s *State) Tightened() fs.FileMode { return s.was }

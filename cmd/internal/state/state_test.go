@@ -51,8 +51,8 @@ func TestOpenMakesThePrivateFolder(t *testing.T) {
 	if m := mode(t, filepath.Dir(dir)); m != Mode {
 		t.Errorf("its new parent's mode %v; want %v", m, Mode)
 	}
-	if s.Dir() != dir || s.Tightened() != 0 {
-		t.Errorf("Dir, Tightened = %q, %v", s.Dir(), s.Tightened())
+	if s.dir != dir || s.Tightened() != 0 {
+		t.Errorf("dir, Tightened = %q, %v", s.dir, s.Tightened())
 	}
 }
 
@@ -170,7 +170,7 @@ func TestLinksOutAreNotFollowed(t *testing.T) {
 	if _, err := s.Sub("real"); err == nil || IsEscape(err) || errors.Is(err, ErrLink) {
 		t.Errorf("a file in a subfolder's place: %v", err)
 	}
-	if fi, err := s.Root().Stat("real"); err != nil || !fi.Mode().IsRegular() {
+	if fi, err := s.root.Stat("real"); err != nil || !fi.Mode().IsRegular() {
 		t.Errorf("Root: %v, %v", fi, err)
 	}
 }

@@ -176,7 +176,7 @@ func (s *Service) ShowChat(user string) (string, error) {
 		}
 	}
 	b.WriteString("\nI use [private] files only when we talk in private (here, and in DMs), [shared] ones in Slack and Discord channels too. " +
-		"/memory share FILE or /memory private FILE changes one; /forget deletes all of it.")
+		"/memory share FILE or /memory private FILE changes one; /memory forget FILE deletes one, /memory forget all all of it.")
 	return b.String(), nil
 }
 
