@@ -44,7 +44,11 @@ type Task struct {
 	// ChannelKey names the channel's own memory (ChannelKey(platform,
 	// ids...)); "" in a DM, or for a channel without one.
 	ChannelKey string
-	Context    []ContextMessage
+	// Origin is where the message was said, from the platform event: what
+	// the reflector learns from it is stamped with it (never the model's
+	// words).
+	Origin  Origin
+	Context []ContextMessage
 	// Stream, when set, is shown the reply while the model writes it;
 	// nil: the reply comes whole in Reply.Text.
 	Stream Stream
@@ -96,6 +100,19 @@ type Turn struct {
 	ChannelKey string
 	// MemoryOff: said where memory is off; nothing of it is remembered.
 	MemoryOff bool
+	// Origin is the task's (Task.Origin).
+	Origin Origin
+}
+
+// Origin is where a message was said, as its platform event gives it:
+// memory learned from it records it (memory's provenance stamps).
+type Origin struct {
+	// Place: "dm", "group dm", "#<channel id>" or "#<channel id> thread"
+	// (the channel whose memory it belongs to); "" on the terminal.
+	Place string
+	// Link is the message's URL (a Slack permalink, a Discord message
+	// URL); "" where the platform has none.
+	Link string
 }
 
 // Scope is what of the memory a turn may be reflected with: a channel's

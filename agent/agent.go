@@ -346,7 +346,7 @@ func (a *Agent) emitTurn(t mnemo.Task, r mnemo.Reply, log *slog.Logger) {
 	}()
 	a.cfg.OnTurn(mnemo.Turn{TaskID: t.ID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
 		Speaker: t.Speaker, UserText: t.Text, ReplyText: r.Text, Time: t.Time, Context: t.Context, Failed: r.Failed,
-		Channel: t.Channel, ChannelKey: t.ChannelKey, MemoryOff: memoryMode(t, log) == mnemo.ChannelMemoryOff})
+		Channel: t.Channel, ChannelKey: t.ChannelKey, MemoryOff: memoryMode(t, log) == mnemo.ChannelMemoryOff, Origin: t.Origin})
 }
 
 // lockConversation waits until the conversation is free (or ctx ends)

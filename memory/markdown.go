@@ -109,7 +109,8 @@ func FileSummary(text string) string {
 			title = t
 		}
 		if first == "" && strings.TrimSpace(line) != "" {
-			first = strings.TrimLeft(strings.TrimSpace(line), "#>-* ")
+			plain, _ := SplitStamp(line) // a line's source is no summary (nor for a channel to see)
+			first = strings.TrimLeft(strings.TrimSpace(plain), "#>-* ")
 		}
 	}
 	for _, c := range []string{title, first} {
@@ -191,6 +192,7 @@ func parseEpisodes(text string) (header string, entries []episode, problems []st
 			if cur == nil {
 				headerEnd = i
 			}
+			t, _ = SplitStamp(t)
 			cur = &episode{Title: t, Line: i + 1}
 			continue
 		}

@@ -15,6 +15,8 @@ func TestFileSummary(t *testing.T) {
 		{"summary below entries ignored", "# 2026-02 Episodes\n\n## Fix\n> Summary: inner\n", "2026-02 Episodes"},
 		{"entries only", "## Fix logger\n- Summary: logger fix\n- Date: 2026-02-01\n", "logger fix"},
 		{"entries only, no summaries", "## Fix logger\n- Date: 2026-02-01\n", "Fix logger"},
+		{"stamps are no summary", "- likes tea <!-- src: slack · dm · 2026-01-01 · https://x -->\n", "likes tea"},
+		{"a stamped heading is no summary", "## Fix logger <!-- src: terminal · 2026-02-01 -->\n- Date: 2026-02-01\n", "Fix logger"},
 		{"empty", "", "(empty)"},
 		{"byte order mark", "\ufeff# Title\n\n- x\n", "Title"},
 		{"blank", "\n \n", "(empty)"},

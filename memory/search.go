@@ -105,7 +105,7 @@ func (u *User) searchIndex() (*search.Index, error) {
 				continue
 			}
 			text := string(data)
-			f.x.Put(p, text, IsShared(text), g)
+			f.x.Put(p, StripStamps(text), IsShared(text), g) // stamps are no words of the memory
 		}
 	}
 	f.gen, f.drops, f.synced = gen, drops, true
@@ -189,13 +189,14 @@ func (s *Store) hitTexts(q search.Query, res search.Result, parts []searchPart, 
 			p := parts[h.Part]
 			rel := strings.TrimPrefix(h.Path, p.prefix)
 			d, err := p.u.Read(rel)
+			plain := StripStamps(d.Text)
 			switch {
 			case err != nil:
 				sp[h.Part].Index.Remove(rel)
-			case len(d.Text) != h.Size || p.sharedOnly && !IsShared(d.Text):
-				sp[h.Part].Index.Put(rel, d.Text, IsShared(d.Text), 0)
+			case len(plain) != h.Size || p.sharedOnly && !IsShared(d.Text):
+				sp[h.Part].Index.Put(rel, plain, IsShared(d.Text), 0)
 			default:
-				all = strings.Split(d.Text, "\n")
+				all = strings.Split(plain, "\n")
 			}
 			stale = stale || all == nil
 			files[h.Path] = all

@@ -18,6 +18,16 @@ type Session struct {
 	commit CommitHook
 	mu     sync.Mutex
 	seen   map[string]Version
+	src    *Source // stamps what its writes add (nil: none)
+}
+
+// SetSource makes the session's writes stamp what they add or change
+// with src (provenance; see Source). Set it before the first write.
+func (s *Session) SetSource(src Source) { s.src = &src }
+
+// stamping is how the session's writes are stamped (see stamping).
+func (s *Session) stamping(touched map[string]bool) *stamping {
+	return &stamping{src: s.src, touched: touched}
 }
 
 // NewSession starts a session on u.
@@ -57,14 +67,15 @@ func (s *Session) Load(p string) (Doc, error) {
 	return d, nil
 }
 
-// Read reads a file for a model: the text up to the store's read cap, cut
-// on a line or character boundary with a note saying how much was left out.
+// Read reads a file for a model: the text without its provenance stamps,
+// up to the store's read cap, cut on a line or character boundary with a
+// note saying how much was left out.
 func (s *Session) Read(p string) (string, error) {
 	d, err := s.Load(p)
 	if err != nil {
 		return "", err
 	}
-	return capText(d.Text, s.u.s.opts.ReadCap), nil
+	return capText(StripStamps(d.Text), s.u.s.opts.ReadCap), nil
 }
 
 func capText(s string, max int) string {
@@ -82,8 +93,10 @@ func capText(s string, max int) string {
 }
 
 // Write replaces or creates a fact file, based on the version last seen.
+// content is plain text: a stamp in it is dropped, and the lines kept
+// keep theirs (stamping).
 func (s *Session) Write(p, content string) error {
-	v, err := s.u.write(p, StripInvisible(content), s.base(p), s.commit, s.vis)
+	v, err := s.u.write(p, StripStamps(StripInvisible(content)), s.base(p), s.commit, s.vis, s.stamping(nil))
 	if err == nil {
 		s.remember(p, v)
 	}
@@ -94,9 +107,9 @@ func (s *Session) Write(p, content string) error {
 func (s *Session) Patch(p string, patches []Patch) (int, error) {
 	clean := make([]Patch, len(patches))
 	for i, pt := range patches {
-		clean[i] = Patch{OldText: pt.OldText, NewText: StripInvisible(pt.NewText)}
+		clean[i] = Patch{OldText: pt.OldText, NewText: StripStamps(StripInvisible(pt.NewText))}
 	}
-	v, err := s.u.patch(p, clean, s.base(p), s.commit, s.vis)
+	v, err := s.u.patch(p, clean, s.base(p), s.commit, s.vis, s.stamping(touchedLines(clean)))
 	if err != nil {
 		return 0, err
 	}
@@ -107,7 +120,7 @@ func (s *Session) Patch(p string, patches []Patch) (int, error) {
 // Append appends an episode entry. Appending needs no prior read: it never
 // changes what is already in the file apart from the summary line.
 func (s *Session) Append(p, entry, summary string) error {
-	v, err := s.u.appendEntry(p, StripInvisible(entry), StripInvisible(summary), s.commit, s.vis)
+	v, err := s.u.appendEntry(p, StripStamps(StripInvisible(entry)), StripInvisible(summary), s.commit, s.vis, s.stamping(nil))
 	if err == nil {
 		s.remember(p, v)
 	}
@@ -143,7 +156,7 @@ func preload(s Space, p viewParts, factsBudget int) (facts, episodes string, err
 			if err != nil {
 				continue // changed or vanished since the list: the model can still read it
 			}
-			factFiles = append(factFiles, "### "+f.Path+"\n"+d.Text)
+			factFiles = append(factFiles, "### "+f.Path+"\n"+StripStamps(d.Text))
 		}
 		facts = strings.Join(factFiles, "\n\n")
 	} else {

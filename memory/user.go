@@ -262,10 +262,12 @@ func (u *User) checkTarget(p string, want Kind, what, text string) error {
 // Write replaces (or creates) a fact file. base is the version the caller
 // read; it is required when the file exists and must still be current.
 func (u *User) Write(p, content string, base *Version, commit CommitHook) (Version, error) {
-	return u.write(p, content, base, commit, visKeep)
+	return u.write(p, content, base, commit, visKeep, nil)
 }
 
-func (u *User) write(p, content string, base *Version, commit CommitHook, vis visPolicy) (Version, error) {
+// write is Write; with st (a model's session) content is the plain text
+// the model wrote, stamped against the file's current text (stamping).
+func (u *User) write(p, content string, base *Version, commit CommitHook, vis visPolicy, st *stamping) (Version, error) {
 	if err := u.checkTarget(p, KindFact, "", content); err != nil {
 		return Version{}, err
 	}
@@ -278,6 +280,9 @@ func (u *User) write(p, content string, base *Version, commit CommitHook, vis vi
 			return nil, fmt.Errorf("%s: %w: it already exists", p, ErrNotRead)
 		case base != nil && !v.Same(*base):
 			return nil, conflict(p, *base, v)
+		}
+		if st != nil {
+			return []byte(st.apply(KindFact, string(cur), content)), nil
 		}
 		return []byte(content), nil
 	}))
@@ -317,10 +322,12 @@ func applyPatches(p, text string, patches []Patch) (string, error) {
 // file changed since base, the patches are re-applied to the new text if
 // each oldText still matches once there; otherwise it is a conflict.
 func (u *User) Patch(p string, patches []Patch, base *Version, commit CommitHook) (Version, error) {
-	return u.patch(p, patches, base, commit, visKeep)
+	return u.patch(p, patches, base, commit, visKeep, nil)
 }
 
-func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook, vis visPolicy) (Version, error) {
+// patch is Patch; with st (a model's session) the patches apply to the
+// text without stamps, as the model read it, and the result is stamped.
+func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook, vis visPolicy, st *stamping) (Version, error) {
 	kind, err := ParsePath(p)
 	if err != nil {
 		return Version{}, err
@@ -335,7 +342,11 @@ func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook
 		case base == nil:
 			return nil, fmt.Errorf("%s: %w", p, ErrNotRead)
 		}
-		out, err := applyPatches(p, string(cur), patches)
+		text := string(cur)
+		if st != nil {
+			text = StripStamps(text)
+		}
+		out, err := applyPatches(p, text, patches)
 		if err != nil {
 			if !v.Same(*base) {
 				c := conflict(p, *base, v)
@@ -352,6 +363,9 @@ func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook
 				return nil, fmt.Errorf("%s: %w: after patching, %v", p, ErrInvalid, err)
 			}
 		}
+		if st != nil {
+			out = st.apply(kind, string(cur), out)
+		}
 		return []byte(out), nil
 	}))
 }
@@ -363,10 +377,13 @@ const maxEpisodeFile = 1 << 20
 // with its title when new, and sets the file-level summary: to summary when
 // given, else regenerated from the entries' own summaries.
 func (u *User) Append(p, entry, summary string, commit CommitHook) (Version, error) {
-	return u.appendEntry(p, entry, summary, commit, visKeep)
+	return u.appendEntry(p, entry, summary, commit, visKeep, nil)
 }
 
-func (u *User) appendEntry(p, entry, summary string, commit CommitHook, vis visPolicy) (Version, error) {
+// appendEntry is Append; with st's source the entry's heading is stamped,
+// and an entry the file already has (same heading and date) is not added
+// again: its stamp is renewed.
+func (u *User) appendEntry(p, entry, summary string, commit CommitHook, vis visPolicy, st *stamping) (Version, error) {
 	if err := u.checkTarget(p, KindEpisode, "the entry is ", entry); err != nil {
 		return Version{}, err
 	}
@@ -387,7 +404,15 @@ func (u *User) appendEntry(p, entry, summary string, commit CommitHook, vis visP
 		if strings.TrimSpace(text) == "" {
 			text = "# " + month + " Episodes\n\n> Summary: \n"
 		}
-		text = strings.TrimRight(text, "\n") + "\n\n" + strings.Trim(entry, "\n") + "\n"
+		add := entry
+		if st != nil {
+			stamped, renewed, dup := stampEntry(text, entry, e, st.src)
+			if dup {
+				return []byte(renewed), nil // told again: one entry, its newest source
+			}
+			add = stamped
+		}
+		text = strings.TrimRight(text, "\n") + "\n\n" + strings.Trim(add, "\n") + "\n"
 		if len(text) > maxEpisodeFile {
 			return nil, fmt.Errorf("%s: %w: the file would pass %d bytes", p, ErrFileFull, maxEpisodeFile)
 		}

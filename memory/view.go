@@ -238,7 +238,20 @@ func (v *View) Read(p string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return capText(d.Text, v.own.u.s.opts.ReadCap), nil
+	return capText(StripStamps(d.Text), v.own.u.s.opts.ReadCap), nil
+}
+
+// SetSource makes the view's writes stamp what they add or change with
+// src (see Source): in the speaker's files without "by" (they said it),
+// in the channel's memory with who said it.
+func (v *View) SetSource(src Source) {
+	by := src.By
+	src.By = ""
+	v.own.SetSource(src)
+	if v.ch != nil {
+		src.By = by
+		v.ch.SetSource(src)
+	}
 }
 
 // target is the session and the path a change to p goes to: in a shared

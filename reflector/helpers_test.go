@@ -39,6 +39,7 @@ type fakeMemory struct {
 	prepareErr error
 	prepared   map[string]int
 	scopes     []mnemo.Scope // of each Prepare, in order
+	froms      []string      // the TaskID of each Prepare's turn to stamp with
 	calls      []toolCall
 	versions   map[string]string // path → version, moved by the write tools
 	toolErr    error             // returned by the write tools instead of writing
@@ -64,7 +65,7 @@ func newFakeMemory(c *changes) *fakeMemory {
 	}
 }
 
-func (m *fakeMemory) Prepare(scope mnemo.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
+func (m *fakeMemory) Prepare(scope mnemo.Scope, from mnemo.Turn, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
 	user := scope.User
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -73,6 +74,7 @@ func (m *fakeMemory) Prepare(scope mnemo.Scope, factsBudget int, onCommit func(C
 	}
 	m.prepared[user]++
 	m.scopes = append(m.scopes, scope)
+	m.froms = append(m.froms, from.TaskID)
 	tool := func(name string) mnemo.Tool {
 		return mnemo.Tool{Name: name, Description: name + " (fake)", Parameters: json.RawMessage(`{"type":"object"}`),
 			Call: func(_ context.Context, args json.RawMessage) (string, error) {

@@ -78,6 +78,8 @@ type wireTurn struct {
 	Failed       bool          `json:"failed,omitempty"`
 	Channel      bool          `json:"channel,omitempty"`    // said in a channel: reflected shared
 	ChannelKey   string        `json:"channelKey,omitempty"` // that channel's memory
+	Place        string        `json:"place,omitempty"`      // mnemo.Origin
+	Link         string        `json:"link,omitempty"`
 	Attempts     int           `json:"attempts,omitempty"`
 	Cut          bool          `json:"cut,omitempty"`
 	Forgotten    []string      `json:"forgotten,omitempty"` // files forgotten since: not written from this turn
@@ -98,7 +100,7 @@ func encodeLine(e entry) ([]byte, error) {
 	t := e.turn
 	w := wireTurn{TaskID: t.TaskID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
 		Speaker: t.Speaker, UserText: t.UserText, ReplyText: t.ReplyText, Time: t.Time, Failed: t.Failed,
-		Channel: t.Channel, ChannelKey: t.ChannelKey, Attempts: e.attempts, Cut: e.cut, Forgotten: e.forgotten}
+		Channel: t.Channel, ChannelKey: t.ChannelKey, Place: t.Origin.Place, Link: t.Origin.Link, Attempts: e.attempts, Cut: e.cut, Forgotten: e.forgotten}
 	for _, c := range t.Context {
 		w.Context = append(w.Context, wireContext(c))
 	}
@@ -128,7 +130,7 @@ func parseLine(line []byte) (entry, error) {
 	}
 	t := Turn{TaskID: w.TaskID, User: w.User, Conversation: w.Conversation, Platform: w.Platform,
 		Speaker: w.Speaker, UserText: w.UserText, ReplyText: w.ReplyText, Time: w.Time, Failed: w.Failed,
-		Channel: w.Channel, ChannelKey: w.ChannelKey}
+		Channel: w.Channel, ChannelKey: w.ChannelKey, Origin: mnemo.Origin{Place: w.Place, Link: w.Link}}
 	for _, c := range w.Context {
 		t.Context = append(t.Context, ContextMessage(c))
 	}

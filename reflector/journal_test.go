@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
@@ -21,7 +22,8 @@ import (
 func TestJournalLineRoundTrip(t *testing.T) {
 	tr := Turn{TaskID: "t1", User: "slack-T1-U2", Conversation: "C1/1700000000.1", Platform: "slack", Speaker: "Ada",
 		UserText: "line one\nline two \"quoted\"", ReplyText: "ok", Time: time.Date(2026, 3, 5, 14, 2, 0, 0, time.UTC),
-		Context: []ContextMessage{{Author: "bob", Text: "hi"}, {Author: "Ada", Text: "yo", FromSpeaker: true}}, Failed: true}
+		Context: []ContextMessage{{Author: "bob", Text: "hi"}, {Author: "Ada", Text: "yo", FromSpeaker: true}}, Failed: true,
+		Origin: mnemo.Origin{Place: "#C1 thread", Link: "https://acme.slack.com/archives/C1/p1700000000000100"}}
 	line, err := encodeLine(entry{turn: tr, attempts: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -34,7 +36,8 @@ func TestJournalLineRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	if e.attempts != 2 || e.turn.UserText != tr.UserText || !e.turn.Time.Equal(tr.Time) || len(e.turn.Context) != 2 ||
-		!e.turn.Context[1].FromSpeaker || !e.turn.Failed || e.turn.Speaker != "Ada" || e.turn.Conversation != tr.Conversation {
+		!e.turn.Context[1].FromSpeaker || !e.turn.Failed || e.turn.Speaker != "Ada" || e.turn.Conversation != tr.Conversation ||
+		e.turn.Origin != tr.Origin {
 		t.Fatalf("round trip: %+v", e)
 	}
 }

@@ -64,7 +64,10 @@ type Memory interface {
 	// scope is what the run may see and change (mnemo.Turn.Scope): a
 	// channel's turns are reflected with only the user's shared files and
 	// the channel's memory, a DM's with all, writing private files only.
-	Prepare(scope mnemo.Scope, factsBudget int, onCommit func(Commit) error) (Prepared, error)
+	// from is the turn the writes are stamped with (memory's provenance:
+	// the platform's account of where and when it was said, never the
+	// model's): the batch's newest that was answered.
+	Prepare(scope mnemo.Scope, from mnemo.Turn, factsBudget int, onCommit func(Commit) error) (Prepared, error)
 }
 
 // Commit is one change a memory tool is about to make: the store says
@@ -340,7 +343,7 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 	}
 	x := &execution{r: r, u: u, run: run, model: r.cfg.Model}
 	scope := batch[0].turn.Scope() // a batch never mixes scopes (see scopeRun)
-	p, err := r.cfg.Memory.Prepare(scope, r.cfg.FactsBudget, x.commit)
+	p, err := r.cfg.Memory.Prepare(scope, source(batch), r.cfg.FactsBudget, x.commit)
 	if err != nil {
 		return fmt.Errorf("prepare memory: %w", err)
 	}
@@ -379,6 +382,17 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 	r.log.Info("reflection: memory updated", "user", u.name, "tasks", tasks, "changed", x.changed, "steps", res.Steps,
 		"resumed_calls", x.replayed, "answer", oneLine(res.Text, 200))
 	return nil
+}
+
+// source is the turn a batch's writes are stamped with: its newest
+// answered one (a failed turn achieved nothing), else its newest.
+func source(batch []entry) mnemo.Turn {
+	for i := len(batch) - 1; i >= 0; i-- {
+		if !batch[i].turn.Failed {
+			return batch[i].turn
+		}
+	}
+	return batch[len(batch)-1].turn
 }
 
 // userMessage frames the stored memory and the transcript as quoted data.

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -242,6 +243,12 @@ func TestModelWritesThroughTools(t *testing.T) {
 	)
 	e.add(turn("alice", "t1", "I'm Ada"))
 	e.drain("the reflection")
+	e.mem.mu.Lock()
+	froms := slices.Clone(e.mem.froms)
+	e.mem.mu.Unlock()
+	if len(froms) != 1 || froms[0] != "t1" {
+		t.Errorf("Prepare was given the turns %v to stamp with, want [t1]", froms)
+	}
 	calls := e.mem.Calls()
 	if len(calls) != 2 || calls[0].Name != "memory_write" || calls[0].User != "alice" || !strings.Contains(calls[0].Args, "Name: Ada") {
 		t.Fatalf("tool calls: %+v", calls)
@@ -845,6 +852,24 @@ func TestCloseWithNoTimeStartsNoRun(t *testing.T) {
 	for _, u := range []string{"alice", "bob", "carol"} {
 		if j := e.journalLines(u); len(j) != 1 {
 			t.Errorf("%s's journal: %q", u, j)
+		}
+	}
+}
+
+// A batch's writes are stamped with its newest answered turn: a failed
+// one achieved nothing, unless every turn failed.
+func TestSourceIsTheNewestAnsweredTurn(t *testing.T) {
+	turn := func(id string, failed bool) entry { return entry{turn: Turn{TaskID: id, Failed: failed}} }
+	for _, tc := range []struct {
+		batch []entry
+		want  string
+	}{
+		{[]entry{turn("a", false), turn("b", false)}, "b"},
+		{[]entry{turn("a", false), turn("b", true)}, "a"},
+		{[]entry{turn("a", true), turn("b", true)}, "b"},
+	} {
+		if got := source(tc.batch).TaskID; got != tc.want {
+			t.Errorf("source = %q, want %q", got, tc.want)
 		}
 	}
 }

@@ -51,6 +51,7 @@ const help = `Type a message and press Enter. Commands:
   /memory                what mnemo remembers about you, each file private or shared
   /memory share FILE     let mnemo use FILE in Slack and Discord channels too
   /memory private FILE   keep FILE to private conversations again (the default)
+  /memory why TEXT       where mnemo learned what it remembers about TEXT, and who changed it
   /memory forget FILE    delete one file (asks first; /forget yes confirms)
   /memory forget all     delete all of it (asks first; also /forget)
   /help                  this help

@@ -42,6 +42,9 @@ func TestDirectMessage(t *testing.T) {
 		task.Conversation != "discord:dm:"+dmID || len(task.Context) != 0 || task.Time.IsZero() {
 		t.Errorf("task %+v", task)
 	}
+	if want := (mnemo.Origin{Place: "dm", Link: "https://discord.com/channels/@me/" + dmID + "/" + m.ID}); task.Origin != want {
+		t.Errorf("origin %+v, want %+v", task.Origin, want)
+	}
 	// The bot's own post came back as MESSAGE_CREATE and was not answered.
 	hs.settle(t)
 	if n := len(hs.h.Tasks()); n != 2 {
@@ -152,6 +155,11 @@ func TestThread(t *testing.T) {
 		task.Context[0].Text != "the deploy failed" || task.Context[0].Author != "bob" ||
 		task.Context[1].Text != "which step?" || !task.Context[1].FromSpeaker {
 		t.Errorf("task %+v", task)
+	}
+	// A thread belongs to its channel's memory: the place names the
+	// channel, the link the message in the thread.
+	if o := task.Origin; o.Place != "#"+channelID+" thread" || !strings.HasPrefix(o.Link, "https://discord.com/channels/"+guildID+"/"+threadID+"/") {
+		t.Errorf("origin %+v", o)
 	}
 	// The channel's kind is asked for once.
 	hs.mention(bob, threadID, "me too")

@@ -23,7 +23,7 @@ const (
 // memoryCommand is the /memory application command.
 var memoryCommand = discordgo.ApplicationCommand{
 	Name:        "memory",
-	Description: "See what mnemo remembers about you, share or keep private a file, or make it forget",
+	Description: "See what mnemo remembers about you and why, share or keep private a file, or make it forget",
 	Options: []*discordgo.ApplicationCommandOption{
 		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "show", Description: "Show what mnemo remembers about you (only you see the answer)"},
 		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "forget", Description: "Delete one memory file, or all of it (asks you to confirm)",
@@ -35,6 +35,11 @@ var memoryCommand = discordgo.ApplicationCommand{
 			Options: []*discordgo.ApplicationCommandOption{fileOption}},
 		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "private", Description: "Keep one of your memory files to private conversations (DMs)",
 			Options: []*discordgo.ApplicationCommandOption{fileOption}},
+		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "why", Description: "Where mnemo learned what it remembers about something, and who changed it",
+			Options: []*discordgo.ApplicationCommandOption{{
+				Type: discordgo.ApplicationCommandOptionString, Name: "text", Required: true, MaxLength: 200,
+				Description: "words of what it remembers, e.g. Berlin",
+			}}},
 		{Type: discordgo.ApplicationCommandOptionSubCommand, Name: "help", Description: "How /memory works"},
 	},
 }
@@ -151,9 +156,11 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 			cmd.Kind = memorycmd.Private
 		case "help":
 			cmd.Kind = memorycmd.Help
+		case "why":
+			cmd.Kind = memorycmd.Why
 		}
 		for _, o := range sub.Options {
-			if v, ok := o.Value.(string); ok && o.Name == "file" && cmd.Kind != memorycmd.Help {
+			if v, ok := o.Value.(string); ok && (o.Name == "file" || o.Name == "text") && cmd.Kind != memorycmd.Help {
 				cmd.Target = strings.TrimSpace(v)
 			}
 		}

@@ -248,6 +248,9 @@ func TestMemoryCommandRegistered(t *testing.T) {
 	var subs []string
 	for _, o := range sets[0].Commands[0].Options {
 		subs = append(subs, o.Name)
+		if o.Name == "why" && (len(o.Options) != 1 || o.Options[0].Name != "text" || !o.Options[0].Required) {
+			t.Errorf("/memory why options %+v", o.Options)
+		}
 		if o.Name != "share" && o.Name != "private" && o.Name != "forget" {
 			continue
 		}
@@ -255,7 +258,7 @@ func TestMemoryCommandRegistered(t *testing.T) {
 			t.Errorf("/memory %s options %+v", o.Name, o.Options)
 		}
 	}
-	if strings.Join(subs, " ") != "show forget share private help" {
+	if strings.Join(subs, " ") != "show forget share private why help" {
 		t.Errorf("subcommands %v", subs)
 	}
 }

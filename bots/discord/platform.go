@@ -67,16 +67,36 @@ func (p platform) Typing(ctx context.Context, in *incoming) (stop func()) {
 // one conversation, whoever speaks in it, and belongs to its channel's
 // memory), and reads what came before it.
 func (p platform) Prepare(ctx context.Context, in *incoming, t *mnemo.Task) {
+	t.Origin = origin(in.msg.GuildID, in.msg.ChannelID, in.msg.ID)
 	if in.DM {
+		t.Origin.Place = "dm"
 		return
 	}
 	home, thread := p.b.channels.home(ctx, in.msg.ChannelID)
 	in.thread = thread
+	t.Origin.Place = "#" + home
+	if thread {
+		t.Origin.Place += " thread"
+	}
 	if thread {
 		t.Conversation = "discord:" + in.msg.GuildID + ":" + in.msg.ChannelID
 	}
 	t.ChannelKey = mnemo.ChannelKey("discord", home)
 	t.Context = p.b.context(ctx, in, in.Log)
+}
+
+// origin is a message's link (https://discord.com/channels/<guild or
+// @me>/<channel>/<message>) and place, for the provenance of what is
+// learned from it; Prepare names the place.
+func origin(guild, channel, message string) mnemo.Origin {
+	if guild == "" {
+		guild = "@me"
+	}
+	var o mnemo.Origin
+	if channel != "" && message != "" {
+		o.Link = "https://discord.com/channels/" + guild + "/" + channel + "/" + message
+	}
+	return o
 }
 
 // Parts is the reply rendered for Discord and split (replyParts).

@@ -51,6 +51,11 @@ func TestDirectMessage(t *testing.T) {
 		len(task.Context) != 0 || task.Time.IsZero() {
 		t.Errorf("task %+v", task)
 	}
+	// Where it was said, for what is learned from it: the message's
+	// permalink from the workspace URL auth.test gave.
+	if want := (mnemo.Origin{Place: "dm", Link: "https://mnemo-test.slack.com/archives/D1/p" + strings.Replace(env.TS, ".", "", 1)}); task.Origin != want {
+		t.Errorf("origin %+v, want %+v", task.Origin, want)
+	}
 	// A top-level DM has no thread for a status: a reaction shows the
 	// work, and is removed after the reply.
 	waitFor(t, "the reaction's removal", func() bool { return len(hs.srv.Reactions()) == 2 })
@@ -173,6 +178,10 @@ func TestThreadContext(t *testing.T) {
 	}
 	if task.Speaker != "Alice" || task.Text != "and prod?" || task.Conversation != "slack:T0TEAM:C1:"+root {
 		t.Errorf("task %+v", task)
+	}
+	if o := task.Origin; o.Place != "#C1 thread" || !strings.HasPrefix(o.Link, "https://mnemo-test.slack.com/archives/C1/p") ||
+		!strings.HasSuffix(o.Link, "?thread_ts="+root+"&cid=C1") {
+		t.Errorf("origin %+v", o)
 	}
 
 	// A long thread: the root and the last messages, at most thread.MaxMessages,

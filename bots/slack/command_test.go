@@ -291,6 +291,7 @@ func TestMemoryTextsUnchanged(t *testing.T) {
 		{memorycmd.Usage, "*/memory* shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
 			"*/memory share facts/&lt;name&gt;.md* lets me use that file in channels too, e.g. `/memory share facts/food.md`; */memory private facts/&lt;name&gt;.md* keeps it to our private conversations again. Every file is private until you share it.\n" +
 			"*/memory forget facts/&lt;name&gt;.md* or *episodes/YYYY-MM.md* deletes one file, e.g. `/memory forget facts/food.md`.\n" +
+			"*/memory why &lt;words&gt;* shows what I remember that matches the words, where and when I learned it, and who changed it, e.g. `/memory why Berlin`.\n" +
 			"*/memory forget all* deletes everything I remember about you.\n" +
 			"Nothing is deleted until you confirm with a button."},
 		{memorycmd.PathGrammar, "Memory files are `facts/&lt;name&gt;.md` (the name made of letters, digits, `-` and `_`, up to 64) " +
@@ -303,6 +304,8 @@ func TestMemoryTextsUnchanged(t *testing.T) {
 		{memorycmd.WrongUserText, "This confirmation belongs to someone else; nothing was deleted."},
 		{memorycmd.CancelledText, "Cancelled: nothing was deleted."},
 		{memorycmd.ForgetWhichText, "Say which file to forget, or `all`."},
+		{memorycmd.WhyWhatText, "Say what to look for, e.g. `/memory why Berlin`."},
+		{memorycmd.WhyErrorText, "Sorry, I couldn't look through what I remember just now. Please try again later."},
 		{"This deletes **everything** I remember about you (every fact and episode file). It cannot be undone.\n" +
 			"Your Slack account is linked to the memory user `zhangsan`, so this also deletes what was learned through your other linked accounts.\n" +
 			"Press **Delete** to confirm (within 10 minutes), or **Cancel**.",

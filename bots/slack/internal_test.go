@@ -91,6 +91,7 @@ func (panicMemory) CheckPath(string) error              { panic("check broke") }
 func (panicMemory) SetShared(string, string, bool) (bool, error) {
 	panic("set shared broke")
 }
+func (panicMemory) Why(string, string, string, bool) (string, error) { panic("why broke") }
 
 func TestMemoryPanics(t *testing.T) {
 	hs := start(t, setup{config: func(c *Config) { c.Memory = panicMemory{} }})

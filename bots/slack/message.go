@@ -452,3 +452,26 @@ func (b *Bot) userName(ctx context.Context, id string) string {
 	b.users.Put(id, name, b.now())
 	return name
 }
+
+// origin is where m was said, for the provenance of what is learned from
+// it: the place, and the message's permalink (the workspace URL auth.test
+// gave, the channel and the ts; a thread reply's names its thread).
+func (b *Bot) origin(m *incoming) mnemo.Origin {
+	o := mnemo.Origin{Place: "dm"}
+	inThread := m.threadTS != "" && m.threadTS != m.ts
+	if !m.DM {
+		o.Place = "#" + m.channel
+		if inThread {
+			o.Place += " thread"
+		}
+	}
+	base := b.teamURL
+	if !strings.HasPrefix(base, "https://") || m.channel == "" || m.ts == "" {
+		return o
+	}
+	o.Link = strings.TrimSuffix(base, "/") + "/archives/" + m.channel + "/p" + strings.Replace(m.ts, ".", "", 1)
+	if inThread {
+		o.Link += "?thread_ts=" + m.threadTS + "&cid=" + m.channel
+	}
+	return o
+}

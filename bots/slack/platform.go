@@ -56,6 +56,7 @@ func (p platform) Typing(ctx context.Context, m *incoming) (stop func()) {
 // the thread a mention was written in.
 func (p platform) Prepare(ctx context.Context, m *incoming, t *mnemo.Task) {
 	t.Speaker = p.b.userName(ctx, m.author)
+	t.Origin = p.b.origin(m)
 	if m.DM {
 		return
 	}

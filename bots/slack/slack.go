@@ -119,8 +119,9 @@ type Bot struct {
 	ready atomic.Bool
 	sm    *socketmode.Client
 
-	// From auth.test.
-	botUserID, botID, botName, teamID string
+	// From auth.test; teamURL is the workspace's (https://acme.slack.com/),
+	// what message permalinks start with.
+	botUserID, botID, botName, teamID, teamURL string
 
 	pipe  *pipeline.Pipeline[*incoming] // every message's way, from receipt to reply; commands spawn on it
 	flow  *memorycmd.Flow
@@ -290,7 +291,7 @@ func (b *Bot) authTest(ctx context.Context) error {
 		var res *slackgo.AuthTestResponse
 		res, err = b.api.AuthTestContext(ctx)
 		if err == nil {
-			b.botUserID, b.botID, b.botName, b.teamID = res.UserID, res.BotID, cmp.Or(res.User, "mnemo"), res.TeamID
+			b.botUserID, b.botID, b.botName, b.teamID, b.teamURL = res.UserID, res.BotID, cmp.Or(res.User, "mnemo"), res.TeamID, res.URL
 			return nil
 		}
 		if code := apiErrorCode(err); code != "" && code != "ratelimited" && code != "internal_error" && code != "fatal_error" {

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // userName is the memory user name of the i-th simulated user (from 0).
@@ -115,7 +117,8 @@ func verifyEntries(memDir string, issued map[string]string) (found int, problems
 				return 0, nil, fmt.Errorf("verify episode entries: %w", err)
 			}
 			for line := range strings.Lines(string(text)) {
-				if id, ok := strings.CutPrefix(strings.TrimRight(line, "\n"), entryMarker); ok {
+				plain, _ := memory.SplitStamp(strings.TrimRight(line, "\n")) // a heading carries where it was learned
+				if id, ok := strings.CutPrefix(plain, entryMarker); ok {
 					seen[id] = append(seen[id], u.Name())
 					found++
 				}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // brain is a deterministic stand-in for a model: it decides what to call
@@ -154,7 +155,9 @@ func TestAcceptanceRemembersAcrossRestarts(t *testing.T) {
 	w := newChatWorld(t)
 	r := w.chat(t, "Hello, I'm Zhang San and I write Go.\n", "--user", "zhangsan")
 	r.want(t, 0, "Noted.\n", "")
-	if got := w.file(t, "zhangsan/facts/user.md"); got != "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n" {
+	// The line ends with where it was learned: the terminal, today.
+	if got := w.file(t, "zhangsan/facts/user.md"); memory.StripStamps(got) != "# User Facts\n\n> Summary: user name\n\n- Name: Zhang San\n" ||
+		!strings.Contains(got, "- Name: Zhang San <!-- src: terminal · 20") {
 		t.Fatalf("facts/user.md = %q", got)
 	}
 	// A new process: nothing survives but the files.
@@ -197,7 +200,8 @@ func TestAcceptanceRemembersPastWork(t *testing.T) {
 	w.chat(t, "The logger leaked to stdout; we fixed it with a custom line transport.\n", "--user", "ada").want(t, 0, "Noted.", "")
 	month := time.Now().Format("2006-01")
 	ep := w.file(t, "ada/episodes/"+month+".md")
-	if !strings.HasPrefix(ep, "# "+month+" Episodes\n\n> Summary: pino leak → custom transport\n\n## Logger stdout leak fix\n") {
+	if !strings.HasPrefix(memory.StripStamps(ep), "# "+month+" Episodes\n\n> Summary: pino leak → custom transport\n\n## Logger stdout leak fix\n") ||
+		!strings.Contains(ep, "## Logger stdout leak fix <!-- src: terminal · "+month) {
 		t.Fatalf("episode file:\n%s", ep)
 	}
 	w.chat(t, "What bug did we fix last time?\n", "--user", "ada").want(t, 0, "Last time we fixed: Logger stdout leak fix.", "")
@@ -414,8 +418,12 @@ func TestChatMemoryForgetHelp(t *testing.T) {
 	ep := filepath.Join(w.dir, "data", "memory", "zhangsan", "episodes", "2026-11.md")
 	os.MkdirAll(filepath.Dir(ep), 0o755)
 	os.WriteFile(ep, []byte("# Episodes 2026-11\n> Summary: flaky tests\n\n## Fixed the flaky test\n- Summary: a race in the cache\n- Date: 2026-11-03\n\n## Set up CI\n- Summary: GitHub Actions\n- Date: 2026-11-20\n"), 0o644)
-	r := w.chat(t, "/memory\n/help\n/forget\n", "--user", "zhangsan")
+	r := w.chat(t, "/memory\n/memory why Zhang\n/help\n/forget\n", "--user", "zhangsan")
 	for _, want := range []string{
+		// /memory why: the line, where it was learned (the terminal, the
+		// reflection's day) and its history.
+		"`facts/user.md:5` - Name: Zhang San\n  from: terminal, 20",
+		"(reflector); file last changed",
 		"## What I remember about you, zhangsan\n",
 		"### user name (facts/user.md) [private]\n- Name: Zhang San\n",
 		"### Recent work together (2 of 2, from episodes/2026-11.md [private])\n- 2026-11-20 Set up CI — GitHub Actions\n- 2026-11-03 Fixed the flaky test — a race in the cache\n",

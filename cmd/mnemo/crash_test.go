@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // The crash test: a child `mnemo chat` (this test binary running the real
@@ -61,7 +63,13 @@ func (b crashBrain) handle(r openaitest.Request) (openaitest.Reply, bool) {
 	return openaitest.Text("Saved her name and the logger fix."), true
 }
 
-const crashWantFact = "# User Facts\n\n> Summary: user name\n\n- Name: Ada Lovelace\n"
+// crashWantFact is the fact file after the patch, without its stamps and
+// with the day the old name was replaced as DATE: the replaced line is
+// kept under "## Earlier".
+const crashWantFact = "# User Facts\n\n> Summary: user name\n\n- Name: Ada Lovelace\n\n## Earlier\n\n- Name: Ada (until DATE)\n"
+
+// crashUntil is the day a replaced fact's "until" names.
+var crashUntil = regexp.MustCompile(`\(until \d{4}-\d{2}-\d{2}\)`)
 
 type crashWorld struct {
 	t     *testing.T
@@ -137,7 +145,8 @@ func (w *crashWorld) recover() {
 func (w *crashWorld) check(what string) {
 	w.t.Helper()
 	fact, err := os.ReadFile(w.path("memory/ada/facts/user.md"))
-	if err != nil || string(fact) != crashWantFact {
+	if got := crashUntil.ReplaceAllString(memory.StripStamps(string(fact)), "(until DATE)"); err != nil || got != crashWantFact ||
+		strings.Count(string(fact), "<!-- src: terminal") != 2 {
 		w.t.Fatalf("%s: facts/user.md = %q, %v; want %q", what, fact, err, crashWantFact)
 	}
 	ep, err := os.ReadFile(w.path("memory/ada/episodes/" + w.month + ".md"))

@@ -51,7 +51,7 @@ Example:
 	"memory": `Usage: mnemo memory SUBCOMMAND [arguments]
 
 Admin commands on the memory folder (MNEMO_DATA_DIR or memory.dataDir); they
-need no model. Subcommands: users, ls, show, check, search, forget, export,
+need no model. Subcommands: users, ls, show, check, search, why, forget, export,
 edit, history, restore, pending. mnemo help memory SUBCOMMAND says more.
 
 USER is a person's name, or a channel's memory: '#slack-TEAM-CHANNEL' or
@@ -100,6 +100,20 @@ it runs beside a chat or a server.
 Example:
   mnemo memory search alice cache key fix back in the spring
   mnemo memory search --json '#slack-T01-C02' release decision
+`,
+	"memory why": `Usage: mnemo memory why USER TEXT...
+
+The lines of USER's memory that match TEXT (as memory search finds them), each
+with where it came from — the surface, the place, the date, who said it (in a
+channel's memory) and a link to the message, from the line's provenance stamp,
+or "added by hand" without one — and its history: since when the line is in
+its file's kept versions and who put it there (reflector, hand edit, restore).
+An admin sees every source in full; /memory why in a channel shows only what
+that channel may see. Takes no lock.
+
+Example:
+  mnemo memory why alice Berlin
+  mnemo memory why '#slack-T01-C02' release day
 `,
 	"memory check": `Usage: mnemo memory check [USER] [--fix]
 

@@ -45,6 +45,8 @@ Commands:
                                    owners (--fix repairs those); exit 1 if any
   memory search USER QUERY...      the entries that match, best first (--json,
                                    --limit N); runs beside a chat or serve
+  memory why USER TEXT...          the matching lines, where each was learned and
+                                   who changed it
   memory forget USER [PATH] --yes  delete a user's memory, or one file, and its
                                    history (--keep-history keeps the history)
   memory export USER               write a tar.gz of a user's memory to stdout

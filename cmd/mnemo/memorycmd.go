@@ -51,12 +51,13 @@ var memorySubs = map[string]memorySub{
 	"restore": {"USER PATH --at ID|TIME", 2, 2},
 	"pending": {"[USER] [--retry | --drop]", 0, 1},
 	"search":  {"[--json] [--limit N] USER QUERY...", 2, manyArgs},
+	"why":     {"USER TEXT...", 2, manyArgs},
 }
 
 // manyArgs is the most arguments of a subcommand that takes words.
 const manyArgs = 1 << 20
 
-const memorySubNames = "users, ls, show, check, search, forget, export, edit, history, restore, pending"
+const memorySubNames = "users, ls, show, check, search, why, forget, export, edit, history, restore, pending"
 
 // memoryOptions are the memory subcommands' flags.
 type memoryOptions struct {
@@ -134,11 +135,16 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 			return err
 		}
 	}
-	if name == "search" {
+	switch {
+	case name == "search":
 		if err := checkSearch(pos[1:], o.limit); err != nil {
 			return err
 		}
-	} else if len(pos) > 1 {
+	case name == "why":
+		if strings.TrimSpace(strings.Join(pos[1:], " ")) == "" {
+			return usageError("memory why needs words to look for; usage: %s", usage)
+		}
+	case len(pos) > 1:
 		if _, err := memory.ParsePath(pos[1]); err != nil {
 			return usageError("%v", err)
 		}
@@ -178,6 +184,8 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return m.pending(append(pos, "")[0], o.retry, o.drop, time.Now())
 	case "search":
 		return m.search(pos[0], strings.Join(pos[1:], " "), o.limit, o.json)
+	case "why":
+		return m.why(pos[0], strings.Join(pos[1:], " "))
 	}
 	return m.export(pos[0], o.output)
 }

@@ -101,8 +101,8 @@ func TestMemoryArgs(t *testing.T) {
 		args   []string
 		stderr string
 	}{
-		{[]string{"memory"}, "mnemo: memory needs a subcommand: users, ls, show, check, search, forget, export"},
-		{[]string{"memory", "list"}, `mnemo: unknown memory subcommand "list"; use one of users, ls, show, check, search, forget, export`},
+		{[]string{"memory"}, "mnemo: memory needs a subcommand: users, ls, show, check, search, why, forget, export"},
+		{[]string{"memory", "list"}, `mnemo: unknown memory subcommand "list"; use one of users, ls, show, check, search, why, forget, export`},
 		{[]string{"memory", "--yes", "forget", "alice"}, `mnemo: unknown memory subcommand "--yes"`},
 		{[]string{"memory", "--config"}, "mnemo: flag --config needs a value\n"},
 		{[]string{"memory", "users", "alice"}, "mnemo: memory users takes no arguments; usage: mnemo memory users\n"},

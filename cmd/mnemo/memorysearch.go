@@ -51,3 +51,23 @@ func (m *memoryCmd) search(name, query string, limit int, asJSON bool) error {
 	_, err = fmt.Fprintln(m.env.stdout, showable(found.Render(1<<30)))
 	return err
 }
+
+// why prints the lines of name's memory that match query with where each
+// came from (its provenance stamp, in full: an admin sees every source)
+// and its history. Like search it takes no lock.
+func (m *memoryCmd) why(name, query string) error {
+	if _, err := m.user(name); err != nil {
+		return err
+	}
+	mem, done, err := m.data(true)
+	if err != nil {
+		return err
+	}
+	defer done()
+	out, err := mem.WhyAdmin(name, query)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(m.env.stdout, showable(out))
+	return err
+}

@@ -102,3 +102,17 @@ func TestMemorySearchBesideAnOwner(t *testing.T) {
 		t.Errorf("beside the owner the command found\n%+v\nthe owner's store\n%+v", got, want.Hits)
 	}
 }
+
+// `mnemo memory why` prints the matching lines with their sources in
+// full (an admin's view); a usage mistake exits 2.
+func TestMemoryWhy(t *testing.T) {
+	data, env := memoryFixture(t)
+	putFile(t, filepath.Join(data, "alice", "facts", "home.md"),
+		"# Home\n\n> Summary: home\n\n- Lives in: Berlin <!-- src: discord · dm · 2026-11-20 · https://discord.com/channels/@me/5/6 -->\n- Plant: fern\n")
+	cli(t, env, "memory", "why", "alice", "where", "do", "I", "live").want(t, 0,
+		"- `facts/home.md:5` - Lives in: Berlin\n  from: discord, dm, 2026-11-20, https://discord.com/channels/@me/5/6", "")
+	cli(t, env, "memory", "why", "alice", "fern").want(t, 0, "from: added by hand (no source recorded)", "")
+	cli(t, env, "memory", "why", "alice", " ").want(t, 2, "", "memory why needs words to look for")
+	cli(t, env, "memory", "why", "alice").want(t, 2, "", "memory why takes 2 or more arguments")
+	cli(t, env, "memory", "why", "carol", "x").want(t, 1, "", `no memory for user "carol"`)
+}

@@ -551,8 +551,22 @@ func privProofs(t *testing.T, p *privWorld) {
 	if !strings.Contains(secret, privSecret) || memory.IsShared(secret) {
 		t.Fatalf("the DM's reflection did not write a private %s: %q\n%s", privSecretPath, secret, p.logs.String())
 	}
+	// Its line records where it was said: the DM, with the message's link.
+	dmLink := ""
+	for _, l := range strings.Split(secret, "\n") {
+		if _, stamp := memory.SplitStamp(l); strings.Contains(l, privSecret) && stamp != "" {
+			st, _ := memory.ParseStamp(stamp)
+			if st.Surface == p.chat.memoryKey() && st.Place == "dm" && strings.HasPrefix(st.Link, "https://") {
+				dmLink = st.Link
+			}
+		}
+	}
+	if dmLink == "" {
+		t.Fatalf("the DM's fact has no provenance stamp with its link:\n%s", secret)
+	}
 	// The control: in a DM the model is given the secret, and repeats it.
 	dm := p.say(t, "ada", "dm:ada", "What do you remember about me?", true)
+	dm.absent(t, "a stamp (the model never sees one, even in the DM)", dmLink)
 	if !strings.Contains(dm.index(), privSecretPath) || !strings.Contains(privResultsOf(dm.thinker())["memory_read "+privSecretPath], privSecret) ||
 		!strings.Contains(privResultsOf(dm.thinker())["memory_search"], privSecret) || !strings.Contains(dm.reply, privSecret) {
 		t.Fatalf("control: in her DM the model was not given Ada's secret (index %q), so the proofs below would prove nothing; reply:\n%s", dm.index(), dm.reply)
@@ -678,6 +692,12 @@ func privProofs(t *testing.T, p *privWorld) {
 		if !strings.Contains(now.index(), privSecretPath) || !strings.Contains(privResultsOf(now.thinker())["memory_read "+privSecretPath], privSecret) ||
 			!strings.Contains(now.reply, privSecret) {
 			t.Errorf("after '> Visibility: shared' was added by hand, channel A was not given the file: index %q, reply:\n%s", now.index(), now.reply)
+		}
+		// The file is shared now, its DM provenance is not: the link
+		// reaches no channel request and no channel post.
+		now.absent(t, "provenance of a DM fact", dmLink)
+		for _, l := range p.chat.leaks(dmLink) {
+			t.Errorf("a call to a channel carries the DM's link: %s", l)
 		}
 	})
 	p.stop(t)

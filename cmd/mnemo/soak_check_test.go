@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/mnemo-agent/mnemo/memory"
 )
 
 // maxSoakProblems is how many problems of one kind are listed.
@@ -196,7 +198,9 @@ func (s *soak) checkMemory(p *soakProblems) {
 		if err != nil {
 			p.add("memory files", "%v", err)
 		}
-		facts[user] = string(b)
+		// The reflector's lines carry where they were learned: the
+		// checks below read the text.
+		facts[user] = memory.StripStamps(string(b))
 		names, _ := filepath.Glob(filepath.Join(s.memDir, user, "episodes", "*"))
 		sort.Strings(names)
 		var all strings.Builder
@@ -208,7 +212,7 @@ func (s *soak) checkMemory(p *soakProblems) {
 			all.Write(b)
 			all.WriteString("\n")
 		}
-		episodes[user] = all.String()
+		episodes[user] = memory.StripStamps(all.String())
 	}
 	for _, r := range runs {
 		read(r.user)

@@ -119,7 +119,7 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	for _, pu := range parsed {
 		id := uint32(len(x.units))
 		x.units = append(x.units, unit{num: f.num, line: int32(pu.line), end: int32(pu.end), date: pu.date})
-		x.flags, x.lens = append(x.flags, unitFlags(f)), append(x.lens, uint32(pu.length))
+		x.flags, x.lens = append(x.flags, unitFlags(f, pu.earlier)), append(x.lens, uint32(pu.length))
 		for _, e := range pu.terms {
 			t, tf := e.term, e.tf
 			tid, ok := x.terms[t]
@@ -139,17 +139,23 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	}
 }
 
-// A unit's flags: live (not removed), and of a shared file.
+// A unit's flags: live (not removed), of a shared file, and a fact
+// superseded (under "## Earlier").
 const (
-	flagLive   = 1
-	flagShared = 2
+	flagLive    = 1
+	flagShared  = 2
+	flagEarlier = 4
 )
 
-func unitFlags(f *file) uint8 {
+func unitFlags(f *file, earlier bool) uint8 {
+	fl := uint8(flagLive)
 	if f.shared {
-		return flagLive | flagShared
+		fl |= flagShared
 	}
-	return flagLive
+	if earlier {
+		fl |= flagEarlier
+	}
+	return fl
 }
 
 // A posting is one uvarint: the unit id's difference from the term's

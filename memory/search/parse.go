@@ -28,6 +28,7 @@ type parsedUnit struct {
 	date        int32
 	terms       []termTF // each term once, with its weighted frequency
 	length      int      // words
+	earlier     bool     // a fact line under "## Earlier": superseded
 }
 
 // termTF is a term of a unit and its weighted frequency (half units).
@@ -172,6 +173,10 @@ func (ps *parser) entries(text string) []parsedUnit {
 	return out
 }
 
+// EarlierSection is the "## " section of a fact file that keeps the
+// facts that were replaced: its lines rank after the current ones.
+const EarlierSection = "Earlier"
+
 // factKey splits a "- Key: value" line (a key of at most five words).
 func factKey(t string) (key, value string, ok bool) {
 	rest, ok := strings.CutPrefix(t, "- ")
@@ -198,7 +203,7 @@ func (ps *parser) facts(text string) []parsedUnit {
 			section = h
 			return
 		}
-		u := parsedUnit{line: n, end: n, start: off, stop: off + len(line), date: noDate}
+		u := parsedUnit{line: n, end: n, start: off, stop: off + len(line), date: noDate, earlier: strings.EqualFold(section, EarlierSection)}
 		// "- Dentist: Dr. Bakker": the key names what the line is about,
 		// as a heading names an entry.
 		if key, value, ok := factKey(t); ok {

@@ -389,6 +389,9 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		u := &x.units[id]
 		uf := x.nums[u.num]
 		sc := float64(s.total[id]) * timeFactor(wh, u.date, today)
+		if x.flags[id]&flagEarlier != 0 {
+			sc *= earlierWeight // a replaced fact: after the current ones
+		}
 		if words > 1 && !timeOnly && s.matched[id] > 1 {
 			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(words-1) // more of the query's words
 		}
@@ -445,6 +448,10 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 	}
 	return hits, total
 }
+
+// earlierWeight scales a superseded fact line's score (EarlierSection):
+// the current value of a fact comes first, its past still found.
+const earlierWeight = 0.25
 
 // inRange is the weight of a unit of the time a query names, against at
 // most 1 for one outside it: the time a person names is nearly a filter.

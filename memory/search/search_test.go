@@ -644,3 +644,20 @@ func TestForgetKeepsNoWords(t *testing.T) {
 		t.Errorf("after Clear: %d words", words())
 	}
 }
+
+// A fact line under "## Earlier" (replaced) ranks after the current
+// ones, in its file and against other files, and is still found.
+func TestEarlierFactsRankAfterCurrent(t *testing.T) {
+	files := map[string]string{
+		"facts/home.md":   "# Home\n\n> Summary: home\n\n- Lives in: Berlin\n\n## Earlier\n\n- Lives in: Lyon (until 2026-11-20)\n- Lyon flat: rue Lyon, Lyon\n",
+		"facts/travel.md": "# Travel\n\n> Summary: trips\n\n- Trip: Lyon in spring\n",
+	}
+	r := Search(Query{Text: "Lyon", Today: today}, Part{Index: indexOf(files)})
+	if len(r.Hits) != 2 || r.Hits[0].Path != "facts/travel.md" || r.Hits[1].Path != "facts/home.md" {
+		t.Errorf("hits %+v: want the current fact first, the earlier ones after", r.Hits)
+	}
+	r = Search(Query{Text: "lives", Today: today}, Part{Index: indexOf(files)})
+	if len(r.Hits) != 1 || !slices.Equal(r.Hits[0].Lines, []int{5, 9}) {
+		t.Errorf("hits %+v: want line 5 (current) as the hit, then 9 (earlier)", r.Hits)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -120,6 +121,9 @@ type Memory struct {
 	channels []string // Show's channel, per call
 	forgets  []string // "user:path"
 	sets     []string // "user:path:shared" or "user:path:private", changed or not
+	whys     []string
+	WhyText  string
+	WhyErr   error
 }
 
 // Show returns ShowText or ShowErr, after Delay.
@@ -131,6 +135,21 @@ func (m *Memory) Show(user, channel string) (string, error) {
 	m.mu.Unlock()
 	time.Sleep(delay)
 	return text, err
+}
+
+// Why answers WhyText (WhyErr), recording "user|channel|query|inChannel".
+func (m *Memory) Why(user, channel, query string, inChannel bool) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.whys = append(m.whys, fmt.Sprintf("%s|%s|%s|%v", user, channel, query, inChannel))
+	return m.WhyText, m.WhyErr
+}
+
+// Whys are the Why calls made so far.
+func (m *Memory) Whys() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return slices.Clone(m.whys)
 }
 
 // SetShared records "user:path:shared" (or private) and flips the file in

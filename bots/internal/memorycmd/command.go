@@ -13,13 +13,15 @@ const (
 	Unknown             // anything else
 	Share               // share <file>: shared with channels
 	Private             // private <file>: used in private conversations only
+	Why                 // why <text>: the matching lines, where they came from, their history
 )
 
 // Command is a parsed /memory command.
 type Command struct {
 	Kind Kind
 	// Target is, for Forget, the file path, or "all" (any case given);
-	// for Share and Private, the file path; "" when missing.
+	// for Share and Private, the file path; for Why, the words to look
+	// for; "" when missing.
 	Target string
 	// Args is, for Unknown, the words given.
 	Args string
@@ -31,7 +33,8 @@ const quoteChars = "`'\"“”‘’"
 
 // Parse reads the text after "/memory": nothing, show, list or ls
 // show; "forget <target>" forgets, "share <file>" shares a file with
-// channels and "private <file>" makes it private (the target is the words
+// channels, "private <file>" makes it private and "why <text>" says where
+// what matches text came from (the target is the words
 // after the command word, joined with single spaces); help, -h and --help
 // explain; anything else is unknown. Quotes and backticks around words are
 // stripped first. The text is plain: a platform's escaping is undone by
@@ -56,6 +59,8 @@ func Parse(text string) Command {
 		return Command{Kind: Share, Target: strings.Join(args[1:], " ")}
 	case args[0] == "private":
 		return Command{Kind: Private, Target: strings.Join(args[1:], " ")}
+	case args[0] == "why":
+		return Command{Kind: Why, Target: strings.Join(args[1:], " ")}
 	case args[0] == "help" || args[0] == "-h" || args[0] == "--help":
 		return Command{Kind: Help}
 	}

@@ -22,6 +22,7 @@ const (
 	usageCommands = "**/memory** shows what I remember about you, each file marked private or shared (only you can see the answer); in a channel, also what I remember about the channel.\n" +
 		"**/memory share facts/<name>.md** lets me use that file in channels too, e.g. `/memory share facts/food.md`; **/memory private facts/<name>.md** keeps it to our private conversations again. Every file is private until you share it.\n" +
 		"**/memory forget facts/<name>.md** or **episodes/YYYY-MM.md** deletes one file, e.g. `/memory forget facts/food.md`.\n" +
+		"**/memory why <words>** shows what I remember that matches the words, where and when I learned it, and who changed it, e.g. `/memory why Berlin`.\n" +
 		"**/memory forget all** deletes everything I remember about you.\n"
 	byButton = "Nothing is deleted until you confirm with a button."
 	byTyping = "Nothing is deleted until you confirm with **" + ConfirmWord + "**."
@@ -148,6 +149,8 @@ func (f *Flow) Handle(cmd Command, a Asker) (ans Answer) {
 		return Answer{Text: f.noted(SetVisibility(f.Memory, a.User, cmd.Target, cmd.Kind == Share, log))}
 	case Forget:
 		return f.askForget(cmd.Target, a.User, a.ID, a.Own, log)
+	case Why:
+		return Answer{Text: f.why(cmd.Target, a, log)}
 	case Help:
 		return Answer{Text: f.usage()}
 	}
@@ -160,6 +163,32 @@ func (f *Flow) usage() string {
 		return TypedUsage
 	}
 	return Usage
+}
+
+// WhyWhatText asks for the words of a /memory why.
+const WhyWhatText = "Say what to look for, e.g. `/memory why Berlin`."
+
+// WhyErrorText answers a /memory why that could not be answered.
+const WhyErrorText = "Sorry, I couldn't look through what I remember just now. Please try again later."
+
+// why answers /memory why words for a: in a channel, only the asker's
+// shared files and the channel's memory, sources outside it unnamed.
+func (f *Flow) why(words string, a Asker, log *slog.Logger) string {
+	if strings.TrimSpace(words) == "" {
+		return WhyWhatText
+	}
+	channel := a.Channel
+	if f.ChannelMemory == mnemo.ChannelMemoryOff {
+		channel = ""
+	}
+	// In any channel (a trusted one too) only what is shared is
+	// searched: the answer names sources, and a DM's never shows there.
+	text, err := f.Memory.Why(a.User, channel, words, a.Channel != "")
+	if err != nil {
+		log.Warn("/memory why cannot search the memory", "error", err)
+		return WhyErrorText
+	}
+	return text
 }
 
 // noted adds to text what the channelMemory setting means for it.

@@ -26,7 +26,17 @@ type fakeMemory struct {
 	forgets   []string // "user:path"
 	// files is whose files exist and whether each is shared:
 	// "user:path" → shared.
-	files map[string]bool
+	files  map[string]bool
+	why    string
+	whyErr error
+	whys   []string // "user|channel|query|inChannel"
+}
+
+func (m *fakeMemory) Why(user, channel, query string, inChannel bool) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.whys = append(m.whys, fmt.Sprintf("%s|%s|%s|%v", user, channel, query, inChannel))
+	return m.why, m.whyErr
 }
 
 func (m *fakeMemory) Show(user, channel string) (string, error) {
@@ -158,6 +168,9 @@ type panicMemory struct{}
 func (panicMemory) Show(string, string) (string, error) { panic("show broke") }
 func (panicMemory) Forget(string, string) error         { panic("forget broke") }
 func (panicMemory) CheckPath(string) error              { panic("check broke") }
+func (panicMemory) Why(string, string, string, bool) (string, error) {
+	panic("why broke")
+}
 func (panicMemory) SetShared(string, string, bool) (bool, error) {
 	panic("set shared broke")
 }
@@ -323,6 +336,9 @@ func TestMemoryFlowShare(t *testing.T) {
 	if ans := f.Handle(Parse("private facts/food.md"), ann); ans.Text != BrokenText {
 		t.Errorf("panic: %q", ans.Text)
 	}
+	if ans := f.Handle(Parse("why food"), ann); ans.Text != BrokenText {
+		t.Errorf("panic in why: %q", ans.Text)
+	}
 	// No log: discarded.
 	mem.setErr = nil
 	if got := SetVisibility(mem, "bob", "facts/bob.md", true, nil); got != "`facts/bob.md`"+nowShared || !mem.files["bob:facts/bob.md"] {
@@ -377,6 +393,44 @@ type wrapNothing struct{}
 func (wrapNothing) Error() string { return "" }
 
 func (wrapNothing) Unwrap() error { return fs.ErrNotExist }
+
+// /memory why asks the memory with the asker's user and where they ask:
+// in any channel only what it may see (inChannel), a channel whose memory
+// is off without its memory; the words are the command's.
+func TestWhy(t *testing.T) {
+	for _, tc := range []struct {
+		name, mode, channel, words string
+		err                        error
+		want, call                 string
+	}{
+		{"dm", "", "", "Berlin flat", nil, "found", "ann||Berlin flat|false"},
+		{"channel", mnemo.ChannelMemoryRead, "#slack-T1-C1", "Berlin", nil, "found", "ann|#slack-T1-C1|Berlin|true"},
+		{"trusted channel: still only what is shared", mnemo.ChannelMemoryFull, "#slack-T1-C1", "Berlin", nil, "found", "ann|#slack-T1-C1|Berlin|true"},
+		{"channel with memory off", mnemo.ChannelMemoryOff, "#slack-T1-C1", "Berlin", nil, "found", "ann||Berlin|true"},
+		{"no words", "", "", "", nil, WhyWhatText, ""},
+		{"broken store", "", "", "x", errors.New("disk"), WhyErrorText, "ann||x|false"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := &fakeMemory{why: "found", whyErr: tc.err}
+			f := &Flow{Memory: mem, ChannelMemory: tc.mode}
+			cmd := Parse("why " + tc.words)
+			if cmd.Kind != Why || cmd.Target != tc.words {
+				t.Fatalf("Parse = %+v", cmd)
+			}
+			got := f.Handle(cmd, Asker{ID: "U1", User: "ann", Own: "ann", Channel: tc.channel})
+			if !strings.HasPrefix(got.Text, tc.want) {
+				t.Errorf("answer %q, want %q", got.Text, tc.want)
+			}
+			want := []string{}
+			if tc.call != "" {
+				want = []string{tc.call}
+			}
+			if fmt.Sprint(mem.whys) != fmt.Sprint(want) {
+				t.Errorf("calls %v, want %v", mem.whys, want)
+			}
+		})
+	}
+}
 
 // Where there are no buttons (Flow.Typed, the terminal) the texts say to
 // type ConfirmWord, and Confirm deletes what was asked, once, saying what

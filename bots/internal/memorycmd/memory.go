@@ -24,6 +24,13 @@ type Memory interface {
 	// drops the user's turns from the agent's short-term history
 	// (agent.Agent.ForgetUser).
 	Forget(user, path string) error
+	// Why is a readable (Markdown) account of the lines of user's memory
+	// that match query: each with where it came from (surface, place,
+	// date, who, link) and its history. inChannel: asked in a channel
+	// (channel is its memory name, "" where channels use no memory): only
+	// what that channel may see is searched, and a DM's link or another
+	// channel's name is never shown.
+	Why(user, channel, query string, inChannel bool) (string, error)
 	Visibility
 }
 

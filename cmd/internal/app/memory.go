@@ -37,6 +37,8 @@ type Asker interface {
 	SetShared(user, path string, shared bool) (changed bool, err error)
 	// Forget is the one forget: every holder of the owner's state.
 	Forget(ctx context.Context, r userdata.Request) (Forgotten, error)
+	// Why is /memory why (userdata.Service.Why).
+	Why(user, channel, query string, inChannel bool) (string, error)
 }
 
 var _ Asker = (*Memory)(nil)
@@ -68,6 +70,19 @@ func (m *Memory) Holders() []userdata.Holder { return m.svc.Holders() }
 
 // Show is what `/memory` answers in Slack and Discord.
 func (m *Memory) Show(user, channel string) (string, error) { return m.svc.Show(user, channel) }
+
+// Why is /memory why: the lines of user's memory matching query, with
+// their sources and history; in a channel only what it may see, sources
+// outside it unnamed.
+func (m *Memory) Why(user, channel, query string, inChannel bool) (string, error) {
+	return m.svc.Why(userdata.WhyScope{Owner: user, Channel: channel, InChannel: inChannel}, query)
+}
+
+// WhyAdmin is `mnemo memory why`: every file of owner (a person or a
+// channel's memory), every source in full.
+func (m *Memory) WhyAdmin(owner, query string) (string, error) {
+	return m.svc.Why(userdata.WhyScope{Owner: owner}, query)
+}
 
 // ShowChat is /memory in the terminal chat.
 func (m *Memory) ShowChat(user string) (string, error) { return m.svc.ShowChat(user) }

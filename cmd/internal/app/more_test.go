@@ -72,6 +72,9 @@ func TestOfflineMemory(t *testing.T) {
 	if found, err := m.Search("ann", "ramen", 5); err != nil || len(found.Hits) != 1 {
 		t.Errorf("search %+v, %v", found, err)
 	}
+	if why, err := m.WhyAdmin("ann", "ramen"); err != nil || !strings.Contains(why, "facts/food.md") {
+		t.Errorf("why %q, %v", why, err)
+	}
 	if _, err := m.SetShared("ann", "facts/food.md", true); err != nil {
 		t.Errorf("share offline: %v", err)
 	}

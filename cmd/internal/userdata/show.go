@@ -66,7 +66,8 @@ type shown struct {
 	read bool // false: not readable (deleted meanwhile: memory check says why)
 }
 
-// files reads owner's memory files for showing, in the index's order.
+// files reads owner's memory files for showing, in the index's order,
+// their texts without stamps.
 func (s *Service) files(owner string) ([]shown, error) {
 	u, err := s.store.User(owner)
 	if err != nil {
@@ -81,7 +82,10 @@ func (s *Service) files(owner string) ([]shown, error) {
 		out[i].FileInfo = f
 		out[i].kind, _ = memory.ParsePath(f.Path)
 		if d, err := u.Read(f.Path); err == nil {
-			out[i].text, out[i].read = d.Text, true
+			// Without provenance stamps: /memory shows what is remembered
+			// (in a channel too, where a DM's link must not show);
+			// /memory why says where each line came from.
+			out[i].text, out[i].read = memory.StripStamps(d.Text), true
 		}
 	}
 	return out, nil
