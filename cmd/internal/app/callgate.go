@@ -49,6 +49,12 @@ func (gm gatedModel) Stream(ctx context.Context, req llm.Request, onText func(st
 // gate is ctx, also cancelled when the gate closes.
 func (gm gatedModel) gate(ctx context.Context) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(ctx)
+	// A gate closed already cancels the call here and now: AfterFunc on a
+	// done context runs its func on a goroutine of its own, which a fast
+	// model could beat.
+	if gm.g.ctx.Err() != nil {
+		cancel(context.Cause(gm.g.ctx))
+	}
 	stop := context.AfterFunc(gm.g.ctx, func() { cancel(context.Cause(gm.g.ctx)) })
 	return ctx, func() {
 		stop()

@@ -103,3 +103,22 @@ func TestCallGateStream(t *testing.T) {
 		t.Errorf("a model without Stream = %v, shown %q", err, shown)
 	}
 }
+
+// errAtEntry answers at once with its context's error as it found it.
+type errAtEntry struct{}
+
+func (errAtEntry) Complete(ctx context.Context, _ llm.Request) (llm.Response, error) {
+	return llm.Response{}, context.Cause(ctx)
+}
+
+// A call made after the gate closed finds its context cancelled when it
+// starts: a model that answers at once cannot beat the cancellation.
+func TestCallGateClosedBeforeTheCall(t *testing.T) {
+	g := newCallGate()
+	g.close(errGateClosed)
+	for range 100 {
+		if _, err := g.model(errAtEntry{}).Complete(context.Background(), llm.Request{}); err != errGateClosed {
+			t.Fatalf("a call after the gate closed started with %v", err)
+		}
+	}
+}
