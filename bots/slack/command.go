@@ -9,12 +9,14 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 )
 
@@ -48,7 +50,10 @@ func (b *Bot) onSlashCommand(ctx, taskCtx context.Context, evt socketmode.Event)
 	envelope := evt.Request.EnvelopeID // socketmode sets Request on every slash command
 	started := b.spawn(ctx, func() {
 		done := make(chan responseMessage, 1)
-		go func() { done <- b.memoryCommand(cmd) }()
+		go func() {
+			done <- b.memoryCommand(cmd.TeamID, cmd.TeamID, cmd.UserID, cmd.ChannelID, textUnescaper.Replace(cmd.Text),
+				b.who(cmd.TeamID, cmd.ChannelID, cmd.UserID))
+		}()
 		timer := time.NewTimer(b.ackBudget)
 		defer timer.Stop()
 		select {
@@ -66,29 +71,32 @@ func (b *Bot) onSlashCommand(ctx, taskCtx context.Context, evt socketmode.Event)
 	}
 }
 
-// memoryCommand works out the answer to a /memory command (memorycmd.Flow,
-// its Markdown converted to mrkdwn; a confirmation gets Delete and Cancel
-// buttons). Whose memory, and which channel's, come from the command's
-// team, user and channel ids, never from its text.
-func (b *Bot) memoryCommand(cmd slackgo.SlashCommand) responseMessage {
-	if !validID(cmd.TeamID) || !validID(cmd.UserID) {
+// memoryCommand works out the answer to a /memory command, or to an
+// "@mnemo memory …" mention (memorycmd.Flow, its Markdown converted to
+// mrkdwn; a confirmation gets Delete and Cancel buttons). Whose memory,
+// and which channel's, come from the workspace, the user's team, the user
+// and the channel ids, never from the text (plain, unescaped); who is
+// checked against the access policy.
+func (b *Bot) memoryCommand(workspace, team, user, channel, text string, who access.Who) responseMessage {
+	cmd := slackgo.SlashCommand{TeamID: workspace, UserID: user, ChannelID: channel}
+	if !validID(cmd.TeamID) || !validID(team) || !validID(cmd.UserID) {
 		return ephemeral("Sorry, I can't tell who you are from this command.")
 	}
 	// Someone not let in gets no memory, not even an empty folder.
 	if b.cfg.Access != nil {
-		if ok, reply := b.cfg.Access.CheckCommand(context.Background(), b.who(cmd.TeamID, cmd.ChannelID, cmd.UserID)); !ok {
+		if ok, reply := b.cfg.Access.CheckCommand(context.Background(), who); !ok {
 			return ephemeral(toMrkdwn(reply))
 		}
 	}
 	// The asker is the user in this workspace: a press must come from the
 	// same user id and the same team (a user id says nothing of the team).
-	asker := memorycmd.Asker{ID: cmd.TeamID + "/" + cmd.UserID, User: b.memoryUser(cmd.TeamID, cmd.UserID), Own: "slack-" + cmd.TeamID + "-" + cmd.UserID}
+	asker := memorycmd.Asker{ID: cmd.TeamID + "/" + cmd.UserID, User: b.memoryUser(team, cmd.UserID), Own: "slack-" + team + "-" + cmd.UserID}
 	if !strings.HasPrefix(cmd.ChannelID, "D") {
 		// A channel (a group DM too), as its messages name its memory.
 		asker.Channel = mnemo.ChannelKey("slack", cmd.TeamID, cmd.ChannelID)
 	}
-	ans := b.flow.Handle(memorycmd.Parse(textUnescaper.Replace(cmd.Text)), asker)
-	text := toMrkdwn(ans.Text)
+	ans := b.flow.Handle(memorycmd.Parse(text), asker)
+	text = toMrkdwn(ans.Text)
 	msg := ephemeral(text)
 	if ans.Confirm == "" {
 		return msg
@@ -209,4 +217,40 @@ func hostOf(s string) string {
 		return u.Host
 	}
 	return ""
+}
+
+// memoryMention answers "@mnemo memory …" in a channel or a thread, where
+// Slack runs no slash command: the /memory flow with the same words,
+// answered to the person alone (chat.postEphemeral, in the thread when
+// written in one), never posted for all and never given to the model.
+// It reports whether m was such a mention (its envelope is then acked).
+func (b *Bot) memoryMention(ctx, taskCtx context.Context, req *socketmode.Request, m *incoming) bool {
+	text := strings.TrimSpace(m.Text)
+	end := strings.IndexFunc(text, unicode.IsSpace)
+	if end < 0 {
+		end = len(text)
+	}
+	if m.DM || !strings.EqualFold(text[:end], "memory") {
+		return false
+	}
+	rest := text[end:]
+	b.ackRequest(ctx, req)
+	b.spawn(ctx, func() {
+		msg := fitAck(b.memoryCommand(m.workspace, m.team, m.author, m.channel, rest, m.Who))
+		opts := []slackgo.MsgOption{slackgo.MsgOptionText(msg.Text, false), slackgo.MsgOptionDisableLinkUnfurl()}
+		if len(msg.Blocks) > 0 {
+			opts = append(opts, slackgo.MsgOptionBlocks(msg.Blocks...))
+		}
+		if m.threadTS != "" {
+			opts = append(opts, slackgo.MsgOptionTS(m.threadTS))
+		}
+		err := b.patiently(taskCtx, "chat.postEphemeral", m.channel, func() error {
+			_, err := b.api.PostEphemeralContext(taskCtx, m.channel, m.author, opts...)
+			return err
+		})
+		if err != nil {
+			m.Log.Warn("slack: cannot answer a memory mention", "error", err)
+		}
+	})
+	return true
 }

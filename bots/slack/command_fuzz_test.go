@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	slackgo "github.com/slack-go/slack"
 	"github.com/slack-go/slack/socketmode"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
@@ -33,7 +32,7 @@ func FuzzMemoryCommand(f *testing.F) {
 		flow: &memorycmd.Flow{Memory: mem, Confirms: memorycmd.NewConfirms(memorycmd.MaxConfirms, memorycmd.ConfirmTTL), Log: log, Platform: "Slack"}}
 	changes := 0
 	f.Fuzz(func(t *testing.T, text string) {
-		msg := fitAck(b.memoryCommand(slackgo.SlashCommand{Command: "/memory", Text: text, TeamID: "T0TEAM", UserID: "U0ADA"}))
+		msg := fitAck(b.memoryCommand("T0TEAM", "T0TEAM", "U0ADA", "", textUnescaper.Replace(text), b.who("T0TEAM", "", "U0ADA")))
 		if js, _ := json.Marshal(socketmode.Response{EnvelopeID: strings.Repeat("0", 36), Payload: msg}); len(js) >= maxAckBytes {
 			t.Fatalf("/memory %q: an ack of %d bytes", text, len(js))
 		}

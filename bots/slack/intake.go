@@ -53,6 +53,9 @@ func (b *Bot) receive(ctx, taskCtx context.Context, evts []socketmode.Event) err
 			continue
 		}
 		if m := b.readEvent(evt); m != nil {
+			if b.memoryMention(ctx, taskCtx, evt.Request, m) {
+				continue // answered to the person alone, never journaled
+			}
 			if b.pipe.Admit(ctx, m) { // refused: acked, never journaled
 				msgs = append(msgs, m)
 			}
