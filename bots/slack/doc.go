@@ -44,6 +44,11 @@
 // answers are kept in a thread.NameCache). Channels get Task.Channel and
 // Config.ChannelMemory; DMs use memory fully.
 //
+// A channel mention whose first word is "memory" ("@mnemo memory forget
+// all") is /memory, which Slack does not run in a thread: the same
+// memorycmd flow, answered with chat.postEphemeral to the person (in the
+// thread), acked at once, never journaled nor handed to the model.
+//
 // While the agent thinks, the thread shows assistant.threads.setStatus
 // ("is thinking…"); if Slack refuses that method for good (not_allowed,
 // missing_scope, …) the adapter falls back, for the rest of the process, to
