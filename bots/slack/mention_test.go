@@ -125,3 +125,18 @@ func TestMemoryMentionRefused(t *testing.T) {
 		t.Errorf("refused: %+v; shown %v", p, hs.mem.Shown())
 	}
 }
+
+// TestMemoryMentionFails: an answer Slack refuses is logged, and nothing
+// is posted for the channel instead.
+func TestMemoryMentionFails(t *testing.T) {
+	hs := start(t, setup{})
+	hs.srv.FailNext("chat.postEphemeral", slacktest.APIError("user_not_in_channel"))
+	env := hs.srv.AppMention(slacktest.AppMentionEvent{Text: "<@U0BOT> memory", ThreadTS: hs.srv.NextTS()})
+	if _, err := hs.srv.WaitAck(env.ID, wait); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the log", func() bool { return strings.Contains(hs.logs.String(), "cannot answer a memory mention") })
+	if len(hs.srv.Posts()) != 0 || len(hs.h.Tasks()) != 0 {
+		t.Fatalf("posted %+v; tasks %+v", hs.srv.Posts(), hs.h.Tasks())
+	}
+}
