@@ -7,37 +7,8 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 )
-
-// checks records what a section's Validate asks of the configuration's
-// checker (cmd/internal/config implements it; its tests hold the words).
-type checks []string
-
-func (c *checks) Add(key, format string, args ...any) {
-	*c = append(*c, key+": "+fmt.Sprintf(format, append([]any{key}, args...)...))
-}
-func (c *checks) Label(key string) string { return key }
-func (c *checks) Token(key, v, prefix, _ string) {
-	*c = append(*c, fmt.Sprintf("token %s %q %s", key, v, prefix))
-}
-func (c *checks) URL(key, v string, required bool, _ string) {
-	*c = append(*c, fmt.Sprintf("url %s %q %v", key, v, required))
-}
-func (c *checks) OneOf(key, v string, allowed ...string) {
-	*c = append(*c, fmt.Sprintf("oneOf %s %q %v", key, v, allowed))
-}
-func (c *checks) IntRange(key string, v, lo, hi int, _ string) {
-	*c = append(*c, fmt.Sprintf("range %s %d %d..%d", key, v, lo, hi))
-}
-func (c *checks) Once(seen map[string]string, v, key, _ string) {
-	if at, dup := seen[v]; dup {
-		*c = append(*c, fmt.Sprintf("twice %s %s", key, at))
-	}
-	seen[v] = key
-}
-func (c *checks) Access(platform, mode string, allow []string, _ string) {
-	*c = append(*c, fmt.Sprintf("access %s %s %v", platform, mode, allow))
-}
 
 // The "discord:" section as Discord declares it: its defaults, how a
 // blank value is completed, and what Validate checks.
@@ -70,7 +41,7 @@ func TestSection(t *testing.T) {
 		{Section{ShardID: -1, ShardCount: 2}, []string{"discord.shardID: discord.shardID: -1 is out of range; shard ids count from 0"}},
 		{Section{ShardID: 4, ShardCount: 4}, []string{"discord.shardID: discord.shardID: 4 is out of range; with discord.shardCount 4 use 0 to 3"}},
 	} {
-		var got checks
+		var got bottest.Checks
 		tc.s.Validate(&got)
 		for _, want := range tc.want {
 			if !slices.ContainsFunc(got, func(g string) bool { return strings.HasPrefix(g, want) }) {

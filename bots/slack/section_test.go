@@ -1,44 +1,14 @@
 package slack
 
 import (
-	"fmt"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 )
-
-// checks records what a section's Validate asks of the configuration's
-// checker (cmd/internal/config implements it; its tests hold the words).
-type checks []string
-
-func (c *checks) Add(key, format string, args ...any) {
-	*c = append(*c, key+": "+fmt.Sprintf(format, append([]any{key}, args...)...))
-}
-func (c *checks) Label(key string) string { return key }
-func (c *checks) Token(key, v, prefix, _ string) {
-	*c = append(*c, fmt.Sprintf("token %s %q %s", key, v, prefix))
-}
-func (c *checks) URL(key, v string, required bool, _ string) {
-	*c = append(*c, fmt.Sprintf("url %s %q %v", key, v, required))
-}
-func (c *checks) OneOf(key, v string, allowed ...string) {
-	*c = append(*c, fmt.Sprintf("oneOf %s %q %v", key, v, allowed))
-}
-func (c *checks) IntRange(key string, v, lo, hi int, _ string) {
-	*c = append(*c, fmt.Sprintf("range %s %d %d..%d", key, v, lo, hi))
-}
-func (c *checks) Once(seen map[string]string, v, key, _ string) {
-	if at, dup := seen[v]; dup {
-		*c = append(*c, fmt.Sprintf("twice %s %s", key, at))
-	}
-	seen[v] = key
-}
-func (c *checks) Access(platform, mode string, allow []string, _ string) {
-	*c = append(*c, fmt.Sprintf("access %s %s %v", platform, mode, allow))
-}
 
 // The "slack:" section as Slack declares it: its defaults, how a blank
 // value is completed, and what Validate checks.
@@ -53,7 +23,7 @@ func TestSection(t *testing.T) {
 	if s.BotToken != "xoxb-1" || s.APIURL != "http://fake/api/" || s.ChannelMemory != "read" || s.Access != "open" || s.Allow != nil {
 		t.Errorf("completed %#v", s)
 	}
-	var got checks
+	var got bottest.Checks
 	s.Validate(&got)
 	for _, want := range []string{
 		`token slack.botToken "xoxb-1" xoxb-`, `token slack.appToken "" xapp-`,
