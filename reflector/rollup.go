@@ -155,7 +155,7 @@ func (r *Rollups) AfterReflection(ctx context.Context, owner string) {
 	unlock := r.lock(owner)
 	defer unlock()
 	today := r.today()
-	st, err := r.state.load(owner)
+	st, err := r.state.load(owner, today)
 	if err != nil {
 		r.log.Warn("rollup: cannot read its state; no roll-up today", "owner", owner, "err", err)
 		return
@@ -186,7 +186,8 @@ func (r *Rollups) today() string { return r.clock.Now().Format(time.DateOnly) }
 
 func (r *Rollups) run(ctx context.Context, owner string, dryRun bool) (Report, error) {
 	rep := Report{Owner: owner}
-	st, err := r.state.load(owner)
+	today := r.today()
+	st, err := r.state.load(owner, today)
 	if err != nil {
 		return rep, err
 	}
@@ -197,7 +198,7 @@ func (r *Rollups) run(ctx context.Context, owner string, dryRun bool) (Report, e
 			return rep, err
 		}
 		for _, p := range periods {
-			p.Tried = st.Tried[p.Path] == r.today()
+			p.Tried = st.tried(p.Path, today)
 			rep.Periods = append(rep.Periods, p)
 			if !p.Due || p.Tried || dryRun {
 				continue
@@ -213,7 +214,7 @@ func (r *Rollups) run(ctx context.Context, owner string, dryRun bool) (Report, e
 			if st.Tried == nil {
 				st.Tried = map[string]string{}
 			}
-			st.Tried[p.Path] = r.today()
+			st.Tried[p.Path] = today
 			if err := r.state.save(owner, st); err != nil {
 				return rep, err
 			}

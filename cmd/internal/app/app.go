@@ -249,6 +249,9 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot,
 			OnTokens: a.budget.Charge}, // a person's reflections are charged to them
+		Rollup: reflector.RollupConfig{After: cfg.Memory.RollupAfter, Model: measuredModel{counted, "rollup", changes.metrics},
+			OnOutcome: changes.metrics.Rollup, OnTokens: a.budget.Charge},
+		RollupCommit: func(c memory.Commit) { changes.author(c, "rollup") },
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: log, Faults: o.Faults,
