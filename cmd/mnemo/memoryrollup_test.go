@@ -1,0 +1,60 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/agent/openaitest"
+)
+
+// TestMemoryRollup: `mnemo memory rollup` against the fake OpenAI server
+// writes a quarter's roll-up from its months, changes no month, keeps the
+// roll-up in the history under "rollup", makes no call when nothing
+// changed, and memory pending lists what is due; --dry-run calls nothing.
+func TestMemoryRollup(t *testing.T) {
+	dir := inTempDir(t)
+	srv := openaitest.New(t)
+	env := map[string]string{"OPENAI_BASE_URL": srv.URL(), "OPENAI_API_KEY": "sk-test-key-123456", "MNEMO_DATA_DIR": filepath.Join(dir, "data", "memory")}
+	mem := filepath.Join(dir, "data", "memory", "alice", "episodes")
+	jan := "# 2025-01 Episodes\n\n> Summary: logger\n\n## Logger fix\n- Summary: reopen on SIGHUP\n- Date: 2025-01-12\n"
+	feb := "# 2025-02 Episodes\n\n> Summary: cache\n\n## CI cache\n- Summary: keyed on go.sum\n- Date: 2025-02-03\n"
+	putFile(t, filepath.Join(mem, "2025-01.md"), jan)
+	putFile(t, filepath.Join(mem, "2025-02.md"), feb)
+
+	cli(t, env, "memory", "pending", "alice").want(t, 0, "roll-up due  alice  episodes/2025-Q1.md  (from 2 files)", "")
+	cli(t, env, "memory", "rollup", "--dry-run", "alice").want(t, 0, "episodes/2025-Q1.md  due  (from 2025-01.md, 2025-02.md)\n1 roll-up due; nothing written (--dry-run)\n", "")
+	if n := len(srv.Requests()); n != 0 {
+		t.Fatalf("a dry run made %d model calls", n)
+	}
+	srv.Enqueue(openaitest.Text("Summary: logger and CI\n- Log rotation fixed [1]\n- CI cache keyed on go.sum [2]"),
+		openaitest.Text("Summary: 2025\n- Logging and CI work [1]"))
+	cli(t, env, "memory", "rollup", "alice").want(t, 0, "episodes/2025-Q1.md  written  (from 2025-01.md, 2025-02.md)\nepisodes/2025.md  written  (from 2025-Q1.md)\n2 roll-ups written, 0 failed, 2 model calls\n", "")
+	q1, err := os.ReadFile(filepath.Join(mem, "2025-Q1.md"))
+	if err != nil || !strings.Contains(string(q1), "- Log rotation fixed ([2025-01 § Logger fix](2025-01.md#logger-fix))") {
+		t.Fatalf("roll-up: %s, %v", q1, err)
+	}
+	for name, want := range map[string]string{"2025-01.md": jan, "2025-02.md": feb} {
+		if got, _ := os.ReadFile(filepath.Join(mem, name)); string(got) != want {
+			t.Errorf("%s changed:\n%s", name, got)
+		}
+	}
+	cli(t, env, "memory", "history", "alice", "episodes/2025-Q1.md").want(t, 0, "rollup (mnemo memory rollup)", "")
+	if y, _ := os.ReadFile(filepath.Join(mem, "2025.md")); !strings.Contains(string(y), "- Logging and CI work ([2025-Q1](2025-Q1.md))") {
+		t.Errorf("year roll-up:\n%s", y)
+	}
+	cli(t, env, "memory", "rollup", "alice").want(t, 0, "episodes/2025-Q1.md  up to date", "")
+	r := cli(t, env, "memory", "pending", "alice")
+	r.want(t, 0, "nothing is waiting", "")
+	if strings.Contains(r.stdout, "roll-up due") {
+		t.Errorf("roll-ups due after they were made:\n%s", r.stdout)
+	}
+	if n := len(srv.Requests()); n != 2 {
+		t.Errorf("%d model calls; want 2", n)
+	}
+	cli(t, env, "memory", "rollup", "nobody").want(t, 1, "", "nobody")
+	cli(t, env, "memory", "rollup").want(t, 2, "", "usage: mnemo memory rollup [--dry-run] USER")
+	env["MNEMO_MEMORY_ROLLUP_AFTER"] = "0"
+	cli(t, env, "memory", "rollup", "alice").want(t, 1, "", "roll-ups are off")
+}
