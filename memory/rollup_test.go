@@ -236,9 +236,9 @@ func TestRollupHash(t *testing.T) {
 	for text, want := range map[string]string{
 		q1Rollup: "abc",
 		"# x\n<!-- mnemo-rollup: sources=a sha256=ff00 -->\n": "ff00",
-		"# x\n":                                   "",
-		"<!-- mnemo-rollup: sha256=ff":            "",
-		"<!-- mnemo-rollup: sources=a.md -->\n":   "",
+		"# x\n":                                 "",
+		"<!-- mnemo-rollup: sha256=ff":          "",
+		"<!-- mnemo-rollup: sources=a.md -->\n": "",
 	} {
 		if got := RollupHashOf(text); got != want {
 			t.Errorf("RollupHashOf(%q) = %q; want %q", text, got, want)

@@ -51,8 +51,8 @@ type Options struct {
 	Rollup       reflector.RollupConfig
 	RollupCommit func(memory.Commit)
 	Agent        agent.Config
-	Logger  *slog.Logger
-	Faults  durable.Hook // before each disk step of the store and the journal; nil in production
+	Logger       *slog.Logger
+	Faults       durable.Hook // before each disk step of the store and the journal; nil in production
 }
 
 // Core is mnemo's core as every front end uses it: the memory store, the
