@@ -203,7 +203,7 @@ func (r *Rollups) run(ctx context.Context, owner string, dryRun bool) (Report, e
 			if !p.Due || p.Tried || dryRun {
 				continue
 			}
-			if years && anyPending(rep, p.Sources) {
+			if years && quarterPending(rep, p.Path) {
 				continue // a quarter of it is not made yet: next time
 			}
 			if err := ctx.Err(); err != nil {
@@ -235,11 +235,12 @@ func (r *Rollups) run(ctx context.Context, owner string, dryRun bool) (Report, e
 	return rep, nil
 }
 
-// anyPending reports whether a source of a year is a quarter roll-up that
-// is due and was not written in this run.
-func anyPending(rep Report, sources []string) bool {
+// quarterPending reports whether a quarter of year roll-up y is due and
+// was not written in this run: the year waits for all of its quarters.
+func quarterPending(rep Report, y string) bool {
+	year := strings.TrimSuffix(y, ".md") + "-Q"
 	for _, q := range rep.Periods {
-		if slices.Contains(sources, q.Path) && q.Due && !slices.Contains(rep.Written, q.Path) {
+		if strings.HasPrefix(q.Path, year) && q.Due && !slices.Contains(rep.Written, q.Path) {
 			return true
 		}
 	}

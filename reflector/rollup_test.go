@@ -217,3 +217,73 @@ func TestAfterRunHook(t *testing.T) {
 		t.Errorf("AfterRun scopes: %+v", scopes)
 	}
 }
+
+// Quarters first, then the year from them; a year whose quarter failed
+// waits; AfterReflection looks once a day and survives a failed run.
+func TestRollupQuartersThenYear(t *testing.T) {
+	store := &fakeRollupStore{files: map[string]string{
+		"episodes/2024-02.md": strings.ReplaceAll(fakeJan, "2026-01", "2024-02"),
+		"episodes/2024-11.md": strings.ReplaceAll(fakeJan, "2026-01", "2024-11"),
+		"episodes/2026-02.md": fakeJan, // not old on 2026-03-05
+	}}
+	model := llmtest.New(llmtest.Text("Summary: q1\n- a [1]"), llmtest.Fail(errors.New("down")))
+	job, outcomes := newRollupJob(t, store, model, nil)
+	rep, err := job.Run(context.Background(), "alice", false)
+	if err != nil || !slices.Equal(rep.Written, []string{"episodes/2024-Q1.md"}) || !slices.Equal(rep.Failed, []string{"episodes/2024-Q4.md"}) || rep.Calls != 2 {
+		t.Fatalf("first day: %+v, %v", rep, err)
+	}
+	if len(*outcomes) != 2 || (*outcomes)[1] != "failed" {
+		t.Errorf("outcomes %v", *outcomes)
+	}
+	// The next day: Q4, then the year from Q1 and Q4, its input their lines.
+	job.clock.(interface{ Advance(time.Duration) }).Advance(24 * time.Hour)
+	model.Add(llmtest.Text("Summary: q4\n- b [1]"), llmtest.Text("Summary: the year\n- a and b [1, 2]"))
+	if rep, err = job.Run(context.Background(), "alice", false); err != nil || len(rep.Written) != 2 {
+		t.Fatalf("next day: %+v, %v", rep, err)
+	}
+	reqs := model.Requests()
+	if in := reqs[len(reqs)-1].Messages[1].Content; !strings.Contains(in, "[1] 2024-Q1\n") || !strings.Contains(in, "- a ([2024-02 § Logger fix: part 2!](2024-02.md#logger-fix-part-2))") {
+		t.Errorf("year input:\n%s", in)
+	}
+	if y := store.files["episodes/2024.md"]; !strings.Contains(y, "- a and b ([2024-Q1](2024-Q1.md), [2024-Q4](2024-Q4.md))") {
+		t.Errorf("year:\n%s", y)
+	}
+	// AfterReflection: once a day, whatever happens.
+	store.files["episodes/2024-03.md"] = fakeJan
+	job.clock.(interface{ Advance(time.Duration) }).Advance(24 * time.Hour)
+	store.listErr = errors.New("listing failed")
+	job.AfterReflection(context.Background(), "alice") // logged
+	store.listErr = nil
+	job.AfterReflection(context.Background(), "alice") // looked today
+	if n := len(model.Requests()); n != len(reqs) {
+		t.Errorf("%d calls after the day's look had failed", n-len(reqs))
+	}
+}
+
+// What a call cost is told with its owner; the state goes with a forget.
+func TestRollupTokensAndForget(t *testing.T) {
+	store := &fakeRollupStore{files: map[string]string{"episodes/2020-01.md": fakeJan}}
+	reply := llmtest.Text("Summary: s\n- a [1]")
+	reply.Response.Usage.TotalTokens = 42
+	model := llmtest.New(reply)
+	var charged []string
+	job, _ := newRollupJob(t, store, model, func(c *RollupConfig) {
+		c.OnTokens = func(owner string, n int) { charged = append(charged, fmt.Sprint(owner, n)) }
+	})
+	if rep, err := job.Run(context.Background(), "alice", false); err != nil || len(rep.Written) != 1 {
+		t.Fatalf("%+v, %v", rep, err)
+	}
+	if !slices.Equal(charged, []string{"alice42"}) {
+		t.Errorf("charged %v", charged)
+	}
+	state := filepath.Dir(job.state.dir)
+	if _, err := os.Stat(filepath.Join(job.state.dir, "alice.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := ForgetRollups(state, "alice"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(job.state.dir, "alice.json")); !os.IsNotExist(err) {
+		t.Errorf("the state stays: %v", err)
+	}
+}
