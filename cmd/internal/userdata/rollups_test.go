@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	memhistory "github.com/mnemo-agent/mnemo/memory/history"
 )
 
 // A forget of a month deletes the roll-ups that summarise it (its
@@ -60,5 +62,35 @@ func TestForgetDeletesRollups(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(w.state, "rollup", "alice.json")); !os.IsNotExist(err) {
 		t.Errorf("the roll-up state stays after a forget of everything: %v", err)
+	}
+}
+
+// A roll-up that cannot be deleted stops the forget with its name and the
+// fix; a forget of a year's roll-up deletes nothing else.
+func TestForgetRollupFailures(t *testing.T) {
+	w := newWorld(t)
+	svc := w.offline()
+	alice := filepath.Join(w.store.Dir(), "alice")
+	put(t, filepath.Join(alice, "episodes/2025-02.md"), "# 2025-02 Episodes\n> Summary: a\n")
+	put(t, filepath.Join(alice, "episodes/2025-Q1.md", "stuck"), "x") // a folder where the roll-up would be
+	if _, err := svc.Forget(context.Background(), Request{Owner: "alice", Path: "episodes/2025-02.md"}); err == nil || !strings.Contains(err.Error(), "episodes/2025-Q1.md") {
+		t.Errorf("a roll-up that cannot be deleted: %v", err)
+	}
+	if _, err := (&rollups{store: w.store}).Forget(context.Background(), Request{Owner: "../x", Path: "episodes/2025-02.md"}); err == nil {
+		t.Error("a bad owner: no error")
+	}
+	closed, err := memhistory.Open(memhistory.Options{Dir: filepath.Join(t.TempDir(), "history")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed.Close()
+	if _, err := (&rollups{store: w.store, hist: closed}).Forget(context.Background(), Request{Owner: "alice", Path: "episodes/2023-02.md"}); err == nil || !strings.Contains(err.Error(), "not its history") {
+		t.Errorf("a history that cannot be changed: %v", err)
+	}
+	put(t, filepath.Join(alice, "episodes/2024.md"), "# 2024 Roll-up\n> Summary: y\n")
+	put(t, filepath.Join(alice, "episodes/2024-Q3.md"), "# 2024-Q3 Roll-up\n> Summary: q\n")
+	rep, err := svc.Forget(context.Background(), Request{Owner: "alice", Path: "episodes/2024.md"})
+	if err != nil || rep.String() != "" || !exists(filepath.Join(alice, "episodes/2024-Q3.md")) {
+		t.Errorf("a year's forget: %q, %v", rep.String(), err)
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo"
 
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/llm"
@@ -299,5 +302,77 @@ func TestRollupAfterReflection(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(f.state, "rollup", "alice.json")); !errors.Is(err, os.ErrNotExist) {
 		t.Error("the state stays after ForgetRollups")
+	}
+}
+
+// The core rolls up a person's old months after their reflection, and a
+// channel's memory from its own months after a reflection in it, on the
+// reflector's model; with rollupAfter 0 there is no job.
+func TestCoreRollsUpAfterReflection(t *testing.T) {
+	model := llmtest.New()
+	o := coreOptions(t, model)
+	o.Rollup = reflector.RollupConfig{After: 3}
+	var authored []string
+	o.RollupCommit = func(c memory.Commit) { authored = append(authored, c.User+" "+c.Path) }
+	for owner, text := range map[string]string{"ann": rollJan, "#slack-T1-C1": rollFeb} {
+		p := filepath.Join(o.Store.Dir, owner, "episodes", strings.Split(strings.TrimPrefix(text, "# "), " ")[0]+".md")
+		os.MkdirAll(filepath.Dir(p), 0o700)
+		os.WriteFile(p, []byte(text), 0o600)
+	}
+	c, err := Open(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Rollups == nil {
+		t.Fatal("no roll-up job")
+	}
+	model.Add(llmtest.Text("nothing to remember"), llmtest.Text("Summary: ann\n- Logger [1]"), llmtest.Text("Summary: channel\n- CI [1]"))
+	if err := c.Reflector.Add(mnemo.Turn{TaskID: "t1", User: "ann", ChannelKey: "#slack-T1-C1", Channel: true, Platform: "slack", UserText: "hi", ReplyText: "hello"}); err != nil {
+		t.Fatal(err)
+	}
+	closeCore(t, c)
+	if !slices.Equal(authored, []string{"ann episodes/2026-Q1.md", "#slack-T1-C1 episodes/2026-Q1.md"}) {
+		t.Errorf("roll-ups written: %v", authored)
+	}
+	reqs := model.Requests()
+	if len(reqs) != 3 || !strings.Contains(reqs[1].Messages[1].Content, "Logger fix") || strings.Contains(reqs[1].Messages[1].Content, "CI build") ||
+		!strings.Contains(reqs[2].Messages[1].Content, "CI build") || strings.Contains(reqs[2].Messages[1].Content, "Logger") {
+		t.Errorf("the roll-ups mixed owners: %d requests", len(reqs))
+	}
+	o.Rollup.After = 0
+	if c, err = Open(o); err != nil || c.Rollups != nil {
+		t.Errorf("roll-ups off: %v, %v", c.Rollups, err)
+	}
+	closeCore(t, c)
+}
+
+// The store adapter's errors: a bad owner, an unreadable file, a roll-up
+// changed since it was planned.
+func TestRollupStoreErrors(t *testing.T) {
+	m, dir := newMemory(t)
+	r := RollupStore{Store: m.Store}
+	if _, err := r.Episodes("../x"); err == nil {
+		t.Error("Episodes of a bad owner")
+	}
+	if _, _, err := r.Read("../x", "episodes/2026-01.md"); err == nil {
+		t.Error("Read of a bad owner")
+	}
+	if err := r.WriteRollup("../x", "episodes/2026-Q1.md", "x", ""); err == nil {
+		t.Error("WriteRollup of a bad owner")
+	}
+	os.WriteFile(filepath.Join(dir, "bob"), []byte("x"), 0o600) // a folder that is a file
+	if _, err := r.Episodes("bob"); err == nil {
+		t.Error("Episodes of a folder that is a file")
+	}
+	if _, _, err := r.Read("bob", "episodes/2026-01.md"); err == nil {
+		t.Error("Read in a folder that is a file")
+	}
+	if err := r.WriteRollup("bob", "episodes/2026-Q1.md", "x", ""); err == nil {
+		t.Error("WriteRollup in a folder that is a file")
+	}
+	os.MkdirAll(filepath.Join(dir, "ann", "episodes"), 0o700)
+	os.WriteFile(filepath.Join(dir, "ann", "episodes", "2026-Q1.md"), []byte("mine"), 0o600)
+	if err := r.WriteRollup("ann", "episodes/2026-Q1.md", "x", ""); !errors.Is(err, memory.ErrConflict) {
+		t.Errorf("a roll-up made by hand since the plan: %v", err)
 	}
 }
