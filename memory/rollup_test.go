@@ -268,3 +268,24 @@ func FuzzRollupNames(f *testing.F) {
 		}
 	})
 }
+
+// A start's index checks the files it shows: with roll-ups in place, the
+// head it checks reaches past the months they cover.
+func TestHeadOfWithRollups(t *testing.T) {
+	var sorted []FileInfo
+	for _, p := range []string{"facts/user.md", "episodes/2026-11.md", "episodes/2026-Q1.md", "episodes/2026-03.md", "episodes/2026-02.md", "episodes/2026-01.md", "episodes/2025-12.md"} {
+		sorted = append(sorted, FileInfo{Path: p})
+	}
+	for n, want := range map[int]int{-1: 7, 0: 0, 2: 2, 3: 3, 4: 7, 9: 7} {
+		if got := len(headOf(sorted, n)); got != want {
+			t.Errorf("headOf(%d) = %d files; want %d", n, got, want)
+		}
+	}
+	plain := sorted[:2]
+	if got := headOf(plain, 1); len(got) != 1 {
+		t.Errorf("without roll-ups: %d", len(got))
+	}
+	if got := headOf(sorted[:5], 3); len(got) != 5 { // 2026-03 and -02 covered: all five for three shown
+		t.Errorf("covered tail: %d", len(got))
+	}
+}
