@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -287,5 +288,30 @@ func TestHeadOfWithRollups(t *testing.T) {
 	}
 	if got := headOf(sorted[:5], 3); len(got) != 5 { // 2026-03 and -02 covered: all five for three shown
 		t.Errorf("covered tail: %d", len(got))
+	}
+}
+
+// A roll-up is private: in a channel it answers as a missing file to
+// every tool, is not searched, and its months' DM links never show.
+func TestRollupNeverReachesAChannel(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	dir := filepath.Join(s.Dir(), "alice")
+	dm := "# 2026-01 Episodes\n\n> Summary: logger fix\n\n## Logger fix <!-- src: slack · dm · 2026-01-12 · https://acme.slack.com/archives/D01/p1 -->\n- Summary: reopen on SIGHUP\n- Date: 2026-01-12\n"
+	writeFile(t, filepath.Join(dir, "episodes/2026-01.md"), dm)
+	writeFile(t, filepath.Join(dir, "episodes/2026-Q1.md"), q1Rollup)
+	ch := mustUser(t, s, "#slack-T1-C1")
+	v := NewView(u, true, ch)
+	if _, err := v.Read("episodes/2026-Q1.md"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a channel reads the roll-up: %v", err)
+	}
+	idx, _ := v.Index(0)
+	list, _ := v.List()
+	found, _ := v.Search("log rotation logger", 8)
+	text := idx + fmt.Sprint(list, found.Hits)
+	for _, no := range []string{"2026-Q1", "D01", "slack.com", "Logger"} {
+		if strings.Contains(text, no) {
+			t.Errorf("a channel sees %q: %s", no, text)
+		}
 	}
 }
