@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -57,4 +59,34 @@ func TestMemoryRollup(t *testing.T) {
 	cli(t, env, "memory", "rollup").want(t, 2, "", "usage: mnemo memory rollup [--dry-run] USER")
 	env["MNEMO_MEMORY_ROLLUP_AFTER"] = "0"
 	cli(t, env, "memory", "rollup", "alice").want(t, 1, "", "roll-ups are off")
+}
+
+// The command's other answers: a running owner, a failed call (tried
+// again another day, exit 1, nothing written), nothing old enough, and
+// every owner's roll-ups due in pending.
+func TestMemoryRollupRefusals(t *testing.T) {
+	w := newChatWorld(t)
+	mem := filepath.Join(w.dir, "data", "memory")
+	putFile(t, filepath.Join(mem, "alice", "episodes", "2025-04.md"), "# 2025-04 Episodes\n\n> Summary: a\n\n## A\n- Summary: a\n- Date: 2025-04-01\n")
+	putFile(t, filepath.Join(mem, "bob", "episodes", "2026-11.md"), "# 2026-11 Episodes\n\n> Summary: b\n\n## B\n- Summary: b\n- Date: 2026-11-01\n")
+	cli(t, w.env, "memory", "rollup", "bob").want(t, 0, "nothing to roll up: bob has no episode months older than 3 months in a finished quarter\n", "")
+	cli(t, w.env, "memory", "pending").want(t, 0, "roll-up due  alice  episodes/2025-Q2.md  (from 1 file)\n1 roll-up due;", "")
+
+	lock, err := lockData(nil, lockConfig(t, w), "mnemo serve")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli(t, w.env, "memory", "rollup", "alice").want(t, 1, "", "(mnemo serve) runs on this data folder and rolls up after each reflection")
+	lock.Close()
+
+	// The fake model answers nothing usable: the call fails, nothing is written.
+	w.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) { return openaitest.Text("no lines"), true })
+	cli(t, w.env, "memory", "rollup", "alice").want(t, 1, "episodes/2025-Q2.md  failed; tried again on another day", "1 roll-up failed")
+	if exists(filepath.Join(mem, "alice", "episodes", "2025-Q2.md")) {
+		t.Error("a failed roll-up left a file")
+	}
+	cli(t, w.env, "memory", "rollup", "alice").want(t, 0, "episodes/2025-Q2.md  due; its model call was made today, the next is tomorrow", "")
+	if _, err := (noModel{}).Complete(context.Background(), llm.Request{}); err == nil {
+		t.Error("the dry run's model answered")
+	}
 }
