@@ -24,9 +24,11 @@ func TestMemoryRollup(t *testing.T) {
 	feb := "# 2025-02 Episodes\n\n> Summary: cache\n\n## CI cache\n- Summary: keyed on go.sum\n- Date: 2025-02-03\n"
 	putFile(t, filepath.Join(mem, "2025-01.md"), jan)
 	putFile(t, filepath.Join(mem, "2025-02.md"), feb)
+	mine := "# My Q1\n\n> Summary: typed by hand, no fingerprint\n"
+	putFile(t, filepath.Join(mem, "2025-Q1.md"), mine) // made by hand: redone, its text kept in the history
 
 	cli(t, env, "memory", "pending", "alice").want(t, 0, "roll-up due  alice  episodes/2025-Q1.md  (from 2 files)", "")
-	cli(t, env, "memory", "rollup", "--dry-run", "alice").want(t, 0, "episodes/2025-Q1.md  due  (from 2025-01.md, 2025-02.md)\n1 roll-up due; nothing written (--dry-run)\n", "")
+	cli(t, env, "memory", "rollup", "--dry-run", "alice").want(t, 0, "episodes/2025-Q1.md  due  (from 2025-01.md, 2025-02.md)\nepisodes/2025.md  due  (from 2025-Q1.md)\n2 roll-ups due; nothing written (--dry-run)\n", "")
 	if n := len(srv.Requests()); n != 0 {
 		t.Fatalf("a dry run made %d model calls", n)
 	}
@@ -43,6 +45,7 @@ func TestMemoryRollup(t *testing.T) {
 		}
 	}
 	cli(t, env, "memory", "history", "alice", "episodes/2025-Q1.md").want(t, 0, "rollup (mnemo memory rollup)", "")
+	cli(t, env, "memory", "history", "alice", "episodes/2025-Q1.md").want(t, 0, "earlier text", "")
 	if y, _ := os.ReadFile(filepath.Join(mem, "2025.md")); !strings.Contains(string(y), "- Logging and CI work ([2025-Q1](2025-Q1.md))") {
 		t.Errorf("year roll-up:\n%s", y)
 	}
@@ -86,6 +89,20 @@ func TestMemoryRollupRefusals(t *testing.T) {
 		t.Error("a failed roll-up left a file")
 	}
 	cli(t, w.env, "memory", "rollup", "alice").want(t, 0, "episodes/2025-Q2.md  due; its model call was made today, the next is tomorrow", "")
+	// No model server to be found: said, nothing written.
+	noServer := map[string]string{"MNEMO_DATA_DIR": w.env["MNEMO_DATA_DIR"], "MNEMO_OLLAMA_URL": "http://127.0.0.1:1"}
+	putFile(t, filepath.Join(mem, "alice", "episodes", "2024-04.md"), "# 2024-04 Episodes\n\n> Summary: a\n\n## A\n- Summary: a\n- Date: 2024-04-01\n")
+	if r := cli(t, noServer, "memory", "rollup", "alice"); r.code != 1 || exists(filepath.Join(mem, "alice", "episodes", "2024-Q2.md")) {
+		t.Errorf("without a model server: %+v", r)
+	}
+	// A state folder that cannot hold the roll-up state: no call.
+	os.Remove(filepath.Join(w.dir, "data", "state", "rollup", "alice.json"))
+	putFile(t, filepath.Join(w.dir, "data", "state", "rollup", "alice.json", "x"), "")
+	before := len(w.srv.Requests())
+	cli(t, w.env, "memory", "rollup", "alice").want(t, 1, "", "rollup state")
+	if len(w.srv.Requests()) != before {
+		t.Error("a call without its state")
+	}
 	if _, err := (noModel{}).Complete(context.Background(), llm.Request{}); err == nil {
 		t.Error("the dry run's model answered")
 	}
