@@ -181,6 +181,7 @@ func (h *homeTabs) run(p *homePerson) {
 			h.scheduleLocked(p)
 			return
 		}
+		urgent, last := p.urgent, p.last
 		p.dirty, p.urgent, p.last = false, false, h.clock.Now()
 		snap, ctx := *p, h.ctx
 		h.mu.Unlock()
@@ -193,6 +194,8 @@ func (h *homeTabs) run(p *homePerson) {
 		case p.limited < homeRetries:
 			p.limited++
 			p.dirty = true // the change is published after the wait
+			p.urgent = p.urgent || urgent
+			p.last = last // refused: nothing was shown, and homeEvery counts from the last publish
 			p.notBefore = h.clock.Now().Add(min(max(rl.RetryAfter, time.Second), h.maxWait))
 		default:
 			p.limited = 0
