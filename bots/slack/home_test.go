@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/bots/access"
@@ -279,8 +280,12 @@ func TestHomeButtons(t *testing.T) {
 		t.Errorf("again:\n%s", text)
 	}
 	// A bad name answers with the grammar; everything asks as /memory forget all.
+	hs.srv.PressHome(slacktest.HomeAction{User: "U0USER", View: v, ActionID: "other"}) // not the tab's: nothing
 	if text, _ = pressed(actionHomeShare, "../bob/facts/bob.md"); !strings.Contains(text, "is not a memory file") {
 		t.Errorf("bad path:\n%s", text)
+	}
+	if text, _ = pressed(actionHomeForget, "../x"); !strings.Contains(text, "is not a memory file") || strings.Contains(text, "Delete") {
+		t.Errorf("forget a bad path:\n%s", text)
 	}
 	if text, _ = pressed(actionHomeForget, "all"); !strings.Contains(text, "This deletes *everything* I remember about you") {
 		t.Errorf("forget all:\n%s", text)
@@ -590,7 +595,11 @@ func TestHomeMemoryFails(t *testing.T) {
 	if text, _ := viewText(t, hs.view(t, "U0USER", 1)); !strings.Contains(text, homeBroken) || strings.Contains(text, "secret") {
 		t.Errorf("error:\n%s", text)
 	}
-	hm.err, hm.panics = nil, true
+	hm.err = nil
+	hs.srv.FailNext("views.publish", slacktest.APIError("invalid_arguments"))
+	hs.srv.AppHomeOpened("U0USER", "home")
+	waitFor(t, "the refusal logged", func() bool { return strings.Contains(hs.logs.String(), "cannot publish a Home tab") })
+	hm.panics = true
 	hs.srv.AppHomeOpened("U0USER", "home")
 	if text, _ := viewText(t, hs.view(t, "U0USER", 2)); !strings.Contains(text, homeBroken) {
 		t.Errorf("panic:\n%s", text)
@@ -599,5 +608,36 @@ func TestHomeMemoryFails(t *testing.T) {
 	hs2.srv.AppHomeOpened("U0USER", "home")
 	if text, _ := viewText(t, hs2.view(t, "U0USER", 1)); !strings.Contains(text, homeNoMemory) {
 		t.Errorf("no home:\n%s", text)
+	}
+}
+
+// The view's text helpers: a section's text cut at a line with "… N more",
+// a line too long alone cut; sizes as the index writes them.
+func TestHomeTextHelpers(t *testing.T) {
+	long := strings.Repeat("x", maxSectionText+10)
+	for _, c := range []struct {
+		in   string
+		want string
+	}{
+		{"short", "short"},
+		{long, strings.Repeat("x", maxSectionText/2-1) + "…\n_… 0 more, use `/memory`_"},
+		{long + "\nnext\nlast", strings.Repeat("x", maxSectionText/2-1) + "…\n_… 2 more, use `/memory`_"},
+		{strings.Repeat("ab\n", 1500), ""}, // many lines: as many as fit, then how many more
+	} {
+		got := fitSection(c.in)
+		if c.want == "" && strings.HasPrefix(got, "ab\nab\n") && strings.HasSuffix(got, " more, use `/memory`_") {
+			c.want = got
+		}
+		if got != c.want || utf8.RuneCountInString(got) > maxSectionText {
+			t.Errorf("fitSection(%.20q…) = %.40q… (%d)", c.in, got, utf8.RuneCountInString(got))
+		}
+	}
+	for n, want := range map[int64]string{0: "0 B", 1023: "1023 B", 1536: "1.5 KB", 3 << 20: "3.0 MB"} {
+		if got := humanSize(n); got != want {
+			t.Errorf("humanSize(%d) = %q", n, got)
+		}
+	}
+	if cutRunes("héllo", 3) != "hé…" || cutRunes("hé", 3) != "hé" {
+		t.Error("cutRunes")
 	}
 }

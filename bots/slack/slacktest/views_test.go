@@ -79,3 +79,45 @@ func FuzzViewsPublish(f *testing.F) {
 		}
 	})
 }
+
+// Each of Block Kit's limits is refused with invalid_arguments and the
+// JSON pointer of the first block past it; nothing is kept.
+func TestViewsPublishRefuses(t *testing.T) {
+	long := func(n int) string { return strings.Repeat("é", n) }
+	for _, c := range []struct{ user, view, ptr string }{
+		{"", `{"type":"home","blocks":[]}`, "/user_id"},
+		{"U1", `not json`, "/view"},
+		{"U1", ``, "/view"},
+		{"U1", `{"type":"modal","blocks":[]}`, "/view/type"},
+		{"U1", `{"type":"home","blocks":[` + strings.TrimSuffix(strings.Repeat(`{"type":"divider"},`, 101), ",") + `]}`, "/view/blocks"},
+		{"U1", `{"type":"home","private_metadata":"` + long(3001) + `","blocks":[]}`, "/view/private_metadata"},
+		{"U1", `{"type":"home","blocks":[{"type":"divider","block_id":"a"},{"type":"divider","block_id":"a"}]}`, "/view/blocks/1/block_id"},
+		{"U1", `{"type":"home","blocks":[{"type":"divider","block_id":"` + long(256) + `"}]}`, "/view/blocks/0/block_id"},
+		{"U1", `{"type":"home","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"` + long(3001) + `"}}]}`, "/view/blocks/0/text/text"},
+		{"U1", `{"type":"home","blocks":[{"type":"header","text":{"type":"mrkdwn","text":"x"}}]}`, "/view/blocks/0/text"},
+		{"U1", `{"type":"home","blocks":[{"type":"header","text":{"type":"plain_text","text":"` + long(151) + `"}}]}`, "/view/blocks/0/text"},
+		{"U1", `{"type":"home","blocks":[{"type":"header"}]}`, "/view/blocks/0/text"},
+		{"U1", `{"type":"home","blocks":[{"type":"input"}]}`, "/view/blocks/0"},
+		{"U1", `{"type":"home","blocks":[{"type":"actions","elements":[{"type":"button","action_id":"a"},{"type":"button","action_id":"a"}]}]}`, "/view/blocks/0/elements/1/action_id"},
+		{"U1", `{"type":"home","blocks":[{"type":"actions","elements":[{"type":"button","action_id":"` + long(256) + `"}]}]}`, "/view/blocks/0/elements/0/action_id"},
+		{"U1", `{"type":"home","blocks":[{"type":"section","text":{"type":"mrkdwn","text":"x"},"accessory":{"type":"button","action_id":"b","value":"` + long(2001) + `"}}]}`, "/view/blocks/0/elements/0/value"},
+		{"U1", `{"type":"home","blocks":[{"type":"input","element":{"type":"plain_text_input","action_id":"` + long(256) + `"}}]}`, "/view/blocks/0/elements/0/action_id"},
+	} {
+		s := &Server{}
+		body := s.viewsPublish(&Call{Params: url.Values{"user_id": {c.user}, "view": {c.view}}}).body.(map[string]any)
+		msgs := body["response_metadata"].(map[string]any)["messages"].([]string)
+		if body["error"] != "invalid_arguments" || !strings.HasSuffix(msgs[0], "[json-pointer:"+c.ptr+"]") || len(s.views) != 0 {
+			t.Errorf("%.80s: %v", c.view, body)
+		}
+	}
+	// A view without blocks is kept with null blocks; a press in it sends [].
+	s := New(t, Options{})
+	s.viewsPublish(&Call{Params: url.Values{"user_id": {"U1"}, "view": {`{"type":"home"}`}}})
+	if vs := s.Views("U1"); len(vs) != 1 || string(vs[0].Blocks) != "null" {
+		t.Errorf("views %+v", vs)
+	}
+	env := s.PressHome(HomeAction{User: "U1", ActionID: "a", Value: "v"})
+	if !strings.Contains(string(env.Payload), `"blocks":[]`) || !strings.Contains(string(env.Payload), `"text":{"text":"button","type":"plain_text"}`) {
+		t.Errorf("payload %s", env.Payload)
+	}
+}
