@@ -67,7 +67,11 @@ func (b *Bot) homeOpened(ctx context.Context, evt socketmode.Event) bool {
 		b.log.Debug("slack: app_home_opened ignored", "tab", in.Tab, "user", in.User)
 		return true
 	}
-	b.spawn(ctx, func() { b.homeFor(ctx, team, in.User, in.Channel, nil) })
+	b.spawn(ctx, func() {
+		if b.homeAllowed(ctx, team, in.User, in.Channel) {
+			b.home.person(team, in.User, b.memoryUser(team, in.User), nil)
+		}
+	})
 	return true
 }
 
@@ -97,46 +101,52 @@ func (b *Bot) homePress(ctx context.Context, cb slackgo.InteractionCallback, act
 			"team", team, "user", user, "action", action)
 		return
 	}
+	if !b.homeAllowed(ctx, team, user, "") {
+		return
+	}
 	asker := memorycmd.Asker{ID: team + "/" + user, User: b.memoryUser(team, user), Own: "slack-" + team + "-" + user}
-	b.homeFor(ctx, team, user, "", func(p *homePerson) {
-		switch action {
-		case actionHomeShare, actionHomePrivate:
-			kind := map[bool]memorycmd.Kind{true: memorycmd.Share, false: memorycmd.Private}[action == actionHomeShare]
-			p.notice, p.confirm = b.flow.Handle(memorycmd.Command{Kind: kind, Target: value}, asker).Text, ""
-		case actionHomeForget:
-			// The /memory forget flow: a question with Delete and Cancel.
-			ans := b.flow.Handle(memorycmd.Command{Kind: memorycmd.Forget, Target: value}, asker)
+	// The flow runs first, outside homeTabs' lock: a change it makes is
+	// told back to MemoryChanged at once (the app's store does).
+	var change func(p *homePerson)
+	switch action {
+	case actionHomeShare, actionHomePrivate:
+		kind := map[bool]memorycmd.Kind{true: memorycmd.Share, false: memorycmd.Private}[action == actionHomeShare]
+		notice := b.flow.Handle(memorycmd.Command{Kind: kind, Target: value}, asker).Text
+		change = func(p *homePerson) { p.notice, p.confirm = notice, "" }
+	case actionHomeForget:
+		// The /memory forget flow: a question with Delete and Cancel.
+		ans := b.flow.Handle(memorycmd.Command{Kind: memorycmd.Forget, Target: value}, asker)
+		change = func(p *homePerson) {
 			p.notice, p.confirm, p.confirmText = "", ans.Confirm, ans.Text
 			if ans.Confirm == "" {
 				p.notice = ans.Text
 			}
-		case actionHomeConfirm, actionHomeCancel:
-			text, wrongUser := b.flow.Button(value, asker.ID, action == actionHomeConfirm)
+		}
+	case actionHomeConfirm, actionHomeCancel:
+		text, wrongUser := b.flow.Button(value, asker.ID, action == actionHomeConfirm)
+		change = func(p *homePerson) {
 			p.notice = text
 			if !wrongUser && p.confirm == value {
 				p.confirm, p.confirmText = "", ""
 			}
-		case actionHomeSearch:
-			p.query, p.notice = cutRunes(strings.Join(strings.Fields(value), " "), maxQueryRunes), ""
 		}
-	})
+	case actionHomeSearch:
+		query := cutRunes(strings.Join(strings.Fields(value), " "), maxQueryRunes)
+		change = func(p *homePerson) { p.query, p.notice = query, "" }
+	}
+	b.home.person(team, user, asker.User, change)
 }
 
-// homeFor publishes the tab of team/user (at once), after change, and
-// keeps it current; someone the access policy does not let in gets its
-// refusal there, and nothing of memory.
-func (b *Bot) homeFor(ctx context.Context, team, user, channel string, change func(p *homePerson)) {
+// homeAllowed reports whether the access policy lets team/user in;
+// someone it does not gets its refusal as their tab, and nothing of memory.
+func (b *Bot) homeAllowed(ctx context.Context, team, user, channel string) bool {
 	if b.cfg.Access != nil {
 		if ok, reply := b.cfg.Access.CheckCommand(ctx, b.who(team, channel, user)); !ok {
 			b.publishRefusal(ctx, user, reply)
-			return
+			return false
 		}
 	}
-	b.home.person(team, user, b.memoryUser(team, user), func(p *homePerson) {
-		if change != nil {
-			change(p)
-		}
-	})
+	return true
 }
 
 // publishRefusal shows reply (Markdown) as the whole tab of user.

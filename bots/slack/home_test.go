@@ -43,6 +43,25 @@ type homeMemory struct {
 	panics  bool
 	homes   []string // users asked for
 	queries []string // "user|query|limit"
+	// changed is told of a change at once, as the app's store tells
+	// Bot.MemoryChanged from inside the change.
+	changed func(user string)
+}
+
+func (m *homeMemory) SetShared(user, path string, shared bool) (bool, error) {
+	ok, err := m.Memory.SetShared(user, path, shared)
+	if m.changed != nil && ok {
+		m.changed(user)
+	}
+	return ok, err
+}
+
+func (m *homeMemory) Forget(user, path string) error {
+	err := m.Memory.Forget(user, path)
+	if m.changed != nil {
+		m.changed(user)
+	}
+	return err
 }
 
 func (m *homeMemory) Home(user string) (plat.Home, error) {
@@ -112,7 +131,17 @@ func homeSetup(t *testing.T, s setup) (*harness, *homeMemory) {
 			config(c)
 		}
 	}
+	// A clock that stands still unless the test moves it: a refresh waits
+	// for homeEvery only where the test says it passes.
+	bot := s.bot
+	s.bot = func(b *Bot) {
+		b.home.clock = clocktest.New(time.Date(2026, 2, 14, 9, 0, 0, 0, time.UTC))
+		if bot != nil {
+			bot(b)
+		}
+	}
 	hs := start(t, s)
+	hm.changed = hs.bot.MemoryChanged
 	return hs, hm
 }
 
@@ -581,8 +610,10 @@ func TestHomeAccess(t *testing.T) {
 	if len(buttons) != 0 || strings.Contains(text, "ramen") {
 		t.Errorf("refused:\n%s %v", text, buttons)
 	}
-	if homes, _ := hm.asked(); len(homes) != 0 {
-		t.Errorf("memory read: %v", homes)
+	hs.srv.PressHome(slacktest.HomeAction{User: "U0USER", View: slacktest.View{PrivateMetadata: homeKey}, ActionID: actionHomeShare, Value: "facts/food.md"})
+	hs.view(t, "U0USER", 2)
+	if homes, _ := hm.asked(); len(homes) != 0 || len(hm.Sets()) != 0 {
+		t.Errorf("memory read or changed: %v %v", homes, hm.Sets())
 	}
 }
 
