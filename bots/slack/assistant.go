@@ -273,18 +273,22 @@ func cut(s string, n int) string {
 }
 
 // threadTitle is an assistant thread's title made from its first
-// message: its first line that has words, on one line, cut at
-// maxThreadTitleRunes. No model call: a title is wanted at once and free,
+// message: its first line that has words, without emphasis marks and
+// quote or heading marks, cut at maxThreadTitleRunes. No model call: a title is wanted at once and free,
 // and the person's own first words name the thread as well as a summary
 // would. "" when the message has no words.
 func threadTitle(text string) string {
 	for line := range strings.Lines(text) {
-		if t := strings.Trim(clean.Name(line), " *_~`>#"); t != "" {
+		if t := strings.Trim(titleMarks.Replace(clean.Name(line)), " _>#"); t != "" {
 			return cut(t, maxThreadTitleRunes)
 		}
 	}
 	return ""
 }
+
+// titleMarks drops Markdown's emphasis and code marks from a title (an
+// underscore stays: snake_case is a name).
+var titleMarks = strings.NewReplacer("*", "", "`", "", "~", "")
 
 // afterReply sets the title of an assistant thread from m, its first
 // message, once m's reply is posted. Other messages, and threads not seen
