@@ -115,17 +115,6 @@ func (a *assistantThreads) put(key string, th assistantThread) bool {
 	return true
 }
 
-// get is a copy of the thread under key.
-func (a *assistantThreads) get(key string) (assistantThread, bool) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	th, ok := a.m[key]
-	if !ok {
-		return assistantThread{}, false
-	}
-	return *th, true
-}
-
 // title marks the thread under key titled and reports whether it was a
 // known thread without a title (the caller sets it).
 func (a *assistantThreads) title(key string) bool {

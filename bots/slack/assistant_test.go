@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -11,10 +12,24 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/slack-go/slack/socketmode"
+
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
+
+// get is a copy of the thread under key.
+func (a *assistantThreads) get(key string) (assistantThread, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	th, ok := a.m[key]
+	if !ok {
+		return assistantThread{}, false
+	}
+	return *th, true
+}
 
 // topicsMemory is a /memory backend with Topics, recording whose topics
 // were asked.
@@ -323,14 +338,19 @@ func TestAssistantMethodsRefused(t *testing.T) {
 	hs := start(t, setup{prepare: func(srv *slacktest.Server) {
 		srv.FailNextN("assistant.threads.setSuggestedPrompts", 2, slacktest.APIError("missing_scope"))
 		srv.FailNextN("assistant.threads.setTitle", 2, slacktest.APIError("missing_scope"))
+		srv.FailNext("chat.postMessage", slacktest.APIError("channel_not_found")) // the first greeting
 	}})
-	for range 2 {
+	for i := range 2 {
 		env := hs.srv.AssistantThread(slacktest.AssistantThreadEvent{})
+		if _, err := hs.srv.WaitCalls("assistant.threads.setSuggestedPrompts", i+1, wait); err != nil {
+			t.Fatal(err) // the welcome is done before the message comes
+		}
 		hs.srv.Message(slacktest.MessageEvent{ThreadTS: env.TS, Text: "hi"})
 	}
-	hs.quiet(t, 4)
+	hs.quiet(t, 3)
 	logs := hs.logs.String()
-	for _, want := range []string{"cannot set suggested prompts (is the assistant:write scope granted", "cannot set assistant thread titles"} {
+	for _, want := range []string{"cannot set suggested prompts (is the assistant:write scope granted", "cannot set assistant thread titles",
+		"cannot post in the assistant thread"} {
 		if n := strings.Count(logs, want); n != 1 {
 			t.Errorf("%q logged %d times, want once", want, n)
 		}
@@ -369,4 +389,54 @@ func FuzzThreadTitle(f *testing.F) {
 			t.Errorf("cut(%q, 10) = %q", s, p)
 		}
 	})
+}
+
+// At most maxAssistantThreads are kept: the oldest goes first.
+func TestAssistantThreadsBound(t *testing.T) {
+	var a assistantThreads
+	for i := range maxAssistantThreads + 1 {
+		if !a.put(threadKey("D0DM", strconv.Itoa(i)), assistantThread{author: "U0USER"}) {
+			t.Fatalf("thread %d was not new", i)
+		}
+	}
+	if _, ok := a.get(threadKey("D0DM", "0")); ok {
+		t.Error("the oldest thread is still kept")
+	}
+	if _, ok := a.get(threadKey("D0DM", strconv.Itoa(maxAssistantThreads))); !ok || len(a.m) != maxAssistantThreads {
+		t.Errorf("kept %d threads, the newest %v", len(a.m), ok)
+	}
+	// Other events are not the assistant's.
+	if (&Bot{}).assistantEvent(t.Context(), t.Context(), socketmode.Event{Type: socketmode.EventTypeEventsAPI, Data: "not an event"}) {
+		t.Error("a foreign event was taken")
+	}
+}
+
+// The status text the agent gives while it works (DraftStatus) is what
+// the keeper shows from then on; a refused update is logged, and the
+// reply still comes. A first message without words gives no title.
+func TestAssistantDraftStatus(t *testing.T) {
+	hs := start(t, setup{})
+	env := hs.srv.AssistantThread(slacktest.AssistantThreadEvent{})
+	waitPrompts(t, hs.srv, 1)
+	hs.h.SetReply(func(task mnemo.Task) (mnemo.Reply, error) {
+		task.Stream.Status("reading facts/food.md…")
+		hs.srv.FailNext("assistant.threads.setStatus", slacktest.APIError("internal_error"))
+		task.Stream.Status("reading facts/pets.md…")
+		return mnemo.Reply{Text: "done"}, nil
+	})
+	hs.srv.Message(slacktest.MessageEvent{ThreadTS: env.TS, Text: "**"})
+	hs.quiet(t, 2)
+	var shown []string
+	for _, s := range hs.srv.Statuses() {
+		shown = append(shown, s.Status)
+	}
+	if !slices.Equal(shown, []string{thinkingStatus, "is reading facts/food.md…", ""}) {
+		t.Errorf("statuses %q", shown)
+	}
+	if !strings.Contains(hs.logs.String(), "cannot set the thread status") {
+		t.Errorf("the refused status is not logged:\n%s", hs.logs)
+	}
+	if n := len(hs.srv.Titles()); n != 0 {
+		t.Errorf("%d titles from a message without words", n)
+	}
 }

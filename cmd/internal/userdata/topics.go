@@ -24,9 +24,8 @@ func (s *Service) Topics(user string, n int) (recent, facts []string, err error)
 	}
 	var entries []memory.Entry
 	for _, f := range files {
+		// A file deleted meanwhile has no text: no entries, its name.
 		switch {
-		case !f.read:
-			continue // deleted meanwhile
 		case f.kind == memory.KindEpisode:
 			entries = append(entries, memory.Entries(f.text)...)
 		case f.Path != "facts/user.md" && len(facts) < n:

@@ -36,4 +36,8 @@ func TestTopics(t *testing.T) {
 	if _, _, err := svc.Topics(chanKey, 2); err == nil {
 		t.Error("a channel's memory gave topics")
 	}
+	put(t, filepath.Join(dir, "memory", "bob"), "a file where a folder belongs")
+	if _, _, err := svc.Topics("bob", 2); err == nil {
+		t.Error("an unreadable memory gave topics")
+	}
 }
