@@ -3,7 +3,6 @@ package slack
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"sync"
@@ -56,22 +55,6 @@ const (
 	eventThreadStarted        = "assistant_thread_started"
 	eventThreadContextChanged = "assistant_thread_context_changed"
 )
-
-// assistantEventBody is an assistant_thread_started or
-// assistant_thread_context_changed event.
-type assistantEventBody struct {
-	Type            string `json:"type"`
-	AssistantThread struct {
-		UserID  string `json:"user_id"`
-		Context struct {
-			ChannelID    string `json:"channel_id"`
-			TeamID       string `json:"team_id"`
-			EnterpriseID string `json:"enterprise_id"`
-		} `json:"context"`
-		ChannelID string `json:"channel_id"`
-		ThreadTS  string `json:"thread_ts"`
-	} `json:"assistant_thread"`
-}
 
 // assistantThread is what is kept of an assistant thread.
 type assistantThread struct {
@@ -132,28 +115,31 @@ func (a *assistantThreads) title(key string) bool {
 // and reports true; false for any other event (left to the caller).
 func (b *Bot) assistantEvent(ctx, taskCtx context.Context, evt socketmode.Event) bool {
 	data, ok := evt.Data.(slackevents.EventsAPIEvent)
-	if !ok || data.Type != slackevents.CallbackEvent {
+	// The type slack-go read: a message is not decoded twice.
+	if !ok || data.Type != slackevents.CallbackEvent || data.InnerEvent.Type != eventThreadStarted && data.InnerEvent.Type != eventThreadContextChanged {
 		return false
 	}
 	cb, ok := data.Data.(*slackevents.EventsAPICallbackEvent)
-	if !ok || cb.InnerEvent == nil {
-		return false
-	}
-	var in assistantEventBody
-	if json.Unmarshal(*cb.InnerEvent, &in) != nil || in.Type != eventThreadStarted && in.Type != eventThreadContextChanged {
+	if !ok {
 		return false
 	}
 	b.ackRequest(ctx, evt.Request)
-	t := in.AssistantThread
-	log := b.log.With("event_id", cb.EventID, "event", in.Type, "channel", t.ChannelID, "thread_ts", t.ThreadTS, "user", t.UserID)
+	var t slackevents.AssistantThread // as slack-go read it; zero (refused below) when it could not
+	switch e := data.InnerEvent.Data.(type) {
+	case *slackevents.AssistantThreadStartedEvent:
+		t = e.AssistantThread
+	case *slackevents.AssistantThreadContextChangedEvent:
+		t = e.AssistantThread
+	}
+	log := b.log.With("event_id", cb.EventID, "event", data.InnerEvent.Type, "channel", t.ChannelID, "thread_ts", t.ThreadTimeStamp, "user", t.UserID)
 	viewing := t.Context.ChannelID
-	if !validID(t.UserID) || !validID(t.ChannelID) || !strings.HasPrefix(t.ChannelID, "D") || !validTS(t.ThreadTS) ||
+	if !validID(t.UserID) || !validID(t.ChannelID) || !strings.HasPrefix(t.ChannelID, "D") || !validTS(t.ThreadTimeStamp) ||
 		viewing != "" && !validID(viewing) {
 		log.Debug("slack: assistant thread event ignored", "reason", "malformed ids")
 		return true
 	}
-	key := threadKey(t.ChannelID, t.ThreadTS)
-	if in.Type == eventThreadContextChanged {
+	key := threadKey(t.ChannelID, t.ThreadTimeStamp)
+	if data.InnerEvent.Type == eventThreadContextChanged {
 		// A thread not seen since start may have its title already.
 		b.assist.put(key, assistantThread{author: t.UserID, viewing: viewing, titled: true})
 		log.Debug("slack: assistant thread context", "viewing", viewing)
@@ -166,7 +152,7 @@ func (b *Bot) assistantEvent(ctx, taskCtx context.Context, evt socketmode.Event)
 	// The person's team: the workspace the event came for (the event
 	// names no other; context.team_id is the viewed channel's).
 	team := cmp.Or(cb.TeamID, b.teamID)
-	b.spawn(ctx, func() { b.welcome(taskCtx, team, t.UserID, t.ChannelID, t.ThreadTS, log) })
+	b.spawn(ctx, func() { b.welcome(taskCtx, team, t.UserID, t.ChannelID, t.ThreadTimeStamp, log) })
 	return true
 }
 
