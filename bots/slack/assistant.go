@@ -223,8 +223,8 @@ func suggestions(botName string, recent, facts []string) (greeting, title string
 	}
 	if len(prompts) > 0 {
 		add("What do you remember about me?", "What do you remember about me? A short list, please.")
-		return "Welcome back. This conversation is private: I use what I remember about you here, and nothing of the channel you are looking at. " +
-			"Pick up where we left off, or ask me anything.", "Pick up where we left off", prompts
+		return "Welcome back. This conversation is private to you: I use what I remember about you here, " +
+			"whichever channel is open beside it. Pick up where we left off, or ask me anything.", "Pick up where we left off", prompts
 	}
 	add("What can you do?", "What can you help me with, and what do you remember between conversations?")
 	add("Let me introduce myself", "I'd like you to remember a few things about me and my work. Ask me three short questions to start.")
@@ -248,10 +248,11 @@ func cut(s string, n int) string {
 }
 
 // threadTitle is an assistant thread's title made from its first
-// message: its first line that has words, without emphasis marks and
-// quote or heading marks, cut at maxThreadTitleRunes. No model call: a title is wanted at once and free,
-// and the person's own first words name the thread as well as a summary
-// would. "" when the message has no words.
+// message: its first line that has words, without emphasis, quote or
+// heading marks, cut at maxThreadTitleRunes. No model call: a title is
+// wanted at once and for free, and the person's own first words name the
+// thread about as well as a summary would. "" when the message has no
+// words.
 func threadTitle(text string) string {
 	for line := range strings.Lines(text) {
 		if t := strings.Trim(titleMarks.Replace(clean.Name(line)), " _>#"); t != "" {
