@@ -43,6 +43,11 @@
 //   - reactions.add / reactions.remove (already_reacted, no_reaction),
 //     assistant.threads.setStatus (Statuses), users.info (SetUser; the bot
 //     user is known).
+//   - assistant.threads.setSuggestedPrompts (SuggestedPromptsSet: 1 to 4
+//     prompts, each with a title and a message, else invalid_arguments) and
+//     assistant.threads.setTitle (Titles; invalid_thread_ts for a thread the
+//     channel does not hold). AssistantThread sends Slack's
+//     assistant_thread_started and assistant_thread_context_changed events.
 //   - views.publish: user_id and a view of type "home" within Block Kit's
 //     limits (100 blocks, 3,000 characters a section, 2,000 a button value,
 //     255 an action_id or block_id, block_ids unique, 3,000 characters of
