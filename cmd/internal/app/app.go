@@ -94,6 +94,8 @@ type App struct {
 	// chats is the terminal platform the second chats talk to (the
 	// control socket's "chat" sessions), once UseAdapters was given it.
 	chats platform.Chats
+	// keeper is "Remember this" (remember.go).
+	keeper *keeper
 }
 
 // ConfigError is a setting that keeps mnemo from starting (a platform
@@ -235,6 +237,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 	counted := newCountedModel(client, log)
 	a := &App{cfg: cfg, platforms: o.Platforms, log: log, now: now, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
 		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: NewBudget(cfg, now)}
+	a.keeper = newKeeper(a)
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{counted, "thinker", changes.metrics}),
 		Reflector:    measuredModel{counted, "reflector", changes.metrics},
@@ -248,7 +251,8 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		StateDir: cfg.State.Dir,
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot,
-			OnTokens: a.budget.Charge}, // a person's reflections are charged to them
+			OnTokens:   a.budget.Charge, // a person's reflections are charged to them
+			OnExplicit: a.keeper.told},
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: log, Faults: o.Faults,
