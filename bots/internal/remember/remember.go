@@ -107,7 +107,7 @@ func KeptText(paths []string) string {
 	for i, p := range paths {
 		quoted[i] = "`" + p + "`"
 	}
-	return "Kept in your private memory: " + strings.Join(quoted, ", ") + ". Only you see this; *Undo* takes it out again."
+	return "Kept in your private memory: " + strings.Join(quoted, ", ") + "."
 }
 
 // Undo undoes the keeping token names, for user (who pressed it); the
@@ -122,7 +122,7 @@ func (f *Flow) Undo(user, token string) (text string, done bool) {
 	case errors.Is(err, ErrUndoGone):
 		return "This Undo has expired (or was used already): nothing was changed. `/memory forget FILE` deletes a file of your memory.", false
 	case errors.Is(err, ErrChangedSince):
-		return "Nothing was undone: " + plain(err) + ". Your memory was changed after this was kept, and an Undo never overwrites a later change; `/memory` shows what is there now.", false
+		return "Nothing was undone: " + strings.TrimPrefix(plain(err), ErrChangedSince.Error()+": ") + ". Your memory was changed after this was kept, and an Undo never overwrites a later change; `/memory` shows what is there now.", false
 	}
 	defaults.Logger(f.Log).Warn(f.Platform+": Remember this: undo failed", "user", user, "err", err)
 	return "Sorry, I couldn't undo that (" + plain(err) + "); nothing was changed.", false
