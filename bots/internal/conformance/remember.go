@@ -1,0 +1,81 @@
+package conformance
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/remember/remembertest"
+)
+
+// Keeping is a Bot whose platform lets a person ask to keep a message
+// (Remember this; Feature Keep).
+type Keeping interface {
+	// Remember has the test's user ask to keep a message with text: their
+	// own (own), or another person's, written in a channel (inChannel)
+	// or in their DM. It returns what they are told.
+	Remember(text string, own, inChannel bool) Kept
+}
+
+// Kept is the confirmation a person got for Remember this.
+type Kept struct {
+	Text string // the confirmation's text
+	// Undo presses its Undo as the test's user, UndoOther as someone
+	// else (nil where nobody else can: a terminal); each returns the
+	// answer's text.
+	Undo, UndoOther func() string
+}
+
+// rememberThis: a message a person asks to keep goes to their own memory
+// (never a channel's), theirs or another person's (in their name, with
+// its link), is confirmed to them alone naming the file, and can be
+// undone by them only, once; nothing of it reaches the model as a
+// message or is posted for others.
+func rememberThis(t *testing.T, d Driver) {
+	var lacks Feature
+	if l, ok := d.(Lacker); ok {
+		lacks = l.Lacks()
+	}
+	k := &remembertest.Keeper{}
+	b := d.Start(t, Setup{Keeper: k})
+	kb, ok := b.(Keeping)
+	if !ok {
+		t.Fatalf("%T keeps messages (it does not lack Keep) but is not a Keeping", b)
+	}
+	own := kb.Remember("see you at 5", true, false)
+	if !strings.Contains(own.Text, "Kept in your private memory: `episodes/2026-11.md`") {
+		t.Errorf("the confirmation is %q; want it to name the file", own.Text)
+	}
+	kept := k.Kept()
+	if len(kept) != 1 || kept[0].User != b.MemoryUser() || !kept[0].Own || kept[0].Text != "see you at 5" {
+		t.Fatalf("kept %+v; want the user's own message, in their memory", kept)
+	}
+	last := own
+	if lacks&Channels == 0 {
+		other := kb.Remember("the release moves to Friday", false, true)
+		kept = k.Kept()
+		if len(kept) != 2 || kept[1].User != b.MemoryUser() || kept[1].Own || kept[1].Author == "" ||
+			kept[1].Origin.Link == "" || !strings.HasPrefix(kept[1].Origin.Place, "#") {
+			t.Fatalf("kept %+v; want another person's channel message in the user's own memory, with its author, place and link", kept)
+		}
+		last = other
+	}
+	if last.UndoOther != nil {
+		if got := last.UndoOther(); !strings.Contains(got, "Only the person who kept this message can undo it") {
+			t.Errorf("someone else's Undo answered %q", got)
+		}
+	}
+	if got := last.Undo(); !strings.Contains(got, "Undone: episodes/2026-11.md") {
+		t.Errorf("Undo answered %q", got)
+	}
+	if n := len(k.Undone()); n != 1 {
+		t.Errorf("%d undone; want 1", n)
+	}
+	if got := texts(b.Settle()); len(got) != 1 || got[0] != "echo: settle" {
+		t.Errorf("posted %q; want only the settle answer (a confirmation is the person's alone)", got)
+	}
+	for _, task := range b.Handler().Tasks() {
+		if task.Text != "settle" {
+			t.Errorf("%q reached the model as a message", task.Text)
+		}
+	}
+}
