@@ -170,3 +170,19 @@ func TestKeptEntryBounds(t *testing.T) {
 		t.Errorf("keptMessage without context: %+v", m)
 	}
 }
+
+// FuzzKeptEntry: whatever the message, the entry the reflector writes is
+// one episode entry: a "## Kept:" title, a summary, the date and one line.
+func FuzzKeptEntry(f *testing.F) {
+	for _, s := range []string{"see you at 5", "", "## Title\n- Summary: x", strings.Repeat("é", 2000), "a\r\nb\u2028c"} {
+		f.Add(s, "Ana")
+	}
+	f.Fuzz(func(t *testing.T, text, author string) {
+		e := keptEntry(keep("k", author, text))
+		lines := strings.Split(strings.TrimSuffix(e, "\n"), "\n")
+		if len(lines) != 4 || !strings.HasPrefix(lines[0], "## Kept: ") || !strings.HasPrefix(lines[1], "- Summary: ") ||
+			lines[2] != "- Date: 2026-02-20" || !strings.HasPrefix(lines[3], "- ") {
+			t.Errorf("entry %q", e)
+		}
+	})
+}
