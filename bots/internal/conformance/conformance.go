@@ -136,7 +136,7 @@ var why = map[Feature]string{
 	Limit:      "the platform has no length limit: a reply is one message, never split",
 	Channels:   "the platform has no channels: every conversation is private, one person's",
 	Access:     "the platform is the operator's own: no access rules apply (a terminal on the server)",
-	Keep:       "the platform keeps no memory of its own to ask for (the reference platform tests the pipeline alone)",
+	Keep:       "the platform offers no way to point at a message and ask to keep it",
 }
 
 // Lacker is a Driver whose platform lacks some features (optional): the

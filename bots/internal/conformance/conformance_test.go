@@ -22,6 +22,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/settings"
 	"github.com/mnemo-agent/mnemo/bots/internal/split"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -30,9 +31,6 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // chat kept in memory on the pipeline. It is what a new platform's driver
 // looks like, and proves the table itself.
 func TestReference(t *testing.T) { Run(t, refDriver{}) }
-
-// Lacks: the reference platform keeps no memory to ask for.
-func (refDriver) Lacks() Feature { return Keep }
 
 // refLimit is the reference platform's characters per message.
 const refLimit = 100
@@ -172,13 +170,14 @@ type refBot struct {
 	once    sync.Once
 	stop    func()
 	gate    *access.Gate // nil: everyone is let in
+	keeper  platform.Keeper
 }
 
 func (refDriver) Start(t *testing.T, s Setup) Bot {
 	logs := &bottest.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	room := &refChat{changed: make(chan struct{}), earlier: map[int]int{}}
-	b := &refBot{t: t, chat: room, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1}
+	b := &refBot{t: t, chat: room, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1, keeper: s.Keeper}
 	setting, err := settings.ChannelMemory("ref.channelMemory", s.ChannelMemory)
 	if err != nil {
 		t.Fatal(err)

@@ -38,44 +38,36 @@ func rememberThis(t *testing.T, d Driver) {
 	k := &remembertest.Keeper{}
 	b := d.Start(t, Setup{Keeper: k})
 	kb, ok := b.(Keeping)
-	if !ok {
-		t.Fatalf("%T keeps messages (it does not lack Keep) but is not a Keeping", b)
-	}
+	expect(t, ok, "%T keeps messages (it does not lack Keep) but is not a Keeping", b)
 	own := kb.Remember("see you at 5", true, false)
-	if !strings.Contains(own.Text, "Kept in your private memory: `episodes/2026-11.md`") {
-		t.Errorf("the confirmation is %q; want it to name the file", own.Text)
-	}
+	expect(t, strings.Contains(own.Text, "Kept in your private memory: `episodes/2026-11.md`"), "the confirmation is %q; want it to name the file", own.Text)
 	kept := k.Kept()
-	if len(kept) != 1 || kept[0].User != b.MemoryUser() || !kept[0].Own || kept[0].Text != "see you at 5" {
-		t.Fatalf("kept %+v; want the user's own message, in their memory", kept)
-	}
+	expect(t, len(kept) == 1 && kept[0].User == b.MemoryUser() && kept[0].Own && kept[0].Text == "see you at 5",
+		"kept %+v; want the user's own message, in their memory", kept)
 	last := own
 	if lacks&Channels == 0 {
-		other := kb.Remember("the release moves to Friday", false, true)
+		last = kb.Remember("the release moves to Friday", false, true)
 		kept = k.Kept()
-		if len(kept) != 2 || kept[1].User != b.MemoryUser() || kept[1].Own || kept[1].Author == "" ||
-			kept[1].Origin.Link == "" || !strings.HasPrefix(kept[1].Origin.Place, "#") {
-			t.Fatalf("kept %+v; want another person's channel message in the user's own memory, with its author, place and link", kept)
-		}
-		last = other
+		expect(t, len(kept) == 2 && kept[1].User == b.MemoryUser() && !kept[1].Own && kept[1].Author != "" &&
+			kept[1].Origin.Link != "" && strings.HasPrefix(kept[1].Origin.Place, "#"),
+			"kept %+v; want another person's channel message in the user's own memory, with its author, place and link", kept)
 	}
 	if last.UndoOther != nil {
-		if got := last.UndoOther(); !strings.Contains(got, "Only the person who kept this message can undo it") {
-			t.Errorf("someone else's Undo answered %q", got)
-		}
+		got := last.UndoOther()
+		expect(t, strings.Contains(got, "Only the person who kept this message can undo it"), "someone else's Undo answered %q", got)
 	}
-	if got := last.Undo(); !strings.Contains(got, "Undone: episodes/2026-11.md") {
-		t.Errorf("Undo answered %q", got)
-	}
-	if n := len(k.Undone()); n != 1 {
-		t.Errorf("%d undone; want 1", n)
-	}
-	if got := texts(b.Settle()); len(got) != 1 || got[0] != "echo: settle" {
-		t.Errorf("posted %q; want only the settle answer (a confirmation is the person's alone)", got)
-	}
-	for _, task := range b.Handler().Tasks() {
-		if task.Text != "settle" {
-			t.Errorf("%q reached the model as a message", task.Text)
-		}
+	got := last.Undo()
+	expect(t, strings.Contains(got, "Undone: episodes/2026-11.md") && len(k.Undone()) == 1, "Undo answered %q; undone %v", got, k.Undone())
+	posted := texts(b.Settle())
+	expect(t, len(posted) == 1 && posted[0] == "echo: settle", "posted %q; want only the settle answer (a confirmation is the person's alone)", posted)
+	tasks := b.Handler().Tasks()
+	expect(t, len(tasks) == 1 && tasks[0].Text == "settle", "tasks %+v; want only the settle message (nothing kept reaches the model as a message)", tasks)
+}
+
+// expect fails t, stopping the row, unless ok.
+func expect(t *testing.T, ok bool, format string, args ...any) {
+	t.Helper()
+	if !ok {
+		t.Fatalf(format, args...)
 	}
 }
