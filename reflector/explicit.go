@@ -11,6 +11,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -88,13 +89,10 @@ func keepItself(ctx context.Context, tools []mnemo.Tool, t Turn) error {
 		}
 	}
 	if appendTool == nil {
-		return fmt.Errorf("keep the message: no memory_append tool")
+		return errors.New("keep the message: no memory_append tool")
 	}
-	args, err := json.Marshal(map[string]string{"path": "episodes/" + t.Time.Format("2006-01") + ".md", "entry": keptEntry(t)})
-	if err != nil {
-		return err
-	}
-	_, err = appendTool.Call(ctx, args)
+	args, _ := json.Marshal(map[string]string{"path": "episodes/" + t.Time.Format("2006-01") + ".md", "entry": keptEntry(t)}) // strings always encode
+	_, err := appendTool.Call(ctx, args)
 	return err
 }
 
@@ -140,18 +138,9 @@ func (r *Reflector) told(batch []entry, run *runLog, outcome string, err error) 
 	switch outcome {
 	case "ok":
 		r.cfg.OnExplicit(batch[0].turn, run.commits, nil)
-	case "split":
-		// Cut down and reflected again at once: told when that ends.
 	case "forgotten":
 		r.cfg.OnExplicit(batch[0].turn, nil, errForgotten)
-	default:
-		r.cfg.OnExplicit(batch[0].turn, nil, fmt.Errorf("reflection %s: %w", outcome, orCanceled(err)))
+	default: // failed or canceled: the turn stays journaled
+		r.cfg.OnExplicit(batch[0].turn, nil, fmt.Errorf("reflection %s: %w", outcome, err))
 	}
-}
-
-func orCanceled(err error) error {
-	if err == nil {
-		return context.Canceled
-	}
-	return err
 }

@@ -1,6 +1,7 @@
 package reflector
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -185,4 +186,29 @@ func FuzzKeptEntry(f *testing.F) {
 			t.Errorf("entry %q", e)
 		}
 	})
+}
+
+// told tells OnExplicit each outcome, only for an explicit turn's run of
+// its own; keepItself needs memory_append; an author without a name is
+// "someone".
+func TestToldAndKeepItself(t *testing.T) {
+	var k told
+	r := &Reflector{cfg: Config{OnExplicit: k.record}}
+	explicit := []entry{{turn: keep("k1", "", "x")}}
+	r.told([]entry{{turn: turn("alice", "t1", "hi")}}, newRunLog(1), "ok", nil)
+	r.told(explicit, newRunLog(1), "forgotten", nil)
+	r.told(explicit, newRunLog(1), "canceled", context.Canceled)
+	if k.n() != 2 || !errors.Is(k.errs[0], errForgotten) || !errors.Is(k.errs[1], context.Canceled) {
+		t.Errorf("told %v", k.errs)
+	}
+	if err := keepItself(context.Background(), nil, keep("k1", "", "x")); err == nil {
+		t.Error("kept without a memory_append tool")
+	}
+	if e := keptEntry(keep("k1", "", "x")); !strings.Contains(e, "kept on request") {
+		t.Errorf("own entry %q", e)
+	}
+	anon := Turn{Explicit: true, Time: time.Date(2026, 2, 20, 0, 0, 0, 0, time.UTC), Context: []ContextMessage{{Text: "hi"}}}
+	if e := keptEntry(anon); !strings.Contains(e, "- someone said: hi") {
+		t.Errorf("anonymous entry %q", e)
+	}
 }

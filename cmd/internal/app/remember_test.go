@@ -134,3 +134,55 @@ func TestKeepWaitsNoLongerThanItsContext(t *testing.T) {
 		t.Errorf("an unknown Undo: %v", err)
 	}
 }
+
+// A message without a time is kept with now; a keeping the reflector
+// cannot write is an error (its turn stays journaled); a name no memory
+// user can have is refused before anything is journaled.
+func TestKeepFailures(t *testing.T) {
+	w := newWorld(t)
+	w.putMemory(t, "alice/episodes/2026-11.md/x", "") // the month's file is a folder: the append fails
+	a := w.open(t, "")
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	a.now = func() time.Time { return now }
+	m := keepMsg("alice", "", "x")
+	m.Time = time.Time{}
+	if _, err := a.Keeper().Keep(context.Background(), m); err == nil || !strings.Contains(err.Error(), "episodes/2026-11.md") {
+		t.Errorf("Keep into a folder: %v", err)
+	}
+	if _, err := a.Keeper().Keep(context.Background(), keepMsg("../x", "", "x")); err == nil {
+		t.Error("a bad user name was journaled")
+	}
+}
+
+// An Undo expires after UndoTTL, and one whose earlier text the history
+// no longer holds changes nothing.
+func TestUndoExpiresAndNeedsTheHistory(t *testing.T) {
+	w := newWorld(t)
+	w.putMemory(t, "alice/episodes/2026-11.md", "# Episodes\n\n> Summary: work\n\n## Fix\n- Summary: x\n- Date: 2026-11-02\n")
+	a := w.open(t, "")
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	a.now = func() time.Time { return now }
+	k := a.Keeper()
+	first, err := k.Keep(context.Background(), keepMsg("alice", "", "one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(UndoTTL + time.Minute)
+	if _, err := k.Undo("alice", first.Undo); !errors.Is(err, platform.ErrUndoGone) {
+		t.Errorf("an expired Undo: %v", err)
+	}
+	second, err := k.Keep(context.Background(), keepMsg("alice", "", "two"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(filepath.Join(w.dir, "data", "state", "history", "alice")); err != nil {
+		t.Fatal(err)
+	}
+	before := w.file(t, "alice/episodes/2026-11.md")
+	if _, err := k.Undo("alice", second.Undo); err == nil || !strings.Contains(err.Error(), "no longer holds") {
+		t.Errorf("Undo without the history: %v", err)
+	}
+	if w.file(t, "alice/episodes/2026-11.md") != before {
+		t.Error("a failed Undo changed the file")
+	}
+}
