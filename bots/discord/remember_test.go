@@ -149,3 +149,40 @@ func TestRememberThisRefused(t *testing.T) {
 		t.Errorf("without a Keeper: %+v", edit.Edit)
 	}
 }
+
+// Refused REST calls are logged and nothing more is tried; an interaction
+// without a user is ignored; a message in a thread is placed in its
+// channel's thread; an Undo without a Keeper says so.
+func TestRememberThisRESTFailures(t *testing.T) {
+	k := &remembertest.Keeper{}
+	hs := start(t, setup{config: func(c *Config) { c.Keeper = k }})
+	target := discordgo.Message{ID: "500000000000000010", Author: &bob, Content: "in the thread"}
+	hs.srv.FailNext("POST /api/v9/interactions/", discordtest.HTTPError(400, 40060, "Interaction has already been acknowledged."))
+	hs.rememberIn(alice, threadID, target)
+	waitFor(t, "the log", func() bool { return strings.Contains(hs.logs.String(), "cannot acknowledge Remember this") })
+	hs.srv.FailNext("PATCH /api/v9/webhooks/", discordtest.HTTPError(404, 10015, "Unknown Webhook"))
+	hs.rememberIn(alice, threadID, target)
+	waitFor(t, "the log", func() bool { return strings.Contains(hs.logs.String(), "cannot answer Remember this") })
+	if kept := k.Kept(); len(kept) != 1 || kept[0].Origin.Place != "#"+channelID+" thread" {
+		t.Errorf("kept %+v; want the message of the thread, placed in its channel's thread", kept)
+	}
+	_, edit := hs.answer(t, hs.rememberIn(alice, "", discordgo.Message{ID: "500000000000000011", Author: &alice, Content: "x"}), 1)
+	hs.srv.FailNext("POST /api/v9/interactions/", discordtest.HTTPError(400, 40060, "Interaction has already been acknowledged."))
+	hs.press(alice, edit, buttons(edit)[0])
+	waitFor(t, "the log", func() bool { return strings.Contains(hs.logs.String(), "cannot acknowledge an Undo") })
+	hs.srv.FailNext("PATCH /api/v9/webhooks/", discordtest.HTTPError(404, 10015, "Unknown Webhook"))
+	hs.press(alice, edit, buttons(edit)[0])
+	waitFor(t, "the log", func() bool { return strings.Contains(hs.logs.String(), "cannot answer an Undo") })
+	hs.srv.MessageCommand(rememberName, discordgo.Interaction{ChannelID: dmID, User: &discordgo.User{ID: "not-a-snowflake", Username: "x"}}, target)
+	waitFor(t, "the log", func() bool { return strings.Contains(hs.logs.String(), "interaction without a user; ignored") })
+	hs.bot.wg.Wait()
+	if len(k.Undone()) != 1 { // the second press undid; only its answer was refused
+		t.Errorf("undone %v", k.Undone())
+	}
+
+	bare := start(t, setup{})
+	bare.press(alice, edit, buttons(edit)[0])
+	if f := followups(t, bare, 1); len(f) != 1 || !strings.Contains(f[0].Message.Content, "not available") {
+		t.Errorf("an Undo without a Keeper: %+v", f)
+	}
+}
