@@ -304,9 +304,13 @@ func (a *App) Close(ctx context.Context) error {
 	return err
 }
 
-// CancelCalls cancels the model calls in progress and every later one:
-// the shutdown grace is over.
-func (a *App) CancelCalls(cause error) { a.calls.close(cause) }
+// CancelCalls cancels the model calls in progress and every later one,
+// and ends the platforms' waits for a Remember this: the shutdown grace
+// is over.
+func (a *App) CancelCalls(cause error) {
+	a.calls.close(cause)
+	a.keeper.stopWaiting()
+}
 
 // Metrics are the process's metrics (served on /metrics by serve).
 func (a *App) Metrics() *metrics.Metrics { return a.metrics }

@@ -37,6 +37,11 @@ type keeper struct {
 	mu      sync.Mutex
 	waiting map[string]chan kept // by task id
 	undos   map[string]undo      // by token
+	// over is closed when the shutdown grace is over: a platform's wait
+	// for a keeping ends (its turn stays journaled), so it does not hold
+	// the shutdown up for a reflection still running.
+	over     chan struct{}
+	overOnce sync.Once
 }
 
 type kept struct {
@@ -58,8 +63,11 @@ type undoFile struct {
 }
 
 func newKeeper(a *App) *keeper {
-	return &keeper{a: a, waiting: map[string]chan kept{}, undos: map[string]undo{}}
+	return &keeper{a: a, waiting: map[string]chan kept{}, undos: map[string]undo{}, over: make(chan struct{})}
 }
+
+// stopWaiting ends every wait for a keeping, now and later.
+func (k *keeper) stopWaiting() { k.overOnce.Do(func() { close(k.over) }) }
 
 // Keeper is "Remember this" as the chat platforms ask it.
 func (a *App) Keeper() remember.Keeper { return a.keeper }
@@ -89,9 +97,7 @@ func (k *keeper) Keep(ctx context.Context, m remember.KeepMessage) (remember.Kep
 	k.waiting[t.TaskID] = ch
 	k.mu.Unlock()
 	if err := k.a.core.Reflector.Add(t); err != nil {
-		k.mu.Lock()
-		delete(k.waiting, t.TaskID)
-		k.mu.Unlock()
+		k.forget(t.TaskID)
 		return remember.Kept{}, fmt.Errorf("journal the message: %w", err)
 	}
 	select {
@@ -101,11 +107,19 @@ func (k *keeper) Keep(ctx context.Context, m remember.KeepMessage) (remember.Kep
 		}
 		return k.note(m.User, r.changes), nil
 	case <-ctx.Done():
-		k.mu.Lock()
-		delete(k.waiting, t.TaskID)
-		k.mu.Unlock()
+		k.forget(t.TaskID)
 		return remember.Kept{}, fmt.Errorf("%w: %w", remember.ErrStillWriting, ctx.Err())
+	case <-k.over:
+		k.forget(t.TaskID)
+		return remember.Kept{}, fmt.Errorf("%w: mnemo is stopping", remember.ErrStillWriting)
 	}
+}
+
+// forget stops waiting for task id's run.
+func (k *keeper) forget(id string) {
+	k.mu.Lock()
+	delete(k.waiting, id)
+	k.mu.Unlock()
 }
 
 // note keeps how to undo changes (each file's first version before and

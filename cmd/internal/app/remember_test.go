@@ -186,3 +186,31 @@ func TestUndoExpiresAndNeedsTheHistory(t *testing.T) {
 		t.Error("a failed Undo changed the file")
 	}
 }
+
+// When the shutdown grace is over a wait for a keeping ends: the person
+// is told it is still being written, and the turn stays journaled.
+func TestKeepWaitEndsWithTheGrace(t *testing.T) {
+	w := newWorld(t)
+	release := make(chan struct{})
+	arrived := make(chan struct{}, 1)
+	w.srv.Handle(func(openaitest.Request) (openaitest.Reply, bool) {
+		arrived <- struct{}{}
+		<-release
+		return openaitest.Text("nothing to remember"), true
+	})
+	a := w.open(t, "")
+	t.Cleanup(func() { close(release) })
+	done := make(chan error, 1)
+	go func() {
+		_, err := a.Keeper().Keep(context.Background(), keepMsg("alice", "", "x"))
+		done <- err
+	}()
+	<-arrived
+	a.CancelCalls(errors.New("the grace is over"))
+	if err := <-done; !errors.Is(err, platform.ErrStillWriting) {
+		t.Errorf("Keep after the grace: %v", err)
+	}
+	if _, err := a.Keeper().Keep(context.Background(), keepMsg("alice", "", "y")); !errors.Is(err, platform.ErrStillWriting) {
+		t.Errorf("a Keep after the grace waited: %v", err)
+	}
+}
