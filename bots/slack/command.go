@@ -116,7 +116,7 @@ func (b *Bot) onInteractive(ctx, taskCtx context.Context, evt socketmode.Event) 
 	if ok && b.rememberInteraction(ctx, taskCtx, cb) {
 		return // Remember this, or its Undo (remember.go)
 	}
-	if !ok || cb.Type != slackgo.InteractionTypeBlockActions {
+	if !ok || cb.Type != slackgo.InteractionTypeBlockActions || b.homeAction(ctx, taskCtx, cb) {
 		return
 	}
 	for _, a := range cb.ActionCallback.BlockActions {

@@ -115,6 +115,7 @@ type Server struct {
 	handlers    map[string]func(Call) any
 	faults      faketest.Faults[Fault]
 	channels    map[string][]Message
+	views       []View // views.publish (views.go)
 	// Streams: the messages streaming (channel/ts), and the error every
 	// chat.startStream answers ("" accepts).
 	streaming     map[string]bool
