@@ -212,9 +212,22 @@ func TestAfterRunHook(t *testing.T) {
 	e.clock.Advance(2 * time.Minute)
 	e.drain("the reflection")
 	mu.Lock()
-	defer mu.Unlock()
 	if len(scopes) != 1 || scopes[0].User != "alice" {
 		t.Errorf("AfterRun scopes: %+v", scopes)
+	}
+	mu.Unlock()
+	// An explicit turn's run ("Remember this") is answered at its end:
+	// no roll-up look delays it.
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	tr := turn("alice", "t2", "remember this: I like tea")
+	tr.Explicit = true
+	e.add(tr)
+	e.clock.Advance(2 * time.Minute)
+	e.drain("the explicit reflection")
+	mu.Lock()
+	defer mu.Unlock()
+	if len(scopes) != 1 {
+		t.Errorf("AfterRun after an explicit turn: %+v", scopes)
 	}
 }
 
