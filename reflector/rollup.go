@@ -299,10 +299,7 @@ func Due(store RollupStore, owner string, now time.Time, after int, years bool) 
 				return nil, err
 			}
 		}
-		names := make([]string, len(srcs))
-		for i, s := range srcs {
-			names[i] = strings.TrimPrefix(s, "episodes/")
-		}
+		names := sourceNames(srcs)
 		cur, base, err := store.Read(owner, p)
 		if err != nil {
 			return nil, err
@@ -322,14 +319,11 @@ type ref struct {
 
 // make writes period p's roll-up with one model call.
 func (r *Rollups) make(ctx context.Context, owner string, p Period) (string, error) {
-	refs, texts, err := r.records(owner, p)
+	texts, err := r.read(owner, p)
 	if err != nil {
 		return "failed", err
 	}
-	names := make([]string, len(p.Sources))
-	for i, s := range p.Sources {
-		names[i] = strings.TrimPrefix(s, "episodes/")
-	}
+	names, refs := sourceNames(p.Sources), records(p.Sources, texts)
 	if memory.RollupHash(names, texts) != p.hash {
 		return "failed", fmt.Errorf("%s: a source changed while it was planned; made again next time", p.Path)
 	}
@@ -356,28 +350,56 @@ func (r *Rollups) make(ctx context.Context, owner string, p Period) (string, err
 	return "written", nil
 }
 
-// records reads p's sources as numbered records: a quarter's month
-// entries (without provenance stamps), or a year's quarter roll-ups.
-func (r *Rollups) records(owner string, p Period) ([]ref, []string, error) {
-	var refs []ref
+// read is the text of each of p's sources, in p.Sources' order.
+func (r *Rollups) read(owner string, p Period) ([]string, error) {
 	texts := make([]string, len(p.Sources))
 	for i, s := range p.Sources {
 		text, _, err := r.cfg.Store.Read(owner, s)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		texts[i] = text
+	}
+	return texts, nil
+}
+
+// sourceNames is each source's name within episodes/ (2026-01.md).
+func sourceNames(sources []string) []string {
+	names := make([]string, len(sources))
+	for i, s := range sources {
+		names[i] = strings.TrimPrefix(s, "episodes/")
+	}
+	return names
+}
+
+// records is sources (with their texts) as numbered records: a quarter's
+// month entries (without provenance stamps), or a year's quarter roll-ups.
+func records(sources, texts []string) []ref {
+	var refs []ref
+	for i, s := range sources {
 		name := strings.TrimPrefix(s, "episodes/")
 		if memory.IsRollup(s) {
-			refs = append(refs, ref{label: strings.TrimSuffix(name, ".md"), link: name, body: rollupBody(text)})
+			refs = append(refs, ref{label: strings.TrimSuffix(name, ".md"), link: name, body: rollupBody(texts[i])})
 			continue
 		}
 		month, _ := memory.MonthOf(s)
-		for _, e := range entries(memory.StripStamps(text)) {
+		for _, e := range entries(memory.StripStamps(texts[i])) {
 			refs = append(refs, ref{label: month + " § " + e.title, link: name + "#" + anchor(e.title), title: e.title, body: e.body})
 		}
 	}
-	return refs, texts, nil
+	return refs
+}
+
+// File is the roll-up the job writes for p from its sources' texts (in
+// p.Sources' order, as Due read them) and a model's answer (the prompt's
+// form: "Summary: …" and "- line [1, 3]"): for a tool that lays out a
+// memory as the job would have left it (mnemo-load's seed) without a
+// model, in the job's very format.
+func (p Period) File(texts []string, answer string) (string, error) {
+	if len(texts) != len(p.Sources) {
+		return "", fmt.Errorf("%s: %d texts for %d sources", p.Path, len(texts), len(p.Sources))
+	}
+	return rollupFile(p, sourceNames(p.Sources), records(p.Sources, texts), answer)
 }
 
 // entry is one "## " entry of a month file.

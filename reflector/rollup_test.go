@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -298,5 +299,33 @@ func TestRollupTokensAndForget(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(job.state.dir, "alice.json")); !os.IsNotExist(err) {
 		t.Errorf("the state stays: %v", err)
+	}
+}
+
+// Period.File is the job's own file for the same sources and answer, so
+// a memory laid out with it (mnemo-load's seed) is one the job finds
+// nothing due in.
+func TestPeriodFileIsTheJobs(t *testing.T) {
+	months := map[string]string{
+		"episodes/2024-02.md": strings.ReplaceAll(fakeJan, "2026-01", "2024-02"),
+		"episodes/2024-03.md": strings.ReplaceAll(fakeJan, "2026-01", "2024-03"),
+	}
+	const answer = "Summary: q1\n- a [1, 2]"
+	store := &fakeRollupStore{files: maps.Clone(months)}
+	job, _ := newRollupJob(t, store, llmtest.New(llmtest.Text(answer)), nil)
+	if rep, err := job.Run(context.Background(), "alice", false); err != nil || len(rep.Written) != 1 {
+		t.Fatalf("job: %+v, %v", rep, err)
+	}
+	periods, err := Due(&fakeRollupStore{files: maps.Clone(months)}, "alice", newClock().Now(), 3, false)
+	if err != nil || len(periods) != 1 {
+		t.Fatalf("Due: %+v, %v", periods, err)
+	}
+	p := periods[0]
+	got, err := p.File([]string{months[p.Sources[0]], months[p.Sources[1]]}, answer)
+	if want := store.files["episodes/2024-Q1.md"]; err != nil || got != want {
+		t.Errorf("File = %q, %v; the job wrote %q", got, err, want)
+	}
+	if _, err := p.File(nil, answer); err == nil {
+		t.Error("File took fewer texts than sources")
 	}
 }
