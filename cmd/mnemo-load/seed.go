@@ -26,8 +26,15 @@ func displayName(i int) string { return fmt.Sprintf("Load User %04d", i+1) }
 // before, three entries each), written an hour before now: a memory left
 // by a person or an earlier run, not one written a moment ago (which the
 // index cache would not trust until racySlack has passed: every start
-// would re-read it).
+// would re-read it). The months old enough get the roll-ups the job
+// would have written (seedRollups): a memory left by a running mnemo.
 func seed(ctx context.Context, memDir string, users, files int, now time.Time) error {
+	return seedMemory(ctx, memDir, users, files, now, true)
+}
+
+// seedMemory is seed, with the roll-ups or without them (the memory of a
+// mnemo with memory.rollupAfter 0).
+func seedMemory(ctx context.Context, memDir string, users, files int, now time.Time, rollups bool) error {
 	episodes := files / 2
 	facts := files - episodes
 	for i := range users {
@@ -52,6 +59,11 @@ func seed(ctx context.Context, memDir string, users, files int, now time.Time) e
 		for k := range episodes {
 			month := time.Date(now.Year(), now.Month()-time.Month(k), 1, 0, 0, 0, 0, time.UTC)
 			if err := writeSeed(filepath.Join(dir, "episodes", month.Format("2006-01")+".md"), episodeMonth(month), now); err != nil {
+				return err
+			}
+		}
+		if rollups {
+			if err := seedRollups(dir, now); err != nil {
 				return err
 			}
 		}
