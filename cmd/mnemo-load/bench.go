@@ -35,6 +35,7 @@ type benchConfig struct {
 	distinctIdle                          time.Duration // serve's reflector.idle in that run
 	distinctOnly                          bool
 	noStream                              bool // also a chat with llm.stream false, at the first size
+	noRollups                             bool // also a chat without roll-ups, at each size
 	chatOnly                              bool // only the chat and echo hi rows
 	timeout                               time.Duration
 	dir                                   string
@@ -75,6 +76,7 @@ func parseBenchFlags(args []string, stdout io.Writer) (benchConfig, error) {
 	fs.DurationVar(&c.streamEvery, "stream-every", 200*time.Millisecond, "the streaming model's time per word (and to its first word)")
 	fs.BoolVar(&c.chatOnly, "chat-only", false, "run only the mnemo chat rows (-tool-sizes' too) and the echo hi rows (issue 24's figures) and print them")
 	fs.BoolVar(&c.noStream, "no-stream", true, "also measure the chat at the first -sizes with llm.stream false (the default streams)")
+	fs.BoolVar(&c.noRollups, "no-rollups", false, "also measure the chat at each -sizes on the memory without its roll-up files, with memory.rollupAfter 0 (the default seeds the roll-ups the job would have written)")
 	fs.IntVar(&c.starts, "starts", 5, "runs of `echo hi | mnemo chat` per memory size, and starts of `mnemo serve`")
 	fs.StringVar(&c.goCmd, "go", "go", "the go command for -gobench")
 	fs.StringVar(&c.goPkgs, "gobench", "./memory/ ./memory/search/ ./reflector/ ./bots/internal/intake/ ./bots/slack/ ./bots/discord/", "packages whose go test benchmarks are run (\"\": none)")
@@ -231,16 +233,23 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	for _, n := range cfg.sizes {
 		progress("chat, %d files: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
-		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, false)
+		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, false, false)
 		if err != nil {
 			return fmt.Errorf("chat at %d files: %w", n, err)
 		}
 		res.Chats = append(res.Chats, f)
+		if cfg.noRollups {
+			progress("chat, %d files, no roll-ups: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
+			if f, err = b.chatAtSize(ctx, n, cfg.messages, cfg.starts, false, true); err != nil {
+				return fmt.Errorf("chat at %d files, no roll-ups: %w", n, err)
+			}
+			res.Chats = append(res.Chats, f)
+		}
 	}
 	if cfg.noStream {
 		n := cfg.sizes[0]
 		progress("chat, %d files, llm.stream false: %d messages, then %d × echo hi | mnemo chat", n, cfg.messages, cfg.starts)
-		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, true)
+		f, err := b.chatAtSize(ctx, n, cfg.messages, cfg.starts, true, false)
 		if err != nil {
 			return fmt.Errorf("chat at %d files, llm.stream false: %w", n, err)
 		}

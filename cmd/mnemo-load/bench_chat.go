@@ -22,12 +22,14 @@ import (
 type chatFigures struct {
 	Files, Messages int
 	NoStream        bool          // llm.stream: false (the default streams)
+	NoRollups       bool          // no roll-up files, memory.rollupAfter: 0 (the default has them)
 	CPUPerMsg       time.Duration // the child's CPU between the first and the last reply, per message
 	Wall            Latency       // message written → reply read, ms
 	Bare            Latency       // the same Thinker requests replayed by a bare client, ms
 	Client          Latency       // the same, replayed through go-openai alone, ms
 	CallsPerMsg     float64       // model calls per message (Thinker)
 	ReflectorCalls  int64
+	RollupCalls     int64 // the roll-up job's model calls (0: the seed's roll-ups are the job's own)
 	FirstRequest    int     // bytes
 	MaxReflector    int     // bytes
 	MaxRSS          int64   // bytes, the chat's peak (VmHWM after the last reply)
@@ -38,14 +40,15 @@ type chatFigures struct {
 	StartReflector  float64 // reflector calls per `echo hi`
 }
 
-// chatDir seeds a data folder with one user of files memory files and
-// returns its folder and the env of a chat against m.
-func (b *bencher) chatDir(ctx context.Context, name string, files int, m *benchModel) (dir string, env []string, err error) {
+// chatDir seeds a data folder with one user of files memory files (with
+// their roll-ups, or without) and returns its folder and the env of a
+// chat against m.
+func (b *bencher) chatDir(ctx context.Context, name string, files int, rollups bool, m *benchModel) (dir string, env []string, err error) {
 	if dir, err = b.fresh(name); err != nil {
 		return "", nil, err
 	}
 	mem, env := chatEnv(dir, m)
-	if err := seed(ctx, mem, 1, files, time.Now()); err != nil {
+	if err := seedMemory(ctx, mem, 1, files, time.Now(), rollups); err != nil {
 		return "", nil, err
 	}
 	return dir, env, nil
@@ -58,27 +61,34 @@ func chatEnv(dir string, m *benchModel) (mem string, env []string) {
 	return mem, childEnv(dir, "OPENAI_BASE_URL="+m.srv.URL(), "OPENAI_API_KEY=sk-bench", "MNEMO_DATA_DIR="+mem)
 }
 
-// noStreamConfig is the mnemo.yaml of a chat measured with llm.stream
-// off (the child reads it from its working folder).
-const noStreamConfig = "llm:\n  stream: false\n"
+// The mnemo.yaml of a chat measured with llm.stream off, and of one
+// without roll-ups (the child reads it from its working folder).
+const (
+	noStreamConfig  = "llm:\n  stream: false\n"
+	noRollupsConfig = "memory:\n  rollupAfter: 0\n"
+)
 
 // chatAtSize measures a chat of messages messages with files memory files,
 // then starts × `echo hi | mnemo chat` on the same memory; noStream runs
-// both with llm.stream off.
-func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int, noStream bool) (chatFigures, error) {
-	f := chatFigures{Files: files, Messages: messages, NoStream: noStream}
+// both with llm.stream off, noRollups on the memory without its roll-ups
+// and with memory.rollupAfter 0 (a memory before roll-ups).
+func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int, noStream, noRollups bool) (chatFigures, error) {
+	f := chatFigures{Files: files, Messages: messages, NoStream: noStream, NoRollups: noRollups}
 	m := newBenchModel(messages)
 	defer m.close()
-	name := fmt.Sprintf("chat-%d", files)
+	name, config := fmt.Sprintf("chat-%d", files), ""
 	if noStream {
-		name += "-nostream"
+		name, config = name+"-nostream", config+noStreamConfig
 	}
-	dir, env, err := b.chatDir(ctx, name, files, m)
+	if noRollups {
+		name, config = name+"-norollups", config+noRollupsConfig
+	}
+	dir, env, err := b.chatDir(ctx, name, files, !noRollups, m)
 	if err != nil {
 		return f, err
 	}
-	if noStream {
-		if err := os.WriteFile(filepath.Join(dir, "mnemo.yaml"), []byte(noStreamConfig), 0o600); err != nil {
+	if config != "" {
+		if err := os.WriteFile(filepath.Join(dir, "mnemo.yaml"), []byte(config), 0o600); err != nil {
 			return f, err
 		}
 	}
@@ -123,7 +133,7 @@ func (b *bencher) chatAtSize(ctx context.Context, files, messages, starts int, n
 	f.CPUPerMsg = (cpu1 - cpu0) / time.Duration(messages-1)
 	f.Wall = distribution(lat)
 	f.CallsPerMsg = float64(m.thinker.Load()) / float64(messages)
-	f.ReflectorCalls = m.reflector.Load()
+	f.ReflectorCalls, f.RollupCalls = m.reflector.Load(), m.rollups.Load()
 	m.mu.Lock()
 	f.FirstRequest, f.MaxReflector = m.firstThinker, m.maxReflector
 	if len(m.bodies) > 0 {
@@ -408,7 +418,7 @@ func (b *bencher) consoleConcurrent(ctx context.Context, users, messages int) (c
 		}
 	}()
 	for u := range users {
-		dir, env, err := b.chatDir(ctx, fmt.Sprintf("console-%d-%d", users, u), 20, m)
+		dir, env, err := b.chatDir(ctx, fmt.Sprintf("console-%d-%d", users, u), 20, true, m)
 		if err != nil {
 			return f, err
 		}

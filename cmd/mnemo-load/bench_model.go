@@ -23,7 +23,9 @@ const benchReply = "bench-reply"
 
 // benchModel is the scripted model of the bench: it answers at once, the
 // Thinker with one line of text (a casual message needs no tool), the
-// reflector with "nothing to remember". A person's message that carries a
+// reflector with "nothing to remember", the roll-up job with a summary
+// naming no record (nothing written: the seed's roll-ups leave it none to
+// make, so a call counted here is the seed's fault). A person's message that carries a
 // tool marker (searchMarker, readMarker) makes the Thinker call that tool
 // first, and answer with the line of text once the tool's result is
 // there. It counts the calls and the tool results and keeps the Thinker's
@@ -32,6 +34,7 @@ type benchModel struct {
 	srv          *openaitest.Server
 	thinker      atomic.Int64
 	reflector    atomic.Int64
+	rollups      atomic.Int64
 	replaying    atomic.Bool
 	keepBodies   int // at most this many bodies kept
 	mu           sync.Mutex
@@ -68,6 +71,10 @@ func (m *benchModel) reply(r openaitest.Request) (openaitest.Reply, bool) {
 		m.reflector.Add(1)
 		m.maxReflector = max(m.maxReflector, len(r.Body))
 		return openaitest.Text("Nothing worth remembering."), true
+	}
+	if strings.Contains(r.System(), "roll-up writer") {
+		m.rollups.Add(1)
+		return openaitest.Text("Summary: none"), true
 	}
 	if m.thinker.Add(1) == 1 {
 		m.firstThinker = len(r.Body)
@@ -132,6 +139,7 @@ func (m *benchModel) reset() {
 	defer m.mu.Unlock()
 	m.thinker.Store(0)
 	m.reflector.Store(0)
+	m.rollups.Store(0)
 	m.bodies, m.firstThinker, m.maxReflector = nil, 0, 0
 	m.tools = toolResults{}
 }

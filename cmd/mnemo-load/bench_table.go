@@ -58,7 +58,7 @@ func renderBench(r *benchResult) string {
 		}
 		row(fmt.Sprintf("`mnemo chat`, %s-message chat, user with %s files%s", thousands(c.Messages), thousands(c.Files), streamNote(c)),
 			durText(c.CPUPerMsg), msText(c.Wall.P50), msText(c.Wall.P99), ratio,
-			fmt.Sprintf("%.2f (+%d reflector)", c.CallsPerMsg, c.ReflectorCalls), sizeText(c.MaxRSS), refl)
+			fmt.Sprintf("%.2f (+%d reflector%s)", c.CallsPerMsg, c.ReflectorCalls, rollupCalls(c.RollupCalls)), sizeText(c.MaxRSS), refl)
 	}
 	if lo, hi, ok := sizeSpan(r.Chats); ok {
 		row(fmt.Sprintf("**`mnemo chat` per message, %s ÷ %s files**", thousands(hi.Files), thousands(lo.Files)),
@@ -118,12 +118,25 @@ func renderBench(r *benchResult) string {
 	return b.String()
 }
 
-// streamNote marks a chat measured with llm.stream off.
+// streamNote marks a chat measured with llm.stream off, or without
+// roll-ups.
 func streamNote(c chatFigures) string {
+	note := ""
 	if c.NoStream {
-		return ", `llm.stream: false`"
+		note += ", `llm.stream: false`"
 	}
-	return ""
+	if c.NoRollups {
+		note += ", no roll-ups (`memory.rollupAfter: 0`)"
+	}
+	return note
+}
+
+// rollupCalls is the roll-up job's calls in a chat, when it made any.
+func rollupCalls(n int64) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", +%d roll-up", n)
 }
 
 // sizeSpan is the chats at the smallest and the largest memory (streamed,
@@ -131,7 +144,7 @@ func streamNote(c chatFigures) string {
 func sizeSpan(chats []chatFigures) (lo, hi chatFigures, ok bool) {
 	n := 0
 	for _, c := range chats {
-		if c.NoStream {
+		if c.NoStream || c.NoRollups {
 			continue
 		}
 		if n == 0 || c.Files < lo.Files {

@@ -248,7 +248,7 @@ func TestBenchDirMustBeEmpty(t *testing.T) {
 func TestBenchChildFails(t *testing.T) {
 	ctx := context.Background()
 	b := &bencher{bin: "/bin/true", dir: t.TempDir(), progress: func(string, ...any) {}}
-	if _, err := b.chatAtSize(ctx, 0, 3, 1, false); err == nil || !strings.Contains(err.Error(), "mnemo chat: ") { // no reply, or no reader
+	if _, err := b.chatAtSize(ctx, 0, 3, 1, false, false); err == nil || !strings.Contains(err.Error(), "mnemo chat: ") { // no reply, or no reader
 		t.Errorf("chat: %v", err)
 	}
 	if _, err := b.toolChats(ctx, 2, 2); err == nil || !strings.Contains(err.Error(), "memory_read on each message: mnemo chat: ") {
@@ -289,6 +289,8 @@ func TestRenderBench(t *testing.T) {
 				Start: Latency{P50: 12, Max: 35}, StartCPU: 9 * time.Millisecond, StartRSS: 17 << 20, StartCalls: 1, StartReflector: 1},
 			{Files: 0, Messages: 200, FirstRequest: 999, CPUPerMsg: 500 * time.Microsecond, Wall: Latency{P50: 1, P99: 2}, Bare: Latency{P50: 0.5}, Client: Latency{P50: 0.8},
 				MaxRSS: 16 << 20, Start: Latency{P50: 10, Max: 20}, StartCPU: 6 * time.Millisecond, StartRSS: 16 << 20},
+			{Files: 10000, Messages: 200, NoRollups: true, CPUPerMsg: time.Millisecond, Wall: Latency{P50: 2, P99: 3}, CallsPerMsg: 1, ReflectorCalls: 10, RollupCalls: 3,
+				FirstRequest: 7200, MaxReflector: 23500, MaxRSS: 20 << 20},
 			{Files: 0, Messages: 200, NoStream: true, FirstRequest: 999, CPUPerMsg: 400 * time.Microsecond, Wall: Latency{P50: 0.9, P99: 2}, Bare: Latency{P50: 0.5}, MaxRSS: 15 << 20},
 		},
 		Conc:    []concFigures{{Path: "Slack", Users: 10, Messages: 50, CPUPerMsg: time.Millisecond, Wall: Latency{P50: 3, P99: 9}, PerSecond: 400, CallsPerMsg: 1, PeakRSS: 30 << 20}},
@@ -315,6 +317,7 @@ func TestRenderBench(t *testing.T) {
 		"Measured 2026-01-02 on Test CPU, 2 cores, go1.x; load average 1 2 3 at the start, 4 5 6 at the end",
 		"| `mnemo chat`, 200-message chat, user with 10,000 files | 550µs | 1.1ms | 2.5ms | 2.20 (bare 500µs) | 1.00 (+10 reflector) | 18.0 MiB | first request 3.4 KB; reflector request 371.0 KB |",
 		"| `mnemo chat`, 200-message chat, user with 0 files | 500µs | 1ms | 2ms | 2.00 (bare 500µs; go-openai alone 800µs, ÷ bare 1.60) | 0.00 (+0 reflector) | 16.0 MiB | first request 999 B |",
+		"| `mnemo chat`, 200-message chat, user with 10,000 files, no roll-ups (`memory.rollupAfter: 0`) | 1ms | 2ms | 3ms | – | 1.00 (+10 reflector, +3 roll-up) | 20.0 MiB | first request 7.2 KB; reflector request 23.5 KB |",
 		"| `mnemo chat`, 200-message chat, user with 0 files, `llm.stream: false` | 400µs | 900µs | 2ms | 1.80 (bare 500µs) | 0.00 (+0 reflector) | 15.0 MiB | first request 999 B |",
 		"| **`mnemo chat` per message, 10,000 ÷ 0 files** | ×1.10 | ×1.10 | ×1.25 | ×1.10 | – | ×1.12 | – |",
 		"| **`echo hi \\| mnemo chat`, 10,000 ÷ 0 files** | ×1.50 | ×1.20 | ×1.75 | – | – | ×1.06 | – |",
@@ -567,7 +570,7 @@ func TestBenchWithStandIn(t *testing.T) {
 		t.Errorf("a stand-in's tool chat: %v", err)
 	}
 	b = &bencher{bin: fakeMnemo(t, 3), dir: t.TempDir()}
-	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false, false); err == nil || !strings.Contains(err.Error(), "exit status 3") {
 		t.Errorf("chat exiting 3: %v", err)
 	}
 	if _, err := b.consoleConcurrent(context.Background(), 1, 1); err == nil || !strings.Contains(err.Error(), "exit status 3") {
@@ -575,7 +578,7 @@ func TestBenchWithStandIn(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := b.chatAtSize(ctx, 1, 2, 1, false); !errors.Is(err, context.Canceled) {
+	if _, err := b.chatAtSize(ctx, 1, 2, 1, false, false); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled chat: %v", err)
 	}
 	if _, err := b.toolChats(ctx, 2, 2); !errors.Is(err, context.Canceled) {
@@ -597,7 +600,7 @@ func TestBenchWithStandIn(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "file")
 	os.WriteFile(file, nil, 0o600)
 	b.dir = file
-	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false); err == nil {
+	if _, err := b.chatAtSize(context.Background(), 0, 2, 1, false, false); err == nil {
 		t.Error("chat in a file")
 	}
 	if _, err := b.toolChats(context.Background(), 2, 2); err == nil {
@@ -957,10 +960,18 @@ func TestBenchModelTools(t *testing.T) {
 	if got := m.toolCounts(); got != want {
 		t.Errorf("tool counts %+v, want %+v", got, want)
 	}
-	if m.thinker.Load() != 9 || m.reflector.Load() != 1 {
-		t.Errorf("thinker %d, reflector %d calls", m.thinker.Load(), m.reflector.Load())
+	// The roll-up job's call is counted apart, neither the Thinker's nor
+	// the reflector's (reflector/prompts/rollup.md's first words).
+	if got := ask(t, m.srv, msg("system", "You are the roll-up writer of mnemo, a chat assistant."), msg("user", "Period: 2024-Q1.")); got.Content != "Summary: none" {
+		t.Errorf("the roll-up job was answered %+v", got)
+	}
+	if m.thinker.Load() != 9 || m.reflector.Load() != 1 || m.rollups.Load() != 1 {
+		t.Errorf("thinker %d, reflector %d, roll-up %d calls", m.thinker.Load(), m.reflector.Load(), m.rollups.Load())
 	}
 	m.reset()
+	if m.rollups.Load() != 0 {
+		t.Error("reset kept the roll-up calls")
+	}
 	if got := m.toolCounts(); got != (toolResults{}) {
 		t.Errorf("after reset: %+v", got)
 	}
