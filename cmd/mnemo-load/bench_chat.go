@@ -29,7 +29,7 @@ type chatFigures struct {
 	Client          Latency       // the same, replayed through go-openai alone, ms
 	CallsPerMsg     float64       // model calls per message (Thinker)
 	ReflectorCalls  int64
-	RollupCalls     int64 // the roll-up job's model calls (0: the seed's roll-ups are the job's own)
+	RollupCalls     int64   // the roll-up job's model calls (0: the seed's roll-ups are the job's own)
 	FirstRequest    int     // bytes
 	MaxReflector    int     // bytes
 	MaxRSS          int64   // bytes, the chat's peak (VmHWM after the last reply)
