@@ -259,22 +259,26 @@ type cand struct {
 	id    int32
 }
 
-// before reports whether unit a of x ranks before unit b: higher score,
-// then newer, then by path, then by line. It is Search's order.
-func (x *Index) before(a, b cand) bool {
-	if a.score != b.score {
-		return a.score > b.score
+// order is -1 when unit a of x ranks before unit b, 1 when after, 0 for
+// the same unit: higher score, then newer, then by path, then by line.
+// It is Search's order.
+func (x *Index) order(a, b cand) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
 	}
 	ua, ub := &x.units[a.id], &x.units[b.id]
 	fa, fb := x.nums[ua.num], x.nums[ub.num]
-	if da, db := tieDate(ua, fa), tieDate(ub, fb); da != db {
-		return da > db
+	if c := cmp.Compare(tieDate(ub, fb), tieDate(ua, fa)); c != 0 {
+		return c
 	}
-	if fa.path != fb.path {
-		return fa.path < fb.path
+	if c := strings.Compare(fa.path, fb.path); c != 0 {
+		return c
 	}
-	return ua.line < ub.line
+	return cmp.Compare(ua.line, ub.line)
 }
+
+// before reports whether unit a of x ranks before unit b.
+func (x *Index) before(a, b cand) bool { return x.order(a, b) < 0 }
 
 // tieDate is the day a unit counts as of when scores tie: its date; a
 // fact line, which says what is true now, after every dated entry.
@@ -418,12 +422,7 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		push(s.best[n])
 		s.best[n] = cand{}
 	}
-	slices.SortFunc(top, func(a, b cand) int {
-		if x.before(a, b) {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(top, x.order)
 	hits := make([]Hit, len(top))
 	for i, c := range top {
 		u := &x.units[c.id]

@@ -1,0 +1,112 @@
+package search
+
+// Edge tests found by mutation testing (gremlins): each pins a boundary
+// or a rule exactly at its edge, so a shifted comparison fails a test.
+// The mutants no test can kill are listed in .gremlins-equivalent.md.
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// A "- Key:" line with nothing after the key is still the key's field,
+// its value empty; one shorter than the key is not.
+func TestFieldValueEdges(t *testing.T) {
+	for _, tc := range []struct {
+		line, key, want string
+		ok              bool
+	}{
+		{"- Date: 2026-03-01", "- Date:", "2026-03-01", true},
+		{"  - date:   x  ", "- Date:", "x", true},
+		{"- Date:", "- Date:", "", true},
+		{"- Date", "- Date:", "", false},
+		{"- Summary: a", "- Date:", "", false},
+	} {
+		v, ok := FieldValue(tc.line, tc.key)
+		if v != tc.want || ok != tc.ok {
+			t.Errorf("FieldValue(%q, %q) = %q, %v; want %q, %v", tc.line, tc.key, v, ok, tc.want, tc.ok)
+		}
+	}
+	// An entry's bare "- Summary:" line is an empty summary, not a body
+	// line holding the word "summary".
+	text := episodes("2026-03", entry("Kiwi", "", "2026-03-01"))
+	us := parseFile("episodes/2026-03.md", text, nil)
+	if len(us) != 1 || us[0].tf("summari") != 0 || us[0].length != 2 {
+		t.Errorf("units %+v: want the heading's word (kiwi, =kiwi) and nothing of the bare summary line", us)
+	}
+}
+
+// A fact's key is at most five words: one of five names the line (its
+// words weigh as a heading's), one of six is the line's text.
+func TestFactKeyWords(t *testing.T) {
+	for _, tc := range []struct {
+		line string
+		tf   int // of "dentist"
+	}{
+		{"- Dentist: Dr. Bakker", weightHeading},
+		{"- my old dentist near work: Dr. Bakker", weightHeading},
+		{"- my old dentist near home work: Dr. Bakker", weightBody},
+	} {
+		us := parseFile("facts/health.md", "# Health\n\n"+tc.line+"\n", nil)
+		if len(us) != 1 || us[0].tf("dentist") != tc.tf {
+			t.Errorf("%q: units %+v, want dentist weighing %d", tc.line, us, tc.tf)
+		}
+	}
+}
+
+// lines gives each line once, with its number and offset: a text ending
+// in a newline has no empty line after it.
+func TestLines(t *testing.T) {
+	for _, tc := range []struct{ text, want string }{
+		{"", ""},
+		{"a", "1@0:a"},
+		{"a\n", "1@0:a"},
+		{"a\n\nbc\n", "1@0:a 2@2: 3@3:bc"},
+		{"\n", "1@0:"},
+	} {
+		var got []string
+		lines(tc.text, func(line string, n, off int) { got = append(got, fmt.Sprintf("%d@%d:%s", n, off, line)) })
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("lines(%q) = %q, want %q", tc.text, strings.Join(got, " "), tc.want)
+		}
+	}
+}
+
+// queryText is q's words as parseQuery makes them: each word's forms with
+// their weights, a compound the words may make marked "+".
+func queryText(q string) string {
+	var out []string
+	for _, qw := range parseQueryWords(q) {
+		var forms []string
+		for i, f := range qw.forms {
+			forms = append(forms, fmt.Sprintf("%s/%g", f, qw.weight[i]))
+		}
+		s := strings.Join(forms, ",")
+		if qw.extra {
+			s = "+" + s
+		}
+		out = append(out, s)
+	}
+	return strings.Join(out, " ")
+}
+
+// A query's words: a name both whole and (at half weight when written
+// with a capital) by its stem, a compound whole and by its parts, and
+// two simple words side by side as the compound they may be written as
+// ("on call", on-call); a compound and a word next to it make none, nor
+// do words with a time word between them.
+func TestQueryParse(t *testing.T) {
+	for _, tc := range []struct{ query, want string }{
+		{"on call", "=call/1,call/1 +on-call/1"},
+		{"ab cd", "=ab/1,ab/1 =cd/1,cd/1 +ab-cd/1"},
+		{"Mark fixing", "=mark/1,mark/0.5 =fixing/1,fix/1 +mark-fixing/1"},
+		{"go-openai client", "+go-openai/1 =go/1,go/1 =openai/1,openai/1 =client/1,client/1"},
+		{"client go-openai", "=client/1,client/1 +go-openai/1 =go/1,go/1 =openai/1,openai/1"},
+		{"deploy in March script", "=deploy/1,deploy/1 +deploy-in/1 =script/1,script/1"},
+	} {
+		if got := queryText(tc.query); got != tc.want {
+			t.Errorf("%q: words %q, want %q", tc.query, got, tc.want)
+		}
+	}
+}
