@@ -104,9 +104,34 @@ func TestQueryParse(t *testing.T) {
 		{"go-openai client", "+go-openai/1 =go/1,go/1 =openai/1,openai/1 =client/1,client/1"},
 		{"client go-openai", "=client/1,client/1 +go-openai/1 =go/1,go/1 =openai/1,openai/1"},
 		{"deploy in March script", "=deploy/1,deploy/1 +deploy-in/1 =script/1,script/1"},
+		// One letter is no word, one digit is; a stop word is one only as
+		// a name; a word with digits or letters past z is only whole.
+		{"x", ""},
+		{"7", "=7/1"},
+		{"go", "=go/1,go/1"},
+		{"will", ""},
+		{"Will", "=will/1"},
+		{"v2", "=v2/1"},
+		{"naïve", "=naïve/1"},
+		{"CI", "=ci/1,ci/0.5"},
 	} {
 		if got := queryText(tc.query); got != tc.want {
 			t.Errorf("%q: words %q, want %q", tc.query, got, tc.want)
 		}
+	}
+}
+
+// The stems a memory's words share are remembered up to maxStems, no
+// more: past it a word is stemmed each time, and still stemmed right.
+func TestStemCacheBound(t *testing.T) {
+	var c stemCache
+	for i := range maxStems + 2 {
+		c.stem(fmt.Sprintf("walking%d", i))
+	}
+	if len(c.m) != maxStems {
+		t.Errorf("%d stems remembered, want maxStems (%d)", len(c.m), maxStems)
+	}
+	if got := c.stem("walking"); got != "walk" {
+		t.Errorf("a word past the bound stemmed %q", got)
 	}
 }

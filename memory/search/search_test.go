@@ -311,6 +311,28 @@ func TestTerms(t *testing.T) {
 		{"don't won't", "won"},
 		{"Zürich café", "=zürich =café"},
 		{"a b 7", "=7"},
+		// What starts a sentence: a capital after it may be a plain word.
+		{"x. Mark", "mark =mark"},
+		{"x! Mark", "mark =mark"},
+		{"x? Mark", "mark =mark"},
+		{"x: Mark", "mark =mark"},
+		{"x; Mark", "mark =mark"},
+		{"x\nMark", "mark =mark"},
+		{"x (Mark", "mark =mark"},
+		{"x \"Mark", "mark =mark"},
+		{"x “Mark", "mark =mark"},
+		{"x, Mark", "=mark"},
+		// A joiner at the end, or before no word, joins nothing.
+		{"go- go-. go-openai-", "go go go-openai go openai"},
+		// Contractions of up to two letters go; a longer tail is a word.
+		{"they'll fix it, they’re Tom's", "fix =tom"},
+		{"x Tom' 7", "=tom =7"},
+		{"x Tom'abc", "=tom abc"},
+		// Snowball stems a-z words; any other letter keeps a word whole.
+		{"zoo lazy", "zoo lazi"},
+		{"naïve", "=naïve"},
+		// One capital alone is no acronym: it starts a sentence too.
+		{"É", "é =é"},
 	} {
 		var got []string
 		docTerms(tc.line, nil, func(t string) { got = append(got, t) })
