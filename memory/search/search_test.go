@@ -333,6 +333,10 @@ func TestTerms(t *testing.T) {
 		{"naïve", "=naïve"},
 		// One capital alone is no acronym: it starts a sentence too.
 		{"É", "é =é"},
+		// An acronym is kept whole even where a sentence starts; a name
+		// with two capitals is not an acronym.
+		{"CI runs", "=ci run"},
+		{"McDonald runs", "mcdonald =mcdonald run"},
 	} {
 		var got []string
 		docTerms(tc.line, nil, func(t string) { got = append(got, t) })

@@ -50,14 +50,13 @@ func words(s string, fn func(w word)) {
 		start := i
 		var parts []string
 		partStart := i
-		for i < len(s) {
+		for { // at the end of s, r is RuneError: no word rune, no joiner
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if isWordRune(r) {
 				i += n
 				continue
 			}
-			// A joiner between two word runes keeps the compound going (at
-			// the end of s the next rune decodes as RuneError, no word rune).
+			// A joiner between two word runes keeps the compound going.
 			if isJoiner(r) {
 				if r2, _ := utf8.DecodeRuneInString(s[i+n:]); isWordRune(r2) {
 					parts = append(parts, s[partStart:i])
