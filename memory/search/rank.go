@@ -396,7 +396,7 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		if x.flags[id]&flagEarlier != 0 {
 			sc *= earlierWeight // a replaced fact: after the current ones
 		}
-		if words > 1 && !timeOnly && s.matched[id] > 1 {
+		if !timeOnly && s.matched[id] > 1 { // so words > 1 too
 			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(words-1) // more of the query's words
 		}
 		s.total[id] = float32(sc)
