@@ -6,6 +6,7 @@ package search
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -133,5 +134,48 @@ func TestStemCacheBound(t *testing.T) {
 	}
 	if got := c.stem("walking"); got != "walk" {
 		t.Errorf("a word past the bound stemmed %q", got)
+	}
+}
+
+// timeFactor's weights exactly: a range's own days (both ends in) three
+// times, a day near it between 0.5 and 1 by its distance over the range's
+// length (a week at least), an undated unit half; "recently" up to twice
+// by an age of days over 45, "the first time" up to twice by an age over
+// 365, a day after today as of today.
+func TestTimeFactorExact(t *testing.T) {
+	d := func(s string) int32 { return parseDay(s) }
+	now := d("2026-11-29")
+	march := when{from: d("2026-03-01"), to: d("2026-03-31")}
+	day := when{from: d("2026-03-10"), to: d("2026-03-10")}
+	recent := when{from: noDate, to: noDate, recent: true}
+	first := when{from: noDate, to: noDate, first: true}
+	marchRecent := march
+	marchRecent.recent = true
+	near := func(dist, span float64) float64 { return 0.5 + 0.5*math.Exp(-dist/span) }
+	for _, tc := range []struct {
+		name string
+		wh   when
+		day  string
+		want float64
+	}{
+		{"first day of the range", march, "2026-03-01", 3},
+		{"last day of the range", march, "2026-03-31", 3},
+		{"after the range", march, "2026-04-03", near(3, 31)},
+		{"before the range", march, "2026-02-19", near(10, 31)},
+		{"near a one-day range", day, "2026-03-12", near(2, 7)},
+		{"undated, in a ranged query", march, "", 0.5},
+		{"recently, 9 days ago", recent, "2026-11-20", 1 + math.Exp(-9.0/45)},
+		{"recently, today", recent, "2026-11-29", 2},
+		{"recently, tomorrow", recent, "2026-11-30", 2},
+		{"recently, undated", recent, "", 1},
+		{"first, 400 days ago", first, "2025-10-25", 2 - math.Exp(-400.0/365)},
+		{"first, tomorrow", first, "2026-11-30", 1},
+		{"first, undated", first, "", 1},
+		{"in the range and recently", marchRecent, "2026-03-31", 3 * (1 + math.Exp(-243.0/45))},
+	} {
+		got := timeFactor(tc.wh, parseDay(tc.day), now) // "": noDate
+		if !(math.Abs(got-tc.want) <= 1e-12) {
+			t.Errorf("%s: %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
