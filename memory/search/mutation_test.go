@@ -179,3 +179,31 @@ func TestTimeFactorExact(t *testing.T) {
 		}
 	}
 }
+
+// A part's score gives its best limit hits and no more, while counting
+// every unit that matched.
+func TestScoreKeepsLimit(t *testing.T) {
+	var es []string
+	for i := range 5 {
+		es = append(es, entry(fmt.Sprintf("Kiwi %d", i), "kiwi", fmt.Sprintf("2026-03-0%d", i+1)))
+	}
+	x := indexOf(map[string]string{"episodes/2026-03.md": episodes("2026-03", es...)})
+	qws, wh := parseQuery(Query{Text: "kiwi", Today: today})
+	var idf [][]float64
+	for _, qw := range qws {
+		idf = append(idf, qw.weight)
+	}
+	for _, limit := range []int{1, 2, 4, 5, 6} {
+		x.mu.RLock()
+		hits, total := x.score(0, Part{Index: x}, qws, idf, float64(x.sum)/float64(x.n), wh, dayOf(today), false, limit)
+		x.mu.RUnlock()
+		if len(hits) != min(limit, 5) || total != 5 {
+			t.Errorf("limit %d: %d hits of %d, want %d of 5", limit, len(hits), total, min(limit, 5))
+		}
+		for i, h := range hits {
+			if want := fmt.Sprintf("2026-03-0%d", 5-i); h.Date != want {
+				t.Errorf("limit %d: hit %d of %s, want %s (newest first)", limit, i, h.Date, want)
+			}
+		}
+	}
+}

@@ -467,7 +467,7 @@ func timeFactor(wh when, d int32, today int32) float64 {
 			f = inRange
 		default:
 			// Near the range is better than far from it.
-			dist := min(abs(d-wh.from), abs(d-wh.to))
+			dist := max(wh.from-d, d-wh.to) // days outside it: the other is negative
 			span := max(float64(wh.to-wh.from+1), 7)
 			f = 0.5 + 0.5*math.Exp(-float64(dist)/span)
 		}
@@ -481,13 +481,6 @@ func timeFactor(wh when, d int32, today int32) float64 {
 		f *= 2 - math.Exp(-age/365) // older is better
 	}
 	return f
-}
-
-func abs(v int32) int32 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // Matcher reports how many of q's words a line of memory holds: what a
