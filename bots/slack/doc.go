@@ -49,8 +49,17 @@
 // memorycmd flow, answered with chat.postEphemeral to the person (in the
 // thread), acked at once, never journaled nor handed to the model.
 //
+// An assistant thread (Slack's AI-app split view: assistant.go) is a
+// thread of the person's DM, answered as a DM whatever channel they view.
+// assistant_thread_started is welcomed once (a greeting and up to four
+// suggested prompts from the person's own memory, through the Topics the
+// Config.Memory may have); assistant_thread_context_changed replaces the
+// viewed channel, kept as context only; the thread's title is set from
+// its first message once that is answered.
+//
 // While the agent thinks, the thread shows assistant.threads.setStatus
-// ("is thinking…"); if Slack refuses that method for good (not_allowed,
+// ("is thinking…", set again every statusRefresh so that a long reply
+// keeps it past Slack's two-minute expiry); if Slack refuses that method for good (not_allowed,
 // missing_scope, …) the adapter falls back, for the rest of the process, to
 // an :eyes: reaction on the message, removed after the reply.
 //
@@ -85,6 +94,18 @@
 // in the button is random, single-use and kept in the process. A file name
 // that is not facts/<name>.md or episodes/YYYY-MM.md gets the grammar and
 // deletes nothing.
+//
+// # The App Home tab
+//
+// On app_home_opened (tab "home") the person's own memory is published
+// with views.publish (home.go, rendered by homeview.go from HomeMemory,
+// which the app's memory satisfies): files with Share / Make private /
+// Forget buttons that run the memorycmd flow, the newest entries and a
+// search box. A press counts only when its user and team are the view's
+// owner (its private_metadata). The app calls MemoryChanged after every
+// change of a person's memory; homeTabs (homerefresh.go) re-publishes the
+// tabs opened since the start, at most one every homeEvery per person, the
+// last change always, a 429's Retry-After waited out.
 //
 // # Faults
 //

@@ -52,6 +52,9 @@ func (b *Bot) receive(ctx, taskCtx context.Context, evts []socketmode.Event) err
 			}
 			continue
 		}
+		if b.assistantEvent(ctx, taskCtx, evt) {
+			continue // acked; a welcome is spawned
+		}
 		if m := b.readEvent(evt); m != nil {
 			if b.memoryMention(ctx, taskCtx, evt.Request, m) {
 				continue // answered to the person alone, never journaled
@@ -61,6 +64,7 @@ func (b *Bot) receive(ctx, taskCtx context.Context, evts []socketmode.Event) err
 			}
 		} else {
 			b.ackRequest(ctx, evt.Request)
+			b.homeOpened(ctx, evt) // app_home_opened: the App Home tab (home.go)
 		}
 	}
 	if len(msgs) > 0 {

@@ -132,6 +132,12 @@ type Bot struct {
 	noUsers     atomic.Bool // users.info refused for good
 	streams     streams     // replies streaming, workspaces refusing streams
 	groups      *groupCache // user groups' members, for the access check
+	home        *homeTabs   // the App Home tabs kept current (home.go)
+
+	// Assistant threads seen (assistant.go), and how often a thread status
+	// is set again while it shows (statusRefresh; shortened by tests).
+	assist      assistantThreads
+	statusEvery time.Duration
 
 	// Timings, shortened by tests.
 	ackBudget  time.Duration // a slow /memory is acked empty after this, answered via response_url
@@ -176,6 +182,8 @@ func New(cfg Config) (*Bot, error) {
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
 		editEvery:  editEvery,
+
+		statusEvery: statusRefresh,
 	}
 	b.flow = &memorycmd.Flow{Memory: cfg.Memory, Confirms: memorycmd.NewConfirms(memorycmd.MaxConfirms, memorycmd.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}
@@ -185,6 +193,7 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.Access != nil {
 		popts.Access = cfg.Access
 	}
+	b.home = newHomeTabs(nil, b.log, b.publishHome)
 	b.pipe = pipeline.New(platform{b}, popts)
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
@@ -249,6 +258,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	// shutdown begins, as Slack will not deliver it again.
 	taskCtx := context.WithoutCancel(ctx)
 	b.pipe.Replay(runCtx) // before new messages, so each conversation stays in order
+	b.home.start(runCtx)
+	defer b.home.wait() // publishes end with runCtx
 
 	b.sm = socketmode.New(b.api, socketmode.OptionLog(logAdapter{b.log}))
 	smDone := make(chan error, 1)

@@ -109,11 +109,13 @@ type Server struct {
 	reactions   []Reaction
 	reactionSet map[string]bool
 	statuses    []Status
+	assistant   assistantState // assistant.threads.setSuggestedPrompts and setTitle
 	responses   []Response
 	users       map[string]User
 	handlers    map[string]func(Call) any
 	faults      faketest.Faults[Fault]
 	channels    map[string][]Message
+	views       []View // views.publish (views.go)
 	// Streams: the messages streaming (channel/ts), and the error every
 	// chat.startStream answers ("" accepts).
 	streaming     map[string]bool
