@@ -108,11 +108,12 @@ func parseFile(path, text string, stems *stemCache) []parsedUnit {
 // lines calls fn with each line of text (without its newline; the last
 // may have none), its 1-based number and byte offset.
 func lines(text string, fn func(line string, n, off int)) {
-	n, off := 0, 0
-	for l := range strings.Lines(text) {
-		n++
-		fn(strings.TrimSuffix(l, "\n"), n, off)
-		off += len(l)
+	off := 0
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		fn(line, n, off)
+		off += len(text) - len(rest)
+		text = rest
 	}
 }
 
