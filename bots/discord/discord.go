@@ -28,6 +28,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/settings"
 	"github.com/mnemo-agent/mnemo/bots/internal/thread"
+	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 // DefaultAPIURL is Discord's address (DISCORD_API_URL overrides it).
@@ -95,6 +96,10 @@ type Config struct {
 	// Refusals counts messages answered without the model
 	// (mnemo_refused_total). nil: not counted.
 	Refusals Refusals
+	// Keeper keeps a message a person points at (the Remember this
+	// message command: remember.go). nil: the command says it is not
+	// available.
+	Keeper plat.Keeper
 
 	Handler mnemo.Handler
 	Memory  memorycmd.Memory // nil: /memory answers that memory is not available

@@ -55,4 +55,13 @@
 // Delete and Cancel buttons that only the invoking user can use, valid for
 // 10 minutes. Every interaction is acknowledged at once (deferred) and
 // then edited, well within Discord's 3-second window.
+//
+// # Remember this
+//
+// A message context-menu command (type 3, registered with /memory;
+// remember.go): deferred ephemerally at once, the resolved message (text,
+// author, place, date, link) kept in the chooser's private memory through
+// Config.Keeper (bots/internal/remember: access and budgets as for a
+// message), then the deferred answer edited to the confirmation with an
+// Undo button only the chooser may use.
 package discord

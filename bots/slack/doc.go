@@ -107,6 +107,15 @@
 // tabs opened since the start, at most one every homeEvery per person, the
 // last change always, a 429's Retry-After waited out.
 //
+// # Remember this
+//
+// A message shortcut (callback_id remember_this, remember.go) arrives as a
+// message_action: acked at once, the message (text, author, place, date,
+// permalink) kept in the chooser's private memory through Config.Keeper
+// (bots/internal/remember: access and budgets as for a message), the
+// confirmation posted to the shortcut's response_url with an Undo button
+// only the chooser may press.
+//
 // # Faults
 //
 // socketmode reconnects by itself after a disconnect envelope, a dropped

@@ -26,6 +26,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/settings"
 	"github.com/mnemo-agent/mnemo/bots/internal/thread"
+	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 // DefaultAPIURL is the Slack Web API base (SLACK_API_URL overrides it).
@@ -100,6 +101,9 @@ type Config struct {
 	// Refusals counts messages answered without the model
 	// (mnemo_refused_total). nil: not counted.
 	Refusals Refusals
+	// Keeper keeps a message a person points at (the Remember this
+	// shortcut: remember.go). nil: the shortcut says it is not available.
+	Keeper plat.Keeper
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout

@@ -163,6 +163,7 @@ func New(tb fake.T, opts Options) *Server {
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/link/", s.serveLink)
 	mux.HandleFunc("/commands/", s.serveResponseURL)
+	mux.HandleFunc("/actions/", s.serveResponseURL) // a shortcut's response_url
 	s.http = faketest.Listen(tb, "slacktest", mux)
 	tb.Cleanup(s.Close)
 	return s

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/platform"
@@ -94,6 +95,8 @@ type App struct {
 	// chats is the terminal platform the second chats talk to (the
 	// control socket's "chat" sessions), once UseAdapters was given it.
 	chats platform.Chats
+	// keeper is "Remember this" (remember.go).
+	keeper *keeper
 }
 
 // ConfigError is a setting that keeps mnemo from starting (a platform
@@ -235,6 +238,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 	counted := newCountedModel(client, log)
 	a := &App{cfg: cfg, platforms: o.Platforms, log: log, now: now, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
 		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: NewBudget(cfg, now)}
+	a.keeper = newKeeper(a)
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{counted, "thinker", changes.metrics}),
 		Reflector:    measuredModel{counted, "reflector", changes.metrics},
@@ -248,7 +252,11 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		StateDir: cfg.State.Dir,
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot,
-			OnTokens: a.budget.Charge}, // a person's reflections are charged to them
+			OnTokens:   a.budget.Charge, // a person's reflections are charged to them
+			OnExplicit: a.keeper.told},
+		Rollup: reflector.RollupConfig{After: cfg.Memory.RollupAfter, Model: measuredModel{counted, "rollup", changes.metrics},
+			OnOutcome: changes.metrics.Rollup, OnTokens: a.budget.Charge},
+		RollupCommit: func(c memory.Commit) { changes.author(c, "rollup") },
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: log, Faults: o.Faults,
@@ -300,9 +308,13 @@ func (a *App) Close(ctx context.Context) error {
 	return err
 }
 
-// CancelCalls cancels the model calls in progress and every later one:
-// the shutdown grace is over.
-func (a *App) CancelCalls(cause error) { a.calls.close(cause) }
+// CancelCalls cancels the model calls in progress and every later one,
+// and ends the platforms' waits for a Remember this: the shutdown grace
+// is over.
+func (a *App) CancelCalls(cause error) {
+	a.calls.close(cause)
+	a.keeper.stopWaiting()
+}
 
 // Metrics are the process's metrics (served on /metrics by serve).
 func (a *App) Metrics() *metrics.Metrics { return a.metrics }
@@ -315,3 +327,23 @@ func (a *App) State() *state.State { return a.state }
 
 // PlatformHandler is the Thinker as the chat platforms ask it: measured.
 func (a *App) PlatformHandler() Handler { return measuredHandler{a.core.Agent, a.metrics} }
+
+// RollupModel is the model `mnemo memory rollup` calls, as the reflector
+// of a running mnemo would (llm.reflectorModel), with its name; the
+// server is resolved as Open resolves it.
+func RollupModel(ctx context.Context, cfg *config.Config, ollamaURL string, log *slog.Logger) (llm.Model, string, error) {
+	cfg, err := SettleLLM(ctx, cfg, ollamaURL, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	retries := cfg.LLM.MaxRetries
+	if retries == 0 {
+		retries = -1 // the client reads 0 as "default"; the configuration means none
+	}
+	return openai.New(openai.Config{
+		BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,
+		HTTPClient: &http.Client{Transport: wiring.ModelTransport(1)},
+		Timeout:    cfg.LLM.Timeout, MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
+		Logger: log,
+	}), cfg.LLM.ReflectorModel, nil
+}
