@@ -140,6 +140,7 @@ type Bot struct {
 	names    *thread.NameCache
 	recent   *msgCache
 	channels *kindCache
+	mentions mentionSeen    // "@mnemo memory …" answered
 	wg       sync.WaitGroup // interactions
 
 	connMu    sync.Mutex

@@ -27,6 +27,10 @@
 //
 //   - GET gateway, GET gateway/bot (shards, session_start_limit).
 //   - GET users/@me (the bot user, bot:true), GET users/{id} (AddUser; 10013).
+//   - POST users/@me/channels {"recipient_id"}: the DM channel with that
+//     user (made once, then the same; DMChannel finds it; 50033 for an
+//     unknown user). RefuseDMs(user) makes posts in it answer 403 50007
+//     "Cannot send messages to this user".
 //   - GET channels/{id} (AddChannel, or made by MessageCreate/AddMessage;
 //     10003 "Unknown Channel").
 //   - POST channels/{id}/messages: the JSON body discordgo sends for

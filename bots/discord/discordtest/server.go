@@ -136,6 +136,7 @@ type Server struct {
 	commands     map[string][]discordgo.ApplicationCommand // app + "/" + guild
 	interactions map[string]*interactionState              // by interaction id
 	tokens       map[string]*interactionState              // by interaction token
+	noDMs        map[string]bool                           // users who refuse DMs (RefuseDMs)
 
 	calls       []Call
 	posts       []Post
