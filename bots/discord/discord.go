@@ -21,6 +21,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/attach"
 	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 	"github.com/mnemo-agent/mnemo/bots/internal/httpclient"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
@@ -95,6 +96,9 @@ type Config struct {
 	// Refusals counts messages answered without the model
 	// (mnemo_refused_total). nil: not counted.
 	Refusals Refusals
+	// AttachmentMaxBytes is attachments.maxBytes: the text of files read
+	// with one message, all together; 0 reads none (each is named).
+	AttachmentMaxBytes int
 
 	Handler mnemo.Handler
 	Memory  memorycmd.Memory // nil: /memory answers that memory is not available
@@ -140,7 +144,8 @@ type Bot struct {
 	names    *thread.NameCache
 	recent   *msgCache
 	channels *kindCache
-	mentions mentionSeen    // "@mnemo memory …" answered
+	mentions mentionSeen // "@mnemo memory …" answered
+	attach   *attach.Reader
 	wg       sync.WaitGroup // interactions
 
 	connMu    sync.Mutex
@@ -213,6 +218,7 @@ func New(cfg Config) (*Bot, error) {
 		popts.Access = cfg.Access
 	}
 	b.pipe = pipeline.New(platform{b}, popts)
+	b.attach = b.newAttachReader()
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
 		return b.s.Channel(id, discordgo.WithContext(ctx))

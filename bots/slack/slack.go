@@ -20,6 +20,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/attach"
 	"github.com/mnemo-agent/mnemo/bots/internal/httpclient"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
@@ -100,6 +101,9 @@ type Config struct {
 	// Refusals counts messages answered without the model
 	// (mnemo_refused_total). nil: not counted.
 	Refusals Refusals
+	// AttachmentMaxBytes is attachments.maxBytes: the text of files read
+	// with one message, all together; 0 reads none (each is named).
+	AttachmentMaxBytes int
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout
@@ -132,6 +136,7 @@ type Bot struct {
 	noUsers     atomic.Bool // users.info refused for good
 	streams     streams     // replies streaming, workspaces refusing streams
 	groups      *groupCache // user groups' members, for the access check
+	attach      *attach.Reader
 
 	// Timings, shortened by tests.
 	ackBudget  time.Duration // a slow /memory is acked empty after this, answered via response_url
@@ -186,6 +191,7 @@ func New(cfg Config) (*Bot, error) {
 		popts.Access = cfg.Access
 	}
 	b.pipe = pipeline.New(platform{b}, popts)
+	b.attach = b.newAttachReader()
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
 		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))

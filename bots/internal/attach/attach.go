@@ -240,7 +240,8 @@ func DisplayName(name string) string {
 // describe is "image/png, 120 KB", or what of it is known.
 func describe(f File) string {
 	var parts []string
-	if t := strings.TrimSpace(clean.Name(f.Type)); t != "" {
+	t, _, _ := strings.Cut(f.Type, ";") // "text/plain", not its charset
+	if t = strings.TrimSpace(clean.Name(t)); t != "" {
 		parts = append(parts, t)
 	}
 	if f.Size > 0 {
