@@ -56,6 +56,9 @@
 // 10 minutes. Every interaction is acknowledged at once (deferred) and
 // then edited, well within Discord's 3-second window.
 //
+// A message's attachments are read when it is answered (attach.go,
+// bots/internal/attach): a text file from Discord's CDN, the rest named.
+//
 // "@mnemo memory …" in a guild channel or thread (mention.go) runs the
 // same flow with the same view as /memory there, and, as Discord has no
 // ephemeral message outside an interaction, answers by DM (with the

@@ -86,6 +86,14 @@
 // that is not facts/<name>.md or episodes/YYYY-MM.md gets the grammar and
 // deletes nothing.
 //
+// # Attached files
+//
+// The "files" of a message or app_mention event (a DM with files is subtype
+// file_share) are read when the message is answered (attach.go,
+// bots/internal/attach): a text file's url_private downloaded with the bot
+// token (the files:read scope), only from files.slack.com or the API's
+// host, a login page or a redirect elsewhere refused; other files named.
+//
 // # Faults
 //
 // socketmode reconnects by itself after a disconnect envelope, a dropped

@@ -80,6 +80,11 @@
 //     50027 "Invalid Webhook Token"), but not at all once an interaction went
 //     unanswered past its window (404 10015 "Unknown Webhook").
 //
+// Files: Attachment(channel, File) stores a file and returns the attachment
+// a MESSAGE_CREATE carries for it, whose url (under URL()+"attachments/")
+// serves it to anyone, as Discord's CDN does; RedirectTo and Chunked shape
+// the answer, FileFetches records the downloads.
+//
 // Calls records every request (method, path, query, body, headers, status).
 // FailNext / FailNextN queue faults per "METHOD /api/v9/path" prefix:
 // RateLimited (429 with Discord's body and headers; discordgo sleeps
