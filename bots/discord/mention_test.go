@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -198,5 +199,36 @@ func TestMemoryMentionReplayed(t *testing.T) {
 	hs.settle(t)
 	if n := len(hs.srv.Posts()); n != 3 {
 		t.Errorf("%d posts; want the DM, the note and settle's answer", n)
+	}
+}
+
+// TestMemoryMentionFailures: a DM channel that cannot be opened gets the
+// note to use /memory; a note that cannot be posted is logged.
+func TestMemoryMentionFailures(t *testing.T) {
+	hs := start(t, setup{})
+	hs.mem.ShowText = "facts/food.md: ramen"
+	hs.srv.FailNext("POST /api/v9/users/@me/channels", discordtest.HTTPError(500, 0, "500: Internal Server Error"))
+	note, dm := hs.memoryMention(t, alice, channelID, "memory", 1)
+	if dm != nil || note.Body.Content != mentionNoDMText {
+		t.Fatalf("note %+v; DM %+v", note.Body, dm)
+	}
+	hs.srv.FailNext("POST /api/v9/channels/"+channelID+"/messages", discordtest.HTTPError(403, 50013, "Missing Permissions"))
+	hs.mention(alice, channelID, "memory")
+	waitFor(t, "the log line", func() bool { return strings.Contains(hs.logs.String(), "cannot answer a memory mention in the channel") })
+	if posts := hs.srv.Posts(); len(posts) != 2 || posts[1].Message.GuildID != "" {
+		t.Fatalf("posts %+v", posts)
+	}
+}
+
+// mentionSeen forgets the oldest past mentionSeenMax.
+func TestMentionSeenBounded(t *testing.T) {
+	var s mentionSeen
+	for i := range mentionSeenMax + 1 {
+		if !s.first(strconv.Itoa(i)) {
+			t.Fatalf("%d seen before", i)
+		}
+	}
+	if s.first("5") || !s.first("0") || len(s.ids) != mentionSeenMax || len(s.order) != mentionSeenMax {
+		t.Fatalf("%d ids, %d in order", len(s.ids), len(s.order))
 	}
 }
