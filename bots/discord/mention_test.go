@@ -214,7 +214,9 @@ func TestMemoryMentionFailures(t *testing.T) {
 	}
 	hs.srv.FailNext("POST /api/v9/channels/"+channelID+"/messages", discordtest.HTTPError(403, 50013, "Missing Permissions"))
 	hs.mention(alice, channelID, "memory")
-	waitFor(t, "the log line", func() bool { return strings.Contains(hs.logs.String(), "cannot answer a memory mention in the channel") })
+	waitFor(t, "the log line", func() bool {
+		return strings.Contains(hs.logs.String(), "cannot answer a memory mention in the channel")
+	})
 	if posts := hs.srv.Posts(); len(posts) != 2 || posts[1].Message.GuildID != "" {
 		t.Fatalf("posts %+v", posts)
 	}
