@@ -1,6 +1,7 @@
 package discord
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/attach"
+	"github.com/mnemo-agent/mnemo/bots/internal/intake"
+	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
 
 // inOrder fails unless every want is in got, in this order.
@@ -84,4 +87,34 @@ func TestAttachmentsJournaled(t *testing.T) {
 	if len(files) != 1 || files[0] != (attach.File{Name: "a.txt", Type: "text/plain", Size: 3, URL: "https://cdn.discordapp.com/attachments/2/3/a.txt"}) {
 		t.Fatalf("files %+v", files)
 	}
+}
+
+// TestAttachmentsReplayed: a message with a file, journaled before a crash,
+// is answered after the restart with the file read then (the journal keeps
+// its address, not its text).
+func TestAttachmentsReplayed(t *testing.T) {
+	dir := t.TempDir()
+	hs := start(t, setup{
+		config: func(c *Config) { c.IntakeDir, c.AttachmentMaxBytes = dir, attach.DefaultMaxBytes },
+		before: func(srv *discordtest.Server) {
+			f := srv.Attachment(dmID, discordtest.File{Name: "notes.txt", Body: []byte("buy milk")})
+			m := srv.AddMessage(discordgo.Message{ChannelID: dmID, Author: &alice, Content: "read this",
+				Attachments: []*discordgo.MessageAttachment{f}})
+			j, err := intake.Open(intake.Options{Dir: dir, Name: "discord"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer j.Close()
+			in := &incoming{msg: &m, Message: pipeline.Message{DM: true, User: "discord-" + aliceID, Text: m.Content, Conversation: "discord:dm:" + dmID}}
+			data, _ := json.Marshal(in.wire())
+			if strings.Contains(string(data), "buy milk") || !strings.Contains(string(data), "notes.txt") {
+				t.Fatalf("journaled %s", data)
+			}
+			if err := j.Add(intake.Entry{ID: "msg:" + m.ID, User: in.User, Data: data})[0]; err != nil {
+				t.Fatal(err)
+			}
+		},
+	})
+	task := hs.h.WaitTasks(t, 1, wait)[0]
+	inOrder(t, task.Text, "read this", "Attached file notes.txt (8 bytes):\n```text\nbuy milk\n```")
 }
