@@ -49,8 +49,17 @@
 // memorycmd flow, answered with chat.postEphemeral to the person (in the
 // thread), acked at once, never journaled nor handed to the model.
 //
+// An assistant thread (Slack's AI-app split view: assistant.go) is a
+// thread of the person's DM, answered as a DM whatever channel they view.
+// assistant_thread_started is welcomed once (a greeting and up to four
+// suggested prompts from the person's own memory, through the Topics the
+// Config.Memory may have); assistant_thread_context_changed replaces the
+// viewed channel, kept as context only; the thread's title is set from
+// its first message once that is answered.
+//
 // While the agent thinks, the thread shows assistant.threads.setStatus
-// ("is thinking…"); if Slack refuses that method for good (not_allowed,
+// ("is thinking…", set again every statusRefresh so that a long reply
+// keeps it past Slack's two-minute expiry); if Slack refuses that method for good (not_allowed,
 // missing_scope, …) the adapter falls back, for the rest of the process, to
 // an :eyes: reaction on the message, removed after the reply.
 //

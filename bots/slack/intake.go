@@ -53,6 +53,9 @@ func (b *Bot) receive(ctx, taskCtx context.Context, evts []socketmode.Event) err
 			}
 			continue
 		}
+		if b.assistantEvent(ctx, taskCtx, evt) {
+			continue // acked; a welcome is spawned
+		}
 		if m := b.readEvent(evt); m != nil {
 			if b.memoryMention(ctx, taskCtx, evt.Request, m) {
 				continue // answered to the person alone, never journaled

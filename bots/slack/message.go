@@ -54,8 +54,9 @@ type incoming struct {
 	workspace    string // the team the event was delivered for
 	team, author string // the author (a Slack user id)
 	channel, ts  string
-	threadTS     string // the thread it was written in, "" if none
-	replyTS      string // where to reply: a thread root, or "" for the channel itself
+	threadTS     string        // the thread it was written in, "" if none
+	replyTS      string        // where to reply: a thread root, or "" for the channel itself
+	status       *statusKeeper // the thread status while it shows (startThinking), else nil
 	files        []attach.File
 }
 
@@ -334,7 +335,9 @@ func (b *Bot) startThinking(ctx context.Context, m *incoming, log *slog.Logger) 
 		p := slackgo.AssistantThreadsSetStatusParameters{ChannelID: m.channel, ThreadTS: m.replyTS, Status: thinkingStatus}
 		err := b.api.SetAssistantThreadsStatusContext(ctx, p)
 		if err == nil {
+			keep := b.keepThinking(ctx, m, p)
 			return func() {
+				keep.stop() // no refresh after the status is cleared
 				p.Status = ""
 				if err := b.api.SetAssistantThreadsStatusContext(ctx, p); err != nil {
 					log.Debug("slack: cannot clear the thread status", "error", err)

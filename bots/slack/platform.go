@@ -49,7 +49,7 @@ func (p platform) Ack(ctx context.Context, m *incoming) {
 
 // Typing shows that the bot is working (startThinking).
 func (p platform) Typing(ctx context.Context, m *incoming) (stop func()) {
-	return p.b.startThinking(ctx, m, m.Log)
+	return p.b.assistantTyping(ctx, m, p.b.startThinking(ctx, m, m.Log))
 }
 
 // Prepare reads the speaker's name, names the channel's memory and reads
@@ -103,7 +103,13 @@ func (p platform) DraftStatus(ctx context.Context, m *incoming, status string) {
 		status = string(r[:maxStatusRunes-1]) + "…"
 	}
 	params := slackgo.AssistantThreadsSetStatusParameters{ChannelID: m.channel, ThreadTS: m.replyTS, Status: status}
-	if err := p.b.api.SetAssistantThreadsStatusContext(ctx, params); err != nil {
+	set := p.b.api.SetAssistantThreadsStatusContext
+	if m.status != nil { // kept shown past Slack's expiry: the new text too
+		set = func(ctx context.Context, _ slackgo.AssistantThreadsSetStatusParameters) error {
+			return m.status.update(ctx, status)
+		}
+	}
+	if err := set(ctx, params); err != nil {
 		m.Log.Debug("slack: cannot set the thread status", "error", err)
 	}
 }

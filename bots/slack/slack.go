@@ -138,6 +138,11 @@ type Bot struct {
 	groups      *groupCache // user groups' members, for the access check
 	attach      *attach.Reader
 
+	// Assistant threads seen (assistant.go), and how often a thread status
+	// is set again while it shows (statusRefresh; shortened by tests).
+	assist      assistantThreads
+	statusEvery time.Duration
+
 	// Timings, shortened by tests.
 	ackBudget  time.Duration // a slow /memory is acked empty after this, answered via response_url
 	retryBase  time.Duration // first backoff of a failed auth.test
@@ -181,6 +186,8 @@ func New(cfg Config) (*Bot, error) {
 		authTries:  3,
 		maxWaitFor: maxRetryAfter,
 		editEvery:  editEvery,
+
+		statusEvery: statusRefresh,
 	}
 	b.flow = &memorycmd.Flow{Memory: cfg.Memory, Confirms: memorycmd.NewConfirms(memorycmd.MaxConfirms, memorycmd.ConfirmTTL),
 		Log: b.log.With("platform", "slack"), Now: b.now, Platform: "Slack", ChannelMemory: cfg.ChannelMemory}

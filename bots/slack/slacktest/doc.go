@@ -43,6 +43,11 @@
 //   - reactions.add / reactions.remove (already_reacted, no_reaction),
 //     assistant.threads.setStatus (Statuses), users.info (SetUser; the bot
 //     user is known).
+//   - assistant.threads.setSuggestedPrompts (SuggestedPromptsSet: 1 to 4
+//     prompts, each with a title and a message, else invalid_arguments) and
+//     assistant.threads.setTitle (Titles; invalid_thread_ts for a thread the
+//     channel does not hold). AssistantThread sends Slack's
+//     assistant_thread_started and assistant_thread_context_changed events.
 //   - anything else answers {"ok":false,"error":"unknown_method"} and is
 //     recorded (UnknownMethods) unless HandleMethod supplies an answer.
 //

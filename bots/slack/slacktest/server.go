@@ -109,6 +109,7 @@ type Server struct {
 	reactions   []Reaction
 	reactionSet map[string]bool
 	statuses    []Status
+	assistant   assistantState // assistant.threads.setSuggestedPrompts and setTitle
 	responses   []Response
 	users       map[string]User
 	handlers    map[string]func(Call) any

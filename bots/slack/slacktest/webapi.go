@@ -355,6 +355,10 @@ var builtinMethods = map[string]func(*Server, *Call) apiResult{
 	"reactions.remove":            (*Server).reactionsRemove,
 	"assistant.threads.setStatus": (*Server).setStatus,
 	"users.info":                  (*Server).usersInfo,
+
+	// assistant.go
+	"assistant.threads.setSuggestedPrompts": (*Server).setSuggestedPrompts,
+	"assistant.threads.setTitle":            (*Server).setTitle,
 }
 
 func (s *Server) serveAPI(w http.ResponseWriter, r *http.Request) {
