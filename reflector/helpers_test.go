@@ -285,7 +285,9 @@ func (e *env) waitLogs(what string, cond func() bool) {
 // running is set, at the end of each run it lists.
 func (e *env) wait(what string, cond func() bool, running func() []chan struct{}) {
 	e.t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
+	// A bound for a hung test, not a timing: 200 reflections under -race
+	// on a loaded 2-core machine took longer than 10 s.
+	deadline := time.NewTimer(60 * time.Second)
 	defer deadline.Stop()
 	for {
 		changed := e.changes.next()
@@ -336,7 +338,9 @@ func (r *Reflector) each(f func(*userState)) {
 // settle waits until no run is in progress.
 func (e *env) settle() {
 	e.t.Helper()
-	deadline := time.NewTimer(10 * time.Second)
+	// A bound for a hung test, not a timing: 200 reflections under -race
+	// on a loaded 2-core machine took longer than 10 s.
+	deadline := time.NewTimer(60 * time.Second)
 	defer deadline.Stop()
 	for {
 		dones := e.r.running()

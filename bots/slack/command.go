@@ -113,7 +113,7 @@ func (b *Bot) memoryCommand(workspace, team, user, channel, text string, who acc
 // onInteractive handles the Delete and Cancel buttons (already acked).
 func (b *Bot) onInteractive(ctx, taskCtx context.Context, evt socketmode.Event) {
 	cb, ok := evt.Data.(slackgo.InteractionCallback)
-	if !ok || cb.Type != slackgo.InteractionTypeBlockActions {
+	if !ok || cb.Type != slackgo.InteractionTypeBlockActions || b.homeAction(ctx, taskCtx, cb) {
 		return
 	}
 	for _, a := range cb.ActionCallback.BlockActions {

@@ -95,6 +95,18 @@
 // that is not facts/<name>.md or episodes/YYYY-MM.md gets the grammar and
 // deletes nothing.
 //
+// # The App Home tab
+//
+// On app_home_opened (tab "home") the person's own memory is published
+// with views.publish (home.go, rendered by homeview.go from HomeMemory,
+// which the app's memory satisfies): files with Share / Make private /
+// Forget buttons that run the memorycmd flow, the newest entries and a
+// search box. A press counts only when its user and team are the view's
+// owner (its private_metadata). The app calls MemoryChanged after every
+// change of a person's memory; homeTabs (homerefresh.go) re-publishes the
+// tabs opened since the start, at most one every homeEvery per person, the
+// last change always, a 429's Retry-After waited out.
+//
 // # Attached files
 //
 // The "files" of a message or app_mention event (a DM with files is subtype

@@ -65,6 +65,7 @@ func (b *Bot) receive(ctx, taskCtx context.Context, evts []socketmode.Event) err
 			}
 		} else {
 			b.ackRequest(ctx, evt.Request)
+			b.homeOpened(ctx, evt) // app_home_opened: the App Home tab (home.go)
 		}
 	}
 	if len(msgs) > 0 {

@@ -136,6 +136,7 @@ type Bot struct {
 	noUsers     atomic.Bool // users.info refused for good
 	streams     streams     // replies streaming, workspaces refusing streams
 	groups      *groupCache // user groups' members, for the access check
+	home        *homeTabs   // the App Home tabs kept current (home.go)
 	attach      *attach.Reader
 
 	// Assistant threads seen (assistant.go), and how often a thread status
@@ -197,6 +198,7 @@ func New(cfg Config) (*Bot, error) {
 	if cfg.Access != nil {
 		popts.Access = cfg.Access
 	}
+	b.home = newHomeTabs(nil, b.log, b.publishHome)
 	b.pipe = pipeline.New(platform{b}, popts)
 	b.attach = b.newAttachReader()
 	logger := logAdapter{b.log}
@@ -262,6 +264,8 @@ func (b *Bot) Run(ctx context.Context) error {
 	// shutdown begins, as Slack will not deliver it again.
 	taskCtx := context.WithoutCancel(ctx)
 	b.pipe.Replay(runCtx) // before new messages, so each conversation stays in order
+	b.home.start(runCtx)
+	defer b.home.wait() // publishes end with runCtx
 
 	b.sm = socketmode.New(b.api, socketmode.OptionLog(logAdapter{b.log}))
 	smDone := make(chan error, 1)

@@ -48,6 +48,14 @@
 //     assistant.threads.setTitle (Titles; invalid_thread_ts for a thread the
 //     channel does not hold). AssistantThread sends Slack's
 //     assistant_thread_started and assistant_thread_context_changed events.
+//   - views.publish: user_id and a view of type "home" within Block Kit's
+//     limits (100 blocks, 3,000 characters a section, 2,000 a button value,
+//     255 an action_id or block_id, block_ids unique, 3,000 characters of
+//     private_metadata, 150 of a header), else invalid_arguments with
+//     Slack's "[ERROR] … [json-pointer:…]" message; kept per user (Views,
+//     WaitViews). AppHomeOpened sends app_home_opened; PressHome a
+//     block_actions from a Home tab (container type "view", the view's
+//     private_metadata, no response_url).
 //   - anything else answers {"ok":false,"error":"unknown_method"} and is
 //     recorded (UnknownMethods) unless HandleMethod supplies an answer.
 //

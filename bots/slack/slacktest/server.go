@@ -118,6 +118,7 @@ type Server struct {
 	files       map[string]File // by id (AddFile)
 	fetches     []FileFetch
 	refuseFiles bool
+	views       []View // views.publish (views.go)
 	// Streams: the messages streaming (channel/ts), and the error every
 	// chat.startStream answers ("" accepts).
 	streaming     map[string]bool

@@ -355,6 +355,7 @@ var builtinMethods = map[string]func(*Server, *Call) apiResult{
 	"reactions.remove":            (*Server).reactionsRemove,
 	"assistant.threads.setStatus": (*Server).setStatus,
 	"users.info":                  (*Server).usersInfo,
+	"views.publish":               (*Server).viewsPublish,
 
 	// assistant.go
 	"assistant.threads.setSuggestedPrompts": (*Server).setSuggestedPrompts,

@@ -22,6 +22,8 @@ type changeLog struct {
 	// user and path, with the version it makes: onChange keeps that
 	// change in the history under their name instead of the reflector's.
 	authors sync.Map // authorKey → authored
+	// watchers are told whose memory changed (home.go).
+	watchers watchers
 }
 
 type authorKey struct{ user, path string }
@@ -47,6 +49,7 @@ func (l *changeLog) authorOf(c memory.Commit) string {
 }
 
 func (l *changeLog) onChange(c memory.Commit) {
+	defer l.watchers.tell(c.User)
 	var err error
 	switch c.Kind {
 	case memory.ChangeEdit:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/defaults"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/cmd/internal/userdata"
 	"github.com/mnemo-agent/mnemo/memory"
 	memhistory "github.com/mnemo-agent/mnemo/memory/history"
@@ -39,6 +40,9 @@ type Asker interface {
 	Forget(ctx context.Context, r userdata.Request) (Forgotten, error)
 	// Why is /memory why (userdata.Service.Why).
 	Why(user, channel, query string, inChannel bool) (string, error)
+	// Home and SearchHome are a person's home surface (home.go).
+	Home(user string) (platform.Home, error)
+	SearchHome(user, query string, limit int) ([]platform.HomeHit, error)
 }
 
 var _ Asker = (*Memory)(nil)
@@ -191,6 +195,9 @@ func (m *Memory) Forget(ctx context.Context, r userdata.Request) (Forgotten, err
 	ctx, cancel := context.WithTimeout(ctx, ForgetWait)
 	defer cancel()
 	rep, err := m.svc.Forget(ctx, r)
+	if m.changes != nil {
+		m.changes.watchers.tell(r.Owner) // a whole folder goes without a change per file
+	}
 	f := Forgotten{Dropped: rep.String()}
 	if errors.Is(err, memory.ErrNotFound) {
 		f.Missing, err = err, nil

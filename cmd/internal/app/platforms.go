@@ -108,6 +108,7 @@ func (a *App) UseAdapters(ads []Adapter) {
 		}
 		live[ad.Name] = ad.Forget
 	}
+	a.changes.watchers.use(ads) // told whose memory changed (home.go)
 	journals := Journals(a.platforms, live)
 	for _, ad := range ads {
 		if !registered(a.platforms, ad.Name) {
