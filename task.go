@@ -102,6 +102,11 @@ type Turn struct {
 	MemoryOff bool
 	// Origin is the task's (Task.Origin).
 	Origin Origin
+	// Explicit: the person asked to keep a message ("Remember this"):
+	// Context holds that one message, UserText is empty, and the reflector
+	// writes it even where it would judge it casual, at once, in a run of
+	// its own, into the person's private memory.
+	Explicit bool
 }
 
 // Origin is where a message was said, as its platform event gives it:

@@ -13,6 +13,12 @@
 // so a crash or restart loses no reflection, and a turn whose runs keep
 // failing is dropped after a bounded number of attempts.
 //
+// An explicit turn ("Remember this": mnemo.Turn.Explicit, explicit.go) is a
+// person's request to keep one message: it is reflected at once, in a run
+// of its own, into their private memory, with the system prompt's
+// explicit variant; when the model writes nothing the reflector appends
+// the message itself, and Config.OnExplicit hears what the run changed.
+//
 // Concurrency: each user's state (schedule.go) is changed by one operation
 // at a time — Add, Forget, Close, the idle timer firing, a run's journal
 // records and its end — under the user's lock, so the user's journal file

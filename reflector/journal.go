@@ -83,6 +83,7 @@ type wireTurn struct {
 	Attempts     int           `json:"attempts,omitempty"`
 	Cut          bool          `json:"cut,omitempty"`
 	Forgotten    []string      `json:"forgotten,omitempty"` // files forgotten since: not written from this turn
+	Explicit     bool          `json:"explicit,omitempty"`  // "Remember this": mnemo.Turn.Explicit
 }
 
 // validUser checks a memory user name before it becomes a file name: 1–64
@@ -100,7 +101,8 @@ func encodeLine(e entry) ([]byte, error) {
 	t := e.turn
 	w := wireTurn{TaskID: t.TaskID, User: t.User, Conversation: t.Conversation, Platform: t.Platform,
 		Speaker: t.Speaker, UserText: t.UserText, ReplyText: t.ReplyText, Time: t.Time, Failed: t.Failed,
-		Channel: t.Channel, ChannelKey: t.ChannelKey, Place: t.Origin.Place, Link: t.Origin.Link, Attempts: e.attempts, Cut: e.cut, Forgotten: e.forgotten}
+		Channel: t.Channel, ChannelKey: t.ChannelKey, Place: t.Origin.Place, Link: t.Origin.Link, Attempts: e.attempts, Cut: e.cut, Forgotten: e.forgotten,
+		Explicit: t.Explicit}
 	for _, c := range t.Context {
 		w.Context = append(w.Context, wireContext(c))
 	}
@@ -130,7 +132,10 @@ func parseLine(line []byte) (entry, error) {
 	}
 	t := Turn{TaskID: w.TaskID, User: w.User, Conversation: w.Conversation, Platform: w.Platform,
 		Speaker: w.Speaker, UserText: w.UserText, ReplyText: w.ReplyText, Time: w.Time, Failed: w.Failed,
-		Channel: w.Channel, ChannelKey: w.ChannelKey, Origin: mnemo.Origin{Place: w.Place, Link: w.Link}}
+		Channel: w.Channel, ChannelKey: w.ChannelKey, Origin: mnemo.Origin{Place: w.Place, Link: w.Link}, Explicit: w.Explicit}
+	if t.Explicit && (t.Channel || t.ChannelKey != "") {
+		return entry{}, errors.New("an explicit turn (Remember this) said to be a channel's: it is kept in private memory only")
+	}
 	for _, c := range w.Context {
 		t.Context = append(t.Context, ContextMessage(c))
 	}

@@ -119,6 +119,9 @@ type runLog struct {
 	steps     []llm.Message
 	intents   map[int]record
 	done      map[int]string
+	// commits are the changes this process saw the run make, in order
+	// (not journaled: told to Config.OnExplicit).
+	commits []Commit
 }
 
 func newRunLog(turns int) *runLog {
@@ -282,6 +285,7 @@ func (x *execution) commit(c Commit) error {
 		return fmt.Errorf("%w: could not journal the change first: %w", mnemo.ErrStorage, err)
 	}
 	x.run.intents[x.cur] = rec
+	x.run.commits = append(x.run.commits, c)
 	x.committed = true
 	return nil
 }

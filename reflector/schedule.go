@@ -183,6 +183,10 @@ func (u *userState) add(t Turn) error {
 	}
 	u.queued = append(u.queued, e)
 	u.r.pending.Add(1)
+	if t.Explicit {
+		u.trigger() // asked for: reflected now, not when the talk goes quiet
+		return nil
+	}
 	u.schedule()
 	return nil
 }
@@ -283,7 +287,7 @@ func (u *userState) start() {
 	batch := u.queued[:n:n]
 	u.queued = append([]entry(nil), u.queued[n:]...)
 	// Turns of another scope, left for a run of their own, follow at once.
-	cut := len(u.queued) > 0 && u.queued[0].turn.Scope() != batch[0].turn.Scope()
+	cut := len(u.queued) > 0 && !sameRun(u.queued[0].turn, batch[0].turn)
 	u.running, u.busy, u.due = batch, true, cut
 	ctx, cancel := context.WithCancel(r.ctx)
 	u.cancel, u.done = cancel, make(chan struct{})
@@ -302,10 +306,11 @@ func (u *userState) start() {
 
 // scopeRun is how many of the first entries share the first one's scope:
 // one run reflects one scope, so a DM's turns and a channel's are never
-// shown to the model together (and neither are two channels').
+// shown to the model together (and neither are two channels'); an
+// explicit turn is a run of its own (sameRun).
 func scopeRun(entries []entry) int {
 	for i := 1; i < len(entries); i++ {
-		if entries[i].turn.Scope() != entries[0].turn.Scope() {
+		if !sameRun(entries[i].turn, entries[0].turn) {
 			return i
 		}
 	}
@@ -340,6 +345,7 @@ func (u *userState) finish(run *runLog, batch []entry, tasks []string, start tim
 	if u.r.cfg.OnRun != nil {
 		u.r.cfg.OnRun(outcome)
 	}
+	u.r.told(batch, run, outcome, err)
 }
 
 // succeeded removes the covered turns and the run from the journal: the

@@ -15,7 +15,9 @@ import (
 // TestConformance runs the conformance table against the terminal
 // platform, as far as its rows apply to one person at a terminal (the rows
 // it cannot show are skipped, each with the suite's reason): /memory,
-// shutdown, a streamed reply and a cut one.
+// shutdown, a streamed reply and a cut one, and Remember this (the
+// terminal's /memory remember: the person's own words, no one else to
+// press Undo).
 func TestConformance(t *testing.T) { conformance.Run(t, termDriver{}) }
 
 // termDriver starts the terminal platform; a "post" is a reply as a
@@ -26,9 +28,9 @@ func (termDriver) Lacks() conformance.Feature {
 	return conformance.Redelivery | conformance.Durable | conformance.QueueAhead | conformance.Limit | conformance.Channels | conformance.Access
 }
 
-func (termDriver) Start(t *testing.T, _ conformance.Setup) conformance.Bot {
+func (termDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b := &termBot{t: t, h: bottest.NewHandler(), mem: &bottest.Memory{}, changed: make(chan struct{}), done: make(chan error, 1)}
-	b.c = New(platform.Deps{Handler: b.h, Memory: b.mem})
+	b.c = New(platform.Deps{Handler: b.h, Memory: b.mem, Keeper: s.Keeper})
 	b.conv = b.c.Conversation(termUser)
 	ctx, cancel := context.WithCancel(context.Background())
 	b.cancel = cancel

@@ -54,6 +54,9 @@ const help = `Type a message and press Enter. Commands:
   /memory why TEXT       where mnemo learned what it remembers about TEXT, and who changed it
   /memory forget FILE    delete one file (asks first; /forget yes confirms)
   /memory forget all     delete all of it (asks first; also /forget)
+  /memory remember TEXT  keep TEXT in your memory, as you asked (also /remember TEXT;
+                         /remember alone keeps your message before it)
+  /memory undo           take out what /memory remember kept last
   /help                  this help
   /quit                  end the chat (or Ctrl-D)`
 

@@ -59,6 +59,8 @@ type Chat struct {
 	runMu   sync.Mutex
 	running map[string]*message // line id → the message being answered, for Cancel
 	early   map[string]bool     // lines cancelled before Say took them (a Ctrl-C typed ahead)
+
+	keep remembering // /memory remember, /remember and /memory undo (remember.go)
 }
 
 // message is a line on its way through the pipeline.
@@ -90,6 +92,7 @@ func New(d platform.Deps) *Chat {
 	if d.Memory == nil {
 		c.flow.Memory = nil // a nil interface, not a typed nil: "not available"
 	}
+	c.keep.keeper = d.Keeper
 	rt := intake.NewLifecycle(intake.LifecycleOptions{Platform: Name, Logger: log}) // Dir "": in memory (see Chat)
 	c.p = pipeline.New[*message](chatPlatform{c}, pipeline.Options{Name: Name, Handler: d.Handler,
 		ChannelMemory: mnemo.ChannelMemoryFull, Lifecycle: rt})
@@ -146,9 +149,13 @@ func (v conversation) Cancel(id string)                              { v.c.cance
 // say answers l of user: a command word, or a message through the
 // pipeline.
 func (c *Chat) say(ctx context.Context, user string, l Line) (Said, error) {
+	if said, ok := c.keep.command(ctx, user, l.Text); ok {
+		return said, nil
+	}
 	if said, ok := c.command(user, l.Text); ok {
 		return said, nil
 	}
+	c.keep.said(user, l.Text)
 	c.dropPending(user) // a question not answered with ConfirmWord is cancelled
 	select {
 	case <-c.started: // lines wait for Run

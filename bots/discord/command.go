@@ -49,7 +49,8 @@ var fileOption = &discordgo.ApplicationCommandOption{
 	Description: "facts/<name>.md or episodes/YYYY-MM.md, as /memory show lists them",
 }
 
-// registerCommands registers /memory once per process (by shard 0 only,
+// registerCommands registers /memory and the Remember this message
+// command (remember.go) once per process (by shard 0 only,
 // so several shards do not overwrite each other), per listed guild or
 // globally. A failure is logged: chat still works without /memory.
 func (b *Bot) registerCommands(ctx context.Context) {
@@ -70,7 +71,7 @@ func (b *Bot) registerCommands(ctx context.Context) {
 		guilds = []string{""}
 	}
 	for _, g := range guilds {
-		if _, err := b.s.ApplicationCommandBulkOverwrite(appID, g, []*discordgo.ApplicationCommand{&cmd}, discordgo.WithContext(ctx)); err != nil {
+		if _, err := b.s.ApplicationCommandBulkOverwrite(appID, g, []*discordgo.ApplicationCommand{&cmd, rememberCommand()}, discordgo.WithContext(ctx)); err != nil {
 			b.log.Error("discord: cannot register /memory; is the bot invited with the applications.commands scope?", "guild", g, "error", err)
 			continue
 		}
@@ -98,6 +99,9 @@ func (b *Bot) onInteraction(_ *discordgo.Session, e *discordgo.InteractionCreate
 		asker = i.User.ID
 	}
 	log := b.log.With("interaction_id", i.ID, "user", asker, "platform", "discord")
+	if b.rememberInteraction(i, asker, log) {
+		return // Remember this, or its Undo (remember.go)
+	}
 	switch i.Type {
 	case discordgo.InteractionApplicationCommand:
 		if i.ApplicationCommandData().Name != memoryCommand.Name {

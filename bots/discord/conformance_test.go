@@ -37,7 +37,7 @@ func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 		opts: discordtest.Options{EditLimit: 5, EditWindow: 50 * time.Millisecond},
 		bot:  func(bot *Bot) { bot.editEvery = time.Millisecond },
 		config: func(c *Config) {
-			c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory
+			c.IntakeDir, c.ChannelMemory, c.Keeper = s.IntakeDir, s.ChannelMemory, s.Keeper
 			if s.Access != nil {
 				c.Access = s.Access("discord", c.Logger)
 			}

@@ -29,6 +29,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/settings"
 	"github.com/mnemo-agent/mnemo/bots/internal/thread"
+	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 // DefaultAPIURL is Discord's address (DISCORD_API_URL overrides it).
@@ -99,6 +100,10 @@ type Config struct {
 	// AttachmentMaxBytes is attachments.maxBytes: the text of files read
 	// with one message, all together; 0 reads none (each is named).
 	AttachmentMaxBytes int
+	// Keeper keeps a message a person points at (the Remember this
+	// message command: remember.go). nil: the command says it is not
+	// available.
+	Keeper plat.Keeper
 
 	Handler mnemo.Handler
 	Memory  memorycmd.Memory // nil: /memory answers that memory is not available

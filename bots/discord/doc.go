@@ -65,4 +65,13 @@
 // buttons) and posts a short note in the channel; when the DM cannot be
 // sent, the note says to use /memory instead. It is never journaled nor
 // given to the model.
+//
+// # Remember this
+//
+// A message context-menu command (type 3, registered with /memory;
+// remember.go): deferred ephemerally at once, the resolved message (text,
+// author, place, date, link) kept in the chooser's private memory through
+// Config.Keeper (bots/internal/remember: access and budgets as for a
+// message), then the deferred answer edited to the confirmation with an
+// Undo button only the chooser may use.
 package discord

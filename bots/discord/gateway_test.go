@@ -25,12 +25,13 @@ func TestIdentify(t *testing.T) {
 	if Intents&discordgo.IntentMessageContent == 0 {
 		t.Error("no MESSAGE_CONTENT intent")
 	}
-	// /memory was registered globally, once.
+	// /memory and the Remember this message command were registered globally, once.
 	sets, err := hs.srv.WaitCommandSets(1, wait)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if sets[0].GuildID != "" || len(sets[0].Commands) != 1 || sets[0].Commands[0].Name != "memory" {
+	if sets[0].GuildID != "" || len(sets[0].Commands) != 2 || sets[0].Commands[0].Name != "memory" ||
+		sets[0].Commands[1].Name != "Remember this" || sets[0].Commands[1].Type != discordgo.MessageApplicationCommand {
 		t.Errorf("commands %+v", sets)
 	}
 	for _, c := range hs.srv.Calls("GET /api/v9/users/@me") {

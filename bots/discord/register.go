@@ -30,7 +30,7 @@ func Platform() plat.Platform {
 				Token: c.BotToken, APIURL: c.APIURL, ChannelMemory: c.ChannelMemory,
 				GuildIDs: c.GuildIDs, ShardID: c.ShardID, ShardCount: c.ShardCount, ReplyMention: c.ReplyMention,
 				Identities: d.Identities, Handler: d.Handler, Memory: d.Memory, Logger: d.Logger,
-				IntakeDir: d.IntakeDir, FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals,
+				IntakeDir: d.IntakeDir, FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals, Keeper: d.Keeper,
 				AttachmentMaxBytes: d.AttachmentMaxBytes,
 			})
 		},

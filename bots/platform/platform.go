@@ -138,6 +138,8 @@ type Deps struct {
 	// Withdraw keeps the turn of task id from the reflector: its person
 	// cancelled the reply (the terminal's Ctrl-C). nil: nothing to withdraw.
 	Withdraw func(taskID string)
+	// Keeper is "Remember this" (remember.go); nil: not offered.
+	Keeper Keeper
 }
 
 // Adapter is a platform's running front end.

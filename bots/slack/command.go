@@ -113,6 +113,9 @@ func (b *Bot) memoryCommand(workspace, team, user, channel, text string, who acc
 // onInteractive handles the Delete and Cancel buttons (already acked).
 func (b *Bot) onInteractive(ctx, taskCtx context.Context, evt socketmode.Event) {
 	cb, ok := evt.Data.(slackgo.InteractionCallback)
+	if ok && b.rememberInteraction(ctx, taskCtx, cb) {
+		return // Remember this, or its Undo (remember.go)
+	}
 	if !ok || cb.Type != slackgo.InteractionTypeBlockActions || b.homeAction(ctx, taskCtx, cb) {
 		return
 	}

@@ -39,7 +39,7 @@ func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 	b.hs = start(t, setup{
 		bot: func(bot *Bot) { bot.editEvery = time.Millisecond }, // streamed replies update at once
 		config: func(c *Config) {
-			c.IntakeDir, c.ChannelMemory = s.IntakeDir, s.ChannelMemory
+			c.IntakeDir, c.ChannelMemory, c.Keeper = s.IntakeDir, s.ChannelMemory, s.Keeper
 			if s.Access != nil {
 				c.Access = s.Access("slack", c.Logger)
 			}

@@ -115,6 +115,15 @@
 // token (the files:read scope), only from files.slack.com or the API's
 // host, a login page or a redirect elsewhere refused; other files named.
 //
+// # Remember this
+//
+// A message shortcut (callback_id remember_this, remember.go) arrives as a
+// message_action: acked at once, the message (text, author, place, date,
+// permalink) kept in the chooser's private memory through Config.Keeper
+// (bots/internal/remember: access and budgets as for a message), the
+// confirmation posted to the shortcut's response_url with an Undo button
+// only the chooser may press.
+//
 // # Faults
 //
 // socketmode reconnects by itself after a disconnect envelope, a dropped

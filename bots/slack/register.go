@@ -28,7 +28,8 @@ func Platform() plat.Platform {
 				BotToken: c.BotToken, AppToken: c.AppToken, APIURL: c.APIURL,
 				ChannelMemory: c.ChannelMemory, Identities: d.Identities,
 				Handler: d.Handler, Memory: d.Memory, Logger: d.Logger, IntakeDir: d.IntakeDir,
-				FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals, AttachmentMaxBytes: d.AttachmentMaxBytes,
+				FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals, Keeper: d.Keeper,
+				AttachmentMaxBytes: d.AttachmentMaxBytes,
 			})
 		},
 	}

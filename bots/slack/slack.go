@@ -27,6 +27,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/settings"
 	"github.com/mnemo-agent/mnemo/bots/internal/thread"
+	plat "github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 // DefaultAPIURL is the Slack Web API base (SLACK_API_URL overrides it).
@@ -104,6 +105,9 @@ type Config struct {
 	// AttachmentMaxBytes is attachments.maxBytes: the text of files read
 	// with one message, all together; 0 reads none (each is named).
 	AttachmentMaxBytes int
+	// Keeper keeps a message a person points at (the Remember this
+	// shortcut: remember.go). nil: the shortcut says it is not available.
+	Keeper plat.Keeper
 
 	Logger     *slog.Logger     // nil → discard
 	HTTPClient *http.Client     // nil → a client with a 30 s timeout

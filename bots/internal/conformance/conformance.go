@@ -2,7 +2,7 @@
 // must show, run against the platform's real client library talking to its
 // fake (bots/slack/slacktest, bots/discord/discordtest): redelivery, resume
 // after a restart, busy, split, the channel privacy policy, /memory,
-// shutdown and access (a refused person). A platform's test implements
+// shutdown, access (a refused person) and Remember this. A platform's test implements
 // Driver (start its Bot against its fake; send a DM or a mention; deliver
 // one again; read the posts; run /memory) and calls Run, which runs every
 // row as a subtest.
@@ -20,6 +20,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/queue"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 // Wait bounds every wait of the table.
@@ -36,6 +37,8 @@ type Setup struct {
 	// Access, when set, makes the bot's access check (Config.Access) for
 	// the platform, logging to log.
 	Access func(platform string, log *slog.Logger) *access.Gate
+	// Keeper, when set, is the bot's Remember this (Config.Keeper).
+	Keeper platform.Keeper
 }
 
 // Interrupted is a reply a crash interrupted.
@@ -121,6 +124,7 @@ const (
 	Limit                          // a message has a length limit: long replies are split
 	Channels                       // there are channels besides private conversations
 	Access                         // who may talk is decided by access rules
+	Keep                           // a person can ask to keep a message (Remember this: Keeping)
 )
 
 // why says why a row that needs a feature cannot apply to a platform
@@ -132,6 +136,7 @@ var why = map[Feature]string{
 	Limit:      "the platform has no length limit: a reply is one message, never split",
 	Channels:   "the platform has no channels: every conversation is private, one person's",
 	Access:     "the platform is the operator's own: no access rules apply (a terminal on the server)",
+	Keep:       "the platform offers no way to point at a message and ask to keep it",
 }
 
 // Lacker is a Driver whose platform lacks some features (optional): the
@@ -154,6 +159,7 @@ var Table = []Row{
 	{"stream cut", streamCut, 0},
 	{"stream resume", streamResume, Durable},
 	{"access refused", accessRefused, Access},
+	{"remember this", rememberThis, Keep},
 }
 
 // Run runs every row of Table against d, each as a subtest; a row that
@@ -177,7 +183,7 @@ func Run(t *testing.T, d Driver) {
 // nothing is missing): each missing feature's reason.
 func skipReason(missing Feature) string {
 	var reasons []string
-	for f := Redelivery; f <= Access; f <<= 1 {
+	for f := Redelivery; f <= Keep; f <<= 1 {
 		if missing&f != 0 {
 			reasons = append(reasons, why[f])
 		}

@@ -22,6 +22,7 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/settings"
 	"github.com/mnemo-agent/mnemo/bots/internal/split"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -169,13 +170,14 @@ type refBot struct {
 	once    sync.Once
 	stop    func()
 	gate    *access.Gate // nil: everyone is let in
+	keeper  platform.Keeper
 }
 
 func (refDriver) Start(t *testing.T, s Setup) Bot {
 	logs := &bottest.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
 	room := &refChat{changed: make(chan struct{}), earlier: map[int]int{}}
-	b := &refBot{t: t, chat: room, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1}
+	b := &refBot{t: t, chat: room, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1, keeper: s.Keeper}
 	setting, err := settings.ChannelMemory("ref.channelMemory", s.ChannelMemory)
 	if err != nil {
 		t.Fatal(err)
@@ -322,7 +324,7 @@ func TestTableRows(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown",
-		"stream", "stream split", "stream cut", "stream resume", "access refused"}
+		"stream", "stream split", "stream cut", "stream resume", "access refused", "remember this"}
 	if !slices.Equal(names, want) {
 		t.Errorf("rows %q; want %q", names, want)
 	}
@@ -332,7 +334,7 @@ func TestTableRows(t *testing.T) {
 // and none is skipped for a platform that lacks nothing; every feature a
 // row may need has its reason.
 func TestSkipReason(t *testing.T) {
-	for f := Redelivery; f <= Access; f <<= 1 {
+	for f := Redelivery; f <= Keep; f <<= 1 {
 		if why[f] == "" {
 			t.Errorf("feature %d has no reason", f)
 		}

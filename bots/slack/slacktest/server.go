@@ -168,6 +168,7 @@ func New(tb fake.T, opts Options) *Server {
 	mux.HandleFunc("/commands/", s.serveResponseURL)
 	mux.HandleFunc("/files-pri/", s.serveFile)
 	mux.HandleFunc("/signin", s.serveFile)
+	mux.HandleFunc("/actions/", s.serveResponseURL) // a shortcut's response_url
 	s.http = faketest.Listen(tb, "slacktest", mux)
 	tb.Cleanup(s.Close)
 	return s

@@ -94,6 +94,8 @@ type App struct {
 	// chats is the terminal platform the second chats talk to (the
 	// control socket's "chat" sessions), once UseAdapters was given it.
 	chats platform.Chats
+	// keeper is "Remember this" (remember.go).
+	keeper *keeper
 }
 
 // ConfigError is a setting that keeps mnemo from starting (a platform
@@ -235,6 +237,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 	counted := newCountedModel(client, log)
 	a := &App{cfg: cfg, platforms: o.Platforms, log: log, now: now, llm: client, calls: calls, hist: hist, metrics: changes.metrics, baseURL: baseURL,
 		state: st, indexRoot: indexRoot, journalRoot: journalRoot, budget: NewBudget(cfg, now)}
+	a.keeper = newKeeper(a)
 	core, err := wiring.Open(wiring.Options{
 		Thinker:      calls.model(measuredModel{counted, "thinker", changes.metrics}),
 		Reflector:    measuredModel{counted, "reflector", changes.metrics},
@@ -248,7 +251,8 @@ func Open(ctx context.Context, o Options) (*App, error) {
 		StateDir: cfg.State.Dir,
 		Reflect: reflector.Config{Idle: cfg.Reflector.Idle, MaxTurns: cfg.Reflector.MaxTurns, MaxSteps: cfg.Reflector.MaxSteps,
 			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot,
-			OnTokens: a.budget.Charge}, // a person's reflections are charged to them
+			OnTokens:   a.budget.Charge, // a person's reflections are charged to them
+			OnExplicit: a.keeper.told},
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: log, Faults: o.Faults,
@@ -300,9 +304,13 @@ func (a *App) Close(ctx context.Context) error {
 	return err
 }
 
-// CancelCalls cancels the model calls in progress and every later one:
-// the shutdown grace is over.
-func (a *App) CancelCalls(cause error) { a.calls.close(cause) }
+// CancelCalls cancels the model calls in progress and every later one,
+// and ends the platforms' waits for a Remember this: the shutdown grace
+// is over.
+func (a *App) CancelCalls(cause error) {
+	a.calls.close(cause)
+	a.keeper.stopWaiting()
+}
 
 // Metrics are the process's metrics (served on /metrics by serve).
 func (a *App) Metrics() *metrics.Metrics { return a.metrics }

@@ -82,7 +82,8 @@ func (a *App) Adapters() ([]Adapter, error) {
 			Section: Section(a.cfg, name), Access: gate, Identities: a.cfg.IdentityIndex(),
 			Handler: a.PlatformHandler(), Memory: a.Memory.Platform(), Logger: a.log.With("adapter", name),
 			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible(name, d) },
-			Budget: a.budget, Refusals: a.metrics, AttachmentMaxBytes: a.cfg.Attachments.MaxBytes,
+			Budget: a.budget, Refusals: a.metrics, Keeper: a.keeper,
+			AttachmentMaxBytes: a.cfg.Attachments.MaxBytes,
 		})
 		if err != nil {
 			return nil, &ConfigError{err}
