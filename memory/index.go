@@ -253,6 +253,7 @@ func (x *index) set(p string, text []byte) {
 // them counted once when the list is made, not for every message.
 type listing struct {
 	files     []FileInfo // shared, never modified: a change makes a new one
+	shown     []FileInfo // files without those a roll-up there covers (foldRollups)
 	facts     int        // files[:facts] are the fact files
 	factBytes int64      // their sizes together
 	ver       uint64     // changes whenever files does; 0: never made
@@ -260,7 +261,7 @@ type listing struct {
 
 // makeListing counts files (List's order) into a listing of version ver.
 func makeListing(files []FileInfo, ver uint64) listing {
-	l := listing{files: files, ver: ver}
+	l := listing{files: files, shown: foldRollups(files), ver: ver}
 	for _, f := range files {
 		if !strings.HasPrefix(f.Path, factsDir+"/") {
 			break

@@ -169,7 +169,7 @@ func comparePaths(a, b string) int {
 	case ka:
 		return strings.Compare(a, b)
 	}
-	return strings.Compare(b, a)
+	return compareEpisodes(a, b)
 }
 
 // errBadCache is every reason a cache file is not used.

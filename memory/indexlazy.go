@@ -100,12 +100,29 @@ func (x *index) quickStart(root *os.Root) bool {
 // changed; the order is the paths', so a re-read moves nothing, and a
 // file gone brings the next one into the head, checked in turn.
 func (x *index) checkHead(root *os.Root, n int) {
-	x.checkPicked(root, func(sorted []FileInfo) []FileInfo {
-		if n >= 0 && n < len(sorted) {
-			return sorted[:n]
-		}
+	x.checkPicked(root, func(sorted []FileInfo) []FileInfo { return headOf(sorted, n) })
+}
+
+// headOf is the start of sorted that holds its first n files as the index
+// shows them (foldRollups: a roll-up in place of the files it covers), the
+// covered ones among them; all of sorted for n < 0.
+func headOf(sorted []FileInfo, n int) []FileInfo {
+	if n < 0 || n >= len(sorted) {
 		return sorted
-	})
+	}
+	shown := foldRollups(sorted)
+	if len(shown) == len(sorted) || n == 0 {
+		return sorted[:n]
+	}
+	if n >= len(shown) {
+		return sorted
+	}
+	// The files of both are in one order: the n-th shown is found walking.
+	last, i := shown[n-1].Path, 0
+	for sorted[i].Path != last {
+		i++
+	}
+	return sorted[:i+1]
 }
 
 // checkPicked checks against the disk the lazy entries among the files
@@ -161,11 +178,11 @@ func preloadPick(sorted []FileInfo, factsBudget int) []FileInfo {
 		n++
 	}
 	n = min(max(n, indexLines(max(factsBudget/4, DefaultIndexBudget))), nf)
-	ne := min(indexLines(DefaultIndexBudget), len(sorted)-nf)
+	eps := headOf(sorted[nf:], indexLines(DefaultIndexBudget)) // the episode index, roll-ups in place
 	if n == nf {
-		return sorted[:nf+ne]
+		return sorted[:nf+len(eps)]
 	}
-	return append(sorted[:n:n], sorted[nf:nf+ne]...)
+	return append(sorted[:n:n], eps...)
 }
 
 // preloadListing is List for a reflection's pre-load of factsBudget

@@ -20,6 +20,9 @@ type Kind int
 const (
 	KindFact Kind = iota + 1
 	KindEpisode
+	// KindRollup: episodes/YYYY-Qn.md or episodes/YYYY.md, a summary of
+	// old months mnemo writes (rollup.go); the model's tools only read it.
+	KindRollup
 )
 
 const (
@@ -28,7 +31,7 @@ const (
 	maxNameLen  = 64
 )
 
-const pathHelp = "memory paths are facts/<name>.md (name: 1-64 letters, digits, '-' or '_') or episodes/YYYY-MM.md, either with .shared before .md for a file made in a channel"
+const pathHelp = "memory paths are facts/<name>.md (name: 1-64 letters, digits, '-' or '_') or episodes/YYYY-MM.md, either with .shared before .md for a file made in a channel; episodes/YYYY-Qn.md and episodes/YYYY.md are roll-ups of old months"
 
 // sharedSuffix marks the name of a file a channel's reflection made
 // (facts/<name>.shared.md, episodes/YYYY-MM.shared.md): what is learned in
@@ -51,6 +54,9 @@ func ParsePath(p string) (Kind, error) {
 		month, ok := cutSuffix(p[len(episodesDir)+1:], ".md")
 		if ok && validMonth(trimShared(month)) {
 			return KindEpisode, nil
+		}
+		if _, _, roll := rollupSpan(month); ok && roll {
+			return KindRollup, nil // never .shared: a roll-up is its owner's, made by mnemo
 		}
 	}
 	return 0, fmt.Errorf("%w %q: %s", ErrBadPath, p, pathHelp)

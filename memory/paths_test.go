@@ -16,6 +16,9 @@ func TestParsePath(t *testing.T) {
 		"facts/" + strings.Repeat("x", 64) + ".md": KindFact,
 		"episodes/2026-02.md":                      KindEpisode,
 		"episodes/1999-12.md":                      KindEpisode,
+		"episodes/2026-Q1.md":                      KindRollup,
+		"episodes/2026-Q4.md":                      KindRollup,
+		"episodes/2026.md":                         KindRollup,
 	}
 	for p, want := range good {
 		got, err := ParsePath(p)
@@ -31,6 +34,8 @@ func TestParsePath(t *testing.T) {
 		"facts/\uff0e\uff0e.md", "facts/user\u200b.md", "facts/" + strings.Repeat("x", 65) + ".md",
 		"episodes/2026-2.md", "episodes/2026-00.md", "episodes/2026-13.md", "episodes/26-02.md", "episodes/2026_02.md",
 		"episodes/2026-02-01.md", "episodes/abcd-02.md", "episodes/2026-0a.md", "episodes/user.md", "facts/2026-02.md/x",
+		"episodes/2026-Q5.md", "episodes/2026-Q0.md", "episodes/02026.md", "episodes/2026-q1.md", "episodes/2026-Q1.shared.md",
+		"episodes/2026.shared.md", "episodes/2026-Q.md", "episodes/2026-Q12.md", "episodes/202.md", "episodes/2O26.md", "episodes/2026-H1.md",
 		"notes/user.md", "FACTS/user.md", "facts", "episodes", "user.md", "data/memory/alice/facts/user.md",
 	}
 	for _, p := range bad {
@@ -55,12 +60,12 @@ func TestValidateUser(t *testing.T) {
 	}
 }
 
-var pathGrammar = regexp.MustCompile(`^(facts/[A-Za-z0-9_-]{1,64}\.md|episodes/[0-9]{4}-(0[1-9]|1[0-2])\.md)$`)
+var pathGrammar = regexp.MustCompile(`^(facts/[A-Za-z0-9_-]{1,64}(\.shared)?\.md|episodes/[0-9]{4}-(0[1-9]|1[0-2])(\.shared)?\.md|episodes/[0-9]{4}(-Q[1-4])?\.md)$`)
 
 // FuzzParsePath: anything accepted matches the grammar and is a plain
 // local path that cannot leave the user's folder.
 func FuzzParsePath(f *testing.F) {
-	for _, s := range []string{"facts/user.md", "episodes/2026-02.md", "../x", "facts/../../etc/passwd.md", "facts/%2e%2e.md", "episodes/2026-13.md", "facts/\uff0e.md"} {
+	for _, s := range []string{"facts/user.md", "episodes/2026-02.md", "episodes/2026-Q1.md", "episodes/2026.md", "episodes/2026-Q5.md", "../x", "facts/../../etc/passwd.md", "facts/%2e%2e.md", "episodes/2026-13.md", "facts/\uff0e.md"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, p string) {

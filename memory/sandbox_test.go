@@ -103,6 +103,11 @@ func TestSandboxEscapes(t *testing.T) {
 		{name: "hard link to outside", layout: []string{"alice/episodes/2026-02.md => outside/secret.md"}, path: "episodes/2026-02.md", wantErr: ErrNotRegular, wantMsg: "hard links"},
 		{name: "user folder is a symlink", layout: []string{"alice -> bob"}, path: "facts/user.md", wantMsg: "is a symlink, not a folder"},
 		{name: "user folder is a file", layout: []string{"alice"}, path: "facts/user.md", wantMsg: "not a folder"},
+		{name: "quarter 5", path: "episodes/2026-Q5.md", wantErr: ErrBadPath},
+		{name: "quarter 0", path: "episodes/2026-Q0.md", wantErr: ErrBadPath},
+		{name: "five-digit year", path: "episodes/02026.md", wantErr: ErrBadPath},
+		{name: "lower-case quarter", path: "episodes/2026-q1.md", wantErr: ErrBadPath},
+		{name: "shared roll-up", path: "episodes/2026-Q1.shared.md", wantErr: ErrBadPath},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -140,7 +140,7 @@ func (s *Session) Preload(factsBudget int) (facts, episodes string, err error) {
 	if err != nil {
 		return "", "", err
 	}
-	return preload(s, viewParts{own: l.files, ownF: l.facts, ownVer: l.ver, factBytes: l.factBytes}, factsBudget)
+	return preload(s, viewParts{own: l.shown, ownF: l.facts, ownVer: l.ver, factBytes: l.factBytes}, factsBudget)
 }
 
 // preload is Preload of any Space whose files are p: its fact files come

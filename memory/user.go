@@ -250,6 +250,9 @@ func (u *User) checkTarget(p string, want Kind, what, text string) error {
 	if err != nil {
 		return err
 	}
+	if kind == KindRollup {
+		return rollupError(p)
+	}
 	if kind != want {
 		return &KindError{Path: p, Want: want}
 	}
@@ -331,6 +334,9 @@ func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook
 	kind, err := ParsePath(p)
 	if err != nil {
 		return Version{}, err
+	}
+	if kind == KindRollup {
+		return Version{}, rollupError(p)
 	}
 	return u.update(p, ChangePatch, false, commit, vis.guard(p, func(cur []byte, v Version) ([]byte, error) {
 		switch {

@@ -124,7 +124,8 @@ func (v *View) parts() (viewParts, error) {
 	if err != nil {
 		return viewParts{}, err
 	}
-	p := viewParts{own: own.files, ownF: own.facts, ownVer: own.ver, factBytes: own.factBytes}
+	// What the index shows: a roll-up in place of the months it covers.
+	p := viewParts{own: own.shown, ownF: own.facts, ownVer: own.ver, factBytes: own.factBytes}
 	if v.ch == nil {
 		return p, nil
 	}
@@ -132,7 +133,7 @@ func (v *View) parts() (viewParts, error) {
 	if err != nil {
 		return viewParts{}, err
 	}
-	p.ch, p.chF, p.chVer = ch.files, ch.facts, ch.ver
+	p.ch, p.chF, p.chVer = ch.shown, ch.facts, ch.ver
 	p.factBytes += ch.factBytes
 	return p, nil
 }
@@ -173,7 +174,7 @@ func (v *View) Index(budget int) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		return RenderIndex(files, budget), nil
+		return RenderIndex(foldRollups(files), budget), nil
 	}
 	p, err := v.parts()
 	if err != nil {
@@ -260,8 +261,8 @@ func (v *View) target(p string) (*Session, string) {
 	if s, rel, ok := v.channel(p); ok {
 		return s, rel
 	}
-	if !v.shared || !validPath(p) {
-		return v.own, p
+	if !v.shared || !validPath(p) || IsRollup(p) {
+		return v.own, p // a roll-up: refused as it is named
 	}
 	if d, err := v.own.u.Read(p); err == nil && IsShared(d.Text) {
 		return v.own, p

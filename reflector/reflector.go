@@ -143,6 +143,11 @@ type Config struct {
 	// cost nothing), with the user reflected on: the budgets charge it to
 	// them. It runs on the user's loop: it must not block.
 	OnTokens func(user string, tokens int)
+	// AfterRun, when set, is called after each successful run, on that
+	// run's goroutine and before the person's next run can start, with
+	// the run's scope: the roll-up job (Rollups.AfterReflection) goes
+	// there. ctx ends at a forget of the person or at shutdown.
+	AfterRun func(ctx context.Context, scope mnemo.Scope)
 	// OnExplicit, when set, is told how the run of an explicit turn
 	// ("Remember this", mnemo.Turn.Explicit) ended: the changes it made
 	// (in order; a change a resumed run only replayed is not among them)

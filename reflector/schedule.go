@@ -300,6 +300,12 @@ func (u *userState) start() {
 		r.log.Info("reflection: reflecting", "user", u.name, "tasks", tasks, "turns", len(batch), "run", run.id)
 		start := time.Now() // the duration logged is the machine's, whatever the clock
 		err := r.reflect(ctx, u, run, batch, tasks)
+		if err == nil && r.cfg.AfterRun != nil && ctx.Err() == nil && !batch[0].turn.Explicit {
+			// Still this person's run (busy): it never races their next
+			// reflection, and a forget waits for it as for the run. Not
+			// after an explicit turn: its answer waits for the run's end.
+			r.cfg.AfterRun(ctx, batch[0].turn.Scope())
+		}
 		u.do(func() { u.finish(run, batch, tasks, start, err) })
 	})
 }

@@ -51,8 +51,9 @@ Example:
 	"memory": `Usage: mnemo memory SUBCOMMAND [arguments]
 
 Admin commands on the memory folder (MNEMO_DATA_DIR or memory.dataDir); they
-need no model. Subcommands: users, ls, show, check, search, why, forget, export,
-edit, history, restore, pending. mnemo help memory SUBCOMMAND says more.
+need no model but rollup. Subcommands: users, ls, show, check, search, why,
+forget, export, edit, history, restore, pending, rollup. mnemo help memory
+SUBCOMMAND says more.
 
 USER is a person's name, or a channel's memory: '#slack-TEAM-CHANNEL' or
 '#discord-CHANNEL', quoted (in a shell '#' starts a comment). Each prints its
@@ -125,7 +126,7 @@ else than the data folder's owner; exit 1 when anything is reported.
 entries back to the data folder's owner, then checks again.
 
 The memory commands that write (forget, edit, restore, pending --retry or
---drop) stop when run as another user than the data folder's owner (naming
+--drop, rollup) stop when run as another user than the data folder's owner (naming
 sudo -u OWNER); --as-any-user runs them anyway.
 
 Example:
@@ -200,9 +201,29 @@ Flags:
   --retry   journal the turns given up on again (USER's, or everyone's)
   --drop    delete USER's waiting and given-up turns
 
+Roll-ups due (memory.rollupAfter) are listed after the turns: with USER,
+theirs; without, everyone's.
+
 Example:
   mnemo memory pending
   mnemo memory pending alice --retry
+`,
+	"memory rollup": `Usage: mnemo memory rollup [--dry-run] USER
+
+Roll up USER's old episode months now, as a running mnemo does after a
+reflection of theirs: each finished quarter whose months are all older than
+memory.rollupAfter months gets episodes/YYYY-Qn.md, each such year
+episodes/YYYY.md (from its quarters), one model call each (the reflector's
+model). A roll-up is made again only when one of its months changed; no
+period gets more than one model call a day, whatever fails. Month files are
+never written. It writes memory: it needs mnemo stopped.
+
+Flags:
+  --dry-run   list the periods and what is due; call no model, write nothing
+
+Example:
+  mnemo memory rollup --dry-run alice
+  mnemo memory rollup alice
 `,
 	"access": `Usage: mnemo access SUBCOMMAND [arguments]
 

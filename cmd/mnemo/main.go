@@ -59,6 +59,8 @@ Commands:
   memory pending [USER] [--retry|--drop]
                                    the turns waiting to be reflected, and those
                                    given up on: list, journal again, or delete
+  memory rollup [--dry-run] USER   roll up USER's old episode months now (one
+                                   model call per quarter or year due)
   access ls|allow|revoke|approve   who may talk to mnemo in Slack and Discord: list,
                                    let in PLATFORM:ID, take back, approve a pairing CODE
   init                             first setup: the model server, key and model,

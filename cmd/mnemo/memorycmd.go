@@ -50,6 +50,7 @@ var memorySubs = map[string]memorySub{
 	"history": {"USER [PATH]", 1, 2},
 	"restore": {"USER PATH --at ID|TIME", 2, 2},
 	"pending": {"[USER] [--retry | --drop]", 0, 1},
+	"rollup":  {"[--dry-run] USER", 1, 1},
 	"search":  {"[--json] [--limit N] USER QUERY...", 2, manyArgs},
 	"why":     {"USER TEXT...", 2, manyArgs},
 }
@@ -57,12 +58,13 @@ var memorySubs = map[string]memorySub{
 // manyArgs is the most arguments of a subcommand that takes words.
 const manyArgs = 1 << 20
 
-const memorySubNames = "users, ls, show, check, search, why, forget, export, edit, history, restore, pending"
+const memorySubNames = "users, ls, show, check, search, why, forget, export, edit, history, restore, pending, rollup"
 
 // memoryOptions are the memory subcommands' flags.
 type memoryOptions struct {
 	yes, keepHistory bool   // forget --yes, --keep-history
 	retry, drop      bool   // pending --retry, --drop
+	dryRun           bool   // rollup --dry-run
 	at               string // restore --at
 	output           string // export -o
 	verbose          bool   // --verbose: info log lines too
@@ -97,6 +99,8 @@ func memoryFlags(fs *flag.FlagSet) (runner, string) {
 	case "pending":
 		fs.BoolVar(&o.retry, "retry", false, "journal the turns given up on again")
 		fs.BoolVar(&o.drop, "drop", false, "delete the user's waiting and given-up turns")
+	case "rollup":
+		fs.BoolVar(&o.dryRun, "dry-run", false, "only list the periods and what is due")
 	}
 	usage := ""
 	if sub, ok := memorySubs[name]; ok {
@@ -182,6 +186,8 @@ func runMemory(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		return m.restore(pos[0], pos[1], o.at)
 	case "pending":
 		return m.pending(append(pos, "")[0], o.retry, o.drop, time.Now())
+	case "rollup":
+		return m.rollup(ctx, pos[0], o.dryRun)
 	case "search":
 		return m.search(pos[0], strings.Join(pos[1:], " "), o.limit, o.json)
 	case "why":

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo"
+	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
 	"github.com/mnemo-agent/mnemo/reflector"
 )
 
@@ -57,8 +58,49 @@ func (m *memoryCmd) pending(owner string, retry, drop bool, now time.Time) error
 		}
 		b.WriteString("\n")
 	}
+	if err := m.rollupsDue(&b, owner, now); err != nil {
+		return failure(err)
+	}
 	_, err = fmt.Fprint(m.env.stdout, b.String())
 	return err
+}
+
+// rollupsDue adds the roll-ups due of owner ("" for everyone) to b: the
+// periods the roll-up job would make (memory.rollupAfter). It only reads.
+func (m *memoryCmd) rollupsDue(b *strings.Builder, owner string, now time.Time) error {
+	after := m.cfg.Memory.RollupAfter
+	if after == 0 {
+		return nil
+	}
+	owners := []string{owner}
+	if owner == "" {
+		var err error
+		if owners, err = m.store.Owners(); err != nil {
+			return err
+		}
+	} else if !m.hasFolder(owner) {
+		return nil
+	}
+	n := 0
+	store := wiring.RollupStore{Store: m.store}
+	for _, o := range owners {
+		for _, years := range []bool{false, true} {
+			periods, err := reflector.Due(store, o, now, after, years)
+			if err != nil {
+				return err
+			}
+			for _, p := range periods {
+				if p.Due {
+					fmt.Fprintf(b, "roll-up due  %s  %s  (from %d file%s)\n", o, p.Path, len(p.Sources), plural(len(p.Sources)))
+					n++
+				}
+			}
+		}
+	}
+	if n > 0 {
+		fmt.Fprintf(b, "%d roll-up%s due; a running mnemo makes them after the person's next reflection, or mnemo memory rollup USER now\n", n, plural(n))
+	}
+	return nil
 }
 
 // changePending retries or drops owner's turns, holding the data folder's

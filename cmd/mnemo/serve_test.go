@@ -317,6 +317,9 @@ func TestServeSlackAndDiscordTogether(t *testing.T) {
 	// A streamed reply may show whole before the task has ended: its
 	// "replied" comes after.
 	errOut.waitLogged(t, 10*time.Second, "discord: replied")
+	// A run is counted once it has ended (after the roll-up look that
+	// follows a reflection): "reflection: done".
+	errOut.waitLogged(t, 10*time.Second, "reflection: done")
 	_, body := get(t, "http://"+addr+"/metrics")
 	for _, want := range []string{
 		`mnemo_messages_received_total{platform="slack"} 1`,

@@ -107,7 +107,8 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.remove(path)
-	f := &file{path: path, size: len(text), shared: shared, episode: isEpisodes(path), stamp: stamp, first: uint32(len(x.units)), count: uint32(len(parsed))}
+	_, rollup := rollupEnd(path)
+	f := &file{path: path, size: len(text), shared: shared, episode: isEpisodes(path) && !rollup, stamp: stamp, first: uint32(len(x.units)), count: uint32(len(parsed))}
 	x.files[path] = f
 	if n := len(x.freeN); n > 0 {
 		f.num, x.freeN = x.freeN[n-1], x.freeN[:n-1]
@@ -119,7 +120,7 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	for _, pu := range parsed {
 		id := uint32(len(x.units))
 		x.units = append(x.units, unit{num: f.num, line: int32(pu.line), end: int32(pu.end), date: pu.date})
-		x.flags, x.lens = append(x.flags, unitFlags(f, pu.earlier)), append(x.lens, uint32(pu.length))
+		x.flags, x.lens = append(x.flags, unitFlags(f, pu.earlier, pu.rollup)), append(x.lens, uint32(pu.length))
 		for _, e := range pu.terms {
 			t, tf := e.term, e.tf
 			tid, ok := x.terms[t]
@@ -139,21 +140,25 @@ func (x *Index) Put(path, text string, shared bool, stamp uint64) {
 	}
 }
 
-// A unit's flags: live (not removed), of a shared file, and a fact
-// superseded (under "## Earlier").
+// A unit's flags: live (not removed), of a shared file, a fact
+// superseded (under "## Earlier"), a line of a roll-up.
 const (
 	flagLive    = 1
 	flagShared  = 2
 	flagEarlier = 4
+	flagRollup  = 8
 )
 
-func unitFlags(f *file, earlier bool) uint8 {
+func unitFlags(f *file, earlier, rollup bool) uint8 {
 	fl := uint8(flagLive)
 	if f.shared {
 		fl |= flagShared
 	}
 	if earlier {
 		fl |= flagEarlier
+	}
+	if rollup {
+		fl |= flagRollup
 	}
 	return fl
 }

@@ -1,6 +1,7 @@
 package search
 
 import (
+	"strconv"
 	"strings"
 	"time"
 )
@@ -29,6 +30,7 @@ type parsedUnit struct {
 	terms       []termTF // each term once, with its weighted frequency
 	length      int      // words
 	earlier     bool     // a fact line under "## Earlier": superseded
+	rollup      bool     // a line of a roll-up (isRollup): ranked after entries
 }
 
 // termTF is a term of a unit and its weighted frequency (half units).
@@ -99,6 +101,9 @@ func headerLine(t string) bool {
 // parseFile splits a file's text into its units.
 func parseFile(path, text string, stems *stemCache) []parsedUnit {
 	ps := &parser{at: map[string]int{}, stems: stems}
+	if end, ok := rollupEnd(path); ok {
+		return ps.rollup(text, end)
+	}
 	if isEpisodes(path) {
 		return ps.entries(text)
 	}
@@ -221,6 +226,53 @@ func (ps *parser) facts(text string) []parsedUnit {
 			u.length = n // context, not the line's length
 		}
 		out = append(out, u)
+	})
+	return out
+}
+
+// rollupEnd is the last day of the period a roll-up path covers
+// (episodes/2026-Q1.md: 2026-03-31; episodes/2026.md: 2026-12-31);
+// ok is false for any other path.
+func rollupEnd(path string) (int32, bool) {
+	i := strings.LastIndex(path, "episodes/")
+	if i < 0 || (i > 0 && path[i-1] != '/') {
+		return noDate, false
+	}
+	name, ok := strings.CutSuffix(path[i+len("episodes/"):], ".md")
+	if !ok || len(name) < 4 {
+		return noDate, false
+	}
+	year, err := strconv.Atoi(name[:4])
+	if err != nil || year < 0 || name[0] == '+' || name[0] == '-' {
+		return noDate, false
+	}
+	month := 12
+	switch {
+	case len(name) == 4:
+	case len(name) == 7 && name[4:6] == "-Q" && name[6] >= '1' && name[6] <= '4':
+		month = 3 * int(name[6]-'0')
+	default:
+		return noDate, false
+	}
+	// The day before the first of the next month.
+	return dayOf(time.Date(year, time.Month(month)+1, 1, 0, 0, 0, 0, time.UTC)) - 1, true
+}
+
+// rollup is a roll-up file's lines, each a unit dated end (the period's
+// last day) and ranked after the entries it summarises: the month files
+// stay the authority. Its hidden lines (the fingerprint) are no units.
+func (ps *parser) rollup(text string, end int32) []parsedUnit {
+	var out []parsedUnit
+	lines(text, func(line string, n, off int) {
+		t := strings.TrimSpace(line)
+		if t == "" || headerLine(t) || strings.HasPrefix(t, "<!--") || strings.HasPrefix(t, "## ") {
+			return
+		}
+		u := parsedUnit{line: n, end: n, start: off, stop: off + len(line), date: end, rollup: true}
+		ps.add(&u, line, weightBody)
+		if u.length > 0 {
+			out = append(out, u)
+		}
 	})
 	return out
 }

@@ -392,6 +392,9 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		if x.flags[id]&flagEarlier != 0 {
 			sc *= earlierWeight // a replaced fact: after the current ones
 		}
+		if x.flags[id]&flagRollup != 0 {
+			sc *= rollupWeight // a summary: after the entries it summarises
+		}
 		if words > 1 && !timeOnly && s.matched[id] > 1 {
 			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(words-1) // more of the query's words
 		}
@@ -452,6 +455,11 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 // earlierWeight scales a superseded fact line's score (EarlierSection):
 // the current value of a fact comes first, its past still found.
 const earlierWeight = 0.25
+
+// rollupWeight scales a roll-up line's score: the month entries it
+// summarises are the authority and come first; the roll-up is still
+// found (TestRollupRanksAfterItsEntries measures the order).
+const rollupWeight = 0.5
 
 // inRange is the weight of a unit of the time a query names, against at
 // most 1 for one outside it: the time a person names is nearly a filter.

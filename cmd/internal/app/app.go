@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent"
+	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/agent/llm/openai"
 	"github.com/mnemo-agent/mnemo/bots/access"
 	"github.com/mnemo-agent/mnemo/bots/platform"
@@ -253,6 +254,9 @@ func Open(ctx context.Context, o Options) (*App, error) {
 			FactsBudget: cfg.Reflector.FactsBudget, JournalRoot: journalRoot,
 			OnTokens:   a.budget.Charge, // a person's reflections are charged to them
 			OnExplicit: a.keeper.told},
+		Rollup: reflector.RollupConfig{After: cfg.Memory.RollupAfter, Model: measuredModel{counted, "rollup", changes.metrics},
+			OnOutcome: changes.metrics.Rollup, OnTokens: a.budget.Charge},
+		RollupCommit: func(c memory.Commit) { changes.author(c, "rollup") },
 		Agent: agent.Config{MaxSteps: cfg.Agent.MaxSteps, HistoryTurns: history, MaxConcurrent: cfg.Agent.MaxConcurrent,
 			MaxReplyChars: cfg.MaxReplyChars, Stream: cfg.LLM.Stream},
 		Logger: log, Faults: o.Faults,
@@ -323,3 +327,23 @@ func (a *App) State() *state.State { return a.state }
 
 // PlatformHandler is the Thinker as the chat platforms ask it: measured.
 func (a *App) PlatformHandler() Handler { return measuredHandler{a.core.Agent, a.metrics} }
+
+// RollupModel is the model `mnemo memory rollup` calls, as the reflector
+// of a running mnemo would (llm.reflectorModel), with its name; the
+// server is resolved as Open resolves it.
+func RollupModel(ctx context.Context, cfg *config.Config, ollamaURL string, log *slog.Logger) (llm.Model, string, error) {
+	cfg, err := SettleLLM(ctx, cfg, ollamaURL, nil)
+	if err != nil {
+		return nil, "", err
+	}
+	retries := cfg.LLM.MaxRetries
+	if retries == 0 {
+		retries = -1 // the client reads 0 as "default"; the configuration means none
+	}
+	return openai.New(openai.Config{
+		BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,
+		HTTPClient: &http.Client{Transport: wiring.ModelTransport(1)},
+		Timeout:    cfg.LLM.Timeout, MaxRetries: retries, MaxResponseBytes: int64(cfg.LLM.MaxResponseBytes),
+		Logger: log,
+	}), cfg.LLM.ReflectorModel, nil
+}

@@ -137,6 +137,12 @@ type Memory struct {
 	// Largest file the reflector may write, in bytes; at most
 	// `memory.readCap`.
 	WriteCap int `yaml:"writeCap"`
+	// Months after which episode months are rolled up: once a quarter's
+	// months are all this old, one model call summarises them into
+	// `episodes/YYYY-Qn.md` (and a past year's quarters into
+	// `episodes/YYYY.md`), which the index shows in their place; the
+	// month files are never changed. 0 turns roll-ups off; at most 120.
+	RollupAfter int `yaml:"rollupAfter"`
 }
 
 // State is the "state:" section.
@@ -273,7 +279,7 @@ func defaults() *Config {
 	return &Config{
 		LLM: LLM{Model: "gpt-4o-mini", ReflectorModel: "gpt-4o-mini", Timeout: 60 * time.Second, MaxRetries: 3,
 			MaxResponseBytes: openai.DefaultMaxResponseBytes, Stream: true},
-		Memory:        Memory{DataDir: filepath.Join("data", "memory"), IndexBudget: 4096, SearchBudget: 4096, ReadCap: 65536, WriteCap: 32768},
+		Memory:        Memory{DataDir: filepath.Join("data", "memory"), IndexBudget: 4096, SearchBudget: 4096, ReadCap: 65536, WriteCap: 32768, RollupAfter: 3},
 		State:         State{Dir: filepath.Join("data", "state")},
 		Agent:         Agent{MaxSteps: 8, HistoryTurns: 10, MaxConcurrent: 8},
 		MaxReplyChars: agent.DefaultMaxReplyChars,

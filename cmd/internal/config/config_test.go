@@ -81,6 +81,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"memory.searchBudget", c.Memory.SearchBudget, 4096},
 		{"memory.readCap", c.Memory.ReadCap, 65536},
 		{"memory.writeCap", c.Memory.WriteCap, 32768},
+		{"memory.rollupAfter", c.Memory.RollupAfter, 3},
 		{"state.dir", c.State.Dir, filepath.Join("data", "state")},
 		{"agent.maxSteps", c.Agent.MaxSteps, 8},
 		{"agent.historyTurns", c.Agent.HistoryTurns, 10},
@@ -217,7 +218,7 @@ func TestFixtureFull(t *testing.T) {
 			MaxResponseBytes: 4194304, // not in the file: the default
 			Stream:           false,   // the file turns it off
 		},
-		Memory:        Memory{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, SearchBudget: 4096, ReadCap: 131072, WriteCap: 65536}, // searchBudget: the default
+		Memory:        Memory{DataDir: "/srv/mnemo/memory", IndexBudget: 8192, SearchBudget: 4096, ReadCap: 131072, WriteCap: 65536, RollupAfter: 6}, // searchBudget: the default
 		State:         State{Dir: "/srv/mnemo/state"},
 		Agent:         Agent{MaxSteps: 5, HistoryTurns: 0, MaxConcurrent: 16},
 		MaxReplyChars: 16000, // not in the file: the default
@@ -596,6 +597,8 @@ func TestValidateErrors(t *testing.T) {
 			[]string{`mnemo.yaml:4: state.dir: "data/memory/state" is inside memory.dataDir "data/memory", where every folder is a user's memory; put it beside, e.g. "`}},
 		{"state is memory", "", map[string]string{"MNEMO_DATA_DIR": "/srv/m"}, nil},
 		{"write cap as read cap", "memory:\n  writeCap: 65536\n", nil, nil},
+		{"roll-ups off", "memory:\n  rollupAfter: 0\n", nil, nil},
+		{"roll-ups negative", "memory:\n  rollupAfter: -1\n", nil, []string{`mnemo.yaml:2: memory.rollupAfter: -1 is out of range; use 0 to 120 months (0 turns roll-ups off; default 3)`}},
 		{"highest port", "server:\n  listen: \"127.0.0.1:65535\"\n", nil, nil},
 		{"memory is cwd", "memory:\n  dataDir: .\n", nil, []string{`state.dir: "state" is inside memory.dataDir "."`}},
 	}

@@ -169,6 +169,7 @@ func (c *Config) validate(origin map[string]string) error {
 	ch.IntRange("memory.searchBudget", c.Memory.SearchBudget, 512, 1<<20, " bytes")
 	ch.IntRange("memory.readCap", c.Memory.ReadCap, 1024, 64<<20, " bytes")
 	ch.IntRange("memory.writeCap", c.Memory.WriteCap, 1024, 64<<20, " bytes")
+	ch.IntRange("memory.rollupAfter", c.Memory.RollupAfter, 0, 120, " months (0 turns roll-ups off; default 3)")
 	if c.Memory.WriteCap > c.Memory.ReadCap {
 		ch.Add("memory.writeCap", "%s: %d is larger than memory.readCap (%d), so written files could not be read back whole; lower it or raise memory.readCap",
 			c.Memory.WriteCap, c.Memory.ReadCap)

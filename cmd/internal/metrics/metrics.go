@@ -26,6 +26,7 @@ var families = map[string]family{
 	"mnemo_llm_tokens_total":                {"counter", "Tokens the model server reported, by role and direction (in: prompt, out: completion)."},
 	"mnemo_tool_calls_total":                {"counter", "Tool calls the model made, by tool and result (ok, error)."},
 	"mnemo_reflections_total":               {"counter", "Reflection runs (turns turned into memory), by outcome (ok, failed, canceled)."},
+	"mnemo_rollups_total":                   {"counter", "Roll-ups of old episode months, one model call each, by outcome (written, failed, conflict)."},
 	"mnemo_memory_writes_total":             {"counter", "Changes to memory files through the store, by op (create, write, append, patch, delete) and outcome (ok, conflict, error)."},
 	"mnemo_memory_conflicts_total":          {"counter", "Writes refused because the file changed since it was read (a hand edit or another write won)."},
 	"mnemo_memory_hand_edits_total":         {"counter", "Changes to memory files made outside mnemo (an editor, a script) that the watcher saw."},
@@ -252,6 +253,14 @@ func (m *Metrics) ToolCall(tool, result string) {
 func (m *Metrics) Reflection(outcome string) {
 	if m != nil {
 		m.inc("mnemo_reflections_total", "outcome", outcome)
+	}
+}
+
+// Rollup counts one roll-up's model call by outcome ("written",
+// "failed", "conflict").
+func (m *Metrics) Rollup(outcome string) {
+	if m != nil {
+		m.inc("mnemo_rollups_total", "outcome", outcome)
 	}
 }
 

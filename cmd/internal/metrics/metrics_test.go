@@ -84,6 +84,7 @@ func TestSeriesMove(t *testing.T) {
 	m.ToolCall("memory_read", "ok")
 	m.ToolCall("memory_write", "error")
 	m.Reflection("ok")
+	m.Rollup("written")
 	m.MemoryWrite("append", "ok")
 	m.MemoryWrite("create", "ok")
 	m.MemoryWrite("write", "conflict")
@@ -113,6 +114,7 @@ func TestSeriesMove(t *testing.T) {
 		{"mnemo_tool_calls_total", []string{"result=ok", "tool=memory_read"}, 1},
 		{"mnemo_tool_calls_total", []string{"result=error", "tool=memory_write"}, 1},
 		{"mnemo_reflections_total", []string{"outcome=ok"}, 1},
+		{"mnemo_rollups_total", []string{"outcome=written"}, 1},
 		{"mnemo_memory_writes_total", []string{"op=append", "outcome=ok"}, 1},
 		{"mnemo_memory_writes_total", []string{"op=write", "outcome=conflict"}, 1},
 		{"mnemo_memory_conflicts_total", nil, 1},
@@ -163,6 +165,7 @@ func TestNilMetricsIgnoresCalls(t *testing.T) {
 	m.LLMRequest("thinker", "ok", time.Second, 1, 1)
 	m.ToolCall("memory_read", "ok")
 	m.Reflection("ok")
+	m.Rollup("failed")
 	m.MemoryWrite("write", "conflict")
 	m.HandEdit()
 	m.QueueSource("slack", func() int { return 1 })

@@ -102,6 +102,7 @@ func Holders(w Wiring) []Holder {
 		&shortTermHistory{agent: w.Agent},
 		&givenUp{stateDir: w.StateDir},
 		&memoryFiles{store: w.Store},
+		&rollups{store: w.Store, hist: w.History, stateDir: w.StateDir},
 		&searchIndex{store: w.Store},
 		&indexCache{dir: filepath.Join(w.StateDir, "index")},
 		&fileHistory{hist: w.History},

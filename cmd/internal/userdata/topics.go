@@ -28,7 +28,7 @@ func (s *Service) Topics(user string, n int) (recent, facts []string, err error)
 		switch {
 		case f.kind == memory.KindEpisode:
 			entries = append(entries, memory.Entries(f.text)...)
-		case f.Path != "facts/user.md" && len(facts) < n:
+		case f.kind == memory.KindFact && f.Path != "facts/user.md" && len(facts) < n: // a roll-up is neither
 			facts = append(facts, factTitle(f.Path, f.text))
 		}
 	}

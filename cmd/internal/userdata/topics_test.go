@@ -16,6 +16,8 @@ func TestTopics(t *testing.T) {
 	put(t, filepath.Join(dir, "memory", "alice", "facts", "project_atlas-plan.md"), "> Summary: no title\n\n- Ships in May.\n")
 	put(t, filepath.Join(dir, "memory", "alice", "episodes", "2026-10.md"),
 		"# Episodes 2026-10\n> Summary: old\n\n## Set up CI\n- Date: 2026-10-02\n\n## Older work\n- Date: 2026-10-01\n")
+	// A roll-up is no topic: neither a fact file nor entries.
+	put(t, filepath.Join(dir, "memory", "alice", "episodes", "2026-Q1.md"), "# 2026-Q1 Roll-up\n> Summary: q\n\n- Work ([2026-01 § Work](2026-01.md#work))\n")
 	svc := w.offline()
 	for _, c := range []struct {
 		n             int

@@ -41,9 +41,18 @@ type Options struct {
 	// configuration; the model, memory, logger, fault hook and the hooks
 	// the Observer is told through are set here.
 	Reflect reflector.Config
-	Agent   agent.Config
-	Logger  *slog.Logger
-	Faults  durable.Hook // before each disk step of the store and the journal; nil in production
+	// Rollup configures the roll-ups of old episode months (its After: 0
+	// turns them off); the model is Reflector's unless Rollup.Model is
+	// set, the store, state folder and logger are set here, and the
+	// roll-up of a person (and of a channel's memory, after a reflection
+	// in it) runs after their reflections. RollupCommit, when set, is
+	// told of each roll-up just before it is written (the history names
+	// its author).
+	Rollup       reflector.RollupConfig
+	RollupCommit func(memory.Commit)
+	Agent        agent.Config
+	Logger       *slog.Logger
+	Faults       durable.Hook // before each disk step of the store and the journal; nil in production
 }
 
 // Core is mnemo's core as every front end uses it: the memory store, the
@@ -53,6 +62,8 @@ type Core struct {
 	Memory    Memory
 	Reflector *reflector.Reflector
 	Agent     *agent.Agent
+	// Rollups is the roll-up job; nil when roll-ups are off.
+	Rollups *reflector.Rollups
 
 	log  *slog.Logger
 	lost atomic.Int64 // turns that could not be journaled
@@ -88,6 +99,25 @@ func Open(o Options) (*Core, error) {
 	rc.Logger, rc.Faults = log, o.Faults
 	if obs != nil {
 		rc.OnRun = obs.Reflection
+	}
+	ro := o.Rollup
+	if ro.Model == nil {
+		ro.Model = o.Reflector
+	}
+	if ro.ModelName == "" {
+		ro.ModelName = o.ReflectorModel
+	}
+	ro.Store, ro.StateDir, ro.Logger = RollupStore{Store: store, OnCommit: o.RollupCommit}, o.StateDir, log
+	if ro.Clock == nil {
+		ro.Clock = rc.Clock
+	}
+	if c.Rollups = reflector.NewRollups(ro); c.Rollups != nil {
+		rc.AfterRun = func(ctx context.Context, s mnemo.Scope) {
+			c.Rollups.AfterReflection(ctx, s.User) // the person's own months, never mixed with a channel's
+			if s.Channel != "" {
+				c.Rollups.AfterReflection(ctx, s.Channel) // the channel's memory, from its own months
+			}
+		}
 	}
 	if c.Reflector, err = reflector.Open(rc); err != nil {
 		store.Close()
