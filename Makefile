@@ -171,7 +171,8 @@ fuzz:
 # test cache off. Not part of `make test`; slow (the Discord package's
 # tests take ~40 s a run). MUTATION_PKGS="./bots/internal/split" runs one;
 # MUTATIONFLAGS="--workers 2 --threshold-efficacy 95" and so on. The fakes
-# (openaitest, discordtest, slacktest) are not mutated. Mutants that cannot
+# (openaitest, discordtest, slacktest) and the recall bench tool
+# (memory/search/recallbench) are not mutated. Mutants that cannot
 # be killed are listed in .gremlins-equivalent.md. A mutant's time limit is
 # the coefficient times the first (coverage) run, compile included: 3 marks
 # slow-but-finishing mutants of small packages as timed out on a busy
@@ -189,7 +190,7 @@ mutation:
 	@for pkg in $(MUTATION_PKGS); do \
 	  echo "== $$pkg"; \
 	  GOFLAGS="$$GOFLAGS -count=1" $(GREMLINS) unleash $(MUTATIONFLAGS) \
-	    --exclude-files '(^|/)(openaitest|discordtest|slacktest)/' $$pkg || exit 1; \
+	    --exclude-files '(^|/)(openaitest|discordtest|slacktest|recallbench)/' $$pkg || exit 1; \
 	done
 
 run:

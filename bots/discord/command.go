@@ -8,7 +8,6 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
-	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/internal/markdown"
 	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
 	"github.com/mnemo-agent/mnemo/bots/internal/split"
@@ -179,22 +178,10 @@ func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Log
 			return
 		}
 	}
-	// Whose memory, and which channel's, come from the interaction, never
-	// from the text given.
-	asking := memorycmd.Asker{ID: asker, User: b.memoryUser(asker), Own: "discord-" + asker}
-	if i.GuildID != "" {
-		// A guild channel, as its messages name its memory: a thread's
-		// is its parent channel's.
-		home, _ := b.channels.home(ctx, i.ChannelID)
-		asking.Channel = mnemo.ChannelKey("discord", home)
-	}
-	ans := b.flow.Handle(cmd, asking)
+	ans := b.flow.Handle(cmd, b.askerFor(ctx, i.GuildID, i.ChannelID, asker))
 	edit := &discordgo.WebhookEdit{Content: ptr(fitMessage(markdown.Discord(ans.Text))), AllowedMentions: noMentions()}
 	if ans.Confirm != "" {
-		edit.Components = &[]discordgo.MessageComponent{discordgo.ActionsRow{Components: []discordgo.MessageComponent{
-			discordgo.Button{Label: "Delete", Style: discordgo.DangerButton, CustomID: buttonConfirm + ans.Confirm},
-			discordgo.Button{Label: "Cancel", Style: discordgo.SecondaryButton, CustomID: buttonCancel + ans.Confirm},
-		}}}
+		edit.Components = ptr(forgetButtons(ans.Confirm))
 	}
 	if _, err := b.s.InteractionResponseEdit(i, edit, discordgo.WithContext(ctx)); err != nil {
 		log.Warn("discord: cannot answer /memory", "error", err)

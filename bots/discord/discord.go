@@ -21,6 +21,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/attach"
 	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 	"github.com/mnemo-agent/mnemo/bots/internal/httpclient"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
@@ -96,6 +97,9 @@ type Config struct {
 	// Refusals counts messages answered without the model
 	// (mnemo_refused_total). nil: not counted.
 	Refusals Refusals
+	// AttachmentMaxBytes is attachments.maxBytes: the text of files read
+	// with one message, all together; 0 reads none (each is named).
+	AttachmentMaxBytes int
 	// Keeper keeps a message a person points at (the Remember this
 	// message command: remember.go). nil: the command says it is not
 	// available.
@@ -145,6 +149,8 @@ type Bot struct {
 	names    *thread.NameCache
 	recent   *msgCache
 	channels *kindCache
+	mentions mentionSeen // "@mnemo memory …" answered
+	attach   *attach.Reader
 	wg       sync.WaitGroup // interactions
 
 	connMu    sync.Mutex
@@ -217,6 +223,7 @@ func New(cfg Config) (*Bot, error) {
 		popts.Access = cfg.Access
 	}
 	b.pipe = pipeline.New(platform{b}, popts)
+	b.attach = b.newAttachReader()
 	b.s = b.newSession()
 	b.channels.lookup = func(ctx context.Context, id string) (*discordgo.Channel, error) {
 		return b.s.Channel(id, discordgo.WithContext(ctx))

@@ -56,6 +56,16 @@
 // 10 minutes. Every interaction is acknowledged at once (deferred) and
 // then edited, well within Discord's 3-second window.
 //
+// A message's attachments are read when it is answered (attach.go,
+// bots/internal/attach): a text file from Discord's CDN, the rest named.
+//
+// "@mnemo memory …" in a guild channel or thread (mention.go) runs the
+// same flow with the same view as /memory there, and, as Discord has no
+// ephemeral message outside an interaction, answers by DM (with the
+// buttons) and posts a short note in the channel; when the DM cannot be
+// sent, the note says to use /memory instead. It is never journaled nor
+// given to the model.
+//
 // # Remember this
 //
 // A message context-menu command (type 3, registered with /memory;

@@ -47,6 +47,9 @@ func (b *Bot) onMessage(_ *discordgo.Session, e *discordgo.MessageCreate) {
 	}
 	in.ID = "msg:" + m.ID
 	in.Log = log.With("memory_user", in.User, "platform", "discord", "user", m.Author.ID)
+	if b.memoryMention(m, in, botID) {
+		return // answered by DM, never journaled
+	}
 	if !b.pipe.Admit(context.Background(), in) {
 		return // refused: never journaled
 	}

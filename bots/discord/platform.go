@@ -229,8 +229,9 @@ func (in *incoming) wire() wireIncoming {
 		Conversation: in.Conversation}
 }
 
-// slim is what the answer reads of m: ids, author, text and mentions, the
-// message it answers (one level).
+// slim is what the answer reads of m: ids, author, text, mentions and
+// attachments (read again when it is answered), the message it answers
+// (one level).
 func slim(m *discordgo.Message, withRef bool) *discordgo.Message {
 	if m == nil {
 		return nil
@@ -238,7 +239,7 @@ func slim(m *discordgo.Message, withRef bool) *discordgo.Message {
 	content, _ := pipeline.CutIncoming(m.Content, MaxIncomingChars) // never journaled whole past the limit
 	out := &discordgo.Message{ID: m.ID, ChannelID: m.ChannelID, GuildID: m.GuildID, Content: content,
 		Timestamp: m.Timestamp, Author: m.Author, Member: m.Member, Mentions: m.Mentions, Type: m.Type,
-		MessageReference: m.MessageReference}
+		MessageReference: m.MessageReference, Attachments: m.Attachments}
 	if withRef {
 		out.ReferencedMessage = slim(m.ReferencedMessage, false)
 	}

@@ -31,6 +31,7 @@ func Platform() plat.Platform {
 				GuildIDs: c.GuildIDs, ShardID: c.ShardID, ShardCount: c.ShardCount, ReplyMention: c.ReplyMention,
 				Identities: d.Identities, Handler: d.Handler, Memory: d.Memory, Logger: d.Logger,
 				IntakeDir: d.IntakeDir, FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals, Keeper: d.Keeper,
+				AttachmentMaxBytes: d.AttachmentMaxBytes,
 			})
 		},
 	}

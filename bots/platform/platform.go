@@ -132,6 +132,9 @@ type Deps struct {
 	FirstVisible func(time.Duration)
 	Budget       pipeline.Budget
 	Refusals     pipeline.Refusals
+	// AttachmentMaxBytes is attachments.maxBytes: the text of files read
+	// with one message; 0 reads none.
+	AttachmentMaxBytes int
 	// Withdraw keeps the turn of task id from the reflector: its person
 	// cancelled the reply (the terminal's Ctrl-C). nil: nothing to withdraw.
 	Withdraw func(taskID string)

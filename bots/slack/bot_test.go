@@ -246,7 +246,7 @@ func TestIgnoredEvents(t *testing.T) {
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", SubType: "message_changed", TS: first.TS, Text: "edited"}),
 		hs.srv.EventsAPI(map[string]any{"type": "message", "subtype": "message_deleted", "channel": "D1", "channel_type": "im",
 			"hidden": true, "deleted_ts": first.TS, "ts": hs.srv.NextTS()}),
-		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", SubType: "file_share", Text: "a file"}),
+		// (file_share, a DM with files, is answered: attach_test.go)
 		hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: "U1", SubType: "channel_join", Text: "joined"}),
 		hs.srv.Message(slacktest.MessageEvent{Channel: "C1", User: "U1", Text: "channel chatter (message.channels)"}),
 		hs.srv.AppMention(slacktest.AppMentionEvent{Channel: "C1", BotID: "B9", User: "U9"}),

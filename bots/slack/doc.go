@@ -107,6 +107,14 @@
 // tabs opened since the start, at most one every homeEvery per person, the
 // last change always, a 429's Retry-After waited out.
 //
+// # Attached files
+//
+// The "files" of a message or app_mention event (a DM with files is subtype
+// file_share) are read when the message is answered (attach.go,
+// bots/internal/attach): a text file's url_private downloaded with the bot
+// token (the files:read scope), only from files.slack.com or the API's
+// host, a login page or a redirect elsewhere refused; other files named.
+//
 // # Remember this
 //
 // A message shortcut (callback_id remember_this, remember.go) arrives as a

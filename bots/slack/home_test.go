@@ -9,14 +9,11 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
-
-	"go.yaml.in/yaml/v3"
 
 	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/bots/access"
@@ -675,35 +672,5 @@ func TestHomeTextHelpers(t *testing.T) {
 	}
 	if cutRunes("héllo", 3) != "hé…" || cutRunes("hé", 3) != "hé" {
 		t.Error("cutRunes")
-	}
-}
-
-// The manifest shipped turns the Home tab on and subscribes to the event
-// that publishes it.
-func TestManifestHome(t *testing.T) {
-	data, err := os.ReadFile("../../deploy/slack-app-manifest.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m struct {
-		Features struct {
-			AppHome struct {
-				HomeTab bool `yaml:"home_tab_enabled"`
-			} `yaml:"app_home"`
-		} `yaml:"features"`
-		Settings struct {
-			Events struct {
-				Bot []string `yaml:"bot_events"`
-			} `yaml:"event_subscriptions"`
-			Interactivity struct {
-				On bool `yaml:"is_enabled"`
-			} `yaml:"interactivity"`
-		} `yaml:"settings"`
-	}
-	if err := yaml.Unmarshal(data, &m); err != nil {
-		t.Fatal(err)
-	}
-	if !m.Features.AppHome.HomeTab || !slices.Contains(m.Settings.Events.Bot, "app_home_opened") || !m.Settings.Interactivity.On {
-		t.Errorf("manifest: %+v", m)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/slack-go/slack/socketmode"
 
+	"github.com/mnemo-agent/mnemo/bots/internal/attach"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
@@ -86,11 +87,13 @@ type wireIncoming struct {
 	DM           bool   `json:"dm,omitempty"`
 	Text         string `json:"text"`
 	Conversation string `json:"conversation"`
+	// Files are read again when the message is answered (attach.go).
+	Files []attach.File `json:"files,omitempty"`
 }
 
 func (m *incoming) wire() wireIncoming {
 	return wireIncoming{EventID: m.eventID, Workspace: m.workspace, Team: m.team, User: m.author, Channel: m.channel,
-		TS: m.ts, ThreadTS: m.threadTS, ReplyTS: m.replyTS, DM: m.DM, Text: m.Text, Conversation: m.Conversation}
+		TS: m.ts, ThreadTS: m.threadTS, ReplyTS: m.replyTS, DM: m.DM, Text: m.Text, Conversation: m.Conversation, Files: m.files}
 }
 
 // Valid checks the ids a reply is addressed with.
@@ -104,7 +107,7 @@ func (w wireIncoming) Incoming(e intake.Entry, log *slog.Logger) *incoming {
 	return &incoming{Message: pipeline.Message{ID: e.ID, Keys: e.Keys, DM: w.DM, Text: w.Text, Conversation: w.Conversation,
 		Log: log.With("event_id", w.EventID, "channel", w.Channel, "ts", w.TS, "user", w.User, "replayed", true)},
 		eventID: w.EventID, workspace: w.Workspace, team: w.Team, author: w.User, channel: w.Channel,
-		ts: w.TS, threadTS: w.ThreadTS, replyTS: w.ReplyTS}
+		ts: w.TS, threadTS: w.ThreadTS, replyTS: w.ReplyTS, files: w.Files}
 }
 
 // ForgetQueued drops user's messages waiting in the Slack intake journal in

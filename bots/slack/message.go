@@ -16,6 +16,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/clock"
+	"github.com/mnemo-agent/mnemo/bots/internal/attach"
 	"github.com/mnemo-agent/mnemo/bots/internal/clean"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 	"github.com/mnemo-agent/mnemo/bots/internal/split"
@@ -40,6 +41,7 @@ type innerEvent struct {
 	ClientMsgID string          `json:"client_msg_id"`
 	Edited      json.RawMessage `json:"edited"`
 	Hidden      bool            `json:"hidden"`
+	Files       []slackFile     `json:"files"`
 }
 
 // incoming is a message the bot will answer. Its ID is "msg:"
@@ -55,6 +57,7 @@ type incoming struct {
 	threadTS     string        // the thread it was written in, "" if none
 	replyTS      string        // where to reply: a thread root, or "" for the channel itself
 	status       *statusKeeper // the thread status while it shows (startThinking), else nil
+	files        []attach.File
 }
 
 // readEvent filters an events_api envelope: the message to answer, or nil
@@ -98,7 +101,7 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 	switch {
 	case in.Type != "message" && in.Type != "app_mention":
 		return nil, "not a message"
-	case in.SubType != "":
+	case in.SubType != "" && in.SubType != "file_share": // a DM with files is a file_share
 		return nil, "subtype " + in.SubType
 	case in.Hidden || len(in.Edited) > 0 && string(in.Edited) != "null":
 		return nil, "edited"
@@ -129,6 +132,7 @@ func (b *Bot) accept(cb *slackevents.EventsAPICallbackEvent, in innerEvent) (*in
 		},
 	}
 	m.Text, m.Cut = cutIncoming(in.Text, func(s string) string { return plainText(s, b.botUserID, b.botName, true) })
+	m.files = attachFiles(in.Files)
 	if m.DM {
 		m.replyTS = in.ThreadTS // where the user wrote
 	} else {

@@ -29,6 +29,7 @@ func Platform() plat.Platform {
 				ChannelMemory: c.ChannelMemory, Identities: d.Identities,
 				Handler: d.Handler, Memory: d.Memory, Logger: d.Logger, IntakeDir: d.IntakeDir,
 				FirstVisible: d.FirstVisible, Budget: d.Budget, Refusals: d.Refusals, Keeper: d.Keeper,
+				AttachmentMaxBytes: d.AttachmentMaxBytes,
 			})
 		},
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/attach"
 	"github.com/mnemo-agent/mnemo/bots/internal/httpclient"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
@@ -101,6 +102,9 @@ type Config struct {
 	// Refusals counts messages answered without the model
 	// (mnemo_refused_total). nil: not counted.
 	Refusals Refusals
+	// AttachmentMaxBytes is attachments.maxBytes: the text of files read
+	// with one message, all together; 0 reads none (each is named).
+	AttachmentMaxBytes int
 	// Keeper keeps a message a person points at (the Remember this
 	// shortcut: remember.go). nil: the shortcut says it is not available.
 	Keeper plat.Keeper
@@ -137,6 +141,7 @@ type Bot struct {
 	streams     streams     // replies streaming, workspaces refusing streams
 	groups      *groupCache // user groups' members, for the access check
 	home        *homeTabs   // the App Home tabs kept current (home.go)
+	attach      *attach.Reader
 
 	// Assistant threads seen (assistant.go), and how often a thread status
 	// is set again while it shows (statusRefresh; shortened by tests).
@@ -199,6 +204,7 @@ func New(cfg Config) (*Bot, error) {
 	}
 	b.home = newHomeTabs(nil, b.log, b.publishHome)
 	b.pipe = pipeline.New(platform{b}, popts)
+	b.attach = b.newAttachReader()
 	logger := logAdapter{b.log}
 	b.api = slackgo.New(cfg.BotToken, slackgo.OptionAppLevelToken(cfg.AppToken), slackgo.OptionAPIURL(cfg.APIURL),
 		slackgo.OptionHTTPClient(b.http), slackgo.OptionLog(logger))

@@ -110,16 +110,15 @@ func parseFile(path, text string, stems *stemCache) []parsedUnit {
 	return ps.facts(text)
 }
 
-// lines calls fn with each line of text, its 1-based number and byte offset.
+// lines calls fn with each line of text (without its newline; the last
+// may have none), its 1-based number and byte offset.
 func lines(text string, fn func(line string, n, off int)) {
 	off := 0
-	for n := 1; off < len(text); n++ {
-		end := strings.IndexByte(text[off:], '\n')
-		if end < 0 {
-			end = len(text) - off // the last line, without a newline
-		}
-		fn(text[off:off+end], n, off)
-		off += end + 1
+	for n := 1; text != ""; n++ {
+		line, rest, _ := strings.Cut(text, "\n")
+		fn(line, n, off)
+		off += len(text) - len(rest)
+		text = rest
 	}
 }
 

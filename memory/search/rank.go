@@ -259,22 +259,26 @@ type cand struct {
 	id    int32
 }
 
-// before reports whether unit a of x ranks before unit b: higher score,
-// then newer, then by path, then by line. It is Search's order.
-func (x *Index) before(a, b cand) bool {
-	if a.score != b.score {
-		return a.score > b.score
+// order is -1 when unit a of x ranks before unit b, 1 when after, 0 for
+// the same unit: higher score, then newer, then by path, then by line.
+// It is Search's order.
+func (x *Index) order(a, b cand) int {
+	if c := cmp.Compare(b.score, a.score); c != 0 {
+		return c
 	}
 	ua, ub := &x.units[a.id], &x.units[b.id]
 	fa, fb := x.nums[ua.num], x.nums[ub.num]
-	if da, db := tieDate(ua, fa), tieDate(ub, fb); da != db {
-		return da > db
+	if c := cmp.Compare(tieDate(ub, fb), tieDate(ua, fa)); c != 0 {
+		return c
 	}
-	if fa.path != fb.path {
-		return fa.path < fb.path
+	if c := strings.Compare(fa.path, fb.path); c != 0 {
+		return c
 	}
-	return ua.line < ub.line
+	return cmp.Compare(ua.line, ub.line)
 }
+
+// before reports whether unit a of x ranks before unit b.
+func (x *Index) before(a, b cand) bool { return x.order(a, b) < 0 }
 
 // tieDate is the day a unit counts as of when scores tie: its date; a
 // fact line, which says what is true now, after every dated entry.
@@ -395,7 +399,7 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		if x.flags[id]&flagRollup != 0 {
 			sc *= rollupWeight // a summary: after the entries it summarises
 		}
-		if words > 1 && !timeOnly && s.matched[id] > 1 {
+		if !timeOnly && s.matched[id] > 1 { // so words > 1 too
 			sc *= 1 + 0.25*float64(s.matched[id]-1)/float64(words-1) // more of the query's words
 		}
 		s.total[id] = float32(sc)
@@ -421,12 +425,7 @@ func (x *Index) score(pi int, p Part, qws []queryWord, idf [][]float64, avg floa
 		push(s.best[n])
 		s.best[n] = cand{}
 	}
-	slices.SortFunc(top, func(a, b cand) int {
-		if x.before(a, b) {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(top, x.order)
 	hits := make([]Hit, len(top))
 	for i, c := range top {
 		u := &x.units[c.id]
@@ -476,7 +475,7 @@ func timeFactor(wh when, d int32, today int32) float64 {
 			f = inRange
 		default:
 			// Near the range is better than far from it.
-			dist := min(abs(d-wh.from), abs(d-wh.to))
+			dist := max(wh.from-d, d-wh.to) // days outside it: the other is negative
 			span := max(float64(wh.to-wh.from+1), 7)
 			f = 0.5 + 0.5*math.Exp(-float64(dist)/span)
 		}
@@ -490,13 +489,6 @@ func timeFactor(wh when, d int32, today int32) float64 {
 		f *= 2 - math.Exp(-age/365) // older is better
 	}
 	return f
-}
-
-func abs(v int32) int32 {
-	if v < 0 {
-		return -v
-	}
-	return v
 }
 
 // Matcher reports how many of q's words a line of memory holds: what a

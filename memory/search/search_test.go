@@ -311,6 +311,32 @@ func TestTerms(t *testing.T) {
 		{"don't won't", "won"},
 		{"Zürich café", "=zürich =café"},
 		{"a b 7", "=7"},
+		// What starts a sentence: a capital after it may be a plain word.
+		{"x. Mark", "mark =mark"},
+		{"x! Mark", "mark =mark"},
+		{"x? Mark", "mark =mark"},
+		{"x: Mark", "mark =mark"},
+		{"x; Mark", "mark =mark"},
+		{"x\nMark", "mark =mark"},
+		{"x (Mark", "mark =mark"},
+		{"x \"Mark", "mark =mark"},
+		{"x “Mark", "mark =mark"},
+		{"x, Mark", "=mark"},
+		// A joiner at the end, or before no word, joins nothing.
+		{"go- go-. go-openai-", "go go go-openai go openai"},
+		// Contractions of up to two letters go; a longer tail is a word.
+		{"they'll fix it, they’re Tom's", "fix =tom"},
+		{"x Tom' 7", "=tom =7"},
+		{"x Tom'abc", "=tom abc"},
+		// Snowball stems a-z words; any other letter keeps a word whole.
+		{"zoo lazy", "zoo lazi"},
+		{"naïve", "=naïve"},
+		// One capital alone is no acronym: it starts a sentence too.
+		{"É", "é =é"},
+		// An acronym is kept whole even where a sentence starts; a name
+		// with two capitals is not an acronym.
+		{"CI runs", "=ci run"},
+		{"McDonald runs", "mcdonald =mcdonald run"},
 	} {
 		var got []string
 		docTerms(tc.line, nil, func(t string) { got = append(got, t) })
@@ -492,12 +518,16 @@ func TestLastLine(t *testing.T) {
 // visible units, times the bonus for the query's words a unit holds:
 // worked out here apart from the index, each fact line a file of its own.
 func TestScoresAreBM25(t *testing.T) {
-	lines := []string{"kiwi pear plum", "kiwi lime", "pear", "kiwi kiwi fig fig fig fig", "lime fig", "plum plum plum"}
+	lines := []string{"kiwi pear plum", "kiwi lime", "pear", "kiwi kiwi fig fig fig fig", "lime fig", "plum plum plum", "fig plum kiwi"}
 	x := New()
 	for i, l := range lines {
 		x.Put(fmt.Sprintf("facts/f%d.md", i), "# F\n\n- "+l+"\n", i%2 == 0, 1)
 	}
-	for _, shared := range []bool{false, true} {
+	for _, tc := range []struct {
+		shared bool
+		query  string
+	}{{false, "kiwi plum"}, {true, "kiwi plum"}, {false, "fig"}, {true, "kiwi plum fig"}, {false, "kiwi plum fig"}} {
+		shared := tc.shared
 		var units [][]string
 		for i, l := range lines {
 			if !shared || i%2 == 0 {
@@ -509,8 +539,8 @@ func TestScoresAreBM25(t *testing.T) {
 			sum += float64(len(u))
 		}
 		avg := sum / n
-		query := []string{"kiwi", "plum"}
-		words := float64(len(query)) // not the compound kiwi-plum
+		query := strings.Fields(tc.query)
+		words := float64(len(query)) // not the compounds kiwi-plum, plum-fig
 		want := map[string]float64{}
 		for i, l := range lines {
 			if shared && i%2 != 0 {
@@ -539,16 +569,19 @@ func TestScoresAreBM25(t *testing.T) {
 				score += idf * tf * 2.2 / (tf + 1.2*(0.25+0.75*float64(len(u))/avg))
 			}
 			if matched > 0 {
-				want[fmt.Sprintf("facts/f%d.md", i)] = score * (1 + 0.25*float64(matched-1)/(words-1))
+				if matched > 1 {
+					score *= 1 + 0.25*float64(matched-1)/(words-1)
+				}
+				want[fmt.Sprintf("facts/f%d.md", i)] = score
 			}
 		}
-		r := Search(Query{Text: "kiwi plum", Limit: 20}, Part{Index: x, SharedOnly: shared})
+		r := Search(Query{Text: tc.query, Limit: 20}, Part{Index: x, SharedOnly: shared})
 		if len(r.Hits) != len(want) || r.Total != len(want) {
-			t.Errorf("shared %v: %d hits (%d in all), want %d", shared, len(r.Hits), r.Total, len(want))
+			t.Errorf("%+v: %d hits (%d in all), want %d", tc, len(r.Hits), r.Total, len(want))
 		}
 		for _, h := range r.Hits {
-			if w, ok := want[h.Path]; !ok || math.Abs(h.Score-w) > 1e-5*w {
-				t.Errorf("shared %v: %s scores %.6f, want %.6f", shared, h.Path, h.Score, w)
+			if w, ok := want[h.Path]; !ok || !(math.Abs(h.Score-w) <= 1e-5*w) {
+				t.Errorf("%+v: %s scores %.6f, want %.6f", tc, h.Path, h.Score, w)
 			}
 		}
 	}

@@ -50,14 +50,14 @@ func words(s string, fn func(w word)) {
 		start := i
 		var parts []string
 		partStart := i
-		for i < len(s) {
+		for { // at the end of s, r is RuneError: no word rune, no joiner
 			r, n := utf8.DecodeRuneInString(s[i:])
 			if isWordRune(r) {
 				i += n
 				continue
 			}
 			// A joiner between two word runes keeps the compound going.
-			if isJoiner(r) && i+n < len(s) {
+			if isJoiner(r) {
 				if r2, _ := utf8.DecodeRuneInString(s[i+n:]); isWordRune(r2) {
 					parts = append(parts, s[partStart:i])
 					i += n
@@ -68,23 +68,16 @@ func words(s string, fn func(w word)) {
 			break
 		}
 		end := i
-		if partStart < end {
-			parts = append(parts, s[partStart:end])
-		}
+		parts = append(parts, s[partStart:end]) // never empty: a word rune follows every start
 		// A possessive or contraction ('s, ’s, n't, 'll) belongs to the word: skip it.
-		if i < len(s) {
-			if r, n := utf8.DecodeRuneInString(s[i:]); isApostrophe(r) {
-				j := i + n
-				for j < len(s) {
-					r2, n2 := utf8.DecodeRuneInString(s[j:])
-					if !unicode.IsLetter(r2) {
-						break
-					}
-					j += n2
-				}
-				if j-(i+n) <= 2 {
-					i = j
-				}
+		if r, n := utf8.DecodeRuneInString(s[i:]); isApostrophe(r) {
+			tail := s[i+n:]
+			k := strings.IndexFunc(tail, func(r rune) bool { return !unicode.IsLetter(r) })
+			if k < 0 {
+				k = len(tail)
+			}
+			if k <= 2 {
+				i += n + k
 			}
 		}
 		fn(word{text: s[start:end], parts: parts, sentence: sentence})
@@ -104,8 +97,8 @@ func kept(w string, sentence bool) bool {
 			digit++
 		case unicode.IsLetter(r):
 			lower++
-			if r > unicode.MaxASCII {
-				return true // Snowball's English rules are for English words
+			if r > 'z' {
+				return true // Snowball's English rules are for a-z words
 			}
 		}
 	}

@@ -27,6 +27,10 @@
 //
 //   - GET gateway, GET gateway/bot (shards, session_start_limit).
 //   - GET users/@me (the bot user, bot:true), GET users/{id} (AddUser; 10013).
+//   - POST users/@me/channels {"recipient_id"}: the DM channel with that
+//     user (made once, then the same; DMChannel finds it; 50033 for an
+//     unknown user). RefuseDMs(user) makes posts in it answer 403 50007
+//     "Cannot send messages to this user".
 //   - GET channels/{id} (AddChannel, or made by MessageCreate/AddMessage;
 //     10003 "Unknown Channel").
 //   - POST channels/{id}/messages: the JSON body discordgo sends for
@@ -75,6 +79,11 @@
 //     WebhookEdits. The token works for InteractionTokenTTL (15 min; then 401
 //     50027 "Invalid Webhook Token"), but not at all once an interaction went
 //     unanswered past its window (404 10015 "Unknown Webhook").
+//
+// Files: Attachment(channel, File) stores a file and returns the attachment
+// a MESSAGE_CREATE carries for it, whose url (under URL()+"attachments/")
+// serves it to anyone, as Discord's CDN does; RedirectTo and Chunked shape
+// the answer, FileFetches records the downloads.
 //
 // Calls records every request (method, path, query, body, headers, status).
 // FailNext / FailNextN queue faults per "METHOD /api/v9/path" prefix:

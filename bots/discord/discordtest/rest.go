@@ -146,6 +146,7 @@ func (s *Server) routeLocked(r *http.Request, body []byte) result {
 		{"gateway", "GET", s.getGateway},
 		{"gateway/bot", "GET", s.getGatewayBot},
 		{"users/*", "GET", s.getUser},
+		{"users/@me/channels", "POST", s.createDM},
 		{"channels/*", "GET", s.getChannel},
 		{"channels/*/messages", "GET", s.listMessages},
 		{"channels/*/messages", "POST", s.postMessage},
@@ -371,6 +372,9 @@ func (s *Server) postMessage(req *request) result {
 	ch, known := s.channels[id]
 	if !known {
 		return unknownChannel()
+	}
+	if res, refused := s.dmRefusedLocked(ch); refused {
+		return res
 	}
 	send, err := decodeMessageSend(req.body)
 	if err != nil {

@@ -136,6 +136,9 @@ type Server struct {
 	commands     map[string][]discordgo.ApplicationCommand // app + "/" + guild
 	interactions map[string]*interactionState              // by interaction id
 	tokens       map[string]*interactionState              // by interaction token
+	noDMs        map[string]bool                           // users who refuse DMs (RefuseDMs)
+	files        map[string]File                           // attachments' files, by path (Attachment)
+	fetches      []FileFetch
 
 	calls       []Call
 	posts       []Post
@@ -186,6 +189,7 @@ func New(tb fake.T, opts Options) *Server {
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/gateway", s.serveGateway)
 	mux.HandleFunc("/gateway/", s.serveGateway)
+	mux.HandleFunc("/attachments/", s.serveFile)
 	s.http = faketest.Listen(tb, "discordtest", mux)
 	s.gatewayURL = "ws://" + s.http.Listener.Addr().String() + "/gateway"
 	tb.Cleanup(s.Close)

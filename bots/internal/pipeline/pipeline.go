@@ -127,6 +127,15 @@ type Dropper[M Incoming] interface {
 	Dropped(m M)
 }
 
+// Attacher is a Platform whose messages may carry files (optional; Slack,
+// Discord): Attach returns what the model is given of m's files, added to
+// its text before its budget is held, so the budget counts it. It runs
+// when m is answered, after a restart too: the journal keeps the files'
+// names and addresses, not their text.
+type Attacher[M Incoming] interface {
+	Attach(ctx context.Context, m M) string
+}
+
 // Options configures a Pipeline. Platform, Handler and Adapter are
 // required.
 type Options struct {
@@ -368,6 +377,9 @@ func (p *Pipeline[M]) answer(m M) {
 			d.Dropped(m)
 		}
 		return
+	}
+	if a, ok := p.plat.(Attacher[M]); ok {
+		h.Text += a.Attach(p.work, m)
 	}
 	start := time.Now()
 	settle, ok := p.reserve(m, log, start)

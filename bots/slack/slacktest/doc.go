@@ -59,6 +59,15 @@
 //   - anything else answers {"ok":false,"error":"unknown_method"} and is
 //     recorded (UnknownMethods) unless HandleMethod supplies an answer.
 //
+// Files: AddFile stores a file and gives its url_private (under
+// URL()+"/files-pri/"), which answers only with "Authorization: Bearer
+// <BotToken>"; without it, or after RefuseFiles(true) (a token without
+// files:read), it redirects to a login page (HTML). A File may redirect
+// elsewhere (RedirectTo) or come without a Content-Length (Chunked). A
+// MessageEvent or AppMentionEvent with Files carries them in a "files"
+// array as Slack sends it (a plain message becomes subtype file_share).
+// FileFetches records the downloads.
+//
 // Every call is recorded as a Call (Calls, WaitCalls). FailNext / FailNextN
 // queue faults per method: RateLimited (HTTP 429 + Retry-After, which slack-go
 // turns into *slack.RateLimitedError), APIError ({"ok":false,"error":code}),

@@ -50,6 +50,9 @@ type MessageEvent struct {
 	Team         string
 	Blocks       json.RawMessage
 	PreviousText string
+	// Files are attached (from AddFile): the event gets a "files" array,
+	// and a plain message the subtype "file_share", as Slack sends them.
+	Files []File
 }
 
 // AppMentionEvent builds an "app_mention" inner event. Zero fields: Channel
@@ -66,6 +69,7 @@ type AppMentionEvent struct {
 	ClientMsgID string
 	Team        string
 	Blocks      json.RawMessage
+	Files       []File // attached (from AddFile): the event gets a "files" array
 }
 
 // SlashCommand builds a slash_commands envelope. Zero fields: Command
@@ -108,9 +112,11 @@ type wireMsg struct {
 		User string `json:"user"`
 		TS   string `json:"ts"`
 	} `json:"edited,omitempty"`
-	Channel     string `json:"channel,omitempty"`
-	EventTS     string `json:"event_ts,omitempty"`
-	ChannelType string `json:"channel_type,omitempty"`
+	Channel     string     `json:"channel,omitempty"`
+	EventTS     string     `json:"event_ts,omitempty"`
+	ChannelType string     `json:"channel_type,omitempty"`
+	Files       []wireFile `json:"files,omitempty"`
+	Upload      bool       `json:"upload,omitempty"`
 }
 
 type wireChanged struct {
@@ -185,13 +191,17 @@ func (e MessageEvent) build(s *Server) (json.RawMessage, string) {
 	if e.TS == "" {
 		e.TS = s.nextTSLocked()
 	}
+	if len(e.Files) > 0 && e.SubType == "" {
+		e.SubType = "file_share"
+	}
 	if e.ClientMsgID == "" && e.BotID == "" && e.SubType == "" {
 		e.ClientMsgID = randomUUID()
 	}
 	w := wireMsg{ClientMsgID: e.ClientMsgID, Type: "message", SubType: e.SubType, Text: e.Text,
 		User: e.User, BotID: e.BotID, AppID: e.AppID, TS: e.TS, ThreadTS: e.ThreadTS,
 		ParentUserID: s.parentUserLocked(e.Channel, e.ThreadTS, e.TS), Blocks: e.Blocks, Team: e.Team,
-		Channel: e.Channel, EventTS: e.TS, ChannelType: e.ChannelType}
+		Channel: e.Channel, EventTS: e.TS, ChannelType: e.ChannelType,
+		Files: s.wireFilesLocked(e.Files, e.User), Upload: len(e.Files) > 0}
 	switch e.SubType {
 	case "", "bot_message", "thread_broadcast", "file_share":
 		s.storeLocked(e.Channel, Message{Type: "message", SubType: e.SubType, User: e.User, BotID: e.BotID,
@@ -224,7 +234,7 @@ func (e AppMentionEvent) build(s *Server) (json.RawMessage, string) {
 	w := wireMsg{ClientMsgID: e.ClientMsgID, Type: "app_mention", Text: e.Text, User: e.User,
 		BotID: e.BotID, TS: e.TS, ThreadTS: e.ThreadTS,
 		ParentUserID: s.parentUserLocked(e.Channel, e.ThreadTS, e.TS), Blocks: e.Blocks, Team: e.Team,
-		Channel: e.Channel, EventTS: e.TS}
+		Channel: e.Channel, EventTS: e.TS, Files: s.wireFilesLocked(e.Files, e.User)}
 	s.storeLocked(e.Channel, Message{Type: "message", User: e.User, BotID: e.BotID, Text: e.Text,
 		TS: e.TS, ThreadTS: e.ThreadTS, Team: e.Team, ClientMsgID: e.ClientMsgID, Blocks: bytes.Clone(e.Blocks)})
 	b, _ := json.Marshal(w)

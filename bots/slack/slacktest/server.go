@@ -115,6 +115,9 @@ type Server struct {
 	handlers    map[string]func(Call) any
 	faults      faketest.Faults[Fault]
 	channels    map[string][]Message
+	files       map[string]File // by id (AddFile)
+	fetches     []FileFetch
+	refuseFiles bool
 	views       []View // views.publish (views.go)
 	// Streams: the messages streaming (channel/ts), and the error every
 	// chat.startStream answers ("" accepts).
@@ -163,6 +166,8 @@ func New(tb fake.T, opts Options) *Server {
 	mux.HandleFunc("/api/", s.serveAPI)
 	mux.HandleFunc("/link/", s.serveLink)
 	mux.HandleFunc("/commands/", s.serveResponseURL)
+	mux.HandleFunc("/files-pri/", s.serveFile)
+	mux.HandleFunc("/signin", s.serveFile)
 	mux.HandleFunc("/actions/", s.serveResponseURL) // a shortcut's response_url
 	s.http = faketest.Listen(tb, "slacktest", mux)
 	tb.Cleanup(s.Close)

@@ -83,6 +83,7 @@ func (a *App) Adapters() ([]Adapter, error) {
 			Handler: a.PlatformHandler(), Memory: a.Memory.Platform(), Logger: a.log.With("adapter", name),
 			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible(name, d) },
 			Budget: a.budget, Refusals: a.metrics, Keeper: a.keeper,
+			AttachmentMaxBytes: a.cfg.Attachments.MaxBytes,
 		})
 		if err != nil {
 			return nil, &ConfigError{err}

@@ -69,12 +69,13 @@ type Config struct {
 	// Discord users `discord-<USER_ID>`; such a name is refused as a key
 	// unless its own account is listed under it (it would share that
 	// person's memory).
-	Identities map[string][]string `yaml:"identities"`
-	Limits     Limits              `yaml:"limits"`
-	Server     Server              `yaml:"server"`
-	Shutdown   Shutdown            `yaml:"shutdown"`
-	History    History             `yaml:"history"`
-	Log        Log                 `yaml:"log"`
+	Identities  map[string][]string `yaml:"identities"`
+	Limits      Limits              `yaml:"limits"`
+	Attachments Attachments         `yaml:"attachments"`
+	Server      Server              `yaml:"server"`
+	Shutdown    Shutdown            `yaml:"shutdown"`
+	History     History             `yaml:"history"`
+	Log         Log                 `yaml:"log"`
 
 	overridden []string // keys both the file and the environment set (Overridden)
 	platforms  []platformSection
@@ -208,6 +209,22 @@ type Limits struct {
 	TotalTokensPerDay int `yaml:"totalTokensPerDay"`
 }
 
+// Attachments is the "attachments:" section: files attached to messages in
+// Slack and Discord.
+type Attachments struct {
+	// Bytes of text files read with one message, all its files together,
+	// 0 to 4194304; 0 reads none. A text file (`.txt`, `.md`, `.log`,
+	// code, a Slack snippet) is fetched with the platform's credential,
+	// checked to be text and given to the model with the message, quoted
+	// under its name and size; one larger than what is left is named, not
+	// fetched, and a download longer than announced is cut here, with a
+	// note. Images and other files are only named. The text counts toward
+	// the person's token budget; the intake journal keeps the files' names
+	// and addresses, and a message answered after a restart reads them
+	// again. Slack needs the `files:read` scope.
+	MaxBytes int `yaml:"maxBytes"`
+}
+
 // Server is the "server:" section.
 type Server struct {
 	// Address of `/healthz`, `/readyz` and `/metrics` (`mnemo serve`),
@@ -268,6 +285,7 @@ func defaults() *Config {
 		MaxReplyChars: agent.DefaultMaxReplyChars,
 		Reflector:     Reflector{Idle: 2 * time.Minute, MaxTurns: 20, MaxSteps: 12, FactsBudget: 16384},
 		Limits:        Limits{MessagesPerMinute: 20, TokensPerDay: 200_000},
+		Attachments:   Attachments{MaxBytes: 256 << 10},
 		Server:        Server{Listen: "127.0.0.1:9090"},
 		Shutdown:      Shutdown{Grace: 20 * time.Second},
 		History:       History{Keep: 50, MaxAge: 90 * 24 * time.Hour},

@@ -87,6 +87,7 @@ func TestDefaultConfig(t *testing.T) {
 		{"agent.historyTurns", c.Agent.HistoryTurns, 10},
 		{"agent.maxConcurrent", c.Agent.MaxConcurrent, 8},
 		{"maxReplyChars", c.MaxReplyChars, 16000},
+		{"attachments.maxBytes", c.Attachments.MaxBytes, 262144},
 		{"reflector.idle", c.Reflector.Idle, 2 * time.Minute},
 		{"reflector.maxTurns", c.Reflector.MaxTurns, 20},
 		{"reflector.maxSteps", c.Reflector.MaxSteps, 12},
@@ -237,11 +238,12 @@ func TestFixtureFull(t *testing.T) {
 			"zhangsan": {"slack:T01ABC/U02DEF", "discord:80351110224678912"},
 			"li.si":    {"discord:1234"},
 		},
-		Limits:   Limits{MessagesPerMinute: 5, TokensPerDay: 0, TotalTokensPerDay: 5_000_000},
-		Server:   Server{Listen: ":0"},
-		Shutdown: Shutdown{Grace: 45 * time.Second},
-		History:  History{Keep: 50, MaxAge: 90 * 24 * time.Hour}, // not in the file: the defaults
-		Log:      Log{Format: "json", Level: "debug"},
+		Limits:      Limits{MessagesPerMinute: 5, TokensPerDay: 0, TotalTokensPerDay: 5_000_000},
+		Attachments: Attachments{MaxBytes: 256 << 10}, // not in the file: the default
+		Server:      Server{Listen: ":0"},
+		Shutdown:    Shutdown{Grace: 45 * time.Second},
+		History:     History{Keep: 50, MaxAge: 90 * 24 * time.Hour}, // not in the file: the defaults
+		Log:         Log{Format: "json", Level: "debug"},
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Errorf("got\n%#v\nwant\n%#v", *c, *want)
@@ -1251,6 +1253,23 @@ func TestLimits(t *testing.T) {
 		{"tokensPerDay: 5\n", `unknown key "tokensPerDay" (did you mean "limits.tokensPerDay"?)`},
 	}
 	for _, tt := range tests {
+		_, err := loadString(tt.yaml, nil)
+		wantErr(t, err, tt.want)
+	}
+}
+
+// attachments.maxBytes: read, 0 allowed (none read), a range outside
+// refused with the key and the fix.
+func TestAttachmentsConfig(t *testing.T) {
+	c, err := loadString("attachments:\n  maxBytes: 0\n", nil)
+	if err != nil || c.Attachments.MaxBytes != 0 {
+		t.Fatalf("%+v, %v", c.Attachments, err)
+	}
+	for _, tt := range []struct{ yaml, want string }{
+		{"attachments:\n  maxBytes: -1\n", "mnemo.yaml:2: attachments.maxBytes: -1 is out of range; use 0 to 4194304 bytes (0 = none read)"},
+		{"attachments:\n  maxBytes: 4194305\n", "attachments.maxBytes: 4194305 is out of range"},
+		{"attachments:\n  maxbytes: 5\n", `unknown key "attachments.maxbytes" (did you mean "attachments.maxBytes"?)`},
+	} {
 		_, err := loadString(tt.yaml, nil)
 		wantErr(t, err, tt.want)
 	}

@@ -195,6 +195,7 @@ func (c *Config) validate(origin map[string]string) error {
 	ch.IntRange("limits.messagesPerMinute", c.Limits.MessagesPerMinute, 0, maxMessagesPerMinute, " (0 = no limit)")
 	ch.IntRange("limits.tokensPerDay", c.Limits.TokensPerDay, 0, maxTokensPerDay, " (0 = no limit)")
 	ch.IntRange("limits.totalTokensPerDay", c.Limits.TotalTokensPerDay, 0, maxTokensPerDay, " (0 = no limit)")
+	ch.IntRange("attachments.maxBytes", c.Attachments.MaxBytes, 0, 4<<20, " bytes (0 = none read)")
 
 	host, port, err := net.SplitHostPort(c.Server.Listen) // the port in plain decimal: no "http", no leading 0
 	if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || port != fmt.Sprint(n) || strings.ContainsAny(host, " /") {
