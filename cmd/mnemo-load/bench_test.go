@@ -878,7 +878,7 @@ func TestBenchChatOnly(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	bin := buildMnemo(t)
 	var stdout, stderr bytes.Buffer
-	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-tool-sizes", "2", "-starts", "1", "-gobench", "", "-no-stream=true"}, &stdout, &stderr)
+	err := run(context.Background(), []string{"-bench", "-chat-only", "-bin", bin, "-messages", "2", "-sizes", "0,2", "-tool-sizes", "2", "-starts", "1", "-gobench", "", "-no-stream=true", "-no-rollups"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, stderr.String())
 	}
@@ -886,11 +886,12 @@ func TestBenchChatOnly(t *testing.T) {
 	wantParts(t, "the table", out,
 		"| `mnemo chat`, 2-message chat, user with 2 files |",
 		"| `mnemo chat`, 2-message chat, user with 0 files, `llm.stream: false` |",
+		"| `mnemo chat`, 2-message chat, user with 2 files, no roll-ups (`memory.rollupAfter: 0`) |",
 		"| **`mnemo chat` per message, 2 ÷ 0 files** | ×",
 		"| **`echo hi \\| mnemo chat`, 2 ÷ 0 files** | ×",
 		"| **`mnemo chat` per message, `memory_search` − `memory_read`, 2 text files** | ",
 	)
-	if !strings.Contains(out, "Command: `make bench BENCHFLAGS=\"-chat-only -gobench '' -messages 2 -no-stream -sizes 0,2 -starts 1 -tool-sizes 2\"`") {
+	if !strings.Contains(out, "Command: `make bench BENCHFLAGS=\"-chat-only -gobench '' -messages 2 -no-rollups -no-stream -sizes 0,2 -starts 1 -tool-sizes 2\"`") {
 		t.Errorf("the command line shown:\n%s", out)
 	}
 	if strings.Contains(out, "console,") || strings.Contains(out, "edit-to-index") {
