@@ -115,24 +115,39 @@ func (b *Bot) onInteraction(_ *discordgo.Session, e *discordgo.InteractionCreate
 	default:
 		return
 	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				log.Error("discord: /memory panicked", "panic", r, "stack", string(debug.Stack()))
-			}
-		}()
-		if !snowflake(asker) {
-			log.Warn("discord: interaction without a user; ignored")
-			return
-		}
+	b.goInteraction("/memory", asker, log, func() {
 		if i.Type == discordgo.InteractionApplicationCommand {
 			b.slashCommand(i, asker, log)
 		} else {
 			b.button(i, asker, log)
 		}
-	}()
+	})
+}
+
+// goInteraction does an interaction's work on a goroutine of the bot's
+// (Close waits for it), off the gateway's event loop; a panic is logged
+// with what panicked and never reaches the gateway, and an interaction
+// without a user is ignored.
+func (b *Bot) goInteraction(what, asker string, log *slog.Logger, run func()) {
+	b.goSafe(what, log, func() {
+		if !snowflake(asker) {
+			log.Warn("discord: interaction without a user; ignored")
+			return
+		}
+		run()
+	})
+}
+
+// goSafe runs work on a goroutine of the bot's, a panic logged as what's.
+func (b *Bot) goSafe(what string, log *slog.Logger, work func()) {
+	b.wg.Go(func() {
+		defer func() {
+			if r := recover(); r != nil {
+				log.Error("discord: "+what+" panicked", "panic", r, "stack", string(debug.Stack()))
+			}
+		}()
+		work()
+	})
 }
 
 // slashCommand answers /memory: deferred (ephemeral), then edited.

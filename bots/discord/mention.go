@@ -3,7 +3,6 @@ package discord
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 	"sync"
 	"unicode"
@@ -90,14 +89,7 @@ func (b *Bot) memoryMention(m *discordgo.Message, in *incoming, botID string) bo
 		return true // a replay: answered already
 	}
 	log := in.Log
-	b.wg.Go(func() {
-		defer func() {
-			if r := recover(); r != nil {
-				log.Error("discord: a memory mention panicked", "panic", r, "stack", string(debug.Stack()))
-			}
-		}()
-		b.answerMemoryMention(context.Background(), m, rest, log)
-	})
+	b.goSafe("a memory mention", log, func() { b.answerMemoryMention(context.Background(), m, rest, log) })
 	return true
 }
 

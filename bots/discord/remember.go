@@ -12,7 +12,6 @@ package discord
 import (
 	"context"
 	"log/slog"
-	"runtime/debug"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
@@ -54,20 +53,7 @@ func (b *Bot) rememberInteraction(i *discordgo.Interaction, asker string, log *s
 	default:
 		return false
 	}
-	b.wg.Add(1)
-	go func() {
-		defer b.wg.Done()
-		defer func() {
-			if r := recover(); r != nil {
-				log.Error("discord: Remember this panicked", "panic", r, "stack", string(debug.Stack()))
-			}
-		}()
-		if !snowflake(asker) {
-			log.Warn("discord: interaction without a user; ignored")
-			return
-		}
-		run()
-	}()
+	b.goInteraction("Remember this", asker, log, run)
 	return true
 }
 
