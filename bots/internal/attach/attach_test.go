@@ -47,6 +47,13 @@ func newFiles(t *testing.T) *files {
 			http.Redirect(w, r, fs.other.URL+"/file.txt", http.StatusFound)
 		case p == "/loop":
 			http.Redirect(w, r, "/loop", http.StatusFound)
+		case strings.HasPrefix(p, "/hops/"): // /hops/N: N redirects, then notes.txt
+			n, _ := strconv.Atoi(strings.TrimPrefix(p, "/hops/"))
+			next := "/f/notes.txt"
+			if n > 1 {
+				next = "/hops/" + strconv.Itoa(n-1)
+			}
+			http.Redirect(w, r, next, http.StatusFound)
 		case strings.HasPrefix(p, "/redirect/"):
 			http.Redirect(w, r, "/f/"+strings.TrimPrefix(p, "/redirect/"), http.StatusFound)
 		case strings.HasPrefix(p, "/f/"):
@@ -110,6 +117,7 @@ func TestRender(t *testing.T) {
 	fs.lengths["utf8.txt"] = -1
 	fs.body["utf8.txt"] = []byte(strings.Repeat("é", 100))
 	fs.body["tags.txt"] = []byte("hi\U000E0041\u202Ethere")
+	fs.body["ten.txt"] = []byte("0123456789")
 
 	tests := []struct {
 		name  string
@@ -137,6 +145,14 @@ func TestRender(t *testing.T) {
 			want: []string{"Attached file big.log (300 bytes)", "Attached: main.go (200 bytes), not read: the files before it used up the 400 bytes"}},
 		{name: "the server announces more than the cap", max: 100, files: []File{{Name: "short.txt", URL: fs.url("short.txt")}},
 			want: []string{"could not read short.txt: the server says it is larger"}},
+		{name: "exactly the cap: read whole, not cut", max: 10, files: []File{{Name: "ten.txt", URL: fs.url("ten.txt")}},
+			want: []string{"Attached file ten.txt (10 bytes):\n```text\n0123456789\n```"}, not: []string{"cut here", "larger"}},
+		{name: "announced at the cap, longer: more than the cap", max: 100, files: []File{{Name: "big.log", Size: 100, URL: fs.url("big.log")}},
+			want: []string{"Attached file big.log (more than 100 bytes):", "cut here"}},
+		{name: "two redirects on the same host followed", max: 1024, files: []File{{Name: "notes.txt", URL: fs.srv.URL + "/hops/2"}},
+			want: []string{"buy milk"}},
+		{name: "a third redirect not followed", max: 1024, files: []File{{Name: "notes.txt", URL: fs.srv.URL + "/hops/3"}},
+			want: []string{"could not read notes.txt: it redirected too many times"}, hits: map[string]int{"/f/notes.txt": 0}},
 		{name: "cut on a rune boundary", max: 51, files: []File{{Name: "utf8.txt", URL: fs.url("utf8.txt")}},
 			want: []string{"```text\n" + strings.Repeat("é", 25) + "\n```", "only its first 50 bytes"}},
 		{name: "binary refused", max: 1024, files: []File{{Name: "bin.txt", URL: fs.url("bin.txt")}},
@@ -217,7 +233,7 @@ func TestRenderMany(t *testing.T) {
 		fs = append(fs, File{Name: "p" + strconv.Itoa(i) + ".png", Type: "image/png"})
 	}
 	got := (&Reader{MaxBytes: 10}).Render(context.Background(), fs)
-	if strings.Count(got, "Attached:") != MaxFiles || !strings.Contains(got, "3 more files not listed") {
+	if strings.Count(got, "Attached:") != MaxFiles || !strings.Contains(got, "\n(3 more files not listed.)") {
 		t.Fatal(got)
 	}
 }
@@ -285,4 +301,45 @@ func FuzzCheckText(f *testing.F) {
 			t.Fatal("x.txt")
 		}
 	})
+}
+
+// authTransport authenticates every request it carries, as a platform's
+// own client would.
+type authTransport struct{ token string }
+
+func (a authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+a.token)
+	return http.DefaultTransport.RoundTrip(r)
+}
+
+// The reader fetches with its Client (a copy with its own redirect rule),
+// refuses every address when no host is allowed, and logs to its Log why
+// a file was not read.
+func TestReaderSettings(t *testing.T) {
+	fs := newFiles(t)
+	fs.body["notes.txt"] = []byte("buy milk\n")
+	files := []File{{Name: "notes.txt", URL: fs.url("notes.txt")}}
+	host, _ := url.Parse(fs.srv.URL)
+	allowed := func(u *url.URL) bool { return u.Host == host.Host }
+
+	var logs strings.Builder
+	r := &Reader{MaxBytes: 100, Allowed: allowed, Client: &http.Client{Transport: authTransport{fs.token}},
+		Log: slog.New(slog.NewTextHandler(&logs, nil))}
+	if got := r.Render(context.Background(), files); !strings.Contains(got, "buy milk") {
+		t.Errorf("the reader's client was not used:\n%s", got)
+	}
+	r.Client = &http.Client{Transport: authTransport{"xoxb-wrong"}}
+	if got := r.Render(context.Background(), files); strings.Contains(got, "buy milk") || !strings.Contains(got, "an HTML page came back instead of the file") {
+		t.Errorf("a wrong token read the file:\n%s", got)
+	}
+	if !strings.Contains(logs.String(), "attachment not read") || !strings.Contains(logs.String(), "notes.txt") {
+		t.Errorf("not logged: %q", logs.String())
+	}
+
+	clear(fs.hits)
+	r.Allowed = nil
+	if got := r.Render(context.Background(), files); !strings.Contains(got, "not one the platform serves files from") || fs.hits["/f/notes.txt"] != 0 {
+		t.Errorf("no allowed host, yet:\n%s (%d requests)", got, fs.hits["/f/notes.txt"])
+	}
 }
