@@ -175,6 +175,8 @@ func TestRender(t *testing.T) {
 			want: []string{"could not read loop.txt: it redirected too many times"}},
 		{name: "another host is never asked", max: 1024, files: []File{{Name: "file.txt", URL: fs.other.URL + "/file.txt"}},
 			want: []string{"not one the platform serves files from"}, hits: map[string]int{"other": 0}},
+		{name: "not http(s), on the allowed host", max: 1024, files: []File{{Name: "notes.txt", URL: strings.Replace(fs.url("notes.txt"), "http://", "ftp://", 1)}},
+			want: []string{"could not read notes.txt: its address is not one the platform serves files from"}},
 		{name: "no address", max: 1024, files: []File{{Name: "file.txt"}}, want: []string{"not one the platform serves files from"}},
 		{name: "missing", max: 1024, files: []File{{Name: "gone.txt", URL: fs.url("gone.txt")}}, want: []string{"the server answered HTTP 404"}},
 		{name: "a snippet: text by its type", max: 1024, files: []File{{Name: "snippet", Type: "text/plain", URL: fs.url("snippet")}},

@@ -30,10 +30,8 @@ func IsText(name, mimeType string) bool {
 		slices.Contains(strings.Fields(textNames), lower) {
 		return true
 	}
-	t := strings.ToLower(strings.TrimSpace(mimeType))
-	if i := strings.IndexByte(t, ';'); i >= 0 {
-		t = strings.TrimSpace(t[:i])
-	}
+	t, _, _ := strings.Cut(strings.ToLower(mimeType), ";")
+	t = strings.TrimSpace(t)
 	return strings.HasPrefix(t, "text/") && t != "text/html"
 }
 
@@ -61,9 +59,6 @@ func CheckText(b []byte) error {
 // Sniff is the media type net/http.DetectContentType gives b, without
 // its parameters ("text/plain", "text/html", "image/png" …).
 func Sniff(b []byte) string {
-	t := http.DetectContentType(b)
-	if i := strings.IndexByte(t, ';'); i >= 0 {
-		t = t[:i]
-	}
+	t, _, _ := strings.Cut(http.DetectContentType(b), ";")
 	return t
 }
