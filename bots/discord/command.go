@@ -150,15 +150,25 @@ func (b *Bot) goSafe(what string, log *slog.Logger, work func()) {
 	})
 }
 
-// slashCommand answers /memory: deferred (ephemeral), then edited.
-func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Logger) {
-	ctx := context.Background()
+// deferEphemeral acknowledges i with a deferred answer only its user
+// sees (Discord wants an answer within 3 s; the work takes longer); false,
+// logged, when Discord refused it.
+func (b *Bot) deferEphemeral(ctx context.Context, i *discordgo.Interaction, what string, log *slog.Logger) bool {
 	err := b.s.InteractionRespond(i, &discordgo.InteractionResponse{
 		Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
 		Data: &discordgo.InteractionResponseData{Flags: discordgo.MessageFlagsEphemeral},
 	}, discordgo.WithContext(ctx))
 	if err != nil {
-		log.Warn("discord: cannot acknowledge /memory", "error", err)
+		log.Warn("discord: cannot acknowledge "+what, "error", err)
+		return false
+	}
+	return true
+}
+
+// slashCommand answers /memory: deferred (ephemeral), then edited.
+func (b *Bot) slashCommand(i *discordgo.Interaction, asker string, log *slog.Logger) {
+	ctx := context.Background()
+	if !b.deferEphemeral(ctx, i, "/memory", log) {
 		return
 	}
 	cmd := memorycmd.Command{Kind: memorycmd.Show}

@@ -67,12 +67,7 @@ func (b *Bot) keepFlow() *remember.Flow {
 // (ephemeral) first, then edited to the confirmation.
 func (b *Bot) rememberThis(i *discordgo.Interaction, asker string, log *slog.Logger) {
 	ctx := context.Background()
-	err := b.s.InteractionRespond(i, &discordgo.InteractionResponse{
-		Type: discordgo.InteractionResponseDeferredChannelMessageWithSource,
-		Data: &discordgo.InteractionResponseData{Flags: discordgo.MessageFlagsEphemeral},
-	}, discordgo.WithContext(ctx))
-	if err != nil {
-		log.Warn("discord: cannot acknowledge Remember this", "error", err)
+	if !b.deferEphemeral(ctx, i, "Remember this", log) {
 		return
 	}
 	ans := remember.Answer{Text: "Sorry, Remember this is not available here."}
