@@ -47,7 +47,7 @@ type attribution struct {
 	words    search.Words
 	text     map[string][]int // term → the turns whose message holds it
 	reply    map[string][]int // term → the turns whose reply holds it
-	stamps   []string          // each turn's stamp, rendered once
+	stamps   []string         // each turn's stamp, rendered once
 }
 
 // newAttribution is the attribution of said (oldest first); nil for none.
