@@ -4,6 +4,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/agent/text"
 	"github.com/mnemo-agent/mnemo/memory/search"
 )
@@ -28,6 +29,18 @@ type Said struct {
 	// (the person said them there), but a line no turn's words match is
 	// stamped with the newest turn that was answered, while there is one.
 	Failed bool
+}
+
+// SaidOf is turn t as a reflection's batch holds it: where it was said
+// (SourceOf) and its words (an explicit turn's are the message kept).
+func SaidOf(t mnemo.Turn) Said {
+	words := t.UserText
+	if t.Explicit {
+		for _, c := range t.Context {
+			words += "\n" + c.Text
+		}
+	}
+	return Said{Source: SourceOf(t), Text: words, Reply: t.ReplyText, Failed: t.Failed}
 }
 
 // Bounds of attribution: a batch is at most the reflector's MaxTurns

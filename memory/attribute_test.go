@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mnemo-agent/mnemo"
 )
 
 // said is a turn of a batch said in a Slack DM on date.
@@ -154,5 +156,17 @@ func BenchmarkAttribution(b *testing.B) {
 		for _, l := range lines {
 			a.pick(l)
 		}
+	}
+}
+
+func TestSaidOf(t *testing.T) {
+	at := day("2026-11-20")
+	plain := mnemo.Turn{User: "ana", Platform: "slack", Speaker: "Ana", UserText: "hi", ReplyText: "hello", Time: at, Failed: true}
+	if got := SaidOf(plain); got != (Said{Source: SourceOf(plain), Text: "hi", Reply: "hello", Failed: true}) {
+		t.Errorf("SaidOf(%+v) = %+v", plain, got)
+	}
+	kept := mnemo.Turn{User: "ana", Platform: "slack", Time: at, Explicit: true, Context: []mnemo.ContextMessage{{Author: "Bob", Text: "The release moves to Friday"}}}
+	if got := SaidOf(kept); !strings.Contains(got.Text, "The release moves to Friday") {
+		t.Errorf("an explicit turn's words are %q, want the message kept", got.Text)
 	}
 }
