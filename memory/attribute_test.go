@@ -170,3 +170,24 @@ func TestSaidOf(t *testing.T) {
 		t.Errorf("an explicit turn's words are %q, want the message kept", got.Text)
 	}
 }
+
+// A fact the batch tells again (a confirming patch) is renewed with the
+// newest turn that said it, not with the batch's newest.
+func TestConfirmedFactGetsTheNewestTurnThatSaidIt(t *testing.T) {
+	s := newStore(t)
+	path := filepath.Join(s.Dir(), "alice/facts/user.md")
+	writeFile(t, path, "# User\n\n> Summary: home\n\n- Lives in: Berlin <!-- src: terminal · 2026-01-01 -->\n- Drinks: tea\n")
+	ses := mustUser(t, s, "alice").NewSession()
+	first, again := said("2026-11-02", "I live in Berlin"), said("2026-11-04", "still living in Berlin")
+	ses.SetSources([]Said{first, again, said("2026-11-06", "bye")})
+	if _, err := ses.Read("facts/user.md"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ses.Patch("facts/user.md", []Patch{{OldText: "- Lives in: Berlin", NewText: "- Lives in: Berlin"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := "# User\n\n> Summary: home\n\n- Lives in: Berlin " + again.Source.stamp() + "\n- Drinks: tea\n"
+	if got := readFile(t, path); got != want {
+		t.Errorf("patched:\n%s\nwant:\n%s", got, want)
+	}
+}
