@@ -145,3 +145,40 @@ func TestForgettingErrors(t *testing.T) {
 		t.Error("Forgetting over a torn note")
 	}
 }
+
+// A deleted file's record has no text to scrub; a version whose text is
+// missing names the file; a note without lines forgets nothing.
+func TestForgettingOddVersions(t *testing.T) {
+	s, c, dir := open(t, 0, 0)
+	s.Record("ann", "facts/user.md", []byte(v1), "reflector")
+	c.t = c.t.Add(time.Minute)
+	if err := s.RecordDelete("ann", "facts/user.md", nil, "forget"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forgetting("ann", "facts/user.md", []string{"- Lives in: Lyon"}); err != nil {
+		t.Fatal(err)
+	}
+	// A deletion recorded while forgetting is a record, not a text.
+	c.t = c.t.Add(time.Minute)
+	if err := s.RecordDelete("ann", "facts/user.md", nil, "hand edit (deleted)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forgot("ann", "facts/user.md"); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, s, "facts/user.md"); len(got) != 1 || strings.Contains(got[0], "Lyon") {
+		t.Errorf("versions: %q", got)
+	}
+	d := filepath.Join(dir, "ann", "facts", "user.md")
+	os.WriteFile(filepath.Join(d, notePending), []byte(`{}`), 0o600)
+	if got := texts(t, s, "facts/user.md"); len(got) != 1 {
+		t.Errorf("a note without lines: %q", got)
+	}
+	vs, _ := s.List("ann", "facts/user.md")
+	for _, v := range vs {
+		os.Remove(filepath.Join(d, v.ID+".md"))
+	}
+	if err := s.Forgetting("ann", "facts/user.md", []string{"- Name: Ann"}); err == nil || !strings.Contains(err.Error(), "history:") {
+		t.Errorf("a version without its text: %v", err)
+	}
+}
