@@ -12,6 +12,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 	"github.com/mnemo-agent/mnemo/bots/platform"
+	"github.com/mnemo-agent/mnemo/cmd/internal/control"
 	"github.com/mnemo-agent/mnemo/memory/durable"
 )
 
@@ -240,5 +241,36 @@ func TestKeepTwoChangesOfOneFile(t *testing.T) {
 	}
 	if _, err := k.Undo("alice", again.Undo); err != nil {
 		t.Errorf("Undo of the last keeping: %v", err)
+	}
+}
+
+// A forget that fails half-way (the terminal chat's line history, its
+// last holder, cannot be removed: a folder stands there): the control
+// socket's caller gets the error naming it, not a success; the memory
+// files before it are gone, and the same forget run again, once the folder
+// is moved away, finishes and says there was no memory left.
+func TestForgetFailsHalfWay(t *testing.T) {
+	w := newWorld(t)
+	w.putMemory(t, "ann/facts/a.md", foodFact)
+	a := w.open(t, "")
+	lines := filepath.Join(a.cfg.State.Dir, "chat", "ann.history")
+	if err := os.MkdirAll(filepath.Join(lines, "x"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	_, err := a.Control(context.Background(), control.Request{Op: OpForget, User: "ann"})
+	if err == nil || !strings.Contains(err.Error(), "the memory is deleted, but not the chat history "+lines) || !strings.Contains(err.Error(), "delete it by hand") {
+		t.Fatalf("a forget that fails half-way: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(w.dir, "data", "memory", "ann")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the memory folder is still there: %v", err)
+	}
+	if err := os.RemoveAll(lines); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := a.Control(context.Background(), control.Request{Op: OpForget, User: "ann"}); err != nil || msg != "" {
+		t.Errorf("the forget run again: %q, %v", msg, err)
+	}
+	if out, _ := a.Show("ann", ""); !strings.Contains(out, "don't remember anything") {
+		t.Errorf("after the forget: %q", out)
 	}
 }
