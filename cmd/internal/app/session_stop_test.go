@@ -234,4 +234,3 @@ func recvAll(t *testing.T, c *control.Conn) control.Event {
 	}
 	return e
 }
-
