@@ -43,6 +43,13 @@ type Platform struct {
 	ForgetQueued func(dir, user string) (int, error)
 	// New makes the platform's adapter.
 	New func(d Deps) (Adapter, error)
+	// Terminal marks the terminal platform (bots/console): it needs no
+	// token, so serve and chat run it always (Enabled is not asked, and it
+	// does not count as a platform with tokens); it is the operator's
+	// own, so its Deps have no access gate and no budget, but the
+	// terminal's handler, /memory and Withdraw; its adapter is a Chats,
+	// which the second chats talk to.
+	Terminal bool
 }
 
 // Access are a platform's access rules (<name>.access, <name>.allow).
