@@ -29,7 +29,9 @@ type Platform struct {
 	// Settings returns the platform's configuration section at its
 	// defaults: a pointer to a struct whose fields' yaml tags are the
 	// section's keys (camelCase), whose env tags name a variable other
-	// than the rule's (MNEMO_<NAME>_<KEY>), and whose doc comments are the
+	// than the rule's (MNEMO_<NAME>_<KEY>), whose `secret:"true"` tags
+	// mark the secrets (a configuration file holding one must be private:
+	// chat and serve warn), and whose doc comments are the
 	// keys' entries in CONFIG.md. The struct may have Complete() (fill
 	// and normalise what the file left blank) and Validate(Checker)
 	// (report every bad value). nil: the platform has no section.
