@@ -102,14 +102,14 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	a.StartBaseline(name)
 	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.CancelCalls)
 	defer sd.release()
-	// The terminal platform (registered: bots/registry): this chat's
-	// lines, and those of the chats talking through this process (the
-	// control socket), on the pipeline.
-	stop := func(err error) error {
+	stop := func(err error) error { // ends what was opened so far
 		sd.begin()
 		a.Close(sd.hard)
 		return failure(err)
 	}
+	// The terminal platform (registered: bots/registry): this chat's
+	// lines, and those of the chats talking through this process (the
+	// control socket), on the pipeline.
 	termAd, term, err := a.Terminal()
 	if err != nil {
 		return stop(err)
