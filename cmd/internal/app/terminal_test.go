@@ -2,6 +2,8 @@ package app
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -66,5 +68,23 @@ func TestTerminalPlatform(t *testing.T) {
 		New: func(platform.Deps) (platform.Adapter, error) { return nil, errors.New("tty: refused") }}}
 	if _, err := a.Adapters(); !errors.As(err, new(*ConfigError)) {
 		t.Errorf("a terminal refused: %v; want a *ConfigError", err)
+	}
+
+	// The terminal does not count as a platform with tokens.
+	on := platform.Platform{Name: "discord", Enabled: func(platform.Section) bool { return true }}
+	if got := Enabled(a.cfg, []platform.Platform{on, term}); len(got) != 1 || got[0].Name != "discord" {
+		t.Errorf("enabled %+v; want discord alone", got)
+	}
+	// A journal folder that cannot be made is said before any adapter.
+	intake := filepath.Join(a.cfg.State.Dir, "intake") // made, empty, by the Adapters above
+	if err := os.Remove(intake); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(intake, []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a.platforms = []platform.Platform{term}
+	if _, err := a.Adapters(); err == nil || !strings.Contains(err.Error(), "intake journal") {
+		t.Errorf("intake folder in the way: %v", err)
 	}
 }
