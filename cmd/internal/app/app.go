@@ -247,6 +247,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
 			SearchBudget: cfg.Memory.SearchBudget, Watch: true, Clean: true,
 			IndexCache: filepath.Join(cfg.State.Dir, "index"), IndexCacheRoot: indexRoot,
+			Forgetting: changes.forgetting,
 		},
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: cfg.State.Dir,
