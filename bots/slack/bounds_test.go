@@ -9,21 +9,25 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
 
-// A 200,000-character reply is posted as exactly maxParts messages, in
-// order, the last one ending with cutNote.
+// A reply of three times maxParts messages is posted as exactly maxParts
+// messages, in order, the last one ending with cutNote. (Three times, not
+// sixty: the adapter formats the whole reply, and 200,000 characters took
+// over 10s under -race on a loaded machine, past the wait.)
 func TestReplyAtMostFiveMessages(t *testing.T) {
+	const size = 3 * maxParts * maxPartRunes
 	var md strings.Builder
-	for i := 0; md.Len() < 200_000; i++ {
+	for i := 0; md.Len() < size; i++ {
 		fmt.Fprintf(&md, "Paragraph %d: %s\n\n", i, strings.Repeat("words and more words ", 20))
 	}
-	long := md.String()[:200_000]
+	long := md.String()[:size]
+	line := "fmt.Println(\"a line of code\")\n"
 	tests := []struct {
 		name, text string
 	}{
 		{"prose", long},
 		// The cut falls inside a code block: the last message closes it
 		// before the note.
-		{"code", "```\n" + strings.Repeat("fmt.Println(\"a line of code\")\n", 7000) + "```"},
+		{"code", "```\n" + strings.Repeat(line, size/len(line)) + "```"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	slackgo "github.com/slack-go/slack"
 
@@ -121,11 +120,22 @@ func TestAckFailures(t *testing.T) {
 	}
 	// Shutdown while /memory works: the ack cannot go out any more, so
 	// the answer goes to the response_url.
+	// The store answers once the socket is closed (before, a 300ms store
+	// raced the stop: on a loaded machine the answer could be ready
+	// first, and went in the ack).
 	hs.mem.ShowText = "facts/a.md: a"
-	hs.mem.Delay = 300 * time.Millisecond
+	gate := make(chan struct{})
+	hs.mem.Gate = gate
 	hs.srv.SlashCommand(slacktest.SlashCommand{})
 	waitFor(t, "Show", func() bool { return len(hs.mem.Shown()) == 1 })
-	if err := hs.stop(); err != nil {
+	stopped := make(chan error, 1)
+	go func() { stopped <- hs.stop() }()
+	waitFor(t, "the socket closed", func() bool {
+		c := hs.srv.Conns()
+		return len(c) > 0 && !c[len(c)-1].ClosedAt.IsZero()
+	})
+	close(gate)
+	if err := <-stopped; err != nil {
 		t.Fatal(err)
 	}
 	rs := hs.srv.Responses()

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/clock"
 )
 
 // benchConfig is the -bench mode's flags.
@@ -339,6 +341,7 @@ type bencher struct {
 	progress  func(format string, args ...any)
 	seq       int           // for fresh folders
 	readyWait time.Duration // how long serve may take to be ready; 0: readyTimeout
+	clock     clock.Clock   // times readyWait; nil: the real clock
 }
 
 // fresh returns a new empty folder under the work folder.

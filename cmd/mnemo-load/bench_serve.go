@@ -23,6 +23,7 @@ import (
 
 	"github.com/bwmarrin/discordgo"
 
+	"github.com/mnemo-agent/mnemo/agent/clock"
 	"github.com/mnemo-agent/mnemo/agent/fake"
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
@@ -385,7 +386,7 @@ func (b *bencher) startServeListen(ctx context.Context, dir string, env []string
 	}
 	go func() { p.exited <- p.cmd.Wait() }()
 	wait := cmp.Or(b.readyWait, readyTimeout)
-	timeout := time.NewTimer(wait)
+	timeout := clock.Or(b.clock).NewTimer(wait)
 	defer timeout.Stop()
 	for {
 		sch, dch := slk.Changed(), dsc.Changed()
@@ -403,7 +404,7 @@ func (b *bencher) startServeListen(ctx context.Context, dir string, env []string
 				return nil, context.Cause(ctx)
 			}
 			return nil, fmt.Errorf("mnemo serve exited before it was ready (%v): %s", err, p.stderr)
-		case <-timeout.C:
+		case <-timeout.C():
 			_ = p.stop()
 			return nil, fmt.Errorf("mnemo serve was not ready (Slack connected: %v, Discord's /memory registered: %v) after %v: %s",
 				slackUp, discordUp, wait, p.stderr)

@@ -13,11 +13,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/mnemo-agent/mnemo/agent/clock/clocktest"
 	"github.com/mnemo-agent/mnemo/agent/llm"
 	"github.com/mnemo-agent/mnemo/bots/registry"
 	mnemoconfig "github.com/mnemo-agent/mnemo/cmd/internal/config"
@@ -620,14 +622,35 @@ func TestBenchWithStandIn(t *testing.T) {
 // A serve that never connects is given up after the wait, and stopped.
 func TestServeNeverReady(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	script := filepath.Join(t.TempDir(), "mnemo")
-	if err := os.WriteFile(script, []byte("#!/bin/sh\necho starting >&2\nexec sleep 30\n"), 0o700); err != nil {
+	// The ready wait ends once the script has written its line (it then
+	// opens a FIFO the test reads): on a loaded machine 200ms of wall
+	// time could pass before the shell ran, and SIGTERM ended it silent.
+	tmp := t.TempDir()
+	started := filepath.Join(tmp, "started")
+	if err := syscall.Mkfifo(started, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b := &bencher{bin: script, dir: t.TempDir(), readyWait: 200 * time.Millisecond}
+	script := filepath.Join(tmp, "mnemo")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho starting >&2\necho >"+started+"\nexec sleep 30\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktest.New(time.Now())
+	fired := make(chan error, 1)
+	go func() {
+		_, err := os.ReadFile(started) // returns once the script wrote and closed it
+		if err == nil {
+			clk.WaitArmed(1)
+			clk.Advance(200 * time.Millisecond)
+		}
+		fired <- err
+	}()
+	b := &bencher{bin: script, dir: t.TempDir(), readyWait: 200 * time.Millisecond, clock: clk}
 	_, _, err := b.serveRun(context.Background(), []int{1}, 1, 1)
 	if err == nil || !strings.Contains(err.Error(), "mnemo serve was not ready (Slack connected: false, Discord's /memory registered: false) after 200ms: starting") {
-		t.Errorf("err = %v", err)
+		t.Fatalf("err = %v", err) // not after the wait: the FIFO may never be written
+	}
+	if err := <-fired; err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()

@@ -58,7 +58,9 @@
 //   - POST interactions/{id}/{token}/callback: 204, recorded as an
 //     InteractionResponse with its Latency since the INTERACTION_CREATE was
 //     written. Unknown id or token, or later than InteractionWindow (3 s)
-//     after the write: 404 10062 "Unknown interaction"; a second callback:
+//     after the write (by Options.Now: a test making several calls before
+//     its callback passes a clock that stands still, or a loaded machine
+//     can close the window on it): 404 10062 "Unknown interaction"; a second callback:
 //     400 40060 "Interaction has already been acknowledged."; a type that does
 //     not fit the interaction: 400 50035. A message response (type 4) or a
 //     deferred one (5, a "thinking" message with flag 128) creates the

@@ -227,6 +227,21 @@ func TestHeartbeatACKsOffClientReconnects(t *testing.T) {
 	if err := srv.WaitReady(2, wait); err != nil {
 		t.Fatal(err)
 	}
+	// The connection open now heartbeats every 100 ms too: with ACKs back
+	// on, a stall of 500 ms under load would still end it, with the
+	// session and what was dispatched to it ("back" was lost so, in a
+	// make test). Without ACKs it ends for sure; "back" goes to a later
+	// connection, whose interval is an hour.
+	before := srv.SetHeartbeatInterval(time.Hour)
+	for n := 1; ; n++ {
+		evs, err := srv.WaitEvents(n, wait)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e := evs[n-1]; e.Type == "READY" && e.Conn > before {
+			break
+		}
+	}
 	srv.SetHeartbeatACKs(true)
 	c.waitReadies(2)
 	disc := srv.Disconnects()

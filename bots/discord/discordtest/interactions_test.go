@@ -12,10 +12,18 @@ import (
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 )
 
-// clock is a settable Options.Now.
-type clock struct{ offset atomic.Int64 }
+// clock is a settable Options.Now that stands still unless advanced: an
+// interaction's 3-second window is the server's time, and on a loaded
+// machine (the race detector, other test binaries) a few REST calls can
+// take longer than that in wall time, answering 10062 to a callback the
+// test made on time.
+type clock struct {
+	start  time.Time
+	offset atomic.Int64
+}
 
-func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.offset.Load())) }
+func newClock() *clock                   { return &clock{start: time.Now()} }
+func (c *clock) now() time.Time          { return c.start.Add(time.Duration(c.offset.Load())) }
 func (c *clock) advance(d time.Duration) { c.offset.Add(int64(d)) }
 
 func askInteraction() discordgo.Interaction {
@@ -41,7 +49,7 @@ func waitWritten(t *testing.T, srv *discordtest.Server, id string) {
 
 func TestInteractionDeferEditFollowup(t *testing.T) {
 	t.Parallel()
-	srv, c := connect(t, discordtest.Options{})
+	srv, c := connect(t, discordtest.Options{Now: newClock().now})
 	sent := srv.InteractionCreate(askInteraction())
 	if sent.ID == "" || sent.Token == "" || sent.AppID != discordtest.DefaultBotID || sent.Version != 1 ||
 		sent.Member == nil || sent.User != nil {
@@ -131,7 +139,7 @@ func TestInteractionDeferEditFollowup(t *testing.T) {
 
 func TestInteractionImmediateResponse(t *testing.T) {
 	t.Parallel()
-	srv, c := connect(t, discordtest.Options{})
+	srv, c := connect(t, discordtest.Options{Now: newClock().now})
 	dm := srv.InteractionCreate(discordgo.Interaction{ChannelID: dmID, User: &discordgo.User{ID: userID},
 		Data: discordgo.ApplicationCommandInteractionData{Name: "ask"}})
 	got := c.waitInteractions(1)[0].Interaction
@@ -186,7 +194,7 @@ func TestInteractionImmediateResponse(t *testing.T) {
 
 func TestInteractionWindowAndTokenLifetime(t *testing.T) {
 	t.Parallel()
-	clk := &clock{}
+	clk := newClock()
 	srv, c := connect(t, discordtest.Options{Now: clk.now})
 
 	late := srv.InteractionCreate(askInteraction())
@@ -244,7 +252,7 @@ func TestInteractionWindowAndTokenLifetime(t *testing.T) {
 
 func TestInteractionVariants(t *testing.T) {
 	t.Parallel()
-	srv := discordtest.New(t, discordtest.Options{})
+	srv := discordtest.New(t, discordtest.Options{Now: newClock().now})
 	cb := func(i discordgo.Interaction, body string) answer {
 		return do(t, srv, "POST", "/api/v9/interactions/"+i.ID+"/"+i.Token+"/callback", body, bot)
 	}

@@ -112,6 +112,7 @@ type Memory struct {
 	ForgetErr error
 	SetErr    error                   // SetShared fails with it
 	Delay     time.Duration           // Show takes this long (a slow store)
+	Gate      chan struct{}           // when set, Show returns once it is closed (a store held by the test)
 	Check     func(path string) error // the path grammar; nil accepts all
 	// Files are the files SetShared finds, "user:path" → shared; any
 	// other is missing (an error wrapping fs.ErrNotExist). Set it before
@@ -126,14 +127,17 @@ type Memory struct {
 	WhyErr   error
 }
 
-// Show returns ShowText or ShowErr, after Delay.
+// Show returns ShowText or ShowErr, after Delay and once Gate is closed.
 func (m *Memory) Show(user, channel string) (string, error) {
 	m.mu.Lock()
 	m.shown = append(m.shown, user)
 	m.channels = append(m.channels, channel)
-	text, err, delay := m.ShowText, m.ShowErr, m.Delay
+	text, err, delay, gate := m.ShowText, m.ShowErr, m.Delay, m.Gate
 	m.mu.Unlock()
 	time.Sleep(delay)
+	if gate != nil {
+		<-gate
+	}
 	return text, err
 }
 

@@ -51,6 +51,21 @@ func TestMemory(t *testing.T) {
 	if s, err := m.Show("ada", "#slack-T1-C1"); s != "facts" || err != nil || m.Shown()[0] != "ada" || m.ShownChannels()[0] != "#slack-T1-C1" {
 		t.Errorf("Show %q %v %v %v", s, err, m.Shown(), m.ShownChannels())
 	}
+	// Gate: Show answers once it is closed.
+	gate := make(chan struct{})
+	m.Gate = gate
+	shown := make(chan string, 1)
+	go func() { s, _ := m.Show("ada", ""); shown <- s }()
+	select {
+	case s := <-shown:
+		t.Fatalf("Show answered %q before the gate opened", s)
+	default:
+	}
+	close(gate)
+	if s := <-shown; s != "facts" {
+		t.Errorf("Show after the gate %q", s)
+	}
+	m.Gate = nil
 	m.Files = map[string]bool{"ada:facts/a.md": false}
 	if changed, err := m.SetShared("ada", "facts/a.md", true); !changed || err != nil || !m.IsShared("ada:facts/a.md") {
 		t.Errorf("SetShared: %v, %v", changed, err)
