@@ -463,3 +463,37 @@ func TestExplicitHeaderAndKeptLimit(t *testing.T) {
 		t.Errorf("a message of exactly the limit was cut: %q", e[len(e)-20:])
 	}
 }
+
+// TestExplicitKeepFailure: when the reflector cannot append the message
+// itself (the write is refused), the explicit run fails — OnExplicit hears
+// why and the turn stays journaled for a retry — rather than ending as if
+// the message were kept. A model that cannot be reached is logged.
+func TestExplicitKeepFailure(t *testing.T) {
+	var k told
+	e := newEnv(t, func(c *Config) { c.OnExplicit = k.record })
+	e.srv.Enqueue(openaitest.Error(500, "server_error", "down"))
+	e.add(keep("k1", "", "please refuse this")) // the fake store refuses any write naming "refuse"
+	e.waitFor("the failed run", func() bool { return k.n() == 1 })
+	if k.errs[0] == nil || !strings.Contains(k.errs[0].Error(), "keep the message the person asked for") {
+		t.Errorf("OnExplicit told %v, want the failed keep", k.errs[0])
+	}
+	if e.r.Pending() != 1 {
+		t.Errorf("Pending = %d, want the turn kept for a retry", e.r.Pending())
+	}
+	if !strings.Contains(e.logs.String(), "could not reflect a message the person asked to keep") {
+		t.Errorf("the model's failure was not logged:\n%s", e.logs.String())
+	}
+}
+
+// TestExplicitKeptWithoutWarning: a model that answers (and writes
+// nothing) is no failure: the message is kept with no warning.
+func TestExplicitKeptWithoutWarning(t *testing.T) {
+	var k told
+	e := newEnv(t, func(c *Config) { c.OnExplicit = k.record })
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	e.add(keep("k1", "", "see you at 5"))
+	e.waitFor("the run", func() bool { return k.n() == 1 })
+	if k.errs[0] != nil || strings.Contains(e.logs.String(), "could not reflect") {
+		t.Errorf("OnExplicit told %v; logs:\n%s", k.errs[0], e.logs.String())
+	}
+}
