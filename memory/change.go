@@ -28,6 +28,12 @@ type Commit struct {
 	// none or it is not known (a hand edit's earlier text). A delete's
 	// Previous is the text the file had just before the store removed it.
 	Text, Previous []byte
+	// Forgotten are the lines a model's change deleted for a person's
+	// "forget that" (see forgetting): the history must keep none of them
+	// in any version. Forget marks a delete made by a forget (a roll-up
+	// of a month that lost lines): the history of the file goes with it.
+	Forgotten []string
+	Forget    bool
 }
 
 // change describes a change of kind from before to after.

@@ -47,6 +47,11 @@ type Options struct {
 	// Remove through this store, and (with Watch) a change made outside it
 	// that the watcher saw (ChangeEdit). It must not call back into the store.
 	OnChange func(Commit)
+	// Forgetting, when set, is told of a change that forgets lines
+	// (Commit.Forgotten) just before it is made; an error aborts the
+	// change. The history makes the forgetting durable there, so a crash
+	// right after the change cannot leave the lines in an older version.
+	Forgetting func(Commit) error
 	// IndexCache, when set, is the folder that keeps each user's index
 	// between runs (<IndexCache>/<user>.idx, see indexcache.go), so that
 	// a start re-reads only the files that changed; "": none. Only a

@@ -338,7 +338,9 @@ func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook
 	if kind == KindRollup {
 		return Version{}, rollupError(p)
 	}
-	return u.update(p, ChangePatch, false, commit, vis.guard(p, func(cur []byte, v Version) ([]byte, error) {
+	var forgot []string
+	nv, err := u.updateForgetting(p, ChangePatch, false, commit, &forgot, vis.guard(p, func(cur []byte, v Version) ([]byte, error) {
+		forgot = nil
 		switch {
 		case !v.Exists:
 			if base != nil && base.Exists {
@@ -370,10 +372,18 @@ func (u *User) patch(p string, patches []Patch, base *Version, commit CommitHook
 			}
 		}
 		if st != nil {
+			out, forgot = forgetting(kind, text, out, patches)
+			if len(forgot) > 0 && kind == KindEpisode {
+				out = resummarised(p, out, forgot)
+			}
 			out = st.apply(kind, string(cur), out)
 		}
 		return []byte(out), nil
 	}))
+	if err == nil && len(forgot) > 0 {
+		err = u.forgetRollups(p)
+	}
+	return nv, err
 }
 
 // maxEpisodeFile bounds an episode file that memory_append grows.
@@ -437,6 +447,13 @@ func (u *User) appendEntry(p, entry, summary string, commit CommitHook, vis visP
 // commit (when set) is told just before the rename, as kind (or
 // ChangeCreate when there was no file).
 func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
+	return u.updateForgetting(p, kind, create, commit, nil, compute)
+}
+
+// updateForgetting is update for a change that may forget lines: compute
+// leaves them in *forgot (see forgetting), and the change is made only
+// once Options.Forgetting has them.
+func (u *User) updateForgetting(p string, kind ChangeKind, create bool, commit CommitHook, forgot *[]string, compute func(cur []byte, v Version) ([]byte, error)) (Version, error) {
 	u.wmu.Lock()
 	defer u.wmu.Unlock()
 	root, ref, err := u.openRoot(create)
@@ -468,14 +485,18 @@ func (u *User) update(p string, kind ChangeKind, create bool, commit CommitHook,
 		if err != nil {
 			return Version{}, err
 		}
-		raced, err := u.writeIfUnchanged(root, p, kind, commit, v, out)
+		var lines []string
+		if forgot != nil {
+			lines = *forgot
+		}
+		raced, err := u.writeIfUnchanged(root, p, kind, commit, v, out, lines)
 		if raced && attempt < conflictRetries {
 			continue // re-read and recompute on the new text
 		}
 		if err != nil {
 			return Version{}, err
 		}
-		return u.wrote(root, p, kind, v, cur, out), nil
+		return u.wrote(root, p, kind, v, cur, out, lines), nil
 	}
 }
 
@@ -506,7 +527,7 @@ func (u *User) waitForText(p string, emptySince time.Time) (time.Time, error) {
 // was not (another writer or a hand edit came first) and nothing was
 // written. commit, when set, is told just before the rename. update
 // calls it with u.wmu held.
-func (u *User) writeIfUnchanged(root *os.Root, p string, kind ChangeKind, commit CommitHook, v Version, out []byte) (raced bool, err error) {
+func (u *User) writeIfUnchanged(root *os.Root, p string, kind ChangeKind, commit CommitHook, v Version, out []byte, forgot []string) (raced bool, err error) {
 	perm := filePerm
 	dir := path.Dir(p)
 	if err := root.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -527,8 +548,17 @@ func (u *User) writeIfUnchanged(root *os.Root, p string, kind ChangeKind, commit
 		// this goroutine goes on, and must not take it for a hand edit,
 		// nor the text it replaces (a late event of the write before).
 		u.own(p, versionOf(out, 0))
+		c := u.change(p, kind, v, versionOf(out, 0))
+		c.Forgotten = forgot
+		if len(forgot) > 0 && u.s.opts.Forgetting != nil {
+			// Before the change: a crash after it must not leave the
+			// forgotten lines in the history.
+			if err := u.s.opts.Forgetting(c); err != nil {
+				return fmt.Errorf("%s: the history could not be told to forget, so nothing was deleted: %w", p, err)
+			}
+		}
 		if commit != nil {
-			return commit(u.change(p, kind, v, versionOf(out, 0)))
+			return commit(c)
 		}
 		return nil
 	})
@@ -539,7 +569,7 @@ func (u *User) writeIfUnchanged(root *os.Root, p string, kind ChangeKind, commit
 // wrote updates the index after out replaced version v (cur) of p, logs
 // the write and tells the change to the watchers; it returns the new
 // version. update calls it with u.wmu held, after the rename.
-func (u *User) wrote(root *os.Root, p string, kind ChangeKind, v Version, cur, out []byte) Version {
+func (u *User) wrote(root *os.Root, p string, kind ChangeKind, v Version, cur, out []byte, forgot []string) Version {
 	u.idx.set(p, out)
 	nv := versionOf(out, 0)
 	if fi, err := root.Lstat(p); err == nil {
@@ -547,6 +577,7 @@ func (u *User) wrote(root *os.Root, p string, kind ChangeKind, v Version, cur, o
 	}
 	u.s.log.Info("memory: wrote", "user", u.name, "path", p, "bytes", len(out), "version", nv.String(), "previous", v.String())
 	c := u.change(p, kind, v, nv)
+	c.Forgotten = forgot
 	if u.s.opts.OnChange != nil {
 		c.Text, c.Previous = out, cur
 	}

@@ -11,7 +11,27 @@ import (
 )
 
 // Remove deletes one memory file.
-func (u *User) Remove(p string) error {
+func (u *User) Remove(p string) error { return u.remove(p, false) }
+
+// forgetRollups deletes the roll-ups that summarise episode month p
+// after a forget took lines from it, their history with them: the roll-up
+// job makes them again from what is left.
+func (u *User) forgetRollups(p string) error {
+	if _, ok := MonthOf(p); !ok {
+		return nil
+	}
+	q, y := coverers(p)
+	for _, r := range []string{q, y} {
+		if err := u.remove(r, true); err != nil && !errors.Is(err, ErrNotFound) {
+			return fmt.Errorf("%s: forgotten, but the roll-up %s that summarises it could not be deleted (%w); delete it by hand", p, r, err)
+		}
+		u.found.forget(r)
+	}
+	return nil
+}
+
+// remove is Remove; forget tells the history to drop the file's versions.
+func (u *User) remove(p string, forget bool) error {
 	if _, err := ParsePath(p); err != nil {
 		return err
 	}
@@ -48,7 +68,7 @@ func (u *User) Remove(p string) error {
 	}
 	u.idx.invalidate(p)
 	u.s.log.Info("memory: removed", "user", u.name, "path", p)
-	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}, Previous: last})
+	u.changed(Commit{User: u.name, Path: p, Kind: ChangeDelete, Before: Version{Exists: true, Size: li.Size()}, Previous: last, Forget: forget})
 	return errors.Join(syncDir(root, u.s.fault, path.Dir(p)), u.idx.removeCache(p))
 }
 

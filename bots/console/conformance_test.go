@@ -25,7 +25,8 @@ func TestConformance(t *testing.T) { conformance.Run(t, termDriver{}) }
 type termDriver struct{}
 
 func (termDriver) Lacks() conformance.Feature {
-	return conformance.Redelivery | conformance.Durable | conformance.QueueAhead | conformance.Limit | conformance.Channels | conformance.Access
+	return conformance.Redelivery | conformance.Durable | conformance.QueueAhead | conformance.Limit | conformance.Channels | conformance.Access |
+		conformance.Attachments
 }
 
 func (termDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {

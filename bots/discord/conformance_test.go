@@ -38,6 +38,7 @@ func (discordDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 		bot:  func(bot *Bot) { bot.editEvery = time.Millisecond },
 		config: func(c *Config) {
 			c.IntakeDir, c.ChannelMemory, c.Keeper = s.IntakeDir, s.ChannelMemory, s.Keeper
+			c.AttachmentMaxBytes = s.AttachmentMaxBytes
 			if s.Access != nil {
 				c.Access = s.Access("discord", c.Logger)
 			}

@@ -40,6 +40,7 @@ func (slackDriver) Start(t *testing.T, s conformance.Setup) conformance.Bot {
 		bot: func(bot *Bot) { bot.editEvery = time.Millisecond }, // streamed replies update at once
 		config: func(c *Config) {
 			c.IntakeDir, c.ChannelMemory, c.Keeper = s.IntakeDir, s.ChannelMemory, s.Keeper
+			c.AttachmentMaxBytes = s.AttachmentMaxBytes
 			if s.Access != nil {
 				c.Access = s.Access("slack", c.Logger)
 			}

@@ -65,6 +65,10 @@ type Store struct {
 	// that RecordSince can tell what was removed after its mark.
 	removals uint64
 	removed  map[string]uint64
+	// forgetting are the folders whose note of lines being forgotten is
+	// this process's, between Forgetting and Forgot; a note not here is
+	// a crash's, finished at the next look.
+	forgetting map[string]bool
 }
 
 // Open opens (creating when missing) the history folder. It reads none of
@@ -157,6 +161,13 @@ func (s *Store) record(user, p string, content []byte, who string, deleted bool,
 	versions, temps, err := s.read(d)
 	if err != nil {
 		return Version{}, false, err
+	}
+	if s.forgetting[d] && !deleted {
+		lines, err := s.pending(d)
+		if err != nil {
+			return Version{}, false, err
+		}
+		content = without(content, memory.Forgets(lines))
 	}
 	for _, n := range temps { // a crash's, in the middle of a write of this file
 		s.root.Remove(path.Join(d, n))
@@ -266,8 +277,19 @@ func (s *Store) list(d string) ([]Version, error) {
 	return out, err
 }
 
-// read is list, and the names of the temp files in d.
+// read is list, and the names of the temp files in d; a forget a crash
+// left half done there is finished first.
 func (s *Store) read(d string) (out []Version, temps []string, err error) {
+	if !s.forgetting[d] {
+		if err := s.finish(d); err != nil {
+			return nil, nil, err
+		}
+	}
+	return s.readRaw(d)
+}
+
+// readRaw is read without finishing a forget.
+func (s *Store) readRaw(d string) (out []Version, temps []string, err error) {
 	names, err := s.names(d)
 	if err != nil {
 		return nil, nil, err
@@ -383,6 +405,8 @@ func (s *Store) Read(user, p string, v Version) ([]byte, error) {
 	if v.Deleted {
 		return nil, fmt.Errorf("%s of %s: version %s records its deletion; restore an earlier one", p, user, v.ID)
 	}
+	s.mu.Lock() // not in the middle of a forget's rewrite of it
+	defer s.mu.Unlock()
 	data, err := s.root.ReadFile(path.Join(d, v.ID+".md"))
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)

@@ -2,10 +2,10 @@
 // must show, run against the platform's real client library talking to its
 // fake (bots/slack/slacktest, bots/discord/discordtest): redelivery, resume
 // after a restart, busy, split, the channel privacy policy, /memory,
-// shutdown, access (a refused person) and Remember this. A platform's test implements
-// Driver (start its Bot against its fake; send a DM or a mention; deliver
-// one again; read the posts; run /memory) and calls Run, which runs every
-// row as a subtest.
+// shutdown, access (a refused person), Remember this and attachments. A
+// platform's test implements Driver (start its Bot against its fake; send
+// a DM or a mention; deliver one again; read the posts; run /memory) and
+// calls Run, which runs every row as a subtest.
 package conformance
 
 import (
@@ -39,6 +39,9 @@ type Setup struct {
 	Access func(platform string, log *slog.Logger) *access.Gate
 	// Keeper, when set, is the bot's Remember this (Config.Keeper).
 	Keeper platform.Keeper
+	// AttachmentMaxBytes is the platform's attachments.maxBytes (0: files
+	// are named, never read).
+	AttachmentMaxBytes int
 }
 
 // Interrupted is a reply a crash interrupted.
@@ -118,25 +121,27 @@ type Feature int
 
 // The features a row may need.
 const (
-	Redelivery Feature = 1 << iota // the platform may deliver a message again
-	Durable                        // its intake journal is on disk: a restart resumes
-	QueueAhead                     // a conversation's messages may come before the earlier ones are answered
-	Limit                          // a message has a length limit: long replies are split
-	Channels                       // there are channels besides private conversations
-	Access                         // who may talk is decided by access rules
-	Keep                           // a person can ask to keep a message (Remember this: Keeping)
+	Redelivery  Feature = 1 << iota // the platform may deliver a message again
+	Durable                         // its intake journal is on disk: a restart resumes
+	QueueAhead                      // a conversation's messages may come before the earlier ones are answered
+	Limit                           // a message has a length limit: long replies are split
+	Channels                        // there are channels besides private conversations
+	Access                          // who may talk is decided by access rules
+	Keep                            // a person can ask to keep a message (Remember this: Keeping)
+	Attachments                     // a person can attach files to a message (Attaching)
 )
 
 // why says why a row that needs a feature cannot apply to a platform
 // without it.
 var why = map[Feature]string{
-	Redelivery: "the platform never delivers a message twice (a terminal reads each line once)",
-	Durable:    "the platform's intake journal is kept in memory: there is nothing to resume after a restart (a terminal's messages cannot be answered into a terminal that is gone)",
-	QueueAhead: "a person waits for each answer before sending the next message (a terminal's prompt comes back with the reply): a conversation never fills up",
-	Limit:      "the platform has no length limit: a reply is one message, never split",
-	Channels:   "the platform has no channels: every conversation is private, one person's",
-	Access:     "the platform is the operator's own: no access rules apply (a terminal on the server)",
-	Keep:       "the platform offers no way to point at a message and ask to keep it",
+	Redelivery:  "the platform never delivers a message twice (a terminal reads each line once)",
+	Durable:     "the platform's intake journal is kept in memory: there is nothing to resume after a restart (a terminal's messages cannot be answered into a terminal that is gone)",
+	QueueAhead:  "a person waits for each answer before sending the next message (a terminal's prompt comes back with the reply): a conversation never fills up",
+	Limit:       "the platform has no length limit: a reply is one message, never split",
+	Channels:    "the platform has no channels: every conversation is private, one person's",
+	Access:      "the platform is the operator's own: no access rules apply (a terminal on the server)",
+	Keep:        "the platform offers no way to point at a message and ask to keep it",
+	Attachments: "a message is a line of text: there is no way to attach a file to it",
 }
 
 // Lacker is a Driver whose platform lacks some features (optional): the
@@ -160,6 +165,7 @@ var Table = []Row{
 	{"stream resume", streamResume, Durable},
 	{"access refused", accessRefused, Access},
 	{"remember this", rememberThis, Keep},
+	{"attachments", attachments, Attachments},
 }
 
 // Run runs every row of Table against d, each as a subtest; a row that
@@ -183,7 +189,7 @@ func Run(t *testing.T, d Driver) {
 // nothing is missing): each missing feature's reason.
 func skipReason(missing Feature) string {
 	var reasons []string
-	for f := Redelivery; f <= Keep; f <<= 1 {
+	for f := Redelivery; f <= Attachments; f <<= 1 {
 		if missing&f != 0 {
 			reasons = append(reasons, why[f])
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
+	"github.com/mnemo-agent/mnemo/bots/internal/attach"
 	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/memorycmd"
@@ -38,7 +39,8 @@ const refLimit = 100
 // refMsg is a message of the reference platform.
 type refMsg struct {
 	pipeline.Message
-	N int // its number in the chat
+	N     int           // its number in the chat
+	files []attach.File // attached (not journaled: no row restarts with files)
 }
 
 // refPost is a post of the bot.
@@ -55,6 +57,7 @@ type refChat struct {
 	changed chan struct{}
 	earlier map[int]int // parts already posted before the start, by message
 	draft   string      // the message a streamed reply posted before the start (id "pre")
+	files   *refFiles   // the chat's file server
 }
 
 var _ Platform = (*refChat)(nil)
@@ -176,7 +179,7 @@ type refBot struct {
 func (refDriver) Start(t *testing.T, s Setup) Bot {
 	logs := &bottest.LogBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
-	room := &refChat{changed: make(chan struct{}), earlier: map[int]int{}}
+	room := &refChat{changed: make(chan struct{}), earlier: map[int]int{}, files: newRefFiles(t, s.AttachmentMaxBytes)}
 	b := &refBot{t: t, chat: room, h: bottest.NewHandler(), mem: &bottest.Memory{}, log: log, n: 1, keeper: s.Keeper}
 	setting, err := settings.ChannelMemory("ref.channelMemory", s.ChannelMemory)
 	if err != nil {
@@ -227,8 +230,9 @@ func (refDriver) Start(t *testing.T, s Setup) Bot {
 func (b *refBot) Handler() *bottest.Handler { return b.h }
 func (b *refBot) Memory() *bottest.Memory   { return b.mem }
 
-func (b *refBot) send(text string, dm bool) Ref {
+func (b *refBot) send(text string, dm bool, files ...attach.File) Ref {
 	m := refMessage(b.n, text, dm, b.log)
+	m.files = files
 	b.n++
 	m.Who = access.Who{Platform: "ref", User: "u"}
 	if b.p.Admit(context.Background(), m) {
@@ -324,7 +328,7 @@ func TestTableRows(t *testing.T) {
 		names = append(names, r.Name)
 	}
 	want := []string{"redelivery", "resume", "busy", "split", "privacy policy", "/memory", "shutdown",
-		"stream", "stream split", "stream cut", "stream resume", "access refused", "remember this"}
+		"stream", "stream split", "stream cut", "stream resume", "access refused", "remember this", "attachments"}
 	if !slices.Equal(names, want) {
 		t.Errorf("rows %q; want %q", names, want)
 	}
@@ -334,7 +338,7 @@ func TestTableRows(t *testing.T) {
 // and none is skipped for a platform that lacks nothing; every feature a
 // row may need has its reason.
 func TestSkipReason(t *testing.T) {
-	for f := Redelivery; f <= Keep; f <<= 1 {
+	for f := Redelivery; f <= Attachments; f <<= 1 {
 		if why[f] == "" {
 			t.Errorf("feature %d has no reason", f)
 		}

@@ -162,6 +162,16 @@ func OpenHistory(cfg *config.Config, now func() time.Time) (*memhistory.Store, e
 	return h, nil
 }
 
+// stateSubError is what of the state folder (at dir) could not be opened,
+// with the fix: a link leading out says its own (state.ErrLink); anything
+// else in the way (a file where the folder must be) is named.
+func stateSubError(what, dir string, err error) error {
+	if errors.Is(err, state.ErrLink) {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	return fmt.Errorf("%s: %w; it is kept in %s: make that a folder mnemo may write, or set state.dir", what, err, dir)
+}
+
 // SettleLLM resolves the model server (probing a local Ollama when none
 // is configured) before a command creates anything: a setup without a
 // model leaves no lock or folder behind. The copy it returns names the
@@ -200,13 +210,13 @@ func Open(ctx context.Context, o Options) (*App, error) {
 	journalRoot, err := st.Sub("reflector")
 	if err != nil {
 		st.Close()
-		return nil, fmt.Errorf("reflection journal: %w", err)
+		return nil, stateSubError("reflection journal", filepath.Join(cfg.State.Dir, "reflector"), err)
 	}
 	indexRoot, err := st.Sub("index")
 	if err != nil {
 		journalRoot.Close()
 		st.Close()
-		return nil, fmt.Errorf("memory index cache: %w", err)
+		return nil, stateSubError("memory index cache", filepath.Join(cfg.State.Dir, "index"), err)
 	}
 	hist, err := OpenHistory(cfg, time.Now)
 	if err != nil {
@@ -247,6 +257,7 @@ func Open(ctx context.Context, o Options) (*App, error) {
 			Dir: cfg.Memory.DataDir, ReadCap: cfg.Memory.ReadCap, WriteCap: cfg.Memory.WriteCap,
 			SearchBudget: cfg.Memory.SearchBudget, Watch: true, Clean: true,
 			IndexCache: filepath.Join(cfg.State.Dir, "index"), IndexCacheRoot: indexRoot,
+			Forgetting: changes.forgetting,
 		},
 		IndexBudget: cfg.Memory.IndexBudget, Observer: coreObserver{changes, &a.withdrawn},
 		StateDir: cfg.State.Dir,

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"sync"
 
@@ -61,6 +62,10 @@ func (l *changeLog) onChange(c memory.Commit) {
 		}
 	case memory.ChangeDelete:
 		l.metrics.MemoryWrite(string(c.Kind), "ok")
+		if c.Forget { // a roll-up of a month a forget took lines from
+			err = l.hist.Remove(c.User, c.Path)
+			break
+		}
 		// The text removed is kept first ("before delete") when the
 		// history does not have it yet: a person's save just before
 		// the forget, which the watcher may never have seen.
@@ -75,10 +80,27 @@ func (l *changeLog) onChange(c memory.Commit) {
 		if err == nil {
 			_, _, err = l.hist.Record(c.User, c.Path, c.Text, l.authorOf(c))
 		}
+		if len(c.Forgotten) > 0 {
+			// The versions recorded above were kept without the
+			// forgotten lines; the note of them goes now.
+			err = errors.Join(err, l.hist.Forgot(c.User, c.Path))
+		}
 	}
 	if err != nil {
 		l.log.Warn("history: could not keep a version of a memory file; the file itself is written", "user", c.User, "path", c.Path, "change", string(c.Kind), "err", err)
 	}
+}
+
+// forgetting is memory.Options.Forgetting: the history forgets the
+// lines of a person's "forget that" in every version before the change
+// is made, and the change is refused when it cannot.
+func (l *changeLog) forgetting(c memory.Commit) error {
+	if err := l.hist.Forgetting(c.User, c.Path, c.Forgotten); err != nil {
+		l.log.Warn("history: could not forget lines in the earlier versions; the forget was not made", "user", c.User, "path", c.Path, "lines", len(c.Forgotten), "err", err)
+		return err
+	}
+	l.log.Info("history: forgot lines in every kept version", "user", c.User, "path", c.Path, "lines", len(c.Forgotten))
+	return nil
 }
 
 // baseline keeps the text of every memory file whose newest kept version

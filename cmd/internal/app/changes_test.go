@@ -213,3 +213,42 @@ func TestForgetKeepsAHandEditJustBeforeIt(t *testing.T) {
 		t.Errorf("the version kept before the delete is %q, %v; want the hand edit %q", got, err, edited)
 	}
 }
+
+// A person's "forget that": the history forgets the lines before the
+// change and ends the forget when told of it; a roll-up deleted by a
+// forget takes its history; a history that cannot forget refuses.
+func TestChangeLogForgets(t *testing.T) {
+	dir := t.TempDir()
+	h, err := memhistory.Open(memhistory.Options{Dir: filepath.Join(dir, "history")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	var logged bytes.Buffer
+	l := &changeLog{hist: h, metrics: metrics.New(metrics.Gauges{}), log: slog.New(slog.NewTextHandler(&logged, nil))}
+	old := []byte("# U\n\n- Lives in: Berlin\n- Name: Ann\n")
+	h.Record("ann", "facts/user.md", old, "reflector")
+	h.Record("ann", "episodes/2026-Q1.md", []byte("# Q1\n"), "rollup")
+	c := memory.Commit{User: "ann", Path: "facts/user.md", Kind: memory.ChangePatch, Forgotten: []string{"- Lives in: Berlin"}}
+	if err := l.forgetting(c); err != nil {
+		t.Fatal(err)
+	}
+	c.Previous, c.Text = old, []byte("# U\n\n- Name: Ann\n")
+	l.onChange(c)
+	vs, _ := h.List("ann", "facts/user.md")
+	for _, v := range vs {
+		if b, err := h.Read("ann", "facts/user.md", v); err != nil || strings.Contains(string(b), "Berlin") {
+			t.Errorf("version %s: %q, %v", v.ID, b, err)
+		}
+	}
+	if !strings.Contains(logged.String(), "forgot lines in every kept version") || strings.Contains(logged.String(), "Berlin") {
+		t.Errorf("log: %s", logged.String())
+	}
+	l.onChange(memory.Commit{User: "ann", Path: "episodes/2026-Q1.md", Kind: memory.ChangeDelete, Forget: true, Previous: []byte("# Q1\n")})
+	if vs, _ := h.List("ann", "episodes/2026-Q1.md"); len(vs) != 0 {
+		t.Errorf("a roll-up deleted by a forget kept its history: %+v", vs)
+	}
+	if err := l.forgetting(memory.Commit{User: "../x", Path: "facts/user.md", Forgotten: []string{"a"}}); err == nil || !strings.Contains(logged.String(), "the forget was not made") {
+		t.Errorf("a history that cannot forget: %v\n%s", err, logged.String())
+	}
+}
