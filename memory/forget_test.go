@@ -244,3 +244,27 @@ func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// An Undo deletes the file its keeping made only while it is still what
+// the keeping wrote: a person's edit since is a conflict, and kept.
+func TestRemoveIfUnchanged(t *testing.T) {
+	s := newStore(t)
+	u := mustUser(t, s, "alice")
+	path := filepath.Join(s.Dir(), "alice/facts/kept.md")
+	writeFile(t, path, "# Kept\n\n> Summary: k\n")
+	v, err := u.Version("facts/kept.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, path, "# Kept\n\n> Summary: k\n- mine\n")
+	if err := u.RemoveIfUnchanged("facts/kept.md", v); !errors.Is(err, ErrConflict) {
+		t.Fatalf("remove of a file edited since: %v", err)
+	}
+	if got := readFile(t, path); !strings.Contains(got, "- mine") {
+		t.Fatalf("the edit was lost: %q", got)
+	}
+	v, _ = u.Version("facts/kept.md")
+	if err := u.RemoveIfUnchanged("facts/kept.md", v); err != nil || exists(path) {
+		t.Fatalf("remove of the file as it is: %v, still there: %v", err, exists(path))
+	}
+}

@@ -150,11 +150,12 @@ func StripStamps(s string) string {
 }
 
 // stamping is how a model's change is stamped: src (nil: no new stamps,
-// the kept ones stay) on the lines it adds or changes, and, in fact
-// files, on the lines it names again (touched: a patch's newText lines,
-// told again in this conversation).
+// the kept ones stay) stamps each line it adds or changes with the turn
+// that said it (see Attribution), and, in fact files, the lines it names
+// again (touched: a patch's newText lines, told again in this
+// conversation).
 type stamping struct {
-	src     *Source
+	src     *attribution
 	touched map[string]bool
 }
 
@@ -198,19 +199,22 @@ func sameFact(line string) string {
 // outLine is one line of a change's result.
 type outLine struct {
 	plain, stamp string
-	fresh        bool // stamped with this change's source
+	fresh        bool // stamped by this change: with turn said of its batch
+	said         int
 	earlier      bool // under "## Earlier"
 	drop         bool // a duplicate merged into an earlier line
 }
 
 // apply stamps plain, the new text of a file of kind whose text was old
 // (with its stamps). A line the change left as it was keeps its stamp (or
-// none: by hand); a line it added or changed gets src's. In a fact file,
-// with a source: a current fact line the change replaced by another of
-// the same key ("- Lives in: Lyon" → "- Lives in: Berlin") moves under
-// "## Earlier" with "(until DATE)" and its stamp, not deleted; and a fact
-// line the change adds twice, or adds again beside the same line, is one
-// line with the newest stamp.
+// none: by hand); a line it added or changed gets the stamp of the turn
+// that said it (an episode heading: the turn that said its entry). In a
+// fact file, with a source: a current fact line the change replaced by
+// another of the same key ("- Lives in: Lyon" → "- Lives in: Berlin")
+// moves under "## Earlier" with "(until DATE)" (the day the new line was
+// said) and its stamp, not deleted; and a fact line the change adds
+// twice, or adds again beside the same line, is one line with the newest
+// stamp.
 func (st stamping) apply(kind Kind, old, plain string) string {
 	oldLines := strings.Split(old, "\n")
 	type oldLine struct {
@@ -229,13 +233,18 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 		olds[i] = oldLine{plain: p, stamp: s, current: !earlier}
 		byText[p] = append(byText[p], i)
 	}
-	var fresh string
-	if st.src != nil {
-		fresh = st.src.stamp()
-	}
+	att := st.src
 	newLines := strings.Split(plain, "\n")
 	out := make([]outLine, len(newLines))
 	earlier = false
+	stampFresh := func(o *outLine, i int) {
+		said := newLines[i]
+		if kind == KindEpisode {
+			said = entryText(newLines, i)
+		}
+		o.said = att.pick(said)
+		o.stamp, o.fresh = att.stamp(o.said), true
+	}
 	for i, l := range newLines {
 		if _, ok := headingText(l, "##"); ok {
 			earlier = isEarlier(l)
@@ -245,15 +254,15 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 			byText[l] = idx[1:]
 			olds[idx[0]].used = true
 			o.stamp = olds[idx[0]].stamp
-		} else if fresh != "" && stampable(kind, l) {
-			o.stamp, o.fresh = fresh, true
+		} else if att != nil && stampable(kind, l) {
+			stampFresh(&o, i)
 		}
-		if fresh != "" && kind == KindFact && st.touched[strings.TrimSpace(l)] && stampable(kind, l) {
-			o.stamp, o.fresh = fresh, true // told again: the newest source
+		if att != nil && kind == KindFact && !o.fresh && st.touched[strings.TrimSpace(l)] && stampable(kind, l) {
+			stampFresh(&o, i) // told again: the newest source
 		}
 		out[i] = o
 	}
-	if fresh == "" || kind != KindFact {
+	if att == nil || kind != KindFact {
 		return render(out)
 	}
 	// Duplicates the change made: one line, the newest stamp, on the line
@@ -274,15 +283,17 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 	for _, k := range order {
 		current[k] = true
 		g := groups[k]
-		keep, stamp := -1, ""
+		keep, newest := -1, -1
 		for _, i := range g {
 			if out[i].fresh {
-				stamp = out[i].stamp
+				if newest < 0 || out[i].said >= out[newest].said {
+					newest = i
+				}
 			} else if keep < 0 {
 				keep = i
 			}
 		}
-		if len(g) < 2 || stamp == "" {
+		if len(g) < 2 || newest < 0 {
 			continue // a person's own duplicates stay theirs
 		}
 		if keep < 0 {
@@ -293,26 +304,29 @@ func (st stamping) apply(kind Kind, old, plain string) string {
 				dropLine(out, i)
 			}
 		}
-		out[keep].stamp, out[keep].fresh = stamp, true
+		out[keep].stamp, out[keep].fresh, out[keep].said = out[newest].stamp, true, out[newest].said
 	}
-	// Replaced facts: kept under "## Earlier".
-	changedKeys := map[string]bool{}
+	// Replaced facts: kept under "## Earlier", until the day the line
+	// that replaced them was said.
+	changedKeys := map[string]int{}
 	for _, o := range out {
 		if o.fresh && !o.earlier && !o.drop {
 			if k := factKeyOf(o.plain); k != "" {
-				changedKeys[k] = true
+				if j, ok := changedKeys[k]; !ok || o.said > j {
+					changedKeys[k] = o.said
+				}
 			}
 		}
 	}
 	var superseded []outLine
-	until := " (until " + st.src.Date.Format(time.DateOnly) + ")"
 	for _, ol := range olds {
-		if ol.used || !ol.current || !stampable(kind, ol.plain) || !changedKeys[factKeyOf(ol.plain)] || current[sameFact(ol.plain)] {
+		said, changed := changedKeys[factKeyOf(ol.plain)]
+		if ol.used || !ol.current || !stampable(kind, ol.plain) || !changed || current[sameFact(ol.plain)] {
 			continue // kept, not a fact line, not replaced, or still there in other words
 		}
 		p := strings.TrimRight(ol.plain, " \t")
-		if !strings.Contains(p, "(until ") && !st.src.Date.IsZero() {
-			p += until
+		if d := att.source(said).Date; !strings.Contains(p, "(until ") && !d.IsZero() {
+			p += " (until " + d.Format(time.DateOnly) + ")"
 		}
 		superseded = append(superseded, outLine{plain: p, stamp: ol.stamp, earlier: true})
 	}
@@ -399,15 +413,16 @@ func touchedLines(patches []Patch) map[string]bool {
 	return t
 }
 
-// stampEntry stamps the heading of an episode entry with src; and finds,
-// in cur, an entry that is the same (its heading's text, without case
-// and spacing, and its date): then it returns cur with that heading's
-// stamp renewed instead, and dup true, so an entry told twice is one.
-func stampEntry(cur, entry string, e episode, src *Source) (stamped string, renewed string, dup bool) {
+// stampEntry stamps the heading of an episode entry with the turn of
+// src that said it (its whole text); and finds, in cur, an entry that is
+// the same (its heading's text, without case and spacing, and its date):
+// then it returns cur with that heading's stamp renewed instead, and dup
+// true, so an entry told twice is one.
+func stampEntry(cur, entry string, e episode, src *attribution) (stamped string, renewed string, dup bool) {
 	if src == nil {
 		return entry, "", false
 	}
-	fresh := src.stamp()
+	fresh := src.stamp(src.pick(entry))
 	_, entries, _ := parseEpisodes(StripStamps(cur))
 	lines := strings.Split(cur, "\n")
 	for _, x := range entries {

@@ -315,7 +315,10 @@ func FuzzStamps(f *testing.F) {
 		}
 		var st stamping
 		if mode&2 == 0 {
-			st.src = &Source{Surface: "slack", Place: by, Date: day("2026-01-01"), By: by, Link: "https://x/" + by}
+			st.src = newAttribution([]Said{
+				{Source: Source{Surface: "slack", Place: by, Date: day("2026-01-01"), By: by, Link: "https://x/" + by}, Text: old},
+				{Source: Source{Surface: "discord", Place: "dm", Date: day("2026-01-02")}, Text: by, Failed: mode&4 == 4},
+			})
 		}
 		plain = StripStamps(plain)
 		got := st.apply(kind, old, plain)
@@ -330,7 +333,7 @@ func FuzzStamps(f *testing.F) {
 			}
 		}
 		if st.src != nil {
-			if s := st.src.stamp(); strings.Count(s, stampClose) != 1 || strings.Count(s, stampOpen) != 1 {
+			if s := st.src.stamp(0); strings.Count(s, stampClose) != 1 || strings.Count(s, stampOpen) != 1 {
 				t.Fatalf("stamp %q is not one comment", s)
 			}
 		}

@@ -18,12 +18,18 @@ type Session struct {
 	commit CommitHook
 	mu     sync.Mutex
 	seen   map[string]Version
-	src    *Source // stamps what its writes add (nil: none)
+	src    *attribution // stamps what its writes add (nil: none)
 }
 
 // SetSource makes the session's writes stamp what they add or change
-// with src (provenance; see Source). Set it before the first write.
-func (s *Session) SetSource(src Source) { s.src = &src }
+// with src (provenance; see Source): a reflection of one turn, a kept
+// message. Set it before the first write.
+func (s *Session) SetSource(src Source) { s.SetSources([]Said{{Source: src}}) }
+
+// SetSources makes the session's writes stamp each line they add or
+// change with the turn of said (a reflection's batch, oldest first) that
+// said it (see Attribution). Set it before the first write.
+func (s *Session) SetSources(said []Said) { s.src = newAttribution(said) }
 
 // stamping is how the session's writes are stamped (see stamping).
 func (s *Session) stamping(touched map[string]bool) *stamping {

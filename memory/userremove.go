@@ -11,7 +11,12 @@ import (
 )
 
 // Remove deletes one memory file.
-func (u *User) Remove(p string) error { return u.remove(p, false) }
+func (u *User) Remove(p string) error { return u.remove(p, false, nil) }
+
+// RemoveIfUnchanged deletes one memory file only while it is still
+// version base (an Undo of the keeping that made it): a change since is
+// a conflict, and nothing is deleted.
+func (u *User) RemoveIfUnchanged(p string, base Version) error { return u.remove(p, false, &base) }
 
 // forgetRollups deletes the roll-ups that summarise episode month p
 // after a forget took lines from it, their history with them: the roll-up
@@ -22,7 +27,7 @@ func (u *User) forgetRollups(p string) error {
 	}
 	q, y := coverers(p)
 	for _, r := range []string{q, y} {
-		if err := u.remove(r, true); err != nil && !errors.Is(err, ErrNotFound) {
+		if err := u.remove(r, true, nil); err != nil && !errors.Is(err, ErrNotFound) {
 			return fmt.Errorf("%s: forgotten, but the roll-up %s that summarises it could not be deleted (%w); delete it by hand", p, r, err)
 		}
 		u.found.forget(r)
@@ -30,8 +35,9 @@ func (u *User) forgetRollups(p string) error {
 	return nil
 }
 
-// remove is Remove; forget tells the history to drop the file's versions.
-func (u *User) remove(p string, forget bool) error {
+// remove is Remove; forget tells the history to drop the file's
+// versions; with base, only that version is removed.
+func (u *User) remove(p string, forget bool, base *Version) error {
 	if _, err := ParsePath(p); err != nil {
 		return err
 	}
@@ -54,6 +60,13 @@ func (u *User) remove(p string, forget bool) error {
 	}
 	if li.IsDir() {
 		return fmt.Errorf("%s: %w (it is a folder)", p, ErrNotRegular)
+	}
+	if base != nil {
+		if _, now, err := currentVersion(root, p); err != nil {
+			return err
+		} else if !now.Same(*base) {
+			return conflict(p, *base, now)
+		}
 	}
 	u.own(p, Version{})
 	// A symlink, FIFO or hard link is removed as a name: nothing is followed.

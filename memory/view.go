@@ -245,13 +245,21 @@ func (v *View) Read(p string) (string, error) {
 // SetSource makes the view's writes stamp what they add or change with
 // src (see Source): in the speaker's files without "by" (they said it),
 // in the channel's memory with who said it.
-func (v *View) SetSource(src Source) {
-	by := src.By
-	src.By = ""
-	v.own.SetSource(src)
+func (v *View) SetSource(src Source) { v.SetSources([]Said{{Source: src}}) }
+
+// SetSources makes the view's writes stamp each line they add or change
+// with the turn of said (oldest first) that said it (see Attribution):
+// in the speaker's files without "by", in the channel's memory with who
+// said that line's turn.
+func (v *View) SetSources(said []Said) {
+	own := make([]Said, len(said))
+	for i, s := range said {
+		own[i] = s
+		own[i].Source.By = ""
+	}
+	v.own.SetSources(own)
 	if v.ch != nil {
-		src.By = by
-		v.ch.SetSource(src)
+		v.ch.SetSources(said)
 	}
 }
 

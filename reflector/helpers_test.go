@@ -39,7 +39,7 @@ type fakeMemory struct {
 	prepareErr error
 	prepared   map[string]int
 	scopes     []mnemo.Scope // of each Prepare, in order
-	froms      []string      // the TaskID of each Prepare's turn to stamp with
+	froms      [][]string    // the TaskIDs of each Prepare's turns to stamp with
 	calls      []toolCall
 	versions   map[string]string // path → version, moved by the write tools
 	toolErr    error             // returned by the write tools instead of writing
@@ -65,7 +65,7 @@ func newFakeMemory(c *changes) *fakeMemory {
 	}
 }
 
-func (m *fakeMemory) Prepare(scope mnemo.Scope, from mnemo.Turn, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
+func (m *fakeMemory) Prepare(scope mnemo.Scope, said []mnemo.Turn, factsBudget int, onCommit func(Commit) error) (Prepared, error) {
 	user := scope.User
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -74,7 +74,11 @@ func (m *fakeMemory) Prepare(scope mnemo.Scope, from mnemo.Turn, factsBudget int
 	}
 	m.prepared[user]++
 	m.scopes = append(m.scopes, scope)
-	m.froms = append(m.froms, from.TaskID)
+	ids := make([]string, len(said))
+	for i, t := range said {
+		ids[i] = t.TaskID
+	}
+	m.froms = append(m.froms, ids)
 	tool := func(name string) mnemo.Tool {
 		return mnemo.Tool{Name: name, Description: name + " (fake)", Parameters: json.RawMessage(`{"type":"object"}`),
 			Call: func(_ context.Context, args json.RawMessage) (string, error) {

@@ -64,10 +64,11 @@ type Memory interface {
 	// scope is what the run may see and change (mnemo.Turn.Scope): a
 	// channel's turns are reflected with only the user's shared files and
 	// the channel's memory, a DM's with all, writing private files only.
-	// from is the turn the writes are stamped with (memory's provenance:
-	// the platform's account of where and when it was said, never the
-	// model's): the batch's newest that was answered.
-	Prepare(scope mnemo.Scope, from mnemo.Turn, factsBudget int, onCommit func(Commit) error) (Prepared, error)
+	// said is the batch's turns, oldest first: each line the writes add
+	// or change is stamped with the one that said it (memory's
+	// provenance: the platform's account of where, when and by whom,
+	// never the model's).
+	Prepare(scope mnemo.Scope, said []mnemo.Turn, factsBudget int, onCommit func(Commit) error) (Prepared, error)
 }
 
 // Commit is one change a memory tool is about to make: the store says
@@ -355,7 +356,7 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 	}
 	x := &execution{r: r, u: u, run: run, model: r.cfg.Model}
 	scope := batch[0].turn.Scope() // a batch never mixes scopes (see scopeRun)
-	p, err := r.cfg.Memory.Prepare(scope, source(batch), r.cfg.FactsBudget, x.commit)
+	p, err := r.cfg.Memory.Prepare(scope, turnsOf(batch), r.cfg.FactsBudget, x.commit)
 	if err != nil {
 		return fmt.Errorf("prepare memory: %w", err)
 	}
@@ -411,15 +412,13 @@ func (r *Reflector) reflect(ctx context.Context, u *userState, run *runLog, batc
 	return nil
 }
 
-// source is the turn a batch's writes are stamped with: its newest
-// answered one (a failed turn achieved nothing), else its newest.
-func source(batch []entry) mnemo.Turn {
-	for i := len(batch) - 1; i >= 0; i-- {
-		if !batch[i].turn.Failed {
-			return batch[i].turn
-		}
+// turnsOf is a batch's turns, oldest first.
+func turnsOf(batch []entry) []mnemo.Turn {
+	turns := make([]mnemo.Turn, len(batch))
+	for i, e := range batch {
+		turns[i] = e.turn
 	}
-	return batch[len(batch)-1].turn
+	return turns
 }
 
 // userMessage frames the stored memory and the transcript as quoted data.

@@ -246,7 +246,7 @@ func TestModelWritesThroughTools(t *testing.T) {
 	e.mem.mu.Lock()
 	froms := slices.Clone(e.mem.froms)
 	e.mem.mu.Unlock()
-	if len(froms) != 1 || froms[0] != "t1" {
+	if len(froms) != 1 || !slices.Equal(froms[0], []string{"t1"}) {
 		t.Errorf("Prepare was given the turns %v to stamp with, want [t1]", froms)
 	}
 	calls := e.mem.Calls()
@@ -856,21 +856,23 @@ func TestCloseWithNoTimeStartsNoRun(t *testing.T) {
 	}
 }
 
-// A batch's writes are stamped with its newest answered turn: a failed
-// one achieved nothing, unless every turn failed.
-func TestSourceIsTheNewestAnsweredTurn(t *testing.T) {
-	turn := func(id string, failed bool) entry { return entry{turn: Turn{TaskID: id, Failed: failed}} }
-	for _, tc := range []struct {
-		batch []entry
-		want  string
-	}{
-		{[]entry{turn("a", false), turn("b", false)}, "b"},
-		{[]entry{turn("a", false), turn("b", true)}, "a"},
-		{[]entry{turn("a", true), turn("b", true)}, "b"},
-	} {
-		if got := source(tc.batch).TaskID; got != tc.want {
-			t.Errorf("source = %q, want %q", got, tc.want)
-		}
+// A batch's writes are stamped from all its turns, oldest first, failed
+// ones too (memory picks the turn that said each line, and the newest
+// answered one when none did).
+func TestPrepareIsGivenEveryTurnOfTheBatch(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.MaxTurns = 3 })
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	e.add(turn("alice", "t1", "one"))
+	failed := turn("alice", "t2", "two")
+	failed.Failed = true
+	e.add(failed)
+	e.add(turn("alice", "t3", "three"))
+	e.drain("the reflection")
+	e.mem.mu.Lock()
+	froms := slices.Clone(e.mem.froms)
+	e.mem.mu.Unlock()
+	if len(froms) != 1 || !slices.Equal(froms[0], []string{"t1", "t2", "t3"}) {
+		t.Errorf("Prepare was given the turns %v to stamp with, want [[t1 t2 t3]]", froms)
 	}
 }
 

@@ -4,7 +4,8 @@
 // chats talking through it over the control socket — is one person's
 // conversation, its lines queued and answered in order, /memory answered by
 // memorycmd's flow (a forget confirmed by typing /forget yes; /forget kept
-// as an alias). Run is the terminal front: it reads what the person types
+// as an alias); Platform (register.go) registers it with the others
+// (bots/registry), as the Terminal platform. Run is the terminal front: it reads what the person types
 // and shows the answers, talking to a platform.Conversation (the Chat of
 // this process, or the owner's through its control socket).
 //

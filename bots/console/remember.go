@@ -19,17 +19,39 @@ import (
 // remembering is the terminal's Remember this, per memory user.
 type remembering struct {
 	keeper platform.Keeper // nil: not available
-	last   sync.Map        // user → their last message (for /remember alone)
-	undo   sync.Map        // user → the token of their last keeping
+	// last is user → their last message (for /remember alone): a plain
+	// map, as said runs for every message and a sync.Map's Store
+	// allocates each time.
+	mu   sync.Mutex
+	last map[string]string
+	undo sync.Map // user → the token of their last keeping
 }
 
 // said notes text, a message user sent, for /remember alone.
-func (r *remembering) said(user, text string) { r.last.Store(user, text) }
+func (r *remembering) said(user, text string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.last == nil {
+		r.last = map[string]string{}
+	}
+	r.last[user] = text
+}
+
+// lastSaid is user's last message, if any (said).
+func (r *remembering) lastSaid(user string) (string, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	text, ok := r.last[user]
+	return text, ok
+}
 
 // command answers /remember [TEXT], /memory remember [TEXT] and /memory
 // undo; ok is false for anything else.
 func (r *remembering) command(ctx context.Context, user, text string) (Said, bool) {
 	line := strings.TrimSpace(text)
+	if !strings.HasPrefix(line, "/") {
+		return Said{}, false // every message: no command, so no Fields to allocate
+	}
 	f := strings.Fields(line)
 	if len(f) == 0 || strings.Contains(line, "\n") {
 		return Said{}, false
@@ -49,11 +71,11 @@ func (r *remembering) command(ctx context.Context, user, text string) (Said, boo
 		return Said{Text: "Sorry, Remember this is not available here."}, true
 	}
 	if rest == "" {
-		last, ok := r.last.Load(user)
+		last, ok := r.lastSaid(user)
 		if !ok {
 			return Said{Text: "There is nothing to remember yet: `/memory remember TEXT` keeps TEXT, and `/remember` after a message keeps that message."}, true
 		}
-		rest = last.(string)
+		rest = last
 	}
 	flow := remember.Flow{Service: r.keeper, Platform: Name}
 	ans := flow.Keep(ctx, remember.Message{User: user, Speaker: user, Platform: Name, Own: true, Text: rest}, access.Who{})

@@ -63,3 +63,38 @@ func TestRememberWithoutKeeper(t *testing.T) {
 		t.Errorf("err %v, output\n%s", err, out.String())
 	}
 }
+
+// BenchmarkRememberNotACommand is what every typed message pays for the
+// terminal's Remember this: the check that it is no command, and the note
+// of it for /remember alone.
+func BenchmarkRememberNotACommand(b *testing.B) {
+	r := &remembering{keeper: &remembertest.Keeper{}}
+	const line = "what did we decide about the parser rewrite last week?"
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok := r.command(context.Background(), "ann", line); ok {
+			b.Fatal("a message taken for a command")
+		}
+		r.said("ann", line)
+	}
+}
+
+// A message that is no Remember this command costs the terminal no
+// allocation for it: said and command run for every line typed.
+func TestRememberNotACommandAllocatesNothing(t *testing.T) {
+	r := &remembering{keeper: &remembertest.Keeper{}}
+	r.said("ann", "first") // the map is made once
+	for _, line := range []string{"what did we decide about the parser?", "  a line with spaces around  ", ""} {
+		if n := testing.AllocsPerRun(100, func() {
+			if _, ok := r.command(context.Background(), "ann", line); ok {
+				t.Fatalf("%q taken for a command", line)
+			}
+			r.said("ann", line)
+		}); n != 0 {
+			t.Errorf("%q: %v allocations a message; want 0", line, n)
+		}
+	}
+	if last, ok := r.lastSaid("ann"); !ok || last != "" {
+		t.Errorf("last said %q, %v; want the last line", last, ok)
+	}
+}

@@ -1,9 +1,6 @@
 package discord
 
 import (
-	"net/url"
-	"path"
-
 	"github.com/bwmarrin/discordgo"
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
@@ -20,17 +17,13 @@ func (b *discordBot) DMFiles(text string, files ...conformance.File) conformance
 	return b.keep(b.hs.srv.MessageCreate(discordgo.Message{ChannelID: dmID, Author: &alice, Content: text, Attachments: as}))
 }
 
-// Fetched names the attachments asked of discordtest's file handler.
+// Fetched is the paths asked of discordtest's file handler.
 func (b *discordBot) Fetched() []string {
-	var names []string
+	var paths []string
 	for _, f := range b.hs.srv.FileFetches() {
-		name, err := url.PathUnescape(path.Base(f.Path))
-		if err != nil {
-			name = f.Path
-		}
-		names = append(names, name)
+		paths = append(paths, f.Path)
 	}
-	return names
+	return paths
 }
 
 var _ conformance.Attaching = (*discordBot)(nil)

@@ -21,7 +21,7 @@ const (
 type Section struct {
 	// Bot token, from the Bot page of the application, without `Bot `
 	// (mnemo adds it); a secret. Discord runs when it is set.
-	BotToken string `yaml:"botToken" env:"DISCORD_BOT_TOKEN"`
+	BotToken string `yaml:"botToken" env:"DISCORD_BOT_TOKEN" secret:"true"`
 	// Discord base URL (tests point it at a fake); the gateway address is
 	// what its REST gateway endpoint returns. A missing final `/` is
 	// added.

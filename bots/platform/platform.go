@@ -29,7 +29,9 @@ type Platform struct {
 	// Settings returns the platform's configuration section at its
 	// defaults: a pointer to a struct whose fields' yaml tags are the
 	// section's keys (camelCase), whose env tags name a variable other
-	// than the rule's (MNEMO_<NAME>_<KEY>), and whose doc comments are the
+	// than the rule's (MNEMO_<NAME>_<KEY>), whose `secret:"true"` tags
+	// mark the secrets (a configuration file holding one must be private:
+	// chat and serve warn), and whose doc comments are the
 	// keys' entries in CONFIG.md. The struct may have Complete() (fill
 	// and normalise what the file left blank) and Validate(Checker)
 	// (report every bad value). nil: the platform has no section.
@@ -43,6 +45,13 @@ type Platform struct {
 	ForgetQueued func(dir, user string) (int, error)
 	// New makes the platform's adapter.
 	New func(d Deps) (Adapter, error)
+	// Terminal marks the terminal platform (bots/console): it needs no
+	// token, so serve and chat run it always (Enabled is not asked, and it
+	// does not count as a platform with tokens); it is the operator's
+	// own, so its Deps have no access gate and no budget, but the
+	// terminal's handler, /memory and Withdraw; its adapter is a Chats,
+	// which the second chats talk to.
+	Terminal bool
 }
 
 // Access are a platform's access rules (<name>.access, <name>.allow).

@@ -1,9 +1,6 @@
 package slack
 
 import (
-	"net/url"
-	"path"
-
 	"github.com/mnemo-agent/mnemo/bots/internal/conformance"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
@@ -18,17 +15,13 @@ func (b *slackBot) DMFiles(text string, files ...conformance.File) conformance.R
 	return b.send("D1", b.hs.srv.Message(slacktest.MessageEvent{Channel: "D1", User: slacktest.DefaultUserID, Text: text, Files: fs}))
 }
 
-// Fetched names the files asked of slacktest's url_private handler.
+// Fetched is the paths asked of slacktest's url_private handler.
 func (b *slackBot) Fetched() []string {
-	var names []string
+	var paths []string
 	for _, f := range b.hs.srv.FileFetches() {
-		name, err := url.PathUnescape(path.Base(f.Path))
-		if err != nil {
-			name = f.Path
-		}
-		names = append(names, name)
+		paths = append(paths, f.Path)
 	}
-	return names
+	return paths
 }
 
 var _ conformance.Attaching = (*slackBot)(nil)

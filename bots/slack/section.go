@@ -14,10 +14,10 @@ type Section struct {
 	// Bot User OAuth Token (`xoxb-…`), from the app's OAuth & Permissions
 	// page; a secret. Slack runs when both tokens are set; setting only
 	// one is an error.
-	BotToken string `yaml:"botToken" env:"SLACK_BOT_TOKEN"`
+	BotToken string `yaml:"botToken" env:"SLACK_BOT_TOKEN" secret:"true"`
 	// App-level token (`xapp-…`) with `connections:write`, from the app's
 	// Basic Information page; Socket Mode needs it. A secret.
-	AppToken string `yaml:"appToken" env:"SLACK_APP_TOKEN"`
+	AppToken string `yaml:"appToken" env:"SLACK_APP_TOKEN" secret:"true"`
 	// Slack Web API base (tests point it at a fake). A missing final `/`
 	// is added.
 	APIURL string `yaml:"apiURL" env:"SLACK_API_URL"`

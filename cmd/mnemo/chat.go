@@ -102,15 +102,22 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	a.StartBaseline(name)
 	sd := newShutdown(signals{stop: ctx, abort: env.abort}, cfg.Shutdown.Grace, env.logger, a.CancelCalls)
 	defer sd.release()
-	// The terminal platform: this chat's lines, and those of the chats
-	// talking through this process (the control socket), on the pipeline.
-	term := console.New(a.TerminalDeps())
-	a.UseAdapters([]app.Adapter{{Name: console.Name, Adapter: term}})
-	ctl, err := a.ListenControl()
-	if err != nil {
+	stop := func(err error) error { // ends what was opened so far
 		sd.begin()
 		a.Close(sd.hard)
 		return failure(err)
+	}
+	// The terminal platform (registered: bots/registry): this chat's
+	// lines, and those of the chats talking through this process (the
+	// control socket), on the pipeline.
+	termAd, term, err := a.Terminal()
+	if err != nil {
+		return stop(err)
+	}
+	a.UseAdapters([]app.Adapter{termAd})
+	ctl, err := a.ListenControl()
+	if err != nil {
+		return stop(err)
 	}
 	termCtx, stopTerm := context.WithCancel(context.WithoutCancel(ctx))
 	termDone := make(chan error, 1)
@@ -130,7 +137,7 @@ func runChat(ctx context.Context, env *cliEnv, cfg *config.Config, opts chatOpti
 	runErr := console.Run(ctx, console.Config{
 		In: env.stdin, Out: env.stdout, Interactive: interactive, User: name,
 		Chat: term.Conversation(name), Unanswered: &unanswered,
-		FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible(console.Name, d) },
+		FirstVisible: func(d time.Duration) { a.Metrics().FirstVisible(termAd.Name, d) },
 		History:      history, HistoryRoot: historyRoot,
 		Color: interactive && wantsColor(env),
 	})

@@ -6,15 +6,22 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/mnemo-agent/mnemo/bots/registry"
+	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 )
 
-// fileSecrets are the keys of mnemo.yaml that hold secrets, with the
+// fileSecrets are the keys of mnemo.yaml that hold secrets (config.Env's
+// Secret: the model's key and the registered platforms' tokens), with the
 // variable that can hold each instead.
-var fileSecrets = []struct{ key, env string }{
-	{"llm.apiKey", "OPENAI_API_KEY"},
-	{"slack.botToken", "SLACK_BOT_TOKEN"},
-	{"slack.appToken", "SLACK_APP_TOKEN"},
-	{"discord.botToken", "DISCORD_BOT_TOKEN"},
+func fileSecrets() []config.EnvVar {
+	var out []config.EnvVar
+	for _, e := range config.Env(config.Default(registry.Platforms()...)) {
+		if e.Secret {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // looseSecrets says, when the configuration file at path holds a secret
@@ -38,11 +45,11 @@ func looseSecrets(path string) string {
 		return ""
 	}
 	var keys, envs []string
-	for _, s := range fileSecrets {
-		section, name, _ := strings.Cut(s.key, ".")
+	for _, s := range fileSecrets() {
+		section, name, _ := strings.Cut(s.Key, ".")
 		sec, _ := f[section].(map[string]any)
 		if v, ok := sec[name].(string); ok && strings.TrimSpace(v) != "" {
-			keys, envs = append(keys, s.key), append(envs, s.env)
+			keys, envs = append(keys, s.Key), append(envs, s.Name)
 		}
 	}
 	if len(keys) == 0 {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/mnemo-agent/mnemo/agent/text"
+	"github.com/mnemo-agent/mnemo/bots/platform"
 	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/memory"
@@ -145,6 +146,19 @@ type cliEnv struct {
 	// a file left by another user. nil in the binary.
 	uid   func() int
 	owner memory.Owner
+	// platforms, when set, stand in for the registered chat platforms
+	// (bots/registry) that chat and serve open the app with: tests give
+	// serve a fake terminal. nil in the binary.
+	platforms []platform.Platform
+}
+
+// registered are the chat platforms chat and serve run (bots/registry,
+// or env.platforms).
+func (env *cliEnv) registered() []platform.Platform {
+	if env.platforms != nil {
+		return env.platforms
+	}
+	return registry.Platforms()
 }
 
 // runner runs a subcommand once its flags are parsed and the configuration

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/state"
@@ -15,7 +14,7 @@ import (
 func appOptions(env *cliEnv, cfg *config.Config) app.Options {
 	return app.Options{Config: cfg, Logger: env.logger, Notes: env.stderr,
 		OllamaURL: env.getenv("MNEMO_OLLAMA_URL"), Faults: env.faults, Now: env.now,
-		Platforms: registry.Platforms()}
+		Platforms: env.registered()}
 }
 
 // settleLLM is app.SettleLLM for a command: a note goes to stderr.
@@ -24,7 +23,7 @@ func settleLLM(ctx context.Context, env *cliEnv, cfg *config.Config) (*config.Co
 }
 
 // openApp opens the app of chat and serve (app.Open), with every
-// registered platform (bots/registry).
+// registered platform (bots/registry; env.registered).
 func openApp(ctx context.Context, env *cliEnv, cfg *config.Config) (*app.App, error) {
 	return app.Open(ctx, appOptions(env, cfg))
 }

@@ -11,9 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mnemo-agent/mnemo/bots/console"
 	"github.com/mnemo-agent/mnemo/bots/platform"
-	"github.com/mnemo-agent/mnemo/bots/registry"
 	"github.com/mnemo-agent/mnemo/cmd/internal/app"
 	"github.com/mnemo-agent/mnemo/cmd/internal/config"
 	"github.com/mnemo-agent/mnemo/cmd/internal/wiring"
@@ -38,7 +36,8 @@ func appAdapters(ads []namedAdapter) []app.Adapter {
 	return out
 }
 
-// buildAdapters makes the adapters that have tokens.
+// buildAdapters makes the adapters serve runs: platformAdapters, or a
+// test's fakes.
 type buildAdapters func(env *cliEnv, cfg *config.Config, a *app.App) ([]namedAdapter, error)
 
 // serveFlags returns runServe: serve has no flags of its own.
@@ -58,8 +57,8 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 	if len(args) > 0 {
 		return usageError("serve: unexpected argument %q; usage: mnemo serve", args[0])
 	}
-	if len(app.Enabled(cfg, registry.Platforms())) == 0 {
-		return configError(app.NoPlatform(registry.Platforms()))
+	if len(app.Enabled(cfg, env.registered())) == 0 {
+		return configError(app.NoPlatform(env.registered()))
 	}
 	cfg, err := settleLLM(ctx, env, cfg) // before anything is created
 	if err != nil {
@@ -93,13 +92,13 @@ func serveWith(ctx context.Context, env *cliEnv, cfg *config.Config, args []stri
 		a.Close(sd.hard)
 		return err
 	}
+	// The registered platforms' adapters: those with tokens, and the
+	// terminal, which second chats on this data folder talk to through the
+	// control socket.
 	adapters, err := build(env, cfg, a)
 	if err != nil {
 		return stop(err)
 	}
-	// The terminal platform: second chats on this data folder talk to it
-	// through the control socket.
-	adapters = append(adapters, namedAdapter{console.Name, console.New(a.TerminalDeps())})
 	a.UseAdapters(appAdapters(adapters))
 	ctl, err := a.ListenControl()
 	if err != nil {
@@ -188,8 +187,9 @@ func stopHTTP(ctx context.Context, srv *http.Server, aborted bool) {
 }
 
 // platformAdapters builds the adapters of the platforms that are turned
-// on (app.Adapters): each journals the messages it takes in
-// <state>/intake/ before acknowledging them, so a crash loses none.
+// on, and the terminal's (app.Adapters): each platform with tokens
+// journals the messages it takes in <state>/intake/ before acknowledging
+// them, so a crash loses none.
 func platformAdapters(_ *cliEnv, _ *config.Config, a *app.App) ([]namedAdapter, error) {
 	ads, err := a.Adapters()
 	var ce *app.ConfigError

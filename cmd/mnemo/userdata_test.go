@@ -225,7 +225,13 @@ func TestRunningAndOfflineHoldersAreOneList(t *testing.T) {
 		t.Errorf("running holders %q, offline %q", running, offline)
 	}
 	a.UseAdapters(appAdapters([]namedAdapter{{"slack", &fakeAdapter{}}, {"fake", &fakeAdapter{}}}))
-	if got := names(a.Holders()); !slices.Equal(got, slices.Insert(slices.Clone(offline), len(registry.Platforms()), "intake journal (fake)")) {
+	filed := 0 // the registered journals a forget finds offline (the terminal's is in memory)
+	for _, p := range registry.Platforms() {
+		if p.ForgetQueued != nil {
+			filed++
+		}
+	}
+	if got := names(a.Holders()); !slices.Equal(got, slices.Insert(slices.Clone(offline), filed, "intake journal (fake)")) {
 		t.Errorf("serve's holders %q", got)
 	}
 }

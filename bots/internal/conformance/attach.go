@@ -1,6 +1,8 @@
 package conformance
 
 import (
+	"net/url"
+	"path"
 	"slices"
 	"strings"
 	"testing"
@@ -22,8 +24,8 @@ type Attaching interface {
 	// DMFiles sends a direct message from the test's user with text and
 	// files attached; it returns once the fake sent it.
 	DMFiles(text string, files ...File) Ref
-	// Fetched names the files the platform's file server was asked for
-	// so far (by the file's name), in the order asked.
+	// Fetched is the URL paths the platform's file server was asked for
+	// so far, in the order asked (the row reads the file names off them).
 	Fetched() []string
 }
 
@@ -58,6 +60,13 @@ func attachments(t *testing.T, d Driver) {
 		rest = rest[i+len(want):]
 	}
 	expect(t, !strings.Contains(got, strings.Repeat("x", 10)), "the file over the limit was read:\n%s", got)
-	fetched := ab.Fetched()
+	var fetched []string
+	for _, p := range ab.Fetched() {
+		name, err := url.PathUnescape(path.Base(p))
+		if err != nil {
+			name = p
+		}
+		fetched = append(fetched, name)
+	}
 	expect(t, slices.Equal(fetched, []string{"notes.txt"}), "the file server was asked for %q; want only notes.txt (never the image, nor the file over the limit)", fetched)
 }

@@ -66,11 +66,12 @@ func (a *App) ConsoleHandler() Handler {
 
 // TerminalDeps are what the terminal platform (bots/console) is made
 // with: the explaining handler, /memory as the terminal shows it, this
-// app's withdraw for Ctrl-C, Remember this (/memory remember); no access rules and no budget (the terminal
-// is the operator's own), a journal in memory.
+// app's withdraw for Ctrl-C, Remember this (/memory remember); no access
+// rules and no budget (the terminal is the operator's own). Adapters and
+// Terminal add what every platform is given (its section, its logger, …).
 func (a *App) TerminalDeps() platform.Deps {
 	return platform.Deps{Handler: a.ConsoleHandler(), Memory: chatMemory{a.Memory.Platform()},
-		Logger: a.log.With("adapter", "console"), Withdraw: a.Withdraw, Keeper: a.keeper}
+		Logger: a.log, Withdraw: a.Withdraw, Keeper: a.keeper}
 }
 
 // chatMemory is the chat platforms' memory with the terminal's /memory:

@@ -5,6 +5,7 @@ package app
 // rules and intake journal through its registration, and names none.
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -59,38 +60,90 @@ func Journals(ps []platform.Platform, live map[string]func(user string) int) []u
 	return js
 }
 
-// Adapters makes the adapters of the platforms that are turned on, each
-// with its access gate, the Thinker (measured), this app's /memory, the
-// budgets and the intake journals' folder (<state>/intake): they run in
-// this process and share the agent, so linked identities share one memory.
-// A platform that refuses its section is a *ConfigError.
+// Adapters makes the adapters of the platforms that are turned on, and
+// the terminal's (Platform.Terminal: always), in the platforms' order,
+// each with its deps (adapter): they run in this process and share the
+// agent, so linked identities share one memory. A platform that refuses
+// its section is a *ConfigError.
 func (a *App) Adapters() ([]Adapter, error) {
-	intakeDir := filepath.Join(a.cfg.State.Dir, "intake")
-	r, err := a.state.Sub("intake") // made 0700 when missing; a link out of the state folder is refused
+	intakeDir, err := a.intakeDir()
 	if err != nil {
-		return nil, fmt.Errorf("intake journal: %w", err)
+		return nil, err
 	}
-	r.Close()
 	var out []Adapter
-	for _, p := range Enabled(a.cfg, a.platforms) {
-		gate, err := a.AccessGate(p)
+	for _, p := range a.platforms {
+		if !p.Terminal && !(p.Enabled != nil && p.Enabled(Section(a.cfg, p.Name))) {
+			continue
+		}
+		ad, err := a.adapter(p, intakeDir)
 		if err != nil {
 			return nil, err
 		}
-		name := p.Name
-		ad, err := p.New(platform.Deps{
-			Section: Section(a.cfg, name), Access: gate, Identities: a.cfg.IdentityIndex(),
-			Handler: a.PlatformHandler(), Memory: a.Memory.Platform(), Logger: a.log.With("adapter", name),
-			IntakeDir: intakeDir, FirstVisible: func(d time.Duration) { a.metrics.FirstVisible(name, d) },
-			Budget: a.budget, Refusals: a.metrics, Keeper: a.keeper,
-			AttachmentMaxBytes: a.cfg.Attachments.MaxBytes,
-		})
-		if err != nil {
-			return nil, &ConfigError{err}
-		}
-		out = append(out, Adapter{name, ad})
+		out = append(out, ad)
 	}
 	return out, nil
+}
+
+// Terminal makes the terminal platform's adapter (the platform registered
+// as Terminal, bots/console) alone, for a chat: its own lines, and those
+// of the chats talking through this process, go to it. Its name is the
+// Adapter's.
+func (a *App) Terminal() (Adapter, platform.Chats, error) {
+	for _, p := range a.platforms {
+		if !p.Terminal {
+			continue
+		}
+		ad, err := a.adapter(p, "")
+		if err != nil {
+			return Adapter{}, nil, err
+		}
+		c, ok := ad.Adapter.(platform.Chats)
+		if !ok {
+			return Adapter{}, nil, fmt.Errorf("the terminal platform %q takes no chats (its adapter is a %T, not a platform.Chats)", p.Name, ad.Adapter)
+		}
+		return ad, c, nil
+	}
+	return Adapter{}, nil, errors.New("no terminal platform is registered (bots/registry lists none marked Terminal)")
+}
+
+// intakeDir is the intake journals' folder (<state>/intake), made 0700
+// when missing; a link out of the state folder is refused.
+func (a *App) intakeDir() (string, error) {
+	r, err := a.state.Sub("intake")
+	if err != nil {
+		return "", fmt.Errorf("intake journal: %w", err)
+	}
+	r.Close()
+	return filepath.Join(a.cfg.State.Dir, "intake"), nil
+}
+
+// adapter makes p's adapter. Every platform gets its section, the
+// identities, its logger, its time to the first words shown, Remember
+// this and the attachments' bound; a platform with tokens its access
+// gate, the Thinker (measured), this app's /memory, the budgets and the
+// intake journals' folder; the terminal the terminal's (TerminalDeps:
+// its journal is kept in memory, so it is given no folder).
+func (a *App) adapter(p platform.Platform, intakeDir string) (Adapter, error) {
+	name := p.Name
+	var d platform.Deps
+	if p.Terminal {
+		d = a.TerminalDeps()
+	} else {
+		gate, err := a.AccessGate(p)
+		if err != nil {
+			return Adapter{}, err
+		}
+		d = platform.Deps{Access: gate, Handler: a.PlatformHandler(), Memory: a.Memory.Platform(),
+			Budget: a.budget, Refusals: a.metrics, IntakeDir: intakeDir}
+	}
+	d.Section, d.Identities, d.Logger = Section(a.cfg, name), a.cfg.IdentityIndex(), a.log.With("adapter", name)
+	d.FirstVisible = func(dur time.Duration) { a.metrics.FirstVisible(name, dur) }
+	d.Keeper, d.AttachmentMaxBytes = a.keeper, a.cfg.Attachments.MaxBytes
+	ad, err := p.New(d)
+	if err != nil {
+		return Adapter{}, &ConfigError{err}
+	}
+	return Adapter{name, ad}, nil
 }
 
 // UseAdapters hands the running adapters to the app: the terminal

@@ -194,7 +194,7 @@ func (k *keeper) Undo(user, token string) ([]string, error) {
 	var paths []string
 	for i, f := range u.files {
 		if f.before == "" {
-			err = mu.Remove(f.path) // the keeping made the file
+			err = mu.RemoveIfUnchanged(f.path, cur[i]) // the keeping made the file
 		} else {
 			_, err = mu.Replace(f.path, string(texts[i]), cur[i], func(c memory.Commit) error {
 				k.a.changes.author(c, user+" (Undo of Remember this)")
@@ -205,6 +205,11 @@ func (k *keeper) Undo(user, token string) ([]string, error) {
 			return paths, fmt.Errorf("%w: %s changed while undoing", remember.ErrChangedSince, f.path)
 		}
 		if err != nil {
+			if len(paths) == 0 { // nothing changed: the press may be tried again
+				k.mu.Lock()
+				k.undos[token] = u
+				k.mu.Unlock()
+			}
 			return paths, err
 		}
 		paths = append(paths, f.path)

@@ -96,6 +96,14 @@ func TestUndoStoreFails(t *testing.T) {
 	if len(entries) != 1 {
 		t.Errorf("a temp file was left behind: %v", entries)
 	}
+	// Nothing was undone: once the disk is back, the same Undo works.
+	undoing.Store(false)
+	if paths, err := k.Undo("alice", got.Undo); err != nil || len(paths) != 1 {
+		t.Fatalf("Undo again after the disk came back: %v, %v", paths, err)
+	}
+	if w.file(t, "alice/episodes/2026-11.md") != novemberBefore {
+		t.Error("the Undo tried again did not put the file back")
+	}
 }
 
 // A file the keeping made and the person deleted since is not brought

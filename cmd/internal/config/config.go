@@ -99,7 +99,7 @@ type LLM struct {
 	// Empty is fine for local servers. A config file holding it (or a
 	// platform token) that its group or others may read (0644) gets a
 	// warning from chat, serve and `mnemo memory check`: chmod 600 it.
-	APIKey string `yaml:"apiKey" env:"OPENAI_API_KEY"`
+	APIKey string `yaml:"apiKey" env:"OPENAI_API_KEY" secret:"true"`
 	// Chat model. With Ollama, use a model you have pulled (e.g. `llama3.2`).
 	Model string `yaml:"model" env:"MNEMO_MODEL"`
 	// Model of the background reflector that writes memory. Empty means

@@ -30,6 +30,9 @@ type EnvVar struct {
 	// a top-level key): its doc comment documents the key.
 	Struct    reflect.Type
 	FieldName string
+	// Secret: the key holds a secret (its field's `secret:"true"` tag):
+	// a file that sets it should be readable by mnemo's user alone.
+	Secret bool
 	// ruleName is what the rule alone would name the key; a tagged key's
 	// differs, and setting it is refused with the right name.
 	ruleName string
@@ -58,7 +61,7 @@ func Env(c *Config) []EnvVar {
 			}
 			rule := ruleEnvName(key)
 			out = append(out, EnvVar{Name: cmp.Or(f.Tag.Get("env"), rule), Key: key, Field: fv.Addr().Interface(),
-				Struct: owner, FieldName: f.Name, ruleName: rule})
+				Struct: owner, FieldName: f.Name, Secret: f.Tag.Get("secret") == "true", ruleName: rule})
 		}
 	}
 	walk(c.view(), "")

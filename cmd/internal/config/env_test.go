@@ -337,3 +337,19 @@ func TestNullSectionTwice(t *testing.T) {
 		t.Errorf("problems %v, shardID %d", d.problems, discordOf(c).ShardID)
 	}
 }
+
+// The secrets are the keys tagged so, the model's key and the registered
+// platforms' tokens: what a world-readable file must not hold (cmd/mnemo
+// warns of it). A platform's token untagged would go unwarned.
+func TestEnvSecrets(t *testing.T) {
+	var got []string
+	for _, e := range Env(Default(platforms...)) {
+		if e.Secret {
+			got = append(got, e.Key+" "+e.Name)
+		}
+	}
+	want := []string{"llm.apiKey OPENAI_API_KEY", "slack.botToken SLACK_BOT_TOKEN", "slack.appToken SLACK_APP_TOKEN", "discord.botToken DISCORD_BOT_TOKEN"}
+	if !slices.Equal(got, want) {
+		t.Errorf("secrets %q, want %q", got, want)
+	}
+}

@@ -98,14 +98,19 @@ func (m Memory) ReadTools(s mnemo.Scope) ([]mnemo.Tool, error) {
 
 // Prepare opens a reflection on a view of the scope: pre-loaded facts,
 // the episode index and all six tools bound to that view, whose changes
-// are told to onCommit just before they are made, and stamped with where
-// from was said (memory.SourceOf).
-func (m Memory) Prepare(scope mnemo.Scope, from mnemo.Turn, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
+// are told to onCommit just before they are made, each line stamped with
+// the turn of said (the batch, oldest first) that said it
+// (memory.SetSources).
+func (m Memory) Prepare(scope mnemo.Scope, said []mnemo.Turn, factsBudget int, onCommit func(reflector.Commit) error) (reflector.Prepared, error) {
 	s, err := View(m.Store, scope)
 	if err != nil {
 		return reflector.Prepared{}, err
 	}
-	s.SetSource(memory.SourceOf(from))
+	batch := make([]memory.Said, len(said))
+	for i, t := range said {
+		batch[i] = memory.SaidOf(t)
+	}
+	s.SetSources(batch)
 	if onCommit != nil {
 		s.OnCommit(func(c memory.Commit) error {
 			return onCommit(reflector.Commit{Path: c.Path, Kind: string(c.Kind), Before: versionID(c.Before), After: versionID(c.After)})

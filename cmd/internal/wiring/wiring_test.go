@@ -34,7 +34,7 @@ func TestAdapterErrors(t *testing.T) {
 	if _, err := m.ReadTools(mnemo.Scope{User: "../x"}); err == nil {
 		t.Error("ReadTools of a bad user name: no error")
 	}
-	if _, err := m.Prepare(mnemo.Scope{User: "../x"}, mnemo.Turn{}, 100, nil); err == nil {
+	if _, err := m.Prepare(mnemo.Scope{User: "../x"}, nil, 100, nil); err == nil {
 		t.Error("Prepare of a bad user name: no error")
 	}
 	// A user "folder" that is a file cannot be listed or pre-loaded.
@@ -44,7 +44,7 @@ func TestAdapterErrors(t *testing.T) {
 	if _, err := m.Index(mnemo.Scope{User: "bob"}); err == nil {
 		t.Error("Index of a user folder that is a file: no error")
 	}
-	if _, err := m.Prepare(mnemo.Scope{User: "bob"}, mnemo.Turn{}, 100, nil); err == nil {
+	if _, err := m.Prepare(mnemo.Scope{User: "bob"}, nil, 100, nil); err == nil {
 		t.Error("Prepare of a user folder that is a file: no error")
 	}
 	// A scope's channel must be a channel's name: a person's is never
@@ -82,14 +82,14 @@ func TestAdapterHappyPath(t *testing.T) {
 	if tools, err := m.ReadTools(mnemo.Scope{User: "alice"}); err != nil || len(tools) != 3 {
 		t.Errorf("ReadTools = %d tools, %v", len(tools), err)
 	}
-	p, err := m.Prepare(mnemo.Scope{User: "alice"}, mnemo.Turn{}, 1000, nil)
+	p, err := m.Prepare(mnemo.Scope{User: "alice"}, nil, 1000, nil)
 	if err != nil || !strings.Contains(p.Facts, "- Name: Ada") || p.Episodes != "none yet" || len(p.Tools) != 6 {
 		t.Errorf("Prepare = %+v, %v", p, err)
 	}
 	// The commit hook sees each change with the versions as Version
 	// names them, before it is made.
 	var commits []reflector.Commit
-	p, err = m.Prepare(mnemo.Scope{User: "alice"}, mnemo.Turn{}, 1000, func(c reflector.Commit) error {
+	p, err = m.Prepare(mnemo.Scope{User: "alice"}, nil, 1000, func(c reflector.Commit) error {
 		now, _ := p.Version(c.Path)
 		if now != c.Before {
 			t.Errorf("at the hook %s is at %q, want %q", c.Path, now, c.Before)
