@@ -2,14 +2,21 @@ package reflector
 
 import (
 	"context"
+	"errors"
+	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/mnemo-agent/mnemo/agent/llm/llmtest"
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 	"github.com/mnemo-agent/mnemo/agent/openaitest"
 )
 
@@ -263,5 +270,230 @@ func TestFailedTurnsUserStartingWithADash(t *testing.T) {
 	files, err := FailedTurns(dir)
 	if err != nil || len(files) != 1 || files[0].User != "-a" {
 		t.Fatalf("FailedTurns = %+v, %v", files, err)
+	}
+}
+
+// Roll-ups and explicit turns: tests that pin down what mutation testing
+// showed unguarded (see .gremlins-equivalent.md for the survivors that
+// cannot change behaviour).
+
+// TestRollupAfterReflectionLooksOnceADay: the first reflection of a day
+// rolls up what is due; a later one that day does not look again (a period
+// due meanwhile waits for the next day, or for `mnemo memory rollup`); the
+// next day's first reflection looks again. A failed look is logged as not
+// done, a good one is not. No owner's lock outlives its work.
+func TestRollupAfterReflectionLooksOnceADay(t *testing.T) {
+	// 4 months: 2025's December is not old enough, so only quarters are due.
+	month := func(ym string) string { return strings.ReplaceAll(fakeJan, "2026-01", ym) }
+	store := &fakeRollupStore{files: map[string]string{"episodes/2025-04.md": month("2025-04")}}
+	model := llmtest.New(llmtest.Text("Summary: q1\n- a [1]"))
+	var logs logtest.Buffer
+	job, _ := newRollupJob(t, store, model, func(c *RollupConfig) {
+		c.After, c.Logger = 4, slog.New(slog.NewTextHandler(&logs, nil))
+	})
+	ctx := context.Background()
+	job.AfterReflection(ctx, "alice")
+	if n := len(model.Requests()); n != 1 || store.files["episodes/2025-Q2.md"] == "" {
+		t.Fatalf("the day's first look: %d calls, files %v", n, slices.Sorted(maps.Keys(store.files)))
+	}
+	store.files["episodes/2025-07.md"] = month("2025-07")
+	job.AfterReflection(ctx, "alice")
+	if n := len(model.Requests()); n != 1 {
+		t.Fatalf("a second look the same day made %d call(s)", n-1)
+	}
+	job.clock.(interface{ Advance(time.Duration) }).Advance(24 * time.Hour)
+	model.Add(llmtest.Text("Summary: q2\n- b [1]"))
+	job.AfterReflection(ctx, "alice")
+	if n := len(model.Requests()); n != 2 || store.files["episodes/2025-Q3.md"] == "" {
+		t.Fatalf("the next day's look: %d calls in all, want 2", n)
+	}
+	if strings.Contains(logs.String(), "not done") {
+		t.Errorf("a good look was logged as not done:\n%s", logs.String())
+	}
+	job.clock.(interface{ Advance(time.Duration) }).Advance(24 * time.Hour)
+	store.listErr = errors.New("listing failed")
+	job.AfterReflection(ctx, "alice")
+	if !strings.Contains(logs.String(), "rollup: not done") {
+		t.Errorf("a failed look was not logged:\n%s", logs.String())
+	}
+	if len(job.owners) != 0 {
+		t.Errorf("%d owner lock(s) left after the work ended", len(job.owners))
+	}
+}
+
+// TestRollupOwnerLock: one owner's roll-ups are made one at a time — a
+// second Run waits for the first — and the lock goes when its last user
+// is done, however many waited on it.
+func TestRollupOwnerLock(t *testing.T) {
+	job, _ := newRollupJob(t, &fakeRollupStore{files: map[string]string{}}, llmtest.New(), nil)
+	unlockA := job.lock("alice")
+	unlockB := job.lock("bob") // another owner: not held up
+	got := make(chan string, 2)
+	var wg sync.WaitGroup
+	for _, name := range []string{"second", "third"} {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			unlock := job.lock("alice")
+			got <- name
+			unlock()
+		}()
+	}
+	// Both wait on alice's lock: its count shows them (counted before they
+	// wait), so neither can have taken it yet. (-3: a count going the
+	// wrong way, caught below.)
+	for {
+		job.mu.Lock()
+		refs := job.owners["alice"].refs
+		job.mu.Unlock()
+		if refs == 3 || refs == -3 {
+			break
+		}
+		runtime.Gosched()
+	}
+	select {
+	case name := <-got:
+		t.Fatalf("%s ran while alice's lock was held", name)
+	default:
+	}
+	unlockA()
+	wg.Wait()
+	unlockB()
+	if len(got) != 2 || len(job.owners) != 0 {
+		t.Errorf("%d ran, %d lock(s) left", len(got), len(job.owners))
+	}
+	if _, err := job.Run(context.Background(), "alice", true); err != nil || len(job.owners) != 0 {
+		t.Errorf("Run: %v, %d lock(s) left", err, len(job.owners))
+	}
+}
+
+// TestRollupAge: a month exactly After months before now's month is old
+// enough (memory/README: on 2026-11-29 with 3, months up to 2026-08); so
+// is the quarter it ends and, for a December, its year.
+func TestRollupAge(t *testing.T) {
+	now := newClock().Now() // 2026-03-05
+	for _, tc := range []struct {
+		ym    string
+		after int
+		want  bool
+	}{
+		{"2025-12", 3, true}, {"2026-01", 3, false}, {"2025-12", 4, false}, {"2025-11", 4, true},
+		{"2024-03", 24, true}, {"2024-04", 24, false}, {"2026-03", 0, true}, {"2026-04", 0, false},
+	} {
+		if got := old(tc.ym, now, tc.after); got != tc.want {
+			t.Errorf("old(%s, 2026-03-05, %d) = %v, want %v", tc.ym, tc.after, got, tc.want)
+		}
+	}
+	store := &fakeRollupStore{files: map[string]string{
+		"episodes/2025-10.md": strings.ReplaceAll(fakeJan, "2026-01", "2025-10"),
+		"episodes/2026-01.md": fakeJan,
+		"episodes/2025-Q4.md": "# 2025-Q4 Roll-up\n",
+	}}
+	var paths []string
+	for _, years := range []bool{false, true} {
+		ps, err := Due(store, "alice", now, 3, years)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range ps {
+			paths = append(paths, p.Path+" "+strings.Join(p.Sources, ","))
+		}
+	}
+	want := []string{"episodes/2025-Q4.md episodes/2025-10.md", "episodes/2025.md episodes/2025-Q4.md"}
+	if !slices.Equal(paths, want) {
+		t.Errorf("due on 2026-03-05 with 3 months: %q, want %q", paths, want)
+	}
+	if NewRollups(RollupConfig{After: 0, Model: llmtest.New(), Store: store}) != nil {
+		t.Error("After 0 made a job: roll-ups are off")
+	}
+}
+
+// TestRollupInputAndAnswer: records that fill the input bound exactly are
+// sent whole, with no note of a cut; the model's first summary line is
+// the file's; a call that reports no tokens charges nothing.
+func TestRollupInputAndAnswer(t *testing.T) {
+	in := rollupInput("episodes/2026-Q1.md", []ref{{label: "a", body: "xxxxx"}, {label: "b", body: "yyyyy"}}, 10)
+	if strings.Contains(in, "heading only") || !strings.Contains(in, "[2] b\n```text\nyyyyy\n```") {
+		t.Errorf("input that fits exactly:\n%s", in)
+	}
+	refs := []ref{{label: "2026-01 § A", link: "2026-01.md#a"}}
+	got, err := rollupFile(Period{Path: "episodes/2026-Q1.md", hash: "ff"}, []string{"2026-01.md"}, refs,
+		"Summary: the first\nSummary: the second\n- a [1]")
+	if err != nil || !strings.Contains(got, "\n> Summary: the first\n") {
+		t.Errorf("file: %v\n%s", err, got)
+	}
+	var charged []int
+	store := &fakeRollupStore{files: map[string]string{"episodes/2020-01.md": fakeJan}}
+	job, _ := newRollupJob(t, store, llmtest.New(llmtest.Text("Summary: s\n- a [1]")), func(c *RollupConfig) {
+		c.OnTokens = func(_ string, n int) { charged = append(charged, n) }
+	})
+	if rep, err := job.Run(context.Background(), "alice", false); err != nil || len(rep.Written) != 1 || len(charged) != 0 {
+		t.Errorf("a call without usage: %+v, %v, charged %v", rep, err, charged)
+	}
+}
+
+// TestAnchor: GitHub's rule at the edges of each kept range.
+func TestAnchor(t *testing.T) {
+	if got, want := anchor("/09:`az{ AZ_-.\x7fé"), "09az-az_-é"; got != want {
+		t.Errorf("anchor = %q, want %q", got, want)
+	}
+}
+
+// TestExplicitHeaderAndKeptLimit: the explicit turn's block names when,
+// where and on which platform the message was written, and only what is
+// known; a message of exactly keptTextLimit bytes is kept whole, with no
+// mark of a cut.
+func TestExplicitHeaderAndKeptLimit(t *testing.T) {
+	for _, tc := range []struct {
+		platform, place, want string
+	}{
+		{"slack", "#C01", "## The message to keep · written 2026-02-20 09:30 UTC · slack · #C01\n"},
+		{"", "", "## The message to keep · written 2026-02-20 09:30 UTC\n"},
+	} {
+		tr := keep("k1", "", "x")
+		tr.Platform, tr.Origin.Place = tc.platform, tc.place
+		var b strings.Builder
+		writeExplicit(&b, tr, "Alice", time.UTC)
+		if !strings.HasPrefix(b.String(), "\n"+tc.want) {
+			t.Errorf("block:\n%s\nwant the header %q", b.String(), tc.want)
+		}
+	}
+	exact := strings.Repeat("a", keptTextLimit)
+	if e := keptEntry(keep("k", "", exact)); !strings.Contains(e, "- "+exact+"\n") {
+		t.Errorf("a message of exactly the limit was cut: %q", e[len(e)-20:])
+	}
+}
+
+// TestExplicitKeepFailure: when the reflector cannot append the message
+// itself (the write is refused), the explicit run fails — OnExplicit hears
+// why and the turn stays journaled for a retry — rather than ending as if
+// the message were kept. A model that cannot be reached is logged.
+func TestExplicitKeepFailure(t *testing.T) {
+	var k told
+	e := newEnv(t, func(c *Config) { c.OnExplicit = k.record })
+	e.srv.Enqueue(openaitest.Error(500, "server_error", "down"))
+	e.add(keep("k1", "", "please refuse this")) // the fake store refuses any write naming "refuse"
+	e.waitFor("the failed run", func() bool { return k.n() == 1 })
+	if k.errs[0] == nil || !strings.Contains(k.errs[0].Error(), "keep the message the person asked for") {
+		t.Errorf("OnExplicit told %v, want the failed keep", k.errs[0])
+	}
+	if e.r.Pending() != 1 {
+		t.Errorf("Pending = %d, want the turn kept for a retry", e.r.Pending())
+	}
+	if !strings.Contains(e.logs.String(), "could not reflect a message the person asked to keep") {
+		t.Errorf("the model's failure was not logged:\n%s", e.logs.String())
+	}
+}
+
+// TestExplicitKeptWithoutWarning: a model that answers (and writes
+// nothing) is no failure: the message is kept with no warning.
+func TestExplicitKeptWithoutWarning(t *testing.T) {
+	var k told
+	e := newEnv(t, func(c *Config) { c.OnExplicit = k.record })
+	e.srv.Enqueue(openaitest.Text("nothing to remember"))
+	e.add(keep("k1", "", "see you at 5"))
+	e.waitFor("the run", func() bool { return k.n() == 1 })
+	if k.errs[0] != nil || strings.Contains(e.logs.String(), "could not reflect") {
+		t.Errorf("OnExplicit told %v; logs:\n%s", k.errs[0], e.logs.String())
 	}
 }
