@@ -1,6 +1,9 @@
 package history
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,6 +121,29 @@ func TestForgettingACrashLeftIsFinished(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(d, notePending)); !os.IsNotExist(err) {
 		t.Errorf("the note stayed: %v", err)
+	}
+}
+
+// A version whose record already has the scrubbed checksum but whose
+// text still has the line (written in another order by hand, or by an
+// older mnemo) gets its text scrubbed too: the record alone is no proof.
+func TestForgettingMendsTextBehindItsRecord(t *testing.T) {
+	s, _, dir := open(t, 0, 0)
+	v, _, _ := s.Record("ann", "facts/user.md", []byte(v1), "reflector")
+	d := filepath.Join(dir, "ann", "facts", "user.md")
+	scrubbed := "# U\n\n> Summary: home\n\n- Name: Ann\n"
+	sum := sha256.Sum256([]byte(scrubbed))
+	v.SHA256, v.Size = hex.EncodeToString(sum[:]), int64(len(scrubbed))
+	meta, _ := json.Marshal(v)
+	os.WriteFile(filepath.Join(d, v.ID+".json"), meta, 0o600)
+	if err := s.Forgetting("ann", "facts/user.md", []string{"- Lives in: Lyon"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Forgot("ann", "facts/user.md"); err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, s, "facts/user.md"); len(got) != 1 || got[0] != scrubbed {
+		t.Errorf("versions: %q", got)
 	}
 }
 
