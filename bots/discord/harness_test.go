@@ -66,6 +66,13 @@ func start(t *testing.T, s setup) *harness {
 	if _, again := parallelTests.LoadOrStore(t, true); !again {
 		t.Parallel()
 	}
+	if s.opts.InteractionWindow == 0 {
+		// Discord's 3 s to answer an interaction runs on the fake's wall
+		// clock: a loaded machine may pass it however soon the adapter
+		// defers. That the adapter defers before its work is proven with
+		// a held store (TestMemoryShow); discordtest tests the window.
+		s.opts.InteractionWindow = time.Minute
+	}
 	srv := discordtest.New(t, s.opts)
 	srv.AddUser(alice)
 	srv.AddUser(bob)
