@@ -11,9 +11,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 )
 
 // testHooks are the hooks runLoad runs with; a test sets them with setHook.
@@ -23,29 +24,9 @@ var testHooks hooks
 // and the error.
 func runLoad(t *testing.T, ctx context.Context, args ...string) (string, string, error) {
 	t.Helper()
-	var stdout, stderr lockedBuffer
+	var stdout, stderr logtest.Buffer // a timed-out run's abandoned tasks may log after it returns
 	err := runWith(ctx, args, &stdout, &stderr, testHooks)
 	return stdout.String(), stderr.String(), err
-}
-
-// lockedBuffer is a bytes.Buffer safe for concurrent use: a run that
-// times out abandons tasks (abandonAfter) that may still log after it
-// returned.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 // wantParts fails t for each of wants that text lacks; what names the

@@ -8,9 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/mnemo-agent/mnemo/agent/logtest"
 
 	"github.com/mnemo-agent/mnemo"
 	"github.com/mnemo-agent/mnemo/bots/access"
@@ -100,7 +101,7 @@ func TestOpenStateTightens(t *testing.T) {
 func TestSaveErrorNamesTurnsNotJournaled(t *testing.T) {
 	w := newWorld(t)
 	var full bool // the disk is full: the journal's writes fail
-	var logs syncBuffer
+	var logs logtest.Buffer
 	a, err := Open(context.Background(), Options{Config: w.config(t, ""), Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 		Faults: func(op, name string) error {
 			if full && op == durable.Write {
@@ -152,7 +153,7 @@ func TestListenControlFails(t *testing.T) {
 // expired code says to ask for a new one and is dropped.
 func TestAccessApprove(t *testing.T) {
 	w := newWorld(t)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	a, err := Open(context.Background(), Options{Config: w.config(t, ""), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -203,7 +204,7 @@ func TestAccessApprove(t *testing.T) {
 // platform's own note).
 func TestAccessGateOpenNote(t *testing.T) {
 	w := newWorld(t)
-	var logs syncBuffer
+	var logs logtest.Buffer
 	a, err := Open(context.Background(), Options{Config: w.config(t, "discord:\n  access: open\n"), Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -215,23 +216,4 @@ func TestAccessGateOpenNote(t *testing.T) {
 	if got := logs.String(); !strings.Contains(got, "discord: anyone who can message the bot may talk to it") || !strings.Contains(got, "adapter=discord") {
 		t.Errorf("log: %s", got)
 	}
-}
-
-// syncBuffer is a log's buffer that the app's goroutines may write while
-// the test reads it.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
