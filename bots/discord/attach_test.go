@@ -12,22 +12,10 @@ import (
 
 	"github.com/mnemo-agent/mnemo/bots/discord/discordtest"
 	"github.com/mnemo-agent/mnemo/bots/internal/attach"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/internal/pipeline"
 )
-
-// inOrder fails unless every want is in got, in this order.
-func inOrder(t *testing.T, got string, want ...string) {
-	t.Helper()
-	rest := got
-	for _, w := range want {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("want %q (in order) in\n%s", w, got)
-		}
-		rest = rest[i+len(w):]
-	}
-}
 
 // TestAttachments: a MESSAGE_CREATE's attachments are given to the model
 // with the message: a text file read from its url, an image and a file
@@ -51,7 +39,7 @@ func TestAttachments(t *testing.T) {
 	hs.srv.MessageCreate(discordgo.Message{ChannelID: dmID, Author: &alice, Content: "see these",
 		Attachments: []*discordgo.MessageAttachment{notes, photo, big, bin, away}})
 	task := hs.h.WaitTasks(t, 1, wait)[0]
-	inOrder(t, task.Text, "see these", attach.Intro,
+	bottest.InOrder(t, task.Text, "see these", attach.Intro,
 		"Attached file notes.md (16 bytes):\n```text\n# Plan\n\nship it\n```",
 		"Attached: photo.png (image/png, 120 KB), not read: only text files are read.",
 		"Attached: big.log (text/plain, 300 bytes), not read: larger than the 200 bytes",
@@ -74,7 +62,7 @@ func TestAttachments(t *testing.T) {
 	hs.srv.MessageCreate(discordgo.Message{ChannelID: channelID, GuildID: guildID, Author: &bob, Content: "<@" + bot + "> and this",
 		Mentions: []*discordgo.User{{ID: bot, Bot: true}}, Attachments: []*discordgo.MessageAttachment{long}})
 	task = hs.h.WaitTasks(t, 2, wait)[1]
-	inOrder(t, task.Text, "and this", "Attached file long.go (more than 200 bytes):\n```text\n"+strings.Repeat("y", 200)+"\n```",
+	bottest.InOrder(t, task.Text, "and this", "Attached file long.go (more than 200 bytes):\n```text\n"+strings.Repeat("y", 200)+"\n```",
 		"long.go is cut here")
 }
 
@@ -116,5 +104,5 @@ func TestAttachmentsReplayed(t *testing.T) {
 		},
 	})
 	task := hs.h.WaitTasks(t, 1, wait)[0]
-	inOrder(t, task.Text, "read this", "Attached file notes.txt (8 bytes):\n```text\nbuy milk\n```")
+	bottest.InOrder(t, task.Text, "read this", "Attached file notes.txt (8 bytes):\n```text\nbuy milk\n```")
 }

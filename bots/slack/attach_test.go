@@ -10,22 +10,10 @@ import (
 	"testing"
 
 	"github.com/mnemo-agent/mnemo/bots/internal/attach"
+	"github.com/mnemo-agent/mnemo/bots/internal/bottest"
 	"github.com/mnemo-agent/mnemo/bots/internal/intake"
 	"github.com/mnemo-agent/mnemo/bots/slack/slacktest"
 )
-
-// inOrder fails unless every want is in got, in this order.
-func inOrder(t *testing.T, got string, want ...string) {
-	t.Helper()
-	rest := got
-	for _, w := range want {
-		i := strings.Index(rest, w)
-		if i < 0 {
-			t.Fatalf("want %q (in order) in\n%s", w, got)
-		}
-		rest = rest[i+len(w):]
-	}
-}
 
 // TestAttachments: files in a DM (a file_share message, as Slack sends
 // it) and in a mention are given to the model with the message: a text
@@ -41,7 +29,7 @@ func TestAttachments(t *testing.T) {
 
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", Text: "see these", Files: []slacktest.File{notes, photo, big, bin}})
 	task := hs.h.WaitTasks(t, 1, wait)[0]
-	inOrder(t, task.Text, "see these", attach.Intro,
+	bottest.InOrder(t, task.Text, "see these", attach.Intro,
 		"Attached file notes.txt (9 bytes):\n```text\nbuy milk\n```",
 		"Attached: photo.png (image/png, 120 KB), not read: only text files are read.",
 		"Attached: big.log (text/plain, 300 bytes), not read: larger than the 200 bytes",
@@ -60,7 +48,7 @@ func TestAttachments(t *testing.T) {
 	// A mention in a channel, with a file longer than it says.
 	hs.srv.AppMention(slacktest.AppMentionEvent{Text: "<@" + hs.srv.Options().BotUserID + "> and this", Files: []slacktest.File{long}})
 	task = hs.h.WaitTasks(t, 2, wait)[1]
-	inOrder(t, task.Text, "and this", "Attached file long.md (more than 200 bytes):\n```text\n"+strings.Repeat("y", 200)+"\n```",
+	bottest.InOrder(t, task.Text, "and this", "Attached file long.md (more than 200 bytes):\n```text\n"+strings.Repeat("y", 200)+"\n```",
 		"long.md is cut here: only its first 200 bytes")
 	if strings.Contains(task.Text, strings.Repeat("y", 201)) {
 		t.Error("read past the cap")
@@ -75,7 +63,7 @@ func TestAttachmentLoginPage(t *testing.T) {
 	notes := hs.srv.AddFile(slacktest.File{Name: "notes.txt", Body: []byte("buy milk")})
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", Text: "read it", Files: []slacktest.File{notes}})
 	task := hs.h.WaitTasks(t, 1, wait)[0]
-	inOrder(t, task.Text, "could not read notes.txt: Slack returned a login page; the bot needs the files:read scope")
+	bottest.InOrder(t, task.Text, "could not read notes.txt: Slack returned a login page; the bot needs the files:read scope")
 	if strings.Contains(task.Text, "Sign in") || strings.Contains(task.Text, "buy milk") {
 		t.Fatalf("task %q", task.Text)
 	}
@@ -96,7 +84,7 @@ func TestAttachmentRedirect(t *testing.T) {
 	elsewhere := hs.srv.AddFile(slacktest.File{Name: "x.txt", Body: []byte("x"), URLPrivate: other.URL + "/x.txt"})
 	hs.srv.Message(slacktest.MessageEvent{Channel: "D1", Text: "read it", Files: []slacktest.File{f, elsewhere}})
 	task := hs.h.WaitTasks(t, 1, wait)[0]
-	inOrder(t, task.Text, "could not read notes.txt: it redirected to another host, which is not followed",
+	bottest.InOrder(t, task.Text, "could not read notes.txt: it redirected to another host, which is not followed",
 		"could not read x.txt: its address is not one the platform serves files from")
 	if hits.Load() != 0 || strings.Contains(task.Text, "elsewhere") {
 		t.Fatalf("the other host was asked %d times: %q", hits.Load(), task.Text)

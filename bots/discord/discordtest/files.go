@@ -5,10 +5,10 @@ import (
 	"cmp"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // File is the file behind a message attachment, served by the fake at the
@@ -87,13 +87,6 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	case http.StatusFound:
 		http.Redirect(w, r, f.RedirectTo, http.StatusFound)
 	default:
-		w.Header().Set("Content-Type", f.ContentType)
-		if f.Chunked {
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-		} else {
-			w.Header().Set("Content-Length", strconv.Itoa(len(f.Body)))
-		}
-		_, _ = w.Write(f.Body)
+		faketest.ServeBody(w, f.ContentType, f.Body, f.Chunked)
 	}
 }

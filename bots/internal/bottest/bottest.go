@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -231,3 +232,17 @@ func (m *Memory) Forgotten() []string {
 // LogBuffer collects log output from several goroutines: the module's one
 // log sink for tests.
 type LogBuffer = logtest.Buffer
+
+// InOrder fails unless every want is in got, in this order.
+func InOrder(t testing.TB, got string, want ...string) {
+	t.Helper()
+	rest := got
+	for _, w := range want {
+		i := strings.Index(rest, w)
+		if i < 0 {
+			t.Fatalf("want %q (in order) in\n%s", w, got)
+			return
+		}
+		rest = rest[i+len(w):]
+	}
+}

@@ -176,3 +176,30 @@ func TestWaitTasksTimeout(t *testing.T) {
 	}()
 	NewHandler().WaitTasks(panicTB{t}, 1, time.Millisecond)
 }
+
+// fatalRecorder is a testing.TB whose Fatalf only records.
+type fatalRecorder struct {
+	testing.TB
+	msg string
+}
+
+func (f *fatalRecorder) Helper() {}
+
+func (f *fatalRecorder) Fatalf(format string, args ...any) { f.msg = fmt.Sprintf(format, args...) }
+
+func TestInOrder(t *testing.T) {
+	for _, tc := range []struct {
+		want []string
+		fail string
+	}{
+		{want: []string{"a", "c"}},
+		{want: []string{"c", "a"}, fail: `want "a" (in order)`},
+		{want: []string{"b", "b"}, fail: `want "b" (in order)`},
+	} {
+		r := &fatalRecorder{TB: t}
+		InOrder(r, "a b c", tc.want...)
+		if tc.fail == "" && r.msg != "" || tc.fail != "" && !strings.Contains(r.msg, tc.fail) {
+			t.Errorf("InOrder(%q): %q", tc.want, r.msg)
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -202,4 +203,18 @@ func Select[T any](list []T, keep func(T) bool, clone func(T) T) []T {
 		}
 	}
 	return out
+}
+
+// ServeBody answers 200 with body as contentType, as a platform's file
+// host does: with its Content-Length, or chunked (headers flushed first,
+// no length) when chunked.
+func ServeBody(w http.ResponseWriter, contentType string, body []byte, chunked bool) {
+	w.Header().Set("Content-Type", contentType)
+	if chunked {
+		w.WriteHeader(http.StatusOK)
+		w.(http.Flusher).Flush()
+	} else {
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	_, _ = w.Write(body)
 }

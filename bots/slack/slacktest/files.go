@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
+
+	"github.com/mnemo-agent/mnemo/bots/internal/faketest"
 )
 
 // File is a file a person attached to a message, served by the fake at its
@@ -166,13 +167,6 @@ func (s *Server) serveFile(w http.ResponseWriter, r *http.Request) {
 	case f.RedirectTo != "":
 		http.Redirect(w, r, f.RedirectTo, http.StatusFound)
 	default:
-		w.Header().Set("Content-Type", f.Mimetype)
-		if f.Chunked {
-			w.WriteHeader(http.StatusOK)
-			w.(http.Flusher).Flush()
-		} else {
-			w.Header().Set("Content-Length", strconv.Itoa(len(f.Body)))
-		}
-		_, _ = w.Write(f.Body)
+		faketest.ServeBody(w, f.Mimetype, f.Body, f.Chunked)
 	}
 }
